@@ -1,0 +1,140 @@
+"""Schemas shared by every agent: the problem, LLM output formats and judged outcomes."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+MAX_QUESTION_CHARS = 8_000
+MAX_SOLUTION_CHARS = 8_000
+
+
+class BloomLevel(StrEnum):
+    """The six levels of the revised Bloom's taxonomy, lowest first."""
+
+    REMEMBER = "remember"
+    UNDERSTAND = "understand"
+    APPLY = "apply"
+    ANALYZE = "analyze"
+    EVALUATE = "evaluate"
+    CREATE = "create"
+
+
+HOLISTIC = "holistic"
+JudgeName = Literal["remember", "understand", "apply", "analyze", "evaluate", "create", "holistic"]
+JUDGES: tuple[JudgeName, ...] = (*[level.value for level in BloomLevel], HOLISTIC)  # type: ignore[assignment]
+
+QuestionText = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS)
+]
+SolutionText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=MAX_SOLUTION_CHARS)]
+
+
+class Problem(BaseModel):
+    """One version of a math word problem: the question and (optionally) its stated solution."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    question: QuestionText
+    solution: SolutionText = ""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+Score = Annotated[int, Field(ge=0, le=100)]
+
+
+class JudgeVerdict(_Strict):
+    """What one Bloom-level judge returns."""
+
+    score: Score = Field(description="0-100: how well the problem meets this level's criteria")
+    confidence: Score = Field(description="0-100: how sure the judge is of its score")
+    rationale: str = Field(max_length=2_000, description="Why, in two or three sentences")
+
+
+class FiveKeys(_Strict):
+    """The holistic judge's short finding for each of the Five Keys."""
+
+    concepts: str = Field(max_length=500)
+    prerequisites: str = Field(max_length=500)
+    representations: str = Field(max_length=500)
+    alternative_values: str = Field(max_length=500)
+    narrative: str = Field(max_length=500)
+
+
+class HolisticVerdict(JudgeVerdict):
+    """What the holistic language-and-pedagogy judge returns: a verdict plus advice."""
+
+    five_keys: FiveKeys
+    suggestions: list[Annotated[str, Field(max_length=500)]] = Field(max_length=8)
+
+
+class Revision(_Strict):
+    """What the model under test returns: its reasoning first, then the revised problem."""
+
+    thinking: str = Field(max_length=20_000, description="Think-aloud reasoning about the feedback")
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    solution: str = Field(max_length=MAX_SOLUTION_CHARS)
+
+
+class Usage(BaseModel):
+    """Token usage, latency and cost of the LLM calls behind one result."""
+
+    model_config = ConfigDict(frozen=True)
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+    calls: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None
+        if self.cost_usd is not None or other.cost_usd is not None:
+            cost = (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            latency_s=self.latency_s + other.latency_s,
+            cost_usd=cost,
+            calls=self.calls + other.calls,
+        )
+
+
+class JudgeOutcome(BaseModel):
+    """A judge's result for one round: a verdict, or an abstention with the raw output kept."""
+
+    model_config = ConfigDict(frozen=True)
+
+    judge: JudgeName
+    round: int
+    verdict: JudgeVerdict | HolisticVerdict | None = None
+    abstain_reason: str | None = None
+    raw_outputs: list[str] = Field(default_factory=list)
+    model: str
+    prompt_version: str
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def abstained(self) -> bool:
+        """True when the judge gave no usable verdict."""
+        return self.verdict is None
+
+
+class RevisionOutcome(BaseModel):
+    """The reviser's result: the revised problem and its think-aloud, or a failure."""
+
+    model_config = ConfigDict(frozen=True)
+
+    round: int
+    problem: Problem | None
+    thinking: str = ""
+    error: str | None = None
+    raw_outputs: list[str] = Field(default_factory=list)
+    model: str
+    prompt_version: str
+    usage: Usage = Field(default_factory=Usage)

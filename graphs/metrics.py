@@ -1,0 +1,108 @@
+"""Per-run and per-model metrics (RoundsToPass, AvgQualityScore, level scores): pure functions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import fmean
+
+from graphs.scoring import RoundScore, ScoringPolicy, is_pass
+
+
+@dataclass(frozen=True)
+class ScoredRound:
+    """What metrics need of one evaluated round."""
+
+    round: int
+    score: RoundScore
+    level_scores: Mapping[str, float | None]
+
+
+@dataclass(frozen=True)
+class RunMetrics:
+    """Metrics of one refinement run; quality figures are on the paper's 0-100 scale.
+
+    ``avg_quality_all_steps`` is AvgQualityScore as the paper's text defines it (mean over every
+    evaluated round); ``avg_quality_final`` is what the reference code computes (final round).
+    A run that never passes has ``rounds_to_pass = None`` and is censored at max_rounds + 1.
+    """
+
+    rounds_evaluated: int
+    passed: bool
+    rounds_to_pass: int | None
+    rounds_to_pass_censored: int
+    avg_quality_all_steps: float | None
+    avg_quality_final: float | None
+    quality_change: float | None
+    level_final: Mapping[str, float | None]
+    level_change: Mapping[str, float | None]
+
+
+def run_metrics(rounds: Sequence[ScoredRound], policy: ScoringPolicy) -> RunMetrics:
+    """RoundsToPass, both AvgQualityScores, and per-level final scores with their change."""
+    passing = [r.round for r in rounds if is_pass(r.score, policy, for_metrics=True)]
+    first_pass = passing[0] if passing else None
+    valid = [r for r in rounds if r.score.quality is not None]
+    final = valid[-1] if valid else None
+    previous = valid[-2] if len(valid) >= 2 else None
+    return RunMetrics(
+        rounds_evaluated=len(rounds),
+        passed=first_pass is not None,
+        rounds_to_pass=first_pass,
+        rounds_to_pass_censored=first_pass if first_pass is not None else policy.max_rounds + 1,
+        avg_quality_all_steps=_pct(fmean(_q(r) for r in valid)) if valid else None,
+        avg_quality_final=_pct(_q(final)) if final else None,
+        quality_change=_pct(_q(final) - _q(previous)) if final and previous else None,
+        level_final=dict(final.level_scores) if final else {},
+        level_change=_level_change(final, previous),
+    )
+
+
+def _q(scored: ScoredRound) -> float:
+    assert scored.score.quality is not None  # callers pass valid rounds only
+    return scored.score.quality
+
+
+def _pct(value: float) -> float:
+    return round(100.0 * value, 2)
+
+
+def _level_change(final: ScoredRound | None, previous: ScoredRound | None) -> dict[str, float | None]:
+    if final is None or previous is None:
+        return {}
+    change: dict[str, float | None] = {}
+    for level, now in final.level_scores.items():
+        before = previous.level_scores.get(level)
+        change[level] = None if now is None or before is None else now - before
+    return change
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """Table-2 style aggregate over many runs of one model, with non-passers explicit."""
+
+    n_runs: int
+    n_passed: int
+    pass_rate: float
+    rounds_to_pass_passers: float | None
+    rounds_to_pass_censored: float
+    avg_quality_final: float | None
+    avg_quality_all_steps: float | None
+
+
+def summarize_runs(runs: Sequence[RunMetrics]) -> ModelSummary:
+    """Aggregate runs: RoundsToPass over passers (the paper's) beside pass rate and censored mean."""
+    if not runs:
+        raise ValueError("cannot summarize zero runs")
+    passers = [r.rounds_to_pass for r in runs if r.rounds_to_pass is not None]
+    finals = [r.avg_quality_final for r in runs if r.avg_quality_final is not None]
+    steps = [r.avg_quality_all_steps for r in runs if r.avg_quality_all_steps is not None]
+    return ModelSummary(
+        n_runs=len(runs),
+        n_passed=len(passers),
+        pass_rate=len(passers) / len(runs),
+        rounds_to_pass_passers=fmean(passers) if passers else None,
+        rounds_to_pass_censored=fmean(r.rounds_to_pass_censored for r in runs),
+        avg_quality_final=fmean(finals) if finals else None,
+        avg_quality_all_steps=fmean(steps) if steps else None,
+    )
