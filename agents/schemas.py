@@ -77,8 +77,8 @@ class Revision(_Strict):
     """What the model under test returns: its reasoning first, then the revised problem."""
 
     thinking: str = Field(max_length=20_000, description="Think-aloud reasoning about the feedback")
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
-    solution: str = Field(max_length=MAX_SOLUTION_CHARS)
+    question: QuestionText
+    solution: SolutionText
 
 
 class Usage(BaseModel):

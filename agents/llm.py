@@ -1,0 +1,166 @@
+"""Structured calls to an OpenAI-compatible chat model, with bounded re-asks and accounting."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from time import perf_counter
+from typing import Any, Generic, TypeVar
+
+import openai
+import structlog
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
+from pydantic import BaseModel, ValidationError
+
+from agents.models import ModelSpec
+from agents.schemas import Usage
+
+T = TypeVar("T", bound=BaseModel)
+log = structlog.get_logger(__name__)
+
+# JSON-schema keywords that OpenAI's strict structured outputs reject; we validate them locally.
+_UNSUPPORTED_KEYWORDS = {"maxLength", "minLength", "maxItems", "minItems", "title", "default"}
+
+
+@dataclass
+class StructuredResult(Generic[T]):
+    """A validated object, or None with the reason; raw outputs of every attempt are kept."""
+
+    value: T | None
+    raw_outputs: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+
+
+def llm_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema sent to the endpoint: pydantic's, minus keywords strict mode rejects."""
+    return _strip(schema.model_json_schema())  # type: ignore[no-any-return]
+
+
+def _strip(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _strip(v) for k, v in node.items() if k not in _UNSUPPORTED_KEYWORDS}
+    if isinstance(node, list):
+        return [_strip(v) for v in node]
+    return node
+
+
+def message_text(message: BaseMessage) -> str:
+    """The structured payload of a reply: tool-call arguments if any, else the text content."""
+    if isinstance(message, AIMessageChunk) and message.tool_call_chunks:
+        return "".join(chunk.get("args") or "" for chunk in message.tool_call_chunks)
+    if isinstance(message, AIMessage) and message.tool_calls:
+        return json.dumps(message.tool_calls[0]["args"])
+    if isinstance(message, AIMessage) and message.invalid_tool_calls:
+        return message.invalid_tool_calls[0].get("args") or ""
+    return message.text
+
+
+class LLMClient:
+    """One configured endpoint: a chat model behind a concurrency limit."""
+
+    def __init__(self, spec: ModelSpec, chat: BaseChatModel) -> None:
+        self.spec = spec
+        self._chat = chat
+        self._limit = asyncio.Semaphore(spec.max_concurrency)
+        self._mode = spec.structured_output
+
+    @property
+    def model_id(self) -> str:
+        """The registry name recorded with every output."""
+        return self.spec.name
+
+    async def structured(
+        self,
+        messages: Sequence[BaseMessage],
+        schema: type[T],
+        *,
+        on_text: Callable[[str], None] | None = None,
+    ) -> StructuredResult[T]:
+        """Ask for ``schema``; re-ask up to ``parse_retries`` times when the reply does not fit."""
+        result: StructuredResult[T] = StructuredResult(None)
+        conversation = list(messages)
+        for _attempt in range(self.spec.parse_retries + 1):
+            try:
+                reply, usage = await self._call(conversation, schema, on_text)
+            except (openai.APIError, openai.OpenAIError) as exc:
+                result.error = f"endpoint error: {type(exc).__name__}"
+                log.warning("llm.call_failed", model=self.model_id, error=type(exc).__name__)
+                return result
+            result.usage += usage
+            text = message_text(reply)
+            result.raw_outputs.append(text)
+            try:
+                result.value = schema.model_validate_json(text)
+                result.error = None
+                return result
+            except ValidationError as exc:
+                result.error = f"malformed output: {exc.error_count()} validation error(s)"
+                log.info("llm.malformed_output", model=self.model_id, schema=schema.__name__)
+                conversation += [reply, HumanMessage(_correction(exc))]
+        return result
+
+    async def _call(
+        self, messages: Sequence[BaseMessage], schema: type[BaseModel], on_text: Callable[[str], None] | None
+    ) -> tuple[AIMessage, Usage]:
+        try:
+            return await self._timed_call(messages, schema, on_text)
+        except openai.BadRequestError as exc:
+            if self._mode != "json_schema" or "response_format" not in str(exc):
+                raise
+            log.warning("llm.json_schema_unsupported", model=self.model_id)
+            self._mode = "tool_calling"
+            return await self._timed_call(messages, schema, on_text)
+
+    async def _timed_call(
+        self, messages: Sequence[BaseMessage], schema: type[BaseModel], on_text: Callable[[str], None] | None
+    ) -> tuple[AIMessage, Usage]:
+        bound = self._bind(schema)
+        async with self._limit:
+            start = perf_counter()
+            if on_text is None:
+                reply = await bound.ainvoke(list(messages))
+            else:
+                reply = await _stream(bound, messages, on_text)
+            latency = perf_counter() - start
+        return reply, self._usage(reply, latency)
+
+    def _bind(self, schema: type[BaseModel]) -> Any:
+        name, body = schema.__name__, llm_schema(schema)
+        if self._mode == "tool_calling":
+            tool = {"type": "function", "function": {"name": name, "parameters": body}}
+            return self._chat.bind_tools([tool], tool_choice=name)
+        fmt = {"type": "json_schema", "json_schema": {"name": name, "schema": body, "strict": True}}
+        return self._chat.bind(response_format=fmt)
+
+    def _usage(self, reply: AIMessage, latency: float) -> Usage:
+        meta = reply.usage_metadata or {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+        tokens_in, tokens_out = meta["input_tokens"], meta["output_tokens"]
+        cost = self.spec.price.cost(tokens_in, tokens_out) if self.spec.price else None
+        return Usage(
+            input_tokens=tokens_in, output_tokens=tokens_out, latency_s=latency, cost_usd=cost, calls=1
+        )
+
+
+async def _stream(bound: Any, messages: Sequence[BaseMessage], on_text: Callable[[str], None]) -> AIMessage:
+    merged: AIMessageChunk | None = None
+    async for chunk in bound.astream(list(messages)):
+        merged = chunk if merged is None else merged + chunk
+        on_text(message_text(merged))
+    if merged is None:
+        return AIMessage(content="")
+    return AIMessage(
+        content=merged.content,
+        tool_calls=merged.tool_calls,
+        invalid_tool_calls=merged.invalid_tool_calls,
+        usage_metadata=merged.usage_metadata,
+    )
+
+
+def _correction(exc: ValidationError) -> str:
+    # Only field locations and error kinds go back: never the model's own text, which may be hostile.
+    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['type']}" for e in exc.errors()[:5])
+    return f"Your reply did not match the required JSON schema ({problems}). Reply again with only the JSON object."

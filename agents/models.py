@@ -1,0 +1,125 @@
+"""The model registry: named OpenAI-compatible endpoints, and the factory that builds clients."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+OFFLINE_MODEL = "rubric"
+
+
+class UnknownModelError(LookupError):
+    """A model name that is neither configured nor the built-in offline panel."""
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        super().__init__(f"unknown model {name!r}; configured: {', '.join(known)}")
+        self.name = name
+        self.known = known
+
+
+class ModelConfigError(ValueError):
+    """A model configuration file or entry that cannot be used."""
+
+
+class Price(BaseModel):
+    """USD per million tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """The cost of one call."""
+        return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
+
+
+class ModelSpec(BaseModel):
+    """One named endpoint: any server that speaks the OpenAI chat-completions protocol."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    model: str = Field(description="The model id the endpoint expects, e.g. gpt-4o or qwen2.5:7b")
+    base_url: str | None = Field(default=None, description="None means api.openai.com")
+    api_key_env: str | None = Field(default=None, description="Environment variable with the key")
+    max_concurrency: int = Field(default=8, ge=1, le=1024)
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    seed: int | None = None
+    structured_output: Literal["json_schema", "tool_calling"] = "json_schema"
+    parse_retries: int = Field(default=2, ge=0, le=5)
+    price: Price | None = None
+
+
+class ModelRegistry:
+    """Named model specs; ``rubric`` is always available and needs no endpoint."""
+
+    def __init__(self, specs: Mapping[str, ModelSpec] | None = None) -> None:
+        self._specs = dict(specs or {})
+        if OFFLINE_MODEL in self._specs:
+            raise ModelConfigError(f"{OFFLINE_MODEL!r} is reserved for the offline panel")
+
+    @classmethod
+    def from_sources(
+        cls, path: Path | None = None, extra: Mapping[str, Mapping[str, object]] | None = None
+    ) -> ModelRegistry:
+        """Specs from a TOML file (``[models.<name>]`` tables), then from ``extra`` (environment)."""
+        raw: dict[str, Mapping[str, object]] = {}
+        if path is not None:
+            raw.update(_read_toml(path))
+        raw.update(extra or {})
+        try:
+            specs = {name: ModelSpec(name=name, **dict(entry)) for name, entry in raw.items()}
+        except (ValidationError, TypeError) as exc:
+            raise ModelConfigError(f"invalid model configuration: {exc}") from exc
+        return cls(specs)
+
+    def names(self) -> list[str]:
+        """Every usable model name, the offline panel first."""
+        return [OFFLINE_MODEL, *sorted(self._specs)]
+
+    def get(self, name: str) -> ModelSpec | None:
+        """The spec for ``name``; None for the offline panel; UnknownModelError otherwise."""
+        if name == OFFLINE_MODEL:
+            return None
+        try:
+            return self._specs[name]
+        except KeyError:
+            raise UnknownModelError(name, self.names()) from None
+
+
+def _read_toml(path: Path) -> dict[str, Mapping[str, object]]:
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ModelConfigError(f"cannot read model file {path}: {exc}") from exc
+    models = data.get("models", {})
+    if not isinstance(models, dict):
+        raise ModelConfigError(f"{path}: [models] must be a table of tables")
+    return models
+
+
+def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> ChatOpenAI:
+    """A ChatOpenAI client for ``spec``; the API key is read from ``env[spec.api_key_env]``."""
+    key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) accept any key
+    if spec.api_key_env is not None:
+        if not env.get(spec.api_key_env):
+            raise ModelConfigError(f"model {spec.name!r}: ${spec.api_key_env} is not set")
+        key = env[spec.api_key_env]
+    return ChatOpenAI(
+        model=spec.model,
+        base_url=spec.base_url,
+        api_key=key,  # type: ignore[arg-type]
+        timeout=spec.timeout_s,
+        max_retries=spec.max_retries,
+        temperature=spec.temperature,
+        seed=spec.seed,
+        stream_usage=True,
+    )

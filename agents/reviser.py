@@ -1,0 +1,105 @@
+"""The model under test: reads the panel's feedback, thinks aloud, returns a revised problem."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.utils.json import parse_partial_json
+
+from agents.fencing import fence
+from agents.llm import LLMClient
+from agents.schemas import JudgeName, Problem, Revision, RevisionOutcome
+from prompts import load_prompt
+
+ThinkingSink = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One valid verdict as the reviser sees it (abstentions never become findings)."""
+
+    judge: JudgeName
+    score: int
+    passed: bool
+    rationale: str
+
+
+@dataclass(frozen=True)
+class RevisionRequest:
+    """Revise ``current`` (judged in ``round``) using the findings and suggestions."""
+
+    round: int
+    current: Problem
+    original: Problem
+    findings: tuple[Finding, ...]
+    suggestions: tuple[str, ...]
+
+
+class Reviser(Protocol):
+    """Produces the next version; streams its think-aloud to ``on_thinking`` as it goes."""
+
+    async def revise(self, request: RevisionRequest, on_thinking: ThinkingSink) -> RevisionOutcome:
+        """Revise one problem version."""
+        ...
+
+
+def revision_payload(request: RevisionRequest) -> dict[str, object]:
+    """The data the reviser sees."""
+    return {
+        "question": request.current.question,
+        "solution": request.current.solution,
+        "original": {"question": request.original.question, "solution": request.original.solution},
+        "feedback": [
+            {"reviewer": f.judge, "score": f.score, "passed": f.passed, "finding": f.rationale}
+            for f in request.findings
+        ],
+        "suggestions": list(request.suggestions),
+    }
+
+
+class ThinkingStreamer:
+    """Turns the growing JSON reply into deltas of its ``thinking`` field."""
+
+    def __init__(self, sink: ThinkingSink) -> None:
+        self._sink = sink
+        self._sent = 0
+
+    def __call__(self, text_so_far: str) -> None:
+        """Parse the partial JSON and forward what is new in ``thinking``."""
+        try:
+            partial = parse_partial_json(text_so_far)
+        except ValueError:
+            return
+        thinking = partial.get("thinking") if isinstance(partial, dict) else None
+        if isinstance(thinking, str) and len(thinking) > self._sent:
+            self._sink(thinking[self._sent :])
+            self._sent = len(thinking)
+
+
+class LLMReviser:
+    """The model under test, reached through an OpenAI-compatible endpoint."""
+
+    def __init__(self, client: LLMClient) -> None:
+        self._client = client
+
+    async def revise(self, request: RevisionRequest, on_thinking: ThinkingSink) -> RevisionOutcome:
+        """Stream the think-aloud, then validate the revised question and solution."""
+        prompt = load_prompt("reviser")
+        messages = [SystemMessage(prompt.text), HumanMessage(fence(revision_payload(request)))]
+        result = await self._client.structured(
+            messages, Revision, on_text=ThinkingStreamer(on_thinking)
+        )
+        revision = result.value
+        return RevisionOutcome(
+            round=request.round,
+            problem=Problem(question=revision.question, solution=revision.solution) if revision else None,
+            thinking=revision.thinking if revision else "",
+            error=result.error if revision is None else None,
+            raw_outputs=result.raw_outputs,
+            model=self._client.model_id,
+            prompt_version=prompt.version,
+            usage=result.usage,
+        )
