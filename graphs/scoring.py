@@ -60,6 +60,7 @@ class ScoringPolicy:
     judge_against: Literal["original", "previous"] = "original"
     review_kappa_max: float | None = -0.1
     review_confidence_min: float = 0.75
+    review_spread_min: float = 70.0
 
     def threshold(self, judge: str) -> float:
         """θ for one judge: its own override, else the policy-wide threshold."""
@@ -114,6 +115,7 @@ class RoundScore:
     quality: float | None
     passes: Mapping[str, bool]
     mean_confidence: float | None = None
+    score_spread: float = 0.0
 
     @property
     def valid(self) -> bool:
@@ -153,6 +155,8 @@ def score_round(votes: Sequence[Vote], policy: ScoringPolicy) -> RoundScore:
     if n == 0 or n < policy.quorum:
         return RoundScore(len(votes), n, m, None, None, None, None, passes)
     mean_confidence = fmean((v.confidence or 0.0) / 100.0 for v in voting)
+    scores = [v.score for v in voting if v.score is not None]
+    spread = max(scores) - min(scores)
     pass_rate = m / n
     agreement = (
         observed_agreement(m, n) if policy.agreement == "observed" else directional_kappa(m, n)
@@ -161,7 +165,7 @@ def score_round(votes: Sequence[Vote], policy: ScoringPolicy) -> RoundScore:
     raw = policy.alpha * pass_rate + policy.beta * agreement + policy.gamma * confidence
     quality = round(raw, policy.round_to)
     return RoundScore(
-        len(votes), n, m, pass_rate, agreement, confidence, quality, passes, mean_confidence
+        len(votes), n, m, pass_rate, agreement, confidence, quality, passes, mean_confidence, spread
     )
 
 
@@ -190,11 +194,12 @@ def is_pass(score: RoundScore, policy: ScoringPolicy, *, for_metrics: bool = Fal
 
 
 def needs_review(score: RoundScore, policy: ScoringPolicy) -> bool:
-    """A confident panel split near half and half: a human should look, not the reviser.
+    """A confident, polarized panel split near half and half: a human should look.
 
-    Split means Brennan-Prediger κ = 2·P_o − 1 at or below ``review_kappa_max`` (for seven
-    voters, a 3-4 or 4-3 vote); confident means the voters' mean confidence is at least
-    ``review_confidence_min``.
+    All three must hold: split, Brennan-Prediger κ = 2·P_o − 1 at or below ``review_kappa_max``
+    (for seven voters, a 3-4 or 4-3 vote); confident, the voters' mean confidence is at least
+    ``review_confidence_min``; polarized, the highest and lowest score are at least
+    ``review_spread_min`` points apart. Judges that differ mildly across levels are normal.
     """
     if policy.review_kappa_max is None or score.mean_confidence is None or score.n_voting < 2:
         return False
@@ -202,6 +207,7 @@ def needs_review(score: RoundScore, policy: ScoringPolicy) -> bool:
     return (
         kappa <= policy.review_kappa_max
         and score.mean_confidence >= policy.review_confidence_min
+        and score.score_spread >= policy.review_spread_min
     )
 
 

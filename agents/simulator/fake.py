@@ -1,0 +1,56 @@
+"""Schema-driven replies: a valid object for whatever JSON schema a request asks for."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_THINKING = (
+    "I read each reviewer's finding in turn. The weakest levels point at the same defect, so I "
+    "repair that first, keep the original concept and numbers, and then check the arithmetic of "
+    "the new solution step by step before I write it down."
+)
+
+
+def fake_object(schema: dict[str, Any], hints: dict[str, Any]) -> Any:
+    """A value that validates against ``schema``; ``hints`` name values for known field names."""
+    return _fake(schema, schema.get("$defs", {}), hints, name="")
+
+
+def _fake(node: dict[str, Any], defs: dict[str, Any], hints: dict[str, Any], name: str) -> Any:
+    if "$ref" in node:
+        return _fake(defs[node["$ref"].rsplit("/", 1)[-1]], defs, hints, name)
+    if "anyOf" in node:
+        return _fake(node["anyOf"][0], defs, hints, name)
+    kind = node.get("type")
+    if kind == "object":
+        props = node.get("properties", {})
+        return {key: _fake(sub, defs, hints, key) for key, sub in props.items()}
+    if kind == "array":
+        return [_fake(node.get("items", {}), defs, hints, name)]
+    if kind == "integer":
+        value = int(hints.get(name, hints.get("integer", 50)))
+        return max(node.get("minimum", value), min(node.get("maximum", value), value))
+    if kind == "number":
+        return float(hints.get(name, 0.5))
+    if kind == "boolean":
+        return True
+    return str(hints.get(name, f"simulated {name or 'text'}"))
+
+
+def reviser_hints(user_text: str) -> dict[str, Any]:
+    """Echo the current question back, revised, so a loop driven by the simulator makes progress."""
+    match = re.search(r"```json\n(.*)\n```", user_text, re.S)
+    data: dict[str, Any] = {}
+    if match:
+        try:
+            data = json.loads(match.group(1))
+        except json.JSONDecodeError:
+            data = {}
+    question = str(data.get("question", "A revised problem."))
+    return {
+        "thinking": _THINKING,
+        "question": question.removesuffix(" (revised)") + " (revised)",
+        "solution": str(data.get("solution") or "A worked solution.") ,
+    }

@@ -1,0 +1,51 @@
+"""How the simulator answers: global settings and scripted per-request rules."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Rule(BaseModel):
+    """Answer matching requests differently; the first matching rule with uses left wins.
+
+    Matching: ``role`` is a regex searched in the first line of the system message (our prompts
+    start with '# Judge: Remember', '# Reviser', ...); ``contains`` is a substring of any message.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: str | None = None
+    contains: str | None = None
+    times: int | None = Field(default=None, ge=1, description="uses before the rule expires")
+    status: int | None = Field(default=None, ge=400, le=599, description="answer with this HTTP error")
+    retry_after: float | None = Field(default=None, ge=0, description="Retry-After seconds with status")
+    delay_s: float = Field(default=0.0, ge=0, description="extra latency (a timeout if long enough)")
+    content: str | None = Field(default=None, description="raw reply text, used as is")
+    json_body: dict[str, Any] | None = Field(default=None, alias="json", description="reply object")
+    score: int | None = Field(default=None, description="put this into every integer 'score' field")
+    malformed: bool = Field(default=False, description="reply with JSON cut in half")
+    truncate_stream: bool = Field(default=False, description="streaming: stop half way, no [DONE]")
+    reject_json_schema: bool = Field(default=False, description="400 if response_format is sent")
+
+    def matches(self, role: str, text: str) -> bool:
+        """Whether this rule applies to a request with ``role`` and full message ``text``."""
+        if self.role is not None and not re.search(self.role, role, re.I):
+            return False
+        return self.contains is None or self.contains in text
+
+
+class SimConfig(BaseModel):
+    """Settings for every request: latency, default scores, and the concurrency gate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    latency_s: float = Field(default=0.0, ge=0)
+    default_score: int = Field(default=90, ge=0, le=100)
+    default_confidence: int = Field(default=80, ge=0, le=100)
+    chunk_chars: int = Field(default=16, ge=1, description="characters per streamed chunk")
+    gate: int = Field(default=0, ge=0, description="hold answers until this many requests arrived")
+    gate_timeout_s: float = Field(default=5.0, gt=0)
+    rules: list[Rule] = Field(default_factory=list)

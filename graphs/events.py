@@ -1,0 +1,85 @@
+"""Typed events the refinement graph emits on LangGraph's custom stream (one discriminated union)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from agents.schemas import JudgeName, Problem
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class RoundStarted(_Event):
+    """A problem version is about to be judged."""
+
+    type: Literal["round.started"] = "round.started"
+    round: int
+    problem: Problem
+
+
+class JudgeVerdictEvent(_Event):
+    """One judge finished (``abstained`` when no usable verdict came back)."""
+
+    type: Literal["judge.verdict"] = "judge.verdict"
+    round: int
+    judge: JudgeName
+    score: int | None
+    confidence: int | None
+    rationale: str | None
+    abstained: bool
+    model: str
+
+
+class RoundScored(_Event):
+    """The round's composite score and the decision taken on it."""
+
+    type: Literal["round.scored"] = "round.scored"
+    round: int
+    quality: float | None
+    pass_rate: float | None
+    agreement: float | None
+    confidence: float | None
+    n_voting: int
+    n_passing: int
+    decision: str
+
+
+class ReviserThinking(_Event):
+    """A piece of the reviser's think-aloud, as it is produced."""
+
+    type: Literal["reviser.thinking"] = "reviser.thinking"
+    round: int
+    delta: str
+
+
+class RevisionProposed(_Event):
+    """The reviser's new version (or why there is none)."""
+
+    type: Literal["revision.proposed"] = "revision.proposed"
+    round: int
+    problem: Problem | None
+    error: str | None = None
+
+
+class RunFinished(_Event):
+    """The loop ended; the metrics are the run's."""
+
+    type: Literal["run.finished"] = "run.finished"
+    outcome: str
+    stop_reason: str
+    rounds: int
+    final_quality: float | None
+    rounds_to_pass: int | None
+    avg_quality_final: float | None
+    avg_quality_all_steps: float | None
+
+
+RunEvent = Annotated[
+    RoundStarted | JudgeVerdictEvent | RoundScored | ReviserThinking | RevisionProposed | RunFinished,
+    Field(discriminator="type"),
+]
+RUN_EVENT_ADAPTER: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)

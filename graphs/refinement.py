@@ -1,0 +1,184 @@
+"""The refinement loop: evaluate (seven judges in parallel) → score → revise → evaluate ..."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from agents.judges import JudgeRequest
+from agents.reviser import Finding, RevisionRequest
+from agents.schemas import HOLISTIC, JUDGES, HolisticVerdict, JudgeOutcome
+from graphs.context import RunContext
+from graphs.events import (
+    JudgeVerdictEvent,
+    ReviserThinking,
+    RevisionProposed,
+    RoundScored,
+    RoundStarted,
+    RunFinished,
+)
+from graphs.metrics import run_metrics
+from graphs.result import scored_rounds
+from graphs.scoring import Decision, Vote, decide, score_round
+from graphs.state import JudgeTask, RefinementState, RoundRecord
+
+
+class RoundLimitExceeded(RuntimeError):
+    """The loop's own guard: a round beyond max_rounds was about to start."""
+
+
+def evaluate(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Start the next round (the judges fan out from here)."""
+    number = state.get("round", 0) + 1
+    if number > runtime.context.policy.max_rounds:
+        raise RoundLimitExceeded(f"round {number} exceeds max_rounds")
+    runtime.stream_writer(RoundStarted(round=number, problem=state["current"]))
+    return {"round": number}
+
+
+def route_to_judges(state: RefinementState, runtime: Runtime[RunContext]) -> list[Send]:
+    """One ``Send`` per judge: all seven run concurrently."""
+    policy = runtime.context.policy
+    reference = state["original"] if policy.judge_against == "original" else state.get("previous")
+    return [
+        Send("judge", JudgeTask(judge=j, round=state["round"], problem=state["current"], reference=reference))
+        for j in JUDGES
+    ]
+
+
+async def judge(task: JudgeTask, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Run one judge; failures come back as abstentions, never as exceptions."""
+    request = JudgeRequest(task["judge"], task["round"], task["problem"], task["reference"])
+    outcome = await runtime.context.judges[task["judge"]].assess(request)
+    verdict = outcome.verdict
+    runtime.stream_writer(
+        JudgeVerdictEvent(
+            round=outcome.round,
+            judge=outcome.judge,
+            score=verdict.score if verdict else None,
+            confidence=verdict.confidence if verdict else None,
+            rationale=verdict.rationale if verdict else None,
+            abstained=verdict is None,
+            model=outcome.model,
+        )
+    )
+    return {"outcomes": [outcome]}
+
+
+def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Combine this round's verdicts into Q and decide where to go."""
+    policy, number = runtime.context.policy, state["round"]
+    outcomes = sorted((o for o in state["outcomes"] if o.round == number), key=lambda o: JUDGES.index(o.judge))
+    votes = [
+        Vote(o.judge, o.verdict.score if o.verdict else None, o.verdict.confidence if o.verdict else None)
+        for o in outcomes
+    ]
+    result = score_round(votes, policy)
+    decision = decide(result, number, policy)
+    record = RoundRecord(
+        round=number, problem=state["current"], outcomes=outcomes, quality=result.quality,
+        pass_rate=result.pass_rate, agreement=result.agreement, confidence=result.confidence,
+        n_voting=result.n_voting, n_passing=result.n_passing, decision=decision.value,
+    )
+    runtime.stream_writer(
+        RoundScored(
+            round=number, quality=result.quality, pass_rate=result.pass_rate, agreement=result.agreement,
+            confidence=result.confidence, n_voting=result.n_voting, n_passing=result.n_passing,
+            decision=decision.value,
+        )
+    )
+    return {"rounds": [record], "decision": decision.value, "stop_reason": _reason(decision, result.valid)}
+
+
+def _reason(decision: Decision, valid: bool) -> str:
+    if decision is Decision.NEEDS_REVIEW:
+        return "no quorum: too many judges abstained" if not valid else "judges strongly disagree"
+    return {
+        Decision.ACCEPTED: "quality reached the threshold",
+        Decision.EXHAUSTED: "max_rounds reached",
+        Decision.REVISE: "",
+    }[decision]
+
+
+def route_after_score(state: RefinementState) -> str:
+    """Revise while the policy says so; anything else ends the run."""
+    return "revise" if state["decision"] == Decision.REVISE else "finish"
+
+
+async def revise(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """The model under test thinks aloud and proposes the next version."""
+    record, number = state["rounds"][-1], state["round"]
+    request = RevisionRequest(
+        round=number, current=state["current"], original=state["original"],
+        findings=_findings(record.outcomes, runtime.context), suggestions=_suggestions(record.outcomes),
+    )
+
+    def on_thinking(delta: str) -> None:
+        runtime.stream_writer(ReviserThinking(round=number, delta=delta))
+
+    outcome = await runtime.context.reviser.revise(request, on_thinking)
+    runtime.stream_writer(RevisionProposed(round=number, problem=outcome.problem, error=outcome.error))
+    if outcome.problem is None:
+        return {"revisions": [outcome], "decision": Decision.NEEDS_REVIEW.value,
+                "stop_reason": f"the model under test gave no usable revision ({outcome.error})"}
+    return {"revisions": [outcome], "previous": state["current"], "current": outcome.problem}
+
+
+def _findings(outcomes: list[JudgeOutcome], context: RunContext) -> tuple[Finding, ...]:
+    # Abstentions are left out: an error message must never read as feedback.
+    return tuple(
+        Finding(o.judge, o.verdict.score, o.verdict.score >= context.policy.threshold(o.judge), o.verdict.rationale)
+        for o in outcomes
+        if o.verdict is not None
+    )
+
+
+def _suggestions(outcomes: list[JudgeOutcome]) -> tuple[str, ...]:
+    for outcome in outcomes:
+        if outcome.judge == HOLISTIC and isinstance(outcome.verdict, HolisticVerdict):
+            return tuple(outcome.verdict.suggestions)
+    return ()
+
+
+def route_after_revise(state: RefinementState) -> str:
+    """Judge the new version; a failed revision ends the run."""
+    return "evaluate" if state["decision"] == Decision.REVISE else "finish"
+
+
+def finish(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Emit run.finished with RoundsToPass and AvgQualityScore."""
+    metrics = run_metrics(scored_rounds(state["rounds"], runtime.context.policy), runtime.context.policy)
+    runtime.stream_writer(
+        RunFinished(
+            outcome=state["decision"], stop_reason=state.get("stop_reason", ""), rounds=len(state["rounds"]),
+            final_quality=state["rounds"][-1].quality, rounds_to_pass=metrics.rounds_to_pass,
+            avg_quality_final=metrics.avg_quality_final, avg_quality_all_steps=metrics.avg_quality_all_steps,
+        )
+    )
+    return {}
+
+
+def build_refinement_graph(checkpointer: Any = None) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Compile the loop; pass a LangGraph checkpointer to make runs durable."""
+    graph = StateGraph(RefinementState, context_schema=RunContext)
+    graph.add_node("evaluate", evaluate)
+    graph.add_node("judge", judge)
+    graph.add_node("score", score)
+    graph.add_node("revise", revise)
+    graph.add_node("finish", finish)
+    graph.add_edge(START, "evaluate")
+    graph.add_conditional_edges("evaluate", route_to_judges, ["judge"])
+    graph.add_edge("judge", "score")
+    graph.add_conditional_edges("score", route_after_score, ["revise", "finish"])
+    graph.add_conditional_edges("revise", route_after_revise, ["evaluate", "finish"])
+    graph.add_edge("finish", END)
+    return graph.compile(checkpointer=checkpointer)
+
+
+def recursion_limit(max_rounds: int) -> int:
+    """Supersteps a run can need: evaluate, judge, score, revise per round, plus finish."""
+    return 4 * max_rounds + 4

@@ -1,0 +1,97 @@
+"""Running the loop and reporting it: the result object and the runner that streams events."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from functools import reduce
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from agents.schemas import Problem, RevisionOutcome, Usage
+from graphs.context import RunContext
+from graphs.events import RunEvent
+from graphs.metrics import ScoredRound, run_metrics
+from graphs.scoring import RoundScore, ScoringPolicy
+from graphs.state import RefinementState, RoundRecord
+
+EventSink = Callable[[RunEvent], None]
+
+
+class RunResult(BaseModel):
+    """A finished run: every evaluated round, every revision, the outcome and the metrics."""
+
+    model_config = ConfigDict(frozen=True)
+
+    policy: str
+    outcome: str
+    stop_reason: str
+    original: Problem
+    final: Problem
+    best: Problem
+    best_round: int
+    rounds: list[RoundRecord]
+    revisions: list[RevisionOutcome]
+    metrics: dict[str, Any]
+    usage: Usage
+
+
+def scored_rounds(rounds: Sequence[RoundRecord], policy: ScoringPolicy) -> list[ScoredRound]:
+    """Round records in the form the metrics functions take."""
+    return [
+        ScoredRound(
+            round=r.round,
+            score=RoundScore(
+                n_judges=len(r.outcomes), n_voting=r.n_voting, n_passing=r.n_passing, pass_rate=r.pass_rate,
+                agreement=r.agreement, confidence=r.confidence, quality=r.quality, passes={},
+            ),
+            level_scores=r.level_scores(),
+        )
+        for r in rounds
+    ]
+
+
+def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:
+    """The report of a finished run; ``final`` and ``best`` are always evaluated versions."""
+    rounds, revisions = state["rounds"], state.get("revisions", [])
+    best = max(rounds, key=lambda r: (r.quality if r.quality is not None else -1.0, -r.round))
+    usage = reduce(
+        lambda total, item: total + item.usage,
+        [*(o for r in rounds for o in r.outcomes), *revisions],
+        Usage(),
+    )
+    return RunResult(
+        policy=policy.name,
+        outcome=state["decision"],
+        stop_reason=state.get("stop_reason", ""),
+        original=state["original"],
+        final=rounds[-1].problem,
+        best=best.problem,
+        best_round=best.round,
+        rounds=list(rounds),
+        revisions=list(revisions),
+        metrics=dataclasses.asdict(run_metrics(scored_rounds(rounds, policy), policy)),
+        usage=usage,
+    )
+
+
+async def run_refinement(
+    problem: Problem, context: RunContext, *, on_event: EventSink | None = None, graph: Any = None
+) -> RunResult:
+    """Run the loop to its end, forwarding every typed event to ``on_event``."""
+    from graphs.refinement import build_refinement_graph, recursion_limit
+
+    compiled = graph if graph is not None else build_refinement_graph()
+    start: RefinementState = {"original": problem, "current": problem, "previous": None, "round": 0}
+    config = {"recursion_limit": recursion_limit(context.policy.max_rounds)}
+    final: RefinementState | None = None
+    async for mode, chunk in compiled.astream(
+        start, config=config, context=context, stream_mode=["custom", "values"]
+    ):
+        if mode == "custom" and on_event is not None:
+            on_event(chunk)
+        elif mode == "values":
+            final = chunk
+    assert final is not None and final.get("rounds"), "the graph ended without evaluating"
+    return build_result(final, context.policy)

@@ -1,0 +1,54 @@
+"""The refinement graph's state: a TypedDict whose list fields accumulate through reducers."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, TypedDict
+
+from pydantic import BaseModel, ConfigDict
+
+from agents.schemas import JudgeName, JudgeOutcome, Problem, RevisionOutcome
+
+
+class RoundRecord(BaseModel):
+    """One evaluated version: the seven outcomes, the composite score and the decision."""
+
+    model_config = ConfigDict(frozen=True)
+
+    round: int
+    problem: Problem
+    outcomes: list[JudgeOutcome]
+    quality: float | None
+    pass_rate: float | None
+    agreement: float | None
+    confidence: float | None
+    n_voting: int
+    n_passing: int
+    decision: str
+
+    def level_scores(self) -> dict[JudgeName, float | None]:
+        """Each judge's score this round (None when it abstained)."""
+        return {o.judge: (o.verdict.score if o.verdict else None) for o in self.outcomes}
+
+
+class JudgeTask(TypedDict):
+    """What one judge node receives through ``Send``."""
+
+    judge: JudgeName
+    round: int
+    problem: Problem
+    reference: Problem | None
+
+
+class RefinementState(TypedDict, total=False):
+    """The run so far. ``outcomes`` gathers the parallel judges' results of every round."""
+
+    original: Problem
+    current: Problem
+    previous: Problem | None
+    round: int
+    outcomes: Annotated[list[JudgeOutcome], operator.add]
+    rounds: Annotated[list[RoundRecord], operator.add]
+    revisions: Annotated[list[RevisionOutcome], operator.add]
+    decision: str
+    stop_reason: str
