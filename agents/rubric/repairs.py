@@ -84,15 +84,18 @@ def _use_variables(draft: Draft) -> None:
 
 def _generalise(draft: Draft) -> None:
     facts = draft.facts
-    if facts.has_formula or not facts.claims or not facts.question_numbers:
+    if facts.has_formula:
         return
-    claim, first = facts.claims[0], format_number(facts.question_numbers[0])
-    if first not in claim.expression:
+    given = [format_number(n) for n in facts.question_numbers]
+    for claim in reversed(facts.claims):  # the last claim computes the answer
+        first = next((g for g in given if re.search(rf"(?<![\d.]){re.escape(g)}(?![\d.])", claim.expression)), None)
+        if first is None:
+            continue
+        general = re.sub(rf"(?<![\d.]){re.escape(first)}(?![\d.])", "n", claim.expression, count=1)
+        draft.question += f" Then write an expression for the result when {first} is replaced by any number n."
+        draft.solution += f" In general the result is {general}."
+        draft.notes.append(f"To invite a general method I ask for the result with {first} replaced by n: {general}.")
         return
-    general = claim.expression.replace(first, "n", 1)
-    draft.question += f" Then write an expression for the answer when {first} is replaced by any number n."
-    draft.solution += f" In general the answer is {general}."
-    draft.notes.append(f"To invite a general method I ask for the answer with {first} replaced by n: {general}.")
 
 
 def _add_unit(draft: Draft) -> None:

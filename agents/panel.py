@@ -1,0 +1,46 @@
+"""Build the seven judges and the reviser from model names: an endpoint or the offline rubric."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from agents.judges import Judge, LLMJudge
+from agents.llm import LLMClient
+from agents.models import ModelRegistry, build_chat_model
+from agents.reviser import LLMReviser, Reviser
+from agents.rubric.panel import RubricJudge, RubricReviser
+from agents.schemas import JUDGES, JudgeName
+
+
+@dataclass(frozen=True)
+class Panel:
+    """Seven judges (from the judge model) and a reviser (the model under test)."""
+
+    judges: Mapping[JudgeName, Judge]
+    reviser: Reviser
+
+
+@dataclass
+class PanelFactory:
+    """One client per model name, shared by every run, so concurrency limits are per endpoint."""
+
+    registry: ModelRegistry
+    env: Mapping[str, str]
+    _clients: dict[str, LLMClient] = field(default_factory=dict)
+
+    def client(self, name: str) -> LLMClient | None:
+        """The client for ``name``; None for the offline panel; UnknownModelError if unknown."""
+        spec = self.registry.get(name)
+        if spec is None:
+            return None
+        if name not in self._clients:
+            self._clients[name] = LLMClient(spec, build_chat_model(spec, self.env))
+        return self._clients[name]
+
+    def build(self, judge_model: str, model_under_test: str) -> Panel:
+        """Judges from ``judge_model`` and the reviser from ``model_under_test`` (chosen apart)."""
+        judge_client, reviser_client = self.client(judge_model), self.client(model_under_test)
+        judge: Judge = LLMJudge(judge_client) if judge_client else RubricJudge()
+        reviser: Reviser = LLMReviser(reviser_client) if reviser_client else RubricReviser()
+        return Panel(judges={name: judge for name in JUDGES}, reviser=reviser)

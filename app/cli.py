@@ -1,0 +1,125 @@
+"""The ``thinkloop`` command."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
+from agents.panel import PanelFactory
+from agents.schemas import Problem
+from app.logging import configure_logging
+from app.problems import ProblemInputError, example_names, make_problem, parse_problem, read_example, read_source
+from app.render import TraceRenderer
+from app.settings import Settings, get_settings
+from graphs.context import RunContext
+from graphs.result import RunResult, run_refinement
+from graphs.scoring import POLICY_NAMES, get_policy
+
+cli = typer.Typer(help="thinkloop: judge and refine flawed math word problems.", no_args_is_help=True)
+err = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print an error to stderr and exit non-zero."""
+    err.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    raise typer.Exit(code)
+
+
+def registry_from(settings: Settings, models_file: Path | None) -> ModelRegistry:
+    """The model registry from the file and the environment."""
+    try:
+        return ModelRegistry.from_sources(models_file or settings.models_file, settings.models)
+    except ModelConfigError as exc:
+        fail(str(exc))
+
+
+def _problem(source: str | None, question: str | None, solution: str | None, example: str | None) -> Problem:
+    given = [x is not None for x in (source, question, example)]
+    if sum(given) != 1:
+        fail("give exactly one of PROBLEM (a JSON file, or - for stdin), --question or --example")
+    try:
+        if example is not None:
+            return parse_problem(read_example(example))
+        if source is not None:
+            return parse_problem(read_source(source))
+        return make_problem(question, solution or "")
+    except ProblemInputError as exc:
+        fail(str(exc))
+
+
+@cli.command()
+def refine(
+    problem: Annotated[str | None, typer.Argument(help="JSON file with question and solution, or -")] = None,
+    question: Annotated[str | None, typer.Option(help="The question text")] = None,
+    solution: Annotated[str | None, typer.Option(help="The stated solution")] = None,
+    example: Annotated[str | None, typer.Option(help="A bundled example: " + ", ".join(example_names()))] = None,
+    model: Annotated[str | None, typer.Option(help="Model under test (default: rubric)")] = None,
+    judge_model: Annotated[str | None, typer.Option(help="Judge model (default: rubric)")] = None,
+    policy: Annotated[str | None, typer.Option(help="Scoring policy: " + " | ".join(POLICY_NAMES))] = None,
+    max_rounds: Annotated[int | None, typer.Option(min=1, max=20, help="Evaluations at most")] = None,
+    models_file: Annotated[Path | None, typer.Option(help="TOML model registry")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the full result as JSON")] = False,
+) -> None:
+    """Judge a problem with seven agents and revise it until it passes or rounds run out."""
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_json)
+    subject = _problem(problem, question, solution, example)
+    overrides = {"max_rounds": max_rounds} if max_rounds else {}
+    try:
+        scoring = get_policy(policy or settings.policy, **overrides)
+        factory = PanelFactory(registry_from(settings, models_file), os.environ)
+        panel = factory.build(judge_model or settings.judge_model, model or settings.model)
+    except (ValueError, UnknownModelError) as exc:
+        fail(str(exc.args[0]) if exc.args else str(exc))
+    context = RunContext(judges=panel.judges, reviser=panel.reviser, policy=scoring)
+    console = Console()
+    renderer = None if as_json else TraceRenderer(console)
+    result: RunResult = asyncio.run(run_refinement(subject, context, on_event=renderer))
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+
+
+@cli.command("simulate-llm")
+def simulate_llm(
+    host: Annotated[str, typer.Option(help="Loopback address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8099,
+    latency: Annotated[float, typer.Option(min=0.0, help="Seconds added to every reply")] = 0.0,
+    score: Annotated[int, typer.Option(min=0, max=100, help="Default judge score")] = 90,
+    script: Annotated[Path | None, typer.Option(help="JSON file with a SimConfig (rules, gate...)")] = None,
+) -> None:
+    """Serve the OpenAI-compatible simulator for testing an integration offline."""
+    import uvicorn
+
+    from agents.simulator import SimConfig, SimulatorState, create_simulator
+
+    try:
+        raw = json.loads(script.read_text("utf-8")) if script else {}
+        config = SimConfig.model_validate({"latency_s": latency, "default_score": score, **raw})
+    except (OSError, ValueError) as exc:
+        fail(f"cannot use the script: {exc}")
+    typer.echo(f"OpenAI-compatible simulator on http://{host}:{port}/v1 (control: /_sim)")
+    uvicorn.run(create_simulator(SimulatorState(config)), host=host, port=port, log_level="warning")
+
+
+@cli.command()
+def models(
+    models_file: Annotated[Path | None, typer.Option(help="TOML model registry")] = None,
+) -> None:
+    """List the usable model names."""
+    registry = registry_from(get_settings(), models_file)
+    for name in registry.names():
+        spec = registry.get(name)
+        where = "offline rubric panel" if spec is None else f"{spec.model} @ {spec.base_url or 'api.openai.com'}"
+        typer.echo(f"{name}\t{where}")
+
+
+def main() -> None:
+    """Entry point of the ``thinkloop`` script."""
+    cli()

@@ -1,0 +1,98 @@
+"""Rich rendering of a refinement run's events for the terminal."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from agents.schemas import Problem
+from graphs.events import (
+    JudgeVerdictEvent,
+    ReviserThinking,
+    RevisionProposed,
+    RoundScored,
+    RoundStarted,
+    RunEvent,
+    RunFinished,
+)
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def problem_panel(problem: Problem, title: str) -> Panel:
+    """A problem version in a box."""
+    body = Text.assemble(
+        ("Question\n", "bold"), problem.question, ("\n\nSolution\n", "bold"), problem.solution or "(none)"
+    )
+    return Panel(body, title=title, expand=True)
+
+
+class TraceRenderer:
+    """Prints each round's verdict table, streams the think-aloud, and summarises the run."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._verdicts: list[JudgeVerdictEvent] = []
+        self._thinking_round: int | None = None
+
+    def __call__(self, event: RunEvent) -> None:
+        """Render one event as it arrives."""
+        if isinstance(event, RoundStarted):
+            self._verdicts = []
+            if event.round == 1:
+                self.console.print(problem_panel(event.problem, "Round 1: the problem as submitted"))
+            else:
+                self.console.print(Rule(f"Round {event.round}: judging the revision"))
+        elif isinstance(event, JudgeVerdictEvent):
+            self._verdicts.append(event)
+        elif isinstance(event, RoundScored):
+            self.console.print(self._round_table(event))
+        elif isinstance(event, ReviserThinking):
+            self._think(event)
+        elif isinstance(event, RevisionProposed):
+            self._revision(event)
+        elif isinstance(event, RunFinished):
+            self._finished(event)
+
+    def _round_table(self, event: RoundScored) -> Table:
+        table = Table(title=f"Round {event.round} verdicts", expand=True)
+        for column in ("judge", "score", "conf.", "rationale"):
+            table.add_column(column, overflow="fold")
+        for verdict in self._verdicts:
+            score = "abstained" if verdict.abstained else str(verdict.score)
+            table.add_row(verdict.judge, score, str(verdict.confidence or "—"), Text(verdict.rationale or ""))
+        table.caption = (
+            f"pass rate {_fmt(event.pass_rate)} · agreement {_fmt(event.agreement)} · confidence "
+            f"{_fmt(event.confidence)} · Q = {_fmt(event.quality)} · {event.n_passing}/{event.n_voting} "
+            f"passing → [bold]{event.decision}[/bold]"
+        )
+        return table
+
+    def _think(self, event: ReviserThinking) -> None:
+        if self._thinking_round != event.round:
+            self._thinking_round = event.round
+            self.console.print(f"[bold]Model under test, thinking aloud (after round {event.round}):[/bold]")
+        self.console.print(event.delta, end="", markup=False, highlight=False, soft_wrap=True)
+
+    def _revision(self, event: RevisionProposed) -> None:
+        self.console.print()
+        if event.problem is None:
+            self.console.print(f"[red]No usable revision:[/red] {event.error}")
+        else:
+            self.console.print(problem_panel(event.problem, f"Revision proposed after round {event.round}"))
+
+    def _finished(self, event: RunFinished) -> None:
+        rtp = "did not pass" if event.rounds_to_pass is None else str(event.rounds_to_pass)
+        self.console.print(
+            Panel(
+                f"outcome [bold]{event.outcome}[/bold] ({event.stop_reason}) after {event.rounds} round(s)\n"
+                f"RoundsToPass {rtp} · AvgQualityScore final {_fmt(event.avg_quality_final, 2)} · "
+                f"all steps {_fmt(event.avg_quality_all_steps, 2)}",
+                title="Run finished",
+            )
+        )
