@@ -87,8 +87,9 @@ class LLMClient:
             try:
                 reply, usage = await self._call(conversation, schema, on_text)
             except (openai.APIError, openai.OpenAIError) as exc:
-                result.error = f"endpoint error: {type(exc).__name__}"
-                log.warning("llm.call_failed", model=self.model_id, error=type(exc).__name__)
+                status = getattr(exc, "status_code", None)
+                result.error = f"endpoint error: {f'HTTP {status}' if status else type(exc).__name__}"
+                log.warning("llm.call_failed", model=self.model_id, error=result.error)
                 return result
             result.usage += usage
             text = message_text(reply)

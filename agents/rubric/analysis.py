@@ -14,7 +14,8 @@ _ASKS = re.compile(r"^(how|what|which|find|calculate|compute|determine|write|exp
 _DEFINED = re.compile(r"\blet\s+\$?([A-Za-z])\$?\s+(?:be|denote|represent|stand for)\b", re.I)
 _NAMED_NUMBER = re.compile(r"\b(?:a|any) number \$?([A-Za-z])\$?(?![A-Za-z])", re.I)
 _MORE_DEFINED = re.compile(r"\band\s+\$?([A-Za-z])\$?\s+(?:be\s+|denote\s+)?the\b", re.I)
-_SYMBOL_USE = re.compile(r"(?<![A-Za-z])([A-Za-z])\s*(?==|[-+*/×]\s*[\dA-Za-z(])|(?<==)\s*([A-Za-z])(?![A-Za-z])")
+_SYMBOL_BEFORE_OP = re.compile(r"(?<![A-Za-z])([A-Za-z])\s*[=+\-*/×]\s*[\dA-Za-z(]")
+_SYMBOL_AFTER_OP = re.compile(r"[=+\-*/×]\s*([A-Za-z])(?![A-Za-z])")
 _TIME_UNIT = re.compile(r"\b(seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b", re.I)
 _INJECTION = re.compile(
     r"ignore (all |any |the |your |previous |prior )*(instructions|rules)|score (this|it) \d+|"
@@ -98,8 +99,9 @@ class ProblemFacts:
     @cached_property
     def used_variables(self) -> set[str]:
         """Letters used in formulas (next to =, +, −, ×, /)."""
-        hits = _SYMBOL_USE.findall(self.question + " " + self.solution)
-        return {a or b for a, b in hits if (a or b) not in {"a", "A", "x", "I"}}
+        text = self.question + " " + self.solution
+        hits = _SYMBOL_BEFORE_OP.findall(text) + _SYMBOL_AFTER_OP.findall(text)
+        return {h for h in hits if h not in {"a", "A", "x", "I"}}
 
     @property
     def injection(self) -> bool:

@@ -44,6 +44,8 @@ class SimulatorState:
     requests: list[LoggedRequest] = field(default_factory=list)
     _uses: dict[int, int] = field(default_factory=dict)
     _clock: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _gate_open: asyncio.Event | None = None
 
@@ -51,6 +53,7 @@ class SimulatorState:
         """Replace settings and rules, and clear the log."""
         with self._lock:
             self.config, self.requests, self._uses, self._clock = config, [], {}, 0
+            self.in_flight = self.max_in_flight = 0
             self._gate_open = None
 
     def arrive(self, role: str, body: dict[str, Any]) -> LoggedRequest:
@@ -59,6 +62,8 @@ class SimulatorState:
             self._clock += 1
             entry = LoggedRequest(len(self.requests) + 1, role, body, self._clock)
             self.requests.append(entry)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
             return entry
 
     def answer(self, entry: LoggedRequest, status: int) -> None:
@@ -66,6 +71,7 @@ class SimulatorState:
         with self._lock:
             self._clock += 1
             entry.answered, entry.status = self._clock, status
+            self.in_flight -= 1
 
     def pick_rule(self, role: str, text: str) -> Rule | None:
         """The first matching rule that still has uses, consuming one."""
@@ -130,9 +136,10 @@ def _reply_text(state: SimulatorState, body: dict[str, Any], rule: Rule | None) 
     hints: dict[str, Any] = {"score": state.config.default_score, "confidence": state.config.default_confidence}
     if schema[0] == "Revision":
         hints |= reviser_hints(_all_text(body))
-    if rule is not None and rule.score is not None:
-        hints["score"] = rule.score
-    return json.dumps(fake_object(schema[1], hints))
+    reply = fake_object(schema[1], hints)
+    if rule is not None and rule.score is not None and isinstance(reply, dict):
+        reply["score"] = rule.score  # unclamped: lets tests send out-of-range scores
+    return json.dumps(reply)
 
 
 def _usage(body: dict[str, Any], reply: str) -> dict[str, int]:

@@ -1,0 +1,128 @@
+"""The real ChatOpenAI path against the simulator: structured output, faults and accounting."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from agents.judges import JudgeRequest, LLMJudge
+from agents.llm import LLMClient
+from agents.models import Price
+from agents.reviser import LLMReviser, RevisionRequest
+from agents.schemas import HolisticVerdict, JudgeVerdict
+from agents.simulator import Rule, SimulatorServer
+from tests.conftest import ORCHESTRA
+
+Sim = Callable[..., SimulatorServer]
+REQUEST = JudgeRequest("apply", 1, ORCHESTRA, ORCHESTRA)
+
+
+async def test_verdict_is_parsed_and_accounted(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    sim()
+    price = Price(input_per_mtok=2.5, output_per_mtok=10.0)
+    outcome = await LLMJudge(client(price=price)).assess(REQUEST)
+    assert isinstance(outcome.verdict, JudgeVerdict) and outcome.verdict.score == 90
+    usage = outcome.usage
+    assert usage.calls == 1 and usage.input_tokens > 0 and usage.output_tokens > 0 and usage.latency_s > 0
+    assert usage.cost_usd == price.cost(usage.input_tokens, usage.output_tokens)
+    assert outcome.prompt_version.startswith("judge_apply@") and outcome.model == "sim"
+
+
+async def test_holistic_judge_gets_its_schema(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    server = sim()
+    outcome = await LLMJudge(client()).assess(JudgeRequest("holistic", 1, ORCHESTRA, ORCHESTRA))
+    assert isinstance(outcome.verdict, HolisticVerdict)
+    body = server.state.requests[0].body
+    assert body["response_format"]["json_schema"]["name"] == "HolisticVerdict"
+
+
+async def test_malformed_output_is_re_asked_then_used(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    server = sim([Rule(malformed=True, times=1)])
+    outcome = await LLMJudge(client()).assess(REQUEST)
+    assert outcome.verdict is not None and len(outcome.raw_outputs) == 2
+    assert len(server.state.requests) == 2
+
+
+async def test_persistently_malformed_output_abstains_with_raw_text(
+    sim: Sim, client: Callable[..., LLMClient]
+) -> None:
+    sim([Rule(malformed=True)])
+    outcome = await LLMJudge(client(parse_retries=2)).assess(REQUEST)
+    assert outcome.verdict is None and outcome.abstained
+    assert outcome.abstain_reason is not None and "malformed" in outcome.abstain_reason
+    assert len(outcome.raw_outputs) == 3 and all(raw.startswith("{") for raw in outcome.raw_outputs)
+
+
+async def test_out_of_range_score_is_not_accepted(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    sim([Rule(score=150)])
+    outcome = await LLMJudge(client(parse_retries=1)).assess(REQUEST)
+    assert outcome.verdict is None and '"score": 150' in outcome.raw_outputs[0]
+
+
+async def test_429_with_retry_after_is_retried(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    server = sim([Rule(status=429, retry_after=0.3, times=1)])
+    outcome = await LLMJudge(client()).assess(REQUEST)
+    assert outcome.verdict is not None
+    assert [r.status for r in server.state.requests] == [429, 200]
+
+
+async def test_500_is_retried(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    server = sim([Rule(status=500, times=2)])
+    outcome = await LLMJudge(client(max_retries=2)).assess(REQUEST)
+    assert outcome.verdict is not None
+    assert [r.status for r in server.state.requests] == [500, 500, 200]
+
+
+async def test_timeout_is_retried(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    server = sim([Rule(delay_s=3.0, times=1)])
+    outcome = await LLMJudge(client(timeout_s=0.5, max_retries=1)).assess(REQUEST)
+    assert outcome.verdict is not None and len(server.state.requests) == 2
+
+
+async def test_exhausted_retries_abstain_instead_of_raising(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    sim([Rule(status=500)])
+    outcome = await LLMJudge(client(max_retries=1)).assess(REQUEST)
+    assert outcome.verdict is None and outcome.abstain_reason == "endpoint error: HTTP 500"
+
+
+async def test_falls_back_to_tool_calling_without_json_schema(
+    sim: Sim, client: Callable[..., LLMClient]
+) -> None:
+    server = sim([Rule(reject_json_schema=True)])
+    outcome = await LLMJudge(client()).assess(REQUEST)
+    assert outcome.verdict is not None
+    first, second = server.state.requests[0].body, server.state.requests[1].body
+    assert "response_format" in first and "response_format" not in second
+    assert second["tools"][0]["function"]["name"] == "JudgeVerdict"
+
+
+async def test_tool_calling_mode_streams_too(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    sim()
+    deltas: list[str] = []
+    revision = await LLMReviser(client(structured_output="tool_calling")).revise(
+        RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ()), deltas.append
+    )
+    assert revision.problem is not None and "".join(deltas) == revision.thinking
+
+
+async def test_reviser_streams_thinking_and_keeps_usage(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    server = sim(chunk_chars=8)
+    deltas: list[str] = []
+    revision = await LLMReviser(client()).revise(RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ()), deltas.append)
+    assert len(deltas) > 5 and "".join(deltas) == revision.thinking
+    assert revision.problem is not None and revision.problem.question.endswith("(revised)")
+    assert revision.usage.output_tokens > 0  # stream_usage keeps token counts when streaming
+    assert server.state.requests[0].body["stream"] is True
+
+
+async def test_truncated_stream_is_re_asked(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    sim([Rule(role="Reviser", truncate_stream=True, times=1)])
+    revision = await LLMReviser(client()).revise(RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ()), lambda _: None)
+    assert revision.problem is not None and len(revision.raw_outputs) == 2
+
+
+async def test_concurrency_limit_is_respected(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    server = sim(latency_s=0.1)
+    judge = LLMJudge(client(max_concurrency=2))
+    await asyncio.gather(*(judge.assess(REQUEST) for _ in range(6)))
+    assert server.state.max_in_flight == 2

@@ -1,0 +1,98 @@
+"""Shared fixtures: the OpenAI-compatible simulator on loopback and panels wired to it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from agents.llm import LLMClient
+from agents.models import ModelSpec, build_chat_model
+from agents.panel import PanelFactory
+from agents.rubric.panel import RubricJudge, RubricReviser
+from agents.schemas import JUDGES, Problem
+from agents.simulator import Rule, SimConfig, SimulatorServer
+from graphs.context import RunContext
+from graphs.scoring import get_policy
+
+ORCHESTRA = Problem(
+    question=(
+        "An orchestra of 120 musicians takes 40 minutes to perform a symphony. How long would it "
+        "take 60 musicians to perform the same symphony? Let P be the number of musicians and T the "
+        "playing time."
+    ),
+    solution="With half as many musicians it takes twice as long: 40 × 120 / 60 = 80 minutes.",
+)
+
+
+@pytest.fixture(scope="session")
+def simulator_server() -> Iterator[SimulatorServer]:
+    """One simulator for the session; each test configures it afresh."""
+    with SimulatorServer().running() as server:
+        yield server
+
+
+@pytest.fixture
+def sim(simulator_server: SimulatorServer) -> Callable[..., SimulatorServer]:
+    """Configure the simulator: ``sim(rules=[...], latency_s=..., gate=...)``."""
+
+    def configure(rules: list[Rule] | None = None, **settings: Any) -> SimulatorServer:
+        simulator_server.state.configure(SimConfig(rules=rules or [], **settings))
+        return simulator_server
+
+    configure()
+    return configure
+
+
+@pytest.fixture
+def spec(simulator_server: SimulatorServer) -> Callable[..., ModelSpec]:
+    """A model spec pointing at the simulator; override any field."""
+
+    def make(**fields: Any) -> ModelSpec:
+        values: dict[str, Any] = {
+            "name": "sim",
+            "model": "sim-1",
+            "base_url": simulator_server.base_url,
+            "timeout_s": 5.0,
+            "max_retries": 2,
+        }
+        return ModelSpec(**(values | fields))
+
+    return make
+
+
+@pytest.fixture
+def client(spec: Callable[..., ModelSpec]) -> Callable[..., LLMClient]:
+    """A real ChatOpenAI-backed client against the simulator."""
+
+    def make(**fields: Any) -> LLMClient:
+        model_spec = spec(**fields)
+        return LLMClient(model_spec, build_chat_model(model_spec, {}))
+
+    return make
+
+
+@pytest.fixture
+def llm_context(spec: Callable[..., ModelSpec]) -> Callable[..., RunContext]:
+    """A run context whose judges and reviser both talk to the simulator."""
+
+    def make(policy: str = "default", **overrides: Any) -> RunContext:
+        from agents.models import ModelRegistry
+
+        factory = PanelFactory(ModelRegistry({"sim": spec()}), {})
+        panel = factory.build("sim", "sim")
+        return RunContext(judges=panel.judges, reviser=panel.reviser, policy=get_policy(policy, **overrides))
+
+    return make
+
+
+@pytest.fixture
+def rubric_context() -> Callable[..., RunContext]:
+    """A run context on the offline panel."""
+
+    def make(policy: str = "default", **overrides: Any) -> RunContext:
+        judges = {name: RubricJudge() for name in JUDGES}
+        return RunContext(judges=judges, reviser=RubricReviser(), policy=get_policy(policy, **overrides))
+
+    return make
