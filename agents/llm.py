@@ -164,4 +164,7 @@ async def _stream(bound: Any, messages: Sequence[BaseMessage], on_text: Callable
 def _correction(exc: ValidationError) -> str:
     # Only field locations and error kinds go back: never the model's own text, which may be hostile.
     problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['type']}" for e in exc.errors()[:5])
-    return f"Your reply did not match the required JSON schema ({problems}). Reply again with only the JSON object."
+    return (
+        f"Your reply did not match the required JSON schema ({problems}). "
+        "Reply again with only the JSON object."
+    )

@@ -116,7 +116,7 @@ def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> ChatOpenAI:
     return ChatOpenAI(
         model=spec.model,
         base_url=spec.base_url,
-        api_key=key,  # type: ignore[arg-type]
+        api_key=key,
         timeout=spec.timeout_s,
         max_retries=spec.max_retries,
         temperature=spec.temperature,

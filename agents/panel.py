@@ -43,4 +43,4 @@ class PanelFactory:
         judge_client, reviser_client = self.client(judge_model), self.client(model_under_test)
         judge: Judge = LLMJudge(judge_client) if judge_client else RubricJudge()
         reviser: Reviser = LLMReviser(reviser_client) if reviser_client else RubricReviser()
-        return Panel(judges={name: judge for name in JUDGES}, reviser=reviser)
+        return Panel(judges=dict.fromkeys(JUDGES, judge), reviser=reviser)

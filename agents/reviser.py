@@ -89,9 +89,7 @@ class LLMReviser:
         """Stream the think-aloud, then validate the revised question and solution."""
         prompt = load_prompt("reviser")
         messages = [SystemMessage(prompt.text), HumanMessage(fence(revision_payload(request)))]
-        result = await self._client.structured(
-            messages, Revision, on_text=ThinkingStreamer(on_thinking)
-        )
+        result = await self._client.structured(messages, Revision, on_text=ThinkingStreamer(on_thinking))
         revision = result.value
         return RevisionOutcome(
             round=request.round,

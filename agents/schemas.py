@@ -24,7 +24,15 @@ class BloomLevel(StrEnum):
 
 HOLISTIC = "holistic"
 JudgeName = Literal["remember", "understand", "apply", "analyze", "evaluate", "create", "holistic"]
-JUDGES: tuple[JudgeName, ...] = (*[level.value for level in BloomLevel], HOLISTIC)  # type: ignore[assignment]
+JUDGES: tuple[JudgeName, ...] = (
+    "remember",
+    "understand",
+    "apply",
+    "analyze",
+    "evaluate",
+    "create",
+    "holistic",
+)
 
 QuestionText = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS)

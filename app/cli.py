@@ -15,7 +15,14 @@ from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
 from agents.panel import PanelFactory
 from agents.schemas import Problem
 from app.logging import configure_logging
-from app.problems import ProblemInputError, example_names, make_problem, parse_problem, read_example, read_source
+from app.problems import (
+    ProblemInputError,
+    example_names,
+    make_problem,
+    parse_problem,
+    read_example,
+    read_source,
+)
 from app.render import TraceRenderer
 from app.settings import Settings, get_settings
 from graphs.context import RunContext
@@ -59,7 +66,9 @@ def refine(
     problem: Annotated[str | None, typer.Argument(help="JSON file with question and solution, or -")] = None,
     question: Annotated[str | None, typer.Option(help="The question text")] = None,
     solution: Annotated[str | None, typer.Option(help="The stated solution")] = None,
-    example: Annotated[str | None, typer.Option(help="A bundled example: " + ", ".join(example_names()))] = None,
+    example: Annotated[
+        str | None, typer.Option(help="A bundled example: " + ", ".join(example_names()))
+    ] = None,
     model: Annotated[str | None, typer.Option(help="Model under test (default: rubric)")] = None,
     judge_model: Annotated[str | None, typer.Option(help="Judge model (default: rubric)")] = None,
     policy: Annotated[str | None, typer.Option(help="Scoring policy: " + " | ".join(POLICY_NAMES))] = None,
@@ -116,7 +125,9 @@ def models(
     registry = registry_from(get_settings(), models_file)
     for name in registry.names():
         spec = registry.get(name)
-        where = "offline rubric panel" if spec is None else f"{spec.model} @ {spec.base_url or 'api.openai.com'}"
+        where = (
+            "offline rubric panel" if spec is None else f"{spec.model} @ {spec.base_url or 'api.openai.com'}"
+        )
         typer.echo(f"{name}\t{where}")
 
 

@@ -72,7 +72,9 @@ async def judge(task: JudgeTask, runtime: Runtime[RunContext]) -> dict[str, Any]
 def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Combine this round's verdicts into Q and decide where to go."""
     policy, number = runtime.context.policy, state["round"]
-    outcomes = sorted((o for o in state["outcomes"] if o.round == number), key=lambda o: JUDGES.index(o.judge))
+    outcomes = sorted(
+        (o for o in state["outcomes"] if o.round == number), key=lambda o: JUDGES.index(o.judge)
+    )
     votes = [
         Vote(o.judge, o.verdict.score if o.verdict else None, o.verdict.confidence if o.verdict else None)
         for o in outcomes
@@ -80,14 +82,26 @@ def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any
     result = score_round(votes, policy)
     decision = decide(result, number, policy)
     record = RoundRecord(
-        round=number, problem=state["current"], outcomes=outcomes, quality=result.quality,
-        pass_rate=result.pass_rate, agreement=result.agreement, confidence=result.confidence,
-        n_voting=result.n_voting, n_passing=result.n_passing, decision=decision.value,
+        round=number,
+        problem=state["current"],
+        outcomes=outcomes,
+        quality=result.quality,
+        pass_rate=result.pass_rate,
+        agreement=result.agreement,
+        confidence=result.confidence,
+        n_voting=result.n_voting,
+        n_passing=result.n_passing,
+        decision=decision.value,
     )
     runtime.stream_writer(
         RoundScored(
-            round=number, quality=result.quality, pass_rate=result.pass_rate, agreement=result.agreement,
-            confidence=result.confidence, n_voting=result.n_voting, n_passing=result.n_passing,
+            round=number,
+            quality=result.quality,
+            pass_rate=result.pass_rate,
+            agreement=result.agreement,
+            confidence=result.confidence,
+            n_voting=result.n_voting,
+            n_passing=result.n_passing,
             decision=decision.value,
         )
     )
@@ -113,8 +127,11 @@ async def revise(state: RefinementState, runtime: Runtime[RunContext]) -> dict[s
     """The model under test thinks aloud and proposes the next version."""
     record, number = state["rounds"][-1], state["round"]
     request = RevisionRequest(
-        round=number, current=state["current"], original=state["original"],
-        findings=_findings(record.outcomes, runtime.context), suggestions=_suggestions(record.outcomes),
+        round=number,
+        current=state["current"],
+        original=state["original"],
+        findings=_findings(record.outcomes, runtime.context),
+        suggestions=_suggestions(record.outcomes),
     )
 
     def on_thinking(delta: str) -> None:
@@ -123,15 +140,23 @@ async def revise(state: RefinementState, runtime: Runtime[RunContext]) -> dict[s
     outcome = await runtime.context.reviser.revise(request, on_thinking)
     runtime.stream_writer(RevisionProposed(round=number, problem=outcome.problem, error=outcome.error))
     if outcome.problem is None:
-        return {"revisions": [outcome], "decision": Decision.NEEDS_REVIEW.value,
-                "stop_reason": f"the model under test gave no usable revision ({outcome.error})"}
+        return {
+            "revisions": [outcome],
+            "decision": Decision.NEEDS_REVIEW.value,
+            "stop_reason": f"the model under test gave no usable revision ({outcome.error})",
+        }
     return {"revisions": [outcome], "previous": state["current"], "current": outcome.problem}
 
 
 def _findings(outcomes: list[JudgeOutcome], context: RunContext) -> tuple[Finding, ...]:
     # Abstentions are left out: an error message must never read as feedback.
     return tuple(
-        Finding(o.judge, o.verdict.score, o.verdict.score >= context.policy.threshold(o.judge), o.verdict.rationale)
+        Finding(
+            o.judge,
+            o.verdict.score,
+            o.verdict.score >= context.policy.threshold(o.judge),
+            o.verdict.rationale,
+        )
         for o in outcomes
         if o.verdict is not None
     )
@@ -154,9 +179,13 @@ def finish(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, An
     metrics = run_metrics(scored_rounds(state["rounds"], runtime.context.policy), runtime.context.policy)
     runtime.stream_writer(
         RunFinished(
-            outcome=state["decision"], stop_reason=state.get("stop_reason", ""), rounds=len(state["rounds"]),
-            final_quality=state["rounds"][-1].quality, rounds_to_pass=metrics.rounds_to_pass,
-            avg_quality_final=metrics.avg_quality_final, avg_quality_all_steps=metrics.avg_quality_all_steps,
+            outcome=state["decision"],
+            stop_reason=state.get("stop_reason", ""),
+            rounds=len(state["rounds"]),
+            final_quality=state["rounds"][-1].quality,
+            rounds_to_pass=metrics.rounds_to_pass,
+            avg_quality_final=metrics.avg_quality_final,
+            avg_quality_all_steps=metrics.avg_quality_all_steps,
         )
     )
     return {}
@@ -166,7 +195,8 @@ def build_refinement_graph(checkpointer: Any = None) -> CompiledStateGraph[Any, 
     """Compile the loop; pass a LangGraph checkpointer to make runs durable."""
     graph = StateGraph(RefinementState, context_schema=RunContext)
     graph.add_node("evaluate", evaluate)
-    graph.add_node("judge", judge)
+    # A Send target takes its own payload (JudgeTask), which the overloads do not model.
+    graph.add_node("judge", judge)  # type: ignore[call-overload]
     graph.add_node("score", score)
     graph.add_node("revise", revise)
     graph.add_node("finish", finish)

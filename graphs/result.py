@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from functools import reduce
-from typing import Any
+from typing import Any, cast
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import StreamMode
 from pydantic import BaseModel, ConfigDict
 
 from agents.schemas import Problem, RevisionOutcome, Usage
@@ -43,8 +44,14 @@ def scored_rounds(rounds: Sequence[RoundRecord], policy: ScoringPolicy) -> list[
         ScoredRound(
             round=r.round,
             score=RoundScore(
-                n_judges=len(r.outcomes), n_voting=r.n_voting, n_passing=r.n_passing, pass_rate=r.pass_rate,
-                agreement=r.agreement, confidence=r.confidence, quality=r.quality, passes={},
+                n_judges=len(r.outcomes),
+                n_voting=r.n_voting,
+                n_passing=r.n_passing,
+                pass_rate=r.pass_rate,
+                agreement=r.agreement,
+                confidence=r.confidence,
+                quality=r.quality,
+                passes={},
             ),
             level_scores=r.level_scores(),
         )
@@ -56,11 +63,8 @@ def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:
     """The report of a finished run; ``final`` and ``best`` are always evaluated versions."""
     rounds, revisions = state["rounds"], state.get("revisions", [])
     best = max(rounds, key=lambda r: (r.quality if r.quality is not None else -1.0, -r.round))
-    usage = reduce(
-        lambda total, item: total + item.usage,
-        [*(o for r in rounds for o in r.outcomes), *revisions],
-        Usage(),
-    )
+    calls = [*(o.usage for r in rounds for o in r.outcomes), *(r.usage for r in revisions)]
+    usage = sum(calls, Usage())
     return RunResult(
         policy=policy.name,
         outcome=state["decision"],
@@ -84,14 +88,13 @@ async def run_refinement(
 
     compiled = graph if graph is not None else build_refinement_graph()
     start: RefinementState = {"original": problem, "current": problem, "previous": None, "round": 0}
-    config = {"recursion_limit": recursion_limit(context.policy.max_rounds)}
+    config: RunnableConfig = {"recursion_limit": recursion_limit(context.policy.max_rounds)}
+    modes: list[StreamMode] = ["custom", "values"]
     final: RefinementState | None = None
-    async for mode, chunk in compiled.astream(
-        start, config=config, context=context, stream_mode=["custom", "values"]
-    ):
+    async for mode, chunk in compiled.astream(start, config=config, context=context, stream_mode=modes):
         if mode == "custom" and on_event is not None:
-            on_event(chunk)
+            on_event(cast(RunEvent, chunk))
         elif mode == "values":
-            final = chunk
+            final = cast(RefinementState, chunk)
     assert final is not None and final.get("rounds"), "the graph ended without evaluating"
     return build_result(final, context.policy)

@@ -158,9 +158,7 @@ def score_round(votes: Sequence[Vote], policy: ScoringPolicy) -> RoundScore:
     scores = [v.score for v in voting if v.score is not None]
     spread = max(scores) - min(scores)
     pass_rate = m / n
-    agreement = (
-        observed_agreement(m, n) if policy.agreement == "observed" else directional_kappa(m, n)
-    )
+    agreement = observed_agreement(m, n) if policy.agreement == "observed" else directional_kappa(m, n)
     confidence = _confidence(voting, passes, policy)
     raw = policy.alpha * pass_rate + policy.beta * agreement + policy.gamma * confidence
     quality = round(raw, policy.round_to)

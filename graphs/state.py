@@ -26,7 +26,7 @@ class RoundRecord(BaseModel):
     n_passing: int
     decision: str
 
-    def level_scores(self) -> dict[JudgeName, float | None]:
+    def level_scores(self) -> dict[str, float | None]:
         """Each judge's score this round (None when it abstained)."""
         return {o.judge: (o.verdict.score if o.verdict else None) for o in self.outcomes}
 

@@ -40,7 +40,11 @@ def evaluate(expression: str) -> float:
 
 
 def _eval(node: ast.AST) -> float:
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+    ):
         return float(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_eval(node.operand)

@@ -121,6 +121,4 @@ def _reported_checks(request: RevisionRequest) -> set[str]:
         return ids & known
     facts = ProblemFacts(request.current.question, request.current.solution)
     reference = facts_of(request.original)
-    return {
-        r.check for judge in JUDGES for r in run_checks(judge, facts, reference) if r.ok is False
-    }
+    return {r.check for judge in JUDGES for r in run_checks(judge, facts, reference) if r.ok is False}

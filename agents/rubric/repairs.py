@@ -41,7 +41,9 @@ def _fix_duration(draft: Draft) -> None:
     counts = [format_number(n) for n in facts.question_numbers if format_number(n) != amount]
     time_var, count_var = _variables(draft.question)
     first, _, rest = draft.question.partition(". ")
-    draft.question = f"{first}. The length of the piece is fixed and does not depend on how many take part. {rest}"
+    draft.question = (
+        f"{first}. The length of the piece is fixed and does not depend on how many take part. {rest}"
+    )
     if f"Let {count_var}" not in draft.question:
         draft.question += f" Let {count_var} be the number of participants and {time_var} the time taken."
     draft.question += f" Also give an equation for {time_var} in terms of {count_var}."
@@ -70,7 +72,9 @@ def _fix_arithmetic(draft: Draft) -> None:
         if not claim.correct:
             fixed = claim.text.replace(claim.text.split("=")[-1].strip(), format_number(claim.actual))
             draft.solution = draft.solution.replace(claim.text, fixed)
-            draft.notes.append(f"'{claim.text}' is wrong: {claim.expression} is {format_number(claim.actual)}.")
+            draft.notes.append(
+                f"'{claim.text}' is wrong: {claim.expression} is {format_number(claim.actual)}."
+            )
 
 
 def _use_variables(draft: Draft) -> None:
@@ -79,7 +83,10 @@ def _use_variables(draft: Draft) -> None:
     if unused and facts.final_answer is not None:
         equations = ", ".join(f"{v} = {v}" for v in unused)
         draft.question = re.sub(r"\s*Let [^.?!]*[.?!]?\s*$", "", draft.question).strip()
-        draft.notes.append(f"Variables {', '.join(unused)} are defined but never used ({equations} says nothing): I drop them.")
+        draft.notes.append(
+            f"Variables {', '.join(unused)} are defined but never used ({equations} says nothing): "
+            "I drop them."
+        )
 
 
 def _generalise(draft: Draft) -> None:
@@ -88,13 +95,19 @@ def _generalise(draft: Draft) -> None:
         return
     given = [format_number(n) for n in facts.question_numbers]
     for claim in reversed(facts.claims):  # the last claim computes the answer
-        first = next((g for g in given if re.search(rf"(?<![\d.]){re.escape(g)}(?![\d.])", claim.expression)), None)
+        first = next(
+            (g for g in given if re.search(rf"(?<![\d.]){re.escape(g)}(?![\d.])", claim.expression)), None
+        )
         if first is None:
             continue
         general = re.sub(rf"(?<![\d.]){re.escape(first)}(?![\d.])", "n", claim.expression, count=1)
-        draft.question += f" Then write an expression for the result when {first} is replaced by any number n."
+        draft.question += (
+            f" Then write an expression for the result when {first} is replaced by any number n."
+        )
         draft.solution += f" In general the result is {general}."
-        draft.notes.append(f"To invite a general method I ask for the result with {first} replaced by n: {general}.")
+        draft.notes.append(
+            f"To invite a general method I ask for the result with {first} replaced by n: {general}."
+        )
         return
 
 
@@ -117,7 +130,10 @@ def _single_question(draft: Draft) -> None:
 # Which repairs answer which reported checks, in the order they are applied.
 REPAIRS: tuple[tuple[frozenset[str], Callable[[Draft], None]], ...] = (
     (frozenset({"no_instructions_in_text"}), _drop_injection),
-    (frozenset({"no_false_proportionality", "narrative", "solves_not_explains", "answerable"}), _fix_duration),
+    (
+        frozenset({"no_false_proportionality", "narrative", "solves_not_explains", "answerable"}),
+        _fix_duration,
+    ),
     (frozenset({"arithmetic_correct", "solution_matches"}), _fix_arithmetic),
     (frozenset({"single_question"}), _single_question),
     (frozenset({"variables_defined_and_used"}), _use_variables),

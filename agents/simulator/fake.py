@@ -52,5 +52,5 @@ def reviser_hints(user_text: str) -> dict[str, Any]:
     return {
         "thinking": _THINKING,
         "question": question.removesuffix(" (revised)") + " (revised)",
-        "solution": str(data.get("solution") or "A worked solution.") ,
+        "solution": str(data.get("solution") or "A worked solution."),
     }

@@ -133,7 +133,10 @@ def _reply_text(state: SimulatorState, body: dict[str, Any], rule: Rule | None) 
     schema = _schema(body)
     if schema is None:
         return "This is a simulated reply."
-    hints: dict[str, Any] = {"score": state.config.default_score, "confidence": state.config.default_confidence}
+    hints: dict[str, Any] = {
+        "score": state.config.default_score,
+        "confidence": state.config.default_confidence,
+    }
     if schema[0] == "Revision":
         hints |= reviser_hints(_all_text(body))
     reply = fake_object(schema[1], hints)
@@ -151,7 +154,11 @@ def _usage(body: dict[str, Any], reply: str) -> dict[str, int]:
 def _completion(body: dict[str, Any], reply: str, as_tool: bool) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply}
     if as_tool:
-        call = {"id": "call_sim", "type": "function", "function": {"name": _tool_name(body), "arguments": reply}}
+        call = {
+            "id": "call_sim",
+            "type": "function",
+            "function": {"name": _tool_name(body), "arguments": reply},
+        }
         message = {"role": "assistant", "content": None, "tool_calls": [call]}
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
@@ -169,8 +176,13 @@ def _tool_name(body: dict[str, Any]) -> str:
 
 def _chunk(body: dict[str, Any], cid: str, delta: dict[str, Any], finish: str | None = None) -> str:
     choice = {"index": 0, "delta": delta, "finish_reason": finish}
-    payload = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()),
-               "model": body.get("model", "sim"), "choices": [choice]}
+    payload = {
+        "id": cid,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": body.get("model", "sim"),
+        "choices": [choice],
+    }
     return json.dumps(payload)
 
 
@@ -196,8 +208,14 @@ async def _stream(
         return
     yield _chunk(body, cid, {}, "tool_calls" if as_tool else "stop")
     if (body.get("stream_options") or {}).get("include_usage"):
-        usage = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()),
-                 "model": body.get("model", "sim"), "choices": [], "usage": _usage(body, reply)}
+        usage = {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model", "sim"),
+            "choices": [],
+            "usage": _usage(body, reply),
+        }
         yield json.dumps(usage)
     yield "[DONE]"
 
@@ -237,11 +255,16 @@ def create_simulator(state: SimulatorState | None = None) -> Starlette:
     return app
 
 
-def _respond(state: SimulatorState, entry: LoggedRequest, body: dict[str, Any], rule: Rule | None) -> Response:
+def _respond(
+    state: SimulatorState, entry: LoggedRequest, body: dict[str, Any], rule: Rule | None
+) -> Response:
     if rule is not None and rule.reject_json_schema and "response_format" in body:
         state.answer(entry, 400)
-        error = {"message": "response_format json_schema is not supported", "type": "invalid_request_error",
-                 "param": "response_format"}
+        error = {
+            "message": "response_format json_schema is not supported",
+            "type": "invalid_request_error",
+            "param": "response_format",
+        }
         return JSONResponse({"error": error}, 400)
     if rule is not None and rule.status is not None:
         state.answer(entry, rule.status)
@@ -260,8 +283,14 @@ def _respond(state: SimulatorState, entry: LoggedRequest, body: dict[str, Any], 
 
 
 def _public(entry: LoggedRequest) -> dict[str, Any]:
-    return {"id": entry.id, "role": entry.role, "arrived": entry.arrived, "answered": entry.answered,
-            "status": entry.status, "stream": bool(entry.body.get("stream"))}
+    return {
+        "id": entry.id,
+        "role": entry.role,
+        "arrived": entry.arrived,
+        "answered": entry.answered,
+        "status": entry.status,
+        "stream": bool(entry.body.get("stream")),
+    }
 
 
 class SimulatorServer:

@@ -79,7 +79,9 @@ async def test_timeout_is_retried(sim: Sim, client: Callable[..., LLMClient]) ->
     assert outcome.verdict is not None and len(server.state.requests) == 2
 
 
-async def test_exhausted_retries_abstain_instead_of_raising(sim: Sim, client: Callable[..., LLMClient]) -> None:
+async def test_exhausted_retries_abstain_instead_of_raising(
+    sim: Sim, client: Callable[..., LLMClient]
+) -> None:
     sim([Rule(status=500)])
     outcome = await LLMJudge(client(max_retries=1)).assess(REQUEST)
     assert outcome.verdict is None and outcome.abstain_reason == "endpoint error: HTTP 500"
@@ -108,7 +110,9 @@ async def test_tool_calling_mode_streams_too(sim: Sim, client: Callable[..., LLM
 async def test_reviser_streams_thinking_and_keeps_usage(sim: Sim, client: Callable[..., LLMClient]) -> None:
     server = sim(chunk_chars=8)
     deltas: list[str] = []
-    revision = await LLMReviser(client()).revise(RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ()), deltas.append)
+    revision = await LLMReviser(client()).revise(
+        RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ()), deltas.append
+    )
     assert len(deltas) > 5 and "".join(deltas) == revision.thinking
     assert revision.problem is not None and revision.problem.question.endswith("(revised)")
     assert revision.usage.output_tokens > 0  # stream_usage keeps token counts when streaming
@@ -117,7 +121,9 @@ async def test_reviser_streams_thinking_and_keeps_usage(sim: Sim, client: Callab
 
 async def test_truncated_stream_is_re_asked(sim: Sim, client: Callable[..., LLMClient]) -> None:
     sim([Rule(role="Reviser", truncate_stream=True, times=1)])
-    revision = await LLMReviser(client()).revise(RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ()), lambda _: None)
+    revision = await LLMReviser(client()).revise(
+        RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ()), lambda _: None
+    )
     assert revision.problem is not None and len(revision.raw_outputs) == 2
 
 

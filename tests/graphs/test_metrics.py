@@ -10,7 +10,9 @@ from graphs.scoring import RoundScore, get_policy
 PAPER = get_policy("think-paper")
 
 
-def scored(round_no: int, quality: float | None, levels: dict[str, float | None] | None = None) -> ScoredRound:
+def scored(
+    round_no: int, quality: float | None, levels: dict[str, float | None] | None = None
+) -> ScoredRound:
     score = RoundScore(7, 7, 0, 0.0, 0.0, 0.0, quality, {})
     return ScoredRound(round_no, score, levels or {})
 
@@ -34,7 +36,10 @@ def test_non_passer_is_censored_not_dropped() -> None:
 
 
 def test_level_change_is_final_minus_previous() -> None:
-    rounds = [scored(1, 0.4, {"remember": 10.0, "apply": None}), scored(2, 0.6, {"remember": 90.0, "apply": 80.0})]
+    rounds = [
+        scored(1, 0.4, {"remember": 10.0, "apply": None}),
+        scored(2, 0.6, {"remember": 90.0, "apply": 80.0}),
+    ]
     metrics = run_metrics(rounds, PAPER)
     assert metrics.level_final == {"remember": 90.0, "apply": 80.0}
     assert metrics.level_change == {"remember": 80.0, "apply": None}

@@ -1,0 +1,66 @@
+"""`thinkloop simulate-llm` serves the simulator as a process a user's own client can call."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from langchain_openai import ChatOpenAI
+from typer.testing import CliRunner
+
+from app.cli import cli
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    script = tmp_path / "script.json"
+    script.write_text('{"rules": [{"role": "Judge", "score": 42}]}')
+    port = free_port()
+    cmd = [sys.executable, "-m", "app", "simulate-llm", "--port", str(port), "--script", str(script)]
+    process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        for _ in range(200):
+            try:
+                httpx.get(f"{base}/models", timeout=0.5)
+                break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_served_simulator_answers_chat_openai(served: str) -> None:
+    chat = ChatOpenAI(model="any", base_url=served, api_key="x", max_retries=0)  # type: ignore[arg-type]
+    fmt = {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "V",
+            "schema": {"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]},
+        },
+    }
+    reply = chat.bind(response_format=fmt).invoke([("system", "# Judge: Apply"), ("user", "hi")])
+    assert reply.text == '{"score": 42}'
+    log = httpx.get(served.removesuffix("/v1") + "/_sim").json()
+    assert log[0]["role"] == "Judge: Apply"
+
+
+def test_bad_script_is_refused(tmp_path: Path) -> None:
+    script = tmp_path / "bad.json"
+    script.write_text('{"rules": [{"status": 200}]}')
+    result = CliRunner().invoke(cli, ["simulate-llm", "--script", str(script)])
+    assert result.exit_code == 2 and "cannot use the script" in result.output
