@@ -1,0 +1,93 @@
+"""One refinement round's wall time against its bound, and against judges called one by one.
+
+Runs the real graph and the real ChatOpenAI client against the simulator at a fixed per-call
+latency. A round here is: seven judges, then the reviser. Figures are medians over --repeats.
+
+    uv run python bench/round_latency.py --latency 0.2 --repeats 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+from time import perf_counter
+
+from agents.judges import JudgeRequest
+from agents.models import ModelRegistry, ModelSpec
+from agents.panel import PanelFactory
+from agents.reviser import RevisionRequest
+from agents.schemas import JUDGES, Problem
+from agents.simulator import Rule, SimConfig, SimulatorServer
+from graphs.context import RunContext
+from graphs.events import RunEvent
+from graphs.result import run_refinement
+from graphs.scoring import get_policy
+
+PROBLEM = Problem(
+    question="A tank holds 50 litres and loses 4 litres an hour. How much is left after 6 hours?",
+    solution="4 × 6 = 24 litres lost, so 50 - 24 = 26 litres are left.",
+)
+
+
+async def parallel_round(context: RunContext) -> tuple[float, float]:
+    """Wall time of round 1 + revision in the graph, and its bound (slowest judge + reviser)."""
+    marks: dict[str, float] = {}
+
+    def on_event(event: RunEvent) -> None:
+        if event.type == "round.started" and event.round == 1:
+            marks["start"] = perf_counter()
+        elif event.type == "revision.proposed":
+            marks["end"] = perf_counter()
+
+    result = await run_refinement(PROBLEM, context, on_event=on_event)
+    slowest_judge = max(o.usage.latency_s for o in result.rounds[0].outcomes)
+    return marks["end"] - marks["start"], slowest_judge + result.revisions[0].usage.latency_s
+
+
+async def sequential_round(context: RunContext) -> float:
+    """The same work with the judges awaited one after another, as the reference code does."""
+    start = perf_counter()
+    for name in JUDGES:
+        await context.judges[name].assess(JudgeRequest(name, 1, PROBLEM, PROBLEM))
+    await context.reviser.revise(RevisionRequest(1, PROBLEM, PROBLEM, (), ()), lambda _: None)
+    return perf_counter() - start
+
+
+async def measure(server: SimulatorServer, latency: float, repeats: int) -> dict[str, float]:
+    spec = ModelSpec(name="sim", model="sim", base_url=server.base_url, max_concurrency=16)
+    panel = PanelFactory(ModelRegistry({"sim": spec}), {}).build("sim", "sim")
+    context = RunContext(panel.judges, panel.reviser, get_policy("default", max_rounds=2))
+    walls, bounds, sequential = [], [], []
+    for _ in range(repeats):
+        server.state.configure(SimConfig(latency_s=latency, rules=[Rule(role="^Judge", score=40, times=7)]))
+        wall, bound = await parallel_round(context)
+        walls.append(wall)
+        bounds.append(bound)
+        server.state.configure(SimConfig(latency_s=latency))
+        sequential.append(await sequential_round(context))
+    return {
+        "wall": statistics.median(walls),
+        "bound": statistics.median(bounds),
+        "sequential": statistics.median(sequential),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--latency", type=float, default=0.2, help="simulated seconds per LLM call")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    with SimulatorServer().running() as server:
+        figures = asyncio.run(measure(server, args.latency, args.repeats))
+    wall, bound, seq = figures["wall"], figures["bound"], figures["sequential"]
+    print(f"Round latency, simulator at {args.latency * 1000:.0f} ms per call, median of {args.repeats}\n")
+    print("| measure | seconds | ratio |")
+    print("|---|---|---|")
+    print(f"| one round, 7 judges in parallel + reviser | {wall:.3f} | 1.00 |")
+    print(f"| bound: slowest judge call + reviser call | {bound:.3f} | wall ÷ bound = {wall / bound:.2f} |")
+    print(f"| same round, judges one after another | {seq:.3f} | sequential ÷ parallel = {seq / wall:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
