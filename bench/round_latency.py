@@ -74,7 +74,9 @@ async def measure(server: SimulatorServer, latency: float, repeats: int) -> dict
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--latency", type=float, default=0.2, help="simulated seconds per LLM call")
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
