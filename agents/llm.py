@@ -68,6 +68,12 @@ class LLMClient:
         self._limit = asyncio.Semaphore(spec.max_concurrency)
         self._mode = spec.structured_output
 
+    async def aclose(self) -> None:
+        """Close the endpoint's connection pool."""
+        http_client = getattr(self._chat, "http_async_client", None)
+        if http_client is not None:
+            await http_client.aclose()
+
     @property
     def model_id(self) -> str:
         """The registry name recorded with every output."""
@@ -148,6 +154,7 @@ class LLMClient:
 
 async def _stream(bound: Any, messages: Sequence[BaseMessage], on_text: Callable[[str], None]) -> AIMessage:
     merged: AIMessageChunk | None = None
+    on_text("")  # a new attempt starts: listeners restart their view of the text
     async for chunk in bound.astream(list(messages)):
         merged = chunk if merged is None else merged + chunk
         on_text(message_text(merged))

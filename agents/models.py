@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
+import openai
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -113,8 +114,12 @@ def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> ChatOpenAI:
         if not env.get(spec.api_key_env):
             raise ModelConfigError(f"model {spec.name!r}: ${spec.api_key_env} is not set")
         key = env[spec.api_key_env]
+    # Our own connection pool: langchain-openai's default is one process-wide pool per base URL,
+    # which stays bound to the first event loop that used it.
+    http_client = openai.DefaultAsyncHttpxClient(timeout=spec.timeout_s)
     return ChatOpenAI(
         model=spec.model,
+        http_async_client=http_client,
         base_url=spec.base_url,
         api_key=key,
         timeout=spec.timeout_s,

@@ -38,6 +38,18 @@ class PanelFactory:
             self._clients[name] = LLMClient(spec, build_chat_model(spec, self.env))
         return self._clients[name]
 
+    async def aclose(self) -> None:
+        """Close every endpoint's connection pool."""
+        for client in self._clients.values():
+            await client.aclose()
+        self._clients.clear()
+
+    async def __aenter__(self) -> PanelFactory:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
     def build(self, judge_model: str, model_under_test: str) -> Panel:
         """Judges from ``judge_model`` and the reviser from ``model_under_test`` (chosen apart)."""
         judge_client, reviser_client = self.client(judge_model), self.client(model_under_test)

@@ -69,6 +69,11 @@ class ThinkingStreamer:
 
     def __call__(self, text_so_far: str) -> None:
         """Parse the partial JSON and forward what is new in ``thinking``."""
+        if not text_so_far:  # a re-asked attempt streams its thinking from the start
+            if self._sent:
+                self._sink("\n\n")
+            self._sent = 0
+            return
         try:
             partial = parse_partial_json(text_so_far)
         except ValueError:

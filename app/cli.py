@@ -27,7 +27,7 @@ from app.render import TraceRenderer
 from app.settings import Settings, get_settings
 from graphs.context import RunContext
 from graphs.result import RunResult, run_refinement
-from graphs.scoring import POLICY_NAMES, get_policy
+from graphs.scoring import POLICY_NAMES, ScoringPolicy, get_policy
 
 cli = typer.Typer(help="thinkloop: judge and refine flawed math word problems.", no_args_is_help=True)
 err = Console(stderr=True)
@@ -83,16 +83,34 @@ def refine(
     overrides = {"max_rounds": max_rounds} if max_rounds else {}
     try:
         scoring = get_policy(policy or settings.policy, **overrides)
-        factory = PanelFactory(registry_from(settings, models_file), os.environ)
-        panel = factory.build(judge_model or settings.judge_model, model or settings.model)
-    except (ValueError, UnknownModelError) as exc:
-        fail(str(exc.args[0]) if exc.args else str(exc))
-    context = RunContext(judges=panel.judges, reviser=panel.reviser, policy=scoring)
-    console = Console()
-    renderer = None if as_json else TraceRenderer(console)
-    result: RunResult = asyncio.run(run_refinement(subject, context, on_event=renderer))
+    except ValueError as exc:
+        fail(str(exc))
+    factory = PanelFactory(registry_from(settings, models_file), os.environ)
+    renderer = None if as_json else TraceRenderer(Console())
+    result = asyncio.run(
+        _refine(
+            factory, subject, scoring, judge_model or settings.judge_model, model or settings.model, renderer
+        )
+    )
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
+
+
+async def _refine(
+    factory: PanelFactory,
+    subject: Problem,
+    scoring: ScoringPolicy,
+    judge_model: str,
+    model: str,
+    renderer: TraceRenderer | None,
+) -> RunResult:
+    async with factory:
+        try:
+            panel = factory.build(judge_model, model)
+        except (ModelConfigError, UnknownModelError) as exc:
+            fail(str(exc))
+        context = RunContext(judges=panel.judges, reviser=panel.reviser, policy=scoring)
+        return await run_refinement(subject, context, on_event=renderer)
 
 
 @cli.command("simulate-llm")

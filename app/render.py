@@ -65,7 +65,8 @@ class TraceRenderer:
             table.add_column(column, overflow="fold")
         for verdict in self._verdicts:
             score = "abstained" if verdict.abstained else str(verdict.score)
-            table.add_row(verdict.judge, score, str(verdict.confidence or "—"), Text(verdict.rationale or ""))
+            why = verdict.rationale if not verdict.abstained else f"abstained: {verdict.abstain_reason}"
+            table.add_row(verdict.judge, score, str(verdict.confidence or "—"), Text(why or ""))
         table.caption = (
             f"pass rate {_fmt(event.pass_rate)} · agreement {_fmt(event.agreement)} · confidence "
             f"{_fmt(event.confidence)} · Q = {_fmt(event.quality)} · {event.n_passing}/{event.n_voting} "

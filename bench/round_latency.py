@@ -56,8 +56,15 @@ async def sequential_round(context: RunContext) -> float:
 
 async def measure(server: SimulatorServer, latency: float, repeats: int) -> dict[str, float]:
     spec = ModelSpec(name="sim", model="sim", base_url=server.base_url, max_concurrency=16)
-    panel = PanelFactory(ModelRegistry({"sim": spec}), {}).build("sim", "sim")
-    context = RunContext(panel.judges, panel.reviser, get_policy("default", max_rounds=2))
+    async with PanelFactory(ModelRegistry({"sim": spec}), {}) as factory:
+        panel = factory.build("sim", "sim")
+        context = RunContext(panel.judges, panel.reviser, get_policy("default", max_rounds=2))
+        return await _measure(server, context, latency, repeats)
+
+
+async def _measure(
+    server: SimulatorServer, context: RunContext, latency: float, repeats: int
+) -> dict[str, float]:
     walls, bounds, sequential = [], [], []
     for _ in range(repeats):
         server.state.configure(SimConfig(latency_s=latency, rules=[Rule(role="^Judge", score=40, times=7)]))

@@ -31,6 +31,7 @@ class JudgeVerdictEvent(_Event):
     confidence: int | None
     rationale: str | None
     abstained: bool
+    abstain_reason: str | None = None
     model: str
 
 

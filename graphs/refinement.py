@@ -63,6 +63,7 @@ async def judge(task: JudgeTask, runtime: Runtime[RunContext]) -> dict[str, Any]
             confidence=verdict.confidence if verdict else None,
             rationale=verdict.rationale if verdict else None,
             abstained=verdict is None,
+            abstain_reason=outcome.abstain_reason,
             model=outcome.model,
         )
     )

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
 
 from agents.llm import LLMClient
-from agents.models import ModelSpec, build_chat_model
+from agents.models import ModelRegistry, ModelSpec, build_chat_model
 from agents.panel import PanelFactory
 from agents.rubric.panel import RubricJudge, RubricReviser
 from agents.schemas import JUDGES, Problem
@@ -63,28 +63,31 @@ def spec(simulator_server: SimulatorServer) -> Callable[..., ModelSpec]:
 
 
 @pytest.fixture
-def client(spec: Callable[..., ModelSpec]) -> Callable[..., LLMClient]:
-    """A real ChatOpenAI-backed client against the simulator."""
+async def client(spec: Callable[..., ModelSpec]) -> AsyncIterator[Callable[..., LLMClient]]:
+    """A real ChatOpenAI-backed client against the simulator (closed after the test)."""
+    made: list[LLMClient] = []
 
     def make(**fields: Any) -> LLMClient:
         model_spec = spec(**fields)
-        return LLMClient(model_spec, build_chat_model(model_spec, {}))
+        made.append(LLMClient(model_spec, build_chat_model(model_spec, {})))
+        return made[-1]
 
-    return make
+    yield make
+    for item in made:
+        await item.aclose()
 
 
 @pytest.fixture
-def llm_context(spec: Callable[..., ModelSpec]) -> Callable[..., RunContext]:
+async def llm_context(spec: Callable[..., ModelSpec]) -> AsyncIterator[Callable[..., RunContext]]:
     """A run context whose judges and reviser both talk to the simulator."""
+    factory = PanelFactory(ModelRegistry({"sim": spec()}), {})
 
     def make(policy: str = "default", **overrides: Any) -> RunContext:
-        from agents.models import ModelRegistry
-
-        factory = PanelFactory(ModelRegistry({"sim": spec()}), {})
         panel = factory.build("sim", "sim")
         return RunContext(judges=panel.judges, reviser=panel.reviser, policy=get_policy(policy, **overrides))
 
-    return make
+    yield make
+    await factory.aclose()
 
 
 @pytest.fixture

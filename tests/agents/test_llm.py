@@ -121,10 +121,13 @@ async def test_reviser_streams_thinking_and_keeps_usage(sim: Sim, client: Callab
 
 async def test_truncated_stream_is_re_asked(sim: Sim, client: Callable[..., LLMClient]) -> None:
     sim([Rule(role="Reviser", truncate_stream=True, times=1)])
-    revision = await LLMReviser(client()).revise(
-        RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ()), lambda _: None
-    )
+    deltas: list[str] = []
+    request = RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ())
+    revision = await LLMReviser(client()).revise(request, deltas.append)
     assert revision.problem is not None and len(revision.raw_outputs) == 2
+    # The cut-off attempt's thinking, a break, then the retried attempt's thinking in full.
+    first, _, second = "".join(deltas).partition("\n\n")
+    assert revision.thinking.startswith(first) and second == revision.thinking
 
 
 async def test_concurrency_limit_is_respected(sim: Sim, client: Callable[..., LLMClient]) -> None:
