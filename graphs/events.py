@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agents.schemas import JudgeName, Problem
+from graphs.state import RoundFigures
 
 
 class _Event(BaseModel):
@@ -35,18 +36,11 @@ class JudgeVerdictEvent(_Event):
     model: str
 
 
-class RoundScored(_Event):
+class RoundScored(RoundFigures):
     """The round's composite score and the decision taken on it."""
 
     type: Literal["round.scored"] = "round.scored"
     round: int
-    quality: float | None
-    pass_rate: float | None
-    agreement: float | None
-    confidence: float | None
-    n_voting: int
-    n_passing: int
-    decision: str
 
 
 class ReviserThinking(_Event):

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
-from graphs.scoring import RoundScore, ScoringPolicy, is_pass
+from graphs.scoring import ScoringPolicy, is_pass
 
 
 @dataclass(frozen=True)
@@ -14,7 +14,7 @@ class ScoredRound:
     """What metrics need of one evaluated round."""
 
     round: int
-    score: RoundScore
+    quality: float | None
     level_scores: Mapping[str, float | None]
 
 
@@ -40,9 +40,9 @@ class RunMetrics:
 
 def run_metrics(rounds: Sequence[ScoredRound], policy: ScoringPolicy) -> RunMetrics:
     """RoundsToPass, both AvgQualityScores, and per-level final scores with their change."""
-    passing = [r.round for r in rounds if is_pass(r.score, policy, for_metrics=True)]
+    passing = [r.round for r in rounds if is_pass(r.quality, policy, for_metrics=True)]
     first_pass = passing[0] if passing else None
-    valid = [r for r in rounds if r.score.quality is not None]
+    valid = [r for r in rounds if r.quality is not None]
     final = valid[-1] if valid else None
     previous = valid[-2] if len(valid) >= 2 else None
     return RunMetrics(
@@ -59,8 +59,8 @@ def run_metrics(rounds: Sequence[ScoredRound], policy: ScoringPolicy) -> RunMetr
 
 
 def _q(scored: ScoredRound) -> float:
-    assert scored.score.quality is not None  # callers pass valid rounds only
-    return scored.score.quality
+    assert scored.quality is not None  # callers pass valid rounds only
+    return scored.quality
 
 
 def _pct(value: float) -> float:

@@ -24,7 +24,7 @@ from graphs.events import (
 from graphs.metrics import run_metrics
 from graphs.result import scored_rounds
 from graphs.scoring import Decision, Vote, decide, score_round
-from graphs.state import JudgeTask, RefinementState, RoundRecord
+from graphs.state import JudgeTask, RefinementState, RoundFigures, RoundRecord
 
 
 class RoundLimitExceeded(RuntimeError):
@@ -82,30 +82,9 @@ def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any
     ]
     result = score_round(votes, policy)
     decision = decide(result, number, policy)
-    record = RoundRecord(
-        round=number,
-        problem=state["current"],
-        outcomes=outcomes,
-        quality=result.quality,
-        pass_rate=result.pass_rate,
-        agreement=result.agreement,
-        confidence=result.confidence,
-        n_voting=result.n_voting,
-        n_passing=result.n_passing,
-        decision=decision.value,
-    )
-    runtime.stream_writer(
-        RoundScored(
-            round=number,
-            quality=result.quality,
-            pass_rate=result.pass_rate,
-            agreement=result.agreement,
-            confidence=result.confidence,
-            n_voting=result.n_voting,
-            n_passing=result.n_passing,
-            decision=decision.value,
-        )
-    )
+    figures = RoundFigures.of(result, decision).model_dump()
+    record = RoundRecord(round=number, problem=state["current"], outcomes=outcomes, **figures)
+    runtime.stream_writer(RoundScored(round=number, **figures))
     return {"rounds": [record], "decision": decision.value, "stop_reason": _reason(decision, result.valid)}
 
 
@@ -177,7 +156,7 @@ def route_after_revise(state: RefinementState) -> str:
 
 def finish(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Emit run.finished with RoundsToPass and AvgQualityScore."""
-    metrics = run_metrics(scored_rounds(state["rounds"], runtime.context.policy), runtime.context.policy)
+    metrics = run_metrics(scored_rounds(state["rounds"]), runtime.context.policy)
     runtime.stream_writer(
         RunFinished(
             outcome=state["decision"],

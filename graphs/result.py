@@ -14,7 +14,7 @@ from agents.schemas import Problem, RevisionOutcome, Usage
 from graphs.context import RunContext
 from graphs.events import RunEvent
 from graphs.metrics import ScoredRound, run_metrics
-from graphs.scoring import RoundScore, ScoringPolicy
+from graphs.scoring import ScoringPolicy
 from graphs.state import RefinementState, RoundRecord
 
 EventSink = Callable[[RunEvent], None]
@@ -38,25 +38,9 @@ class RunResult(BaseModel):
     usage: Usage
 
 
-def scored_rounds(rounds: Sequence[RoundRecord], policy: ScoringPolicy) -> list[ScoredRound]:
+def scored_rounds(rounds: Sequence[RoundRecord]) -> list[ScoredRound]:
     """Round records in the form the metrics functions take."""
-    return [
-        ScoredRound(
-            round=r.round,
-            score=RoundScore(
-                n_judges=len(r.outcomes),
-                n_voting=r.n_voting,
-                n_passing=r.n_passing,
-                pass_rate=r.pass_rate,
-                agreement=r.agreement,
-                confidence=r.confidence,
-                quality=r.quality,
-                passes={},
-            ),
-            level_scores=r.level_scores(),
-        )
-        for r in rounds
-    ]
+    return [ScoredRound(r.round, r.quality, r.level_scores()) for r in rounds]
 
 
 def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:
@@ -75,7 +59,7 @@ def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:
         best_round=best.round,
         rounds=list(rounds),
         revisions=list(revisions),
-        metrics=dataclasses.asdict(run_metrics(scored_rounds(rounds, policy), policy)),
+        metrics=dataclasses.asdict(run_metrics(scored_rounds(rounds), policy)),
         usage=usage,
     )
 

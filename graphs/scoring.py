@@ -182,13 +182,13 @@ def _confidence(voting: Sequence[Vote], passes: Mapping[str, bool], policy: Scor
     return sum(c for v, c in zip(voting, values, strict=True) if passes[v.judge]) / len(voting)
 
 
-def is_pass(score: RoundScore, policy: ScoringPolicy, *, for_metrics: bool = False) -> bool:
-    """Whether a round passes; the paper's analysis counts a pass only when Q > τ."""
-    if score.quality is None:
+def is_pass(quality: float | None, policy: ScoringPolicy, *, for_metrics: bool = False) -> bool:
+    """Whether a round with this Q passes; the paper's analysis counts a pass only when Q > τ."""
+    if quality is None:
         return False
     if for_metrics and policy.metric_pass_strict:
-        return score.quality > policy.tau
-    return score.quality >= policy.tau
+        return quality > policy.tau
+    return quality >= policy.tau
 
 
 def needs_review(score: RoundScore, policy: ScoringPolicy) -> bool:
@@ -211,7 +211,7 @@ def needs_review(score: RoundScore, policy: ScoringPolicy) -> bool:
 
 def decide(score: RoundScore, round_no: int, policy: ScoringPolicy) -> Decision:
     """accepted / needs_review / exhausted / revise, in that order of precedence."""
-    if is_pass(score, policy):
+    if is_pass(score.quality, policy):
         return Decision.ACCEPTED
     if not score.valid or needs_review(score, policy):
         return Decision.NEEDS_REVIEW

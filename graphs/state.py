@@ -8,16 +8,14 @@ from typing import Annotated, TypedDict
 from pydantic import BaseModel, ConfigDict
 
 from agents.schemas import JudgeName, JudgeOutcome, Problem, RevisionOutcome
+from graphs.scoring import Decision, RoundScore
 
 
-class RoundRecord(BaseModel):
-    """One evaluated version: the seven outcomes, the composite score and the decision."""
+class RoundFigures(BaseModel):
+    """A scored round's numbers and the decision taken on them."""
 
     model_config = ConfigDict(frozen=True)
 
-    round: int
-    problem: Problem
-    outcomes: list[JudgeOutcome]
     quality: float | None
     pass_rate: float | None
     agreement: float | None
@@ -25,6 +23,27 @@ class RoundRecord(BaseModel):
     n_voting: int
     n_passing: int
     decision: str
+
+    @classmethod
+    def of(cls, score: RoundScore, decision: Decision) -> RoundFigures:
+        """The figures of a pure-function score."""
+        return cls(
+            quality=score.quality,
+            pass_rate=score.pass_rate,
+            agreement=score.agreement,
+            confidence=score.confidence,
+            n_voting=score.n_voting,
+            n_passing=score.n_passing,
+            decision=decision.value,
+        )
+
+
+class RoundRecord(RoundFigures):
+    """One evaluated version: the seven outcomes, the composite score and the decision."""
+
+    round: int
+    problem: Problem
+    outcomes: list[JudgeOutcome]
 
     def level_scores(self) -> dict[str, float | None]:
         """Each judge's score this round (None when it abstained)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.metrics import ScoredRound, run_metrics, summarize_runs
-from graphs.scoring import RoundScore, get_policy
+from graphs.scoring import get_policy
 
 PAPER = get_policy("think-paper")
 
@@ -13,8 +13,7 @@ PAPER = get_policy("think-paper")
 def scored(
     round_no: int, quality: float | None, levels: dict[str, float | None] | None = None
 ) -> ScoredRound:
-    score = RoundScore(7, 7, 0, 0.0, 0.0, 0.0, quality, {})
-    return ScoredRound(round_no, score, levels or {})
+    return ScoredRound(round_no, quality, levels or {})
 
 
 def test_passing_run_reports_first_round_above_tau() -> None:

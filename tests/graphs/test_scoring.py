@@ -59,7 +59,7 @@ class TestPaperPolicy:
         policy = get_policy("think-paper", tau=0.96)
         result = score_round(passing(7), policy)
         assert decide(result, 1, policy) is Decision.ACCEPTED
-        assert not is_pass(result, policy, for_metrics=True)
+        assert not is_pass(result.quality, policy, for_metrics=True)
 
     def test_three_evaluations_then_exhausted(self) -> None:
         result = score_round(passing(3), PAPER)
