@@ -5,15 +5,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
 from agents.panel import PanelFactory
 from agents.schemas import Problem
+from app.db import create_engine, migrate, session_factory, short_session
+from app.keys import create_key, revoke_key
 from app.logging import configure_logging
 from app.problems import (
     ProblemInputError,
@@ -29,6 +33,7 @@ from graphs.context import RunContext
 from graphs.result import RunResult, run_refinement
 from graphs.scoring import POLICY_NAMES, ScoringPolicy, get_policy
 
+T = TypeVar("T")
 cli = typer.Typer(help="thinkloop: judge and refine flawed math word problems.", no_args_is_help=True)
 err = Console(stderr=True)
 
@@ -147,6 +152,71 @@ def models(
             "offline rubric panel" if spec is None else f"{spec.model} @ {spec.base_url or 'api.openai.com'}"
         )
         typer.echo(f"{name}\t{where}")
+
+
+keys_cli = typer.Typer(help="Create and revoke API keys.", no_args_is_help=True)
+cli.add_typer(keys_cli, name="keys")
+
+
+async def _with_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    settings = get_settings()
+    await migrate(settings.database_url)
+    engine = create_engine(settings.database_url)
+    try:
+        async with short_session(session_factory(engine)) as session:
+            return await work(session)
+    finally:
+        await engine.dispose()
+
+
+@keys_cli.command("create")
+def keys_create(
+    name: Annotated[str, typer.Option(help="Who or what uses the key")],
+    scope: Annotated[
+        list[str] | None, typer.Option(help="read and/or write; repeat it (default both)")
+    ] = None,
+) -> None:
+    """Create an API key and print it once; only its hash is stored."""
+    scopes = scope or ["read", "write"]
+    try:
+        key = asyncio.run(_with_session(lambda session: create_key(session, name, scopes)))
+    except ValueError as exc:
+        fail(str(exc))
+    typer.echo(f"id {key.id}  scopes {','.join(key.scopes)}")
+    typer.echo(key.secret)
+
+
+@keys_cli.command("revoke")
+def keys_revoke(key: Annotated[str, typer.Argument(help="The key's id or prefix")]) -> None:
+    """Revoke an API key: it stops working at once."""
+    row = asyncio.run(_with_session(lambda session: revoke_key(session, key)))
+    if row is None:
+        fail(f"no API key {key!r}")
+    typer.echo(f"revoked {row.id} ({row.name})")
+
+
+@cli.command("migrate")
+def migrate_command() -> None:
+    """Bring the database (THINKLOOP_DATABASE_URL) to the newest schema."""
+    asyncio.run(migrate(get_settings().database_url))
+    typer.echo("database at head")
+
+
+@cli.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Address to bind (default: settings)")] = None,
+    port: Annotated[int | None, typer.Option(min=1, max=65535)] = None,
+) -> None:
+    """Migrate the database, then serve the HTTP API with uvicorn."""
+    import uvicorn
+
+    from app.main import create_app
+
+    settings = get_settings()
+    asyncio.run(migrate(settings.database_url))
+    uvicorn.run(
+        create_app(settings), host=host or settings.host, port=port or settings.port, log_level="warning"
+    )
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -23,6 +23,21 @@ class Settings(BaseSettings):
     policy: str = Field(default="default", description="Default scoring policy")
     log_level: str = Field(default="WARNING")
     log_json: bool = Field(default=False)
+
+    database_url: str = Field(
+        default="sqlite+aiosqlite:///thinkloop.db", description="SQLite file or PostgreSQL"
+    )
+    host: str = Field(default="127.0.0.1")
+    port: int = Field(default=8000)
+    cors_origins: list[str] = Field(default_factory=list, description="Allowed browser origins")
+    max_body_bytes: int = Field(default=64 * 1024, description="Larger request bodies get 413")
+    wait_timeout_s: float = Field(default=60.0, description="Upper bound for POST /v1/runs?wait=true")
+    sse_heartbeat_s: float = Field(default=15.0, description="Seconds between SSE heartbeats")
+    sse_poll_s: float = Field(default=1.0, description="How often a stream re-reads the database")
+    webhook_secret: SecretStr | None = Field(default=None, description="HMAC-SHA256 key for webhooks")
+    webhook_attempts: int = Field(default=5, ge=1, le=20)
+    webhook_backoff_s: float = Field(default=1.0, description="First retry delay; doubles each time")
+    webhook_timeout_s: float = Field(default=10.0)
 
 
 def get_settings() -> Settings:

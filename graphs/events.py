@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from agents.schemas import JudgeName, Problem
+from agents.schemas import JudgeName, Problem, Usage
 from graphs.state import RoundFigures
 
 
@@ -34,6 +34,7 @@ class JudgeVerdictEvent(_Event):
     abstained: bool
     abstain_reason: str | None = None
     model: str
+    usage: Usage = Field(default_factory=Usage)
 
 
 class RoundScored(RoundFigures):
@@ -58,6 +59,8 @@ class RevisionProposed(_Event):
     round: int
     problem: Problem | None
     error: str | None = None
+    model: str = ""
+    usage: Usage = Field(default_factory=Usage)
 
 
 class RunFinished(_Event):

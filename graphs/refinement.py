@@ -65,6 +65,7 @@ async def judge(task: JudgeTask, runtime: Runtime[RunContext]) -> dict[str, Any]
             abstained=verdict is None,
             abstain_reason=outcome.abstain_reason,
             model=outcome.model,
+            usage=outcome.usage,
         )
     )
     return {"outcomes": [outcome]}
@@ -118,7 +119,15 @@ async def revise(state: RefinementState, runtime: Runtime[RunContext]) -> dict[s
         runtime.stream_writer(ReviserThinking(round=number, delta=delta))
 
     outcome = await runtime.context.reviser.revise(request, on_thinking)
-    runtime.stream_writer(RevisionProposed(round=number, problem=outcome.problem, error=outcome.error))
+    runtime.stream_writer(
+        RevisionProposed(
+            round=number,
+            problem=outcome.problem,
+            error=outcome.error,
+            model=outcome.model,
+            usage=outcome.usage,
+        )
+    )
     if outcome.problem is None:
         return {
             "revisions": [outcome],

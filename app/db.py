@@ -1,0 +1,85 @@
+"""The async engine, short-lived sessions, and migrations to head."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///thinkloop.db"
+
+
+def normalize_url(url: str) -> str:
+    """Pick our async drivers: aiosqlite for SQLite, psycopg 3 for PostgreSQL."""
+    parsed = make_url(url)
+    if parsed.drivername in ("sqlite", "sqlite+pysqlite"):
+        parsed = parsed.set(drivername="sqlite+aiosqlite")
+    elif parsed.drivername in ("postgresql", "postgres", "postgresql+psycopg2", "postgresql+asyncpg"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed.render_as_string(hide_password=False)
+
+
+def is_sqlite(url: str) -> bool:
+    """Whether the URL names an SQLite database."""
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def create_engine(url: str) -> AsyncEngine:
+    """An async engine; SQLite gets WAL mode, foreign keys and a busy timeout."""
+    url = normalize_url(url)
+    if not is_sqlite(url):
+        return create_async_engine(url, pool_pre_ping=True)
+    engine = create_async_engine(url, connect_args={"timeout": 30})
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _pragmas(dbapi_connection: Any, _: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    return engine
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions that keep loaded objects usable after commit."""
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+@asynccontextmanager
+async def short_session(factory: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """A session that commits on success and is closed at once (streams and workers use these)."""
+    async with factory() as session, session.begin():
+        yield session
+
+
+def alembic_config(url: str) -> Config:
+    """Alembic's configuration, built in code so it works from an installed package too."""
+    config = Config()
+    config.set_main_option("script_location", str(resources.files("migrations")))
+    config.set_main_option("sqlalchemy.url", normalize_url(url).replace("%", "%%"))
+    return config
+
+
+async def migrate(url: str) -> None:
+    """Upgrade the database to the newest migration."""
+    await asyncio.to_thread(command.upgrade, alembic_config(url), "head")
+
+
+async def migrations_at_head(engine: AsyncEngine, url: str) -> bool:
+    """Whether the database's revision is the newest one."""
+    head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
+    async with engine.connect() as connection:
+        current = await connection.run_sync(lambda c: MigrationContext.configure(c).get_current_revision())
+    return current == head

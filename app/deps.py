@@ -1,0 +1,79 @@
+"""FastAPI dependencies: one seam each for sessions, services and API-key scopes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from agents.models import ModelRegistry
+from app.errors import Forbidden, Unauthorized
+from app.keys import find_key
+from app.models import ApiKey
+from app.runs.service import RunExecutor
+from app.settings import Settings
+
+_bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <API key>")
+_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="Or the key in X-API-Key")
+
+
+async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """A request's session; endpoints that write commit before they answer."""
+    async with request.app.state.sessions() as session:
+        try:
+            yield session
+            await session.commit()
+        except BaseException:
+            await session.rollback()
+            raise
+
+
+def get_settings_dep(request: Request) -> Settings:
+    """The app's settings."""
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_executor(request: Request) -> RunExecutor:
+    """The app's run executor."""
+    executor: RunExecutor = request.app.state.executor
+    return executor
+
+
+def get_registry(request: Request) -> ModelRegistry:
+    """The app's model registry."""
+    registry: ModelRegistry = request.app.state.registry
+    return registry
+
+
+def require_scope(scope: str) -> Callable[..., Awaitable[ApiKey]]:
+    """A dependency that admits a live API key holding ``scope``."""
+
+    async def check(
+        request: Request,
+        bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+        header: Annotated[str | None, Depends(_header)],
+    ) -> ApiKey:
+        secret = bearer.credentials if bearer else header
+        if not secret:
+            raise Unauthorized("Send an API key as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'.")
+        async with request.app.state.sessions() as session:
+            key = await find_key(session, secret)
+        if key is None:
+            raise Unauthorized("The API key is unknown or revoked.")
+        if scope not in key.scopes:
+            raise Forbidden(f"This key lacks the '{scope}' scope.")
+        return key
+
+    return check
+
+
+Session = Annotated[AsyncSession, Depends(get_session)]
+Executor = Annotated[RunExecutor, Depends(get_executor)]
+Registry = Annotated[ModelRegistry, Depends(get_registry)]
+AppSettings = Annotated[Settings, Depends(get_settings_dep)]
+ReadKey = Annotated[ApiKey, Depends(require_scope("read"))]
+WriteKey = Annotated[ApiKey, Depends(require_scope("write"))]

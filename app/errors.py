@@ -1,0 +1,113 @@
+"""The AppError hierarchy, rendered once as RFC 9457 application/problem+json."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+PROBLEM_JSON = "application/problem+json"
+log = structlog.get_logger(__name__)
+
+
+class AppError(Exception):
+    """An error with an HTTP status, a stable type slug and a human-readable detail."""
+
+    status = 500
+    slug = "internal-error"
+    title = "Internal error"
+
+    def __init__(self, detail: str, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.extra = extra
+
+
+class BadRequest(AppError):
+    """The request is malformed."""
+
+    status, slug, title = 400, "bad-request", "Bad request"
+
+
+class Unauthorized(AppError):
+    """No valid API key."""
+
+    status, slug, title = 401, "unauthorized", "Missing or invalid API key"
+
+
+class Forbidden(AppError):
+    """The key lacks the scope."""
+
+    status, slug, title = 403, "forbidden", "The API key lacks the required scope"
+
+
+class NotFound(AppError):
+    """No such resource."""
+
+    status, slug, title = 404, "not-found", "Not found"
+
+
+class Conflict(AppError):
+    """The resource's state forbids the action."""
+
+    status, slug, title = 409, "conflict", "Conflict"
+
+
+class PayloadTooLarge(AppError):
+    """The body is over the limit."""
+
+    status, slug, title = 413, "payload-too-large", "Request body too large"
+
+
+class Unprocessable(AppError):
+    """Well-formed but invalid."""
+
+    status, slug, title = 422, "validation-error", "The request is invalid"
+
+
+def problem(status: int, slug: str, title: str, detail: str, instance: str, **extra: Any) -> JSONResponse:
+    """A problem+json response."""
+    body = {
+        "type": f"https://thinkloop.dev/problems/{slug}",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "instance": instance,
+        **extra,
+    }
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Render every error, ours and the framework's, as problem+json."""
+
+    @app.exception_handler(AppError)
+    async def app_error(request: Request, exc: AppError) -> JSONResponse:
+        return problem(exc.status, exc.slug, exc.title, exc.detail, request.url.path, **exc.extra)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
+        malformed = any(e["type"] == "json_invalid" for e in errors)
+        status, slug = (400, "malformed-json") if malformed else (422, "validation-error")
+        detail = "The body is not valid JSON." if malformed else "The request does not match the schema."
+        return problem(status, slug, HTTPStatus(status).phrase, detail, request.url.path, errors=errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        phrase = HTTPStatus(exc.status_code).phrase
+        slug = phrase.lower().replace(" ", "-")
+        return problem(exc.status_code, slug, phrase, str(exc.detail), request.url.path)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("http.unhandled_error", path=request.url.path)
+        return problem(
+            500, "internal-error", "Internal error", "An unexpected error occurred.", request.url.path
+        )

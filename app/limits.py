@@ -1,0 +1,68 @@
+"""A request-body size limit enforced while the body streams in (not only by Content-Length)."""
+
+from __future__ import annotations
+
+import json
+
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+
+class BodyTooLarge(HTTPException):
+    """Raised inside receive() when the body passes the limit (rendered as 413 problem+json)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(413, f"The body is larger than {max_bytes} bytes.")
+
+
+class BodySizeLimit:
+    """Answer 413 problem+json to any request whose body exceeds ``max_bytes``."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._reject(scope, send)
+            return
+        seen, started = 0, False
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                raise BodyTooLarge(self.max_bytes)
+            return message
+
+        async def tracking(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, limited, tracking)
+        except BodyTooLarge:
+            if not started:
+                await self._reject(scope, send)
+
+    async def _reject(self, scope: Scope, send: Send) -> None:
+        body = json.dumps(
+            {
+                "type": "https://thinkloop.dev/problems/payload-too-large",
+                "title": "Request body too large",
+                "status": 413,
+                "detail": f"The body is larger than {self.max_bytes} bytes.",
+                "instance": scope["path"],
+            }
+        ).encode()
+        headers = [
+            (b"content-type", b"application/problem+json"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,74 @@
+"""The FastAPI application: create_app(settings) and its lifespan."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+import httpx
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+
+from agents.models import ModelRegistry
+from agents.panel import PanelFactory
+from app import health
+from app.checkpoints import open_checkpointer
+from app.db import create_engine, session_factory
+from app.errors import install_error_handlers
+from app.limits import BodySizeLimit
+from app.logging import configure_logging
+from app.metrics import ServiceMetrics
+from app.runs import endpoints as runs
+from app.runs.service import RunExecutor
+from app.settings import Settings, get_settings
+from graphs.refinement import build_refinement_graph
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Engine, checkpointer, model clients and the run executor; unfinished runs resume."""
+    settings: Settings = app.state.settings
+    engine = create_engine(settings.database_url)
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(engine.dispose)
+        saver = await stack.enter_async_context(open_checkpointer(settings.database_url))
+        factory = PanelFactory(ModelRegistry.from_sources(settings.models_file, settings.models), os.environ)
+        stack.push_async_callback(factory.aclose)
+        http = await stack.enter_async_context(httpx.AsyncClient(timeout=settings.webhook_timeout_s))
+        app.state.engine, app.state.sessions = engine, session_factory(engine)
+        app.state.registry, app.state.metrics = factory.registry, ServiceMetrics()
+        executor = RunExecutor(
+            app.state.sessions, build_refinement_graph(saver), factory, settings, app.state.metrics, http
+        )
+        app.state.executor = executor
+        await executor.resume_unfinished()
+        try:
+            yield
+        finally:
+            await executor.shutdown()
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The thinkloop API."""
+    settings = settings or get_settings()
+    configure_logging(settings.log_level, settings.log_json)
+    app = FastAPI(
+        title="thinkloop",
+        version="1.0.0",
+        summary="Judge flawed math word problems with seven agents and refine them until they pass.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    install_error_handlers(app)
+    app.include_router(health.router)
+    app.include_router(runs.router)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "X-API-Key", "Content-Type", "Idempotency-Key", "Last-Event-ID"],
+        )
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    return app

@@ -1,0 +1,49 @@
+"""Prometheus metrics, one registry per app instance."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from agents.schemas import Usage
+
+
+class ServiceMetrics:
+    """Runs by outcome, rounds to pass, quality, LLM latency and tokens, runs in flight."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.runs = Counter("thinkloop_runs", "Finished runs by outcome", ["outcome"], registry=self.registry)
+        self.rounds_to_pass = Histogram(
+            "thinkloop_rounds_to_pass",
+            "Rounds a passing run needed",
+            buckets=(1, 2, 3, 4, 5, 7, 10),
+            registry=self.registry,
+        )
+        self.quality = Histogram(
+            "thinkloop_quality_score",
+            "Final AvgQualityScore (0-100)",
+            buckets=(10, 25, 50, 70, 80, 85, 90, 95, 100),
+            registry=self.registry,
+        )
+        self.llm_latency = Histogram(
+            "thinkloop_llm_latency_seconds", "LLM call latency", ["model", "role"], registry=self.registry
+        )
+        self.llm_tokens = Counter(
+            "thinkloop_llm_tokens", "LLM tokens", ["model", "role", "direction"], registry=self.registry
+        )
+        self.in_flight = Gauge("thinkloop_runs_in_flight", "Runs executing now", registry=self.registry)
+
+    def observe_call(self, model: str, role: str, usage: Usage) -> None:
+        """Record one judgement's or revision's LLM usage."""
+        if usage.calls:
+            self.llm_latency.labels(model, role).observe(usage.latency_s)
+        self.llm_tokens.labels(model, role, "input").inc(usage.input_tokens)
+        self.llm_tokens.labels(model, role, "output").inc(usage.output_tokens)
+
+    def observe_run(self, outcome: str, rounds_to_pass: int | None, quality: float | None) -> None:
+        """Record a finished run."""
+        self.runs.labels(outcome).inc()
+        if rounds_to_pass is not None:
+            self.rounds_to_pass.observe(rounds_to_pass)
+        if quality is not None:
+            self.quality.observe(quality)

@@ -1,0 +1,159 @@
+"""Database tables. Timestamps are timezone-aware UTC; JSON columns hold what has no fixed shape."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, DateTime, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware."""
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    """A random identifier."""
+    return uuid.uuid4().hex
+
+
+def _ts(nullable: bool = False) -> Any:
+    return Field(
+        default_factory=utcnow if not nullable else None,
+        sa_column=Column(DateTime(timezone=True), nullable=nullable),
+    )
+
+
+class ProblemRow(SQLModel, table=True):
+    """A submitted problem, deduplicated by a hash of its content."""
+
+    __tablename__ = "problems"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    content_hash: str = Field(index=True, unique=True, max_length=64)
+    question: str = Field(sa_column=Column(Text, nullable=False))
+    solution: str = Field(sa_column=Column(Text, nullable=False))
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = _ts()
+
+
+class Run(SQLModel, table=True):
+    """One refinement run of one problem."""
+
+    __tablename__ = "runs"
+    __table_args__ = (UniqueConstraint("api_key_id", "idempotency_key"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    problem_id: str = Field(foreign_key="problems.id", index=True)
+    status: str = Field(index=True, max_length=32)
+    model: str = Field(max_length=200)
+    judge_model: str = Field(max_length=200)
+    policy: str = Field(max_length=32)
+    max_rounds: int
+    webhook_url: str | None = Field(default=None, max_length=2000)
+    idempotency_key: str | None = Field(default=None, max_length=200)
+    request_hash: str | None = Field(default=None, max_length=64)
+    api_key_id: str | None = Field(default=None, max_length=64)
+    stop_reason: str | None = Field(default=None, sa_column=Column(Text))
+    result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    created_at: datetime = _ts()
+    finished_at: datetime | None = _ts(nullable=True)
+
+
+class Round(SQLModel, table=True):
+    """One evaluated version of a run's problem and its composite score."""
+
+    __tablename__ = "rounds"
+    __table_args__ = (UniqueConstraint("run_id", "round"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(foreign_key="runs.id", index=True)
+    round: int
+    question: str = Field(sa_column=Column(Text, nullable=False))
+    solution: str = Field(sa_column=Column(Text, nullable=False))
+    quality: float | None = None
+    pass_rate: float | None = None
+    agreement: float | None = None
+    confidence: float | None = None
+    n_voting: int
+    n_passing: int
+    decision: str = Field(max_length=32)
+    created_at: datetime = _ts()
+
+
+class Judgement(SQLModel, table=True):
+    """One judge's verdict (or abstention) in one round, with everything needed to audit it."""
+
+    __tablename__ = "judgements"
+    __table_args__ = (UniqueConstraint("run_id", "round", "judge"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(foreign_key="runs.id", index=True)
+    round: int
+    judge: str = Field(max_length=32)
+    score: int | None = None
+    confidence: int | None = None
+    rationale: str | None = Field(default=None, sa_column=Column(Text))
+    details: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    abstain_reason: str | None = Field(default=None, sa_column=Column(Text))
+    raw_outputs: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    model: str = Field(max_length=200)
+    prompt_version: str = Field(max_length=100)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+
+
+class Revision(SQLModel, table=True):
+    """The model under test's revision after a round, with its think-aloud."""
+
+    __tablename__ = "revisions"
+    __table_args__ = (UniqueConstraint("run_id", "round"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(foreign_key="runs.id", index=True)
+    round: int
+    question: str | None = Field(default=None, sa_column=Column(Text))
+    solution: str | None = Field(default=None, sa_column=Column(Text))
+    thinking: str = Field(default="", sa_column=Column(Text, nullable=False))
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    raw_outputs: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    model: str = Field(max_length=200)
+    prompt_version: str = Field(max_length=100)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+
+
+class TranscriptEvent(SQLModel, table=True):
+    """An append-only event of a run's transcript, numbered per run from 1."""
+
+    __tablename__ = "transcript_events"
+    __table_args__ = (UniqueConstraint("run_id", "seq"), UniqueConstraint("run_id", "dedupe_key"))
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(foreign_key="runs.id", index=True)
+    seq: int
+    type: str = Field(max_length=40)
+    dedupe_key: str | None = Field(default=None, max_length=120)
+    data: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    created_at: datetime = _ts()
+
+
+class ApiKey(SQLModel, table=True):
+    """An API key: only its SHA-256 is stored; the prefix identifies it in lists and logs."""
+
+    __tablename__ = "api_keys"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    name: str = Field(max_length=200)
+    prefix: str = Field(index=True, max_length=16)
+    key_hash: str = Field(unique=True, max_length=64)
+    scopes: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = _ts()
+    revoked_at: datetime | None = _ts(nullable=True)

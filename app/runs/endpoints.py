@@ -1,0 +1,211 @@
+"""/v1/runs: submit, read, list, stream and cancel refinement runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request, Response, status
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import col, select
+from sse_starlette import EventSourceResponse
+
+from agents.models import UnknownModelError
+from app.db import short_session
+from app.deps import AppSettings, Executor, ReadKey, Registry, Session, WriteKey
+from app.errors import Conflict, NotFound, Unprocessable
+from app.models import ProblemRow, Run
+from app.runs import repository as repo
+from app.runs.schemas import TERMINAL, RunCreate, RunPage, RunPublic, RunStatus, RunTrace
+from app.runs.trace import run_public, run_trace
+
+router = APIRouter(prefix="/v1/runs", tags=["runs"])
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"description": text, "content": {"application/problem+json": {}}}
+    for code, text in [
+        (401, "Missing or invalid API key"),
+        (403, "Missing scope"),
+        (404, "No such run"),
+        (409, "Conflict"),
+        (413, "Body too large"),
+        (422, "Invalid request"),
+    ]
+}
+
+
+def _request_hash(body: RunCreate) -> str:
+    return hashlib.sha256(body.model_dump_json().encode()).hexdigest()
+
+
+def _check_models(registry: Registry, *names: str) -> None:
+    for name in names:
+        try:
+            registry.get(name)
+        except UnknownModelError as exc:
+            raise Unprocessable(str(exc), known_models=exc.known) from exc
+
+
+@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=RunTrace | RunPublic, responses=_ERRORS)
+async def create_run(
+    body: RunCreate,
+    session: Session,
+    key: WriteKey,
+    executor: Executor,
+    registry: Registry,
+    settings: AppSettings,
+    response: Response,
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    wait: Annotated[bool, Query(description="Answer when the run ends (bounded by wait_s)")] = False,
+    wait_s: Annotated[float | None, Query(gt=0, le=600)] = None,
+) -> RunTrace | RunPublic:
+    """Start a refinement run; 202 with the run, or with ?wait=true the finished trace."""
+    options = body.options
+    model, judge = options.model or settings.model, options.judge_model or settings.judge_model
+    _check_models(registry, model, judge)
+    digest = _request_hash(body)
+    if idempotency_key:
+        earlier = await repo.find_idempotent(session, key.id, idempotency_key)
+        if earlier is not None:
+            return await _replay(session, earlier, digest, response)
+    problem = await repo.get_or_create_problem(
+        session, body.problem.question, body.problem.solution, body.problem.metadata
+    )
+    run = Run(
+        problem_id=problem.id,
+        status="queued",
+        model=model,
+        judge_model=judge,
+        policy=options.policy or settings.policy,
+        max_rounds=options.max_rounds or 3,
+        webhook_url=str(body.webhook_url) if body.webhook_url else None,
+        idempotency_key=idempotency_key,
+        request_hash=digest,
+        api_key_id=key.id,
+    )
+    try:
+        async with session.begin_nested():
+            session.add(run)
+    except IntegrityError:  # the same Idempotency-Key raced in
+        earlier = await repo.find_idempotent(session, key.id, idempotency_key or "")
+        if earlier is None:
+            raise
+        return await _replay(session, earlier, digest, response)
+    await session.commit()
+    executor.submit(run.id)
+    response.headers["Location"] = f"/v1/runs/{run.id}"
+    if wait and await executor.wait(run.id, min(wait_s or settings.wait_timeout_s, settings.wait_timeout_s)):
+        response.status_code = status.HTTP_200_OK
+        return await _trace(session, run.id)
+    return run_public(run, problem.question)
+
+
+async def _replay(session: Session, run: Run, digest: str, response: Response) -> RunPublic:
+    if run.request_hash != digest:
+        raise Conflict("This Idempotency-Key was used with a different request.")
+    response.headers["Idempotent-Replayed"] = "true"
+    response.headers["Location"] = f"/v1/runs/{run.id}"
+    problem = await session.get(ProblemRow, run.problem_id)
+    assert problem is not None
+    return run_public(run, problem.question)
+
+
+async def _trace(session: Session, run_id: str) -> RunTrace:
+    session.expire_all()
+    run = await session.get(Run, run_id)
+    if run is None:
+        raise NotFound(f"There is no run {run_id}.")
+    problem = await session.get(ProblemRow, run.problem_id)
+    assert problem is not None
+    return run_trace(run, problem, *await repo.trace_rows(session, run_id))
+
+
+@router.get("/{run_id}", response_model=RunTrace, responses=_ERRORS)
+async def get_run(run_id: str, session: Session, _: ReadKey) -> RunTrace:
+    """The full revision trace: every round's version, verdicts, scores, feedback and think-aloud."""
+    return await _trace(session, run_id)
+
+
+@router.get("", response_model=RunPage, responses=_ERRORS)
+async def list_runs(
+    session: Session,
+    _: ReadKey,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    status_filter: Annotated[RunStatus | None, Query(alias="status")] = None,
+    model: Annotated[str | None, Query(max_length=200)] = None,
+) -> RunPage:
+    """Runs, newest first, with filters and cursor pagination."""
+    runs, next_cursor = await repo.list_runs(
+        session, limit=limit, cursor=cursor, status=status_filter, model=model
+    )
+    questions = await _questions(session, [r.problem_id for r in runs])
+    return RunPage(items=[run_public(r, questions[r.problem_id]) for r in runs], next_cursor=next_cursor)
+
+
+async def _questions(session: Session, ids: list[str]) -> dict[str, str]:
+    rows = (
+        await session.execute(
+            select(col(ProblemRow.id), col(ProblemRow.question)).where(col(ProblemRow.id).in_(ids))
+        )
+    ).all()
+    return {row[0]: row[1] for row in rows}
+
+
+@router.post("/{run_id}/cancel", response_model=RunPublic, responses=_ERRORS)
+async def cancel_run(run_id: str, session: Session, _: WriteKey, executor: Executor) -> RunPublic:
+    """Cancel a queued or running run; 409 if it already ended."""
+    run = await session.get(Run, run_id)
+    if run is None:
+        raise NotFound(f"There is no run {run_id}.")
+    if run.status in TERMINAL:
+        raise Conflict(f"The run already ended ({run.status}).")
+    if not executor.cancel(run_id):
+        await repo.finish_run(session, run_id, "cancelled", "cancelled by request", None)
+    else:
+        await executor.wait(run_id, 10.0)
+        await session.refresh(run)
+    problem = await session.get(ProblemRow, run.problem_id)
+    assert problem is not None
+    return run_public(run, problem.question)
+
+
+@router.get("/{run_id}/events", responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}})
+async def stream_events(
+    run_id: str,
+    request: Request,
+    session: Session,
+    _: ReadKey,
+    settings: AppSettings,
+    executor: Executor,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> EventSourceResponse:
+    """Server-Sent Events of the run's transcript: live, or replayed; resumes after Last-Event-ID."""
+    if await session.get(Run, run_id) is None:
+        raise NotFound(f"There is no run {run_id}.")
+    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+    stream = _events(request, run_id, after, executor, settings.sse_poll_s)
+    return EventSourceResponse(stream, ping=settings.sse_heartbeat_s)
+
+
+_END = frozenset({"run.finished", "run.failed"})
+
+
+async def _events(
+    request: Request, run_id: str, after: int, executor: Executor, poll_s: float
+) -> AsyncIterator[dict[str, Any]]:
+    sessions = request.app.state.sessions
+    while True:
+        async with short_session(sessions) as session:  # never held across a wait
+            events = await repo.events_after(session, run_id, after)
+            run = await session.get(Run, run_id) if not events else None
+        for event in events:
+            after = event.seq
+            yield {"id": str(event.seq), "event": event.type, "data": json.dumps(event.data)}
+            if event.type in _END:
+                return
+        if run is not None and run.status in TERMINAL:
+            return
+        if not events:
+            await executor.notifier.wait(run_id, poll_s)

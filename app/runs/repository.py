@@ -1,0 +1,226 @@
+"""Database access for runs. Round, judgement and revision inserts are idempotent."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, or_
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col, select
+
+from agents.schemas import HolisticVerdict, JudgeOutcome, RevisionOutcome
+from app.errors import BadRequest
+from app.models import Judgement, ProblemRow, Revision, Round, Run, TranscriptEvent, utcnow
+from graphs.state import RoundRecord
+
+
+def content_hash(question: str, solution: str) -> str:
+    """Problems are deduplicated by this hash of their normalised text."""
+    text = json.dumps([" ".join(question.split()), " ".join(solution.split())])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+async def get_or_create_problem(
+    session: AsyncSession, question: str, solution: str, meta: dict[str, Any]
+) -> ProblemRow:
+    """The stored problem with this content, created if new."""
+    digest = content_hash(question, solution)
+    row = (
+        (await session.execute(select(ProblemRow).where(col(ProblemRow.content_hash) == digest)))
+        .scalars()
+        .first()
+    )
+    if row is not None:
+        return row
+    try:
+        async with session.begin_nested():
+            row = ProblemRow(content_hash=digest, question=question, solution=solution, meta=meta)
+            session.add(row)
+    except IntegrityError:  # a concurrent request stored it first
+        row = (
+            (await session.execute(select(ProblemRow).where(col(ProblemRow.content_hash) == digest)))
+            .scalars()
+            .one()
+        )
+    return row
+
+
+async def find_idempotent(session: AsyncSession, api_key_id: str, key: str) -> Run | None:
+    """The run created earlier with this Idempotency-Key by this API key."""
+    query = select(Run).where(col(Run.api_key_id) == api_key_id, col(Run.idempotency_key) == key)
+    return (await session.execute(query)).scalars().first()
+
+
+def encode_cursor(run: Run) -> str:
+    """An opaque cursor after ``run`` in (created_at, id) descending order."""
+    raw = json.dumps([run.created_at.isoformat(), run.id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    """The position a cursor names; BadRequest if it is not one of ours."""
+    try:
+        created, run_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        return datetime.fromisoformat(created), str(run_id)
+    except (ValueError, TypeError) as exc:
+        raise BadRequest("The cursor is not valid; use next_cursor from a previous page.") from exc
+
+
+async def list_runs(
+    session: AsyncSession, *, limit: int, cursor: str | None, status: str | None, model: str | None
+) -> tuple[Sequence[Run], str | None]:
+    """A page of runs, newest first, and the cursor of the next page."""
+    query = select(Run).order_by(col(Run.created_at).desc(), col(Run.id).desc()).limit(limit + 1)
+    if status:
+        query = query.where(col(Run.status) == status)
+    if model:
+        query = query.where(col(Run.model) == model)
+    if cursor:
+        created, run_id = decode_cursor(cursor)
+        query = query.where(
+            or_(col(Run.created_at) < created, and_(col(Run.created_at) == created, col(Run.id) < run_id))
+        )
+    rows = (await session.execute(query)).scalars().all()
+    page = rows[:limit]
+    return page, encode_cursor(page[-1]) if len(rows) > limit else None
+
+
+async def record_round(session: AsyncSession, run_id: str, record: RoundRecord) -> bool:
+    """Store a scored round and its seven judgements once; False when already stored."""
+    exists = select(col(Round.id)).where(col(Round.run_id) == run_id, col(Round.round) == record.round)
+    if (await session.execute(exists)).first() is not None:
+        return False
+    session.add(
+        Round(
+            run_id=run_id,
+            round=record.round,
+            question=record.problem.question,
+            solution=record.problem.solution,
+            **record.model_dump(
+                include={
+                    "quality",
+                    "pass_rate",
+                    "agreement",
+                    "confidence",
+                    "n_voting",
+                    "n_passing",
+                    "decision",
+                }
+            ),
+        )
+    )
+    session.add_all(_judgement(run_id, outcome) for outcome in record.outcomes)
+    return True
+
+
+def _judgement(run_id: str, outcome: JudgeOutcome) -> Judgement:
+    verdict = outcome.verdict
+    details = None
+    if isinstance(verdict, HolisticVerdict):
+        details = {"five_keys": verdict.five_keys.model_dump(), "suggestions": verdict.suggestions}
+    return Judgement(
+        run_id=run_id,
+        round=outcome.round,
+        judge=outcome.judge,
+        score=verdict.score if verdict else None,
+        confidence=verdict.confidence if verdict else None,
+        rationale=verdict.rationale if verdict else None,
+        details=details,
+        abstain_reason=outcome.abstain_reason,
+        raw_outputs=outcome.raw_outputs,
+        model=outcome.model,
+        prompt_version=outcome.prompt_version,
+        input_tokens=outcome.usage.input_tokens,
+        output_tokens=outcome.usage.output_tokens,
+        latency_s=outcome.usage.latency_s,
+        cost_usd=outcome.usage.cost_usd,
+    )
+
+
+async def record_revision(session: AsyncSession, run_id: str, outcome: RevisionOutcome) -> bool:
+    """Store a revision once; False when already stored."""
+    exists = select(col(Revision.id)).where(
+        col(Revision.run_id) == run_id, col(Revision.round) == outcome.round
+    )
+    if (await session.execute(exists)).first() is not None:
+        return False
+    problem = outcome.problem
+    session.add(
+        Revision(
+            run_id=run_id,
+            round=outcome.round,
+            question=problem.question if problem else None,
+            solution=problem.solution if problem else None,
+            thinking=outcome.thinking,
+            error=outcome.error,
+            raw_outputs=outcome.raw_outputs,
+            model=outcome.model,
+            prompt_version=outcome.prompt_version,
+            input_tokens=outcome.usage.input_tokens,
+            output_tokens=outcome.usage.output_tokens,
+            latency_s=outcome.usage.latency_s,
+            cost_usd=outcome.usage.cost_usd,
+        )
+    )
+    return True
+
+
+async def last_event(session: AsyncSession, run_id: str) -> tuple[int, set[str]]:
+    """The highest sequence number of a run's transcript and its dedupe keys."""
+    top = (
+        await session.execute(
+            select(func.max(col(TranscriptEvent.seq))).where(col(TranscriptEvent.run_id) == run_id)
+        )
+    ).scalar()
+    keys_query = select(col(TranscriptEvent.dedupe_key)).where(
+        col(TranscriptEvent.run_id) == run_id,
+        col(TranscriptEvent.dedupe_key).is_not(None),
+    )
+    keys = {k for k in (await session.execute(keys_query)).scalars().all() if k}
+    return int(top or 0), keys
+
+
+async def events_after(
+    session: AsyncSession, run_id: str, after: int, limit: int = 500
+) -> Sequence[TranscriptEvent]:
+    """Transcript events with seq > ``after``, in order."""
+    query = (
+        select(TranscriptEvent)
+        .where(col(TranscriptEvent.run_id) == run_id, col(TranscriptEvent.seq) > after)
+        .order_by(col(TranscriptEvent.seq))
+        .limit(limit)
+    )
+    return (await session.execute(query)).scalars().all()
+
+
+async def finish_run(
+    session: AsyncSession, run_id: str, status: str, stop_reason: str, result: dict[str, Any] | None
+) -> None:
+    """Set a run's terminal state."""
+    run = await session.get(Run, run_id)
+    if run is not None:
+        run.status, run.stop_reason, run.result, run.finished_at = status, stop_reason, result, utcnow()
+
+
+async def trace_rows(
+    session: AsyncSession, run_id: str
+) -> tuple[Sequence[Round], Sequence[Judgement], Sequence[Revision]]:
+    """Everything stored for a run's trace."""
+    rounds = (
+        (await session.execute(select(Round).where(col(Round.run_id) == run_id).order_by(col(Round.round))))
+        .scalars()
+        .all()
+    )
+    judgements = (
+        (await session.execute(select(Judgement).where(col(Judgement.run_id) == run_id))).scalars().all()
+    )
+    revisions = (
+        (await session.execute(select(Revision).where(col(Revision.run_id) == run_id))).scalars().all()
+    )
+    return rounds, judgements, revisions

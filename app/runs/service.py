@@ -1,0 +1,291 @@
+"""Executing runs in the background: durable through the checkpointer, recorded exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from typing import Any
+
+import httpx
+import structlog
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import StreamMode
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlmodel import col, select
+
+from agents.panel import PanelFactory
+from agents.schemas import Problem
+from app.db import short_session
+from app.metrics import ServiceMetrics
+from app.models import ProblemRow, Run, TranscriptEvent
+from app.runs import repository as repo
+from app.runs.schemas import TERMINAL
+from app.settings import Settings
+from app.webhooks import deliver
+from graphs.context import RunContext
+from graphs.events import JudgeVerdictEvent, RevisionProposed, RunEvent, RunFinished
+from graphs.refinement import recursion_limit
+from graphs.result import RunResult, build_result
+from graphs.scoring import get_policy
+from graphs.state import RefinementState
+
+log = structlog.get_logger(__name__)
+
+
+class Notifier:
+    """Wakes the streams of a run when it has a new event (within this process)."""
+
+    def __init__(self) -> None:
+        self._events: dict[str, asyncio.Event] = {}
+
+    def publish(self, run_id: str) -> None:
+        """Wake every waiter of ``run_id``."""
+        event = self._events.pop(run_id, None)
+        if event is not None:
+            event.set()
+
+    async def wait(self, run_id: str, within_s: float) -> None:
+        """Until the next publish for ``run_id`` or ``within_s`` seconds."""
+        event = self._events.setdefault(run_id, asyncio.Event())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(event.wait(), within_s)
+
+
+def dedupe_key(event: dict[str, Any]) -> str | None:
+    """Events that may be re-emitted when a run resumes are recorded once, by this key."""
+    kind = event["type"]
+    if kind == "reviser.thinking":
+        return None
+    return ":".join(str(part) for part in (kind, event.get("round", ""), event.get("judge", "")))
+
+
+@dataclasses.dataclass
+class _Transcript:
+    seq: int
+    keys: set[str]
+
+
+class RunExecutor:
+    """Runs refinement graphs as background tasks and records everything they produce."""
+
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        graph: Any,
+        factory: PanelFactory,
+        settings: Settings,
+        metrics: ServiceMetrics,
+        http: httpx.AsyncClient,
+    ) -> None:
+        self.sessions, self.graph, self.factory = sessions, graph, factory
+        self.settings, self.metrics, self.http = settings, metrics, http
+        self.notifier = Notifier()
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._transcripts: dict[str, _Transcript] = {}
+        self._deliveries: set[asyncio.Task[bool]] = set()
+        self._closing = False
+
+    def submit(self, run_id: str) -> None:
+        """Start (or resume) a run in the background."""
+        if run_id not in self._tasks:
+            task = asyncio.create_task(self._execute(run_id), name=f"run-{run_id}")
+            self._tasks[run_id] = task
+            task.add_done_callback(lambda _: self._tasks.pop(run_id, None))
+
+    async def wait(self, run_id: str, within_s: float) -> bool:
+        """Wait for a run's task; True when it finished within ``within_s`` seconds."""
+        task = self._tasks.get(run_id)
+        if task is None:
+            return True
+        done, _ = await asyncio.wait({task}, timeout=within_s)
+        return bool(done)
+
+    def cancel(self, run_id: str) -> bool:
+        """Cancel a running task; False when this process is not running it."""
+        task = self._tasks.get(run_id)
+        if task is None:
+            return False
+        task.cancel()
+        return True
+
+    async def resume_unfinished(self) -> int:
+        """Restart every run left queued or running (by a stop or a crash)."""
+        async with short_session(self.sessions) as session:
+            query = select(col(Run.id)).where(col(Run.status).in_(("queued", "running")))
+            ids = list((await session.execute(query)).scalars().all())
+        for run_id in ids:
+            self.submit(run_id)
+        return len(ids)
+
+    async def shutdown(self) -> None:
+        """Stop every task; their runs stay 'running' and resume at the next start."""
+        self._closing = True
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._deliveries:
+            await asyncio.wait(self._deliveries, timeout=self.settings.webhook_timeout_s)
+
+    async def _execute(self, run_id: str) -> None:
+        with structlog.contextvars.bound_contextvars(run_id=run_id):
+            try:
+                await self._drive(run_id)
+            except asyncio.CancelledError:
+                if not self._closing:
+                    await self._fail(run_id, "cancelled", "cancelled by request")
+                raise
+            except Exception as exc:
+                log.exception("run.failed")
+                await self._fail(run_id, "failed", f"internal error: {type(exc).__name__}")
+
+    async def _drive(self, run_id: str) -> None:
+        run, problem = await self._load(run_id)
+        if run.status in TERMINAL:
+            return
+        policy = get_policy(run.policy, max_rounds=run.max_rounds)
+        panel = self.factory.build(run.judge_model, run.model)
+        context = RunContext(judges=panel.judges, reviser=panel.reviser, policy=policy)
+        config: RunnableConfig = {
+            "configurable": {"thread_id": run_id},
+            "recursion_limit": recursion_limit(policy.max_rounds),
+        }
+        snapshot = await self.graph.aget_state(config)
+        resuming = bool(snapshot.values)
+        await self._start(run_id, resuming)
+        start: RefinementState | None = (
+            None if resuming else {"original": problem, "current": problem, "previous": None, "round": 0}
+        )
+        finished: RunFinished | None = None
+        self.metrics.in_flight.inc()
+        try:
+            modes: list[StreamMode] = ["custom", "updates"]
+            async for mode, chunk in self.graph.astream(start, config, context=context, stream_mode=modes):
+                if mode == "updates":
+                    await self._record_update(run_id, chunk)
+                elif isinstance(chunk, RunFinished):
+                    finished = chunk  # published after the run's final state is stored
+                else:
+                    await self._record_event(run_id, chunk)
+        finally:
+            self.metrics.in_flight.dec()
+        state = (await self.graph.aget_state(config)).values
+        await self._complete(run, build_result(state, policy), finished)
+
+    async def _load(self, run_id: str) -> tuple[Run, Problem]:
+        async with short_session(self.sessions) as session:
+            run = await session.get(Run, run_id)
+            if run is None:
+                raise LookupError(run_id)
+            row = await session.get(ProblemRow, run.problem_id)
+            assert row is not None
+            seq, keys = await repo.last_event(session, run_id)
+        self._transcripts[run_id] = _Transcript(seq, keys)
+        return run, Problem(question=row.question, solution=row.solution)
+
+    async def _start(self, run_id: str, resuming: bool) -> None:
+        async with short_session(self.sessions) as session:
+            run = await session.get(Run, run_id)
+            assert run is not None
+            run.status = "running"
+        if resuming:
+            log.info("run.resumed")
+            await self._append(run_id, {"type": "run.resumed"}, None)
+        else:
+            await self._append(run_id, {"type": "run.started"}, "run.started")
+
+    async def _record_update(self, run_id: str, update: dict[str, Any]) -> None:
+        async with short_session(self.sessions) as session:
+            for record in (update.get("score") or {}).get("rounds", []):
+                await repo.record_round(session, run_id, record)
+            for outcome in (update.get("revise") or {}).get("revisions", []):
+                await repo.record_revision(session, run_id, outcome)
+
+    async def _record_event(self, run_id: str, event: RunEvent) -> None:
+        if isinstance(event, JudgeVerdictEvent):
+            self.metrics.observe_call(event.model, "judge", event.usage)
+        elif isinstance(event, RevisionProposed):
+            self.metrics.observe_call(event.model, "reviser", event.usage)
+        data = event.model_dump(mode="json")
+        await self._append(run_id, data, dedupe_key(data))
+
+    async def _append(self, run_id: str, data: dict[str, Any], key: str | None) -> None:
+        transcript = self._transcripts[run_id]
+        if key is not None and key in transcript.keys:
+            return
+        try:
+            async with short_session(self.sessions) as session:
+                session.add(
+                    TranscriptEvent(
+                        run_id=run_id, seq=transcript.seq + 1, type=data["type"], dedupe_key=key, data=data
+                    )
+                )
+        except IntegrityError:
+            log.warning("transcript.duplicate", key=key)
+            return
+        transcript.seq += 1
+        if key is not None:
+            transcript.keys.add(key)
+        self.notifier.publish(run_id)
+
+    async def _complete(self, run: Run, result: RunResult, finished: RunFinished | None) -> None:
+        # The checkpoint is the source of truth: store any round an interrupted stream missed.
+        async with short_session(self.sessions) as session:
+            for record in result.rounds:
+                await repo.record_round(session, run.id, record)
+            for outcome in result.revisions:
+                await repo.record_revision(session, run.id, outcome)
+            await repo.finish_run(
+                session, run.id, result.outcome, result.stop_reason, result.model_dump(mode="json")
+            )
+        metrics = result.metrics
+        self.metrics.observe_run(result.outcome, metrics["rounds_to_pass"], metrics["avg_quality_final"])
+        log.info(
+            "run.finished",
+            outcome=result.outcome,
+            rounds=len(result.rounds),
+            rounds_to_pass=metrics["rounds_to_pass"],
+            avg_quality_final=metrics["avg_quality_final"],
+            avg_quality_all_steps=metrics["avg_quality_all_steps"],
+            level_final=metrics["level_final"],
+        )
+        event = (
+            finished.model_dump(mode="json")
+            if finished
+            else {"type": "run.finished", "outcome": result.outcome}
+        )
+        await self._append(run.id, event, "run.finished")
+        await self._notify_webhook(run, "run.finished", {"run_id": run.id, **event, "metrics": metrics})
+
+    async def _fail(self, run_id: str, status: str, reason: str) -> None:
+        async with short_session(self.sessions) as session:
+            await repo.finish_run(session, run_id, status, reason, None)
+            run = await session.get(Run, run_id)
+        if run_id not in self._transcripts:
+            async with short_session(self.sessions) as session:
+                self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
+        await self._append(run_id, {"type": "run.failed", "status": status, "reason": reason}, "run.failed")
+        self.metrics.observe_run(status, None, None)
+        if run is not None:
+            await self._notify_webhook(
+                run, "run.failed", {"run_id": run_id, "status": status, "reason": reason}
+            )
+
+    async def _notify_webhook(self, run: Run, event: str, payload: dict[str, Any]) -> None:
+        if not run.webhook_url:
+            return
+        secret = self.settings.webhook_secret.get_secret_value() if self.settings.webhook_secret else None
+        coroutine = deliver(
+            self.http,
+            run.webhook_url,
+            event,
+            payload,
+            secret,
+            attempts=self.settings.webhook_attempts,
+            backoff_s=self.settings.webhook_backoff_s,
+        )
+        task = asyncio.create_task(coroutine)  # outlives the run's task, by design
+        self._deliveries.add(task)
+        task.add_done_callback(self._deliveries.discard)

@@ -1,0 +1,121 @@
+"""Building the public run resources from stored rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from app.models import Judgement, ProblemRow, Revision, Round, Run
+from app.runs.schemas import ProblemIn, RevisionPublic, RoundPublic, RunPublic, RunTrace, VerdictPublic
+
+_JUDGE_ORDER = ("remember", "understand", "apply", "analyze", "evaluate", "create", "holistic")
+
+
+def run_public(run: Run, question: str) -> RunPublic:
+    """The list view of a run."""
+    metrics = (run.result or {}).get("metrics") or {}
+    return RunPublic(
+        id=run.id,
+        status=run.status,
+        model=run.model,
+        judge_model=run.judge_model,
+        policy=run.policy,
+        max_rounds=run.max_rounds,
+        question=question,
+        created_at=run.created_at,
+        finished_at=run.finished_at,
+        stop_reason=run.stop_reason,
+        rounds_to_pass=metrics.get("rounds_to_pass"),
+        avg_quality_final=metrics.get("avg_quality_final"),
+    )
+
+
+def _verdict(row: Judgement) -> VerdictPublic:
+    return VerdictPublic(
+        **row.model_dump(
+            include={
+                "judge",
+                "score",
+                "confidence",
+                "rationale",
+                "details",
+                "abstain_reason",
+                "model",
+                "prompt_version",
+                "input_tokens",
+                "output_tokens",
+                "latency_s",
+                "cost_usd",
+                "raw_outputs",
+            }
+        ),
+        abstained=row.score is None,
+    )
+
+
+def _feedback(verdicts: list[VerdictPublic]) -> list[str]:
+    """What the reviser was shown: rationales of voting judges, then the holistic suggestions."""
+    lines = [f"{v.judge}: {v.rationale}" for v in verdicts if not v.abstained and v.rationale]
+    for verdict in verdicts:
+        if verdict.judge == "holistic" and verdict.details:
+            lines += [f"suggestion: {s}" for s in verdict.details.get("suggestions", [])]
+    return lines
+
+
+def run_trace(
+    run: Run,
+    problem: ProblemRow,
+    rounds: Sequence[Round],
+    judgements: Sequence[Judgement],
+    revisions: Sequence[Revision],
+) -> RunTrace:
+    """The full revision trace of a run."""
+    by_round: dict[int, list[VerdictPublic]] = {}
+    for row in sorted(judgements, key=lambda j: _JUDGE_ORDER.index(j.judge)):
+        by_round.setdefault(row.round, []).append(_verdict(row))
+    revision_of = {
+        r.round: RevisionPublic(**r.model_dump(exclude={"id", "run_id", "round", "raw_outputs"}))
+        for r in revisions
+    }
+    public_rounds = [
+        RoundPublic(
+            **r.model_dump(
+                include={
+                    "round",
+                    "question",
+                    "solution",
+                    "quality",
+                    "pass_rate",
+                    "agreement",
+                    "confidence",
+                    "n_voting",
+                    "n_passing",
+                    "decision",
+                }
+            ),
+            verdicts=by_round.get(r.round, []),
+            feedback=_feedback(by_round.get(r.round, [])),
+            revision=revision_of.get(r.round),
+        )
+        for r in rounds
+    ]
+    usage = _usage(judgements, revisions)
+    result: dict[str, Any] = run.result or {}
+    return RunTrace(
+        **run_public(run, problem.question).model_dump(),
+        problem=ProblemIn(question=problem.question, solution=problem.solution, metadata=problem.meta),
+        rounds=public_rounds,
+        metrics=result.get("metrics"),
+        usage=usage,
+    )
+
+
+def _usage(judgements: Sequence[Judgement], revisions: Sequence[Revision]) -> dict[str, Any]:
+    rows: list[Judgement | Revision] = [*judgements, *revisions]
+    costs = [r.cost_usd for r in rows if r.cost_usd is not None]
+    return {
+        "input_tokens": sum(r.input_tokens for r in rows),
+        "output_tokens": sum(r.output_tokens for r in rows),
+        "latency_s": round(sum(r.latency_s for r in rows), 3),
+        "cost_usd": sum(costs) if costs else None,
+    }
