@@ -1,0 +1,154 @@
+"""Service fixtures: databases (SQLite always, PostgreSQL for real), the app, keys, a live server."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+import uvicorn
+from fastapi import FastAPI
+
+from agents.simulator import SimulatorServer
+from app.db import migrate
+from app.keys import create_key
+from app.main import create_app
+from app.settings import Settings
+
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
+PROBLEM = {
+    "question": (
+        "An orchestra of 120 musicians takes 40 minutes to perform a symphony. How long would it take "
+        "60 musicians to perform the same symphony? Let P be the number of musicians and T the playing time."
+    ),
+    "solution": "With half as many musicians it takes twice as long: 40 × 120 / 60 = 80 minutes.",
+}
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A fresh database on the machine's PostgreSQL server, dropped afterwards."""
+    name = f"thinkloop_test_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each service test runs on SQLite and on PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'thinkloop.db'}"
+    url: str = request.getfixturevalue("postgres_url")
+    with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as connection:
+        connection.execute("DROP SCHEMA public CASCADE")  # every test starts from an empty database
+        connection.execute("CREATE SCHEMA public")
+    return url
+
+
+def service_settings(database_url: str, simulator: SimulatorServer, **overrides: Any) -> Settings:
+    """Settings for tests: the simulator as model 'sim', fast webhooks and streams."""
+    values: dict[str, Any] = {
+        "database_url": database_url,
+        "models": {"sim": {"model": "sim-1", "base_url": simulator.base_url, "timeout_s": 5, "max_retries": 1}},
+        "webhook_secret": "whsec-test",
+        "webhook_backoff_s": 0.05,
+        "sse_poll_s": 0.2,
+        "sse_heartbeat_s": 0.5,
+        "log_level": "WARNING",
+    }
+    return Settings(_env_file=None, **(values | overrides))  # type: ignore[call-arg]
+
+
+@dataclass
+class Keys:
+    """Secrets of keys with each scope set, plus one revoked key."""
+
+    read: str
+    write: str
+    both: str
+    revoked: str
+
+    def auth(self, which: str = "both") -> dict[str, str]:
+        """Headers for the named key."""
+        return {"Authorization": f"Bearer {getattr(self, which)}"}
+
+
+async def seed_keys(database_url: str) -> Keys:
+    """Create one key per scope set and one revoked key, through a short-lived engine."""
+    from app.db import create_engine, session_factory, short_session
+    from app.keys import revoke_key
+
+    engine = create_engine(database_url)
+    try:
+        async with short_session(session_factory(engine)) as session:
+            read = await create_key(session, "reader", ["read"])
+            write = await create_key(session, "writer", ["write"])
+            both = await create_key(session, "both", ["read", "write"])
+            revoked = await create_key(session, "revoked", ["read", "write"])
+            await revoke_key(session, revoked.id)
+    finally:
+        await engine.dispose()
+    return Keys(read.secret, write.secret, both.secret, revoked.secret)
+
+
+@dataclass
+class Service:
+    """The app in-process, a client to it, and keys."""
+
+    app: FastAPI
+    client: httpx.AsyncClient
+    keys: Keys
+
+
+@pytest.fixture
+async def service(database_url: str, simulator_server: SimulatorServer) -> AsyncIterator[Service]:
+    """The API with its lifespan running, reached through httpx's ASGI transport."""
+    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"rules": []}))
+    await migrate(database_url)
+    keys = await seed_keys(database_url)
+    app = create_app(service_settings(database_url, simulator_server))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            yield Service(app, client, keys)
+
+
+def free_port() -> int:
+    """A free TCP port on loopback."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LiveServer:
+    """The app served by uvicorn on a loopback port, in a thread with its own event loop."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.app, self.port = app, free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve()), daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=20)
