@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import structlog
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -34,6 +35,7 @@ class RoundLimitExceeded(RuntimeError):
 def evaluate(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Start the next round (the judges fan out from here)."""
     number = state.get("round", 0) + 1
+    structlog.contextvars.bind_contextvars(round=number)
     if number > runtime.context.policy.max_rounds:
         raise RoundLimitExceeded(f"round {number} exceeds max_rounds")
     runtime.stream_writer(RoundStarted(round=number, problem=state["current"]))
@@ -52,6 +54,7 @@ def route_to_judges(state: RefinementState, runtime: Runtime[RunContext]) -> lis
 
 async def judge(task: JudgeTask, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Run one judge; failures come back as abstentions, never as exceptions."""
+    structlog.contextvars.bind_contextvars(round=task["round"], judge=task["judge"])
     request = JudgeRequest(task["judge"], task["round"], task["problem"], task["reference"])
     outcome = await runtime.context.judges[task["judge"]].assess(request)
     verdict = outcome.verdict
@@ -107,6 +110,7 @@ def route_after_score(state: RefinementState) -> str:
 async def revise(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """The model under test thinks aloud and proposes the next version."""
     record, number = state["rounds"][-1], state["round"]
+    structlog.contextvars.bind_contextvars(round=number)
     request = RevisionRequest(
         round=number,
         current=state["current"],

@@ -61,7 +61,9 @@ def service_settings(database_url: str, simulator: SimulatorServer, **overrides:
     """Settings for tests: the simulator as model 'sim', fast webhooks and streams."""
     values: dict[str, Any] = {
         "database_url": database_url,
-        "models": {"sim": {"model": "sim-1", "base_url": simulator.base_url, "timeout_s": 5, "max_retries": 1}},
+        "models": {
+            "sim": {"model": "sim-1", "base_url": simulator.base_url, "timeout_s": 5, "max_retries": 1}
+        },
         "webhook_secret": "whsec-test",
         "webhook_backoff_s": 0.05,
         "sse_poll_s": 0.2,

@@ -10,7 +10,9 @@ from tests.app.conftest import PROBLEM, Service
 PROBLEM_JSON = "application/problem+json"
 
 
-async def submit(service: Service, body: dict[str, object] | None = None, **params: object) -> dict[str, object]:
+async def submit(
+    service: Service, body: dict[str, object] | None = None, **params: object
+) -> dict[str, object]:
     response = await service.client.post(
         "/v1/runs", json=body or {"problem": PROBLEM}, params=params, headers=service.keys.auth()
     )
@@ -39,7 +41,13 @@ async def test_wait_returns_the_full_trace(service: Service) -> None:
     assert trace["status"] == "accepted" and trace["rounds_to_pass"] == 2
     first, second = trace["rounds"]
     assert [v["judge"] for v in first["verdicts"]] == [
-        "remember", "understand", "apply", "analyze", "evaluate", "create", "holistic"
+        "remember",
+        "understand",
+        "apply",
+        "analyze",
+        "evaluate",
+        "create",
+        "holistic",
     ]
     assert first["decision"] == "revise" and first["quality"] < 0.85 and second["quality"] >= 0.85
     assert first["revision"]["thinking"] and "does not depend" in first["revision"]["question"]
@@ -57,9 +65,12 @@ async def test_post_answers_202_and_the_run_finishes(service: Service) -> None:
     assert trace["status"] == "accepted" and len(trace["rounds"]) == 2
 
 
-async def test_runs_with_llm_models_record_tokens(service: Service, simulator_server: SimulatorServer) -> None:
-    simulator_server.state.configure(simulator_server.state.config.model_copy(
-        update={"rules": [Rule(role="^Judge", score=40, times=7)]}))
+async def test_runs_with_llm_models_record_tokens(
+    service: Service, simulator_server: SimulatorServer
+) -> None:
+    simulator_server.state.configure(
+        simulator_server.state.config.model_copy(update={"rules": [Rule(role="^Judge", score=40, times=7)]})
+    )
     body = {"problem": PROBLEM, "options": {"model": "sim", "judge_model": "sim", "max_rounds": 2}}
     trace = await submit(service, body, wait="true")
     assert trace["status"] == "accepted"
@@ -128,7 +139,9 @@ async def test_cursor_pagination_and_filters(service: Service) -> None:
     assert seen == list(reversed(ids))
     by_model = await service.client.get("/v1/runs", params={"model": "sim"}, headers=service.keys.auth())
     assert by_model.json()["items"] == []
-    assert_problem(await service.client.get("/v1/runs", params={"cursor": "garbage!"}, headers=service.keys.auth()), 400)
+    assert_problem(
+        await service.client.get("/v1/runs", params={"cursor": "garbage!"}, headers=service.keys.auth()), 400
+    )
 
 
 async def test_cancel_running_and_finished(service: Service, simulator_server: SimulatorServer) -> None:
@@ -137,7 +150,9 @@ async def test_cancel_running_and_finished(service: Service, simulator_server: S
         run = await submit(service, {"problem": PROBLEM, "options": {"judge_model": "sim"}})
         cancelled = await service.client.post(f"/v1/runs/{run['id']}/cancel", headers=service.keys.auth())
         assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
-        assert_problem(await service.client.post(f"/v1/runs/{run['id']}/cancel", headers=service.keys.auth()), 409)
+        assert_problem(
+            await service.client.post(f"/v1/runs/{run['id']}/cancel", headers=service.keys.auth()), 409
+        )
     finally:
         simulator_server.state.configure(simulator_server.state.config.model_copy(update={"latency_s": 0.0}))
 
@@ -154,7 +169,9 @@ async def test_cancel_running_and_finished(service: Service, simulator_server: S
         ({"problem": PROBLEM, "webhook_url": "not a url"}, 422, "webhook_url"),
     ],
 )
-async def test_bad_input_is_4xx_problem(service: Service, body: dict[str, object], status: int, needle: str) -> None:
+async def test_bad_input_is_4xx_problem(
+    service: Service, body: dict[str, object], status: int, needle: str
+) -> None:
     response = await service.client.post("/v1/runs", json=body, headers=service.keys.auth())
     assert needle in response.text
     assert_problem(response, status)
@@ -202,6 +219,13 @@ async def test_metrics_count_runs_and_llm_calls(service: Service) -> None:
 
 async def test_openapi_documents_every_route(service: Service) -> None:
     spec = (await service.client.get("/openapi.json")).json()
-    assert {"/v1/runs", "/v1/runs/{run_id}", "/v1/runs/{run_id}/events", "/v1/runs/{run_id}/cancel",
-            "/healthz", "/readyz", "/metrics"} <= set(spec["paths"])
+    assert {
+        "/v1/runs",
+        "/v1/runs/{run_id}",
+        "/v1/runs/{run_id}/events",
+        "/v1/runs/{run_id}/cancel",
+        "/healthz",
+        "/readyz",
+        "/metrics",
+    } <= set(spec["paths"])
     assert spec["components"]["schemas"]["RunCreate"]["examples"]

@@ -1,0 +1,57 @@
+"""`thinkloop keys create|revoke` and `thinkloop migrate` against a real database."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import cli
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def db_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'keys.db'}"
+    monkeypatch.setenv("THINKLOOP_DATABASE_URL", url)
+    return url
+
+
+async def _lookup(url: str, secret: str) -> list[str] | None:
+    from app.db import create_engine, session_factory
+    from app.keys import find_key
+
+    engine = create_engine(url)
+    try:
+        async with session_factory(engine)() as session:
+            key = await find_key(session, secret)
+            assert key is None or key.key_hash != secret  # only the hash is stored
+            return None if key is None else key.scopes
+    finally:
+        await engine.dispose()
+
+
+def test_created_key_authenticates_until_revoked(db_env: str) -> None:
+    created = runner.invoke(cli, ["keys", "create", "--name", "tutor-app", "--scope", "read"])
+    assert created.exit_code == 0, created.output
+    header, secret = created.output.strip().splitlines()
+    key_id = header.split()[1]
+    assert secret.startswith("tlk_") and "scopes read" in header
+    assert asyncio.run(_lookup(db_env, secret)) == ["read"]
+    assert runner.invoke(cli, ["keys", "revoke", key_id]).exit_code == 0
+    assert asyncio.run(_lookup(db_env, secret)) is None
+
+
+def test_bad_scope_and_unknown_key_are_refused(db_env: str) -> None:
+    bad = runner.invoke(cli, ["keys", "create", "--name", "x", "--scope", "admin"])
+    assert bad.exit_code == 2 and "scopes must be among read, write" in bad.output
+    unknown = runner.invoke(cli, ["keys", "revoke", "tlk_nope"])
+    assert unknown.exit_code == 2 and "no API key" in unknown.output
+
+
+def test_migrate_command(db_env: str) -> None:
+    result = runner.invoke(cli, ["migrate"])
+    assert result.exit_code == 0 and "database at head" in result.output

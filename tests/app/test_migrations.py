@@ -1,0 +1,34 @@
+"""The SQLModel tables and the Alembic migrations describe the same schema, on both databases."""
+
+from __future__ import annotations
+
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlmodel import SQLModel
+
+import app.models  # noqa: F401  (registers the tables)
+from app.db import create_engine, migrate, migrations_at_head
+
+
+async def test_models_and_migrations_agree(database_url: str) -> None:
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            diff = await connection.run_sync(
+                lambda sync: compare_metadata(MigrationContext.configure(sync), SQLModel.metadata)
+            )
+        assert diff == []
+        assert await migrations_at_head(engine, database_url)
+    finally:
+        await engine.dispose()
+
+
+async def test_migrating_twice_is_harmless(database_url: str) -> None:
+    await migrate(database_url)
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    try:
+        assert await migrations_at_head(engine, database_url)
+    finally:
+        await engine.dispose()

@@ -1,0 +1,96 @@
+"""SSE transcripts against a real uvicorn server: live, replay, resume, concurrent subscribers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from httpx_sse import aconnect_sse
+
+from agents.simulator import SimulatorServer
+from app.db import migrate
+from app.main import create_app
+from tests.app.conftest import PROBLEM, Keys, LiveServer, seed_keys, service_settings
+
+
+@pytest.fixture
+async def live(
+    database_url: str, simulator_server: SimulatorServer
+) -> AsyncIterator[tuple[LiveServer, Keys]]:
+    simulator_server.state.configure(
+        simulator_server.state.config.model_copy(update={"rules": [], "latency_s": 0.05})
+    )
+    await migrate(database_url)
+    keys = await seed_keys(database_url)
+    app = create_app(service_settings(database_url, simulator_server))
+    with LiveServer(app) as server:
+        yield server, keys
+    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"latency_s": 0.0}))
+
+
+async def collect(url: str, run_id: str, headers: dict[str, str]) -> list[dict[str, Any]]:
+    events = []
+    stream_url = f"{url}/v1/runs/{run_id}/events"
+    async with (
+        httpx.AsyncClient(timeout=30) as client,
+        aconnect_sse(client, "GET", stream_url, headers=headers) as source,
+    ):
+        async for sse in source.aiter_sse():
+            events.append({"id": int(sse.id), "event": sse.event, **json.loads(sse.data)})
+    return events
+
+
+async def start_run(url: str, keys: Keys) -> str:
+    body = {"problem": PROBLEM, "options": {"model": "sim", "judge_model": "sim", "max_rounds": 2}}
+    async with httpx.AsyncClient() as client:
+        response = await client.post(f"{url}/v1/runs", json=body, headers=keys.auth())
+    assert response.status_code == 202
+    return str(response.json()["id"])
+
+
+async def test_live_events_arrive_in_order_and_two_subscribers_agree(live: tuple[LiveServer, Keys]) -> None:
+    server, keys = live
+    run_id = await start_run(server.url, keys)
+    first, second = await asyncio.gather(
+        collect(server.url, run_id, keys.auth("read")), collect(server.url, run_id, keys.auth("read"))
+    )
+    assert first == second
+    assert [e["id"] for e in first] == list(range(1, len(first) + 1))
+    kinds = [e["event"] for e in first]
+    assert kinds[0] == "run.started" and kinds[-1] == "run.finished"
+    assert kinds[1] == "round.started" and kinds.count("judge.verdict") == 7 * kinds.count("round.scored")
+    assert "reviser.thinking" not in kinds or kinds.index("reviser.thinking") < kinds.index(
+        "revision.proposed"
+    )
+    assert first[-1]["outcome"] in {"accepted", "exhausted"}
+
+
+async def test_replay_after_the_end_and_resume_from_last_event_id(live: tuple[LiveServer, Keys]) -> None:
+    server, keys = live
+    run_id = await start_run(server.url, keys)
+    live_events = await collect(server.url, run_id, keys.auth("read"))
+    replay = await collect(server.url, run_id, keys.auth("read"))
+    assert replay == live_events
+    resumed = await collect(server.url, run_id, keys.auth("read") | {"Last-Event-ID": "5"})
+    assert resumed == live_events[5:]
+
+
+async def test_heartbeats_keep_a_quiet_stream_alive(
+    live: tuple[LiveServer, Keys], simulator_server: SimulatorServer
+) -> None:
+    server, keys = live
+    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"latency_s": 1.5}))
+    run_id = await start_run(server.url, keys)
+    lines: list[str] = []
+    async with httpx.AsyncClient(timeout=30) as client:
+        url = f"{server.url}/v1/runs/{run_id}/events"
+        async with client.stream("GET", url, headers=keys.auth("read")) as response:
+            async for line in response.aiter_lines():
+                lines.append(line)
+                if line.startswith(":"):
+                    break
+    assert any(line.startswith(": ping") for line in lines)
