@@ -1,6 +1,8 @@
 # syntax=docker/dockerfile:1
 # Build: docker build -t thinkloop .
-# Run:   docker run --rm thinkloop refine --example orchestra
+# API:   docker run -p 8000:8000 -v thinkloop-data:/data thinkloop            (migrates, then serves)
+# Key:   docker run --rm -v thinkloop-data:/data thinkloop keys create --name my-app
+# CLI:   docker run --rm thinkloop refine --example orchestra
 
 FROM python:3.11-slim AS build
 ENV UV_COMPILE_BYTECODE=1 \
@@ -16,16 +18,27 @@ COPY app ./app
 COPY agents ./agents
 COPY graphs ./graphs
 COPY prompts ./prompts
+COPY migrations ./migrations
 RUN uv sync --frozen --no-dev --no-editable
 
 FROM python:3.11-slim AS runtime
-RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin thinkloop
+RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin thinkloop \
+    && mkdir /data && chown thinkloop:thinkloop /data
 # Same path as in the build stage: the venv's scripts point at /opt/venv/bin/python.
 COPY --from=build /opt/venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
-    PYTHONDONTWRITEBYTECODE=1
+    PYTHONDONTWRITEBYTECODE=1 \
+    THINKLOOP_HOST=0.0.0.0 \
+    THINKLOOP_PORT=8000 \
+    THINKLOOP_LOG_JSON=true \
+    THINKLOOP_LOG_LEVEL=INFO \
+    THINKLOOP_DATABASE_URL=sqlite+aiosqlite:////data/thinkloop.db
 USER thinkloop
 WORKDIR /home/thinkloop
+VOLUME ["/data"]
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
 ENTRYPOINT ["thinkloop"]
-CMD ["--help"]
+CMD ["serve"]
