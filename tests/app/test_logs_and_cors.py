@@ -17,15 +17,21 @@ async def test_log_lines_are_json_with_run_and_round(
     database_url: str, simulator_server: SimulatorServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     simulator_server.state.configure(
-        simulator_server.state.config.model_copy(update={"rules": [Rule(role="Judge: Apply", malformed=True, times=1)]})
+        simulator_server.state.config.model_copy(
+            update={"rules": [Rule(role="Judge: Apply", malformed=True, times=1)]}
+        )
     )
     await migrate(database_url)
     keys = await seed_keys(database_url)
     app = create_app(service_settings(database_url, simulator_server, log_json=True, log_level="INFO"))
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
-            body = {"problem": PROBLEM, "options": {"judge_model": "sim"}}
-            run = (await client.post("/v1/runs", json=body, headers=keys.auth(), params={"wait": "true"})).json()
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://t") as client,
+    ):
+        body = {"problem": PROBLEM, "options": {"judge_model": "sim"}}
+        response = await client.post("/v1/runs", json=body, headers=keys.auth(), params={"wait": "true"})
+        run = response.json()
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
     malformed = next(line for line in lines if line["event"] == "llm.malformed_output")
     assert malformed["run_id"] == run["id"] and malformed["round"] == 1 and malformed["judge"] == "apply"
@@ -33,17 +39,21 @@ async def test_log_lines_are_json_with_run_and_round(
     assert finished["run_id"] == run["id"] and finished["rounds_to_pass"] == run["rounds_to_pass"]
     assert finished["avg_quality_final"] == run["metrics"]["avg_quality_final"]
     assert finished["avg_quality_all_steps"] == run["metrics"]["avg_quality_all_steps"]
-    assert set(finished["level_final"]) == {"remember", "understand", "apply", "analyze", "evaluate", "create", "holistic"}
+    levels = {"remember", "understand", "apply", "analyze", "evaluate", "create", "holistic"}
+    assert set(finished["level_final"]) == levels
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_cors_follows_settings(database_url: str, simulator_server: SimulatorServer) -> None:
     await migrate(database_url)
     app = create_app(service_settings(database_url, simulator_server, cors_origins=["https://tutor.example"]))
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
-            preflight = {"Origin": "https://tutor.example", "Access-Control-Request-Method": "POST"}
-            allowed = await client.options("/v1/runs", headers=preflight)
-            denied = await client.options("/v1/runs", headers=preflight | {"Origin": "https://evil.example"})
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://t") as client,
+    ):
+        preflight = {"Origin": "https://tutor.example", "Access-Control-Request-Method": "POST"}
+        allowed = await client.options("/v1/runs", headers=preflight)
+        denied = await client.options("/v1/runs", headers=preflight | {"Origin": "https://evil.example"})
     assert allowed.headers["access-control-allow-origin"] == "https://tutor.example"
     assert "access-control-allow-origin" not in denied.headers
