@@ -84,7 +84,18 @@ class Round(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-class Judgement(SQLModel, table=True):
+class LLMCallColumns(SQLModel):
+    """Who produced an output, with which prompt, at what cost (shared by judgements and revisions)."""
+
+    model: str = Field(max_length=200)
+    prompt_version: str = Field(max_length=100)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+
+
+class Judgement(LLMCallColumns, table=True):
     """One judge's verdict (or abstention) in one round, with everything needed to audit it."""
 
     __tablename__ = "judgements"
@@ -100,15 +111,9 @@ class Judgement(SQLModel, table=True):
     details: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     abstain_reason: str | None = Field(default=None, sa_column=Column(Text))
     raw_outputs: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    model: str = Field(max_length=200)
-    prompt_version: str = Field(max_length=100)
-    input_tokens: int = 0
-    output_tokens: int = 0
-    latency_s: float = 0.0
-    cost_usd: float | None = None
 
 
-class Revision(SQLModel, table=True):
+class Revision(LLMCallColumns, table=True):
     """The model under test's revision after a round, with its think-aloud."""
 
     __tablename__ = "revisions"
@@ -122,12 +127,6 @@ class Revision(SQLModel, table=True):
     thinking: str = Field(default="", sa_column=Column(Text, nullable=False))
     error: str | None = Field(default=None, sa_column=Column(Text))
     raw_outputs: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    model: str = Field(max_length=200)
-    prompt_version: str = Field(max_length=100)
-    input_tokens: int = 0
-    output_tokens: int = 0
-    latency_s: float = 0.0
-    cost_usd: float | None = None
 
 
 class TranscriptEvent(SQLModel, table=True):

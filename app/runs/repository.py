@@ -17,7 +17,7 @@ from sqlmodel import col, select
 from agents.schemas import HolisticVerdict, JudgeOutcome, RevisionOutcome
 from app.errors import BadRequest
 from app.models import Judgement, ProblemRow, Revision, Round, Run, TranscriptEvent, utcnow
-from graphs.state import RoundRecord
+from graphs.state import RoundFigures, RoundRecord
 
 
 def content_hash(question: str, solution: str) -> str:
@@ -102,21 +102,25 @@ async def record_round(session: AsyncSession, run_id: str, record: RoundRecord) 
             round=record.round,
             question=record.problem.question,
             solution=record.problem.solution,
-            **record.model_dump(
-                include={
-                    "quality",
-                    "pass_rate",
-                    "agreement",
-                    "confidence",
-                    "n_voting",
-                    "n_passing",
-                    "decision",
-                }
-            ),
+            **record.model_dump(include=FIGURES),
         )
     )
     session.add_all(_judgement(run_id, outcome) for outcome in record.outcomes)
     return True
+
+
+FIGURES = set(RoundFigures.model_fields)
+
+
+def accounting(outcome: JudgeOutcome | RevisionOutcome) -> dict[str, Any]:
+    """The LLM-call columns of a judgement or revision."""
+    usage = outcome.usage.model_dump(include={"input_tokens", "output_tokens", "latency_s", "cost_usd"})
+    return {
+        "model": outcome.model,
+        "prompt_version": outcome.prompt_version,
+        "raw_outputs": outcome.raw_outputs,
+        **usage,
+    }
 
 
 def _judgement(run_id: str, outcome: JudgeOutcome) -> Judgement:
@@ -133,13 +137,7 @@ def _judgement(run_id: str, outcome: JudgeOutcome) -> Judgement:
         rationale=verdict.rationale if verdict else None,
         details=details,
         abstain_reason=outcome.abstain_reason,
-        raw_outputs=outcome.raw_outputs,
-        model=outcome.model,
-        prompt_version=outcome.prompt_version,
-        input_tokens=outcome.usage.input_tokens,
-        output_tokens=outcome.usage.output_tokens,
-        latency_s=outcome.usage.latency_s,
-        cost_usd=outcome.usage.cost_usd,
+        **accounting(outcome),
     )
 
 
@@ -159,13 +157,7 @@ async def record_revision(session: AsyncSession, run_id: str, outcome: RevisionO
             solution=problem.solution if problem else None,
             thinking=outcome.thinking,
             error=outcome.error,
-            raw_outputs=outcome.raw_outputs,
-            model=outcome.model,
-            prompt_version=outcome.prompt_version,
-            input_tokens=outcome.usage.input_tokens,
-            output_tokens=outcome.usage.output_tokens,
-            latency_s=outcome.usage.latency_s,
-            cost_usd=outcome.usage.cost_usd,
+            **accounting(outcome),
         )
     )
     return True

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
 
 from agents.schemas import QuestionText, SolutionText
+from graphs.state import RoundFigures
 
 RunStatus = Literal["queued", "running", "accepted", "exhausted", "needs_review", "failed", "cancelled"]
 TERMINAL: frozenset[str] = frozenset({"accepted", "exhausted", "needs_review", "failed", "cancelled"})
@@ -75,7 +76,18 @@ class RunPublic(BaseModel):
     avg_quality_final: float | None = None
 
 
-class VerdictPublic(BaseModel):
+class CallAccounting(BaseModel):
+    """Who produced an output, with which prompt version, and what it cost."""
+
+    model: str
+    prompt_version: str
+    input_tokens: int
+    output_tokens: int
+    latency_s: float
+    cost_usd: float | None
+
+
+class VerdictPublic(CallAccounting):
     """One judge's verdict with its audit trail."""
 
     judge: str
@@ -85,43 +97,24 @@ class VerdictPublic(BaseModel):
     details: dict[str, Any] | None
     abstained: bool
     abstain_reason: str | None
-    model: str
-    prompt_version: str
-    input_tokens: int
-    output_tokens: int
-    latency_s: float
-    cost_usd: float | None
     raw_outputs: list[str]
 
 
-class RevisionPublic(BaseModel):
+class RevisionPublic(CallAccounting):
     """What the model under test made of a round's feedback."""
 
     question: str | None
     solution: str | None
     thinking: str
     error: str | None
-    model: str
-    prompt_version: str
-    input_tokens: int
-    output_tokens: int
-    latency_s: float
-    cost_usd: float | None
 
 
-class RoundPublic(BaseModel):
+class RoundPublic(RoundFigures):
     """One evaluated version, its seven verdicts, its scores, and the revision it led to."""
 
     round: int
     question: str
     solution: str
-    quality: float | None
-    pass_rate: float | None
-    agreement: float | None
-    confidence: float | None
-    n_voting: int
-    n_passing: int
-    decision: str
     verdicts: list[VerdictPublic]
     feedback: list[str]
     revision: RevisionPublic | None

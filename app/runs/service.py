@@ -11,7 +11,7 @@ import httpx
 import structlog
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StreamMode
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 
@@ -112,9 +112,13 @@ class RunExecutor:
 
     async def resume_unfinished(self) -> int:
         """Restart every run left queued or running (by a stop or a crash)."""
-        async with short_session(self.sessions) as session:
-            query = select(col(Run.id)).where(col(Run.status).in_(("queued", "running")))
-            ids = list((await session.execute(query)).scalars().all())
+        try:
+            async with short_session(self.sessions) as session:
+                query = select(col(Run.id)).where(col(Run.status).in_(("queued", "running")))
+                ids = list((await session.execute(query)).scalars().all())
+        except DBAPIError:  # e.g. not migrated yet: start anyway, /readyz reports it
+            log.warning("runs.resume_skipped", reason="database not ready")
+            return 0
         for run_id in ids:
             self.submit(run_id)
         return len(ids)

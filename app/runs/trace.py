@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.models import Judgement, ProblemRow, Revision, Round, Run
+from app.runs.repository import FIGURES
 from app.runs.schemas import ProblemIn, RevisionPublic, RoundPublic, RunPublic, RunTrace, VerdictPublic
 
 _JUDGE_ORDER = ("remember", "understand", "apply", "analyze", "evaluate", "create", "holistic")
@@ -79,20 +80,7 @@ def run_trace(
     }
     public_rounds = [
         RoundPublic(
-            **r.model_dump(
-                include={
-                    "round",
-                    "question",
-                    "solution",
-                    "quality",
-                    "pass_rate",
-                    "agreement",
-                    "confidence",
-                    "n_voting",
-                    "n_passing",
-                    "decision",
-                }
-            ),
+            **r.model_dump(include=FIGURES | {"round", "question", "solution"}),
             verdicts=by_round.get(r.round, []),
             feedback=_feedback(by_round.get(r.round, [])),
             revision=revision_of.get(r.round),

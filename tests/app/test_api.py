@@ -229,3 +229,26 @@ async def test_openapi_documents_every_route(service: Service) -> None:
         "/metrics",
     } <= set(spec["paths"])
     assert spec["components"]["schemas"]["RunCreate"]["examples"]
+
+
+async def test_readyz_is_503_until_migrated(tmp_path: object, simulator_server: SimulatorServer) -> None:
+    import httpx
+
+    from app.db import migrate
+    from app.main import create_app
+    from tests.app.conftest import service_settings
+
+    url = f"sqlite+aiosqlite:///{tmp_path}/fresh.db"
+    app = create_app(service_settings(url, simulator_server))
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://t") as client,
+    ):
+        body = assert_problem(await client.get("/readyz"), 503)
+        assert body["checks"] == {"database": True, "migrations": False}
+        await migrate(url)
+        assert (await client.get("/readyz")).json() == {
+            "status": "ready",
+            "checks": {"database": True, "migrations": True},
+        }
