@@ -11,6 +11,7 @@ from typing import Annotated, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
@@ -40,7 +41,7 @@ err = Console(stderr=True)
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print an error to stderr and exit non-zero."""
-    err.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    err.print(f"[red]error:[/red] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -152,6 +153,26 @@ def models(
             "offline rubric panel" if spec is None else f"{spec.model} @ {spec.base_url or 'api.openai.com'}"
         )
         typer.echo(f"{name}\t{where}")
+
+
+@cli.command("reproduce-think")
+def reproduce_think(
+    results_dir: Annotated[Path, typer.Argument(help="The THiNK reference's results folder")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the tables as JSON")] = False,
+) -> None:
+    """Recompute the THiNK paper's Table 1 and Table 2 from its per-round result files."""
+    from app.reproduce import ReproduceError, reproduce
+    from app.reproduce import as_json as tables_json
+    from app.reproduce_render import render
+
+    try:
+        tables = reproduce(results_dir)
+    except ReproduceError as exc:
+        fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps(tables_json(tables), indent=2))
+    else:
+        render(Console(), tables)
 
 
 keys_cli = typer.Typer(help="Create and revoke API keys.", no_args_is_help=True)

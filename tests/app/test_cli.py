@@ -141,3 +141,10 @@ def test_abstaining_judges_say_why(tmp_path: Path, sim: Callable[..., SimulatorS
     assert result.exit_code == 0
     assert "abstained: endpoint error: HTTP 401" in result.output.replace("\n", "")
     assert "needs_review" in result.output and "no quorum" in result.output
+
+
+def test_error_text_with_brackets_is_shown_verbatim(tmp_path: Path) -> None:
+    config = tmp_path / "models.toml"
+    config.write_text("models = 3\n")
+    result = runner.invoke(cli, ["models", "--models-file", str(config)])
+    assert result.exit_code == 2 and "[models] must be a table of tables" in result.output

@@ -1,0 +1,150 @@
+"""`thinkloop reproduce-think`: the paper's tables from the reference's committed per-round files."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphs.paper_tables import LEVELS, PaperTables, RoundRow, paper_tables
+
+# The reference's column for each of our judges.
+COLUMNS = {
+    "remember": "remembering_score",
+    "understand": "understanding_score",
+    "apply": "applying_score",
+    "analyze": "analyzing_score",
+    "evaluate": "evaluating_score",
+    "create": "creating_score",
+    "holistic": "language_score",
+}
+# Paper model name → file stem of its per-round results in the reference repository.
+MODELS = {
+    "GPT-4o": "gpt-4o",
+    "GPT-4o-mini": "gpt-4o-mini",
+    "GPT-3.5-turbo": "gpt-3.5-turbo",
+    "Qwen2.5-14B": "Qwen_Qwen2.5-14B-Instruct_metrics",
+    "Qwen2.5-7B": "Qwen_Qwen2.5-7B-Instruct_metrics",
+    "Ministral-8B": "mistralai_Ministral-8B-Instruct-2410_metrics",
+    "Llama-3.1-8B": "meta-llama_Meta-Llama-3.1-8B-Instruct_metrics",
+}
+# Table 2 of the paper: (RoundsToPass, AvgQualityScore).
+PAPER_TABLE2 = {
+    "GPT-4o": (2.35, 82.46),
+    "GPT-4o-mini": (2.57, 78.68),
+    "GPT-3.5-turbo": (2.60, 73.46),
+    "Qwen2.5-14B": (2.08, 77.10),
+    "Qwen2.5-7B": (2.12, 72.47),
+    "Ministral-8B": (2.04, 72.05),
+    "Llama-3.1-8B": (2.17, 71.11),
+}
+
+
+class ReproduceError(ValueError):
+    """The results folder cannot be read; the message says which file and why."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Our value next to the paper's, to the paper's two decimals."""
+
+    ours: float | None
+    paper: float
+
+    @property
+    def matches(self) -> bool:
+        """Equal after rounding ours to the paper's precision."""
+        return self.ours is not None and round(self.ours, 2) == self.paper
+
+
+def read_rows(folder: Path, stem: str) -> list[RoundRow]:
+    """Per-round rows from ``<stem>.csv``, or else the ``round_metrics`` of the matching JSON."""
+    csv_path = folder / f"{stem}.csv"
+    if csv_path.exists():
+        return list(_rows(_csv_records(csv_path), csv_path))
+    json_path = _json_path(folder, stem)
+    if json_path is None:
+        raise ReproduceError(f"{folder / stem}: neither .csv nor .json results found")
+    try:
+        records = json.loads(json_path.read_text("utf-8"))["round_metrics"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ReproduceError(f"{json_path}: not a results file with 'round_metrics' ({exc})") from exc
+    return list(_rows(enumerate(records, start=1), json_path))
+
+
+def _json_path(folder: Path, stem: str) -> Path | None:
+    # Names contain dots (gpt-3.5-turbo), so paths are built from strings, never with_suffix().
+    for name in (f"{stem}.json", f"{stem.removesuffix('_metrics')}_results.json"):
+        if (folder / name).exists():
+            return folder / name
+    return None
+
+
+def _csv_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        yield from enumerate(csv.DictReader(handle), start=2)
+
+
+def _rows(records: Iterator[tuple[int, dict[str, Any]]] | Any, path: Path) -> Iterator[RoundRow]:
+    for line, record in records:
+        try:
+            yield RoundRow(
+                problem_id=str(record["question_id"]),
+                round=int(record["round"]),
+                scores={judge: float(record[column]) for judge, column in COLUMNS.items()},
+                confidence=float(record["average_confidence"]),
+            )
+        except (KeyError, ValueError, TypeError) as exc:
+            raise ReproduceError(f"{path}, row {line}: missing or non-numeric field ({exc})") from exc
+
+
+def reproduce(folder: Path) -> dict[str, PaperTables]:
+    """Both tables for every paper model whose results are in ``folder``."""
+    if not folder.is_dir():
+        raise ReproduceError(f"{folder} is not a folder")
+    tables = {}
+    for model, stem in MODELS.items():
+        if (folder / f"{stem}.csv").exists() or _json_path(folder, stem) is not None:
+            tables[model] = paper_tables(read_rows(folder, stem))
+    if not tables:
+        raise ReproduceError(f"{folder}: no per-round results of the paper's models (e.g. gpt-4o.csv)")
+    return tables
+
+
+def table2_comparisons(tables: Mapping[str, PaperTables]) -> dict[str, tuple[Comparison, Comparison]]:
+    """Each model's RoundsToPass and AvgQualityScore beside the paper's."""
+    return {
+        model: (
+            Comparison(t.rounds_to_pass, PAPER_TABLE2[model][0]),
+            Comparison(t.avg_quality_score, PAPER_TABLE2[model][1]),
+        )
+        for model, t in tables.items()
+    }
+
+
+def as_json(tables: Mapping[str, PaperTables]) -> dict[str, Any]:
+    """Machine-readable tables with the paper comparison."""
+    comparisons = table2_comparisons(tables)
+    return {
+        model: {
+            "table1": {
+                level: {"score": t.level_scores[level], "change": t.level_change[level]} for level in LEVELS
+            },
+            "table2": {
+                "rounds_to_pass": t.rounds_to_pass,
+                "avg_quality_score": t.avg_quality_score,
+                "quality_change": t.quality_change,
+                "pass_rate": t.pass_rate,
+                "n_problems": t.n_problems,
+            },
+            "paper": {"rounds_to_pass": PAPER_TABLE2[model][0], "avg_quality_score": PAPER_TABLE2[model][1]},
+            "matches": {
+                "rounds_to_pass": comparisons[model][0].matches,
+                "avg_quality_score": comparisons[model][1].matches,
+            },
+        }
+        for model, t in tables.items()
+    }

@@ -1,0 +1,96 @@
+"""The THiNK paper's Table 1 and Table 2, computed exactly as its reference analysis does.
+
+Inputs are per-round rows (problem, round, the seven judges' scores, mean confidence). Q is
+recomputed with the ``think-paper`` policy. Table 2: RoundsToPass = mean over passing problems of
+the first round with Q > τ (non-passers dropped, as the paper does; the pass rate is reported
+beside it); AvgQualityScore = 100 × mean final-round Q; ± = 100 × mean (Q_final − Q_previous).
+Table 1: per level, Σ over problems with ≥ 2 rounds of the final-round score ÷ all problems, and
+the same sum of (final − previous) ÷ all problems.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from statistics import fmean
+
+from agents.schemas import BloomLevel
+from graphs.scoring import ScoringPolicy, Vote, get_policy, is_pass, score_round
+
+LEVELS: tuple[str, ...] = tuple(level.value for level in BloomLevel)
+
+
+@dataclass(frozen=True)
+class RoundRow:
+    """One evaluated round of one problem, as the reference logs it."""
+
+    problem_id: str
+    round: int
+    scores: Mapping[str, float]  # the six levels and "holistic"
+    confidence: float  # the mean of the seven confidences, 0-100
+
+
+@dataclass(frozen=True)
+class PaperTables:
+    """One model's row of Table 1 and Table 2, plus the pass rate the paper leaves out."""
+
+    n_problems: int
+    n_passed: int
+    pass_rate: float
+    rounds_to_pass: float | None
+    avg_quality_score: float
+    quality_change: float
+    level_scores: Mapping[str, float]
+    level_change: Mapping[str, float]
+
+    @property
+    def level_average(self) -> float:
+        """Plain mean of the six level scores (the paper's 'Avg.' matches it for 2 of 7 models)."""
+        return fmean(self.level_scores.values())
+
+
+def paper_tables(rows: Iterable[RoundRow], policy: ScoringPolicy | None = None) -> PaperTables:
+    """Both tables' values for one model."""
+    policy = policy or get_policy("think-paper")
+    problems: dict[str, dict[int, RoundRow]] = {}
+    for row in rows:
+        problems.setdefault(row.problem_id, {})[row.round] = row  # a repeated round: the last wins
+    if not problems:
+        raise ValueError("no rounds to tabulate")
+    first_passes, finals, changes = [], [], []
+    level_sum = dict.fromkeys(LEVELS, 0.0)
+    level_delta = dict.fromkeys(LEVELS, 0.0)
+    for rounds in problems.values():
+        ordered = [rounds[r] for r in sorted(rounds)]
+        qualities = [_quality(row, policy) for row in ordered]
+        passing = [
+            row.round
+            for row, q in zip(ordered, qualities, strict=True)
+            if is_pass(q, policy, for_metrics=True)
+        ]
+        if passing:
+            first_passes.append(passing[0])
+        finals.append(qualities[-1])
+        if len(ordered) >= 2:
+            changes.append(qualities[-1] - qualities[-2])
+            for level in LEVELS:
+                level_sum[level] += ordered[-1].scores[level]
+                level_delta[level] += ordered[-1].scores[level] - ordered[-2].scores[level]
+    n = len(problems)
+    return PaperTables(
+        n_problems=n,
+        n_passed=len(first_passes),
+        pass_rate=len(first_passes) / n,
+        rounds_to_pass=fmean(first_passes) if first_passes else None,
+        avg_quality_score=100 * fmean(finals),
+        quality_change=100 * fmean(changes) if changes else 0.0,
+        level_scores={level: level_sum[level] / n for level in LEVELS},
+        level_change={level: level_delta[level] / n for level in LEVELS},
+    )
+
+
+def _quality(row: RoundRow, policy: ScoringPolicy) -> float:
+    votes = [Vote(judge, score, row.confidence) for judge, score in row.scores.items()]
+    quality = score_round(votes, policy).quality
+    assert quality is not None  # the paper policy has no quorum
+    return quality
