@@ -139,6 +139,8 @@ def as_json(tables: Mapping[str, PaperTables]) -> dict[str, Any]:
                 "quality_change": t.quality_change,
                 "pass_rate": t.pass_rate,
                 "n_problems": t.n_problems,
+                "avg_quality_ci95": t.avg_quality_ci,
+                "judges_fleiss_kappa": t.judges_fleiss_kappa,
             },
             "paper": {"rounds_to_pass": PAPER_TABLE2[model][0], "avg_quality_score": PAPER_TABLE2[model][1]},
             "matches": {

@@ -33,19 +33,30 @@ def render(console: Console, tables: Mapping[str, PaperTables]) -> int:
 
     comparisons = table2_comparisons(tables)
     table2 = Table(title="Table 2: RoundsToPass and AvgQualityScore beside the paper")
-    for column in ("Model", "RoundsToPass (passers only)", "AvgQualityScore", "±", "pass rate"):
+    columns = (
+        "Model",
+        "RoundsToPass (passers only)",
+        "AvgQualityScore",
+        "95% CI",
+        "±",
+        "pass rate",
+        "judges' κ",
+    )
+    for column in columns:
         table2.add_column(column, justify="left" if column == "Model" else "right")
     matched = 0
     for model, t in tables.items():
         rounds, quality = comparisons[model]
         matched += rounds.matches + quality.matches
+        interval = "—" if t.avg_quality_ci is None else f"{t.avg_quality_ci[0]:.1f}–{t.avg_quality_ci[1]:.1f}"
+        kappa = "—" if t.judges_fleiss_kappa is None else f"{t.judges_fleiss_kappa:.3f}"
+        share = f"{100 * t.pass_rate:.1f}% of {t.n_problems}"
         table2.add_row(
-            model,
-            _mark(rounds),
-            _mark(quality),
-            f"{t.quality_change:+.2f}",
-            f"{100 * t.pass_rate:.1f}% of {t.n_problems}",
+            model, _mark(rounds), _mark(quality), interval, f"{t.quality_change:+.2f}", share, kappa
         )
-    table2.caption = f"{matched} of {2 * len(tables)} Table 2 values match the paper."
+    table2.caption = (
+        f"{matched} of {2 * len(tables)} Table 2 values match the paper. 95% CI: BCa bootstrap of "
+        "AvgQualityScore; judges' κ: Fleiss' κ of the seven pass/fail votes over every judged version."
+    )
     console.print(table2)
     return matched

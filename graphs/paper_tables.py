@@ -5,7 +5,8 @@ recomputed with the ``think-paper`` policy. Table 2: RoundsToPass = mean over pa
 the first round with Q > τ (non-passers dropped, as the paper does; the pass rate is reported
 beside it); AvgQualityScore = 100 × mean final-round Q; ± = 100 × mean (Q_final − Q_previous).
 Table 1: per level, Σ over problems with ≥ 2 rounds of the final-round score ÷ all problems, and
-the same sum of (final − previous) ÷ all problems.
+the same sum of (final − previous) ÷ all problems. Beyond the paper: the judges' Fleiss' κ over
+every judged version (pass = score ≥ θ) and a 95 % bootstrap interval for AvgQualityScore.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from statistics import fmean
 
 from agents.schemas import BloomLevel
+from graphs.agreement import bootstrap_ci, fleiss_kappa
 from graphs.scoring import ScoringPolicy, Vote, get_policy, is_pass, score_round
 
 LEVELS: tuple[str, ...] = tuple(level.value for level in BloomLevel)
@@ -42,6 +44,8 @@ class PaperTables:
     quality_change: float
     level_scores: Mapping[str, float]
     level_change: Mapping[str, float]
+    judges_fleiss_kappa: float | None
+    avg_quality_ci: tuple[float, float] | None
 
     @property
     def level_average(self) -> float:
@@ -58,11 +62,15 @@ def paper_tables(rows: Iterable[RoundRow], policy: ScoringPolicy | None = None) 
     if not problems:
         raise ValueError("no rounds to tabulate")
     first_passes, finals, changes = [], [], []
+    votes: dict[str, list[bool | None]] = {}
     level_sum = dict.fromkeys(LEVELS, 0.0)
     level_delta = dict.fromkeys(LEVELS, 0.0)
     for rounds in problems.values():
         ordered = [rounds[r] for r in sorted(rounds)]
         qualities = [_quality(row, policy) for row in ordered]
+        for item in ordered:
+            for judge, score in item.scores.items():
+                votes.setdefault(judge, []).append(score >= policy.threshold(judge))
         passing = [
             row.round
             for row, q in zip(ordered, qualities, strict=True)
@@ -86,7 +94,13 @@ def paper_tables(rows: Iterable[RoundRow], policy: ScoringPolicy | None = None) 
         quality_change=100 * fmean(changes) if changes else 0.0,
         level_scores={level: level_sum[level] / n for level in LEVELS},
         level_change={level: level_delta[level] / n for level in LEVELS},
+        judges_fleiss_kappa=fleiss_kappa(votes),
+        avg_quality_ci=_percent(bootstrap_ci(finals)),
     )
+
+
+def _percent(interval: tuple[float, float] | None) -> tuple[float, float] | None:
+    return None if interval is None else (100 * interval[0], 100 * interval[1])
 
 
 def _quality(row: RoundRow, policy: ScoringPolicy) -> float:

@@ -75,6 +75,9 @@ def test_json_output(results: Path) -> None:
     assert gpt["table2"]["rounds_to_pass"] == 2.0 and gpt["table2"]["pass_rate"] == 0.5
     assert gpt["table2"]["avg_quality_score"] == pytest.approx(100 * (0.96 + 0.46) / 2)
     assert gpt["paper"] == {"rounds_to_pass": 2.35, "avg_quality_score": 82.46}
+    assert gpt["table2"]["judges_fleiss_kappa"] == pytest.approx(1.0)  # all-pass or all-fail versions
+    low, high = gpt["table2"]["avg_quality_ci95"]
+    assert low <= gpt["table2"]["avg_quality_score"] <= high
     assert gpt["table1"]["remember"] == {"score": 70.0, "change": 20.0}
     assert data["Qwen2.5-7B"]["table2"] == gpt["table2"]  # the superseded row lost to the later one
 

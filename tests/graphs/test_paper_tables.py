@@ -51,3 +51,11 @@ def test_pass_is_strictly_above_tau_and_last_repeated_row_wins() -> None:
 def test_no_rows_is_an_error() -> None:
     with pytest.raises(ValueError, match="no rounds"):
         paper_tables([])
+
+
+def test_judge_agreement_and_interval_are_reported() -> None:
+    tables = paper_tables([*ROWS, row("d", 1, 90), row("e", 1, 50)])
+    assert tables.judges_fleiss_kappa == pytest.approx(1.0)  # every version is all-pass or all-fail
+    assert tables.avg_quality_ci is not None
+    low, high = tables.avg_quality_ci
+    assert low <= tables.avg_quality_score <= high
