@@ -175,6 +175,43 @@ def reproduce_think(
         render(Console(), tables)
 
 
+datasets_cli = typer.Typer(help="Validate problem sets.", no_args_is_help=True)
+cli.add_typer(datasets_cli, name="datasets")
+
+
+@datasets_cli.command("validate")
+def datasets_validate(
+    file: Annotated[Path, typer.Argument(help="JSONL, CSV, or the THiNK bad_questions.csv layout")],
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="jsonl | csv | think-csv (default: detect)")
+    ] = None,
+) -> None:
+    """Check every row of a problem set; bad rows are listed by line and the exit code is 1."""
+    from app.datasets.parsing import DatasetError, parse_dataset
+
+    if fmt not in (None, "jsonl", "csv", "think-csv"):
+        fail(f"unknown format {fmt!r}; choose jsonl, csv or think-csv")
+    try:
+        parsed = parse_dataset(file.read_bytes(), file.name, fmt)  # type: ignore[arg-type]
+    except OSError as exc:
+        fail(f"cannot read {file}: {exc.strerror}")
+    except DatasetError as exc:
+        fail(f"{file}: {exc}")
+    for kind, rows in (
+        ("error", parsed.errors),
+        ("duplicate", parsed.duplicates),
+        ("warning", parsed.warnings),
+    ):
+        for row in rows:
+            typer.echo(f"{file}:{row.line}: {kind}: {row.message}")
+    typer.echo(
+        f"{file}: {parsed.format}, {len(parsed.rows)} valid problem(s), {len(parsed.errors)} bad row(s), "
+        f"{len(parsed.duplicates)} duplicate(s), {len(parsed.warnings)} warning(s)"
+    )
+    if parsed.errors:
+        raise typer.Exit(1)
+
+
 keys_cli = typer.Typer(help="Create and revoke API keys.", no_args_is_help=True)
 cli.add_typer(keys_cli, name="keys")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from importlib import resources
@@ -12,6 +13,12 @@ from pydantic import ValidationError
 from agents.schemas import MAX_QUESTION_CHARS, MAX_SOLUTION_CHARS, Problem
 
 MAX_INPUT_BYTES = 64 * 1024
+
+
+def content_hash(question: str, solution: str) -> str:
+    """Problems are deduplicated by this hash of their whitespace-normalised text."""
+    text = json.dumps([" ".join(question.split()), " ".join(solution.split())])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class ProblemInputError(ValueError):

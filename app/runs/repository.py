@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from collections.abc import Sequence
 from datetime import datetime
@@ -17,13 +16,8 @@ from sqlmodel import col, select
 from agents.schemas import HolisticVerdict, JudgeOutcome, RevisionOutcome
 from app.errors import BadRequest
 from app.models import Judgement, ProblemRow, Revision, Round, Run, TranscriptEvent, utcnow
+from app.problems import content_hash
 from graphs.state import RoundFigures, RoundRecord
-
-
-def content_hash(question: str, solution: str) -> str:
-    """Problems are deduplicated by this hash of their normalised text."""
-    text = json.dumps([" ".join(question.split()), " ".join(solution.split())])
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 async def get_or_create_problem(
