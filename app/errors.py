@@ -58,12 +58,6 @@ class Conflict(AppError):
     status, slug, title = 409, "conflict", "Conflict"
 
 
-class PayloadTooLarge(AppError):
-    """The body is over the limit."""
-
-    status, slug, title = 413, "payload-too-large", "Request body too large"
-
-
 class Unprocessable(AppError):
     """Well-formed but invalid."""
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from statistics import fmean
 
 from graphs.scoring import ScoringPolicy, is_pass
+from graphs.state import RoundRecord
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,11 @@ class RunMetrics:
     quality_change: float | None
     level_final: Mapping[str, float | None]
     level_change: Mapping[str, float | None]
+
+
+def scored_rounds(rounds: Sequence[RoundRecord]) -> list[ScoredRound]:
+    """Round records in the form the metrics functions take."""
+    return [ScoredRound(r.round, r.quality, r.level_scores()) for r in rounds]
 
 
 def run_metrics(rounds: Sequence[ScoredRound], policy: ScoringPolicy) -> RunMetrics:

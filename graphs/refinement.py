@@ -22,8 +22,7 @@ from graphs.events import (
     RoundStarted,
     RunFinished,
 )
-from graphs.metrics import run_metrics
-from graphs.result import scored_rounds
+from graphs.metrics import run_metrics, scored_rounds
 from graphs.scoring import Decision, Vote, decide, score_round
 from graphs.state import JudgeTask, RefinementState, RoundFigures, RoundRecord
 

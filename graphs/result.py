@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict
 from agents.schemas import Problem, RevisionOutcome, Usage
 from graphs.context import RunContext
 from graphs.events import RunEvent
-from graphs.metrics import ScoredRound, run_metrics
+from graphs.metrics import run_metrics, scored_rounds
+from graphs.refinement import build_refinement_graph, recursion_limit
 from graphs.scoring import ScoringPolicy
 from graphs.state import RefinementState, RoundRecord
 
@@ -36,11 +37,6 @@ class RunResult(BaseModel):
     revisions: list[RevisionOutcome]
     metrics: dict[str, Any]
     usage: Usage
-
-
-def scored_rounds(rounds: Sequence[RoundRecord]) -> list[ScoredRound]:
-    """Round records in the form the metrics functions take."""
-    return [ScoredRound(r.round, r.quality, r.level_scores()) for r in rounds]
 
 
 def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:
@@ -68,8 +64,6 @@ async def run_refinement(
     problem: Problem, context: RunContext, *, on_event: EventSink | None = None, graph: Any = None
 ) -> RunResult:
     """Run the loop to its end, forwarding every typed event to ``on_event``."""
-    from graphs.refinement import build_refinement_graph, recursion_limit
-
     compiled = graph if graph is not None else build_refinement_graph()
     start: RefinementState = {"original": problem, "current": problem, "previous": None, "round": 0}
     config: RunnableConfig = {"recursion_limit": recursion_limit(context.policy.max_rounds)}
