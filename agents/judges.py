@@ -8,7 +8,7 @@ from typing import Protocol
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from agents.fencing import fence
-from agents.llm import LLMClient
+from agents.llm import LLMClient, ResponseCache
 from agents.schemas import HOLISTIC, HolisticVerdict, JudgeName, JudgeOutcome, JudgeVerdict, Problem
 from prompts import load_prompt
 
@@ -47,15 +47,16 @@ def judge_payload(request: JudgeRequest) -> dict[str, object]:
 class LLMJudge:
     """A judge backed by an OpenAI-compatible chat model."""
 
-    def __init__(self, client: LLMClient) -> None:
+    def __init__(self, client: LLMClient, cache: ResponseCache | None = None) -> None:
         self._client = client
+        self._cache = cache
 
     async def assess(self, request: JudgeRequest) -> JudgeOutcome:
         """Ask the model for a verdict; after bounded re-asks, abstain and keep the raw output."""
         prompt = load_prompt(f"judge_{request.judge}")
         schema = HolisticVerdict if request.judge == HOLISTIC else JudgeVerdict
         messages = [SystemMessage(prompt.text), HumanMessage(fence(judge_payload(request)))]
-        result = await self._client.structured(messages, schema)
+        result = await self._client.structured(messages, schema, cache=self._cache)
         return JudgeOutcome(
             judge=request.judge,
             round=request.round,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import openai
 import structlog
@@ -23,6 +24,18 @@ log = structlog.get_logger(__name__)
 
 # JSON-schema keywords that OpenAI's strict structured outputs reject; we validate them locally.
 _UNSUPPORTED_KEYWORDS = {"maxLength", "minLength", "maxItems", "minItems", "title", "default"}
+
+
+class ResponseCache(Protocol):
+    """Where temperature-0 replies are kept, addressed by a hash of everything that shaped them."""
+
+    async def get(self, key: str) -> str | None:
+        """The reply stored under ``key``, if any."""
+        ...
+
+    async def put(self, key: str, model: str, text: str) -> None:
+        """Store a reply (first writer wins)."""
+        ...
 
 
 @dataclass
@@ -85,8 +98,53 @@ class LLMClient:
         schema: type[T],
         *,
         on_text: Callable[[str], None] | None = None,
+        cache: ResponseCache | None = None,
     ) -> StructuredResult[T]:
-        """Ask for ``schema``; re-ask up to ``parse_retries`` times when the reply does not fit."""
+        """Ask for ``schema``; re-ask up to ``parse_retries`` times when the reply does not fit.
+
+        With a cache and temperature 0, an identical request is answered from the cache at no cost.
+        """
+        key = self.cache_key(messages, schema) if cache is not None and self.spec.temperature == 0 else None
+        if key is not None and cache is not None:
+            cached = await self._from_cache(cache, key, schema, on_text)
+            if cached is not None:
+                return cached
+        result = await self._ask(messages, schema, on_text)
+        if key is not None and cache is not None and result.value is not None:
+            await cache.put(key, self.model_id, result.raw_outputs[-1])
+        return result
+
+    def cache_key(self, messages: Sequence[BaseMessage], schema: type[BaseModel]) -> str:
+        """A hash of the endpoint, model, output schema and every message."""
+        material = [
+            self.spec.base_url,
+            self.spec.model,
+            self.spec.seed,
+            schema.__name__,
+            llm_schema(schema),
+            [(m.type, m.content) for m in messages],
+        ]
+        return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+
+    async def _from_cache(
+        self, cache: ResponseCache, key: str, schema: type[T], on_text: Callable[[str], None] | None
+    ) -> StructuredResult[T] | None:
+        text = await cache.get(key)
+        if text is None:
+            return None
+        try:
+            value = schema.model_validate_json(text)
+        except ValidationError:
+            return None
+        if on_text is not None:
+            on_text("")
+            on_text(text)
+        log.debug("llm.cache_hit", model=self.model_id, schema=schema.__name__)
+        return StructuredResult(value, [text], Usage(), None)
+
+    async def _ask(
+        self, messages: Sequence[BaseMessage], schema: type[T], on_text: Callable[[str], None] | None
+    ) -> StructuredResult[T]:
         result: StructuredResult[T] = StructuredResult(None)
         conversation = list(messages)
         for _attempt in range(self.spec.parse_retries + 1):

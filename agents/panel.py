@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agents.judges import Judge, LLMJudge
-from agents.llm import LLMClient
+from agents.llm import LLMClient, ResponseCache
 from agents.models import ModelRegistry, build_chat_model
 from agents.reviser import LLMReviser, Reviser
 from agents.rubric.panel import RubricJudge, RubricReviser
@@ -50,9 +50,9 @@ class PanelFactory:
     async def __aexit__(self, *_: object) -> None:
         await self.aclose()
 
-    def build(self, judge_model: str, model_under_test: str) -> Panel:
+    def build(self, judge_model: str, model_under_test: str, cache: ResponseCache | None = None) -> Panel:
         """Judges from ``judge_model`` and the reviser from ``model_under_test`` (chosen apart)."""
         judge_client, reviser_client = self.client(judge_model), self.client(model_under_test)
-        judge: Judge = LLMJudge(judge_client) if judge_client else RubricJudge()
-        reviser: Reviser = LLMReviser(reviser_client) if reviser_client else RubricReviser()
+        judge: Judge = LLMJudge(judge_client, cache) if judge_client else RubricJudge()
+        reviser: Reviser = LLMReviser(reviser_client, cache) if reviser_client else RubricReviser()
         return Panel(judges=dict.fromkeys(JUDGES, judge), reviser=reviser)

@@ -10,7 +10,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.utils.json import parse_partial_json
 
 from agents.fencing import fence
-from agents.llm import LLMClient
+from agents.llm import LLMClient, ResponseCache
 from agents.schemas import JudgeName, Problem, Revision, RevisionOutcome
 from prompts import load_prompt
 
@@ -87,14 +87,16 @@ class ThinkingStreamer:
 class LLMReviser:
     """The model under test, reached through an OpenAI-compatible endpoint."""
 
-    def __init__(self, client: LLMClient) -> None:
+    def __init__(self, client: LLMClient, cache: ResponseCache | None = None) -> None:
         self._client = client
+        self._cache = cache
 
     async def revise(self, request: RevisionRequest, on_thinking: ThinkingSink) -> RevisionOutcome:
         """Stream the think-aloud, then validate the revised question and solution."""
         prompt = load_prompt("reviser")
         messages = [SystemMessage(prompt.text), HumanMessage(fence(revision_payload(request)))]
-        result = await self._client.structured(messages, Revision, on_text=ThinkingStreamer(on_thinking))
+        streamer = ThinkingStreamer(on_thinking)
+        result = await self._client.structured(messages, Revision, on_text=streamer, cache=self._cache)
         revision = result.value
         return RevisionOutcome(
             round=request.round,

@@ -156,3 +156,86 @@ class ApiKey(SQLModel, table=True):
     scopes: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     created_at: datetime = _ts()
     revoked_at: datetime | None = _ts(nullable=True)
+
+
+class Dataset(SQLModel, table=True):
+    """A registered problem set."""
+
+    __tablename__ = "datasets"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    name: str = Field(max_length=200)
+    format: str = Field(max_length=20)
+    n_problems: int
+    created_at: datetime = _ts()
+
+
+class DatasetItem(SQLModel, table=True):
+    """A problem's place in a dataset."""
+
+    __tablename__ = "dataset_items"
+    __table_args__ = (UniqueConstraint("dataset_id", "problem_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    dataset_id: str = Field(foreign_key="datasets.id", index=True)
+    problem_id: str = Field(foreign_key="problems.id")
+    position: int
+    external_id: str | None = Field(default=None, max_length=200)
+
+
+class Batch(SQLModel, table=True):
+    """A dataset × models × repeats evaluation, with an optional zero-shot control arm."""
+
+    __tablename__ = "batches"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    dataset_id: str = Field(foreign_key="datasets.id", index=True)
+    models: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    judge_model: str = Field(max_length=200)
+    policy: str = Field(max_length=32)
+    max_rounds: int
+    repeats: int
+    control_arm: bool = False
+    use_cache: bool = True
+    budget_tokens: int | None = None
+    budget_usd: float | None = None
+    status: str = Field(index=True, max_length=32)
+    stop_reason: str | None = Field(default=None, sa_column=Column(Text))
+    created_at: datetime = _ts()
+    finished_at: datetime | None = _ts(nullable=True)
+
+
+class BatchItem(SQLModel, table=True):
+    """One (problem, model, repeat, arm) of a batch: claimed once, done once."""
+
+    __tablename__ = "batch_items"
+    __table_args__ = (UniqueConstraint("batch_id", "problem_id", "model", "repeat", "arm"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    batch_id: str = Field(foreign_key="batches.id", index=True)
+    problem_id: str = Field(foreign_key="problems.id")
+    model: str = Field(max_length=200)
+    repeat: int
+    arm: str = Field(max_length=16)
+    status: str = Field(index=True, max_length=16)
+    attempts: int = 0
+    claimed_by: str | None = Field(default=None, max_length=100)
+    claimed_at: datetime | None = _ts(nullable=True)
+    finished_at: datetime | None = _ts(nullable=True)
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+
+
+class CachedResponse(SQLModel, table=True):
+    """A model reply, addressed by a hash of (model, schema, messages): temperature-0 calls reuse it."""
+
+    __tablename__ = "llm_cache"
+
+    key: str = Field(primary_key=True, max_length=64)
+    model: str = Field(max_length=200)
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: datetime = _ts()

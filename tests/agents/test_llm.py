@@ -135,3 +135,63 @@ async def test_concurrency_limit_is_respected(sim: Sim, client: Callable[..., LL
     judge = LLMJudge(client(max_concurrency=2))
     await asyncio.gather(*(judge.assess(REQUEST) for _ in range(6)))
     assert server.state.max_in_flight == 2
+
+
+class MemoryCache:
+    def __init__(self) -> None:
+        self.store: dict[str, str] = {}
+
+    async def get(self, key: str) -> str | None:
+        return self.store.get(key)
+
+    async def put(self, key: str, model: str, text: str) -> None:
+        self.store.setdefault(key, text)
+
+
+async def test_identical_temperature_zero_calls_are_served_from_cache(
+    sim: Sim, client: Callable[..., LLMClient]
+) -> None:
+    server = sim()
+    cache = MemoryCache()
+    judge = LLMJudge(client(), cache)
+    first, second = await judge.assess(REQUEST), await judge.assess(REQUEST)
+    assert first.verdict == second.verdict and len(server.state.requests) == 1
+    assert first.usage.calls == 1 and second.usage.calls == 0  # the cached answer costs nothing
+    other = await judge.assess(JudgeRequest("create", 1, ORCHESTRA, ORCHESTRA))  # another prompt
+    assert other.verdict is not None and len(server.state.requests) == 2
+
+
+async def test_cache_is_not_used_above_temperature_zero_or_for_bad_replies(
+    sim: Sim, client: Callable[..., LLMClient]
+) -> None:
+    server = sim()
+    cache = MemoryCache()
+    warm = LLMJudge(client(temperature=0.7), cache)
+    await warm.assess(REQUEST)
+    await warm.assess(REQUEST)
+    assert len(server.state.requests) == 2 and cache.store == {}
+    cold = client()
+    cache.store[cold.cache_key(*_judge_messages())] = "not json"
+    assert (await LLMJudge(cold, cache).assess(REQUEST)).verdict is not None  # a bad entry is ignored
+    assert len(server.state.requests) == 3
+
+
+async def test_cached_reviser_still_streams_its_thinking(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    sim()
+    cache, deltas = MemoryCache(), []
+    reviser = LLMReviser(client(), cache)
+    request = RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ())
+    fresh = await reviser.revise(request, lambda _: None)
+    cached = await reviser.revise(request, deltas.append)
+    assert cached.usage.calls == 0 and "".join(deltas) == fresh.thinking == cached.thinking
+
+
+def _judge_messages() -> tuple[list[object], type[JudgeVerdict]]:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from agents.fencing import fence
+    from agents.judges import judge_payload
+    from prompts import load_prompt
+
+    prompt = load_prompt("judge_apply")
+    return [SystemMessage(prompt.text), HumanMessage(fence(judge_payload(REQUEST)))], JudgeVerdict
