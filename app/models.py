@@ -6,7 +6,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Dialect, Text, TypeDecorator, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -20,10 +20,32 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC in Python on every database (SQLite itself keeps no offset)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Refuse naive datetimes; store UTC (without offset on SQLite)."""
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetimes are not stored; use an aware UTC datetime")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Always hand back an aware UTC datetime."""
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
 def _ts(nullable: bool = False) -> Any:
     return Field(
         default_factory=utcnow if not nullable else None,
-        sa_column=Column(DateTime(timezone=True), nullable=nullable),
+        sa_column=Column(UTCDateTime(), nullable=nullable),
     )
 
 

@@ -61,11 +61,25 @@ def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:
 
 
 async def run_refinement(
-    problem: Problem, context: RunContext, *, on_event: EventSink | None = None, graph: Any = None
+    problem: Problem,
+    context: RunContext,
+    *,
+    on_event: EventSink | None = None,
+    graph: Any = None,
+    original: Problem | None = None,
 ) -> RunResult:
-    """Run the loop to its end, forwarding every typed event to ``on_event``."""
+    """Run the loop to its end, forwarding every typed event to ``on_event``.
+
+    ``original`` (default: ``problem``) is the version judges compare against for intent; the
+    zero-shot control arm passes the untouched problem here and its one revision as ``problem``.
+    """
     compiled = graph if graph is not None else build_refinement_graph()
-    start: RefinementState = {"original": problem, "current": problem, "previous": None, "round": 0}
+    start: RefinementState = {
+        "original": original or problem,
+        "current": problem,
+        "previous": original,
+        "round": 0,
+    }
     config: RunnableConfig = {"recursion_limit": recursion_limit(context.policy.max_rounds)}
     modes: list[StreamMode] = ["custom", "values"]
     final: RefinementState | None = None

@@ -1,0 +1,134 @@
+"""Database access for datasets and batches: idempotent item claims and progress counts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, or_, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col, select
+
+from app.datasets.parsing import ParsedDataset
+from app.models import Batch, BatchItem, Dataset, DatasetItem, utcnow
+from app.runs.repository import get_or_create_problem
+
+TERMINAL_ITEM = ("done", "failed", "cancelled")
+
+
+async def store_dataset(session: AsyncSession, name: str, parsed: ParsedDataset) -> Dataset:
+    """A dataset of the parsed file's valid rows (problems shared across datasets by content)."""
+    dataset = Dataset(name=name, format=parsed.format, n_problems=len(parsed.rows))
+    session.add(dataset)
+    await session.flush()
+    for position, row in enumerate(parsed.rows):
+        problem = await get_or_create_problem(session, row.question, row.solution, dict(row.metadata))
+        session.add(
+            DatasetItem(
+                dataset_id=dataset.id, problem_id=problem.id, position=position, external_id=row.external_id
+            )
+        )
+    return dataset
+
+
+async def create_items(session: AsyncSession, batch: Batch) -> int:
+    """One item per problem × model × repeat × arm."""
+    query = select(col(DatasetItem.problem_id)).where(col(DatasetItem.dataset_id) == batch.dataset_id)
+    problems = (await session.execute(query.order_by(col(DatasetItem.position)))).scalars().all()
+    arms = ("loop", "control") if batch.control_arm else ("loop",)
+    items = [
+        BatchItem(batch_id=batch.id, problem_id=p, model=m, repeat=r, arm=a, status="pending")
+        for p in problems
+        for m in batch.models
+        for r in range(batch.repeats)
+        for a in arms
+    ]
+    session.add_all(items)
+    return len(items)
+
+
+async def claim(session: AsyncSession, item_id: int, worker: str, lease: timedelta) -> bool:
+    """Take an item: pending, or running under a lease that expired (its worker died)."""
+    now = utcnow()
+    statement = (
+        update(BatchItem)
+        .where(
+            col(BatchItem.id) == item_id,
+            or_(
+                col(BatchItem.status) == "pending",
+                and_(col(BatchItem.status) == "running", col(BatchItem.claimed_at) < now - lease),
+            ),
+        )
+        .values(status="running", claimed_by=worker, claimed_at=now, attempts=BatchItem.attempts + 1)
+    )
+    return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
+
+
+async def complete(session: AsyncSession, item_id: int, worker: str, **values: Any) -> bool:
+    """Record an item's result, only if this worker still holds it (a result is never written twice)."""
+    statement = (
+        update(BatchItem)
+        .where(
+            col(BatchItem.id) == item_id,
+            col(BatchItem.status) == "running",
+            col(BatchItem.claimed_by) == worker,
+        )
+        .values(finished_at=utcnow(), **values)
+    )
+    return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
+
+
+async def counts(session: AsyncSession, batch_id: str) -> dict[str, int]:
+    """Items by status."""
+    query = (
+        select(col(BatchItem.status), func.count())
+        .where(col(BatchItem.batch_id) == batch_id)
+        .group_by(col(BatchItem.status))
+    )
+    return {status: int(n) for status, n in (await session.execute(query)).all()}
+
+
+async def totals(session: AsyncSession, batch_id: str) -> dict[str, float]:
+    """Tokens, cost and LLM latency spent so far."""
+    query = select(
+        func.coalesce(func.sum(BatchItem.input_tokens), 0),
+        func.coalesce(func.sum(BatchItem.output_tokens), 0),
+        func.coalesce(func.sum(BatchItem.cost_usd), 0.0),
+        func.coalesce(func.sum(BatchItem.latency_s), 0.0),
+    ).where(col(BatchItem.batch_id) == batch_id)
+    tokens_in, tokens_out, cost, latency = (await session.execute(query)).one()
+    return {
+        "input_tokens": int(tokens_in),
+        "output_tokens": int(tokens_out),
+        "cost_usd": float(cost),
+        "latency_s": float(latency),
+    }
+
+
+async def pending_ids(
+    session: AsyncSession, batch_id: str, statuses: Sequence[str] = ("pending",)
+) -> list[int]:
+    """Ids of the batch's items in the given states."""
+    query = select(col(BatchItem.id)).where(
+        col(BatchItem.batch_id) == batch_id, col(BatchItem.status).in_(statuses)
+    )
+    return [i for i in (await session.execute(query)).scalars().all() if i is not None]
+
+
+async def set_items(
+    session: AsyncSession, batch_id: str, from_statuses: Sequence[str], to_status: str
+) -> int:
+    """Move the batch's items in ``from_statuses`` to ``to_status``."""
+    statement = (
+        update(BatchItem)
+        .where(col(BatchItem.batch_id) == batch_id, col(BatchItem.status).in_(from_statuses))
+        .values(status=to_status, claimed_by=None, error=None)
+    )
+    return int((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
+
+
+async def results(session: AsyncSession, batch_id: str) -> Sequence[BatchItem]:
+    """Every finished item of a batch."""
+    query = select(BatchItem).where(col(BatchItem.batch_id) == batch_id, col(BatchItem.status) == "done")
+    return (await session.execute(query.order_by(col(BatchItem.id)))).scalars().all()

@@ -1,0 +1,153 @@
+"""Processing batch items: claim once, run the loop (or the control arm), record once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from datetime import timedelta
+from typing import Any
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from agents.panel import PanelFactory
+from agents.schemas import Problem
+from app.batches import repository as repo
+from app.batches.cache import SqlResponseCache
+from app.db import short_session
+from app.models import Batch, BatchItem, ProblemRow, utcnow
+from graphs.baseline import run_control
+from graphs.context import RunContext
+from graphs.result import RunResult, run_refinement
+from graphs.scoring import get_policy
+
+log = structlog.get_logger(__name__)
+ACTIVE = ("queued", "running")
+
+
+def round_summaries(result: RunResult) -> list[dict[str, Any]]:
+    """Per-round figures a report needs: Q, each judge's score (None = abstained), mean confidence."""
+    summaries = []
+    for record in result.rounds:
+        confidences = [o.verdict.confidence for o in record.outcomes if o.verdict]
+        summaries.append(
+            {
+                "round": record.round,
+                "quality": record.quality,
+                "decision": record.decision,
+                "scores": record.level_scores(),
+                "confidence": sum(confidences) / len(confidences) if confidences else 0.0,
+            }
+        )
+    return summaries
+
+
+class BatchRunner:
+    """What a worker (or the service's in-process broker) does with one item id."""
+
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        factory: PanelFactory,
+        lease_s: float,
+        concurrency: int,
+    ) -> None:
+        self.sessions, self.factory = sessions, factory
+        # Items in flight in this process; budgets are checked when a slot frees, before claiming.
+        self._slots = asyncio.Semaphore(concurrency)
+        self.lease = timedelta(seconds=lease_s)
+        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+        self.cache = SqlResponseCache(sessions)
+
+    async def process(self, item_id: int) -> str:
+        """Run one item if it can be claimed; returns what happened (for logs and tests)."""
+        async with self._slots:
+            return await self._process(item_id)
+
+    async def _process(self, item_id: int) -> str:
+        async with short_session(self.sessions) as session:
+            item = await session.get(BatchItem, item_id)
+            batch = await session.get(Batch, item.batch_id) if item else None
+            if item is None or batch is None:
+                return "missing"
+            if batch.status not in ACTIVE:
+                return f"batch {batch.status}"
+            if await self._over_budget(session, batch):
+                return "budget"
+            if not await repo.claim(session, item_id, self.worker, self.lease):
+                return "taken"
+            batch.status = "running"
+            problem_row = await session.get(ProblemRow, item.problem_id)
+            assert problem_row is not None
+        with structlog.contextvars.bound_contextvars(batch_id=batch.id, item_id=item_id):
+            outcome = await self._run(
+                batch, item, Problem(question=problem_row.question, solution=problem_row.solution)
+            )
+        await self._after(batch.id)
+        return outcome
+
+    async def _run(self, batch: Batch, item: BatchItem, problem: Problem) -> str:
+        assert item.id is not None
+        try:  # anything that goes wrong fails this item alone, never leaves it 'running'
+            policy = get_policy(batch.policy, max_rounds=batch.max_rounds)
+            panel = self.factory.build(batch.judge_model, item.model, self.cache if batch.use_cache else None)
+            context = RunContext(judges=panel.judges, reviser=panel.reviser, policy=policy)
+            result = await (
+                run_control(problem, context) if item.arm == "control" else run_refinement(problem, context)
+            )
+        except Exception as exc:  # an item fails alone; the batch goes on
+            log.exception("batch.item_failed")
+            async with short_session(self.sessions) as session:
+                await repo.complete(
+                    session, item.id, self.worker, status="failed", error=f"{type(exc).__name__}: {exc}"
+                )
+            return "failed"
+        payload = {
+            "outcome": result.outcome,
+            "metrics": result.metrics,
+            "rounds": round_summaries(result),
+            "final": result.final.model_dump(),
+        }
+        usage = result.usage
+        async with short_session(self.sessions) as session:
+            stored = await repo.complete(
+                session,
+                item.id,
+                self.worker,
+                status="done",
+                result=payload,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cost_usd=usage.cost_usd or 0.0,
+                latency_s=usage.latency_s,
+            )
+        return "done" if stored else "lost-claim"
+
+    async def _over_budget(self, session: AsyncSession, batch: Batch) -> bool:
+        if batch.budget_tokens is None and batch.budget_usd is None:
+            return False
+        spent = await repo.totals(session, batch.id)
+        tokens = spent["input_tokens"] + spent["output_tokens"]
+        over_tokens = batch.budget_tokens is not None and tokens >= batch.budget_tokens
+        over_cost = batch.budget_usd is not None and spent["cost_usd"] >= batch.budget_usd
+        if not (over_tokens or over_cost):
+            return False
+        batch.status, batch.finished_at = "budget_exhausted", utcnow()
+        batch.stop_reason = f"budget reached: {tokens} tokens, ${spent['cost_usd']:.4f}"
+        await repo.set_items(session, batch.id, ("pending",), "cancelled")
+        log.info("batch.budget_exhausted", batch_id=batch.id, tokens=tokens, cost_usd=spent["cost_usd"])
+        return True
+
+    async def _after(self, batch_id: str) -> None:
+        """Close the batch when no item is left to do; check the budget after every item."""
+        async with short_session(self.sessions) as session:
+            batch = await session.get(Batch, batch_id)
+            if batch is None or batch.status not in ACTIVE:
+                return
+            if await self._over_budget(session, batch):
+                return
+            states = await repo.counts(session, batch_id)
+            if not states.get("pending") and not states.get("running"):
+                batch.status, batch.finished_at = "completed", utcnow()
+                log.info("batch.completed", batch_id=batch_id, items=states)

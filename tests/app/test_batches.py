@@ -1,0 +1,144 @@
+"""Batches on the embedded broker: every item done exactly once, control arm, budget, lifecycle."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from agents.models import ModelRegistry
+from agents.panel import PanelFactory
+from agents.simulator import SimulatorServer
+from app.batches.broker import build_broker
+from app.batches.repository import store_dataset
+from app.batches.runner import BatchRunner
+from app.batches.service import BatchService, BatchSpec, BatchStateError
+from app.datasets.parsing import parse_dataset
+from app.db import create_engine, migrate, session_factory, short_session
+from app.models import BatchItem, CachedResponse
+
+SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
+
+
+@dataclass
+class Harness:
+    service: BatchService
+    dataset_id: str
+    sessions: object
+
+    async def wait(self, batch_id: str, seconds: float = 60) -> dict[str, object]:
+        for _ in range(int(seconds * 20)):
+            progress = await self.service.progress(batch_id)
+            items = progress["items"]
+            assert isinstance(items, dict)
+            if progress["status"] not in ("queued", "running") and not items.get("running"):
+                return progress  # ended, and items already in flight have finished too
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"batch did not finish: {progress}")
+
+
+@pytest.fixture
+async def harness(database_url: str, simulator_server: SimulatorServer) -> AsyncIterator[Harness]:
+    simulator_server.state.configure(
+        simulator_server.state.config.model_copy(update={"rules": [], "latency_s": 0.0})
+    )
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    registry = ModelRegistry.from_sources(
+        extra={
+            name: {"model": name, "base_url": simulator_server.base_url, "max_retries": 0}
+            for name in ("m1", "m2")
+        }
+    )
+    factory = PanelFactory(registry, {})
+    broker = build_broker(None, concurrency=8, redelivery_s=30)
+    broker.state.runner = BatchRunner(sessions, factory, lease_s=60, concurrency=4)
+    await broker.startup()
+    async with short_session(sessions) as session:
+        dataset = await store_dataset(session, "sample", parse_dataset(SAMPLE.read_bytes(), SAMPLE.name))
+    try:
+        yield Harness(BatchService(sessions, broker), dataset.id, sessions)
+    finally:
+        await broker.shutdown()
+        await factory.aclose()
+        await engine.dispose()
+
+
+async def item_count(harness: Harness, **where: object) -> int:
+    async with short_session(harness.sessions) as session:  # type: ignore[arg-type]
+        query = select(func.count()).select_from(BatchItem)
+        for column, value in where.items():
+            query = query.where(getattr(BatchItem, column) == value)
+        return int((await session.execute(query)).scalar_one())
+
+
+async def test_batch_completes_every_item_exactly_once(harness: Harness) -> None:
+    spec = BatchSpec(harness.dataset_id, ["m1", "m2"], judge_model="rubric", repeats=2)
+    batch = await harness.service.create(spec)
+    progress = await harness.wait(batch.id)
+    assert progress["status"] == "completed" and progress["total"] == 12 * 2 * 2
+    assert progress["items"] == {"done": 48}
+    assert await item_count(harness, batch_id=batch.id, attempts=1) == 48  # each ran once
+    assert progress["input_tokens"] > 0 and progress["eta_s"] is None
+
+
+async def test_control_arm_and_response_cache(harness: Harness, simulator_server: SimulatorServer) -> None:
+    spec = BatchSpec(harness.dataset_id, ["m1"], judge_model="m1", max_rounds=2, control_arm=True, repeats=2)
+    batch = await harness.service.create(spec)
+    progress = await harness.wait(batch.id)
+    assert progress["items"] == {"done": 48} and await item_count(harness, arm="control") == 24
+    calls = len(simulator_server.state.requests)
+    async with short_session(harness.sessions) as session:  # type: ignore[arg-type]
+        cached = (await session.execute(select(func.count()).select_from(CachedResponse))).scalar_one()
+    assert cached > 0 and calls < 48 * 8  # the second repeat is served from the cache
+
+
+async def test_budget_cap_stops_cleanly(harness: Harness) -> None:
+    spec = BatchSpec(harness.dataset_id, ["m1"], judge_model="m1", budget_tokens=1, use_cache=False)
+    batch = await harness.service.create(spec)
+    progress = await harness.wait(batch.id)
+    assert progress["status"] == "budget_exhausted" and "budget reached" in str(progress["stop_reason"])
+    items = progress["items"]
+    assert isinstance(items, dict) and items.get("cancelled", 0) > 0 and "pending" not in items
+    assert "running" not in items  # every item ended in a definite state
+
+
+async def test_pause_resume_cancel_and_retry(harness: Harness, simulator_server: SimulatorServer) -> None:
+    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"latency_s": 0.05}))
+    batch = await harness.service.create(
+        BatchSpec(harness.dataset_id, ["m1"], judge_model="m1", use_cache=False)
+    )
+    await harness.service.pause(batch.id)
+    await asyncio.sleep(0.5)
+    paused = await harness.service.progress(batch.id)
+    assert paused["status"] == "paused" and paused["items"].get("pending", 0) > 0  # type: ignore[union-attr]
+    with pytest.raises(BatchStateError):
+        await harness.service.pause(batch.id)
+    await harness.service.resume(batch.id)
+    assert (await harness.wait(batch.id))["status"] == "completed"
+    with pytest.raises(BatchStateError):
+        await harness.service.cancel(batch.id)
+    other = await harness.service.create(
+        BatchSpec(harness.dataset_id, ["m2"], judge_model="m2", use_cache=False)
+    )
+    cancelled = await harness.service.cancel(other.id)
+    assert cancelled.status == "cancelled"
+    settled = await harness.wait(other.id)
+    assert set(settled["items"]) <= {"cancelled", "done"}  # type: ignore[arg-type]
+
+
+async def test_failed_items_can_be_retried_alone(harness: Harness, simulator_server: SimulatorServer) -> None:
+    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"latency_s": 0.0}))
+    spec = BatchSpec(harness.dataset_id, ["m1", "nope"], judge_model="rubric", use_cache=False)
+    batch = await harness.service.create(spec)
+    progress = await harness.wait(batch.id)
+    assert progress["items"] == {"done": 12, "failed": 12}  # the unknown model's items fail, the rest go on
+    assert await harness.service.retry_failed(batch.id) == 12
+    again = await harness.wait(batch.id)
+    assert again["items"] == {"done": 12, "failed": 12}
+    assert await item_count(harness, batch_id=batch.id, model="nope", attempts=2) == 12
