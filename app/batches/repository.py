@@ -48,13 +48,26 @@ async def create_items(session: AsyncSession, batch: Batch) -> int:
     return len(items)
 
 
+ACTIVE_BATCH = ("queued", "running")
+
+
+async def transition(session: AsyncSession, batch_id: str, from_states: Sequence[str], **values: Any) -> bool:
+    """Change a batch only if it is still in one of ``from_states`` (no lost updates between processes)."""
+    statement = (
+        update(Batch).where(col(Batch.id) == batch_id, col(Batch.status).in_(from_states)).values(**values)
+    )
+    return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
+
+
 async def claim(session: AsyncSession, item_id: int, worker: str, lease: timedelta) -> bool:
-    """Take an item: pending, or running under a lease that expired (its worker died)."""
+    """Take an item of an active batch: pending, or running under an expired lease (its worker died)."""
     now = utcnow()
+    active = select(col(Batch.id)).where(col(Batch.status).in_(ACTIVE_BATCH))
     statement = (
         update(BatchItem)
         .where(
             col(BatchItem.id) == item_id,
+            col(BatchItem.batch_id).in_(active),
             or_(
                 col(BatchItem.status) == "pending",
                 and_(col(BatchItem.status) == "running", col(BatchItem.claimed_at) < now - lease),

@@ -56,14 +56,28 @@ class BatchRunner:
         self.sessions, self.factory = sessions, factory
         # Items in flight in this process; budgets are checked when a slot frees, before claiming.
         self._slots = asyncio.Semaphore(concurrency)
+        self._active = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
         self.lease = timedelta(seconds=lease_s)
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
         self.cache = SqlResponseCache(sessions)
 
     async def process(self, item_id: int) -> str:
         """Run one item if it can be claimed; returns what happened (for logs and tests)."""
-        async with self._slots:
-            return await self._process(item_id)
+        self._active += 1
+        self._idle.clear()
+        try:
+            async with self._slots:
+                return await self._process(item_id)
+        finally:
+            self._active -= 1
+            if not self._active:
+                self._idle.set()
+
+    async def drain(self) -> None:
+        """Wait until no item is being processed or waiting for a slot (graceful shutdown)."""
+        await self._idle.wait()
 
     async def _process(self, item_id: int) -> str:
         async with short_session(self.sessions) as session:
@@ -77,7 +91,7 @@ class BatchRunner:
                 return "budget"
             if not await repo.claim(session, item_id, self.worker, self.lease):
                 return "taken"
-            batch.status = "running"
+            await repo.transition(session, batch.id, ("queued",), status="running")
             problem_row = await session.get(ProblemRow, item.problem_id)
             assert problem_row is not None
         with structlog.contextvars.bound_contextvars(batch_id=batch.id, item_id=item_id):
@@ -133,10 +147,12 @@ class BatchRunner:
         over_cost = batch.budget_usd is not None and spent["cost_usd"] >= batch.budget_usd
         if not (over_tokens or over_cost):
             return False
-        batch.status, batch.finished_at = "budget_exhausted", utcnow()
-        batch.stop_reason = f"budget reached: {tokens} tokens, ${spent['cost_usd']:.4f}"
-        await repo.set_items(session, batch.id, ("pending",), "cancelled")
-        log.info("batch.budget_exhausted", batch_id=batch.id, tokens=tokens, cost_usd=spent["cost_usd"])
+        reason = f"budget reached: {tokens} tokens, ${spent['cost_usd']:.4f}"
+        if await repo.transition(
+            session, batch.id, ACTIVE, status="budget_exhausted", stop_reason=reason, finished_at=utcnow()
+        ):
+            await repo.set_items(session, batch.id, ("pending",), "cancelled")
+            log.info("batch.budget_exhausted", batch_id=batch.id, tokens=tokens, cost_usd=spent["cost_usd"])
         return True
 
     async def _after(self, batch_id: str) -> None:
@@ -148,6 +164,7 @@ class BatchRunner:
             if await self._over_budget(session, batch):
                 return
             states = await repo.counts(session, batch_id)
-            if not states.get("pending") and not states.get("running"):
-                batch.status, batch.finished_at = "completed", utcnow()
+            if states.get("pending") or states.get("running"):
+                return
+            if await repo.transition(session, batch_id, ACTIVE, status="completed", finished_at=utcnow()):
                 log.info("batch.completed", batch_id=batch_id, items=states)

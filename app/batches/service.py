@@ -87,13 +87,14 @@ class BatchService:
         return moved
 
     async def _transition(self, batch_id: str, allowed: set[str], target: str) -> Batch:
+        extra = (
+            {"finished_at": utcnow(), "stop_reason": "cancelled by request"} if target == "cancelled" else {}
+        )
         async with short_session(self.sessions) as session:
             batch = await self._get(session, batch_id)
-            if batch.status not in allowed:
+            if not await repo.transition(session, batch_id, sorted(allowed), status=target, **extra):
                 raise BatchStateError(f"cannot go from {batch.status} to {target}")
-            batch.status = target
-            if target == "cancelled":
-                batch.finished_at, batch.stop_reason = utcnow(), "cancelled by request"
+            await session.refresh(batch)
             return batch
 
     async def _get(self, session: AsyncSession, batch_id: str) -> Batch:

@@ -64,6 +64,7 @@ async def harness(database_url: str, simulator_server: SimulatorServer) -> Async
     try:
         yield Harness(BatchService(sessions, broker), dataset.id, sessions)
     finally:
+        await broker.state.runner.drain()
         await broker.shutdown()
         await factory.aclose()
         await engine.dispose()
