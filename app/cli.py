@@ -212,6 +212,9 @@ def datasets_validate(
         raise typer.Exit(1)
 
 
+from app.batch_cli import batch_cli  # noqa: E402  (registered here to keep one entry point)
+
+cli.add_typer(batch_cli, name="batch")
 keys_cli = typer.Typer(help="Create and revoke API keys.", no_args_is_help=True)
 cli.add_typer(keys_cli, name="keys")
 

@@ -39,6 +39,11 @@ class Settings(BaseSettings):
     webhook_backoff_s: float = Field(default=1.0, description="First retry delay; doubles each time")
     webhook_timeout_s: float = Field(default=10.0)
 
+    broker_url: str | None = Field(default=None, description="redis://... to run batches on workers")
+    batch_concurrency: int = Field(default=8, ge=1, description="Batch items in flight per process")
+    batch_lease_s: float = Field(default=600.0, description="A claimed item is re-runnable after this")
+    redelivery_s: float = Field(default=60.0, description="Redis: unacknowledged items go to another worker")
+
 
 def get_settings() -> Settings:
     """Read the settings now (never cached at import time)."""

@@ -111,11 +111,11 @@ class BatchRunner:
                 run_control(problem, context) if item.arm == "control" else run_refinement(problem, context)
             )
         except Exception as exc:  # an item fails alone; the batch goes on
-            log.exception("batch.item_failed")
-            async with short_session(self.sessions) as session:
+            async with short_session(self.sessions) as session:  # record first: logging must not lose it
                 await repo.complete(
                     session, item.id, self.worker, status="failed", error=f"{type(exc).__name__}: {exc}"
                 )
+            log.exception("batch.item_failed")
             return "failed"
         payload = {
             "outcome": result.outcome,

@@ -40,6 +40,8 @@ async def collect(url: str, run_id: str, headers: dict[str, str]) -> list[dict[s
         aconnect_sse(client, "GET", stream_url, headers=headers) as source,
     ):
         async for sse in source.aiter_sse():
+            if not sse.data:  # a heartbeat comment; httpx-sse reports it with the previous id
+                continue
             events.append({"id": int(sse.id), "event": sse.event, **json.loads(sse.data)})
     return events
 

@@ -1,0 +1,187 @@
+"""`thinkloop batch run|status|report`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
+from agents.panel import PanelFactory
+from app.batches import repository as repo
+from app.batches.broker import build_broker
+from app.batches.report import build_report, to_csv, to_markdown
+from app.batches.runner import BatchRunner
+from app.batches.service import BatchService, BatchSpec
+from app.datasets.parsing import DatasetError, parse_dataset
+from app.db import create_engine, migrate, session_factory, short_session
+from app.logging import configure_logging
+from app.models import Batch
+from app.settings import Settings, get_settings
+
+batch_cli = typer.Typer(help="Evaluate models over a problem set.", no_args_is_help=True)
+err = Console(stderr=True)
+FORMATS = ("md", "json", "csv")
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
+    raise typer.Exit(code)
+
+
+@batch_cli.command("run")
+def run(
+    dataset: Annotated[Path, typer.Option(help="JSONL, CSV or THiNK-layout problem set")],
+    models: Annotated[str, typer.Option(help="Models under test, comma-separated")],
+    judge_model: Annotated[str | None, typer.Option(help="Judge model (default: settings)")] = None,
+    policy: Annotated[str, typer.Option(help="default | think-paper")] = "default",
+    max_rounds: Annotated[int, typer.Option(min=1, max=10)] = 3,
+    repeats: Annotated[int, typer.Option(min=1, max=100)] = 1,
+    control: Annotated[bool, typer.Option(help="Add the zero-shot control arm")] = False,
+    cache: Annotated[bool, typer.Option(help="Reuse identical temperature-0 replies")] = True,
+    budget_tokens: Annotated[int | None, typer.Option(min=1)] = None,
+    budget_usd: Annotated[float | None, typer.Option(min=0)] = None,
+    fmt: Annotated[str, typer.Option("--format", help="Report format: md | json | csv")] = "md",
+) -> None:
+    """Run a batch on this machine with a live progress bar, then print its report."""
+    if fmt not in FORMATS:
+        _fail(f"unknown format {fmt!r}; choose md, json or csv")
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_json)
+    names = [m.strip() for m in models.split(",") if m.strip()]
+    if not names:
+        _fail("give at least one model with --models")
+    try:
+        data = dataset.read_bytes()
+        parsed = parse_dataset(data, dataset.name)
+    except OSError as exc:
+        _fail(f"cannot read {dataset}: {exc.strerror}")
+    except DatasetError as exc:
+        _fail(f"{dataset}: {exc}")
+    if parsed.errors:
+        for row in parsed.errors:
+            err.print(f"{dataset}:{row.line}: {escape(row.message)}", soft_wrap=True)
+        _fail(f"{len(parsed.errors)} bad row(s); fix them (see `thinkloop datasets validate`)", code=1)
+    spec_args = {
+        "models": names,
+        "judge_model": judge_model or settings.judge_model,
+        "policy": policy,
+        "max_rounds": max_rounds,
+        "repeats": repeats,
+        "control_arm": control,
+        "use_cache": cache,
+        "budget_tokens": budget_tokens,
+        "budget_usd": budget_usd,
+    }
+    report = asyncio.run(_run(settings, dataset.stem, parsed, spec_args))
+    typer.echo(_render(report, fmt).rstrip("\n"))
+
+
+async def _run(settings: Settings, name: str, parsed: Any, spec_args: dict[str, Any]) -> dict[str, Any]:
+    await migrate(settings.database_url)
+    engine = create_engine(settings.database_url)
+    sessions = session_factory(engine)
+    try:
+        registry = ModelRegistry.from_sources(settings.models_file, settings.models)
+        for model in [*spec_args["models"], spec_args["judge_model"]]:
+            registry.get(model)
+    except (ModelConfigError, UnknownModelError) as exc:
+        await engine.dispose()
+        _fail(str(exc))
+    factory = PanelFactory(registry, os.environ)
+    broker = build_broker(settings.broker_url, settings.batch_concurrency, settings.redelivery_s)
+    runner = BatchRunner(sessions, factory, settings.batch_lease_s, settings.batch_concurrency)
+    broker.state.runner = runner
+    await broker.startup()
+    try:
+        async with short_session(sessions) as session:
+            dataset = await repo.store_dataset(session, name, parsed)
+        service = BatchService(sessions, broker)
+        batch = await service.create(BatchSpec(dataset_id=dataset.id, **spec_args))
+        await _watch(service, batch.id)
+        await runner.drain()
+        return await _report(sessions, batch.id)
+    finally:
+        await broker.shutdown()
+        await factory.aclose()
+        await engine.dispose()
+
+
+async def _watch(service: BatchService, batch_id: str) -> None:
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=err, transient=False) as bar:
+        task = bar.add_task(f"batch {batch_id[:8]}", total=None, detail="")
+        while True:
+            state = await service.progress(batch_id)
+            items = state["items"]
+            detail = (
+                f"failed {items.get('failed', 0)} · tokens {state['input_tokens'] + state['output_tokens']}"
+            )
+            bar.update(task, total=state["total"], completed=state["finished"], detail=detail)
+            if state["status"] not in ("queued", "running") and not items.get("running"):
+                return
+            await asyncio.sleep(0.25)
+
+
+async def _report(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> dict[str, Any]:
+    async with short_session(sessions) as session:
+        batch = await session.get(Batch, batch_id)
+        if batch is None:
+            _fail(f"no batch {batch_id!r}")
+        return build_report(batch, await repo.results(session, batch_id))
+
+
+def _render(report: dict[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(report, indent=2, default=str)
+    return to_csv(report) if fmt == "csv" else to_markdown(report)
+
+
+async def _with_db(work: Any) -> Any:
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_json)
+    await migrate(settings.database_url)
+    engine = create_engine(settings.database_url)
+    try:
+        return await work(session_factory(engine))
+    finally:
+        await engine.dispose()
+
+
+@batch_cli.command("status")
+def status(batch_id: Annotated[str, typer.Argument(help="The batch id")]) -> None:
+    """Items by state, tokens, cost and ETA of a batch."""
+
+    async def work(sessions: async_sessionmaker[AsyncSession]) -> dict[str, Any]:
+        service = BatchService(sessions, build_broker(None, 1, 1))
+        try:
+            return await service.progress(batch_id)
+        except LookupError:
+            _fail(f"no batch {batch_id!r}")
+
+    typer.echo(json.dumps(asyncio.run(_with_db(work)), indent=2, default=str))
+
+
+@batch_cli.command("report")
+def report(
+    batch_id: Annotated[str, typer.Argument(help="The batch id")],
+    fmt: Annotated[str, typer.Option("--format", help="md | json | csv")] = "md",
+) -> None:
+    """The batch's report: per model and arm, with confidence intervals and judge agreement."""
+    if fmt not in FORMATS:
+        _fail(f"unknown format {fmt!r}; choose md, json or csv")
+    typer.echo(_render(asyncio.run(_with_db(lambda sessions: _report(sessions, batch_id))), fmt).rstrip("\n"))
