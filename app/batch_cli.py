@@ -106,13 +106,32 @@ async def _run(settings: Settings, name: str, parsed: Any, spec_args: dict[str, 
             dataset = await repo.store_dataset(session, name, parsed)
         service = BatchService(sessions, broker)
         batch = await service.create(BatchSpec(dataset_id=dataset.id, **spec_args))
+        receiver = _receive_here(broker, settings)
         await _watch(service, batch.id)
+        if receiver is not None:
+            receiver.cancel()
         await runner.drain()
         return await _report(sessions, batch.id)
     finally:
         await broker.shutdown()
         await factory.aclose()
         await engine.dispose()
+
+
+def _receive_here(broker: Any, settings: Settings) -> asyncio.Task[None] | None:
+    """With a Redis broker, this process works too (other `thinkloop batch worker`s may join)."""
+    if not settings.broker_url:
+        return None
+    from taskiq.acks import AcknowledgeType
+    from taskiq.api import run_receiver_task
+
+    coroutine = run_receiver_task(
+        broker,
+        max_async_tasks=settings.batch_concurrency,
+        ack_time=AcknowledgeType.WHEN_EXECUTED,
+        propagate_exceptions=False,
+    )
+    return asyncio.create_task(coroutine)
 
 
 async def _watch(service: BatchService, batch_id: str) -> None:
@@ -185,3 +204,39 @@ def report(
     if fmt not in FORMATS:
         _fail(f"unknown format {fmt!r}; choose md, json or csv")
     typer.echo(_render(asyncio.run(_with_db(lambda sessions: _report(sessions, batch_id))), fmt).rstrip("\n"))
+
+
+@batch_cli.command("worker")
+def worker() -> None:
+    """Process batch items from the Redis broker (THINKLOOP_BROKER_URL) until stopped."""
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_json)
+    if not settings.broker_url:
+        _fail("set THINKLOOP_BROKER_URL (redis://...) to run a worker")
+    asyncio.run(_work(settings))
+
+
+async def _work(settings: Settings) -> None:
+    from taskiq.acks import AcknowledgeType
+    from taskiq.api import run_receiver_task
+
+    await migrate(settings.database_url)
+    engine = create_engine(settings.database_url)
+    factory = PanelFactory(ModelRegistry.from_sources(settings.models_file, settings.models), os.environ)
+    broker = build_broker(settings.broker_url, settings.batch_concurrency, settings.redelivery_s)
+    runner = BatchRunner(session_factory(engine), factory, settings.batch_lease_s, settings.batch_concurrency)
+    broker.state.runner = runner
+    await broker.startup()
+    try:
+        # Acknowledge only after the item ran: a killed worker's items are redelivered to another.
+        await run_receiver_task(
+            broker,
+            max_async_tasks=settings.batch_concurrency,
+            ack_time=AcknowledgeType.WHEN_EXECUTED,
+            propagate_exceptions=False,
+        )
+    finally:
+        await runner.drain()
+        await broker.shutdown()
+        await factory.aclose()
+        await engine.dispose()

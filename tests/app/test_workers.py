@@ -1,0 +1,121 @@
+"""Batches on the Redis Streams broker with two `thinkloop batch worker` processes, one killed."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from sqlalchemy import func, select
+
+from agents.simulator import SimulatorServer
+from app.batches.broker import QUEUE, build_broker
+from app.batches.repository import store_dataset
+from app.batches.service import BatchService, BatchSpec
+from app.datasets.parsing import parse_dataset
+from app.db import create_engine, migrate, session_factory, short_session
+from app.models import BatchItem
+
+pytestmark = pytest.mark.redis
+REDIS = "redis://127.0.0.1:6379/15"
+
+
+def problems(n: int) -> bytes:
+    rows = [
+        f'{{"question": "A box holds {i + 2} pens. How many pens are in 3 boxes?", '
+        f'"solution": "3 × {i + 2} = {3 * (i + 2)} pens."}}'
+        for i in range(n)
+    ]
+    return "\n".join(rows).encode()
+
+
+@pytest.fixture
+def clean_redis() -> Iterator[None]:
+    client = redis.Redis.from_url(REDIS)
+    client.delete(QUEUE)
+    yield
+    client.delete(QUEUE)
+    client.close()
+
+
+def start_worker(database_url: str, simulator: SimulatorServer, log: Path) -> subprocess.Popen[bytes]:
+    env = os.environ | {
+        "THINKLOOP_DATABASE_URL": database_url,
+        "THINKLOOP_BROKER_URL": REDIS,
+        "THINKLOOP_MODELS__SIM__MODEL": "sim-1",
+        "THINKLOOP_MODELS__SIM__BASE_URL": simulator.base_url,
+        "THINKLOOP_BATCH_CONCURRENCY": "4",
+        "THINKLOOP_BATCH_LEASE_S": "3",
+        "THINKLOOP_REDELIVERY_S": "2",
+    }
+    with log.open("ab") as sink:
+        return subprocess.Popen(
+            [sys.executable, "-m", "app", "batch", "worker"], env=env, stdout=sink, stderr=sink
+        )
+
+
+async def run_batch(
+    database_url: str, simulator: SimulatorServer, tmp_path: Path, kill_one: bool
+) -> dict[str, int]:
+    simulator.state.configure(simulator.state.config.model_copy(update={"rules": [], "latency_s": 0.05}))
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    broker = build_broker(REDIS, concurrency=1, redelivery_s=2)
+    await broker.startup()
+    workers = [start_worker(database_url, simulator, tmp_path / f"worker{i}.log") for i in range(2)]
+    try:
+        async with short_session(sessions) as session:
+            dataset = await store_dataset(
+                session, f"w-{uuid.uuid4().hex[:6]}", parse_dataset(problems(20), "p.jsonl")
+            )
+        service = BatchService(sessions, broker)
+        batch = await service.create(
+            BatchSpec(dataset.id, ["sim", "rubric"], judge_model="sim", use_cache=False)
+        )
+        killed = False
+        for _ in range(1200):
+            progress = await service.progress(batch.id)
+            if kill_one and not killed and progress["finished"] >= 5:
+                workers[0].send_signal(signal.SIGKILL)  # mid-batch, items in its hands
+                killed = True
+            if progress["status"] == "completed":
+                break
+            await asyncio.sleep(0.1)
+        assert progress["status"] == "completed", progress
+        async with short_session(sessions) as session:
+            query = (
+                select(BatchItem.status, func.count())
+                .where(BatchItem.batch_id == batch.id)
+                .group_by(BatchItem.status)
+            )
+            states = {s: int(n) for s, n in (await session.execute(query)).all()}
+        return states
+    finally:
+        for process in workers:
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=20)
+        await broker.shutdown()
+        await engine.dispose()
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_two_workers_complete_every_item_once(
+    database_url: str, simulator_server: SimulatorServer, tmp_path: Path, clean_redis: None
+) -> None:
+    assert await run_batch(database_url, simulator_server, tmp_path, kill_one=False) == {"done": 40}
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_a_killed_worker_loses_nothing(
+    database_url: str, simulator_server: SimulatorServer, tmp_path: Path, clean_redis: None
+) -> None:
+    assert await run_batch(database_url, simulator_server, tmp_path, kill_one=True) == {"done": 40}
