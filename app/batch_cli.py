@@ -122,16 +122,25 @@ def _receive_here(broker: Any, settings: Settings) -> asyncio.Task[None] | None:
     """With a Redis broker, this process works too (other `thinkloop batch worker`s may join)."""
     if not settings.broker_url:
         return None
+    return asyncio.create_task(_receive(broker, settings))
+
+
+async def _receive(broker: Any, settings: Settings) -> None:
+    """Take items from the Redis stream; acknowledge each only after it ran, and re-send stalled ones."""
     from taskiq.acks import AcknowledgeType
     from taskiq.api import run_receiver_task
 
-    coroutine = run_receiver_task(
-        broker,
-        max_async_tasks=settings.batch_concurrency,
-        ack_time=AcknowledgeType.WHEN_EXECUTED,
-        propagate_exceptions=False,
-    )
-    return asyncio.create_task(coroutine)
+    sweeper = asyncio.create_task(broker.state.runner.sweep_forever(broker, settings.redelivery_s))
+    try:
+        await run_receiver_task(
+            broker,
+            max_async_tasks=settings.batch_concurrency,
+            max_prefetch=1,
+            ack_time=AcknowledgeType.WHEN_EXECUTED,
+            propagate_exceptions=False,
+        )
+    finally:
+        sweeper.cancel()
 
 
 async def _watch(service: BatchService, batch_id: str) -> None:
@@ -217,9 +226,6 @@ def worker() -> None:
 
 
 async def _work(settings: Settings) -> None:
-    from taskiq.acks import AcknowledgeType
-    from taskiq.api import run_receiver_task
-
     await migrate(settings.database_url)
     engine = create_engine(settings.database_url)
     factory = PanelFactory(ModelRegistry.from_sources(settings.models_file, settings.models), os.environ)
@@ -228,13 +234,7 @@ async def _work(settings: Settings) -> None:
     broker.state.runner = runner
     await broker.startup()
     try:
-        # Acknowledge only after the item ran: a killed worker's items are redelivered to another.
-        await run_receiver_task(
-            broker,
-            max_async_tasks=settings.batch_concurrency,
-            ack_time=AcknowledgeType.WHEN_EXECUTED,
-            propagate_exceptions=False,
-        )
+        await _receive(broker, settings)
     finally:
         await runner.drain()
         await broker.shutdown()

@@ -33,6 +33,7 @@ def build_broker(broker_url: str | None, concurrency: int, redelivery_s: float) 
             idle_timeout=int(redelivery_s * 1000),
             unacknowledged_lock_timeout=max(1.0, redelivery_s),
             xread_block=1000,
+            xread_count=1,  # one message at a time: a worker that dies holds few of them
         )
     else:
         broker = InMemoryBroker(max_async_tasks=concurrency)

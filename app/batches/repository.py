@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, func, or_, update
@@ -117,6 +117,35 @@ async def totals(session: AsyncSession, batch_id: str) -> dict[str, float]:
         "cost_usd": float(cost),
         "latency_s": float(latency),
     }
+
+
+async def stalled(session: AsyncSession, stall: timedelta, lease: timedelta) -> list[int]:
+    """Items to send again: pending or lease-expired items of active batches with no activity lately.
+
+    Messages can be stranded in a dead worker's hands; the database, not the queue, decides what is
+    left to do, and sending an item twice is harmless (claims are conditional).
+    """
+    now = utcnow()
+    active = select(col(Batch.id)).where(col(Batch.status).in_(ACTIVE_BATCH))
+    activity = func.max(func.coalesce(col(BatchItem.finished_at), col(BatchItem.claimed_at)))
+    last = select(col(BatchItem.batch_id), activity).where(col(BatchItem.batch_id).in_(active))
+    rows = (await session.execute(last.group_by(col(BatchItem.batch_id)))).all()
+    quiet = [batch_id for batch_id, at in rows if at is None or _utc(at) < now - stall]
+    if not quiet:
+        return []
+    query = select(col(BatchItem.id)).where(
+        col(BatchItem.batch_id).in_(quiet),
+        or_(
+            col(BatchItem.status) == "pending",
+            and_(col(BatchItem.status) == "running", col(BatchItem.claimed_at) < now - lease),
+        ),
+    )
+    return [i for i in (await session.execute(query)).scalars().all() if i is not None]
+
+
+def _utc(moment: datetime) -> datetime:
+    # An aggregate bypasses the column type, so SQLite hands back a naive (UTC) datetime here.
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 async def pending_ids(

@@ -75,6 +75,18 @@ class BatchRunner:
             if not self._active:
                 self._idle.set()
 
+    async def sweep_forever(self, broker: Any, every_s: float) -> None:
+        """Re-send the items of stalled batches every ``every_s`` seconds (Redis workers run this)."""
+        from app.batches.broker import enqueue
+
+        while True:
+            await asyncio.sleep(every_s)
+            async with short_session(self.sessions) as session:
+                ids = await repo.stalled(session, timedelta(seconds=every_s), self.lease)
+            if ids:
+                log.info("batch.resent_stalled_items", count=len(ids))
+                await enqueue(broker, ids)
+
     async def drain(self) -> None:
         """Wait until no item is being processed or waiting for a slot (graceful shutdown)."""
         await self._idle.wait()

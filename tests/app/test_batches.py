@@ -143,3 +143,99 @@ async def test_failed_items_can_be_retried_alone(harness: Harness, simulator_ser
     again = await harness.wait(batch.id)
     assert again["items"] == {"done": 12, "failed": 12}
     assert await item_count(harness, batch_id=batch.id, model="nope", attempts=2) == 12
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
+    from datetime import timedelta
+
+    from app.batches.repository import stalled
+    from app.models import Batch, ProblemRow, utcnow
+
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    long_ago = utcnow() - timedelta(minutes=10)
+    try:
+        async with short_session(sessions) as session:
+            dataset = await store_dataset(session, "s", parse_dataset(SAMPLE.read_bytes(), SAMPLE.name))
+            problem = (await session.execute(select(ProblemRow.id))).scalars().first()
+            quiet = Batch(
+                dataset_id=dataset.id,
+                models=["m"],
+                judge_model="m",
+                policy="default",
+                max_rounds=1,
+                repeats=1,
+                status="running",
+            )
+            busy = Batch(
+                dataset_id=dataset.id,
+                models=["m"],
+                judge_model="m",
+                policy="default",
+                max_rounds=1,
+                repeats=1,
+                status="running",
+            )
+            session.add_all([quiet, busy])
+            await session.flush()
+            session.add_all(
+                [
+                    BatchItem(
+                        batch_id=quiet.id,
+                        problem_id=problem,
+                        model="m",
+                        repeat=0,
+                        arm="loop",
+                        status="pending",
+                    ),
+                    BatchItem(
+                        batch_id=quiet.id,
+                        problem_id=problem,
+                        model="m",
+                        repeat=1,
+                        arm="loop",
+                        status="running",
+                        claimed_at=long_ago,
+                        claimed_by="dead",
+                    ),
+                    BatchItem(
+                        batch_id=quiet.id,
+                        problem_id=problem,
+                        model="m",
+                        repeat=2,
+                        arm="loop",
+                        status="done",
+                        claimed_at=long_ago,
+                        finished_at=long_ago,
+                    ),
+                    BatchItem(
+                        batch_id=busy.id,
+                        problem_id=problem,
+                        model="m",
+                        repeat=0,
+                        arm="loop",
+                        status="pending",
+                    ),
+                    BatchItem(
+                        batch_id=busy.id,
+                        problem_id=problem,
+                        model="m",
+                        repeat=1,
+                        arm="loop",
+                        status="done",
+                        claimed_at=utcnow(),
+                        finished_at=utcnow(),
+                    ),
+                ]
+            )
+        async with short_session(sessions) as session:
+            found = await stalled(session, stall=timedelta(seconds=30), lease=timedelta(seconds=60))
+            statuses = {
+                (await session.get(BatchItem, item_id)).status
+                for item_id in found  # type: ignore[union-attr]
+            }
+        assert len(found) == 2 and statuses == {"pending", "running"}  # only the quiet batch's leftovers
+    finally:
+        await engine.dispose()
