@@ -180,54 +180,25 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
             )
             session.add_all([quiet, busy])
             await session.flush()
+
+            def item(batch: Batch, repeat: int, status: str, **claim: object) -> BatchItem:
+                return BatchItem(
+                    batch_id=batch.id,
+                    problem_id=problem,
+                    model="m",
+                    repeat=repeat,
+                    arm="loop",
+                    status=status,
+                    **claim,
+                )
+
             session.add_all(
                 [
-                    BatchItem(
-                        batch_id=quiet.id,
-                        problem_id=problem,
-                        model="m",
-                        repeat=0,
-                        arm="loop",
-                        status="pending",
-                    ),
-                    BatchItem(
-                        batch_id=quiet.id,
-                        problem_id=problem,
-                        model="m",
-                        repeat=1,
-                        arm="loop",
-                        status="running",
-                        claimed_at=long_ago,
-                        claimed_by="dead",
-                    ),
-                    BatchItem(
-                        batch_id=quiet.id,
-                        problem_id=problem,
-                        model="m",
-                        repeat=2,
-                        arm="loop",
-                        status="done",
-                        claimed_at=long_ago,
-                        finished_at=long_ago,
-                    ),
-                    BatchItem(
-                        batch_id=busy.id,
-                        problem_id=problem,
-                        model="m",
-                        repeat=0,
-                        arm="loop",
-                        status="pending",
-                    ),
-                    BatchItem(
-                        batch_id=busy.id,
-                        problem_id=problem,
-                        model="m",
-                        repeat=1,
-                        arm="loop",
-                        status="done",
-                        claimed_at=utcnow(),
-                        finished_at=utcnow(),
-                    ),
+                    item(quiet, 0, "pending"),
+                    item(quiet, 1, "running", claimed_at=long_ago, claimed_by="dead"),
+                    item(quiet, 2, "done", claimed_at=long_ago, finished_at=long_ago),
+                    item(busy, 0, "pending"),
+                    item(busy, 1, "done", claimed_at=utcnow(), finished_at=utcnow()),
                 ]
             )
         async with short_session(sessions) as session:
