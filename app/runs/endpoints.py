@@ -175,14 +175,16 @@ async def cancel_run(run_id: str, session: Session, _: WriteKey, executor: Execu
 async def stream_events(
     run_id: str,
     request: Request,
-    session: Session,
     _: ReadKey,
     settings: AppSettings,
     executor: Executor,
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> EventSourceResponse:
     """Server-Sent Events of the run's transcript: live, or replayed; resumes after Last-Event-ID."""
-    if await session.get(Run, run_id) is None:
+    # No request-scoped session here: it would stay checked out for the whole stream.
+    async with short_session(request.app.state.sessions) as session:
+        exists = await session.get(Run, run_id) is not None
+    if not exists:
         raise NotFound(f"There is no run {run_id}.")
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
     stream = _events(request, run_id, after, executor, settings.sse_poll_s)

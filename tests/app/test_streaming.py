@@ -96,3 +96,23 @@ async def test_heartbeats_keep_a_quiet_stream_alive(
                 if line.startswith(":"):
                     break
     assert any(line.startswith(": ping") for line in lines)
+
+
+async def test_an_open_stream_holds_no_database_connection(
+    live: tuple[LiveServer, Keys], simulator_server: SimulatorServer
+) -> None:
+    server, keys = live
+    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"latency_s": 1.5}))
+    run_id = await start_run(server.url, keys)
+    pool = server.app.state.engine.sync_engine.pool
+    idle_samples = []
+    async with httpx.AsyncClient(timeout=30) as client:
+        url = f"{server.url}/v1/runs/{run_id}/events"
+        async with client.stream("GET", url, headers=keys.auth("read")) as response:
+            lines = response.aiter_lines()
+            while not (await anext(lines)).startswith("data:"):
+                pass  # the stream is open and has delivered its first event
+            for _ in range(20):  # the run now waits on the slow model; nothing should hold a connection
+                idle_samples.append(pool.checkedout())
+                await asyncio.sleep(0.05)
+    assert 0 in idle_samples, idle_samples
