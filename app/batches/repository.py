@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, update
+from sqlalchemy import and_, func, or_, type_coerce, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from app.datasets.parsing import ParsedDataset
-from app.models import Batch, BatchItem, Dataset, DatasetItem, utcnow
+from app.models import Batch, BatchItem, Dataset, DatasetItem, UTCDateTime, utcnow
 from app.runs.repository import get_or_create_problem
 
 TERMINAL_ITEM = ("done", "failed", "cancelled")
@@ -127,12 +127,16 @@ async def stalled(session: AsyncSession, stall: timedelta, lease: timedelta) -> 
     """
     now = utcnow()
     active = select(col(Batch.id)).where(col(Batch.status).in_(ACTIVE_BATCH))
-    activity = func.max(func.coalesce(col(BatchItem.finished_at), col(BatchItem.claimed_at)))
-    last = select(col(BatchItem.batch_id), activity).where(col(BatchItem.batch_id).in_(active))
-    rows = (await session.execute(last.group_by(col(BatchItem.batch_id)))).all()
-    quiet = [batch_id for batch_id, at in rows if at is None or _utc(at) < now - stall]
-    if not quiet:
-        return []
+    # Typed as the columns are, so the bound "now - stall" is stored-format UTC on every database.
+    activity = type_coerce(
+        func.max(func.coalesce(col(BatchItem.finished_at), col(BatchItem.claimed_at))), UTCDateTime()
+    )
+    quiet = (
+        select(col(BatchItem.batch_id))
+        .where(col(BatchItem.batch_id).in_(active))
+        .group_by(col(BatchItem.batch_id))
+        .having(or_(activity.is_(None), activity < now - stall))
+    )
     query = select(col(BatchItem.id)).where(
         col(BatchItem.batch_id).in_(quiet),
         or_(
@@ -141,11 +145,6 @@ async def stalled(session: AsyncSession, stall: timedelta, lease: timedelta) -> 
         ),
     )
     return [i for i in (await session.execute(query)).scalars().all() if i is not None]
-
-
-def _utc(moment: datetime) -> datetime:
-    # An aggregate bypasses the column type, so SQLite hands back a naive (UTC) datetime here.
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 async def pending_ids(

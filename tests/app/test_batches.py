@@ -145,7 +145,6 @@ async def test_failed_items_can_be_retried_alone(harness: Harness, simulator_ser
     assert await item_count(harness, batch_id=batch.id, model="nope", attempts=2) == 12
 
 
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
     from datetime import timedelta
 
