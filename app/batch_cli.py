@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from taskiq import AsyncBroker
 
 from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
 from agents.panel import PanelFactory
@@ -21,20 +23,15 @@ from app.batches.broker import build_broker
 from app.batches.report import build_report, to_csv, to_markdown
 from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec
+from app.cli_support import err, fail, with_database
 from app.datasets.parsing import DatasetError, parse_dataset
-from app.db import create_engine, migrate, session_factory, short_session
+from app.db import short_session
 from app.logging import configure_logging
 from app.models import Batch
 from app.settings import Settings, get_settings
 
 batch_cli = typer.Typer(help="Evaluate models over a problem set.", no_args_is_help=True)
-err = Console(stderr=True)
 FORMATS = ("md", "json", "csv")
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
-    raise typer.Exit(code)
 
 
 @batch_cli.command("run")
@@ -53,23 +50,23 @@ def run(
 ) -> None:
     """Run a batch on this machine with a live progress bar, then print its report."""
     if fmt not in FORMATS:
-        _fail(f"unknown format {fmt!r}; choose md, json or csv")
+        fail(f"unknown format {fmt!r}; choose md, json or csv")
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_json)
     names = [m.strip() for m in models.split(",") if m.strip()]
     if not names:
-        _fail("give at least one model with --models")
+        fail("give at least one model with --models")
     try:
         data = dataset.read_bytes()
         parsed = parse_dataset(data, dataset.name)
     except OSError as exc:
-        _fail(f"cannot read {dataset}: {exc.strerror}")
+        fail(f"cannot read {dataset}: {exc.strerror}")
     except DatasetError as exc:
-        _fail(f"{dataset}: {exc}")
+        fail(f"{dataset}: {exc}")
     if parsed.errors:
         for row in parsed.errors:
             err.print(f"{dataset}:{row.line}: {escape(row.message)}", soft_wrap=True)
-        _fail(f"{len(parsed.errors)} bad row(s); fix them (see `thinkloop datasets validate`)", code=1)
+        fail(f"{len(parsed.errors)} bad row(s); fix them (see `thinkloop datasets validate`)", code=1)
     spec_args = {
         "models": names,
         "judge_model": judge_model or settings.judge_model,
@@ -86,36 +83,51 @@ def run(
 
 
 async def _run(settings: Settings, name: str, parsed: Any, spec_args: dict[str, Any]) -> dict[str, Any]:
-    await migrate(settings.database_url)
-    engine = create_engine(settings.database_url)
-    sessions = session_factory(engine)
+    registry = _registry(settings, [*spec_args["models"], spec_args["judge_model"]])
+
+    async def work(sessions: async_sessionmaker[AsyncSession]) -> dict[str, Any]:
+        async with _runtime(settings, registry, sessions) as (broker, runner):
+            async with short_session(sessions) as session:
+                dataset = await repo.store_dataset(session, name, parsed)
+            service = BatchService(sessions, broker)
+            batch = await service.create(BatchSpec(dataset_id=dataset.id, **spec_args))
+            receiver = _receive_here(broker, settings)
+            await _watch(service, batch.id)
+            if receiver is not None:
+                receiver.cancel()
+            await runner.drain()
+            return await _report(sessions, batch.id)
+
+    return await with_database(settings, work)
+
+
+def _registry(settings: Settings, required: list[str]) -> ModelRegistry:
+    """The model registry, refusing unknown names before anything is stored."""
     try:
         registry = ModelRegistry.from_sources(settings.models_file, settings.models)
-        for model in [*spec_args["models"], spec_args["judge_model"]]:
+        for model in required:
             registry.get(model)
     except (ModelConfigError, UnknownModelError) as exc:
-        await engine.dispose()
-        _fail(str(exc))
+        fail(str(exc))
+    return registry
+
+
+@asynccontextmanager
+async def _runtime(
+    settings: Settings, registry: ModelRegistry, sessions: async_sessionmaker[AsyncSession]
+) -> AsyncIterator[tuple[AsyncBroker, BatchRunner]]:
+    """A started broker whose tasks reach a runner; drained and closed on exit."""
     factory = PanelFactory(registry, os.environ)
     broker = build_broker(settings.broker_url, settings.batch_concurrency, settings.redelivery_s)
     runner = BatchRunner(sessions, factory, settings.batch_lease_s, settings.batch_concurrency)
     broker.state.runner = runner
     await broker.startup()
     try:
-        async with short_session(sessions) as session:
-            dataset = await repo.store_dataset(session, name, parsed)
-        service = BatchService(sessions, broker)
-        batch = await service.create(BatchSpec(dataset_id=dataset.id, **spec_args))
-        receiver = _receive_here(broker, settings)
-        await _watch(service, batch.id)
-        if receiver is not None:
-            receiver.cancel()
-        await runner.drain()
-        return await _report(sessions, batch.id)
+        yield broker, runner
     finally:
+        await runner.drain()
         await broker.shutdown()
         await factory.aclose()
-        await engine.dispose()
 
 
 def _receive_here(broker: Any, settings: Settings) -> asyncio.Task[None] | None:
@@ -169,7 +181,7 @@ async def _report(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> 
     async with short_session(sessions) as session:
         batch = await session.get(Batch, batch_id)
         if batch is None:
-            _fail(f"no batch {batch_id!r}")
+            fail(f"no batch {batch_id!r}")
         return build_report(batch, await repo.results(session, batch_id))
 
 
@@ -182,12 +194,7 @@ def _render(report: dict[str, Any], fmt: str) -> str:
 async def _with_db(work: Any) -> Any:
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_json)
-    await migrate(settings.database_url)
-    engine = create_engine(settings.database_url)
-    try:
-        return await work(session_factory(engine))
-    finally:
-        await engine.dispose()
+    return await with_database(settings, work)
 
 
 @batch_cli.command("status")
@@ -199,7 +206,7 @@ def status(batch_id: Annotated[str, typer.Argument(help="The batch id")]) -> Non
         try:
             return await service.progress(batch_id)
         except LookupError:
-            _fail(f"no batch {batch_id!r}")
+            fail(f"no batch {batch_id!r}")
 
     typer.echo(json.dumps(asyncio.run(_with_db(work)), indent=2, default=str))
 
@@ -211,7 +218,7 @@ def report(
 ) -> None:
     """The batch's report: per model and arm, with confidence intervals and judge agreement."""
     if fmt not in FORMATS:
-        _fail(f"unknown format {fmt!r}; choose md, json or csv")
+        fail(f"unknown format {fmt!r}; choose md, json or csv")
     typer.echo(_render(asyncio.run(_with_db(lambda sessions: _report(sessions, batch_id))), fmt).rstrip("\n"))
 
 
@@ -221,22 +228,15 @@ def worker() -> None:
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_json)
     if not settings.broker_url:
-        _fail("set THINKLOOP_BROKER_URL (redis://...) to run a worker")
+        fail("set THINKLOOP_BROKER_URL (redis://...) to run a worker")
     asyncio.run(_work(settings))
 
 
 async def _work(settings: Settings) -> None:
-    await migrate(settings.database_url)
-    engine = create_engine(settings.database_url)
-    factory = PanelFactory(ModelRegistry.from_sources(settings.models_file, settings.models), os.environ)
-    broker = build_broker(settings.broker_url, settings.batch_concurrency, settings.redelivery_s)
-    runner = BatchRunner(session_factory(engine), factory, settings.batch_lease_s, settings.batch_concurrency)
-    broker.state.runner = runner
-    await broker.startup()
-    try:
-        await _receive(broker, settings)
-    finally:
-        await runner.drain()
-        await broker.shutdown()
-        await factory.aclose()
-        await engine.dispose()
+    registry = _registry(settings, [])
+
+    async def work(sessions: async_sessionmaker[AsyncSession]) -> None:
+        async with _runtime(settings, registry, sessions) as (broker, _):
+            await _receive(broker, settings)
+
+    await with_database(settings, work)

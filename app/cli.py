@@ -7,17 +7,17 @@ import json
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, NoReturn, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
 from rich.console import Console
-from rich.markup import escape
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
 from agents.panel import PanelFactory
 from agents.schemas import Problem
-from app.db import create_engine, migrate, session_factory, short_session
+from app.cli_support import fail, with_database
+from app.db import migrate, short_session
 from app.keys import create_key, revoke_key
 from app.logging import configure_logging
 from app.problems import (
@@ -36,13 +36,6 @@ from graphs.scoring import POLICY_NAMES, ScoringPolicy, get_policy
 
 T = TypeVar("T")
 cli = typer.Typer(help="thinkloop: judge and refine flawed math word problems.", no_args_is_help=True)
-err = Console(stderr=True)
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    """Print an error to stderr and exit non-zero."""
-    err.print(f"[red]error:[/red] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
 
 
 def registry_from(settings: Settings, models_file: Path | None) -> ModelRegistry:
@@ -220,14 +213,11 @@ cli.add_typer(keys_cli, name="keys")
 
 
 async def _with_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    settings = get_settings()
-    await migrate(settings.database_url)
-    engine = create_engine(settings.database_url)
-    try:
-        async with short_session(session_factory(engine)) as session:
+    async def in_session(sessions: async_sessionmaker[AsyncSession]) -> T:
+        async with short_session(sessions) as session:
             return await work(session)
-    finally:
-        await engine.dispose()
+
+    return await with_database(get_settings(), in_session)
 
 
 @keys_cli.command("create")
