@@ -8,12 +8,11 @@ from collections.abc import Sequence
 from statistics import fmean
 from typing import Any
 
+from agents.schemas import JUDGES
 from app.models import Batch, BatchItem
 from graphs.agreement import bootstrap_ci, cohen_matrix, fleiss_kappa
 from graphs.paper_tables import LEVELS
 from graphs.scoring import get_policy
-
-JUDGES = (*LEVELS, "holistic")
 
 
 def build_report(batch: Batch, items: Sequence[BatchItem]) -> dict[str, Any]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agents.schemas import JUDGES
 from app.models import Judgement, ProblemRow, Revision, Round, Run
 from app.runs.repository import FIGURES
 from app.runs.schemas import ProblemIn, RevisionPublic, RoundPublic, RunPublic, RunTrace, VerdictPublic
-
-_JUDGE_ORDER = ("remember", "understand", "apply", "analyze", "evaluate", "create", "holistic")
 
 
 def run_public(run: Run, question: str) -> RunPublic:
@@ -72,7 +71,7 @@ def run_trace(
 ) -> RunTrace:
     """The full revision trace of a run."""
     by_round: dict[int, list[VerdictPublic]] = {}
-    for row in sorted(judgements, key=lambda j: _JUDGE_ORDER.index(j.judge)):
+    for row in sorted(judgements, key=lambda j: JUDGES.index(j.judge)):
         by_round.setdefault(row.round, []).append(_verdict(row))
     revision_of = {
         r.round: RevisionPublic(**r.model_dump(exclude={"id", "run_id", "round", "raw_outputs"}))

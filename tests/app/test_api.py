@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agents.schemas import JUDGES
 from agents.simulator import Rule, SimulatorServer
 from tests.app.conftest import PROBLEM, Service
 
@@ -40,15 +41,7 @@ async def test_wait_returns_the_full_trace(service: Service) -> None:
     trace = response.json()
     assert trace["status"] == "accepted" and trace["rounds_to_pass"] == 2
     first, second = trace["rounds"]
-    assert [v["judge"] for v in first["verdicts"]] == [
-        "remember",
-        "understand",
-        "apply",
-        "analyze",
-        "evaluate",
-        "create",
-        "holistic",
-    ]
+    assert [v["judge"] for v in first["verdicts"]] == list(JUDGES)
     assert first["decision"] == "revise" and first["quality"] < 0.85 and second["quality"] >= 0.85
     assert first["revision"]["thinking"] and "does not depend" in first["revision"]["question"]
     assert any(line.startswith("suggestion:") for line in first["feedback"])

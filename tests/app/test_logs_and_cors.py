@@ -7,6 +7,7 @@ import json
 import httpx
 import pytest
 
+from agents.schemas import JUDGES
 from agents.simulator import Rule, SimulatorServer
 from app.db import migrate
 from app.main import create_app
@@ -39,8 +40,7 @@ async def test_log_lines_are_json_with_run_and_round(
     assert finished["run_id"] == run["id"] and finished["rounds_to_pass"] == run["rounds_to_pass"]
     assert finished["avg_quality_final"] == run["metrics"]["avg_quality_final"]
     assert finished["avg_quality_all_steps"] == run["metrics"]["avg_quality_all_steps"]
-    levels = {"remember", "understand", "apply", "analyze", "evaluate", "create", "holistic"}
-    assert set(finished["level_final"]) == levels
+    assert set(finished["level_final"]) == set(JUDGES)
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.paper_tables import LEVELS, RoundRow, paper_tables
-
-JUDGES = (*LEVELS, "holistic")
+from agents.schemas import JUDGES
+from graphs.paper_tables import RoundRow, paper_tables
 
 
 def row(problem: str, round_no: int, score: float, confidence: float = 80.0) -> RoundRow:
