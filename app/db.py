@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -64,11 +65,12 @@ async def short_session(factory: async_sessionmaker[AsyncSession]) -> AsyncItera
         yield session
 
 
-def alembic_config(url: str) -> Config:
+def alembic_config(url: str | None = None) -> Config:
     """Alembic's configuration, built in code so it works from an installed package too."""
     config = Config()
     config.set_main_option("script_location", str(resources.files("migrations")))
-    config.set_main_option("sqlalchemy.url", normalize_url(url).replace("%", "%%"))
+    if url is not None:
+        config.set_main_option("sqlalchemy.url", normalize_url(url).replace("%", "%%"))
     return config
 
 
@@ -77,9 +79,15 @@ async def migrate(url: str) -> None:
     await asyncio.to_thread(command.upgrade, alembic_config(url), "head")
 
 
-async def migrations_at_head(engine: AsyncEngine, url: str) -> bool:
+@cache
+def head_revision() -> str | None:
+    """The newest migration shipped with this code (read once: it cannot change while running)."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+async def migrations_at_head(engine: AsyncEngine) -> bool:
     """Whether the database's revision is the newest one."""
-    head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
+    head = head_revision()
     async with engine.connect() as connection:
         current = await connection.run_sync(lambda c: MigrationContext.configure(c).get_current_revision())
     return current == head

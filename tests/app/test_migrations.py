@@ -19,7 +19,7 @@ async def test_models_and_migrations_agree(database_url: str) -> None:
                 lambda sync: compare_metadata(MigrationContext.configure(sync), SQLModel.metadata)
             )
         assert diff == []
-        assert await migrations_at_head(engine, database_url)
+        assert await migrations_at_head(engine)
     finally:
         await engine.dispose()
 
@@ -29,6 +29,6 @@ async def test_migrating_twice_is_harmless(database_url: str) -> None:
     await migrate(database_url)
     engine = create_engine(database_url)
     try:
-        assert await migrations_at_head(engine, database_url)
+        assert await migrations_at_head(engine)
     finally:
         await engine.dispose()
