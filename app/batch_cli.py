@@ -22,7 +22,7 @@ from app.batches import repository as repo
 from app.batches.broker import build_broker
 from app.batches.report import build_report, to_csv, to_markdown
 from app.batches.runner import BatchRunner
-from app.batches.service import BatchService, BatchSpec
+from app.batches.service import BatchService, BatchSpec, progress
 from app.cli_support import err, fail, with_database
 from app.datasets.parsing import DatasetError, parse_dataset
 from app.db import short_session
@@ -202,9 +202,8 @@ def status(batch_id: Annotated[str, typer.Argument(help="The batch id")]) -> Non
     """Items by state, tokens, cost and ETA of a batch."""
 
     async def work(sessions: async_sessionmaker[AsyncSession]) -> dict[str, Any]:
-        service = BatchService(sessions, build_broker(None, 1, 1))
         try:
-            return await service.progress(batch_id)
+            return await progress(sessions, batch_id)
         except LookupError:
             fail(f"no batch {batch_id!r}")
 

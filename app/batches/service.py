@@ -105,22 +105,29 @@ class BatchService:
 
     async def progress(self, batch_id: str) -> dict[str, Any]:
         """Items by state, tokens, cost, and an ETA from the rate so far."""
-        async with short_session(self.sessions) as session:
-            batch = await self._get(session, batch_id)
-            states = await repo.counts(session, batch_id)
-            spent = await repo.totals(session, batch_id)
-        total = sum(states.values())
-        finished = sum(states.get(s, 0) for s in repo.TERMINAL_ITEM)
-        elapsed = ((batch.finished_at or utcnow()) - batch.created_at).total_seconds()
-        remaining = total - finished
-        eta = elapsed / finished * remaining if finished and remaining and batch.status == "running" else None
-        return {
-            "id": batch.id,
-            "status": batch.status,
-            "stop_reason": batch.stop_reason,
-            "items": states,
-            "total": total,
-            "finished": finished,
-            "eta_s": eta,
-            **spent,
-        }
+        return await progress(self.sessions, batch_id)
+
+
+async def progress(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> dict[str, Any]:
+    """Items by state, tokens, cost, and an ETA from the rate so far (needs no broker)."""
+    async with short_session(sessions) as session:
+        batch = await session.get(Batch, batch_id)
+        if batch is None:
+            raise LookupError(batch_id)
+        states = await repo.counts(session, batch_id)
+        spent = await repo.totals(session, batch_id)
+    total = sum(states.values())
+    finished = sum(states.get(s, 0) for s in repo.TERMINAL_ITEM)
+    elapsed = ((batch.finished_at or utcnow()) - batch.created_at).total_seconds()
+    remaining = total - finished
+    eta = elapsed / finished * remaining if finished and remaining and batch.status == "running" else None
+    return {
+        "id": batch.id,
+        "status": batch.status,
+        "stop_reason": batch.stop_reason,
+        "items": states,
+        "total": total,
+        "finished": finished,
+        "eta_s": eta,
+        **spent,
+    }
