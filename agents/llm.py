@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -16,7 +15,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
-from agents.models import ModelSpec
+from agents.models import ModelSpec, limit_spec
+from agents.ratelimit import LimitStore, ProviderLimiter, estimate_tokens
 from agents.schemas import Usage
 
 T = TypeVar("T", bound=BaseModel)
@@ -75,10 +75,10 @@ def message_text(message: BaseMessage) -> str:
 class LLMClient:
     """One configured endpoint: a chat model behind a concurrency limit."""
 
-    def __init__(self, spec: ModelSpec, chat: BaseChatModel) -> None:
+    def __init__(self, spec: ModelSpec, chat: BaseChatModel, limiter: ProviderLimiter | None = None) -> None:
         self.spec = spec
         self._chat = chat
-        self._limit = asyncio.Semaphore(spec.max_concurrency)
+        self._limiter = limiter or LimitStore().limiter(limit_spec(spec))
         self._mode = spec.structured_output
 
     async def aclose(self) -> None:
@@ -184,14 +184,17 @@ class LLMClient:
         self, messages: Sequence[BaseMessage], schema: type[BaseModel], on_text: Callable[[str], None] | None
     ) -> tuple[AIMessage, Usage]:
         bound = self._bind(schema)
-        async with self._limit:
+        estimate = estimate_tokens([str(m.content) for m in messages], self.spec.expected_output_tokens)
+        async with self._limiter.call(estimate):
             start = perf_counter()
             if on_text is None:
                 reply = await bound.ainvoke(list(messages))
             else:
                 reply = await _stream(bound, messages, on_text)
             latency = perf_counter() - start
-        return reply, self._usage(reply, latency)
+        usage = self._usage(reply, latency)
+        await self._limiter.settle(estimate, usage.input_tokens + usage.output_tokens)
+        return reply, usage
 
     def _bind(self, schema: type[BaseModel]) -> Any:
         name, body = schema.__name__, llm_schema(schema)

@@ -11,6 +11,8 @@ import openai
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agents.ratelimit import LimitSpec
+
 OFFLINE_MODEL = "rubric"
 
 
@@ -49,7 +51,10 @@ class ModelSpec(BaseModel):
     model: str = Field(description="The model id the endpoint expects, e.g. gpt-4o or qwen2.5:7b")
     base_url: str | None = Field(default=None, description="None means api.openai.com")
     api_key_env: str | None = Field(default=None, description="Environment variable with the key")
-    max_concurrency: int = Field(default=8, ge=1, le=1024)
+    max_concurrency: int = Field(default=8, ge=1, le=1024, description="Calls in flight, all workers")
+    requests_per_minute: int | None = Field(default=None, ge=1, description="Shared by all workers")
+    tokens_per_minute: int | None = Field(default=None, ge=1, description="Shared by all workers")
+    expected_output_tokens: int = Field(default=400, ge=1, description="Reply size assumed for admission")
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
     temperature: float = Field(default=0.0, ge=0, le=2)
@@ -105,6 +110,14 @@ def _read_toml(path: Path) -> dict[str, Mapping[str, object]]:
     if not isinstance(models, dict):
         raise ModelConfigError(f"{path}: [models] must be a table of tables")
     return models
+
+
+def limit_spec(spec: ModelSpec) -> LimitSpec:
+    """The provider limits of ``spec``; a slot's lease outlives every retry of one call."""
+    lease = 2 * spec.timeout_s * (spec.max_retries + 1) + 60
+    return LimitSpec(
+        spec.name, spec.max_concurrency, spec.requests_per_minute, spec.tokens_per_minute, lease_s=lease
+    )
 
 
 def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> ChatOpenAI:

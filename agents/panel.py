@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 from agents.judges import Judge, LLMJudge
 from agents.llm import LLMClient, ResponseCache
-from agents.models import ModelRegistry, build_chat_model
+from agents.models import ModelRegistry, build_chat_model, limit_spec
+from agents.ratelimit import LimitStore
 from agents.reviser import LLMReviser, Reviser
 from agents.rubric.panel import RubricJudge, RubricReviser
 from agents.schemas import JUDGES, JudgeName
@@ -23,10 +24,11 @@ class Panel:
 
 @dataclass
 class PanelFactory:
-    """One client per model name, shared by every run, so concurrency limits are per endpoint."""
+    """One client per model name, shared by every run; provider limits live in ``limits``."""
 
     registry: ModelRegistry
     env: Mapping[str, str]
+    limits: LimitStore = field(default_factory=LimitStore)
     _clients: dict[str, LLMClient] = field(default_factory=dict)
 
     def client(self, name: str) -> LLMClient | None:
@@ -35,7 +37,8 @@ class PanelFactory:
         if spec is None:
             return None
         if name not in self._clients:
-            self._clients[name] = LLMClient(spec, build_chat_model(spec, self.env))
+            limiter = self.limits.limiter(limit_spec(spec))
+            self._clients[name] = LLMClient(spec, build_chat_model(spec, self.env), limiter)
         return self._clients[name]
 
     async def aclose(self) -> None:
@@ -43,6 +46,7 @@ class PanelFactory:
         for client in self._clients.values():
             await client.aclose()
         self._clients.clear()
+        await self.limits.aclose()
 
     async def __aenter__(self) -> PanelFactory:
         return self

@@ -18,6 +18,7 @@ from taskiq import AsyncBroker
 
 from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
 from agents.panel import PanelFactory
+from agents.ratelimit import LimitStore
 from app.batches import repository as repo
 from app.batches.broker import build_broker
 from app.batches.report import build_report, to_csv, to_markdown
@@ -117,7 +118,7 @@ async def _runtime(
     settings: Settings, registry: ModelRegistry, sessions: async_sessionmaker[AsyncSession]
 ) -> AsyncIterator[tuple[AsyncBroker, BatchRunner]]:
     """A started broker whose tasks reach a runner; drained and closed on exit."""
-    factory = PanelFactory(registry, os.environ)
+    factory = PanelFactory(registry, os.environ, LimitStore(settings.shared_limits_url()))
     broker = build_broker(settings.broker_url, settings.batch_concurrency, settings.redelivery_s)
     runner = BatchRunner(sessions, factory, settings.batch_lease_s, settings.batch_concurrency)
     broker.state.runner = runner

@@ -12,6 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from agents.models import ModelRegistry
 from agents.panel import PanelFactory
+from agents.ratelimit import LimitStore
 from app import health
 from app.checkpoints import open_checkpointer
 from app.db import create_engine, session_factory
@@ -33,7 +34,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     async with AsyncExitStack() as stack:
         stack.push_async_callback(engine.dispose)
         saver = await stack.enter_async_context(open_checkpointer(settings.database_url))
-        factory = PanelFactory(ModelRegistry.from_sources(settings.models_file, settings.models), os.environ)
+        registry = ModelRegistry.from_sources(settings.models_file, settings.models)
+        factory = PanelFactory(registry, os.environ, LimitStore(settings.shared_limits_url()))
         stack.push_async_callback(factory.aclose)
         http = await stack.enter_async_context(httpx.AsyncClient(timeout=settings.webhook_timeout_s))
         app.state.engine, app.state.sessions = engine, session_factory(engine)

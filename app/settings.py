@@ -42,7 +42,16 @@ class Settings(BaseSettings):
     broker_url: str | None = Field(default=None, description="redis://... to run batches on workers")
     batch_concurrency: int = Field(default=8, ge=1, description="Batch items in flight per process")
     batch_lease_s: float = Field(default=600.0, description="A claimed item is re-runnable after this")
+    limits_url: str | None = Field(
+        default=None, description="redis://... for provider limits shared by all processes (default: broker)"
+    )
     redelivery_s: float = Field(default=60.0, description="Redis: unacknowledged items go to another worker")
+
+    def shared_limits_url(self) -> str | None:
+        """Where provider limits are shared: THINKLOOP_LIMITS_URL, else a Redis broker, else in memory."""
+        if self.limits_url:
+            return self.limits_url
+        return self.broker_url if self.broker_url and self.broker_url.startswith("redis") else None
 
 
 def get_settings() -> Settings:
