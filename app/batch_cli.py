@@ -21,7 +21,7 @@ from agents.panel import PanelFactory
 from agents.ratelimit import LimitStore
 from app.batches import repository as repo
 from app.batches.broker import build_broker
-from app.batches.report import build_report, to_csv, to_markdown
+from app.batches.report import REPORT_FORMATS, build_report, render_report
 from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec, progress
 from app.cli_support import err, fail, with_database
@@ -32,7 +32,6 @@ from app.models import Batch
 from app.settings import Settings, get_settings
 
 batch_cli = typer.Typer(help="Evaluate models over a problem set.", no_args_is_help=True)
-FORMATS = ("md", "json", "csv")
 
 
 @batch_cli.command("run")
@@ -47,11 +46,11 @@ def run(
     cache: Annotated[bool, typer.Option(help="Reuse identical temperature-0 replies")] = True,
     budget_tokens: Annotated[int | None, typer.Option(min=1)] = None,
     budget_usd: Annotated[float | None, typer.Option(min=0)] = None,
-    fmt: Annotated[str, typer.Option("--format", help="Report format: md | json | csv")] = "md",
+    fmt: Annotated[str, typer.Option("--format", help="Report format: md | json | csv | html")] = "md",
 ) -> None:
     """Run a batch on this machine with a live progress bar, then print its report."""
-    if fmt not in FORMATS:
-        fail(f"unknown format {fmt!r}; choose md, json or csv")
+    if fmt not in REPORT_FORMATS:
+        fail(f"unknown format {fmt!r}; choose {', '.join(REPORT_FORMATS)}")
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_json)
     names = [m.strip() for m in models.split(",") if m.strip()]
@@ -80,7 +79,7 @@ def run(
         "budget_usd": budget_usd,
     }
     report = asyncio.run(_run(settings, dataset.stem, parsed, spec_args))
-    typer.echo(_render(report, fmt).rstrip("\n"))
+    typer.echo(render_report(report, fmt).rstrip("\n"))
 
 
 async def _run(settings: Settings, name: str, parsed: Any, spec_args: dict[str, Any]) -> dict[str, Any]:
@@ -186,12 +185,6 @@ async def _report(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> 
         return build_report(batch, await repo.results(session, batch_id))
 
 
-def _render(report: dict[str, Any], fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(report, indent=2, default=str)
-    return to_csv(report) if fmt == "csv" else to_markdown(report)
-
-
 async def _with_db(work: Any) -> Any:
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_json)
@@ -214,12 +207,14 @@ def status(batch_id: Annotated[str, typer.Argument(help="The batch id")]) -> Non
 @batch_cli.command("report")
 def report(
     batch_id: Annotated[str, typer.Argument(help="The batch id")],
-    fmt: Annotated[str, typer.Option("--format", help="md | json | csv")] = "md",
+    fmt: Annotated[str, typer.Option("--format", help="md | json | csv | html")] = "md",
 ) -> None:
     """The batch's report: per model and arm, with confidence intervals and judge agreement."""
-    if fmt not in FORMATS:
-        fail(f"unknown format {fmt!r}; choose md, json or csv")
-    typer.echo(_render(asyncio.run(_with_db(lambda sessions: _report(sessions, batch_id))), fmt).rstrip("\n"))
+    if fmt not in REPORT_FORMATS:
+        fail(f"unknown format {fmt!r}; choose {', '.join(REPORT_FORMATS)}")
+    typer.echo(
+        render_report(asyncio.run(_with_db(lambda sessions: _report(sessions, batch_id))), fmt).rstrip("\n")
+    )
 
 
 @batch_cli.command("worker")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Sequence
 from statistics import fmean
 from typing import Any
@@ -13,6 +14,8 @@ from app.models import Batch, BatchItem
 from graphs.agreement import bootstrap_ci, cohen_matrix, fleiss_kappa
 from graphs.paper_tables import LEVELS
 from graphs.scoring import get_policy
+
+REPORT_FORMATS = ("md", "json", "csv", "html")
 
 
 def build_report(batch: Batch, items: Sequence[BatchItem]) -> dict[str, Any]:
@@ -55,6 +58,9 @@ def _row(model: str, arm: str, items: Sequence[BatchItem]) -> dict[str, Any]:
         "avg_quality_final_ci95": bootstrap_ci(finals),
         "avg_quality_all_steps": fmean(steps) if steps else None,
         "levels": _levels(items),
+        "level_mean_final": _level_means(items),
+        "quality_by_round": _quality_by_round(items),
+        "rounds_to_pass_histogram": _rounds_histogram(metrics),
         "input_tokens": sum(i.input_tokens for i in items),
         "output_tokens": sum(i.output_tokens for i in items),
         "cost_usd": round(sum(i.cost_usd for i in items), 6),
@@ -80,6 +86,36 @@ def _levels(items: Sequence[BatchItem]) -> dict[str, dict[str, float | None]]:
             "change": changes / len(items) if items else None,
         }
     return out
+
+
+def _level_means(items: Sequence[BatchItem]) -> dict[str, float | None]:
+    """Mean final-round score per level over every item (the radar plot's axes)."""
+    finals = [(item.result or {}).get("rounds", [])[-1:] for item in items]
+    out: dict[str, float | None] = {}
+    for level in LEVELS:
+        scores = [r[0]["scores"].get(level) for r in finals if r]
+        present = [s for s in scores if s is not None]
+        out[level] = fmean(present) if present else None
+    return out
+
+
+def _quality_by_round(items: Sequence[BatchItem]) -> list[dict[str, float | int]]:
+    """Mean Q (0–100) of the items that reached each round."""
+    by_round: dict[int, list[float]] = {}
+    for item in items:
+        for judged in (item.result or {}).get("rounds", []):
+            if judged["quality"] is not None:
+                by_round.setdefault(judged["round"], []).append(100 * judged["quality"])
+    return [{"round": r, "mean_quality": fmean(q), "items": len(q)} for r, q in sorted(by_round.items())]
+
+
+def _rounds_histogram(metrics: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """How many items passed at each round, and how many never did (never dropped)."""
+    counts: dict[str, int] = {}
+    for m in metrics:
+        key = "never" if m["rounds_to_pass"] is None else str(m["rounds_to_pass"])
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: float("inf") if kv[0] == "never" else int(kv[0])))
 
 
 def _agreement(batch: Batch, items: Sequence[BatchItem]) -> dict[str, Any]:
@@ -219,3 +255,14 @@ def _summary_line(r: dict[str, Any]) -> str:
         _f(r["cost_usd"], 4),
     ]
     return "| " + " | ".join(cells) + " |"
+
+
+def render_report(report: dict[str, Any], fmt: str) -> str:
+    """The report in one of ``REPORT_FORMATS``."""
+    if fmt == "json":
+        return json.dumps(report, indent=2, default=str)
+    if fmt == "html":
+        from app.batches.html import to_html  # matplotlib loads only when a page is drawn
+
+        return to_html(report)
+    return to_csv(report) if fmt == "csv" else to_markdown(report)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from app.batches.html import to_html
 from app.cli import cli
+from graphs.paper_tables import LEVELS
 
 runner = CliRunner()
 SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
@@ -42,6 +46,26 @@ def test_run_then_status_and_report(db: Path) -> None:
     csv_text = runner.invoke(cli, ["batch", "report", batch_id, "--format", "csv"]).output
     assert csv_text.splitlines()[0].startswith("model,arm,items,pass_rate")
     assert len(csv_text.splitlines()) == 3
+    check_html(runner.invoke(cli, ["batch", "report", batch_id, "--format", "html"]).output, report)
+
+
+def check_html(page: str, report: dict[str, Any]) -> None:
+    """Three decodable PNG figures, the summary rows, and the plot data they were drawn from."""
+    figures = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(figures) == 3
+    assert all(base64.b64decode(f).startswith(b"\x89PNG") for f in figures)
+    assert page.count("<td>rubric</td>") >= 2 and "Feedback loop vs zero-shot control" in page
+    loop = next(r for r in report["rows"] if r["arm"] == "loop")
+    assert sum(loop["rounds_to_pass_histogram"].values()) == 12
+    assert loop["quality_by_round"][0]["round"] == 1 and loop["quality_by_round"][0]["items"] == 12
+    assert set(loop["level_mean_final"]) == set(LEVELS)
+
+
+def test_html_escapes_names_from_the_data() -> None:
+    report = json.loads((Path(__file__).parent / "data" / "report.json").read_text())
+    report["rows"][0]["model"] = report["batch"]["models"][0] = "<script>alert(1)</script>"
+    page = to_html(report)
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
 @pytest.mark.parametrize(

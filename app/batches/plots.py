@@ -1,0 +1,80 @@
+"""The report's figures, drawn with matplotlib's object API (no pyplot state; safe in threads)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from graphs.paper_tables import LEVELS
+
+
+def _png(figure: Figure) -> str:
+    """The figure as a base64 PNG for a data: URI (no script or markup can ride along)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _label(row: dict[str, Any]) -> str:
+    return f"{row['model']} ({row['arm']})"
+
+
+def bloom_radar(rows: Sequence[dict[str, Any]]) -> str:
+    """Mean final-round score per Bloom level, one polygon per model and arm."""
+    figure = Figure(figsize=(5.5, 5.5))
+    axes = figure.add_subplot(projection="polar")
+    angles = [2 * math.pi * i / len(LEVELS) for i in range(len(LEVELS))]
+    for row in rows:
+        values = [row["level_mean_final"].get(level) or 0.0 for level in LEVELS]
+        axes.plot([*angles, angles[0]], [*values, values[0]], label=_label(row))
+        axes.fill([*angles, angles[0]], [*values, values[0]], alpha=0.08)
+    axes.set_xticks(angles, [level.capitalize() for level in LEVELS])
+    axes.set_ylim(0, 100)
+    axes.set_title("Final score per Bloom level")
+    axes.legend(loc="upper right", bbox_to_anchor=(1.35, 1.12), fontsize="small")
+    return _png(figure)
+
+
+def quality_by_round(rows: Sequence[dict[str, Any]]) -> str:
+    """Mean quality (0–100) of the items that reached each round."""
+    figure = Figure(figsize=(6, 4))
+    axes = figure.add_subplot()
+    for row in rows:
+        points = row["quality_by_round"]
+        axes.plot(
+            [p["round"] for p in points], [p["mean_quality"] for p in points], marker="o", label=_label(row)
+        )
+    axes.axhline(85, linestyle="--", color="grey", linewidth=1, label="pass threshold")
+    axes.set_xlabel("round")
+    axes.set_ylabel("mean quality score")
+    axes.set_ylim(0, 100)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_title("Quality by round")
+    axes.legend(fontsize="small")
+    return _png(figure)
+
+
+def rounds_to_pass(rows: Sequence[dict[str, Any]]) -> str:
+    """How many items passed at each round, and how many never passed, per model and arm."""
+    figure = Figure(figsize=(6, 4))
+    axes = figure.add_subplot()
+    buckets = sorted(
+        {key for row in rows for key in row["rounds_to_pass_histogram"]},
+        key=lambda k: math.inf if k == "never" else int(k),
+    )
+    width = 0.8 / max(len(rows), 1)
+    for index, row in enumerate(rows):
+        counts = [row["rounds_to_pass_histogram"].get(bucket, 0) for bucket in buckets]
+        axes.bar([i + index * width for i in range(len(buckets))], counts, width, label=_label(row))
+    axes.set_xticks([i + width * (len(rows) - 1) / 2 for i in range(len(buckets))], buckets)
+    axes.set_xlabel("round of first pass")
+    axes.set_ylabel("items")
+    axes.set_title("Rounds to pass")
+    axes.legend(fontsize="small")
+    return _png(figure)
