@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,9 +21,9 @@ from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
 from agents.panel import PanelFactory
 from agents.ratelimit import LimitStore
 from app.batches import repository as repo
-from app.batches.broker import build_broker
 from app.batches.report import REPORT_FORMATS, build_report, render_report
 from app.batches.runner import BatchRunner
+from app.batches.runtime import batch_runtime, consuming
 from app.batches.service import BatchService, BatchSpec, progress
 from app.cli_support import err, fail, with_database
 from app.datasets.parsing import DatasetError, parse_dataset
@@ -31,6 +32,7 @@ from app.logging import configure_logging
 from app.models import Batch
 from app.settings import Settings, get_settings
 
+GRACE_S = 30.0  # items in flight at shutdown get this long to finish, then go back to pending
 batch_cli = typer.Typer(help="Evaluate models over a problem set.", no_args_is_help=True)
 
 
@@ -91,10 +93,7 @@ async def _run(settings: Settings, name: str, parsed: Any, spec_args: dict[str, 
                 dataset = await repo.store_dataset(session, name, parsed)
             service = BatchService(sessions, broker)
             batch = await service.create(BatchSpec(dataset_id=dataset.id, **spec_args))
-            receiver = _receive_here(broker, settings)
             await _watch(service, batch.id)
-            if receiver is not None:
-                receiver.cancel()
             await runner.drain()
             return await _report(sessions, batch.id)
 
@@ -116,43 +115,13 @@ def _registry(settings: Settings, required: list[str]) -> ModelRegistry:
 async def _runtime(
     settings: Settings, registry: ModelRegistry, sessions: async_sessionmaker[AsyncSession]
 ) -> AsyncIterator[tuple[AsyncBroker, BatchRunner]]:
-    """A started broker whose tasks reach a runner; drained and closed on exit."""
-    factory = PanelFactory(registry, os.environ, LimitStore(settings.shared_limits_url()))
-    broker = build_broker(settings.broker_url, settings.batch_concurrency, settings.redelivery_s)
-    runner = BatchRunner(sessions, factory, settings.batch_lease_s, settings.batch_concurrency)
-    broker.state.runner = runner
-    await broker.startup()
-    try:
+    """A started broker and runner that work on items while the block runs; closed on exit."""
+    async with (
+        PanelFactory(registry, os.environ, LimitStore(settings.shared_limits_url())) as factory,
+        batch_runtime(settings, factory, sessions, grace_s=GRACE_S) as (broker, runner),
+        consuming(broker, runner, settings),
+    ):
         yield broker, runner
-    finally:
-        await runner.drain()
-        await broker.shutdown()
-        await factory.aclose()
-
-
-def _receive_here(broker: Any, settings: Settings) -> asyncio.Task[None] | None:
-    """With a Redis broker, this process works too (other `thinkloop batch worker`s may join)."""
-    if not settings.broker_url:
-        return None
-    return asyncio.create_task(_receive(broker, settings))
-
-
-async def _receive(broker: Any, settings: Settings) -> None:
-    """Take items from the Redis stream; acknowledge each only after it ran, and re-send stalled ones."""
-    from taskiq.acks import AcknowledgeType
-    from taskiq.api import run_receiver_task
-
-    sweeper = asyncio.create_task(broker.state.runner.sweep_forever(broker, settings.redelivery_s))
-    try:
-        await run_receiver_task(
-            broker,
-            max_async_tasks=settings.batch_concurrency,
-            max_prefetch=1,
-            ack_time=AcknowledgeType.WHEN_EXECUTED,
-            propagate_exceptions=False,
-        )
-    finally:
-        sweeper.cancel()
 
 
 async def _watch(service: BatchService, batch_id: str) -> None:
@@ -231,7 +200,10 @@ async def _work(settings: Settings) -> None:
     registry = _registry(settings, [])
 
     async def work(sessions: async_sessionmaker[AsyncSession]) -> None:
-        async with _runtime(settings, registry, sessions) as (broker, _):
-            await _receive(broker, settings)
+        stop = asyncio.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):  # stop gracefully: in-flight items finish or go back
+            asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+        async with _runtime(settings, registry, sessions):
+            await stop.wait()
 
     await with_database(settings, work)

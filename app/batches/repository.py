@@ -92,6 +92,16 @@ async def complete(session: AsyncSession, item_id: int, worker: str, **values: A
     return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
 
 
+async def release(session: AsyncSession, worker: str) -> int:
+    """Hand back the items this worker still holds (it is shutting down): they become pending again."""
+    statement = (
+        update(BatchItem)
+        .where(col(BatchItem.status) == "running", col(BatchItem.claimed_by) == worker)
+        .values(status="pending", claimed_by=None, claimed_at=None)
+    )
+    return int((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
+
+
 async def counts(session: AsyncSession, batch_id: str) -> dict[str, int]:
     """Items by status."""
     query = (

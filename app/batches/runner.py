@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 from datetime import timedelta
@@ -62,6 +63,7 @@ class BatchRunner:
         self.lease = timedelta(seconds=lease_s)
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
         self.cache = SqlResponseCache(sessions)
+        self.closing = False
 
     async def process(self, item_id: int) -> str:
         """Run one item if it can be claimed; returns what happened (for logs and tests)."""
@@ -69,6 +71,8 @@ class BatchRunner:
         self._idle.clear()
         try:
             async with self._slots:
+                if self.closing:  # shutting down: leave the item pending for the next process
+                    return "closing"
                 return await self._process(item_id)
         finally:
             self._active -= 1
@@ -90,6 +94,25 @@ class BatchRunner:
     async def drain(self) -> None:
         """Wait until no item is being processed or waiting for a slot (graceful shutdown)."""
         await self._idle.wait()
+
+    async def close(self, grace_s: float) -> int:
+        """Claim nothing more, let items in flight finish for ``grace_s``, then hand back the rest."""
+        self.closing = True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.drain(), grace_s)
+        async with short_session(self.sessions) as session:
+            released = await repo.release(session, self.worker)
+        if released:
+            log.info("batch.items_released", count=released, worker=self.worker)
+        return released
+
+    async def resume_active(self, broker: Any) -> int:
+        """Send every unfinished item of active batches (after a restart of the embedded broker)."""
+        from app.batches.broker import enqueue
+
+        async with short_session(self.sessions) as session:
+            ids = await repo.stalled(session, timedelta(0), self.lease)
+        return await enqueue(broker, ids)
 
     async def _process(self, item_id: int) -> str:
         async with short_session(self.sessions) as session:

@@ -1,0 +1,72 @@
+"""A started broker wired to a runner: what `thinkloop batch run|worker` and the API share."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from taskiq import AsyncBroker
+
+from agents.panel import PanelFactory
+from app.batches.broker import build_broker
+from app.batches.runner import BatchRunner
+from app.settings import Settings
+
+
+@asynccontextmanager
+async def batch_runtime(
+    settings: Settings, factory: PanelFactory, sessions: async_sessionmaker[AsyncSession], grace_s: float
+) -> AsyncIterator[tuple[AsyncBroker, BatchRunner]]:
+    """A started broker whose tasks reach a runner; on exit, items in flight get ``grace_s`` to
+    finish and the rest are handed back as pending."""
+    broker = build_broker(settings.broker_url, settings.batch_concurrency, settings.redelivery_s)
+    runner = BatchRunner(sessions, factory, settings.batch_lease_s, settings.batch_concurrency)
+    broker.state.runner = runner
+    await broker.startup()
+    try:
+        yield broker, runner
+    finally:
+        await runner.close(grace_s)
+        await broker.shutdown()
+
+
+@asynccontextmanager
+async def consuming(broker: AsyncBroker, runner: BatchRunner, settings: Settings) -> AsyncIterator[None]:
+    """Work on batch items in this process while the block runs.
+
+    Embedded: the in-process broker runs what is sent, and unfinished items of active batches are
+    sent again now (this process restarted; nothing else held them). Redis: read the stream,
+    acknowledging each message only after its item ran, and re-send the items of stalled batches
+    (a dead worker's messages).
+    """
+    tasks: list[asyncio.Task[None]] = []
+    if settings.broker_url:
+        tasks.append(asyncio.create_task(receive(broker, settings)))
+        tasks.append(asyncio.create_task(runner.sweep_forever(broker, settings.redelivery_s)))
+    else:
+        await runner.resume_active(broker)
+    try:
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def receive(broker: AsyncBroker, settings: Settings) -> None:
+    """Take items from the Redis stream until cancelled."""
+    from taskiq.acks import AcknowledgeType
+    from taskiq.api import run_receiver_task
+
+    await run_receiver_task(
+        broker,
+        max_async_tasks=settings.batch_concurrency,
+        max_prefetch=1,
+        ack_time=AcknowledgeType.WHEN_EXECUTED,
+        propagate_exceptions=False,
+    )
