@@ -32,7 +32,6 @@ from app.logging import configure_logging
 from app.models import Batch
 from app.settings import Settings, get_settings
 
-GRACE_S = 30.0  # items in flight at shutdown get this long to finish, then go back to pending
 batch_cli = typer.Typer(help="Evaluate models over a problem set.", no_args_is_help=True)
 
 
@@ -118,7 +117,7 @@ async def _runtime(
     """A started broker and runner that work on items while the block runs; closed on exit."""
     async with (
         PanelFactory(registry, os.environ, LimitStore(settings.shared_limits_url())) as factory,
-        batch_runtime(settings, factory, sessions, grace_s=GRACE_S) as (broker, runner),
+        batch_runtime(settings, factory, sessions, grace_s=settings.batch_grace_s) as (broker, runner),
         consuming(broker, runner, settings),
     ):
         yield broker, runner

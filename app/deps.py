@@ -9,8 +9,9 @@ from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from agents.models import ModelRegistry
-from app.errors import Forbidden, Unauthorized
+from agents.models import ModelRegistry, UnknownModelError
+from app.batches.service import BatchService
+from app.errors import Forbidden, Unauthorized, Unprocessable
 from app.keys import find_key
 from app.models import ApiKey
 from app.runs.service import RunExecutor
@@ -49,6 +50,21 @@ def get_registry(request: Request) -> ModelRegistry:
     return registry
 
 
+def get_batches(request: Request) -> BatchService:
+    """The app's batch service."""
+    service: BatchService = request.app.state.batches
+    return service
+
+
+def check_models(registry: ModelRegistry, *names: str) -> None:
+    """422 (listing the known models) unless every name is usable."""
+    for name in names:
+        try:
+            registry.get(name)
+        except UnknownModelError as exc:
+            raise Unprocessable(str(exc), known_models=exc.known) from exc
+
+
 def require_scope(scope: str) -> Callable[..., Awaitable[ApiKey]]:
     """A dependency that admits a live API key holding ``scope``."""
 
@@ -73,6 +89,7 @@ def require_scope(scope: str) -> Callable[..., Awaitable[ApiKey]]:
 
 Session = Annotated[AsyncSession, Depends(get_session)]
 Executor = Annotated[RunExecutor, Depends(get_executor)]
+Batches = Annotated[BatchService, Depends(get_batches)]
 Registry = Annotated[ModelRegistry, Depends(get_registry)]
 AppSettings = Annotated[Settings, Depends(get_settings_dep)]
 ReadKey = Annotated[ApiKey, Depends(require_scope("read"))]

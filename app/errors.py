@@ -64,6 +64,17 @@ class Unprocessable(AppError):
     status, slug, title = 422, "validation-error", "The request is invalid"
 
 
+_AUTH = {401: "Missing or invalid API key", 403: "Missing scope"}
+
+
+def problem_responses(codes: dict[int, str]) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for the auth errors plus ``codes``, each as problem+json."""
+    return {
+        code: {"description": text, "content": {PROBLEM_JSON: {}}}
+        for code, text in sorted((_AUTH | codes).items())
+    }
+
+
 def problem(status: int, slug: str, title: str, detail: str, instance: str, **extra: Any) -> JSONResponse:
     """A problem+json response."""
     body = {

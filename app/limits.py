@@ -16,18 +16,20 @@ class BodyTooLarge(HTTPException):
 
 
 class BodySizeLimit:
-    """Answer 413 problem+json to any request whose body exceeds ``max_bytes``."""
+    """Answer 413 problem+json to any request whose body exceeds ``max_bytes`` (or the larger limit
+    of a path in ``per_path``, e.g. file uploads)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
+    def __init__(self, app: ASGIApp, max_bytes: int, per_path: dict[str, int] | None = None) -> None:
+        self.app, self.max_bytes, self.per_path = app, max_bytes, per_path or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.per_path.get(scope["path"].rstrip("/"), self.max_bytes)
         declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._reject(scope, send)
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await self._reject(scope, send, limit)
             return
         seen, started = 0, False
 
@@ -35,8 +37,8 @@ class BodySizeLimit:
             nonlocal seen
             message = await receive()
             seen += len(message.get("body", b""))
-            if seen > self.max_bytes:
-                raise BodyTooLarge(self.max_bytes)
+            if seen > limit:
+                raise BodyTooLarge(limit)
             return message
 
         async def tracking(message: Message) -> None:
@@ -48,15 +50,15 @@ class BodySizeLimit:
             await self.app(scope, limited, tracking)
         except BodyTooLarge:
             if not started:
-                await self._reject(scope, send)
+                await self._reject(scope, send, limit)
 
-    async def _reject(self, scope: Scope, send: Send) -> None:
+    async def _reject(self, scope: Scope, send: Send, limit: int) -> None:
         body = json.dumps(
             {
                 "type": "https://thinkloop.dev/problems/payload-too-large",
                 "title": "Request body too large",
                 "status": 413,
-                "detail": f"The body is larger than {self.max_bytes} bytes.",
+                "detail": f"The body is larger than {limit} bytes.",
                 "instance": scope["path"],
             }
         ).encode()

@@ -14,7 +14,11 @@ from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.ratelimit import LimitStore
 from app import health
+from app.batches import endpoints as batches
+from app.batches.runtime import batch_runtime, consuming
+from app.batches.service import BatchService
 from app.checkpoints import open_checkpointer
+from app.datasets import endpoints as datasets
 from app.db import create_engine, session_factory
 from app.errors import install_error_handlers
 from app.limits import BodySizeLimit
@@ -45,6 +49,13 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         )
         app.state.executor = executor
         await executor.resume_unfinished()
+        # Batches: embedded, this process runs their items; with Redis, `thinkloop batch worker`s do.
+        broker, runner = await stack.enter_async_context(
+            batch_runtime(settings, factory, app.state.sessions, grace_s=settings.batch_grace_s)
+        )
+        app.state.batches = BatchService(app.state.sessions, broker)
+        if not settings.broker_url:
+            await stack.enter_async_context(consuming(broker, runner, settings))
         try:
             yield
         finally:
@@ -65,6 +76,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(runs.router)
+    app.include_router(datasets.router)
+    app.include_router(batches.router)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -72,5 +85,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "X-API-Key", "Content-Type", "Idempotency-Key", "Last-Event-ID"],
         )
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, per_path=datasets.UPLOAD_LIMITS)
     return app

@@ -10,6 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 import structlog
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from agents.panel import PanelFactory
@@ -100,8 +101,12 @@ class BatchRunner:
         self.closing = True
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.drain(), grace_s)
-        async with short_session(self.sessions) as session:
-            released = await repo.release(session, self.worker)
+        try:
+            async with short_session(self.sessions) as session:
+                released = await repo.release(session, self.worker)
+        except DBAPIError:  # unreachable: the claims expire after the lease instead
+            log.warning("batch.release_skipped", reason="database not reachable", worker=self.worker)
+            return 0
         if released:
             log.info("batch.items_released", count=released, worker=self.worker)
         return released
@@ -110,8 +115,12 @@ class BatchRunner:
         """Send every unfinished item of active batches (after a restart of the embedded broker)."""
         from app.batches.broker import enqueue
 
-        async with short_session(self.sessions) as session:
-            ids = await repo.stalled(session, timedelta(0), self.lease)
+        try:
+            async with short_session(self.sessions) as session:
+                ids = await repo.stalled(session, timedelta(0), self.lease)
+        except DBAPIError:  # e.g. not migrated yet: start anyway, /readyz reports it
+            log.warning("batch.resume_skipped", reason="database not ready")
+            return 0
         return await enqueue(broker, ids)
 
     async def _process(self, item_id: int) -> str:

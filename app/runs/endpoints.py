@@ -12,39 +12,22 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 from sse_starlette import EventSourceResponse
 
-from agents.models import UnknownModelError
 from app.db import short_session
-from app.deps import AppSettings, Executor, ReadKey, Registry, Session, WriteKey
-from app.errors import Conflict, NotFound, Unprocessable
+from app.deps import AppSettings, Executor, ReadKey, Registry, Session, WriteKey, check_models
+from app.errors import Conflict, NotFound, problem_responses
 from app.models import ProblemRow, Run
 from app.runs import repository as repo
 from app.runs.schemas import TERMINAL, RunCreate, RunPage, RunPublic, RunStatus, RunTrace
 from app.runs.trace import run_public, run_trace
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"description": text, "content": {"application/problem+json": {}}}
-    for code, text in [
-        (401, "Missing or invalid API key"),
-        (403, "Missing scope"),
-        (404, "No such run"),
-        (409, "Conflict"),
-        (413, "Body too large"),
-        (422, "Invalid request"),
-    ]
-}
+_ERRORS = problem_responses(
+    {404: "No such run", 409: "Conflict", 413: "Body too large", 422: "Invalid request"}
+)
 
 
 def _request_hash(body: RunCreate) -> str:
     return hashlib.sha256(body.model_dump_json().encode()).hexdigest()
-
-
-def _check_models(registry: Registry, *names: str) -> None:
-    for name in names:
-        try:
-            registry.get(name)
-        except UnknownModelError as exc:
-            raise Unprocessable(str(exc), known_models=exc.known) from exc
 
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=RunTrace | RunPublic, responses=_ERRORS)
@@ -63,7 +46,7 @@ async def create_run(
     """Start a refinement run; 202 with the run, or with ?wait=true the finished trace."""
     options = body.options
     model, judge = options.model or settings.model, options.judge_model or settings.judge_model
-    _check_models(registry, model, judge)
+    check_models(registry, model, judge)
     digest = _request_hash(body)
     if idempotency_key:
         earlier = await repo.find_idempotent(session, key.id, idempotency_key)

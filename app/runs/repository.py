@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_
+from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from agents.schemas import HolisticVerdict, JudgeOutcome, RevisionOutcome
-from app.errors import BadRequest
 from app.models import Judgement, ProblemRow, Revision, Round, Run, TranscriptEvent, utcnow
+from app.pagination import page
 from app.problems import content_hash
 from graphs.state import RoundFigures, RoundRecord
 
@@ -51,38 +48,16 @@ async def find_idempotent(session: AsyncSession, api_key_id: str, key: str) -> R
     return (await session.execute(query)).scalars().first()
 
 
-def encode_cursor(run: Run) -> str:
-    """An opaque cursor after ``run`` in (created_at, id) descending order."""
-    raw = json.dumps([run.created_at.isoformat(), run.id]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, str]:
-    """The position a cursor names; BadRequest if it is not one of ours."""
-    try:
-        created, run_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        return datetime.fromisoformat(created), str(run_id)
-    except (ValueError, TypeError) as exc:
-        raise BadRequest("The cursor is not valid; use next_cursor from a previous page.") from exc
-
-
 async def list_runs(
     session: AsyncSession, *, limit: int, cursor: str | None, status: str | None, model: str | None
 ) -> tuple[Sequence[Run], str | None]:
     """A page of runs, newest first, and the cursor of the next page."""
-    query = select(Run).order_by(col(Run.created_at).desc(), col(Run.id).desc()).limit(limit + 1)
+    query = select(Run)
     if status:
         query = query.where(col(Run.status) == status)
     if model:
         query = query.where(col(Run.model) == model)
-    if cursor:
-        created, run_id = decode_cursor(cursor)
-        query = query.where(
-            or_(col(Run.created_at) < created, and_(col(Run.created_at) == created, col(Run.id) < run_id))
-        )
-    rows = (await session.execute(query)).scalars().all()
-    page = rows[:limit]
-    return page, encode_cursor(page[-1]) if len(rows) > limit else None
+    return await page(session, query, Run, limit, cursor)
 
 
 async def record_round(session: AsyncSession, run_id: str, record: RoundRecord) -> bool:

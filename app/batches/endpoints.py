@@ -1,0 +1,191 @@
+"""/v1/batches: start, follow, steer and report batch evaluations."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response, status
+from fastapi.concurrency import run_in_threadpool
+from sqlmodel import col, func, select
+from sse_starlette import EventSourceResponse
+
+from app.batches import repository as repo
+from app.batches.report import build_report, render_report
+from app.batches.schemas import (
+    MAX_BATCH_ITEMS,
+    BatchCreate,
+    BatchPage,
+    BatchProgress,
+    BatchPublic,
+    ReportFormat,
+)
+from app.batches.service import TERMINAL_BATCH, BatchService, BatchSpec, BatchStateError, progress
+from app.db import short_session
+from app.deps import AppSettings, Batches, ReadKey, Registry, Session, WriteKey, check_models
+from app.errors import Conflict, NotFound, Unprocessable, problem_responses
+from app.models import Batch, Dataset, DatasetItem
+from app.pagination import page
+
+router = APIRouter(prefix="/v1/batches", tags=["batches"])
+_ERRORS = problem_responses(
+    {404: "No such batch", 409: "The batch's state forbids this", 422: "Invalid request"}
+)
+MEDIA = {"json": "application/json", "md": "text/markdown", "csv": "text/csv", "html": "text/html"}
+
+
+async def _public(service: BatchService, batch: Batch) -> BatchPublic:
+    state = await service.progress(batch.id)
+    return BatchPublic.model_validate(batch.model_dump() | {"progress": BatchProgress.model_validate(state)})
+
+
+async def _get(session: Session, batch_id: str) -> Batch:
+    batch = await session.get(Batch, batch_id)
+    if batch is None:
+        raise NotFound(f"There is no batch {batch_id}.")
+    return batch
+
+
+async def _size(session: Session, body: BatchCreate) -> int:
+    dataset = await session.get(Dataset, body.dataset_id)
+    if dataset is None:
+        raise Unprocessable(f"There is no dataset {body.dataset_id}; upload it to /v1/datasets first.")
+    query = select(func.count()).where(col(DatasetItem.dataset_id) == dataset.id)
+    problems = int((await session.execute(query)).scalar_one())
+    return problems * len(set(body.models)) * body.repeats * (2 if body.control_arm else 1)
+
+
+@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=BatchPublic, responses=_ERRORS)
+async def create_batch(
+    body: BatchCreate,
+    session: Session,
+    _: WriteKey,
+    service: Batches,
+    registry: Registry,
+    settings: AppSettings,
+    response: Response,
+) -> BatchPublic:
+    """Evaluate every problem of a dataset with every model (× repeats, + control arm); 202 at once."""
+    judge = body.judge_model or settings.judge_model
+    check_models(registry, *body.models, judge)
+    items = await _size(session, body)
+    if items > MAX_BATCH_ITEMS:
+        raise Unprocessable(f"The batch would have {items} items; the limit is {MAX_BATCH_ITEMS}.")
+    spec = BatchSpec(
+        **body.model_dump(exclude={"models", "judge_model", "policy"}),
+        models=list(dict.fromkeys(body.models)),
+        judge_model=judge,
+        policy=body.policy or settings.policy,
+    )
+    batch = await service.create(spec)
+    response.headers["Location"] = f"/v1/batches/{batch.id}"
+    return await _public(service, batch)
+
+
+@router.get("", response_model=BatchPage, responses=_ERRORS)
+async def list_batches(
+    session: Session,
+    _: ReadKey,
+    service: Batches,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+) -> BatchPage:
+    """Batches, newest first, each with its progress."""
+    rows, next_cursor = await page(session, select(Batch), Batch, limit, cursor)
+    return BatchPage(items=[await _public(service, b) for b in rows], next_cursor=next_cursor)
+
+
+@router.get("/{batch_id}", response_model=BatchPublic, responses=_ERRORS)
+async def get_batch(batch_id: str, session: Session, _: ReadKey, service: Batches) -> BatchPublic:
+    """A batch and its progress: items by state, tokens, cost and ETA."""
+    return await _public(service, await _get(session, batch_id))
+
+
+async def _steer(service: BatchService, batch_id: str, action: str) -> BatchPublic:
+    try:
+        if action == "retry-failed":
+            await service.retry_failed(batch_id)
+        else:
+            await getattr(service, action)(batch_id)
+    except LookupError as exc:
+        raise NotFound(f"There is no batch {batch_id}.") from exc
+    except BatchStateError as exc:
+        raise Conflict(f"Cannot {action} this batch: {exc}.") from exc
+    async with short_session(service.sessions) as session:
+        batch = await session.get(Batch, batch_id)
+        assert batch is not None
+    return await _public(service, batch)
+
+
+@router.post("/{batch_id}/pause", response_model=BatchPublic, responses=_ERRORS)
+async def pause_batch(batch_id: str, _: WriteKey, service: Batches) -> BatchPublic:
+    """Start no more items; items in flight finish. 409 unless queued or running."""
+    return await _steer(service, batch_id, "pause")
+
+
+@router.post("/{batch_id}/resume", response_model=BatchPublic, responses=_ERRORS)
+async def resume_batch(batch_id: str, _: WriteKey, service: Batches) -> BatchPublic:
+    """Go on with a paused batch. 409 unless paused."""
+    return await _steer(service, batch_id, "resume")
+
+
+@router.post("/{batch_id}/cancel", response_model=BatchPublic, responses=_ERRORS)
+async def cancel_batch(batch_id: str, _: WriteKey, service: Batches) -> BatchPublic:
+    """Stop for good: pending items are cancelled, items in flight finish. 409 once ended."""
+    return await _steer(service, batch_id, "cancel")
+
+
+@router.post("/{batch_id}/retry-failed", response_model=BatchPublic, responses=_ERRORS)
+async def retry_failed_items(batch_id: str, _: WriteKey, service: Batches) -> BatchPublic:
+    """Send only the failed items again. 409 for a cancelled or budget-stopped batch."""
+    return await _steer(service, batch_id, "retry-failed")
+
+
+@router.get(
+    "/{batch_id}/report",
+    responses={**_ERRORS, 200: {"content": {m: {} for m in MEDIA.values()}}},
+    response_class=Response,
+)
+async def get_report(
+    batch_id: str, session: Session, _: ReadKey, fmt: Annotated[ReportFormat, Query(alias="format")] = "json"
+) -> Response:
+    """Per model and arm: the paper's tables, pass rate, tokens, cost and latency with 95% intervals,
+    judge agreement and the feedback-vs-control comparison; as JSON, Markdown, CSV or HTML with plots."""
+    batch = await _get(session, batch_id)
+    report = build_report(batch, await repo.results(session, batch_id))
+    body = await run_in_threadpool(render_report, report, fmt)  # plots and bootstrap are CPU work
+    return Response(body, media_type=MEDIA[fmt])
+
+
+@router.get("/{batch_id}/events", responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}})
+async def stream_progress(
+    batch_id: str, request: Request, _: ReadKey, settings: AppSettings
+) -> EventSourceResponse:
+    """Server-Sent Events: `batch.progress` whenever the counts change, then `batch.finished`."""
+    sessions = request.app.state.sessions
+    try:
+        await progress(sessions, batch_id)
+    except LookupError as exc:
+        raise NotFound(f"There is no batch {batch_id}.") from exc
+    return EventSourceResponse(
+        _progress_events(request, batch_id, settings.sse_poll_s), ping=settings.sse_heartbeat_s
+    )
+
+
+async def _progress_events(request: Request, batch_id: str, poll_s: float) -> AsyncIterator[dict[str, Any]]:
+    last: dict[str, Any] | None = None
+    seq = 0
+    while True:
+        state = await progress(request.app.state.sessions, batch_id)  # a short session each time
+        shown = {k: v for k, v in state.items() if k != "eta_s"}
+        ended = state["status"] in TERMINAL_BATCH and not state["items"].get("running")
+        if shown != last or ended:
+            seq += 1
+            kind = "batch.finished" if ended else "batch.progress"
+            yield {"id": str(seq), "event": kind, "data": json.dumps(state, default=str)}
+            last = shown
+        if ended:
+            return
+        await asyncio.sleep(poll_s)

@@ -1,0 +1,122 @@
+"""/v1/datasets: upload (validated row by row) and read problem sets."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response, status
+from sqlmodel import select
+
+from app.batches import repository as repo
+from app.datasets.parsing import MAX_DATASET_BYTES, DatasetError, ParsedDataset, RowError, parse_dataset
+from app.datasets.schemas import DatasetFormat, DatasetPage, DatasetPublic
+from app.deps import ReadKey, Session, WriteKey
+from app.errors import NotFound, Unprocessable, problem_responses
+from app.models import Dataset
+from app.pagination import page
+
+router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
+_ERRORS = problem_responses({404: "No such dataset", 413: "File too large", 422: "Bad rows or file"})
+MAX_LISTED_ISSUES = 100  # a hostile 10,000-row file must not make a 10,000-entry answer
+
+
+def _issues(rows: list[RowError]) -> list[dict[str, Any]]:
+    return [{"line": r.line, "message": r.message} for r in rows[:MAX_LISTED_ISSUES]]
+
+
+def _format(content_type: str, name: str, fmt: DatasetFormat | None) -> tuple[str, DatasetFormat | None]:
+    """A file name for format detection, and the format when the request says it."""
+    if fmt is not None:
+        return name, fmt
+    if "ndjson" in content_type or "jsonl" in content_type or "json-lines" in content_type:
+        return name, "jsonl"
+    if "csv" in content_type and not name.endswith(".csv"):
+        return f"{name}.csv", None  # CSV or the THiNK layout, told apart by the header
+    return name, None
+
+
+def _parse(data: bytes, filename: str, fmt: DatasetFormat | None) -> ParsedDataset:
+    try:
+        parsed = parse_dataset(data, filename, fmt)
+    except DatasetError as exc:
+        raise Unprocessable(f"The file cannot be read: {exc}.") from exc
+    if parsed.errors:
+        raise Unprocessable(
+            f"{len(parsed.errors)} row(s) are invalid; nothing was stored. Fix them and upload again.",
+            error_count=len(parsed.errors),
+            row_errors=_issues(parsed.errors),
+        )
+    if not parsed.rows:
+        raise Unprocessable("The file holds no problems.")
+    return parsed
+
+
+def _public(dataset: Dataset, parsed: ParsedDataset | None = None) -> DatasetPublic:
+    extra = {}
+    if parsed is not None:
+        extra = {"duplicates": _issues(parsed.duplicates), "warnings": _issues(parsed.warnings)}
+    return DatasetPublic.model_validate(dataset.model_dump() | extra)
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    response_model=DatasetPublic,
+    responses=_ERRORS,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                media: {"schema": {"type": "string", "format": "binary"}}
+                for media in ("application/x-ndjson", "text/csv", "application/octet-stream")
+            },
+        }
+    },
+)
+async def upload_dataset(
+    request: Request,
+    session: Session,
+    _: WriteKey,
+    response: Response,
+    name: Annotated[
+        str, Query(min_length=1, max_length=200, description="A name; its extension may tell the format")
+    ],
+    fmt: Annotated[
+        DatasetFormat | None, Query(alias="format", description="Override format detection")
+    ] = None,
+) -> DatasetPublic:
+    """Register a problem set sent as the raw body (JSONL, CSV or the THiNK layout, up to 10 MiB).
+
+    Every row is validated; if any is bad, nothing is stored and the answer lists them by line.
+    Duplicates are kept once and listed; suspicious rows are stored and listed as warnings.
+    """
+    filename, chosen = _format(request.headers.get("content-type", ""), name, fmt)
+    parsed = _parse(await request.body(), filename, chosen)
+    dataset = await repo.store_dataset(session, name, parsed)
+    await session.commit()
+    response.headers["Location"] = f"/v1/datasets/{dataset.id}"
+    return _public(dataset, parsed)
+
+
+@router.get("/{dataset_id}", response_model=DatasetPublic, responses=_ERRORS)
+async def get_dataset(dataset_id: str, session: Session, _: ReadKey) -> DatasetPublic:
+    """A registered problem set."""
+    dataset = await session.get(Dataset, dataset_id)
+    if dataset is None:
+        raise NotFound(f"There is no dataset {dataset_id}.")
+    return _public(dataset)
+
+
+@router.get("", response_model=DatasetPage, responses=_ERRORS)
+async def list_datasets(
+    session: Session,
+    _: ReadKey,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+) -> DatasetPage:
+    """Problem sets, newest first."""
+    rows, next_cursor = await page(session, select(Dataset), Dataset, limit, cursor)
+    return DatasetPage(items=[_public(d) for d in rows], next_cursor=next_cursor)
+
+
+UPLOAD_LIMITS = {"/v1/datasets": MAX_DATASET_BYTES}

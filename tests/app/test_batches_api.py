@@ -1,0 +1,239 @@
+"""/v1/datasets and /v1/batches: uploads validated by row, batch lifecycle, reports, progress stream."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from httpx_sse import aconnect_sse
+
+from agents.simulator import SimulatorServer
+from app.db import migrate
+from app.main import create_app
+from tests.app.conftest import Keys, LiveServer, Service, seed_keys, service_settings
+from tests.app.test_api import assert_problem
+
+SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
+JSONL = {"Content-Type": "application/x-ndjson"}
+THINK_LAYOUT = (
+    "ID,question,Figure,LaTeX question,solution,mathConcept1,mathConcept2,mathConcept3,"
+    "Difficulty,Grade,Resource\n"
+    '1,"A tank fills in 3 hours with one pump. How long with 3 pumps?",,,"3 × 3 = 9 hours.",'
+    "rates,,,easy,6,own\n"
+    '2,"Ann has 4 bags of 6 apples. How many apples?",,,"4 + 6 = 10 apples.",multiplication,,,easy,3,own\n'
+)
+CSV = {"Content-Type": "text/csv"}
+
+
+async def upload(service: Service, body: bytes, name: str = "sample.jsonl", **headers: str) -> httpx.Response:
+    return await service.client.post(
+        "/v1/datasets", params={"name": name}, content=body, headers=service.keys.auth() | headers
+    )
+
+
+async def start(service: Service, **fields: Any) -> dict[str, Any]:
+    dataset = (await upload(service, SAMPLE.read_bytes(), **JSONL)).json()
+    body = {"dataset_id": dataset["id"], "models": ["sim"], "judge_model": "sim"} | fields
+    response = await service.client.post("/v1/batches", json=body, headers=service.keys.auth())
+    assert response.status_code == 202, response.text
+    assert response.headers["location"] == f"/v1/batches/{response.json()['id']}"
+    return dict(response.json())
+
+
+async def settle(service: Service, batch_id: str) -> dict[str, Any]:
+    """The batch once it ended and nothing is in flight."""
+    for _ in range(1200):
+        batch = (
+            await service.client.get(f"/v1/batches/{batch_id}", headers=service.keys.auth("read"))
+        ).json()
+        progress = batch["progress"]
+        if progress["status"] not in ("queued", "running") and not progress["items"].get("running"):
+            return dict(batch)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"batch {batch_id} did not end: {batch}")
+
+
+async def test_upload_registers_rows_and_lists_duplicates(service: Service) -> None:
+    text = SAMPLE.read_text().splitlines()
+    response = await upload(service, "\n".join([*text, text[0]]).encode(), **JSONL)
+    assert response.status_code == 201, response.text
+    dataset = response.json()
+    assert dataset["n_problems"] == 12 and dataset["format"] == "jsonl"
+    assert dataset["duplicates"] == [{"line": 13, "message": "same problem as line 1"}]
+    got = await service.client.get(response.headers["location"], headers=service.keys.auth("read"))
+    assert got.json()["id"] == dataset["id"] and got.json()["duplicates"] == []
+    listed = (await service.client.get("/v1/datasets", headers=service.keys.auth("read"))).json()
+    assert [d["id"] for d in listed["items"]] == [dataset["id"]]
+
+
+async def test_think_layout_is_detected_from_csv(service: Service) -> None:
+    response = await upload(
+        service, THINK_LAYOUT.encode(), name="bad_questions", **{"Content-Type": "text/csv"}
+    )
+    assert response.status_code == 201, response.text
+    assert response.json()["format"] == "think-csv" and response.json()["n_problems"] == 2
+
+
+async def test_bad_rows_are_refused_by_line_and_nothing_is_stored(service: Service) -> None:
+    good = '{"question": "A bus seats 40. How many buses for 130 pupils?", "solution": "130 / 40 = 4 buses."}'
+    rows = [*SAMPLE.read_text().splitlines()[:3], '{"question": ""}', "not json", good]
+    body = assert_problem(await upload(service, "\n".join(rows).encode(), **JSONL), 422)
+    assert body["error_count"] == 2
+    assert [e["line"] for e in body["row_errors"]] == [4, 5]  # type: ignore[union-attr]
+    listed = (await service.client.get("/v1/datasets", headers=service.keys.auth("read"))).json()
+    assert listed["items"] == []
+
+
+def rows_text() -> str:
+    return (
+        '{"question": "A bus seats 40. How many buses for 130 pupils?", "solution": "130 / 40 = 3.25 buses."}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "fragment"),
+    [
+        (b"\xff\xfe not utf-8", 422, "not UTF-8"),
+        (b"", 422, "no problems"),
+        (b"x" * (10 * 1024 * 1024 + 1), 413, "larger than"),
+    ],
+)
+async def test_unreadable_files(service: Service, body: bytes, status: int, fragment: str) -> None:
+    problem = assert_problem(await upload(service, body, **JSONL), status)
+    assert fragment in str(problem["detail"])
+
+
+async def test_a_batch_runs_to_completion_and_reports_in_every_format(service: Service) -> None:
+    batch = await start(service, models=["sim", "rubric"], control_arm=True)
+    assert batch["progress"]["total"] == 12 * 2 * 2
+    done = await settle(service, batch["id"])
+    assert done["progress"]["status"] == "completed" and done["progress"]["items"] == {"done": 48}
+    assert done["progress"]["input_tokens"] > 0 and done["finished_at"]
+    auth = service.keys.auth("read")
+    path = f"/v1/batches/{batch['id']}/report"
+    report = (await service.client.get(path, headers=auth)).json()
+    assert {(r["model"], r["arm"]) for r in report["rows"]} == {
+        ("rubric", "control"),
+        ("rubric", "loop"),
+        ("sim", "control"),
+        ("sim", "loop"),
+    }
+    assert report["agreement"]["judged_versions"] >= 48
+    markdown = await service.client.get(path, params={"format": "md"}, headers=auth)
+    assert (
+        markdown.headers["content-type"].startswith("text/markdown")
+        and "| sim | loop | 12 |" in markdown.text
+    )
+    csv_text = (await service.client.get(path, params={"format": "csv"}, headers=auth)).text
+    assert len(csv_text.splitlines()) == 5
+    page = await service.client.get(path, params={"format": "html"}, headers=auth)
+    assert page.headers["content-type"].startswith("text/html")
+    figures = re.findall(r'base64,([A-Za-z0-9+/=]+)"', page.text)
+    assert len(figures) == 3 and all(base64.b64decode(f)[:4] == b"\x89PNG" for f in figures)
+    assert_problem(await service.client.get(path, params={"format": "pdf"}, headers=auth), 422)
+
+
+async def test_budget_cap_stops_the_batch_with_a_clear_state(service: Service) -> None:
+    batch = await start(service, budget_tokens=1)
+    done = await settle(service, batch["id"])
+    progress = done["progress"]
+    assert progress["status"] == "budget_exhausted" and progress["stop_reason"].startswith("budget reached")
+    assert progress["items"].get("cancelled", 0) > 0 and "pending" not in progress["items"]
+    assert progress["items"].get("done", 0) + progress["items"]["cancelled"] == 12
+
+
+async def test_pause_resume_cancel_and_conflicts(service: Service, simulator_server: SimulatorServer) -> None:
+    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"latency_s": 0.1}))
+    batch = await start(service, repeats=3)
+    base, auth = f"/v1/batches/{batch['id']}", service.keys.auth()
+    paused = await service.client.post(f"{base}/pause", headers=auth)
+    assert paused.status_code == 200 and paused.json()["progress"]["status"] == "paused"
+    assert_problem(await service.client.post(f"{base}/pause", headers=auth), 409)
+    resumed = await service.client.post(f"{base}/resume", headers=auth)
+    assert resumed.json()["progress"]["status"] == "running"
+    cancelled = await service.client.post(f"{base}/cancel", headers=auth)
+    assert cancelled.json()["progress"]["status"] == "cancelled"
+    done = await settle(service, batch["id"])
+    items = done["progress"]["items"]
+    assert set(items) <= {"done", "cancelled"} and sum(items.values()) == 36 and items["cancelled"] > 0
+    assert_problem(await service.client.post(f"{base}/resume", headers=auth), 409)
+    assert_problem(await service.client.post(f"{base}/retry-failed", headers=auth), 409)
+    assert_problem(await service.client.post("/v1/batches/nope/cancel", headers=auth), 404)
+
+
+@pytest.mark.parametrize(
+    ("fields", "fragment"),
+    [
+        ({"models": ["gpt-9"]}, "unknown model 'gpt-9'"),
+        ({"dataset_id": "missing"}, "no dataset missing"),
+        ({"models": []}, "does not match the schema"),
+        ({"max_rounds": 11}, "does not match the schema"),
+        ({"surprise": True}, "does not match the schema"),
+    ],
+)
+async def test_bad_batch_requests(service: Service, fields: dict[str, Any], fragment: str) -> None:
+    dataset = (await upload(service, SAMPLE.read_bytes(), **JSONL)).json()
+    body = {"dataset_id": dataset["id"], "models": ["sim"]} | fields
+    problem = assert_problem(
+        await service.client.post("/v1/batches", json=body, headers=service.keys.auth()), 422
+    )
+    assert fragment in str(problem["detail"])
+    listed = (await service.client.get("/v1/batches", headers=service.keys.auth("read"))).json()
+    assert listed["items"] == []
+
+
+async def test_scopes(service: Service) -> None:
+    read, write = service.keys.auth("read"), service.keys.auth("write")
+    assert_problem(await upload(service, b"{}", **(read | JSONL)), 403)
+    assert_problem(await service.client.post("/v1/batches", json={}, headers=read), 403)
+    assert_problem(await service.client.get("/v1/batches", headers=write), 403)
+    assert_problem(await service.client.get("/v1/datasets"), 401)
+
+
+@pytest.fixture
+async def live(
+    database_url: str, simulator_server: SimulatorServer
+) -> AsyncIterator[tuple[LiveServer, Keys]]:
+    simulator_server.state.configure(
+        simulator_server.state.config.model_copy(update={"rules": [], "latency_s": 0.02})
+    )
+    await migrate(database_url)
+    keys = await seed_keys(database_url)
+    with LiveServer(create_app(service_settings(database_url, simulator_server))) as server:
+        yield server, keys
+    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"latency_s": 0.0}))
+
+
+async def test_progress_stream_counts_up_to_the_end(live: tuple[LiveServer, Keys]) -> None:
+    server, keys = live
+    async with httpx.AsyncClient(base_url=server.url, timeout=60, headers=keys.auth()) as client:
+        dataset = (await client.post("/v1/datasets?name=s.jsonl", content=SAMPLE.read_bytes())).json()
+        body = {"dataset_id": dataset["id"], "models": ["sim"], "judge_model": "sim", "repeats": 2}
+        batch = (await client.post("/v1/batches", json=body)).json()
+        events = []
+        async with aconnect_sse(client, "GET", f"/v1/batches/{batch['id']}/events") as source:
+            async for sse in source.aiter_sse():
+                if sse.data:
+                    events.append((sse.event, json.loads(sse.data)))
+    kinds = [kind for kind, _ in events]
+    assert kinds[-1] == "batch.finished" and set(kinds[:-1]) <= {"batch.progress"}
+    finished = [data["finished"] for _, data in events]
+    assert finished == sorted(finished) and finished[-1] == 24
+    assert events[-1][1]["status"] == "completed" and events[-1][1]["items"] == {"done": 24}
+
+
+async def test_a_batch_over_the_item_limit_is_refused(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("app.batches.endpoints.MAX_BATCH_ITEMS", 20)
+    dataset = (await upload(service, SAMPLE.read_bytes(), **JSONL)).json()
+    body = {"dataset_id": dataset["id"], "models": ["sim", "rubric"]}  # 24 items
+    response = await service.client.post("/v1/batches", json=body, headers=service.keys.auth())
+    assert "24 items; the limit is 20" in str(assert_problem(response, 422)["detail"])
