@@ -17,6 +17,7 @@ from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
 from agents.panel import PanelFactory
 from agents.schemas import Problem
 from app.cli_support import fail, with_database
+from app.datasets.synthetic import MAX_SYNTHETIC, synthetic_jsonl
 from app.db import migrate, short_session
 from app.keys import create_key, revoke_key
 from app.logging import configure_logging
@@ -168,8 +169,17 @@ def reproduce_think(
         render(Console(), tables)
 
 
-datasets_cli = typer.Typer(help="Validate problem sets.", no_args_is_help=True)
+datasets_cli = typer.Typer(help="Validate or generate problem sets.", no_args_is_help=True)
 cli.add_typer(datasets_cli, name="datasets")
+
+
+@datasets_cli.command("synth")
+def datasets_synth(
+    count: Annotated[int, typer.Argument(min=1, max=MAX_SYNTHETIC, help="How many problems")],
+    seed: Annotated[int, typer.Option(help="Same seed, same problems")] = 0,
+) -> None:
+    """Print COUNT synthetic flawed problems as JSONL (for load tests and demos)."""
+    typer.echo(synthetic_jsonl(count, seed), nl=False)
 
 
 @datasets_cli.command("validate")

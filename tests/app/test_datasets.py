@@ -108,3 +108,15 @@ def test_validate_command(tmp_path: Path) -> None:
     assert result.exit_code == 1 and f"{bad}:2: error: invalid JSON" in result.output
     assert runner.invoke(cli, ["datasets", "validate", str(tmp_path / "none.csv")]).exit_code == 2
     assert runner.invoke(cli, ["datasets", "validate", str(SAMPLE), "--format", "xml"]).exit_code == 2
+
+
+def test_synthetic_sets_are_distinct_valid_and_reproducible() -> None:
+    from app.datasets.synthetic import MAX_SYNTHETIC, synthetic_jsonl
+
+    text = synthetic_jsonl(MAX_SYNTHETIC, seed=1)
+    parsed = parse_dataset(text.encode(), "s.jsonl")
+    assert len(parsed.rows) == MAX_SYNTHETIC and not parsed.errors and not parsed.duplicates
+    flaws = {row.metadata["flaw"] for row in parsed.rows}
+    assert flaws == {"false proportionality", "arithmetic error", "fractional count", "none"}
+    assert synthetic_jsonl(50, seed=1) == "".join(text.splitlines(keepends=True)[:50])
+    assert synthetic_jsonl(50, seed=2) != synthetic_jsonl(50, seed=1)
