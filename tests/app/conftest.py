@@ -15,16 +15,19 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
+import redis
 import uvicorn
 from fastapi import FastAPI
 
 from agents.simulator import SimulatorServer
+from app.batches.broker import QUEUE
 from app.db import migrate
 from app.keys import create_key
 from app.main import create_app
 from app.settings import Settings
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
+REDIS = "redis://127.0.0.1:6379/15"
 PROBLEM = {
     "question": (
         "An orchestra of 120 musicians takes 40 minutes to perform a symphony. How long would it take "
@@ -154,3 +157,13 @@ class LiveServer:
     def __exit__(self, *_: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=20)
+
+
+@pytest.fixture
+def clean_redis() -> Iterator[None]:
+    """The batch stream, empty before and after the test."""
+    client = redis.Redis.from_url(REDIS)
+    client.delete(QUEUE)
+    yield
+    client.delete(QUEUE)
+    client.close()

@@ -8,53 +8,49 @@ import signal
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 from sqlalchemy import func, select
 
 from agents.simulator import SimulatorServer
-from app.batches.broker import QUEUE, build_broker
+from app.batches.broker import build_broker
 from app.batches.repository import store_dataset
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
+from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.models import BatchItem
+from tests.app.conftest import REDIS
 
 pytestmark = pytest.mark.redis
-REDIS = "redis://127.0.0.1:6379/15"
 
 
-def problems(n: int) -> bytes:
-    rows = [
-        f'{{"question": "A box holds {i + 2} pens. How many pens are in 3 boxes?", '
-        f'"solution": "3 × {i + 2} = {3 * (i + 2)} pens."}}'
-        for i in range(n)
-    ]
-    return "\n".join(rows).encode()
+def model_env(simulator: SimulatorServer, *names: str) -> dict[str, str]:
+    """Environment that registers each name as a model served by the simulator."""
+    env = {}
+    for name in names:
+        if name == "rubric":  # the built-in offline panel needs no entry
+            continue
+        env[f"THINKLOOP_MODELS__{name.upper()}__MODEL"] = "sim-1"
+        env[f"THINKLOOP_MODELS__{name.upper()}__BASE_URL"] = simulator.base_url
+    return env
 
 
-@pytest.fixture
-def clean_redis() -> Iterator[None]:
-    client = redis.Redis.from_url(REDIS)
-    client.delete(QUEUE)
-    yield
-    client.delete(QUEUE)
-    client.close()
-
-
-def start_worker(database_url: str, simulator: SimulatorServer, log: Path) -> subprocess.Popen[bytes]:
-    env = os.environ | {
-        "THINKLOOP_DATABASE_URL": database_url,
-        "THINKLOOP_BROKER_URL": REDIS,
-        "THINKLOOP_MODELS__SIM__MODEL": "sim-1",
-        "THINKLOOP_MODELS__SIM__BASE_URL": simulator.base_url,
-        "THINKLOOP_BATCH_CONCURRENCY": "4",
-        "THINKLOOP_BATCH_LEASE_S": "3",
-        "THINKLOOP_REDELIVERY_S": "2",
-    }
+def start_worker(
+    database_url: str, simulator: SimulatorServer, log: Path, models: tuple[str, ...] = ("sim",)
+) -> subprocess.Popen[bytes]:
+    env = (
+        os.environ
+        | model_env(simulator, *models)
+        | {
+            "THINKLOOP_DATABASE_URL": database_url,
+            "THINKLOOP_BROKER_URL": REDIS,
+            "THINKLOOP_BATCH_CONCURRENCY": "4",
+            "THINKLOOP_BATCH_LEASE_S": "3",
+            "THINKLOOP_REDELIVERY_S": "2",
+        }
+    )
     with log.open("ab") as sink:
         return subprocess.Popen(
             [sys.executable, "-m", "app", "batch", "worker"], env=env, stdout=sink, stderr=sink
@@ -62,7 +58,12 @@ def start_worker(database_url: str, simulator: SimulatorServer, log: Path) -> su
 
 
 async def run_batch(
-    database_url: str, simulator: SimulatorServer, tmp_path: Path, kill_one: bool
+    database_url: str,
+    simulator: SimulatorServer,
+    tmp_path: Path,
+    kill_one: bool,
+    problems: int = 20,
+    models: tuple[str, ...] = ("sim", "rubric"),
 ) -> dict[str, int]:
     simulator.state.configure(simulator.state.config.model_copy(update={"rules": [], "latency_s": 0.05}))
     await migrate(database_url)
@@ -70,18 +71,20 @@ async def run_batch(
     sessions = session_factory(engine)
     broker = build_broker(REDIS, concurrency=1, redelivery_s=2)
     await broker.startup()
-    workers = [start_worker(database_url, simulator, tmp_path / f"worker{i}.log") for i in range(2)]
+    workers = [start_worker(database_url, simulator, tmp_path / f"worker{i}.log", models) for i in range(2)]
     try:
         async with short_session(sessions) as session:
             dataset = await store_dataset(
-                session, f"w-{uuid.uuid4().hex[:6]}", parse_dataset(problems(20), "p.jsonl")
+                session,
+                f"w-{uuid.uuid4().hex[:6]}",
+                parse_dataset(synthetic_jsonl(problems).encode(), "p.jsonl"),
             )
         service = BatchService(sessions, broker)
         batch = await service.create(
-            BatchSpec(dataset.id, ["sim", "rubric"], judge_model="sim", use_cache=False)
+            BatchSpec(dataset.id, list(models), judge_model=models[0], use_cache=False)
         )
         killed = False
-        for _ in range(1200):
+        for _ in range(max(1200, 10 * problems * len(models))):  # a hang guard, not a timing check
             progress = await service.progress(batch.id)
             if kill_one and not killed and progress["finished"] >= 5:
                 workers[0].send_signal(signal.SIGKILL)  # mid-batch, items in its hands
