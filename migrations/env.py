@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from alembic import context
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
@@ -12,6 +13,7 @@ import app.models  # noqa: F401  (registers the tables)
 from app.db import create_engine
 
 target_metadata = SQLModel.metadata
+MIGRATION_LOCK = 0x7468696E6B  # any constant shared by every thinkloop process: 'think'
 
 
 def _run(connection: Connection) -> None:
@@ -22,6 +24,10 @@ def _run(connection: Connection) -> None:
         compare_type=True,
     )
     with context.begin_transaction():
+        if connection.dialect.name == "postgresql":
+            # Processes that start together (API replicas, workers) migrate one at a time; the
+            # later ones then find the schema at head. Alembic reads the heads after this point.
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         context.run_migrations()
 
 

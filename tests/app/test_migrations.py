@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
+
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlmodel import SQLModel
@@ -32,3 +37,16 @@ async def test_migrating_twice_is_harmless(database_url: str) -> None:
         assert await migrations_at_head(engine)
     finally:
         await engine.dispose()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_processes_that_start_together_migrate_one_at_a_time(database_url: str) -> None:
+    env = os.environ | {"THINKLOOP_DATABASE_URL": database_url}
+    command = [sys.executable, "-m", "app", "migrate"]
+    processes = [
+        await asyncio.create_subprocess_exec(*command, env=env, stderr=asyncio.subprocess.PIPE)
+        for _ in range(3)
+    ]
+    results = [(await p.wait(), (await p.stderr.read()).decode()[-500:]) for p in processes if p.stderr]
+    assert [code for code, _ in results] == [0, 0, 0], results
