@@ -1,0 +1,223 @@
+"""Batch throughput against its bound: embedded, and with one and two Redis workers.
+
+Every item is one round of seven judge calls made at once (the simulator scores every judge 90,
+so each problem passes in round 1), so an item lasts one simulated latency L. With W processes
+each running C items at a time, and the judge endpoint allowing K calls in flight (shared by all
+workers through Redis), the bound is
+
+    items per minute = 60 × min(C × W, K / 7) / L
+
+Throughput is measured from the batch's own timestamps (created → finished), so process start-up
+is not counted. Everything runs on this machine: the simulator, PostgreSQL, Redis, the workers.
+
+    uv run python bench/batch_throughput.py --latency 1.0 --concurrency 8 --problems 120
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import redis
+from sqlalchemy import func, select
+from sqlmodel import col
+
+from app.batches.broker import QUEUE, build_broker
+from app.batches.service import BatchService, BatchSpec
+from app.datasets.synthetic import synthetic_jsonl
+from app.db import create_engine, migrate, session_factory, short_session
+from app.models import Batch, BatchItem
+
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
+REDIS = "redis://127.0.0.1:6379/14"
+MODELS = ("m1", "m2")
+JUDGE_CALLS = 7
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def simulator(latency: float) -> Iterator[str]:
+    """The OpenAI-compatible simulator in its own process; yields its base URL."""
+    port = free_port()
+    command = [sys.executable, "-m", "app", "simulate-llm", "--port", str(port), "--latency", str(latency)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@contextmanager
+def postgres_database() -> Iterator[str]:
+    """A fresh PostgreSQL database, dropped afterwards."""
+    name = f"thinkloop_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+def environment(base_url: str, database_url: str, concurrency: int, endpoint_limit: int) -> dict[str, str]:
+    env = dict(os.environ) | {
+        "THINKLOOP_DATABASE_URL": database_url,
+        "THINKLOOP_BATCH_CONCURRENCY": str(concurrency),
+        "THINKLOOP_LOG_LEVEL": "ERROR",
+    }
+    for name in MODELS:
+        prefix = f"THINKLOOP_MODELS__{name.upper()}__"
+        env |= {f"{prefix}MODEL": "sim-1", f"{prefix}BASE_URL": base_url}
+        env[f"{prefix}MAX_CONCURRENCY"] = str(endpoint_limit)
+    return env
+
+
+async def elapsed(database_url: str, batch_id: str) -> tuple[int, float]:
+    """(items, seconds from the batch's creation to its completion), from the database."""
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    try:
+        async with short_session(session_factory(engine)) as session:
+            batch = await session.get(Batch, batch_id)
+            assert batch is not None and batch.finished_at is not None, batch
+            query = select(func.count()).where(col(BatchItem.batch_id) == batch_id)
+            items = int((await session.execute(query)).scalar_one())
+            seconds = (batch.finished_at - batch.created_at).total_seconds()
+    finally:
+        await engine.dispose()
+    return items, seconds
+
+
+def embedded(env: dict[str, str], dataset: Path) -> str:
+    """`thinkloop batch run` on the in-process broker; returns the batch id."""
+    command = [sys.executable, "-m", "app", "batch", "run", "--dataset", str(dataset)]
+    command += ["--models", ",".join(MODELS), "--judge-model", MODELS[0], "--format", "json", "--no-cache"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    return str(json.loads(done.stdout)["batch"]["id"])
+
+
+async def on_redis(env: dict[str, str], dataset: Path, workers: int) -> str:
+    """W `thinkloop batch worker` processes; the batch is created once they listen."""
+    client = redis.Redis.from_url(REDIS)
+    client.delete(QUEUE)
+    env = env | {"THINKLOOP_BROKER_URL": REDIS}
+    command = [sys.executable, "-m", "app", "batch", "worker"]
+    procs = [subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL) for _ in range(workers)]  # noqa: ASYNC220
+    try:
+        await asyncio.to_thread(_wait_for_group, client)
+        return await _create_and_wait(env["THINKLOOP_DATABASE_URL"], dataset)
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(timeout=60)
+        client.delete(QUEUE)
+        client.close()
+
+
+def _wait_for_group(client: redis.Redis) -> None:
+    """Until the workers have created the stream's consumer group (and a moment for all to join)."""
+    while not client.exists(QUEUE) or not client.xinfo_groups(QUEUE):
+        time.sleep(0.1)
+    time.sleep(1.0)
+
+
+async def _create_and_wait(database_url: str, dataset: Path) -> str:
+    from app.batches.repository import store_dataset
+    from app.datasets.parsing import parse_dataset
+
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    broker = build_broker(REDIS, concurrency=1, redelivery_s=60)
+    await broker.startup()
+    try:
+        async with short_session(sessions) as session:
+            parsed = parse_dataset(await asyncio.to_thread(dataset.read_bytes), dataset.name)
+            stored = await store_dataset(session, "bench", parsed)
+        service = BatchService(sessions, broker)
+        spec = BatchSpec(stored.id, list(MODELS), judge_model=MODELS[0], use_cache=False)
+        batch = await service.create(spec)
+        while (await service.progress(batch.id))["status"] != "completed":  # noqa: ASYNC110
+            await asyncio.sleep(0.2)
+        return batch.id
+    finally:
+        await broker.shutdown()
+        await engine.dispose()
+
+
+def row(name: str, workers: int, items: int, seconds: float, args: argparse.Namespace) -> dict[str, Any]:
+    in_flight = min(args.concurrency * workers, args.endpoint_limit / JUDGE_CALLS)
+    bound = 60 * in_flight / args.latency
+    achieved = 60 * items / seconds
+    return {"setup": name, "items": items, "seconds": seconds, "achieved": achieved, "bound": bound}
+
+
+async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, simulator(args.latency) as base_url:
+        dataset = Path(tmp) / "problems.jsonl"
+        dataset.write_text(synthetic_jsonl(args.problems, seed=7))
+        sqlite = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
+        env = environment(base_url, sqlite, args.concurrency, args.endpoint_limit)
+        batch_id = await asyncio.to_thread(embedded, env, dataset)
+        rows.append(row("embedded (SQLite)", 1, *await elapsed(sqlite, batch_id), args))
+        for workers in (1, 2):
+            with postgres_database() as database_url:
+                env = environment(base_url, database_url, args.concurrency, args.endpoint_limit)
+                batch_id = await on_redis(env, dataset, workers)
+                label = f"Redis, {workers} worker{'s' if workers > 1 else ''} (PostgreSQL)"
+                rows.append(row(label, workers, *await elapsed(database_url, batch_id), args))
+    return rows
+
+
+def markdown(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    lines = [
+        f"Batch throughput: {args.problems} problems × {len(MODELS)} models, one round of "
+        f"{JUDGE_CALLS} judge calls per item at {args.latency:g} s, {args.concurrency} items in flight "
+        f"per process, endpoint limit {args.endpoint_limit} calls",
+        "",
+        "| setup | items | seconds | items/min | bound items/min | achieved ÷ bound |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['setup']} | {r['items']} | {r['seconds']:.1f} | {r['achieved']:.0f} | "
+            f"{r['bound']:.0f} | {r['achieved'] / r['bound']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--latency", type=float, default=1.0, help="simulated seconds per call")
+    parser.add_argument("--concurrency", type=int, default=8, help="items in flight per process")
+    parser.add_argument("--endpoint-limit", type=int, default=128, help="judge calls in flight, all workers")
+    parser.add_argument("--problems", type=int, default=120)
+    arguments = parser.parse_args()
+    print(markdown(asyncio.run(main(arguments)), arguments))
