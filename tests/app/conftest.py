@@ -167,3 +167,17 @@ def clean_redis() -> Iterator[None]:
     yield
     client.delete(QUEUE)
     client.close()
+
+
+@pytest.fixture
+async def live(
+    database_url: str, simulator_server: SimulatorServer
+) -> AsyncIterator[tuple[LiveServer, Keys]]:
+    """The API on a real uvicorn server (SSE needs one), with keys; the simulator at 50 ms a call."""
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"rules": [], "latency_s": 0.05}))
+    await migrate(database_url)
+    keys = await seed_keys(database_url)
+    with LiveServer(create_app(service_settings(database_url, simulator_server))) as server:
+        yield server, keys
+    state.configure(state.config.model_copy(update={"latency_s": 0.0}))

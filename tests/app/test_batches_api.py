@@ -6,7 +6,6 @@ import asyncio
 import base64
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +14,7 @@ import pytest
 from httpx_sse import aconnect_sse
 
 from agents.simulator import SimulatorServer
-from app.db import migrate
-from app.main import create_app
-from tests.app.conftest import Keys, LiveServer, Service, seed_keys, service_settings
+from tests.app.conftest import Keys, LiveServer, Service
 from tests.app.test_api import assert_problem
 
 SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
@@ -195,20 +192,6 @@ async def test_scopes(service: Service) -> None:
     assert_problem(await service.client.post("/v1/batches", json={}, headers=read), 403)
     assert_problem(await service.client.get("/v1/batches", headers=write), 403)
     assert_problem(await service.client.get("/v1/datasets"), 401)
-
-
-@pytest.fixture
-async def live(
-    database_url: str, simulator_server: SimulatorServer
-) -> AsyncIterator[tuple[LiveServer, Keys]]:
-    simulator_server.state.configure(
-        simulator_server.state.config.model_copy(update={"rules": [], "latency_s": 0.02})
-    )
-    await migrate(database_url)
-    keys = await seed_keys(database_url)
-    with LiveServer(create_app(service_settings(database_url, simulator_server))) as server:
-        yield server, keys
-    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"latency_s": 0.0}))
 
 
 async def test_progress_stream_counts_up_to_the_end(live: tuple[LiveServer, Keys]) -> None:

@@ -4,32 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import pytest
 from httpx_sse import aconnect_sse
 
 from agents.simulator import SimulatorServer
-from app.db import migrate
-from app.main import create_app
-from tests.app.conftest import PROBLEM, Keys, LiveServer, seed_keys, service_settings
-
-
-@pytest.fixture
-async def live(
-    database_url: str, simulator_server: SimulatorServer
-) -> AsyncIterator[tuple[LiveServer, Keys]]:
-    simulator_server.state.configure(
-        simulator_server.state.config.model_copy(update={"rules": [], "latency_s": 0.05})
-    )
-    await migrate(database_url)
-    keys = await seed_keys(database_url)
-    app = create_app(service_settings(database_url, simulator_server))
-    with LiveServer(app) as server:
-        yield server, keys
-    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"latency_s": 0.0}))
+from tests.app.conftest import PROBLEM, Keys, LiveServer
 
 
 async def collect(url: str, run_id: str, headers: dict[str, str]) -> list[dict[str, Any]]:
