@@ -15,6 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
+from agents.attempts import counting_attempts
 from agents.models import ModelSpec, limit_spec
 from agents.ratelimit import LimitStore, ProviderLimiter, estimate_tokens
 from agents.schemas import Usage
@@ -143,6 +144,15 @@ class LLMClient:
         return StructuredResult(value, [text], Usage(), None)
 
     async def _ask(
+        self, messages: Sequence[BaseMessage], schema: type[T], on_text: Callable[[str], None] | None
+    ) -> StructuredResult[T]:
+        with counting_attempts() as attempts:
+            result = await self._ask_counted(messages, schema, on_text)
+        # Every HTTP attempt beyond one per answered call was a retry (or a call that failed for good).
+        result.usage += Usage(retries=max(attempts[0] - result.usage.calls, 0))
+        return result
+
+    async def _ask_counted(
         self, messages: Sequence[BaseMessage], schema: type[T], on_text: Callable[[str], None] | None
     ) -> StructuredResult[T]:
         result: StructuredResult[T] = StructuredResult(None)

@@ -11,6 +11,7 @@ import openai
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agents.attempts import count_attempt
 from agents.ratelimit import LimitSpec
 
 OFFLINE_MODEL = "rubric"
@@ -129,7 +130,9 @@ def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> ChatOpenAI:
         key = env[spec.api_key_env]
     # Our own connection pool: langchain-openai's default is one process-wide pool per base URL,
     # which stays bound to the first event loop that used it.
-    http_client = openai.DefaultAsyncHttpxClient(timeout=spec.timeout_s)
+    http_client = openai.DefaultAsyncHttpxClient(
+        timeout=spec.timeout_s, event_hooks={"request": [count_attempt]}
+    )
     return ChatOpenAI(
         model=spec.model,
         http_async_client=http_client,

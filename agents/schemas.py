@@ -99,6 +99,7 @@ class Usage(BaseModel):
     latency_s: float = 0.0
     cost_usd: float | None = None
     calls: int = 0
+    retries: int = Field(default=0, description="HTTP attempts beyond one per call (429, 5xx, timeouts)")
 
     def __add__(self, other: Usage) -> Usage:
         cost = None
@@ -110,6 +111,7 @@ class Usage(BaseModel):
             latency_s=self.latency_s + other.latency_s,
             cost_usd=cost,
             calls=self.calls + other.calls,
+            retries=self.retries + other.retries,
         )
 
 

@@ -20,6 +20,7 @@ class Rule(BaseModel):
     role: str | None = None
     contains: str | None = None
     times: int | None = Field(default=None, ge=1, description="uses before the rule expires")
+    rate: float = Field(default=1.0, ge=0, le=1, description="share of matching requests it applies to")
     status: int | None = Field(default=None, ge=400, le=599, description="answer with this HTTP error")
     retry_after: float | None = Field(default=None, ge=0, description="Retry-After seconds with status")
     delay_s: float = Field(default=0.0, ge=0, description="extra latency (a timeout if long enough)")
@@ -48,4 +49,5 @@ class SimConfig(BaseModel):
     chunk_chars: int = Field(default=16, ge=1, description="characters per streamed chunk")
     gate: int = Field(default=0, ge=0, description="hold answers until this many requests arrived")
     gate_timeout_s: float = Field(default=5.0, gt=0)
+    seed: int = Field(default=0, description="seeds the draws of rules with a rate below 1")
     rules: list[Rule] = Field(default_factory=list)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import socket
 import threading
 import time
@@ -47,6 +48,7 @@ class SimulatorState:
     max_in_flight: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _gate_open: asyncio.Event | None = None
+    _random: random.Random = field(default_factory=random.Random)
 
     def configure(self, config: SimConfig) -> None:
         """Replace settings and rules, and clear the log."""
@@ -54,6 +56,7 @@ class SimulatorState:
             self.config, self.requests, self._uses, self._clock = config, [], {}, 0
             self.in_flight = self.max_in_flight = 0
             self._gate_open = None
+            self._random = random.Random(config.seed)
 
     def arrive(self, role: str, body: dict[str, Any]) -> LoggedRequest:
         """Log an arrival."""
@@ -79,7 +82,7 @@ class SimulatorState:
                 used = self._uses.get(index, 0)
                 if rule.times is not None and used >= rule.times:
                     continue
-                if rule.matches(role, text):
+                if rule.matches(role, text) and (rule.rate >= 1 or self._random.random() < rule.rate):
                     self._uses[index] = used + 1
                     return rule
         return None

@@ -61,11 +61,18 @@ def _row(model: str, arm: str, items: Sequence[BatchItem]) -> dict[str, Any]:
         "level_mean_final": _level_means(items),
         "quality_by_round": _quality_by_round(items),
         "rounds_to_pass_histogram": _rounds_histogram(metrics),
+        **_calls(items),
         "input_tokens": sum(i.input_tokens for i in items),
         "output_tokens": sum(i.output_tokens for i in items),
         "cost_usd": round(sum(i.cost_usd for i in items), 6),
         "mean_llm_latency_s": fmean(i.latency_s for i in items) if items else None,
     }
+
+
+def _calls(items: Sequence[BatchItem]) -> dict[str, int]:
+    """LLM calls answered, HTTP retries behind them, and judges that abstained, summed."""
+    counts = [(item.result or {}).get("calls", {}) for item in items]
+    return {key: sum(c.get(key, 0) for c in counts) for key in ("llm_calls", "retries", "abstentions")}
 
 
 def _levels(items: Sequence[BatchItem]) -> dict[str, dict[str, float | None]]:
@@ -169,6 +176,9 @@ CSV_FIELDS = (
     "input_tokens",
     "output_tokens",
     "cost_usd",
+    "llm_calls",
+    "retries",
+    "abstentions",
 )
 
 

@@ -161,13 +161,18 @@ class BatchRunner:
                 )
             log.exception("batch.item_failed")
             return "failed"
+        usage = result.usage
         payload = {
             "outcome": result.outcome,
             "metrics": result.metrics,
             "rounds": round_summaries(result),
             "final": result.final.model_dump(),
+            "calls": {
+                "llm_calls": usage.calls,
+                "retries": usage.retries,
+                "abstentions": sum(1 for r in result.rounds for o in r.outcomes if o.verdict is None),
+            },
         }
-        usage = result.usage
         async with short_session(self.sessions) as session:
             stored = await repo.complete(
                 session,

@@ -1,0 +1,100 @@
+"""A 100-item batch while the model endpoint misbehaves at set rates: nothing is lost or doubled."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+from sqlalchemy import select
+
+from agents.models import ModelRegistry
+from agents.panel import PanelFactory
+from agents.simulator import Rule, SimulatorServer
+from app.batches.broker import build_broker
+from app.batches.report import build_report
+from app.batches.repository import results, store_dataset
+from app.batches.runner import BatchRunner
+from app.batches.service import BatchService, BatchSpec
+from app.datasets.parsing import parse_dataset
+from app.datasets.synthetic import synthetic_jsonl, synthetic_rows
+from app.db import create_engine, migrate, session_factory, short_session
+from app.models import Batch, BatchItem
+
+FAULTS = [
+    Rule(status=429, retry_after=0.05, rate=0.04),
+    Rule(status=500, rate=0.04),
+    Rule(delay_s=1.5, rate=0.02),  # longer than the client's timeout
+    Rule(role="^Judge", malformed=True, rate=0.05),
+    Rule(role="^Reviser", truncate_stream=True, rate=0.1),
+]
+# A quarter of the problems fail every judge, so revisions (streamed) are exercised too.
+HARD = Rule(role="^Judge", contains="pupils take", score=30)
+# One problem's Create judge never answers in shape: it must abstain (and be counted), not fail the item.
+SECOND = str(list(synthetic_rows(2))[1]["question"])
+ABSTAIN = Rule(role="Judge: Create", contains=SECOND, malformed=True)
+
+
+async def test_a_batch_survives_an_unreliable_endpoint(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    state = simulator_server.state
+    state.configure(
+        state.config.model_copy(update={"rules": [ABSTAIN, *FAULTS, HARD], "seed": 11, "latency_s": 0.0})
+    )
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    entry = {"model": "sim-1", "base_url": simulator_server.base_url, "timeout_s": 1.0, "max_retries": 2}
+    factory = PanelFactory(ModelRegistry.from_sources(extra={"m1": entry, "m2": entry}), {})
+    broker = build_broker(None, concurrency=8, redelivery_s=30)
+    broker.state.runner = runner = BatchRunner(sessions, factory, lease_s=60, concurrency=8)
+    await broker.startup()
+    try:
+        async with short_session(sessions) as session:
+            dataset = await store_dataset(
+                session, "faults", parse_dataset(synthetic_jsonl(50).encode(), "f.jsonl")
+            )
+        service = BatchService(sessions, broker)
+        batch = await service.create(BatchSpec(dataset.id, ["m1", "m2"], judge_model="m1", use_cache=False))
+        for _ in range(6000):  # a hang guard, not a timing check
+            progress = await service.progress(batch.id)
+            if progress["status"] not in ("queued", "running") and not progress["items"].get("running"):
+                break
+            await asyncio.sleep(0.05)
+        await runner.drain()
+        async with short_session(sessions) as session:
+            items = (
+                (await session.execute(select(BatchItem).where(BatchItem.batch_id == batch.id)))
+                .scalars()
+                .all()
+            )
+            stored = await session.get(Batch, batch.id)
+            assert stored is not None
+            report = build_report(stored, await results(session, batch.id))
+    finally:
+        await broker.shutdown()
+        await factory.aclose()
+        await engine.dispose()
+
+    states = Counter(item.status for item in items)
+    assert progress["status"] == "completed" and sum(states.values()) == 100
+    assert states == {"done": 100}, states  # a failing judge abstains; the item still ends well
+    assert len({(i.problem_id, i.model, i.repeat, i.arm) for i in items}) == 100
+    assert all(i.result is not None for i in items if i.status == "done")
+    totals = Counter[str]()
+    for row in report["rows"]:
+        totals.update({k: row[k] for k in ("llm_calls", "retries", "abstentions")})
+    assert totals["retries"] > 0 and totals["abstentions"] >= 2, totals  # ABSTAIN, once per model
+    # Exact accounting: every request the endpoint saw is a call we recorded or a retry we counted.
+    assert len(state.requests) == totals["llm_calls"] + totals["retries"]
+    faults = Counter(r.status for r in state.requests)
+    assert faults[429] > 0 and faults[500] > 0
+
+
+@pytest.fixture(autouse=True)
+def _quiet_simulator(simulator_server: SimulatorServer) -> object:
+    yield
+    simulator_server.state.configure(
+        simulator_server.state.config.model_copy(update={"rules": [], "seed": 0})
+    )
