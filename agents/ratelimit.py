@@ -9,6 +9,7 @@ shared concurrency limit is a Redis sorted set of leases, so a killed worker's s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 import uuid
@@ -21,6 +22,10 @@ from limits import RateLimitItemPerMinute
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from redis.asyncio import ConnectionPool, Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from tenacity import RetryCallState, retry, retry_if_exception_type, stop_after_delay, wait_exponential
 
 log = structlog.get_logger(__name__)
 KEY_PREFIX = "thinkloop:limits"
@@ -36,6 +41,21 @@ if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
 end
 return 0
 """
+
+
+def _log_wait(state: RetryCallState) -> None:
+    error = state.outcome.exception() if state.outcome else None
+    log.warning("llm.limits_unavailable", error=type(error).__name__, attempt=state.attempt_number)
+
+
+# A call waits while Redis is away (a restart) instead of failing; after five minutes it gives up.
+_WAIT_FOR_REDIS = retry(
+    retry=retry_if_exception_type((RedisConnectionError, RedisTimeoutError)),
+    wait=wait_exponential(multiplier=0.2, max=5.0),
+    stop=stop_after_delay(300),
+    before_sleep=_log_wait,
+    reraise=True,
+)
 
 
 @dataclass(frozen=True)
@@ -105,7 +125,8 @@ class ProviderLimiter:
                 yield
             finally:
                 if token is not None:
-                    await self.store.redis().zrem(self._slots_key, token)
+                    with contextlib.suppress(RedisError):  # unreachable: the lease expires instead
+                        await self.store.redis().zrem(self._slots_key, token)
 
     async def settle(self, estimated_tokens: int, actual_tokens: int) -> None:
         """Charge tokens the estimate missed (best effort: a full window does not block a done call)."""
@@ -119,6 +140,7 @@ class ProviderLimiter:
             return False
         return self._tpm is None or await self._hit(self._tpm, estimated_tokens)
 
+    @_WAIT_FOR_REDIS
     async def _wait_window(self, item: RateLimitItemPerMinute | None, cost: int) -> None:
         if item is None:
             return
@@ -139,6 +161,7 @@ class ProviderLimiter:
     def _kind(self, item: RateLimitItemPerMinute) -> str:
         return "requests" if item is self._rpm else "tokens"
 
+    @_WAIT_FOR_REDIS
     async def _acquire_shared_slot(self) -> str | None:
         """A lease in the shared in-flight set (Redis only); expires if this process dies."""
         if self.store.redis_url is None:

@@ -86,11 +86,14 @@ class BatchRunner:
 
         while True:
             await asyncio.sleep(every_s)
-            async with short_session(self.sessions) as session:
-                ids = await repo.stalled(session, timedelta(seconds=every_s), self.lease)
-            if ids:
-                log.info("batch.resent_stalled_items", count=len(ids))
-                await enqueue(broker, ids)
+            try:
+                async with short_session(self.sessions) as session:
+                    ids = await repo.stalled(session, timedelta(seconds=every_s), self.lease)
+                if ids:
+                    log.info("batch.resent_stalled_items", count=len(ids))
+                    await enqueue(broker, ids)
+            except Exception as exc:  # the database or the broker is away: try again next time
+                log.warning("batch.sweep_failed", error=type(exc).__name__)
 
     async def drain(self) -> None:
         """Wait until no item is being processed or waiting for a slot (graceful shutdown)."""

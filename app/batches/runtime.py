@@ -7,13 +7,17 @@ import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from taskiq import AsyncBroker
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
 
 from agents.panel import PanelFactory
 from app.batches.broker import build_broker
 from app.batches.runner import BatchRunner
 from app.settings import Settings
+
+log = structlog.get_logger(__name__)
 
 
 @asynccontextmanager
@@ -59,14 +63,32 @@ async def consuming(broker: AsyncBroker, runner: BatchRunner, settings: Settings
 
 
 async def receive(broker: AsyncBroker, settings: Settings) -> None:
-    """Take items from the Redis stream until cancelled."""
-    from taskiq.acks import AcknowledgeType
-    from taskiq.api import run_receiver_task
+    """Take items from the Redis stream until cancelled, through Redis outages and restarts.
 
-    await run_receiver_task(
-        broker,
-        max_async_tasks=settings.batch_concurrency,
-        max_prefetch=1,
-        ack_time=AcknowledgeType.WHEN_EXECUTED,
-        propagate_exceptions=False,
+    taskiq's own loop retries at once, forever, and never re-creates the consumer group that a
+    restarted Redis lost. Here each new listener declares the group again, after a backoff.
+    """
+    from taskiq.acks import AcknowledgeType
+    from taskiq.receiver import Receiver
+
+    retrying = AsyncRetrying(
+        retry=retry_if_exception_type(Exception),
+        wait=wait_exponential(multiplier=0.2, max=5.0),
+        before_sleep=_log_outage,
     )
+    async for attempt in retrying:
+        with attempt:
+            receiver = Receiver(
+                broker,
+                run_startup=True,  # (re)declares the stream's consumer group
+                max_async_tasks=settings.batch_concurrency,
+                max_prefetch=1,
+                propagate_exceptions=False,
+                ack_type=AcknowledgeType.WHEN_EXECUTED,
+            )
+            await receiver.listen(asyncio.Event())
+
+
+def _log_outage(state: RetryCallState) -> None:
+    error = state.outcome.exception() if state.outcome else None
+    log.warning("batch.broker_unavailable", error=type(error).__name__, attempt=state.attempt_number)

@@ -38,14 +38,19 @@ def model_env(simulator: SimulatorServer, *names: str) -> dict[str, str]:
 
 
 def start_worker(
-    database_url: str, simulator: SimulatorServer, log: Path, models: tuple[str, ...] = ("sim",)
+    database_url: str,
+    simulator: SimulatorServer,
+    log: Path,
+    models: tuple[str, ...] = ("sim",),
+    broker_url: str = REDIS,
 ) -> subprocess.Popen[bytes]:
+    """A `thinkloop batch worker` process with short leases, logging to ``log``."""
     env = (
         os.environ
         | model_env(simulator, *models)
         | {
             "THINKLOOP_DATABASE_URL": database_url,
-            "THINKLOOP_BROKER_URL": REDIS,
+            "THINKLOOP_BROKER_URL": broker_url,
             "THINKLOOP_BATCH_CONCURRENCY": "4",
             "THINKLOOP_BATCH_LEASE_S": "3",
             "THINKLOOP_REDELIVERY_S": "2",
