@@ -9,6 +9,7 @@ import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 PROBLEM_JSON = "application/problem+json"
@@ -109,6 +110,20 @@ def install_error_handlers(app: FastAPI) -> None:
         phrase = HTTPStatus(exc.status_code).phrase
         slug = phrase.lower().replace(" ", "-")
         return problem(exc.status_code, slug, phrase, str(exc.detail), request.url.path)
+
+    @app.exception_handler(OperationalError)
+    @app.exception_handler(InterfaceError)
+    async def database_away(request: Request, exc: Exception) -> JSONResponse:
+        log.warning("http.database_unavailable", path=request.url.path, error=type(exc).__name__)
+        response = problem(
+            503,
+            "database-unavailable",
+            "Service unavailable",
+            "The database cannot be reached; the request was not completed. Try again shortly.",
+            request.url.path,
+        )
+        response.headers["Retry-After"] = "5"
+        return response
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -42,6 +42,7 @@ class Settings(BaseSettings):
     broker_url: str | None = Field(default=None, description="redis://... to run batches on workers")
     batch_concurrency: int = Field(default=8, ge=1, description="Batch items in flight per process")
     batch_lease_s: float = Field(default=600.0, description="A claimed item is re-runnable after this")
+    batch_outage_s: float = Field(default=300.0, description="Items wait this long for the database")
     batch_grace_s: float = Field(default=30.0, description="Shutdown: in-flight items may finish")
     limits_url: str | None = Field(
         default=None, description="redis://... for provider limits shared by all processes (default: broker)"

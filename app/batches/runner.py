@@ -6,12 +6,20 @@ import asyncio
 import contextlib
 import os
 import socket
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_delay,
+    wait_exponential,
+)
 
 from agents.panel import PanelFactory
 from agents.schemas import Problem
@@ -25,6 +33,7 @@ from graphs.result import RunResult, run_refinement
 from graphs.scoring import get_policy
 
 log = structlog.get_logger(__name__)
+T = TypeVar("T")
 ACTIVE = ("queued", "running")
 
 
@@ -54,6 +63,7 @@ class BatchRunner:
         factory: PanelFactory,
         lease_s: float,
         concurrency: int,
+        outage_s: float = 300.0,
     ) -> None:
         self.sessions, self.factory = sessions, factory
         # Items in flight in this process; budgets are checked when a slot frees, before claiming.
@@ -65,6 +75,7 @@ class BatchRunner:
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
         self.cache = SqlResponseCache(sessions)
         self.closing = False
+        self.outage_s = outage_s
 
     async def process(self, item_id: int) -> str:
         """Run one item if it can be claimed; returns what happened (for logs and tests)."""
@@ -127,29 +138,51 @@ class BatchRunner:
         return await enqueue(broker, ids)
 
     async def _process(self, item_id: int) -> str:
-        async with short_session(self.sessions) as session:
-            item = await session.get(BatchItem, item_id)
-            batch = await session.get(Batch, item.batch_id) if item else None
-            if item is None or batch is None:
-                return "missing"
-            if batch.status not in ACTIVE:
-                return f"batch {batch.status}"
-            if await self._over_budget(session, batch):
-                return "budget"
-            if not await repo.claim(session, item_id, self.worker, self.lease):
-                return "taken"
-            await repo.transition(session, batch.id, ("queued",), status="running")
-            problem_row = await session.get(ProblemRow, item.problem_id)
-            assert problem_row is not None
+        claimed = await self._db(lambda session: self._claim(session, item_id))
+        if isinstance(claimed, str):
+            return claimed
+        batch, item, problem = claimed
         with structlog.contextvars.bound_contextvars(batch_id=batch.id, item_id=item_id):
-            outcome = await self._run(
-                batch, item, Problem(question=problem_row.question, solution=problem_row.solution)
-            )
-        await self._after(batch.id)
+            outcome = await self._run(batch, item, problem)
+        await self._db(lambda session: self._after(session, batch.id))
         return outcome
+
+    async def _claim(self, session: AsyncSession, item_id: int) -> str | tuple[Batch, BatchItem, Problem]:
+        """The item, its batch and problem if this worker may run it; otherwise why not."""
+        item = await session.get(BatchItem, item_id)
+        batch = await session.get(Batch, item.batch_id) if item else None
+        if item is None or batch is None:
+            return "missing"
+        if batch.status not in ACTIVE:
+            return f"batch {batch.status}"
+        if await self._over_budget(session, batch):
+            return "budget"
+        if not await repo.claim(session, item_id, self.worker, self.lease):
+            return "taken"
+        await repo.transition(session, batch.id, ("queued",), status="running")
+        row = await session.get(ProblemRow, item.problem_id)
+        assert row is not None
+        return batch, item, Problem(question=row.question, solution=row.solution)
+
+    async def _db(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+        """One short transaction, retried while the database is unreachable (up to ``outage_s``):
+        an outage pauses the batch, and a finished item's result waits in memory to be written."""
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type((OperationalError, InterfaceError)),
+            wait=wait_exponential(multiplier=0.2, max=5.0),
+            stop=stop_after_delay(self.outage_s),
+            before_sleep=_log_outage,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                async with short_session(self.sessions) as session:
+                    return await work(session)
+        raise AssertionError("unreachable")  # AsyncRetrying either returns or re-raises
 
     async def _run(self, batch: Batch, item: BatchItem, problem: Problem) -> str:
         assert item.id is not None
+        item_id = item.id
         try:  # anything that goes wrong fails this item alone, never leaves it 'running'
             policy = get_policy(batch.policy, max_rounds=batch.max_rounds)
             panel = self.factory.build(batch.judge_model, item.model, self.cache if batch.use_cache else None)
@@ -158,10 +191,11 @@ class BatchRunner:
                 run_control(problem, context) if item.arm == "control" else run_refinement(problem, context)
             )
         except Exception as exc:  # an item fails alone; the batch goes on
-            async with short_session(self.sessions) as session:  # record first: logging must not lose it
-                await repo.complete(
-                    session, item.id, self.worker, status="failed", error=f"{type(exc).__name__}: {exc}"
-                )
+            error = f"{type(exc).__name__}: {exc}"
+            # Record first: logging must not lose it.
+            await self._db(
+                lambda session: repo.complete(session, item_id, self.worker, status="failed", error=error)
+            )
             log.exception("batch.item_failed")
             return "failed"
         usage = result.usage
@@ -176,18 +210,15 @@ class BatchRunner:
                 "abstentions": sum(1 for r in result.rounds for o in r.outcomes if o.verdict is None),
             },
         }
-        async with short_session(self.sessions) as session:
-            stored = await repo.complete(
-                session,
-                item.id,
-                self.worker,
-                status="done",
-                result=payload,
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cost_usd=usage.cost_usd or 0.0,
-                latency_s=usage.latency_s,
-            )
+        values = {
+            "status": "done",
+            "result": payload,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cost_usd": usage.cost_usd or 0.0,
+            "latency_s": usage.latency_s,
+        }
+        stored = await self._db(lambda session: repo.complete(session, item_id, self.worker, **values))
         return "done" if stored else "lost-claim"
 
     async def _over_budget(self, session: AsyncSession, batch: Batch) -> bool:
@@ -207,16 +238,20 @@ class BatchRunner:
             log.info("batch.budget_exhausted", batch_id=batch.id, tokens=tokens, cost_usd=spent["cost_usd"])
         return True
 
-    async def _after(self, batch_id: str) -> None:
+    async def _after(self, session: AsyncSession, batch_id: str) -> None:
         """Close the batch when no item is left to do; check the budget after every item."""
-        async with short_session(self.sessions) as session:
-            batch = await session.get(Batch, batch_id)
-            if batch is None or batch.status not in ACTIVE:
-                return
-            if await self._over_budget(session, batch):
-                return
-            states = await repo.counts(session, batch_id)
-            if states.get("pending") or states.get("running"):
-                return
-            if await repo.transition(session, batch_id, ACTIVE, status="completed", finished_at=utcnow()):
-                log.info("batch.completed", batch_id=batch_id, items=states)
+        batch = await session.get(Batch, batch_id)
+        if batch is None or batch.status not in ACTIVE:
+            return
+        if await self._over_budget(session, batch):
+            return
+        states = await repo.counts(session, batch_id)
+        if states.get("pending") or states.get("running"):
+            return
+        if await repo.transition(session, batch_id, ACTIVE, status="completed", finished_at=utcnow()):
+            log.info("batch.completed", batch_id=batch_id, items=states)
+
+
+def _log_outage(state: RetryCallState) -> None:
+    error = state.outcome.exception() if state.outcome else None
+    log.warning("batch.database_unavailable", error=type(error).__name__, attempt=state.attempt_number)

@@ -27,7 +27,9 @@ async def batch_runtime(
     """A started broker whose tasks reach a runner; on exit, items in flight get ``grace_s`` to
     finish and the rest are handed back as pending."""
     broker = build_broker(settings.broker_url, settings.batch_concurrency, settings.redelivery_s)
-    runner = BatchRunner(sessions, factory, settings.batch_lease_s, settings.batch_concurrency)
+    runner = BatchRunner(
+        sessions, factory, settings.batch_lease_s, settings.batch_concurrency, settings.batch_outage_s
+    )
     broker.state.runner = runner
     await broker.startup()
     try:

@@ -11,22 +11,25 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import redis
 from sqlalchemy import func, select
 
+from agents.models import ModelRegistry
+from agents.panel import PanelFactory
 from agents.simulator import SimulatorServer
 from app.batches.broker import build_broker
 from app.batches.repository import store_dataset
+from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
+from app.main import create_app
 from app.models import BatchItem
-from tests.app.conftest import free_port
+from tests.app.conftest import free_port, seed_keys, service_settings
 from tests.app.test_workers import start_worker
-
-pytestmark = pytest.mark.redis
 
 
 class RedisProcess:
@@ -75,6 +78,7 @@ async def _counts(sessions: object, batch_id: str) -> dict[str, int]:
         return {s: int(n) for s, n in (await session.execute(query)).all()}
 
 
+@pytest.mark.redis
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 async def test_redis_restarts_under_running_workers(
     database_url: str, simulator_server: SimulatorServer, tmp_path: Path, redis_server: RedisProcess
@@ -117,3 +121,130 @@ async def test_redis_restarts_under_running_workers(
             worker.wait(timeout=60)
         await broker.shutdown()
         await engine.dispose()
+
+
+class TcpProxy:
+    """A loopback TCP proxy to PostgreSQL whose link can be cut: the database becomes unreachable
+    to everything behind it (open connections drop, new ones are closed at once)."""
+
+    def __init__(self, target_port: int = 5432) -> None:
+        self.target_port, self.port = target_port, free_port()
+        self.down = False
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> TcpProxy:
+        self._server = await asyncio.start_server(self._link, "127.0.0.1", self.port)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        self.cut()
+        self.down = False
+
+    def cut(self) -> None:
+        self.down = True
+        for writer in list(self._writers):
+            writer.close()
+        self._writers.clear()
+
+    async def _link(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        if self.down:
+            client_writer.close()
+            return
+        server_reader, server_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        self._writers |= {client_writer, server_writer}
+        await asyncio.gather(
+            self._pump(client_reader, server_writer), self._pump(server_reader, client_writer)
+        )
+
+    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+            self._writers.discard(writer)
+
+
+async def _done_results(sessions: object, batch_id: str) -> dict[int, object]:
+    async with short_session(sessions) as session:  # type: ignore[arg-type]
+        query = select(BatchItem.id, BatchItem.result).where(
+            BatchItem.batch_id == batch_id, BatchItem.status == "done"
+        )
+        return {int(i): r for i, r in (await session.execute(query)).all()}
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_the_database_goes_away_mid_batch_and_nothing_committed_is_lost(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"rules": [], "latency_s": 0.05}))
+    await migrate(database_url)
+    observer = create_engine(database_url)  # the test watches directly, not through the proxy
+    watch = session_factory(observer)
+    async with TcpProxy() as proxy:
+        proxied = database_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+        engine = create_engine(proxied)
+        sessions = session_factory(engine)
+        entry = {"model": "sim-1", "base_url": simulator_server.base_url}
+        factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": entry}), {})
+        broker = build_broker(None, concurrency=8, redelivery_s=30)
+        broker.state.runner = runner = BatchRunner(sessions, factory, lease_s=60, concurrency=4, outage_s=60)
+        await broker.startup()
+        try:
+            async with short_session(sessions) as session:
+                parsed = parse_dataset(synthetic_jsonl(40).encode(), "d.jsonl")
+                dataset = await store_dataset(session, "outage", parsed)
+            service = BatchService(sessions, broker)
+            batch = await service.create(BatchSpec(dataset.id, ["sim"], judge_model="sim", use_cache=False))
+            before: dict[int, object] = {}
+            for _ in range(3000):  # a hang guard, not a timing check
+                counts = await _counts(watch, batch.id)
+                if not before and counts.get("done", 0) >= 8:
+                    before = await _done_results(watch, batch.id)
+                    proxy.cut()  # mid-batch: items are in flight, others wait to be claimed
+                    await asyncio.sleep(2.0)
+                    proxy.down = False
+                if counts == {"done": 40}:
+                    break
+                await asyncio.sleep(0.1)
+            await runner.drain()
+        finally:
+            await broker.shutdown()
+            await factory.aclose()
+            await engine.dispose()
+    after = await _done_results(watch, batch.id)
+    await observer.dispose()
+    assert before and counts == {"done": 40}, counts
+    assert {i: after[i] for i in before} == before  # what was committed before the outage is intact
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_the_api_answers_503_while_the_database_is_away(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    await migrate(database_url)
+    keys = await seed_keys(database_url)
+    async with TcpProxy() as proxy:
+        proxied = database_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+        app = create_app(service_settings(proxied, simulator_server))
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+                assert (await client.get("/v1/runs", headers=keys.auth())).status_code == 200
+                proxy.cut()
+                away = await client.get("/v1/runs", headers=keys.auth())
+                proxy.down = False
+                back = await client.get("/v1/runs", headers=keys.auth())
+    assert away.status_code == 503 and away.headers["retry-after"] == "5"
+    assert away.headers["content-type"] == "application/problem+json"
+    assert away.json()["type"].endswith("/database-unavailable")
+    assert back.status_code == 200
