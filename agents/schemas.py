@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 MAX_QUESTION_CHARS = 8_000
 MAX_SOLUTION_CHARS = 8_000
@@ -34,10 +34,22 @@ JUDGES: tuple[JudgeName, ...] = (
     "holistic",
 )
 
+
+def _no_nul(text: str) -> str:
+    # U+0000 cannot be stored in PostgreSQL text and has no place in a word problem.
+    if "\x00" in text:
+        raise ValueError("the text contains a NUL (U+0000) character")
+    return text
+
+
 QuestionText = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS)
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS),
+    AfterValidator(_no_nul),
 ]
-SolutionText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=MAX_SOLUTION_CHARS)]
+SolutionText = Annotated[
+    str, StringConstraints(strip_whitespace=True, max_length=MAX_SOLUTION_CHARS), AfterValidator(_no_nul)
+]
 
 
 class Problem(BaseModel):

@@ -9,7 +9,7 @@ import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 PROBLEM_JSON = "application/problem+json"
@@ -110,6 +110,13 @@ def install_error_handlers(app: FastAPI) -> None:
         phrase = HTTPStatus(exc.status_code).phrase
         slug = phrase.lower().replace(" ", "-")
         return problem(exc.status_code, slug, phrase, str(exc.detail), request.url.path)
+
+    @app.exception_handler(DataError)
+    async def unstorable(request: Request, exc: DataError) -> JSONResponse:
+        # A value the database cannot hold (e.g. U+0000 in a name): the request's fault, nothing stored.
+        log.info("http.unstorable_value", path=request.url.path, error=type(exc.orig).__name__)
+        detail = "A value in the request cannot be stored (for example a NUL character); nothing was stored."
+        return problem(422, "unstorable-value", "The request is invalid", detail, request.url.path)
 
     @app.exception_handler(OperationalError)
     @app.exception_handler(InterfaceError)

@@ -19,12 +19,19 @@ class _Stderr:
         sys.stderr.flush()
 
 
+# Libraries that log whole statements or requests at INFO/DEBUG: secrets (webhook URLs with tokens,
+# provider keys in headers) would reach the logs. thinkloop's own events never carry them.
+PAYLOAD_LOGGERS = ("aiosqlite", "sqlalchemy", "psycopg", "httpx", "httpcore", "openai", "langchain")
+
+
 def configure_logging(level: str = "INFO", json_lines: bool = False) -> None:
     """Route structlog and stdlib logging to stderr at ``level``."""
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         numeric = logging.INFO
     logging.basicConfig(stream=sys.stderr, level=numeric, format="%(message)s", force=True)
+    for name in PAYLOAD_LOGGERS:  # their debug lines carry SQL parameters, request bodies, headers
+        logging.getLogger(name).setLevel(max(numeric, logging.WARNING))
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer() if json_lines else structlog.dev.ConsoleRenderer(colors=False)
     )

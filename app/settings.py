@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     sse_heartbeat_s: float = Field(default=15.0, description="Seconds between SSE heartbeats")
     sse_poll_s: float = Field(default=1.0, description="How often a stream re-reads the database")
     webhook_secret: SecretStr | None = Field(default=None, description="HMAC-SHA256 key for webhooks")
+    webhook_allow_hosts: list[str] = Field(
+        default_factory=list, description="Hosts (name, *.domain or CIDR) webhooks may reach besides loopback"
+    )
     webhook_attempts: int = Field(default=5, ge=1, le=20)
     webhook_backoff_s: float = Field(default=1.0, description="First retry delay; doubles each time")
     webhook_timeout_s: float = Field(default=10.0)

@@ -147,7 +147,17 @@ def _csv(text: str, *, think: bool) -> Iterator[tuple[int, dict[str, Any] | RowE
         start = reader.line_num + 1
 
 
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return isinstance(value, str) and "\x00" in value
+
+
 def _row(line: int, record: dict[str, Any], fmt: DatasetFormat) -> DatasetRow | RowError:
+    if _has_nul(record):
+        return RowError(line, "the row contains a NUL (U+0000) character")
     question, solution = record.get("question"), record.get("solution") or ""
     try:
         problem = make_problem(question, solution)

@@ -14,11 +14,12 @@ from sse_starlette import EventSourceResponse
 
 from app.db import short_session
 from app.deps import AppSettings, Executor, ReadKey, Registry, Session, WriteKey, check_models
-from app.errors import Conflict, NotFound, problem_responses
+from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import ProblemRow, Run
 from app.runs import repository as repo
 from app.runs.schemas import TERMINAL, RunCreate, RunPage, RunPublic, RunStatus, RunTrace
 from app.runs.trace import run_public, run_trace
+from app.webhooks import WebhookTargetRefused, check_target
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 _ERRORS = problem_responses(
@@ -47,6 +48,11 @@ async def create_run(
     options = body.options
     model, judge = options.model or settings.model, options.judge_model or settings.judge_model
     check_models(registry, model, judge)
+    if body.webhook_url is not None:
+        try:
+            await check_target(str(body.webhook_url), settings.webhook_allow_hosts)
+        except WebhookTargetRefused as exc:
+            raise Unprocessable(f"webhook_url refused: {exc}.") from exc
     digest = _request_hash(body)
     if idempotency_key:
         earlier = await repo.find_idempotent(session, key.id, idempotency_key)

@@ -288,6 +288,7 @@ class RunExecutor:
             payload,
             secret,
             attempts=self.settings.webhook_attempts,
+            allow=self.settings.webhook_allow_hosts,
             backoff_s=self.settings.webhook_backoff_s,
         )
         task = asyncio.create_task(coroutine)  # outlives the run's task, by design
