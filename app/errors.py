@@ -65,7 +65,11 @@ class Unprocessable(AppError):
     status, slug, title = 422, "validation-error", "The request is invalid"
 
 
-_AUTH = {401: "Missing or invalid API key", 403: "Missing scope"}
+_AUTH = {
+    400: "Malformed request (invalid JSON or cursor)",
+    401: "Missing or invalid API key",
+    403: "Missing scope",
+}
 
 
 def problem_responses(codes: dict[int, str]) -> dict[int | str, dict[str, Any]]:

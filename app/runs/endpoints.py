@@ -31,7 +31,12 @@ def _request_hash(body: RunCreate) -> str:
     return hashlib.sha256(body.model_dump_json().encode()).hexdigest()
 
 
-@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=RunTrace | RunPublic, responses=_ERRORS)
+@router.post(
+    "",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=RunTrace | RunPublic,
+    responses={**_ERRORS, 200: {"model": RunTrace, "description": "With ?wait=true: the finished trace"}},
+)
 async def create_run(
     body: RunCreate,
     session: Session,
