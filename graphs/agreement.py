@@ -12,7 +12,6 @@ from itertools import combinations
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 Votes = Mapping[str, Sequence[bool | None]]  # judge → one vote per item, None when it abstained
 
@@ -82,6 +81,8 @@ def bootstrap_ci(
     data = np.asarray(values, dtype=float)
     if data.size < 2 or np.all(data == data[0]):
         return (float(data[0]), float(data[0])) if data.size else None
+    from scipy import stats  # imported here: it costs seconds at start-up for every other command
+
     result = stats.bootstrap(
         (data,),
         statistic,
