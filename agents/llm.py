@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -49,8 +50,12 @@ class StructuredResult(Generic[T]):
     error: str | None = None
 
 
+@functools.cache
 def llm_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema sent to the endpoint: pydantic's, minus keywords strict mode rejects."""
+    """The JSON schema sent to the endpoint: pydantic's, minus keywords strict mode rejects.
+
+    Computed once per schema (it was 2 % of a batch's CPU); callers treat it as read-only.
+    """
     return _strip(schema.model_json_schema())  # type: ignore[no-any-return]
 
 

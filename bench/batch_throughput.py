@@ -19,19 +19,15 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import redis
+from _common import postgres_database, simulator
 from sqlalchemy import func, select
 from sqlmodel import col
 
@@ -41,47 +37,9 @@ from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.models import Batch, BatchItem
 
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 REDIS = "redis://127.0.0.1:6379/14"
 MODELS = ("m1", "m2")
 JUDGE_CALLS = 7
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def simulator(latency: float) -> Iterator[str]:
-    """The OpenAI-compatible simulator in its own process; yields its base URL."""
-    port = free_port()
-    command = [sys.executable, "-m", "app", "simulate-llm", "--port", str(port), "--latency", str(latency)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(200):
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-@contextmanager
-def postgres_database() -> Iterator[str]:
-    """A fresh PostgreSQL database, dropped afterwards."""
-    name = f"thinkloop_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    finally:
-        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 def environment(base_url: str, database_url: str, concurrency: int, endpoint_limit: int) -> dict[str, str]:

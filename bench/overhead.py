@@ -1,0 +1,152 @@
+"""Orchestration overhead: CPU milliseconds per LLM call at zero simulated latency, with a profile.
+
+The simulator runs in its own process, so this process's CPU time is ours alone: the graph, the
+langchain-openai client, HTTP, validation, and (in the batch) the database and the queue. Judges
+score 40, so every run goes through all its rounds and revisions.
+
+    uv run --frozen python bench/overhead.py --runs 30 --items 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import pstats
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from _common import simulator
+
+from agents.models import ModelRegistry, ModelSpec
+from agents.panel import PanelFactory
+from agents.schemas import Problem
+from app.batches.broker import build_broker
+from app.batches.repository import results, store_dataset
+from app.batches.runner import BatchRunner
+from app.batches.service import BatchService, BatchSpec
+from app.datasets.parsing import parse_dataset
+from app.datasets.synthetic import synthetic_jsonl
+from app.db import create_engine, migrate, session_factory, short_session
+from app.logging import configure_logging
+from graphs.context import RunContext
+from graphs.result import run_refinement
+from graphs.scoring import get_policy
+
+PROBLEM = Problem(
+    question="A shop has 14 crates with 23 bottles each. How many bottles does it have?",
+    solution="14 × 23 = 332 bottles.",
+)
+
+
+async def script(base_url: str) -> None:
+    """Every judge scores 40: each run evaluates all its rounds and revises in between."""
+    rules = {"latency_s": 0.0, "rules": [{"role": "^Judge", "score": 40}]}
+    async with httpx.AsyncClient() as client:
+        (await client.put(base_url.removesuffix("/v1") + "/_sim", json=rules)).raise_for_status()
+
+
+async def single_runs(base_url: str, runs: int) -> int:
+    spec = ModelSpec(name="sim", model="sim-1", base_url=base_url, max_concurrency=16)
+    calls = 0
+    async with PanelFactory(ModelRegistry({"sim": spec}), {}) as factory:
+        panel = factory.build("sim", "sim")
+        context = RunContext(judges=panel.judges, reviser=panel.reviser, policy=get_policy("default"))
+        for _ in range(runs):
+            result = await run_refinement(PROBLEM, context)
+            calls += result.usage.calls
+    return calls
+
+
+async def batch(base_url: str, items: int, database_url: str) -> int:
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    spec = {"model": "sim-1", "base_url": base_url, "max_concurrency": 16}
+    factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": spec}), {})
+    broker = build_broker(None, concurrency=8, redelivery_s=60)
+    broker.state.runner = runner = BatchRunner(sessions, factory, lease_s=600, concurrency=8)
+    await broker.startup()
+    try:
+        async with short_session(sessions) as session:
+            parsed = parse_dataset(synthetic_jsonl(items, seed=3).encode(), "o.jsonl")
+            dataset = await store_dataset(session, "overhead", parsed)
+        service = BatchService(sessions, broker)
+        created = await service.create(BatchSpec(dataset.id, ["sim"], judge_model="sim", use_cache=False))
+        while (await service.progress(created.id))["status"] != "completed":  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        await runner.drain()
+        async with short_session(sessions) as session:
+            done = await results(session, created.id)
+        return sum(item.result["calls"]["llm_calls"] for item in done if item.result)
+    finally:
+        await broker.shutdown()
+        await factory.aclose()
+        await engine.dispose()
+
+
+def measured(work: Any) -> tuple[int, float]:
+    """(LLM calls, CPU seconds of this process) of one asyncio workload, unprofiled."""
+    cpu = time.process_time()
+    calls = asyncio.run(work)
+    return calls, time.process_time() - cpu
+
+
+def profiled(work: Any) -> pstats.Stats:
+    """The profile of one asyncio workload (a separate pass: profiling slows it down)."""
+    profile = cProfile.Profile()
+    profile.enable()
+    asyncio.run(work)
+    profile.disable()
+    return pstats.Stats(profile)
+
+
+def top(stats: pstats.Stats, n: int = 8) -> list[str]:
+    """The functions that spent the most CPU themselves (not in callees)."""
+    rows = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:n]  # type: ignore[attr-defined]
+    total = sum(v[2] for v in stats.stats.values()) or 1.0  # type: ignore[attr-defined]
+    lines = []
+    for (path, line, name), (_, calls, own, _cum, _) in rows:
+        short = "/".join(Path(path).parts[-2:])
+        lines.append(f"| `{name}` ({short}:{line}) | {calls} | {own:.2f} | {100 * own / total:.0f}% |")
+    return lines
+
+
+def main(args: argparse.Namespace) -> str:
+    configure_logging("WARNING")
+    with tempfile.TemporaryDirectory() as tmp, simulator(0.0) as base_url:
+        asyncio.run(script(base_url))
+        asyncio.run(single_runs(base_url, 2))  # warm up imports and connections
+        single = measured(single_runs(base_url, args.runs))
+        in_batch = measured(batch(base_url, args.items, f"sqlite+aiosqlite:///{Path(tmp) / 'o.db'}"))
+        profiles = {
+            "single runs": profiled(single_runs(base_url, max(args.runs // 3, 1))),
+            "batch": profiled(
+                batch(base_url, max(args.items // 3, 1), f"sqlite+aiosqlite:///{Path(tmp) / 'p.db'}")
+            ),
+        }
+    lines = [
+        "Orchestration overhead at zero simulated latency (the simulator in another process)",
+        "",
+        "| workload | LLM calls | CPU s | CPU ms per call |",
+        "|---|---|---|---|",
+    ]
+    for label, (calls, cpu) in (
+        (f"{args.runs} single runs (3 rounds + 2 revisions each)", single),
+        (f"batch of {args.items} items, embedded broker, SQLite", in_batch),
+    ):
+        lines.append(f"| {label} | {calls} | {cpu:.2f} | {1000 * cpu / calls:.2f} |")
+    for label, stats in profiles.items():
+        lines += ["", f"Top CPU under cProfile, {label} (own time)", ""]
+        lines += ["| function | calls | s | share |", "|---|---|---|---|", *top(stats)]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--items", type=int, default=60)
+    print(main(parser.parse_args()))
