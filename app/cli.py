@@ -215,9 +215,10 @@ def datasets_validate(
         raise typer.Exit(1)
 
 
-from app.batch_cli import batch_cli  # noqa: E402  (registered here to keep one entry point)
+from app.batch_cli import batch_cli, worker  # noqa: E402  (registered here to keep one entry point)
 
 cli.add_typer(batch_cli, name="batch")
+cli.command("worker", help="The same as `thinkloop batch worker`.")(worker)
 keys_cli = typer.Typer(help="Create and revoke API keys.", no_args_is_help=True)
 cli.add_typer(keys_cli, name="keys")
 

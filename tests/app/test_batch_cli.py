@@ -93,3 +93,9 @@ def test_bad_rows_stop_the_batch_with_line_numbers(db: Path) -> None:
 def test_unknown_batch(db: Path) -> None:
     assert runner.invoke(cli, ["batch", "status", "nope"]).exit_code == 2
     assert runner.invoke(cli, ["batch", "report", "nope"]).exit_code == 2
+
+
+@pytest.mark.parametrize("command", [["worker"], ["batch", "worker"]])
+def test_a_worker_needs_a_redis_broker(db: Path, command: list[str]) -> None:
+    result = runner.invoke(cli, command)
+    assert result.exit_code == 2 and "THINKLOOP_BROKER_URL" in result.output
