@@ -25,7 +25,9 @@ from redis.asyncio import ConnectionPool, Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from tenacity import RetryCallState, retry, retry_if_exception_type, stop_after_delay, wait_exponential
+from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_exponential
+
+from agents.retrying import log_retry
 
 log = structlog.get_logger(__name__)
 KEY_PREFIX = "thinkloop:limits"
@@ -43,17 +45,12 @@ return 0
 """
 
 
-def _log_wait(state: RetryCallState) -> None:
-    error = state.outcome.exception() if state.outcome else None
-    log.warning("llm.limits_unavailable", error=type(error).__name__, attempt=state.attempt_number)
-
-
 # A call waits while Redis is away (a restart) instead of failing; after five minutes it gives up.
 _WAIT_FOR_REDIS = retry(
     retry=retry_if_exception_type((RedisConnectionError, RedisTimeoutError)),
     wait=wait_exponential(multiplier=0.2, max=5.0),
     stop=stop_after_delay(300),
-    before_sleep=_log_wait,
+    before_sleep=log_retry("llm.limits_unavailable"),
     reraise=True,
 )
 

@@ -15,13 +15,13 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from tenacity import (
     AsyncRetrying,
-    RetryCallState,
     retry_if_exception_type,
     stop_after_delay,
     wait_exponential,
 )
 
 from agents.panel import PanelFactory
+from agents.retrying import log_retry
 from agents.schemas import Problem
 from app.batches import repository as repo
 from app.batches.cache import SqlResponseCache
@@ -171,7 +171,7 @@ class BatchRunner:
             retry=retry_if_exception_type((OperationalError, InterfaceError)),
             wait=wait_exponential(multiplier=0.2, max=5.0),
             stop=stop_after_delay(self.outage_s),
-            before_sleep=_log_outage,
+            before_sleep=log_retry("batch.database_unavailable"),
             reraise=True,
         )
         async for attempt in retrying:
@@ -250,8 +250,3 @@ class BatchRunner:
             return
         if await repo.transition(session, batch_id, ACTIVE, status="completed", finished_at=utcnow()):
             log.info("batch.completed", batch_id=batch_id, items=states)
-
-
-def _log_outage(state: RetryCallState) -> None:
-    error = state.outcome.exception() if state.outcome else None
-    log.warning("batch.database_unavailable", error=type(error).__name__, attempt=state.attempt_number)

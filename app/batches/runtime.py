@@ -7,17 +7,15 @@ import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from taskiq import AsyncBroker
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
+from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
 from agents.panel import PanelFactory
+from agents.retrying import log_retry
 from app.batches.broker import build_broker
 from app.batches.runner import BatchRunner
 from app.settings import Settings
-
-log = structlog.get_logger(__name__)
 
 
 @asynccontextmanager
@@ -76,7 +74,7 @@ async def receive(broker: AsyncBroker, settings: Settings) -> None:
     retrying = AsyncRetrying(
         retry=retry_if_exception_type(Exception),
         wait=wait_exponential(multiplier=0.2, max=5.0),
-        before_sleep=_log_outage,
+        before_sleep=log_retry("batch.broker_unavailable"),
     )
     async for attempt in retrying:
         with attempt:
@@ -89,8 +87,3 @@ async def receive(broker: AsyncBroker, settings: Settings) -> None:
                 ack_type=AcknowledgeType.WHEN_EXECUTED,
             )
             await receiver.listen(asyncio.Event())
-
-
-def _log_outage(state: RetryCallState) -> None:
-    error = state.outcome.exception() if state.outcome else None
-    log.warning("batch.broker_unavailable", error=type(error).__name__, attempt=state.attempt_number)
