@@ -74,6 +74,7 @@ class LimitStore:
         self._redis: Redis | None = None
         if redis_url:  # one connection pool for the windows and the in-flight leases
             self._redis = Redis(connection_pool=ConnectionPool.from_url(redis_url))
+            self.acquire_slot = self._redis.register_script(_ACQUIRE)  # hashed once, not per call
             self.storage: Storage = RedisStorage(
                 f"async+{redis_url}",
                 implementation="redispy",
@@ -163,12 +164,11 @@ class ProviderLimiter:
         """A lease in the shared in-flight set (Redis only); expires if this process dies."""
         if self.store.redis_url is None:
             return None
-        redis, token = self.store.redis(), uuid.uuid4().hex
-        acquire = redis.register_script(_ACQUIRE)
+        token = uuid.uuid4().hex
         while True:
             now = time.time()
             args: list[float | int | str] = [now, self.spec.max_concurrency, now + self.spec.lease_s, token]
-            if await acquire(keys=[self._slots_key], args=args):
+            if await self.store.acquire_slot(keys=[self._slots_key], args=args):
                 return token
             await asyncio.sleep(_POLL_S)
 

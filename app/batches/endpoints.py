@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response, status
@@ -103,16 +103,15 @@ async def get_batch(batch_id: str, session: Session, _: ReadKey, service: Batche
     return await _public(service, await _get(session, batch_id))
 
 
-async def _steer(service: BatchService, batch_id: str, action: str) -> BatchPublic:
+async def _steer(
+    service: BatchService, batch_id: str, verb: str, act: Callable[[str], Awaitable[object]]
+) -> BatchPublic:
     try:
-        if action == "retry-failed":
-            await service.retry_failed(batch_id)
-        else:
-            await getattr(service, action)(batch_id)
+        await act(batch_id)
     except LookupError as exc:
         raise NotFound(f"There is no batch {batch_id}.") from exc
     except BatchStateError as exc:
-        raise Conflict(f"Cannot {action} this batch: {exc}.") from exc
+        raise Conflict(f"Cannot {verb} this batch: {exc}.") from exc
     async with short_session(service.sessions) as session:
         batch = await session.get(Batch, batch_id)
         assert batch is not None
@@ -122,25 +121,25 @@ async def _steer(service: BatchService, batch_id: str, action: str) -> BatchPubl
 @router.post("/{batch_id}/pause", response_model=BatchPublic, responses=_ERRORS)
 async def pause_batch(batch_id: str, _: WriteKey, service: Batches) -> BatchPublic:
     """Start no more items; items in flight finish. 409 unless queued or running."""
-    return await _steer(service, batch_id, "pause")
+    return await _steer(service, batch_id, "pause", service.pause)
 
 
 @router.post("/{batch_id}/resume", response_model=BatchPublic, responses=_ERRORS)
 async def resume_batch(batch_id: str, _: WriteKey, service: Batches) -> BatchPublic:
     """Go on with a paused batch. 409 unless paused."""
-    return await _steer(service, batch_id, "resume")
+    return await _steer(service, batch_id, "resume", service.resume)
 
 
 @router.post("/{batch_id}/cancel", response_model=BatchPublic, responses=_ERRORS)
 async def cancel_batch(batch_id: str, _: WriteKey, service: Batches) -> BatchPublic:
     """Stop for good: pending items are cancelled, items in flight finish. 409 once ended."""
-    return await _steer(service, batch_id, "cancel")
+    return await _steer(service, batch_id, "cancel", service.cancel)
 
 
 @router.post("/{batch_id}/retry-failed", response_model=BatchPublic, responses=_ERRORS)
 async def retry_failed_items(batch_id: str, _: WriteKey, service: Batches) -> BatchPublic:
     """Send only the failed items again. 409 for a cancelled or budget-stopped batch."""
-    return await _steer(service, batch_id, "retry-failed")
+    return await _steer(service, batch_id, "retry-failed", service.retry_failed)
 
 
 @router.get(

@@ -14,13 +14,14 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
-from sqlalchemy import func, select
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.simulator import SimulatorServer
 from app.batches.broker import build_broker
-from app.batches.repository import store_dataset
+from app.batches.repository import counts, store_dataset
 from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
@@ -68,14 +69,9 @@ def redis_server() -> Iterator[RedisProcess]:
         server.kill()
 
 
-async def _counts(sessions: object, batch_id: str) -> dict[str, int]:
-    async with short_session(sessions) as session:  # type: ignore[arg-type]
-        query = (
-            select(BatchItem.status, func.count())
-            .where(BatchItem.batch_id == batch_id)
-            .group_by(BatchItem.status)
-        )
-        return {s: int(n) for s, n in (await session.execute(query)).all()}
+async def _counts(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> dict[str, int]:
+    async with short_session(sessions) as session:
+        return await counts(session, batch_id)
 
 
 @pytest.mark.redis

@@ -11,16 +11,14 @@ import uuid
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
 
 from agents.simulator import SimulatorServer
 from app.batches.broker import build_broker
-from app.batches.repository import store_dataset
+from app.batches.repository import counts, store_dataset
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
-from app.models import BatchItem
 from tests.app.conftest import REDIS
 
 pytestmark = pytest.mark.redis
@@ -99,13 +97,7 @@ async def run_batch(
             await asyncio.sleep(0.1)
         assert progress["status"] == "completed", progress
         async with short_session(sessions) as session:
-            query = (
-                select(BatchItem.status, func.count())
-                .where(BatchItem.batch_id == batch.id)
-                .group_by(BatchItem.status)
-            )
-            states = {s: int(n) for s, n in (await session.execute(query)).all()}
-        return states
+            return await counts(session, batch.id)
     finally:
         for process in workers:
             if process.poll() is None:
