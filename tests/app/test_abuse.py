@@ -39,14 +39,19 @@ async def test_hostile_bodies_are_refused_and_nothing_is_stored(service: Service
     assert await run_count(service) == 1
 
 
-async def test_a_name_the_database_cannot_hold_is_a_422_not_a_500(service: Service) -> None:
+async def test_a_name_the_database_cannot_hold_is_a_422_not_a_500(
+    service: Service, database_url: str
+) -> None:
     body = b'{"question": "A box holds 4 pens. How many pens are in 3 boxes?"}'
     response = await service.client.post(
-        "/v1/datasets", params={"name": "evil\x00name"}, content=body, headers=service.keys.auth()
+        "/v1/datasets", params={"name": "evil\x00name.jsonl"}, content=body, headers=service.keys.auth()
     )
-    assert response.status_code in (201, 422) and response.status_code != 500
-    if response.status_code == 422:  # PostgreSQL refuses NUL; SQLite stores it
-        assert_problem(response, 422)
+    if database_url.startswith("sqlite"):  # SQLite stores NUL in text
+        assert response.status_code == 201
+    else:  # PostgreSQL cannot: a clear 422, and nothing half-written
+        assert "cannot be stored" in str(assert_problem(response, 422)["detail"])
+        listed = await service.client.get("/v1/datasets", headers=service.keys.auth("read"))
+        assert listed.json()["items"] == []
 
 
 async def test_ten_thousand_hostile_dataset_rows(service: Service) -> None:
