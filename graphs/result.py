@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -19,6 +20,13 @@ from graphs.scoring import ScoringPolicy
 from graphs.state import RefinementState, RoundRecord
 
 EventSink = Callable[[RunEvent], None]
+
+
+@functools.cache
+def _shared_graph() -> Any:
+    """The loop without a checkpointer, compiled once: compiling costs about 10 ms, and a compiled
+    graph keeps no per-run state, so concurrent runs share it."""
+    return build_refinement_graph()
 
 
 class RunResult(BaseModel):
@@ -73,7 +81,7 @@ async def run_refinement(
     ``original`` (default: ``problem``) is the version judges compare against for intent; the
     zero-shot control arm passes the untouched problem here and its one revision as ``problem``.
     """
-    compiled = graph if graph is not None else build_refinement_graph()
+    compiled = graph if graph is not None else _shared_graph()
     start: RefinementState = {
         "original": original or problem,
         "current": problem,

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from httpx_sse import aconnect_sse
 
-from agents.simulator import SimulatorServer
+from agents.simulator import Rule, SimulatorServer
 from tests.app.conftest import PROBLEM, Keys, LiveServer
 
 
@@ -97,3 +97,33 @@ async def test_an_open_stream_holds_no_database_connection(
                 idle_samples.append(pool.checkedout())
                 await asyncio.sleep(0.05)
     assert 0 in idle_samples, idle_samples
+
+
+async def test_many_subscribers_get_every_event_once_from_memory(
+    live: tuple[LiveServer, Keys], simulator_server: SimulatorServer
+) -> None:
+    from sqlalchemy import event
+
+    server, keys = live
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"rules": [Rule(role="^Judge", score=40)]}))
+    reads: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "FROM transcript_events" in statement and "transcript_events.seq >" in statement:
+            reads.append(statement)
+
+    engine = server.app.state.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        run_id = await start_run(server.url, keys)
+        transcripts = await asyncio.gather(
+            *(collect(server.url, run_id, keys.auth("read")) for _ in range(40))
+        )
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    replay = await collect(server.url, run_id, keys.auth("read"))  # from the database, after the run
+    assert all(transcript == replay for transcript in transcripts)
+    assert "revision.proposed" in {e["event"] for e in replay} and replay[-1]["event"] == "run.finished"
+    # The live run's events were fanned out from memory: no stream re-read the transcript per event.
+    assert len(reads) <= 40, len(reads)
