@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, type_coerce, update
+from sqlalchemy import Subquery, and_, func, insert, literal, or_, true, type_coerce, union_all, update
+from sqlalchemy import select as sa_select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
@@ -33,19 +34,50 @@ async def store_dataset(session: AsyncSession, name: str, parsed: ParsedDataset)
 
 
 async def create_items(session: AsyncSession, batch: Batch) -> int:
-    """One item per problem × model × repeat × arm."""
-    query = select(col(DatasetItem.problem_id)).where(col(DatasetItem.dataset_id) == batch.dataset_id)
-    problems = (await session.execute(query.order_by(col(DatasetItem.position)))).scalars().all()
+    """One item per problem × model × repeat × arm, in problem order (models interleaved, so a batch
+    stopped early has compared them on the same problems).
+
+    One INSERT ... SELECT: the database builds the rows, so memory does not grow with the batch.
+    """
     arms = ("loop", "control") if batch.control_arm else ("loop",)
-    items = [
-        BatchItem(batch_id=batch.id, problem_id=p, model=m, repeat=r, arm=a, status="pending")
-        for p in problems
-        for m in batch.models
-        for r in range(batch.repeats)
-        for a in arms
-    ]
-    session.add_all(items)
-    return len(items)
+    models, repeats, kinds = (
+        _choices("model", batch.models),
+        _choices("repeat", range(batch.repeats)),
+        _choices("arm", arms),
+    )
+    rows = (
+        sa_select(
+            literal(batch.id),
+            col(DatasetItem.problem_id),
+            models.c.model,
+            repeats.c.repeat,
+            kinds.c.arm,
+            literal("pending"),
+            literal(0),
+            literal(0),
+            literal(0),
+            literal(0.0),
+            literal(0.0),
+        )
+        .select_from(DatasetItem)
+        .join(models, true())
+        .join(repeats, true())
+        .join(kinds, true())
+        .where(col(DatasetItem.dataset_id) == batch.dataset_id)
+        .order_by(col(DatasetItem.position), models.c.rank, repeats.c.rank, kinds.c.rank)
+    )
+    columns = ["batch_id", "problem_id", "model", "repeat", "arm", "status", "attempts"]
+    columns += ["input_tokens", "output_tokens", "cost_usd", "latency_s"]
+    await session.execute(insert(BatchItem).from_select(columns, rows))
+    # Counted, not taken from rowcount: psycopg reports -1 for an INSERT ... SELECT here.
+    created = select(func.count()).where(col(BatchItem.batch_id) == batch.id)
+    return int((await session.execute(created)).scalar_one())
+
+
+def _choices(name: str, values: Iterable[object]) -> Subquery:
+    """A derived table of literal rows (``name``, ``rank``): portable to SQLite and PostgreSQL."""
+    parts = [sa_select(literal(v).label(name), literal(i).label("rank")) for i, v in enumerate(values)]
+    return (parts[0] if len(parts) == 1 else union_all(*parts)).subquery(name)
 
 
 ACTIVE_BATCH = ("queued", "running")
@@ -110,6 +142,14 @@ async def counts(session: AsyncSession, batch_id: str) -> dict[str, int]:
         .group_by(col(BatchItem.status))
     )
     return {status: int(n) for status, n in (await session.execute(query)).all()}
+
+
+async def unfinished(session: AsyncSession, batch_id: str) -> bool:
+    """Whether any item of the batch is pending or running (one index probe, whatever the size)."""
+    query = select(col(BatchItem.id)).where(
+        col(BatchItem.batch_id) == batch_id, col(BatchItem.status).in_(("pending", "running"))
+    )
+    return (await session.execute(query.limit(1))).first() is not None
 
 
 async def totals(session: AsyncSession, batch_id: str) -> dict[str, float]:

@@ -209,3 +209,40 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
         assert len(found) == 2 and statuses == {"pending", "running"}  # only the quiet batch's leftovers
     finally:
         await engine.dispose()
+
+
+async def test_items_are_built_in_problem_order_with_models_interleaved(database_url: str) -> None:
+    from app.batches.repository import create_items
+    from app.models import Batch, DatasetItem
+
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    try:
+        async with short_session(session_factory(engine)) as session:
+            dataset = await store_dataset(session, "s", parse_dataset(SAMPLE.read_bytes(), SAMPLE.name))
+            batch = Batch(
+                dataset_id=dataset.id,
+                models=["b", "a"],
+                judge_model="j",
+                policy="default",
+                max_rounds=1,
+                repeats=2,
+                control_arm=True,
+                status="queued",
+            )
+            session.add(batch)
+            await session.flush()
+            assert await create_items(session, batch) == 12 * 2 * 2 * 2
+            query = select(DatasetItem.problem_id).where(DatasetItem.dataset_id == dataset.id)
+            problems = (await session.execute(query.order_by(DatasetItem.position))).scalars().all()
+            query = select(BatchItem).where(BatchItem.batch_id == batch.id).order_by(BatchItem.id)
+            items = (await session.execute(query)).scalars().all()
+    finally:
+        await engine.dispose()
+    expected = [
+        (p, m, r, a) for p in problems for m in ("b", "a") for r in (0, 1) for a in ("loop", "control")
+    ]
+    assert [(i.problem_id, i.model, i.repeat, i.arm) for i in items] == expected
+    first = items[0]
+    assert (first.status, first.attempts, first.input_tokens, first.cost_usd) == ("pending", 0, 0, 0.0)
+    assert first.claimed_at is None and first.result is None
