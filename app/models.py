@@ -6,7 +6,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Dialect, Text, TypeDecorator, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Dialect, Index, Text, TypeDecorator, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -231,10 +231,14 @@ class BatchItem(SQLModel, table=True):
     """One (problem, model, repeat, arm) of a batch: claimed once, done once."""
 
     __tablename__ = "batch_items"
-    __table_args__ = (UniqueConstraint("batch_id", "problem_id", "model", "repeat", "arm"),)
+    __table_args__ = (
+        UniqueConstraint("batch_id", "problem_id", "model", "repeat", "arm"),
+        # "is anything left?" after every item, and progress counts: neither scans the batch
+        Index("ix_batch_items_batch_id_status", "batch_id", "status"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
-    batch_id: str = Field(foreign_key="batches.id", index=True)
+    batch_id: str = Field(foreign_key="batches.id")
     problem_id: str = Field(foreign_key="problems.id")
     model: str = Field(max_length=200)
     repeat: int

@@ -245,8 +245,7 @@ class BatchRunner:
             return
         if await self._over_budget(session, batch):
             return
-        states = await repo.counts(session, batch_id)
-        if states.get("pending") or states.get("running"):
+        if await repo.unfinished(session, batch_id):
             return
         if await repo.transition(session, batch_id, ACTIVE, status="completed", finished_at=utcnow()):
-            log.info("batch.completed", batch_id=batch_id, items=states)
+            log.info("batch.completed", batch_id=batch_id, items=await repo.counts(session, batch_id))
