@@ -13,7 +13,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
 from agents.panel import PanelFactory
 from agents.retrying import log_retry
-from app.batches.broker import build_broker
+from app.batches.broker import EmbeddedBroker, build_broker
 from app.batches.runner import BatchRunner
 from app.settings import Settings
 
@@ -33,6 +33,8 @@ async def batch_runtime(
     try:
         yield broker, runner
     finally:
+        if isinstance(broker, EmbeddedBroker):
+            broker.drop_queued()  # not started yet: pending for the next start
         await runner.close(grace_s)
         await broker.shutdown()
 
