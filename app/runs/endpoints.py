@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response, status
 from sqlalchemy.exc import IntegrityError
@@ -18,6 +17,7 @@ from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import ProblemRow, Run
 from app.runs import repository as repo
 from app.runs.schemas import TERMINAL, RunCreate, RunPage, RunPublic, RunStatus, RunTrace
+from app.runs.stream import StreamEvent
 from app.runs.trace import run_public, run_trace
 from app.webhooks import WebhookTargetRefused, check_target
 
@@ -190,18 +190,22 @@ _END = frozenset({"run.finished", "run.failed"})
 
 async def _events(
     request: Request, run_id: str, after: int, executor: Executor, poll_s: float
-) -> AsyncIterator[dict[str, Any]]:
-    sessions = request.app.state.sessions
+) -> AsyncIterator[bytes]:
+    sessions, notifier = request.app.state.sessions, executor.notifier
     while True:
-        async with short_session(sessions) as session:  # never held across a wait
-            events = await repo.events_after(session, run_id, after)
-            run = await session.get(Run, run_id) if not events else None
+        run = None
+        events = notifier.since(run_id, after)
+        if events is None:  # not executing here, or older than memory keeps: read the database
+            async with short_session(sessions) as session:  # never held across a wait
+                rows = await repo.events_after(session, run_id, after)
+                run = await session.get(Run, run_id) if not rows else None
+            events = [StreamEvent.of(row.seq, row.type, row.data) for row in rows]
         for event in events:
             after = event.seq
-            yield {"id": str(event.seq), "event": event.type, "data": json.dumps(event.data)}
+            yield event.frame
             if event.type in _END:
                 return
         if run is not None and run.status in TERMINAL:
             return
         if not events:
-            await executor.notifier.wait(run_id, poll_s)
+            await notifier.wait(run_id, poll_s)

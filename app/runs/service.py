@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 from typing import Any
 
@@ -22,6 +21,7 @@ from app.metrics import ServiceMetrics
 from app.models import ProblemRow, Run, TranscriptEvent
 from app.runs import repository as repo
 from app.runs.schemas import TERMINAL
+from app.runs.stream import Notifier, StreamEvent
 from app.settings import Settings
 from app.webhooks import deliver
 from graphs.context import RunContext
@@ -32,25 +32,6 @@ from graphs.scoring import get_policy
 from graphs.state import RefinementState
 
 log = structlog.get_logger(__name__)
-
-
-class Notifier:
-    """Wakes the streams of a run when it has a new event (within this process)."""
-
-    def __init__(self) -> None:
-        self._events: dict[str, asyncio.Event] = {}
-
-    def publish(self, run_id: str) -> None:
-        """Wake every waiter of ``run_id``."""
-        event = self._events.pop(run_id, None)
-        if event is not None:
-            event.set()
-
-    async def wait(self, run_id: str, within_s: float) -> None:
-        """Until the next publish for ``run_id`` or ``within_s`` seconds."""
-        event = self._events.setdefault(run_id, asyncio.Event())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(event.wait(), within_s)
 
 
 def dedupe_key(event: dict[str, Any]) -> str | None:
@@ -92,7 +73,12 @@ class RunExecutor:
         if run_id not in self._tasks:
             task = asyncio.create_task(self._execute(run_id), name=f"run-{run_id}")
             self._tasks[run_id] = task
-            task.add_done_callback(lambda _: self._tasks.pop(run_id, None))
+            task.add_done_callback(lambda _: self._stopped(run_id))
+
+    def _stopped(self, run_id: str) -> None:
+        self._tasks.pop(run_id, None)
+        self._transcripts.pop(run_id, None)
+        self.notifier.forget(run_id)
 
     async def wait(self, run_id: str, within_s: float) -> bool:
         """Wait for a run's task; True when it finished within ``within_s`` seconds."""
@@ -232,7 +218,7 @@ class RunExecutor:
         transcript.seq += 1
         if key is not None:
             transcript.keys.add(key)
-        self.notifier.publish(run_id)
+        self.notifier.publish(run_id, StreamEvent.of(transcript.seq, data["type"], data))
 
     async def _complete(self, run: Run, result: RunResult, finished: RunFinished | None) -> None:
         # The checkpoint is the source of truth: store any round an interrupted stream missed.

@@ -106,7 +106,8 @@ async def test_many_subscribers_get_every_event_once_from_memory(
 
     server, keys = live
     state = simulator_server.state
-    state.configure(state.config.model_copy(update={"rules": [Rule(role="^Judge", score=40)]}))
+    held = Rule(role="^Judge", score=40, delay_s=1.0, times=7)  # round 1 waits while subscribers connect
+    state.configure(state.config.model_copy(update={"rules": [held, Rule(role="^Judge", score=40)]}))
     reads: list[str] = []
 
     def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
