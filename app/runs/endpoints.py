@@ -193,19 +193,22 @@ async def _events(
 ) -> AsyncIterator[bytes]:
     sessions, notifier = request.app.state.sessions, executor.notifier
     while True:
-        run = None
+        ended = False
         events = notifier.since(run_id, after)
         if events is None:  # not executing here, or older than memory keeps: read the database
             async with short_session(sessions) as session:  # never held across a wait
+                # The run first: its end state is stored with its end event, so if it has ended,
+                # the events read next include the one that ends this stream.
+                run = await session.get(Run, run_id)
                 rows = await repo.events_after(session, run_id, after)
-                run = await session.get(Run, run_id) if not rows else None
+            ended = run is None or run.status in TERMINAL
             events = [StreamEvent.of(row.seq, row.type, row.data) for row in rows]
         for event in events:
             after = event.seq
             yield event.frame
             if event.type in _END:
                 return
-        if run is not None and run.status in TERMINAL:
+        if ended and not events:  # ended without an end event (stored by an older version)
             return
         if not events:
             await notifier.wait(run_id, poll_s)

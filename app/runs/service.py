@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -32,6 +33,7 @@ from graphs.scoring import get_policy
 from graphs.state import RefinementState
 
 log = structlog.get_logger(__name__)
+Work = Callable[[AsyncSession], Awaitable[None]]
 
 
 def dedupe_key(event: dict[str, Any]) -> str | None:
@@ -201,19 +203,32 @@ class RunExecutor:
         data = event.model_dump(mode="json")
         await self._append(run_id, data, dedupe_key(data))
 
-    async def _append(self, run_id: str, data: dict[str, Any], key: str | None) -> None:
+    async def _append(
+        self, run_id: str, data: dict[str, Any], key: str | None, along: Work | None = None
+    ) -> None:
+        """Store the run's next transcript event and publish it to its streams.
+
+        ``along`` makes more changes in the same transaction: a run's end state is stored with its
+        end event, so a stream that sees the run ended also sees the event that ends the stream.
+        """
         transcript = self._transcripts[run_id]
-        if key is not None and key in transcript.keys:
-            return
+        duplicate = key is not None and key in transcript.keys
         try:
             async with short_session(self.sessions) as session:
-                session.add(
-                    TranscriptEvent(
-                        run_id=run_id, seq=transcript.seq + 1, type=data["type"], dedupe_key=key, data=data
+                if along is not None:
+                    await along(session)
+                if not duplicate:
+                    seq = transcript.seq + 1
+                    session.add(
+                        TranscriptEvent(run_id=run_id, seq=seq, type=data["type"], dedupe_key=key, data=data)
                     )
-                )
         except IntegrityError:
             log.warning("transcript.duplicate", key=key)
+            if along is not None:  # the event is stored already; the changes still have to be
+                async with short_session(self.sessions) as session:
+                    await along(session)
+            return
+        if duplicate:
             return
         transcript.seq += 1
         if key is not None:
@@ -221,8 +236,8 @@ class RunExecutor:
         self.notifier.publish(run_id, StreamEvent.of(transcript.seq, data["type"], data))
 
     async def _complete(self, run: Run, result: RunResult, finished: RunFinished | None) -> None:
-        # The checkpoint is the source of truth: store any round an interrupted stream missed.
-        async with short_session(self.sessions) as session:
+        async def store(session: AsyncSession) -> None:
+            # The checkpoint is the source of truth: store any round an interrupted stream missed.
             for record in result.rounds:
                 await repo.record_round(session, run.id, record)
             for outcome in result.revisions:
@@ -230,6 +245,13 @@ class RunExecutor:
             await repo.finish_run(
                 session, run.id, result.outcome, result.stop_reason, result.model_dump(mode="json")
             )
+
+        event = (
+            finished.model_dump(mode="json")
+            if finished
+            else {"type": "run.finished", "outcome": result.outcome}
+        )
+        await self._append(run.id, event, "run.finished", along=store)
         metrics = result.metrics
         self.metrics.observe_run(result.outcome, metrics["rounds_to_pass"], metrics["avg_quality_final"])
         log.info(
@@ -241,23 +263,22 @@ class RunExecutor:
             avg_quality_all_steps=metrics["avg_quality_all_steps"],
             level_final=metrics["level_final"],
         )
-        event = (
-            finished.model_dump(mode="json")
-            if finished
-            else {"type": "run.finished", "outcome": result.outcome}
-        )
-        await self._append(run.id, event, "run.finished")
         await self._notify_webhook(run, "run.finished", {"run_id": run.id, **event, "metrics": metrics})
 
     async def _fail(self, run_id: str, status: str, reason: str) -> None:
-        async with short_session(self.sessions) as session:
-            await repo.finish_run(session, run_id, status, reason, None)
-            run = await session.get(Run, run_id)
         if run_id not in self._transcripts:
             async with short_session(self.sessions) as session:
                 self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
-        await self._append(run_id, {"type": "run.failed", "status": status, "reason": reason}, "run.failed")
+        event = {"type": "run.failed", "status": status, "reason": reason}
+        await self._append(
+            run_id,
+            event,
+            "run.failed",
+            along=lambda session: repo.finish_run(session, run_id, status, reason, None),
+        )
         self.metrics.observe_run(status, None, None)
+        async with short_session(self.sessions) as session:
+            run = await session.get(Run, run_id)
         if run is not None:
             await self._notify_webhook(
                 run, "run.failed", {"run_id": run_id, "status": status, "reason": reason}

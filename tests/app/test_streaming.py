@@ -128,3 +128,26 @@ async def test_many_subscribers_get_every_event_once_from_memory(
     assert "revision.proposed" in {e["event"] for e in replay} and replay[-1]["event"] == "run.finished"
     # The live run's events were fanned out from memory: no stream re-read the transcript per event.
     assert len(reads) <= 40, len(reads)
+
+
+async def test_streams_on_another_process_end_with_the_runs_end_event(
+    live: tuple[LiveServer, Keys], simulator_server: SimulatorServer, database_url: str
+) -> None:
+    """A second API process follows the run from the database alone: every stream must still end
+    with run.finished (a run's end state and its end event are stored together)."""
+    from app.main import create_app
+    from tests.app.conftest import service_settings
+
+    server, keys = live
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"rules": [Rule(role="^Judge", score=40)]}))
+    other = LiveServer(create_app(service_settings(database_url, simulator_server, sse_poll_s=0.005)))
+    with other:
+        run_id = await start_run(server.url, keys)
+        transcripts = await asyncio.gather(
+            *(collect(other.url, run_id, keys.auth("read")) for _ in range(30))
+        )
+    replay = await collect(server.url, run_id, keys.auth("read"))
+    assert replay[-1]["event"] == "run.finished"
+    assert [t[-1]["event"] for t in transcripts] == ["run.finished"] * 30
+    assert all(t == replay for t in transcripts)
