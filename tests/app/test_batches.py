@@ -246,3 +246,36 @@ async def test_items_are_built_in_problem_order_with_models_interleaved(database
     first = items[0]
     assert (first.status, first.attempts, first.input_tokens, first.cost_usd) == ("pending", 0, 0, 0.0)
     assert first.claimed_at is None and first.result is None
+
+
+async def test_datasets_share_stored_problems_even_when_uploaded_at_once(database_url: str) -> None:
+    from app.datasets.synthetic import synthetic_jsonl
+    from app.models import DatasetItem, ProblemRow
+
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    first = parse_dataset(synthetic_jsonl(1_200, seed=9).encode(), "a.jsonl")
+    overlapping = parse_dataset(synthetic_jsonl(1_300, seed=9).encode(), "b.jsonl")  # 1,200 + 100 new
+
+    async def store(parsed: object, name: str) -> str:
+        async with short_session(sessions) as session:
+            return (await store_dataset(session, name, parsed, chunk=250)).id  # type: ignore[arg-type]
+
+    try:
+        a, b = await asyncio.gather(store(first, "a"), store(overlapping, "b"))
+        async with short_session(sessions) as session:
+            problems = (await session.execute(select(func.count()).select_from(ProblemRow))).scalar_one()
+            query = select(DatasetItem.position, DatasetItem.problem_id, ProblemRow.content_hash).join(
+                ProblemRow, ProblemRow.id == DatasetItem.problem_id
+            )
+            rows_a = (await session.execute(query.where(DatasetItem.dataset_id == a))).all()
+            rows_b = (await session.execute(query.where(DatasetItem.dataset_id == b))).all()
+    finally:
+        await engine.dispose()
+    assert problems == 1_300
+    assert sorted((p, h) for p, _, h in rows_a) == [(i, r.content_hash) for i, r in enumerate(first.rows)]
+    assert sorted((p, h) for p, _, h in rows_b) == [
+        (i, r.content_hash) for i, r in enumerate(overlapping.rows)
+    ]
+    assert {i for _, i, _ in rows_a} <= {i for _, i, _ in rows_b}  # the same problem rows, shared
