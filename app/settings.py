@@ -33,7 +33,9 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=64 * 1024, description="Larger request bodies get 413")
     wait_timeout_s: float = Field(default=60.0, description="Upper bound for POST /v1/runs?wait=true")
     sse_heartbeat_s: float = Field(default=15.0, description="Seconds between SSE heartbeats")
-    sse_poll_s: float = Field(default=1.0, description="How often a stream re-reads the database")
+    sse_poll_s: float = Field(
+        default=1.0, description="How often a stream of a run executed elsewhere re-reads the database"
+    )
     webhook_secret: SecretStr | None = Field(default=None, description="HMAC-SHA256 key for webhooks")
     webhook_allow_hosts: list[str] = Field(
         default_factory=list, description="Hosts (name, *.domain or CIDR) webhooks may reach besides loopback"

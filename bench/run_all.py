@@ -1,6 +1,6 @@
 """Every benchmark in one command: runs each script, prints one Markdown report, writes RESULTS.md.
 
-Takes about five minutes on the project's 2-core machine. Each figure is a ratio, or is printed
+Takes about ten minutes on the project's 2-core machine. Each figure is a ratio, or is printed
 beside its bound, measured side by side in one run against the OpenAI-compatible simulator.
 
     uv run --frozen python bench/run_all.py
@@ -19,11 +19,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SUITE = [
     ("Round latency", ["round_latency.py", "--latency", "0.2", "--repeats", "5"]),
-    ("Orchestration overhead", ["overhead.py", "--runs", "30", "--items", "60"]),
+    ("Orchestration overhead", ["overhead.py", "--runs", "20", "--items", "40"]),
     (
         "Batch throughput",
-        ["batch_throughput.py", "--latency", "1.0", "--concurrency", "8", "--problems", "120"],
+        ["batch_throughput.py", "--latency", "1.0", "--concurrency", "8", "--problems", "80"],
     ),
+    ("Streaming fan-out", ["fanout.py", "--subscribers", "100", "1000", "--runs", "10"]),
+    ("Memory", ["memory.py", "--items", "10000", "--small", "1000"]),
     ("Cold start", ["cold_start.py", "--repeats", "3"]),
 ]
 
