@@ -203,12 +203,16 @@ async def _events(
                 rows = await repo.events_after(session, run_id, after)
             ended = run is None or run.status in TERMINAL
             events = [StreamEvent.of(row.seq, row.type, row.data) for row in rows]
+        frames, finished = [], False
         for event in events:
             after = event.seq
-            yield event.frame
+            frames.append(event.frame)
             if event.type in _END:
-                return
-        if ended and not events:  # ended without an end event (stored by an older version)
+                finished = True
+                break
+        if frames:  # what is ready goes out as one write: a burst of verdicts costs one send
+            yield b"".join(frames)
+        if finished or (ended and not events):  # or it ended with no end event (an older version's)
             return
         if not events:
             await notifier.wait(run_id, poll_s)

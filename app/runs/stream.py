@@ -38,6 +38,7 @@ class Notifier:
 
     def __init__(self, keep: int = 1000) -> None:
         self._wakers: dict[str, asyncio.Event] = {}
+        self._waiting: dict[str, int] = {}
         self._recent: dict[str, deque[StreamEvent]] = {}
         self._keep = keep
 
@@ -64,8 +65,15 @@ class Notifier:
     async def wait(self, run_id: str, within_s: float) -> None:
         """Until the run's next event (or it stops executing here), or ``within_s`` seconds."""
         waker = self._wakers.setdefault(run_id, asyncio.Event())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(waker.wait(), within_s)
+        self._waiting[run_id] = self._waiting.get(run_id, 0) + 1
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(waker.wait(), within_s)
+        finally:
+            self._waiting[run_id] -= 1
+            if not self._waiting[run_id]:  # nobody waits on this run: keep nothing for it
+                del self._waiting[run_id]
+                self._wakers.pop(run_id, None)
 
     def _wake(self, run_id: str) -> None:
         waker = self._wakers.pop(run_id, None)

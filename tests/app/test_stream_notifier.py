@@ -49,3 +49,4 @@ async def test_publish_and_forget_wake_the_waiting_streams() -> None:
     notifier.forget("r")
     await asyncio.wait_for(waiter, 5)
     await notifier.wait("other", 0.01)  # nothing published: returns after the timeout
+    assert not notifier._wakers and not notifier._waiting  # nothing kept for runs nobody follows
