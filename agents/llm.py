@@ -24,6 +24,14 @@ from agents.schemas import Usage
 T = TypeVar("T", bound=BaseModel)
 log = structlog.get_logger(__name__)
 
+
+def preload() -> None:
+    """Import what the OpenAI SDK imports lazily on a client's first streamed call (`client.beta`:
+    about 1 s, which would stall every run and stream of a server mid-flight). For long-lived
+    processes, at start-up."""
+    import openai.resources.beta  # noqa: F401
+
+
 # JSON-schema keywords that OpenAI's strict structured outputs reject; we validate them locally.
 _UNSUPPORTED_KEYWORDS = {"maxLength", "minLength", "maxItems", "minItems", "title", "default"}
 

@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from taskiq import AsyncBroker
 
+from agents.llm import preload
 from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
 from agents.panel import PanelFactory
 from agents.ratelimit import LimitStore
@@ -202,6 +203,7 @@ async def _work(settings: Settings) -> None:
         stop = asyncio.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):  # stop gracefully: in-flight items finish or go back
             asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+        preload()
         async with _runtime(settings, registry, sessions):
             await stop.wait()
 

@@ -10,6 +10,7 @@ import httpx
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
+from agents.llm import preload
 from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.ratelimit import LimitStore
@@ -48,6 +49,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             app.state.sessions, build_refinement_graph(saver), factory, settings, app.state.metrics, http
         )
         app.state.executor = executor
+        preload()  # before any run starts: the first revision would otherwise stall the loop
         await executor.resume_unfinished()
         # Batches: embedded, this process runs their items; with Redis, `thinkloop batch worker`s do.
         broker, runner = await stack.enter_async_context(
