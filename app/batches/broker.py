@@ -28,8 +28,8 @@ class EmbeddedBroker(InMemoryBroker):
     """taskiq's in-process broker, fed by ``concurrency`` lanes from a queue of item ids.
 
     taskiq's own in-process broker starts a task for every message as it is sent: a 10,000-item
-    batch made 10,000 waiting tasks at once (about 4.5 KiB each). Here a waiting item costs only
-    its id in a queue; each lane sends one id at a time and waits for that item to finish.
+    batch made 10,000 waiting tasks at once (38 MiB more peak RSS in the API). Here a waiting item
+    costs only its id in a queue; each lane sends one id at a time and waits for that item to finish.
     """
 
     def __init__(self, concurrency: int) -> None:
