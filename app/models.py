@@ -233,7 +233,7 @@ class BatchItem(SQLModel, table=True):
     __tablename__ = "batch_items"
     __table_args__ = (
         UniqueConstraint("batch_id", "problem_id", "model", "repeat", "arm"),
-        # "is anything left?" after every item, and progress counts: neither scans the batch
+        # "is anything left?" after every item is one probe; progress counts read only this index
         Index("ix_batch_items_batch_id_status", "batch_id", "status"),
     )
 

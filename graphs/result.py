@@ -24,7 +24,7 @@ EventSink = Callable[[RunEvent], None]
 
 @functools.cache
 def _shared_graph() -> Any:
-    """The loop without a checkpointer, compiled once: compiling costs about 10 ms, and a compiled
+    """The loop without a checkpointer, compiled once: compiling costs about 5 ms, and a compiled
     graph keeps no per-run state, so concurrent runs share it."""
     return build_refinement_graph()
 

@@ -70,9 +70,7 @@ async def _problem_ids(session: AsyncSession, rows: Sequence[DatasetRow]) -> dic
             dialect(ProblemRow).on_conflict_do_nothing(index_elements=["content_hash"]), new
         )
         missing = [problem["content_hash"] for problem in new]
-        ids |= dict(
-            (await session.execute(query.where(col(ProblemRow.content_hash).in_(missing)))).all()
-        )
+        ids |= dict((await session.execute(query.where(col(ProblemRow.content_hash).in_(missing)))).all())
     return ids
 
 
