@@ -114,11 +114,8 @@ def _read_toml(path: Path) -> dict[str, Mapping[str, object]]:
 
 
 def limit_spec(spec: ModelSpec) -> LimitSpec:
-    """The provider limits of ``spec``; a slot's lease outlives every retry of one call."""
-    lease = 2 * spec.timeout_s * (spec.max_retries + 1) + 60
-    return LimitSpec(
-        spec.name, spec.max_concurrency, spec.requests_per_minute, spec.tokens_per_minute, lease_s=lease
-    )
+    """The provider limits of ``spec``."""
+    return LimitSpec(spec.name, spec.max_concurrency, spec.requests_per_minute, spec.tokens_per_minute)
 
 
 def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> ChatOpenAI:

@@ -63,7 +63,7 @@ class LimitSpec:
     max_concurrency: int
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
-    lease_s: float = 600.0
+    lease_s: float = 30.0  # renewed every third of it while the call runs
 
 
 class LimitStore:
@@ -117,11 +117,16 @@ class ProviderLimiter:
         """Hold a slot for one call, after the request and token windows admitted it."""
         async with self._local:
             token = await self._acquire_shared_slot()
+            renewing = asyncio.create_task(self._renew(token)) if token is not None else None
             try:
                 await self._wait_window(self._rpm, 1)
                 await self._wait_window(self._tpm, estimated_tokens)
                 yield
             finally:
+                if renewing is not None:
+                    renewing.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await renewing
                 if token is not None:
                     with contextlib.suppress(RedisError):  # unreachable: the lease expires instead
                         await self.store.redis().zrem(self._slots_key, token)
@@ -171,6 +176,16 @@ class ProviderLimiter:
             if await self.store.acquire_slot(keys=[self._slots_key], args=args):
                 return token
             await asyncio.sleep(_POLL_S)
+
+    async def _renew(self, token: str) -> None:
+        """Keep a lease alive while its call runs (a missed renewal leaves two more tries)."""
+        while True:
+            await asyncio.sleep(self.spec.lease_s / 3)
+            with contextlib.suppress(RedisError):
+                async with self.store.redis().pipeline(transaction=True) as pipe:
+                    pipe.zadd(self._slots_key, {token: time.time() + self.spec.lease_s}, xx=True)
+                    pipe.pexpire(self._slots_key, math.ceil(self.spec.lease_s * 1000))
+                    await pipe.execute()
 
 
 def estimate_tokens(texts: list[str], expected_output: int) -> int:

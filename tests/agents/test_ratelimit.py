@@ -116,3 +116,23 @@ async def test_without_a_shared_store_each_process_has_its_own_cap(
         for client in clients:
             await client.aclose()
     assert server.state.max_in_flight == 4
+
+
+@pytest.mark.redis
+async def test_a_call_longer_than_its_lease_keeps_its_slot(
+    shared_stores: Callable[[], LimitStore],
+) -> None:
+    spec = LimitSpec(unique("renew"), max_concurrency=1, lease_s=1.0)
+    worker, other = shared_stores().limiter(spec), shared_stores().limiter(spec)
+    entered: list[str] = []
+
+    async def second() -> None:
+        async with other.call(10):
+            entered.append("second")
+
+    async with worker.call(10):
+        waiting = asyncio.create_task(second())
+        await asyncio.sleep(2.5)  # 2.5 leases: the slot is held only because it is renewed
+        entered.append("first done")
+    await asyncio.wait_for(waiting, 10)
+    assert entered == ["first done", "second"]  # (a dead worker stops renewing: see the test above)

@@ -19,6 +19,7 @@ import redis
 import uvicorn
 from fastapi import FastAPI
 
+from agents.ratelimit import KEY_PREFIX
 from agents.simulator import SimulatorServer
 from app.batches.broker import QUEUE
 from app.db import migrate
@@ -161,11 +162,16 @@ class LiveServer:
 
 @pytest.fixture
 def clean_redis() -> Iterator[None]:
-    """The batch stream, empty before and after the test."""
+    """The batch stream and the shared provider limits, empty before and after the test (a worker
+    killed by an earlier run may have left leases behind)."""
     client = redis.Redis.from_url(REDIS)
-    client.delete(QUEUE)
+
+    def clear() -> None:
+        client.delete(QUEUE, *client.scan_iter(f"{KEY_PREFIX}:*"))
+
+    clear()
     yield
-    client.delete(QUEUE)
+    clear()
     client.close()
 
 
