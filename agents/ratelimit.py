@@ -25,9 +25,9 @@ from redis.asyncio import ConnectionPool, Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_exponential
+from tenacity import retry, retry_if_exception_type, stop_after_delay
 
-from agents.retrying import log_retry
+from agents.retrying import OUTAGE_BACKOFF, log_retry
 
 log = structlog.get_logger(__name__)
 KEY_PREFIX = "thinkloop:limits"
@@ -48,7 +48,7 @@ return 0
 # A call waits while Redis is away (a restart) instead of failing; after five minutes it gives up.
 _WAIT_FOR_REDIS = retry(
     retry=retry_if_exception_type((RedisConnectionError, RedisTimeoutError)),
-    wait=wait_exponential(multiplier=0.2, max=5.0),
+    wait=OUTAGE_BACKOFF,
     stop=stop_after_delay(300),
     before_sleep=log_retry("llm.limits_unavailable"),
     reraise=True,

@@ -4,6 +4,7 @@ throwaway PostgreSQL database, API keys, and a sampler of a process's memory."""
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import subprocess
 import sys
@@ -33,18 +34,14 @@ def free_port() -> int:
 def simulator(latency: float) -> Iterator[str]:
     """The OpenAI-compatible simulator in its own process; yields its base URL."""
     port = free_port()
-    command = [sys.executable, "-m", "app", "simulate-llm", "--port", str(port), "--latency", str(latency)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    command = ["simulate-llm", "--port", str(port), "--latency", str(latency)]
+    with process(command, dict(os.environ)):
         for _ in range(200):
             with socket.socket() as sock:
                 if sock.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @contextmanager

@@ -17,11 +17,10 @@ from tenacity import (
     AsyncRetrying,
     retry_if_exception_type,
     stop_after_delay,
-    wait_exponential,
 )
 
 from agents.panel import PanelFactory
-from agents.retrying import log_retry
+from agents.retrying import OUTAGE_BACKOFF, log_retry
 from agents.schemas import Problem
 from app.batches import repository as repo
 from app.batches.cache import SqlResponseCache
@@ -169,7 +168,7 @@ class BatchRunner:
         an outage pauses the batch, and a finished item's result waits in memory to be written."""
         retrying = AsyncRetrying(
             retry=retry_if_exception_type((OperationalError, InterfaceError)),
-            wait=wait_exponential(multiplier=0.2, max=5.0),
+            wait=OUTAGE_BACKOFF,
             stop=stop_after_delay(self.outage_s),
             before_sleep=log_retry("batch.database_unavailable"),
             reraise=True,

@@ -9,10 +9,10 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from taskiq import AsyncBroker
-from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
+from tenacity import AsyncRetrying, retry_if_exception_type
 
 from agents.panel import PanelFactory
-from agents.retrying import log_retry
+from agents.retrying import OUTAGE_BACKOFF, log_retry
 from app.batches.broker import EmbeddedBroker, build_broker
 from app.batches.runner import BatchRunner
 from app.settings import Settings
@@ -75,7 +75,7 @@ async def receive(broker: AsyncBroker, settings: Settings) -> None:
 
     retrying = AsyncRetrying(
         retry=retry_if_exception_type(Exception),
-        wait=wait_exponential(multiplier=0.2, max=5.0),
+        wait=OUTAGE_BACKOFF,
         before_sleep=log_retry("batch.broker_unavailable"),
     )
     async for attempt in retrying:
