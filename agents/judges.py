@@ -62,6 +62,7 @@ class LLMJudge:
             round=request.round,
             verdict=result.value,
             abstain_reason=result.error if result.value is None else None,
+            failure=result.failure if result.value is None else None,
             raw_outputs=result.raw_outputs,
             model=self._client.model_id,
             prompt_version=prompt.version,

@@ -8,7 +8,8 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 import openai
 import structlog
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from agents.attempts import counting_attempts
 from agents.models import ModelSpec, limit_spec
 from agents.ratelimit import LimitStore, ProviderLimiter, estimate_tokens
-from agents.schemas import Usage
+from agents.schemas import CallFailure, Usage
 
 T = TypeVar("T", bound=BaseModel)
 log = structlog.get_logger(__name__)
@@ -50,12 +51,17 @@ class ResponseCache(Protocol):
 
 @dataclass
 class StructuredResult(Generic[T]):
-    """A validated object, or None with the reason; raw outputs of every attempt are kept."""
+    """A validated object, or None with the failure; raw outputs of every attempt are kept."""
 
     value: T | None
     raw_outputs: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
-    error: str | None = None
+    failure: CallFailure | None = None
+
+    @property
+    def error(self) -> str | None:
+        """The failure in one line (None when a value came back)."""
+        return self.failure.summary() if self.failure is not None else None
 
 
 @functools.cache
@@ -73,6 +79,11 @@ def _strip(node: Any) -> Any:
     if isinstance(node, list):
         return [_strip(v) for v in node]
     return node
+
+
+def endpoint_host(base_url: str | None) -> str:
+    """host[:port] of a base URL (the OpenAI default when None), for failure reports and logs."""
+    return urlsplit(base_url).netloc if base_url else "api.openai.com"
 
 
 def message_text(message: BaseMessage) -> str:
@@ -168,28 +179,54 @@ class LLMClient:
     async def _ask_counted(
         self, messages: Sequence[BaseMessage], schema: type[T], on_text: Callable[[str], None] | None
     ) -> StructuredResult[T]:
+        """Up to ``parse_retries + 1`` attempts. An endpoint error ends at once (the SDK has already
+        retried it ``max_retries`` times); anything else the client stack raises (a validation
+        error on an unusual stream, say) is a failed attempt like a malformed reply. Nothing raised
+        here escapes as an exception: the caller gets a failure with its cause."""
         result: StructuredResult[T] = StructuredResult(None)
         conversation = list(messages)
         for _attempt in range(self.spec.parse_retries + 1):
             try:
                 reply, usage = await self._call(conversation, schema, on_text)
-            except (openai.APIError, openai.OpenAIError) as exc:
-                status = getattr(exc, "status_code", None)
-                result.error = f"endpoint error: {f'HTTP {status}' if status else type(exc).__name__}"
-                log.warning("llm.call_failed", model=self.model_id, error=result.error)
+            except openai.OpenAIError as exc:
+                result.failure = self.failure("endpoint", exc)
+                log.warning("llm.call_failed", model=self.model_id, error=result.error, exc_info=exc)
                 return result
+            except Exception as exc:
+                result.failure = self.failure("client", exc)
+                log.warning("llm.client_error", model=self.model_id, error=result.error, exc_info=exc)
+                continue
             result.usage += usage
             text = message_text(reply)
             result.raw_outputs.append(text)
             try:
                 result.value = schema.model_validate_json(text)
-                result.error = None
+                result.failure = None
                 return result
             except ValidationError as exc:
-                result.error = f"malformed output: {exc.error_count()} validation error(s)"
+                result.failure = self.failure("malformed", exc)
                 log.info("llm.malformed_output", model=self.model_id, schema=schema.__name__)
                 conversation += [reply, HumanMessage(_correction(exc))]
         return result
+
+    def failure(self, kind: Literal["endpoint", "malformed", "client"], exc: BaseException) -> CallFailure:
+        """What went wrong with a call to this endpoint, with the cause's cause where there is one."""
+        if isinstance(exc, ValidationError):
+            message = f"the reply did not fit the schema ({exc.error_count()} validation error(s))"
+        else:
+            message = str(exc) or type(exc).__name__
+            root = _root_cause(exc)
+            # A status says what happened; without one (connection, timeout) the root cause does.
+            if getattr(exc, "status_code", None) is None and root is not exc and str(root) not in message:
+                message += f" ({type(root).__name__}: {root})"
+        return CallFailure(
+            kind=kind,
+            model=self.model_id,
+            host=endpoint_host(self.spec.base_url),
+            status=getattr(exc, "status_code", None),
+            exception=_public_name(exc),
+            message=message[:500],
+        )
 
     async def _call(
         self, messages: Sequence[BaseMessage], schema: type[BaseModel], on_text: Callable[[str], None] | None
@@ -250,6 +287,23 @@ async def _stream(bound: Any, messages: Sequence[BaseMessage], on_text: Callable
         invalid_tool_calls=merged.invalid_tool_calls,
         usage_metadata=merged.usage_metadata,
     )
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """The innermost exception of a chain (a connection refused under the SDK's wrapper)."""
+    seen = {id(exc)}
+    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        exc = inner
+    return exc
+
+
+def _public_name(exc: BaseException) -> str:
+    """The OpenAI SDK's class name where langchain re-raised it under its own subclass."""
+    for cls in type(exc).__mro__:
+        if cls.__module__.startswith("openai"):
+            return cls.__name__
+    return type(exc).__name__
 
 
 def _correction(exc: ValidationError) -> str:

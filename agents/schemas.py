@@ -127,8 +127,36 @@ class Usage(BaseModel):
         )
 
 
+class CallFailure(BaseModel):
+    """Why an LLM call produced nothing usable: which endpoint, what went wrong, in a sentence.
+
+    ``kind`` separates an endpoint that did not answer (``endpoint``), a reply that never fit the
+    schema (``malformed``), anything the client stack raised (``client``), and a failure outside
+    any call (``internal``: a configuration or a bug).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["endpoint", "malformed", "client", "internal"]
+    model: str = Field(description="The registry name of the model that was called")
+    host: str | None = Field(default=None, description="The endpoint's host[:port]; None for the default")
+    status: int | None = Field(default=None, description="The HTTP status, when the endpoint answered one")
+    exception: str = Field(description="The exception class (or 'ValidationError' for malformed output)")
+    message: str = Field(max_length=500, description="What went wrong, in the library's words")
+
+    def summary(self) -> str:
+        """One line: ``model @ host: HTTP 503 APIStatusError: message``."""
+        where = f"{self.model} @ {self.host}" if self.host else self.model
+        status = f"HTTP {self.status} " if self.status else ""
+        return f"{where}: {status}{self.exception}: {self.message}"
+
+
 class JudgeOutcome(BaseModel):
-    """A judge's result for one round: a verdict, or an abstention with the raw output kept."""
+    """A judge's result for one round: a verdict, or an abstention with the raw output kept.
+
+    An abstention with a ``failure`` is a call that failed (the endpoint or the reply); one
+    without is a judge that declined to score (none of its criteria applies).
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -136,6 +164,7 @@ class JudgeOutcome(BaseModel):
     round: int
     verdict: JudgeVerdict | HolisticVerdict | None = None
     abstain_reason: str | None = None
+    failure: CallFailure | None = None
     raw_outputs: list[str] = Field(default_factory=list)
     model: str
     prompt_version: str
@@ -156,6 +185,7 @@ class RevisionOutcome(BaseModel):
     problem: Problem | None
     thinking: str = ""
     error: str | None = None
+    failure: CallFailure | None = None
     raw_outputs: list[str] = Field(default_factory=list)
     model: str
     prompt_version: str

@@ -33,7 +33,7 @@ from app.render import TraceRenderer
 from app.settings import Settings, get_settings
 from graphs.context import RunContext
 from graphs.result import RunResult, run_refinement
-from graphs.scoring import POLICY_NAMES, ScoringPolicy, get_policy
+from graphs.scoring import POLICY_NAMES, Outcome, ScoringPolicy, get_policy
 
 T = TypeVar("T")
 cli = typer.Typer(help="thinkloop: judge and refine flawed math word problems.", no_args_is_help=True)
@@ -94,6 +94,8 @@ def refine(
     )
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
+    if result.outcome == Outcome.ERROR:  # the run produced no verdict: scripts must not read it as one
+        raise typer.Exit(1)
 
 
 async def _refine(
@@ -155,9 +157,9 @@ def reproduce_think(
     as_json: Annotated[bool, typer.Option("--json", help="Print the tables as JSON")] = False,
 ) -> None:
     """Recompute the THiNK paper's Table 1 and Table 2 from its per-round result files."""
-    from app.reproduce import ReproduceError, reproduce
-    from app.reproduce import as_json as tables_json
-    from app.reproduce_render import render
+    from app.paper.render import render
+    from app.paper.reproduce import ReproduceError, reproduce
+    from app.paper.reproduce import as_json as tables_json
 
     try:
         tables = reproduce(results_dir)

@@ -35,14 +35,48 @@ def configure_logging(level: str = "INFO", json_lines: bool = False) -> None:
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer() if json_lines else structlog.dev.ConsoleRenderer(colors=False)
     )
+    # JSON lines carry the exception's type, message and traceback text; the console shows the type
+    # and message on the line, and the traceback only at DEBUG (a failed LLM call is a warning, not
+    # a crash, and must not print a traceback into a CLI session).
+    exceptions: list[structlog.typing.Processor] = [_exception_fields]
+    if json_lines:
+        exceptions.append(structlog.processors.format_exc_info)
+    elif numeric > logging.DEBUG:
+        exceptions.append(_drop_exc_info)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
+            *exceptions,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=structlog.PrintLoggerFactory(file=cast(TextIO, _Stderr())),
         cache_logger_on_first_use=False,
     )
+
+
+def _exc(event: structlog.typing.EventDict) -> BaseException | None:
+    info = event.get("exc_info")
+    if isinstance(info, BaseException):
+        return info
+    if info is True:
+        return sys.exc_info()[1]
+    if isinstance(info, tuple) and len(info) == 3 and isinstance(info[1], BaseException):
+        return info[1]
+    return None
+
+
+def _exception_fields(_: object, __: str, event: structlog.typing.EventDict) -> structlog.typing.EventDict:
+    """``exc_type`` and ``exc_message`` beside the event, whatever the renderer."""
+    exc = _exc(event)
+    if exc is not None:
+        event.setdefault("exc_type", type(exc).__name__)
+        event.setdefault("exc_message", str(exc)[:1000])
+    return event
+
+
+def _drop_exc_info(_: object, __: str, event: structlog.typing.EventDict) -> structlog.typing.EventDict:
+    event.pop("exc_info", None)
+    return event

@@ -80,6 +80,7 @@ class Run(SQLModel, table=True):
     request_hash: str | None = Field(default=None, max_length=64)
     api_key_id: str | None = Field(default=None, max_length=64)
     stop_reason: str | None = Field(default=None, sa_column=Column(Text))
+    failure: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     created_at: datetime = _ts()
     finished_at: datetime | None = _ts(nullable=True)
@@ -102,6 +103,7 @@ class Round(SQLModel, table=True):
     confidence: float | None = None
     n_voting: int
     n_passing: int
+    n_failed: int = 0
     decision: str = Field(max_length=32)
     created_at: datetime = _ts()
 
@@ -132,6 +134,7 @@ class Judgement(LLMCallColumns, table=True):
     rationale: str | None = Field(default=None, sa_column=Column(Text))
     details: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     abstain_reason: str | None = Field(default=None, sa_column=Column(Text))
+    failure: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     raw_outputs: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
 
 
@@ -148,6 +151,7 @@ class Revision(LLMCallColumns, table=True):
     solution: str | None = Field(default=None, sa_column=Column(Text))
     thinking: str = Field(default="", sa_column=Column(Text, nullable=False))
     error: str | None = Field(default=None, sa_column=Column(Text))
+    failure: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     raw_outputs: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
 
 
@@ -244,11 +248,13 @@ class BatchItem(SQLModel, table=True):
     repeat: int
     arm: str = Field(max_length=16)
     status: str = Field(index=True, max_length=16)
+    outcome: str | None = Field(default=None, max_length=16)
     attempts: int = 0
     claimed_by: str | None = Field(default=None, max_length=100)
     claimed_at: datetime | None = _ts(nullable=True)
     finished_at: datetime | None = _ts(nullable=True)
     error: str | None = Field(default=None, sa_column=Column(Text))
+    failure: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     input_tokens: int = 0
     output_tokens: int = 0

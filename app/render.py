@@ -18,6 +18,7 @@ from graphs.events import (
     RunEvent,
     RunFinished,
 )
+from graphs.scoring import SCORED_OUTCOMES, Outcome
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -64,13 +65,15 @@ class TraceRenderer:
         for column in ("judge", "score", "conf.", "rationale"):
             table.add_column(column, overflow="fold")
         for verdict in self._verdicts:
-            score = "abstained" if verdict.abstained else str(verdict.score)
-            why = verdict.rationale if not verdict.abstained else f"abstained: {verdict.abstain_reason}"
+            missing = "failed" if verdict.failure else "abstained"
+            score = missing if verdict.abstained else str(verdict.score)
+            why = verdict.rationale if not verdict.abstained else f"no verdict: {verdict.abstain_reason}"
             table.add_row(verdict.judge, score, str(verdict.confidence or "—"), Text(why or ""))
+        failed = f" · {event.n_failed} failed" if event.n_failed else ""
         table.caption = (
             f"pass rate {_fmt(event.pass_rate)} · agreement {_fmt(event.agreement)} · confidence "
-            f"{_fmt(event.confidence)} · Q = {_fmt(event.quality)} · {event.n_passing}/{event.n_voting} "
-            f"passing → [bold]{event.decision}[/bold]"
+            f"{_fmt(event.confidence)} · Q = {_fmt(event.quality)} · {event.n_passing}/{len(self._verdicts)} "
+            f"passing{failed} → [bold]{event.decision}[/bold]"
         )
         return table
 
@@ -83,11 +86,23 @@ class TraceRenderer:
     def _revision(self, event: RevisionProposed) -> None:
         self.console.print()
         if event.problem is None:
-            self.console.print(f"[red]No usable revision:[/red] {event.error}")
+            self.console.print(Text.assemble(("No usable revision: ", "red"), event.error or ""))
         else:
             self.console.print(problem_panel(event.problem, f"Revision proposed after round {event.round}"))
 
     def _finished(self, event: RunFinished) -> None:
+        if event.outcome not in SCORED_OUTCOMES:
+            cause = f"\n{event.failure.summary()}" if event.failure else ""
+            self.console.print(
+                Panel(
+                    f"outcome [bold]{event.outcome}[/bold] after {event.rounds} round(s): "
+                    f"{event.stop_reason}{cause}\nNot scored: an {event.outcome} run is neither a pass nor "
+                    "a failure of the model under test.",
+                    title="Run finished",
+                    border_style="red" if event.outcome == Outcome.ERROR else "yellow",
+                )
+            )
+            return
         rtp = "did not pass" if event.rounds_to_pass is None else str(event.rounds_to_pass)
         self.console.print(
             Panel(

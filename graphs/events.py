@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from agents.schemas import JudgeName, Problem, Usage
+from agents.schemas import CallFailure, JudgeName, Problem, Usage
 from graphs.state import RoundFigures
 
 
@@ -33,6 +33,7 @@ class JudgeVerdictEvent(_Event):
     rationale: str | None
     abstained: bool
     abstain_reason: str | None = None
+    failure: CallFailure | None = None
     model: str
     usage: Usage = Field(default_factory=Usage)
 
@@ -59,6 +60,7 @@ class RevisionProposed(_Event):
     round: int
     problem: Problem | None
     error: str | None = None
+    failure: CallFailure | None = None
     model: str = ""
     usage: Usage = Field(default_factory=Usage)
 
@@ -74,6 +76,7 @@ class RunFinished(_Event):
     rounds_to_pass: int | None
     avg_quality_final: float | None
     avg_quality_all_steps: float | None
+    failure: CallFailure | None = None
 
 
 RunEvent = Annotated[

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import structlog
@@ -12,7 +13,7 @@ from langgraph.types import Send
 
 from agents.judges import JudgeRequest
 from agents.reviser import Finding, RevisionRequest
-from agents.schemas import HOLISTIC, JUDGES, HolisticVerdict, JudgeOutcome
+from agents.schemas import HOLISTIC, JUDGES, CallFailure, HolisticVerdict, JudgeOutcome
 from graphs.context import RunContext
 from graphs.events import (
     JudgeVerdictEvent,
@@ -66,6 +67,7 @@ async def judge(task: JudgeTask, runtime: Runtime[RunContext]) -> dict[str, Any]
             rationale=verdict.rationale if verdict else None,
             abstained=verdict is None,
             abstain_reason=outcome.abstain_reason,
+            failure=outcome.failure,
             model=outcome.model,
             usage=outcome.usage,
         )
@@ -79,21 +81,45 @@ def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any
     outcomes = sorted(
         (o for o in state["outcomes"] if o.round == number), key=lambda o: JUDGES.index(o.judge)
     )
-    votes = [
-        Vote(o.judge, o.verdict.score if o.verdict else None, o.verdict.confidence if o.verdict else None)
-        for o in outcomes
-    ]
-    result = score_round(votes, policy)
-    decision = decide(result, number, policy)
+    result = score_round(votes_of(outcomes), policy)
+    earlier = state.get("rounds") or []
+    previous = score_round(votes_of(earlier[-1].outcomes), policy) if earlier else None
+    decision = decide(result, number, policy, previous)
     figures = RoundFigures.of(result, decision).model_dump()
     record = RoundRecord(round=number, problem=state["current"], outcomes=outcomes, **figures)
     runtime.stream_writer(RoundScored(round=number, **figures))
-    return {"rounds": [record], "decision": decision.value, "stop_reason": _reason(decision, result.valid)}
+    failures = record.failures()
+    return {
+        "rounds": [record],
+        "decision": decision.value,
+        "stop_reason": _reason(decision, result.valid, failures),
+        "failure": failures[0] if decision is Decision.ERROR and failures else None,
+    }
 
 
-def _reason(decision: Decision, valid: bool) -> str:
+def votes_of(outcomes: Sequence[JudgeOutcome]) -> list[Vote]:
+    """The judges' outcomes as votes for the scoring policy."""
+    return [
+        Vote(
+            o.judge,
+            o.verdict.score if o.verdict else None,
+            o.verdict.confidence if o.verdict else None,
+            failed=o.failure is not None,
+        )
+        for o in outcomes
+    ]
+
+
+def _reason(decision: Decision, valid: bool, failures: Sequence[CallFailure]) -> str:
+    if decision is Decision.ERROR:
+        causes = "; ".join(f.summary() for f in failures[:3])
+        return f"the panel failed ({len(failures)} judge call(s)): {causes}"
     if decision is Decision.NEEDS_REVIEW:
-        return "no quorum: too many judges abstained" if not valid else "judges strongly disagree"
+        return (
+            "no quorum: too many judges declined to score"
+            if not valid
+            else "judges stay split after a revision"
+        )
     return {
         Decision.ACCEPTED: "quality reached the threshold",
         Decision.EXHAUSTED: "max_rounds reached",
@@ -127,6 +153,7 @@ async def revise(state: RefinementState, runtime: Runtime[RunContext]) -> dict[s
             round=number,
             problem=outcome.problem,
             error=outcome.error,
+            failure=outcome.failure,
             model=outcome.model,
             usage=outcome.usage,
         )
@@ -134,8 +161,9 @@ async def revise(state: RefinementState, runtime: Runtime[RunContext]) -> dict[s
     if outcome.problem is None:
         return {
             "revisions": [outcome],
-            "decision": Decision.NEEDS_REVIEW.value,
-            "stop_reason": f"the model under test gave no usable revision ({outcome.error})",
+            "decision": Decision.ERROR.value,
+            "stop_reason": f"the model under test gave no usable revision: {outcome.error}",
+            "failure": outcome.failure,
         }
     return {"revisions": [outcome], "previous": state["current"], "current": outcome.problem}
 
@@ -178,6 +206,7 @@ def finish(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, An
             rounds_to_pass=metrics.rounds_to_pass,
             avg_quality_final=metrics.avg_quality_final,
             avg_quality_all_steps=metrics.avg_quality_all_steps,
+            failure=state.get("failure"),
         )
     )
     return {}

@@ -11,12 +11,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StreamMode
 from pydantic import BaseModel, ConfigDict
 
-from agents.schemas import Problem, RevisionOutcome, Usage
+from agents.schemas import CallFailure, Problem, RevisionOutcome, Usage
 from graphs.context import RunContext
 from graphs.events import RunEvent
 from graphs.metrics import run_metrics, scored_rounds
 from graphs.refinement import build_refinement_graph, recursion_limit
-from graphs.scoring import ScoringPolicy
+from graphs.scoring import SCORED_OUTCOMES, Outcome, ScoringPolicy
 from graphs.state import RefinementState, RoundRecord
 
 EventSink = Callable[[RunEvent], None]
@@ -45,6 +45,12 @@ class RunResult(BaseModel):
     revisions: list[RevisionOutcome]
     metrics: dict[str, Any]
     usage: Usage
+    failure: CallFailure | None = None
+
+    @property
+    def scored(self) -> bool:
+        """Whether the outcome is the model's pass or failure (accepted or exhausted)."""
+        return self.outcome in SCORED_OUTCOMES
 
 
 def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:
@@ -65,6 +71,25 @@ def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:
         revisions=list(revisions),
         metrics=dataclasses.asdict(run_metrics(scored_rounds(rounds), policy)),
         usage=usage,
+        failure=state.get("failure"),
+    )
+
+
+def unjudged_error(problem: Problem, policy: ScoringPolicy, revision: RevisionOutcome) -> RunResult:
+    """A run that ended in error before any version was judged (the reviser failed first)."""
+    return RunResult(
+        policy=policy.name,
+        outcome=Outcome.ERROR,
+        stop_reason=f"the model under test gave no usable revision: {revision.error}",
+        original=problem,
+        final=problem,
+        best=problem,
+        best_round=0,
+        rounds=[],
+        revisions=[revision],
+        metrics=dataclasses.asdict(run_metrics([], policy)),
+        usage=revision.usage,
+        failure=revision.failure,
     )
 
 

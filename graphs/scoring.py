@@ -4,9 +4,11 @@ Two policies ship:
 
 * ``think-paper`` reproduces the THiNK reference implementation exactly: seven judges, θ = 85,
   *observed* agreement of the binary votes (not chance-corrected), Q = round(.5·PR + .3·A + .2·C, 3),
-  stop when Q ≥ τ = 0.85, at most three evaluations, an unparseable judge counted as score 0.
-* ``default`` is monotone and chance-corrected (see :func:`directional_kappa`), excludes
-  abstentions under a quorum, and sends strongly split panels to human review.
+  stop when the rounded Q ≥ τ = 0.85, at most three evaluations, an unparseable judge counted as
+  score 0.
+* ``default`` cannot be gamed by a judge that fails or abstains, is monotone in every score, and
+  its agreement term reads the judges' continuous scores (see :func:`shortfall_agreement`).
+  Decisions use the exact Q; rounding is for display.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from typing import Literal
 PolicyName = Literal["default", "think-paper"]
 POLICY_NAMES: tuple[PolicyName, ...] = ("default", "think-paper")
 
+# The variance of answers drawn uniformly from the 0-100 integer scale, (101² − 1) / 12: the
+# "no agreement at all" reference of James, Demaree and Wolf's r_wg.
+UNIFORM_VARIANCE = (101**2 - 1) / 12
+
 
 class Decision(StrEnum):
     """Where the loop goes after a round is scored."""
@@ -27,16 +33,36 @@ class Decision(StrEnum):
     ACCEPTED = "accepted"
     EXHAUSTED = "exhausted"
     NEEDS_REVIEW = "needs_review"
+    ERROR = "error"
     REVISE = "revise"
+
+
+class Outcome(StrEnum):
+    """How a run (or a batch item) ends: exactly one of these."""
+
+    ACCEPTED = "accepted"
+    EXHAUSTED = "exhausted"
+    NEEDS_REVIEW = "needs_review"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+
+
+# Outcomes that are the model's pass or failure; the others are counted apart, never scored.
+SCORED_OUTCOMES: frozenset[str] = frozenset({Outcome.ACCEPTED, Outcome.EXHAUSTED})
 
 
 @dataclass(frozen=True)
 class Vote:
-    """One judge's verdict reduced to numbers; ``score is None`` means the judge abstained."""
+    """One judge's verdict reduced to numbers.
+
+    ``score is None`` means no verdict: a *failed* call (``failed``: the endpoint or its reply) or a
+    judge that declined to score.
+    """
 
     judge: str
     score: float | None
     confidence: float | None = None
+    failed: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,12 +78,12 @@ class ScoringPolicy:
     tau: float = 0.85
     max_rounds: int = 3
     quorum: int = 5
-    agreement: Literal["observed", "directional-kappa"] = "directional-kappa"
+    agreement: Literal["observed", "shortfall"] = "shortfall"
     confidence_term: Literal["mean", "passing"] = "passing"
-    abstention: Literal["exclude", "zero"] = "exclude"
-    round_to: int = 4
+    round_to: int | None = None
     metric_pass_strict: bool = False
     judge_against: Literal["original", "previous"] = "original"
+    failed_round: Literal["error", "score"] = "error"
     review_kappa_max: float | None = -0.1
     review_confidence_min: float = 0.75
     review_spread_min: float = 70.0
@@ -72,10 +98,10 @@ _PAPER = ScoringPolicy(
     quorum=0,
     agreement="observed",
     confidence_term="mean",
-    abstention="zero",
     round_to=3,
     metric_pass_strict=True,
     judge_against="previous",
+    failed_round="score",
     review_kappa_max=None,
 )
 _DEFAULT = ScoringPolicy(name="default")
@@ -116,6 +142,7 @@ class RoundScore:
     passes: Mapping[str, bool]
     mean_confidence: float | None = None
     score_spread: float = 0.0
+    n_failed: int = 0
 
     @property
     def valid(self) -> bool:
@@ -131,55 +158,73 @@ def observed_agreement(n_passing: int, n_voting: int) -> float:
     return (m * (m - 1) + (n - m) * (n - m - 1)) / (n * (n - 1))
 
 
-def directional_kappa(n_passing: int, n_voting: int) -> float:
-    """Chance-corrected agreement *on passing*, in [0, 1] and non-decreasing in ``n_passing``.
+def shortfall_agreement(votes: Sequence[Vote], policy: ScoringPolicy) -> float:
+    """How closely the panel agrees that the version meets the bar, from the continuous scores.
 
-    κ is Brennan and Prediger's (1981) free-marginal kappa for two categories,
-    κ = (P_o − P_e) / (1 − P_e) with P_e = 1/2 (uniform marginals: a single item gives no
-    sample from which to estimate the marginals, and Fleiss' estimate then always yields
-    −1/(n−1)). The agreement term keeps κ only when a majority passes, max(κ, 0), and is 0
-    otherwise, so unanimous *failure* earns nothing and one more passing vote never lowers it.
+    An r_wg-style index (James, Demaree & Wolf, 1984): 1 − (observed dispersion) / (the dispersion
+    of uniformly random answers, 850 on a 0-100 scale), floored at 0. The dispersion is taken below
+    each judge's pass mark — the mean squared *shortfall* max(θ_j − s_j, 0)² — so that scores above
+    the bar agree perfectly and raising any score never lowers the index. A judge without a
+    verdict counts as the largest shortfall (score 0). Two panels with the same pass rate differ:
+    6 of 7 passing with the seventh at 80 gives 0.996; with the seventh at 20, 0.290.
     """
-    if n_voting == 0 or 2 * n_passing <= n_voting:
+    if not votes:
         return 0.0
-    kappa = 2.0 * observed_agreement(n_passing, n_voting) - 1.0
-    return max(kappa, 0.0)
+    shortfalls = [
+        max(policy.threshold(v.judge) - (v.score if v.score is not None else 0.0), 0.0) for v in votes
+    ]
+    return max(0.0, 1.0 - fmean(d * d for d in shortfalls) / UNIFORM_VARIANCE)
 
 
 def score_round(votes: Sequence[Vote], policy: ScoringPolicy) -> RoundScore:
-    """Pass rate, agreement, confidence and composite quality Q of one round's votes."""
+    """Pass rate, agreement, confidence and composite quality Q of one round's votes.
+
+    Every judge of the panel is in every denominator: a judge without a verdict counts as a
+    failing vote with the worst score and no confidence, so a failure or abstention can only lower
+    Q (it never turns a failing panel into a passing one).
+    """
     counted = [_count(v, policy) for v in votes]
     voting = [v for v in counted if v.score is not None]
     passes = {v.judge: v.score >= policy.threshold(v.judge) for v in voting if v.score is not None}
-    m, n = sum(passes.values()), len(voting)
-    if n == 0 or n < policy.quorum:
-        return RoundScore(len(votes), n, m, None, None, None, None, passes)
-    mean_confidence = fmean((v.confidence or 0.0) / 100.0 for v in voting)
+    m, n = sum(passes.values()), len(counted)
+    failed = sum(v.failed for v in votes)
+    if not voting or len(voting) < policy.quorum:
+        return RoundScore(n, len(voting), m, None, None, None, None, passes, n_failed=failed)
     scores = [v.score for v in voting if v.score is not None]
-    spread = max(scores) - min(scores)
     pass_rate = m / n
-    agreement = observed_agreement(m, n) if policy.agreement == "observed" else directional_kappa(m, n)
-    confidence = _confidence(voting, passes, policy)
+    agreement = (
+        observed_agreement(m, n) if policy.agreement == "observed" else shortfall_agreement(counted, policy)
+    )
+    confidence = _confidence(counted, passes, policy)
     raw = policy.alpha * pass_rate + policy.beta * agreement + policy.gamma * confidence
-    quality = round(raw, policy.round_to)
     return RoundScore(
-        len(votes), n, m, pass_rate, agreement, confidence, quality, passes, mean_confidence, spread
+        n_judges=n,
+        n_voting=len(voting),
+        n_passing=m,
+        pass_rate=pass_rate,
+        agreement=agreement,
+        confidence=confidence,
+        quality=raw if policy.round_to is None else round(raw, policy.round_to),
+        passes=passes,
+        mean_confidence=fmean((v.confidence or 0.0) / 100.0 for v in voting),
+        score_spread=max(scores) - min(scores),
+        n_failed=failed,
     )
 
 
 def _count(vote: Vote, policy: ScoringPolicy) -> Vote:
     # The reference parses a failed judge as score 0 / confidence 0; the paper policy keeps that.
-    if vote.score is None and policy.abstention == "zero":
-        return Vote(vote.judge, 0.0, 0.0)
+    if vote.score is None and policy.name == "think-paper":
+        return Vote(vote.judge, 0.0, 0.0, vote.failed)
     return vote
 
 
-def _confidence(voting: Sequence[Vote], passes: Mapping[str, bool], policy: ScoringPolicy) -> float:
-    values = [(v.confidence or 0.0) / 100.0 for v in voting]
+def _confidence(votes: Sequence[Vote], passes: Mapping[str, bool], policy: ScoringPolicy) -> float:
+    values = [(v.confidence or 0.0) / 100.0 if v.score is not None else 0.0 for v in votes]
     if policy.confidence_term == "mean":
         return fmean(values)
     # Only confidence in a *passing* verdict counts: confidently failing earns nothing.
-    return sum(c for v, c in zip(voting, values, strict=True) if passes[v.judge]) / len(voting)
+    return sum(c for v, c in zip(votes, values, strict=True) if passes.get(v.judge, False)) / len(votes)
 
 
 def is_pass(quality: float | None, policy: ScoringPolicy, *, for_metrics: bool = False) -> bool:
@@ -191,13 +236,13 @@ def is_pass(quality: float | None, policy: ScoringPolicy, *, for_metrics: bool =
     return quality >= policy.tau
 
 
-def needs_review(score: RoundScore, policy: ScoringPolicy) -> bool:
-    """A confident, polarized panel split near half and half: a human should look.
+def polarized(score: RoundScore, policy: ScoringPolicy) -> bool:
+    """A confident, polarized panel split near half and half.
 
-    All three must hold: split, Brennan-Prediger κ = 2·P_o − 1 at or below ``review_kappa_max``
-    (for seven voters, a 3-4 or 4-3 vote); confident, the voters' mean confidence is at least
-    ``review_confidence_min``; polarized, the highest and lowest score are at least
-    ``review_spread_min`` points apart. Judges that differ mildly across levels are normal.
+    All three must hold: split, Brennan-Prediger κ = 2·P_o − 1 of the votes at or below
+    ``review_kappa_max`` (for seven voters, a 3-4 or 4-3 vote); confident, the voters' mean
+    confidence is at least ``review_confidence_min``; polarized, the highest and lowest score are at
+    least ``review_spread_min`` points apart. Judges that differ mildly across levels are normal.
     """
     if policy.review_kappa_max is None or score.mean_confidence is None or score.n_voting < 2:
         return False
@@ -209,11 +254,25 @@ def needs_review(score: RoundScore, policy: ScoringPolicy) -> bool:
     )
 
 
-def decide(score: RoundScore, round_no: int, policy: ScoringPolicy) -> Decision:
-    """accepted / needs_review / exhausted / revise, in that order of precedence."""
+def decide(
+    score: RoundScore, round_no: int, policy: ScoringPolicy, previous: RoundScore | None = None
+) -> Decision:
+    """accepted / error / needs_review / exhausted / revise, in that order of precedence.
+
+    * No quorum: ``error`` when calls failed, ``needs_review`` when judges declined.
+    * Under the default policy a round in which a judge's call failed and that is not accepted
+      ends the run as ``error``: the model under test is not asked to revise because the panel
+      failed, and the run is not counted as the model's failure.
+    * A polarized split goes to ``revise`` in round 1; a split that persists after a revision goes
+      to ``needs_review``.
+    """
+    if score.quality is None:
+        return Decision.ERROR if score.n_failed else Decision.NEEDS_REVIEW
     if is_pass(score.quality, policy):
         return Decision.ACCEPTED
-    if not score.valid or needs_review(score, policy):
+    if score.n_failed and policy.failed_round == "error":
+        return Decision.ERROR
+    if previous is not None and polarized(score, policy) and polarized(previous, policy):
         return Decision.NEEDS_REVIEW
     if round_no >= policy.max_rounds:
         return Decision.EXHAUSTED

@@ -7,7 +7,7 @@ from typing import Annotated, TypedDict
 
 from pydantic import BaseModel, ConfigDict
 
-from agents.schemas import JudgeName, JudgeOutcome, Problem, RevisionOutcome
+from agents.schemas import CallFailure, JudgeName, JudgeOutcome, Problem, RevisionOutcome
 from graphs.scoring import Decision, RoundScore
 
 
@@ -22,6 +22,7 @@ class RoundFigures(BaseModel):
     confidence: float | None
     n_voting: int
     n_passing: int
+    n_failed: int = 0
     decision: str
 
     @classmethod
@@ -34,6 +35,7 @@ class RoundFigures(BaseModel):
             confidence=score.confidence,
             n_voting=score.n_voting,
             n_passing=score.n_passing,
+            n_failed=score.n_failed,
             decision=decision.value,
         )
 
@@ -48,6 +50,10 @@ class RoundRecord(RoundFigures):
     def level_scores(self) -> dict[str, float | None]:
         """Each judge's score this round (None when it abstained)."""
         return {o.judge: (o.verdict.score if o.verdict else None) for o in self.outcomes}
+
+    def failures(self) -> list[CallFailure]:
+        """The failed judge calls of this round, in panel order."""
+        return [o.failure for o in self.outcomes if o.failure is not None]
 
 
 class JudgeTask(TypedDict):
@@ -71,3 +77,4 @@ class RefinementState(TypedDict, total=False):
     revisions: Annotated[list[RevisionOutcome], operator.add]
     decision: str
     stop_reason: str
+    failure: CallFailure | None

@@ -13,19 +13,24 @@ from sqlmodel import col, func, select
 from sse_starlette import EventSourceResponse
 
 from app.batches import repository as repo
-from app.batches.report import build_report, render_report
+from app.batches.formats import render_report
+from app.batches.report import build_report
 from app.batches.schemas import (
     MAX_BATCH_ITEMS,
     BatchCreate,
+    BatchItemPage,
+    BatchItemPublic,
     BatchPage,
     BatchProgress,
     BatchPublic,
+    ItemOutcome,
+    ItemStatus,
     ReportFormat,
 )
 from app.batches.service import TERMINAL_BATCH, BatchService, BatchSpec, BatchStateError, progress
 from app.db import short_session
 from app.deps import AppSettings, Batches, ReadKey, Registry, Session, WriteKey, check_models
-from app.errors import Conflict, NotFound, Unprocessable, problem_responses
+from app.errors import BadRequest, Conflict, NotFound, Unprocessable, problem_responses
 from app.models import Batch, Dataset, DatasetItem
 from app.pagination import page
 
@@ -138,7 +143,7 @@ async def cancel_batch(batch_id: str, _: WriteKey, service: Batches) -> BatchPub
 
 @router.post("/{batch_id}/retry-failed", response_model=BatchPublic, responses=_ERRORS)
 async def retry_failed_items(batch_id: str, _: WriteKey, service: Batches) -> BatchPublic:
-    """Send only the failed items again. 409 for a cancelled or budget-stopped batch."""
+    """Send the items that ended in error again. 409 for a cancelled or budget-stopped batch."""
     return await _steer(service, batch_id, "retry-failed", service.retry_failed)
 
 
@@ -153,9 +158,45 @@ async def get_report(
     """Per model and arm: the paper's tables, pass rate, tokens, cost and latency with 95% intervals,
     judge agreement and the feedback-vs-control comparison; as JSON, Markdown, CSV or HTML with plots."""
     batch = await _get(session, batch_id)
-    report = build_report(batch, await repo.results(session, batch_id))
-    body = await run_in_threadpool(render_report, report, fmt)  # plots and bootstrap are CPU work
+    items = await repo.items(session, batch_id)
+    # statistics (bootstrap) and plots are CPU work: off the event loop
+    body = await run_in_threadpool(lambda: render_report(build_report(batch, items), fmt))
     return Response(body, media_type=MEDIA[fmt])
+
+
+@router.get("/{batch_id}/items", response_model=BatchItemPage, responses=_ERRORS)
+async def list_items(
+    batch_id: str,
+    session: Session,
+    _: ReadKey,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    cursor: Annotated[
+        str | None, Query(max_length=40, description="next_cursor of the previous page")
+    ] = None,
+    status_filter: Annotated[ItemStatus | None, Query(alias="status")] = None,
+    outcome: Annotated[ItemOutcome | None, Query()] = None,
+) -> BatchItemPage:
+    """A batch's items in order, each with its outcome, error and cause, rounds, tokens and cost.
+
+    Filter by ``status`` (pending, running, done, failed, cancelled) or ``outcome`` (accepted,
+    exhausted, needs_review, error, cancelled); page with ``cursor``."""
+    await _get(session, batch_id)
+    after = _item_cursor(cursor)
+    rows, next_after = await repo.item_page(
+        session, batch_id, limit=limit, after=after, status=status_filter, outcome=outcome
+    )
+    return BatchItemPage(
+        items=[BatchItemPublic.of(row) for row in rows],
+        next_cursor=None if next_after is None else str(next_after),
+    )
+
+
+def _item_cursor(cursor: str | None) -> int | None:
+    if cursor is None:
+        return None
+    if not cursor.isdigit():
+        raise BadRequest("The cursor is not valid; use next_cursor from a previous page.")
+    return int(cursor)
 
 
 @router.get("/{batch_id}/events", responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}})

@@ -252,15 +252,37 @@ async def set_items(
     session: AsyncSession, batch_id: str, from_statuses: Sequence[str], to_status: str
 ) -> int:
     """Move the batch's items in ``from_statuses`` to ``to_status``."""
+    outcome = "cancelled" if to_status == "cancelled" else None  # pending again: no outcome yet
     statement = (
         update(BatchItem)
         .where(col(BatchItem.batch_id) == batch_id, col(BatchItem.status).in_(from_statuses))
-        .values(status=to_status, claimed_by=None, error=None)
+        .values(status=to_status, outcome=outcome, claimed_by=None, error=None, failure=None)
     )
     return int((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
 
 
-async def results(session: AsyncSession, batch_id: str) -> Sequence[BatchItem]:
-    """Every finished item of a batch."""
-    query = select(BatchItem).where(col(BatchItem.batch_id) == batch_id, col(BatchItem.status) == "done")
+async def items(session: AsyncSession, batch_id: str) -> Sequence[BatchItem]:
+    """Every item of a batch, finished or not (a report counts them all), in creation order."""
+    query = select(BatchItem).where(col(BatchItem.batch_id) == batch_id)
     return (await session.execute(query.order_by(col(BatchItem.id)))).scalars().all()
+
+
+async def item_page(
+    session: AsyncSession,
+    batch_id: str,
+    *,
+    limit: int,
+    after: int | None,
+    status: str | None = None,
+    outcome: str | None = None,
+) -> tuple[Sequence[BatchItem], int | None]:
+    """Items of a batch in id order after ``after`` (keyset), filtered; and the next ``after``."""
+    query = select(BatchItem).where(col(BatchItem.batch_id) == batch_id)
+    if status:
+        query = query.where(col(BatchItem.status) == status)
+    if outcome:
+        query = query.where(col(BatchItem.outcome) == outcome)
+    if after is not None:
+        query = query.where(col(BatchItem.id) > after)
+    rows = (await session.execute(query.order_by(col(BatchItem.id)).limit(limit + 1))).scalars().all()
+    return rows[:limit], (rows[limit - 1].id if len(rows) > limit else None)

@@ -21,36 +21,20 @@ from tenacity import (
 
 from agents.panel import PanelFactory
 from agents.retrying import OUTAGE_BACKOFF, log_retry
-from agents.schemas import Problem
+from agents.schemas import CallFailure, Problem
 from app.batches import repository as repo
 from app.batches.cache import SqlResponseCache
+from app.batches.item_result import ItemResult
 from app.db import short_session
 from app.models import Batch, BatchItem, ProblemRow, utcnow
 from graphs.baseline import run_control
 from graphs.context import RunContext
 from graphs.result import RunResult, run_refinement
-from graphs.scoring import get_policy
+from graphs.scoring import Outcome, get_policy
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
 ACTIVE = ("queued", "running")
-
-
-def round_summaries(result: RunResult) -> list[dict[str, Any]]:
-    """Per-round figures a report needs: Q, each judge's score (None = abstained), mean confidence."""
-    summaries = []
-    for record in result.rounds:
-        confidences = [o.verdict.confidence for o in record.outcomes if o.verdict]
-        summaries.append(
-            {
-                "round": record.round,
-                "quality": record.quality,
-                "decision": record.decision,
-                "scores": record.level_scores(),
-                "confidence": sum(confidences) / len(confidences) if confidences else 0.0,
-            }
-        )
-    return summaries
 
 
 class BatchRunner:
@@ -190,35 +174,25 @@ class BatchRunner:
                 run_control(problem, context) if item.arm == "control" else run_refinement(problem, context)
             )
         except Exception as exc:  # an item fails alone; the batch goes on
-            error = f"{type(exc).__name__}: {exc}"
+            failure = internal_failure(item.model, exc)
             # Record first: logging must not lose it.
             await self._db(
-                lambda session: repo.complete(session, item_id, self.worker, status="failed", error=error)
+                lambda session: repo.complete(
+                    session,
+                    item_id,
+                    self.worker,
+                    status="failed",
+                    outcome=Outcome.ERROR,
+                    error=failure.summary(),
+                    failure=failure.model_dump(),
+                )
             )
             log.exception("batch.item_failed")
             return "failed"
-        usage = result.usage
-        payload = {
-            "outcome": result.outcome,
-            "metrics": result.metrics,
-            "rounds": round_summaries(result),
-            "final": result.final.model_dump(),
-            "calls": {
-                "llm_calls": usage.calls,
-                "retries": usage.retries,
-                "abstentions": sum(1 for r in result.rounds for o in r.outcomes if o.verdict is None),
-            },
-        }
-        values = {
-            "status": "done",
-            "result": payload,
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "cost_usd": usage.cost_usd or 0.0,
-            "latency_s": usage.latency_s,
-        }
-        stored = await self._db(lambda session: repo.complete(session, item_id, self.worker, **values))
-        return "done" if stored else "lost-claim"
+        stored = await self._db(
+            lambda session: repo.complete(session, item_id, self.worker, **_columns(result))
+        )
+        return ("failed" if result.outcome == Outcome.ERROR else "done") if stored else "lost-claim"
 
     async def _over_budget(self, session: AsyncSession, batch: Batch) -> bool:
         if batch.budget_tokens is None and batch.budget_usd is None:
@@ -248,3 +222,29 @@ class BatchRunner:
             return
         if await repo.transition(session, batch_id, ACTIVE, status="completed", finished_at=utcnow()):
             log.info("batch.completed", batch_id=batch_id, items=await repo.counts(session, batch_id))
+
+
+def internal_failure(model: str, exc: Exception) -> CallFailure:
+    """The cause of an item that raised before or outside any LLM call (a configuration, a bug)."""
+    return CallFailure(
+        kind="internal",
+        model=model,
+        exception=type(exc).__name__,
+        message=(str(exc) or type(exc).__name__)[:500],
+    )
+
+
+def _columns(result: RunResult) -> dict[str, Any]:
+    """The item's columns for a finished run: an error outcome is a failed item with its cause."""
+    usage, error = result.usage, result.outcome == Outcome.ERROR
+    return {
+        "status": "failed" if error else "done",
+        "outcome": result.outcome,
+        "error": (result.failure.summary() if result.failure else result.stop_reason) if error else None,
+        "failure": result.failure.model_dump() if result.failure else None,
+        "result": ItemResult.of(result).model_dump(mode="json"),
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cost_usd": usage.cost_usd or 0.0,
+        "latency_s": usage.latency_s,
+    }

@@ -7,6 +7,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from agents.schemas import CallFailure
+from app.batches.item_result import ItemResult
+from app.models import BatchItem
 from graphs.scoring import PolicyName
 
 BatchStatus = Literal["queued", "running", "paused", "completed", "cancelled", "budget_exhausted"]
@@ -75,4 +78,71 @@ class BatchPage(BaseModel):
     """A page of batches; pass ``next_cursor`` as ``cursor`` for the next one."""
 
     items: list[BatchPublic]
+    next_cursor: str | None
+
+
+ItemStatus = Literal["pending", "running", "done", "failed", "cancelled"]
+ItemOutcome = Literal["accepted", "exhausted", "needs_review", "error", "cancelled"]
+
+
+class BatchItemPublic(BaseModel):
+    """One item: a problem under one model, arm and repeat; its outcome and what it cost."""
+
+    id: int
+    problem_id: str
+    model: str
+    arm: str
+    repeat: int
+    status: ItemStatus = Field(
+        description="Where the item is: pending, running, done, failed (= error), cancelled"
+    )
+    outcome: ItemOutcome | None = Field(description="How it ended; null while pending or running")
+    error: str | None = Field(description="For an error: the cause in one line")
+    failure: CallFailure | None = Field(
+        description="For an error: model, endpoint host, HTTP status, exception"
+    )
+    stop_reason: str | None
+    rounds: int = Field(description="Versions judged")
+    final_quality: float | None = Field(description="Q of the last judged version (0-1)")
+    attempts: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    latency_s: float
+    finished_at: datetime | None
+
+    @classmethod
+    def of(cls, item: BatchItem) -> BatchItemPublic:
+        """The public view of a stored item."""
+        result = ItemResult.model_validate(item.result) if item.result else None
+        return cls(
+            **item.model_dump(
+                include={
+                    "problem_id",
+                    "model",
+                    "arm",
+                    "repeat",
+                    "status",
+                    "outcome",
+                    "error",
+                    "attempts",
+                    "input_tokens",
+                    "output_tokens",
+                    "cost_usd",
+                    "latency_s",
+                    "finished_at",
+                }
+            ),
+            id=item.id or 0,
+            failure=CallFailure.model_validate(item.failure) if item.failure else None,
+            stop_reason=result.stop_reason if result else None,
+            rounds=len(result.rounds) if result else 0,
+            final_quality=result.rounds[-1].quality if result and result.rounds else None,
+        )
+
+
+class BatchItemPage(BaseModel):
+    """A page of a batch's items; pass ``next_cursor`` as ``cursor`` for the next one."""
+
+    items: list[BatchItemPublic]
     next_cursor: str | None

@@ -75,7 +75,7 @@ class BatchService:
         return batch
 
     async def retry_failed(self, batch_id: str) -> int:
-        """Send only the failed items again."""
+        """Send the items that ended in error (outcome ``error``, status ``failed``) again."""
         async with short_session(self.sessions) as session:
             batch = await self._get(session, batch_id)
             if batch.status in ("cancelled", "budget_exhausted"):

@@ -106,6 +106,7 @@ def _judgement(run_id: str, outcome: JudgeOutcome) -> Judgement:
         rationale=verdict.rationale if verdict else None,
         details=details,
         abstain_reason=outcome.abstain_reason,
+        failure=outcome.failure.model_dump() if outcome.failure else None,
         **accounting(outcome),
     )
 
@@ -126,6 +127,7 @@ async def record_revision(session: AsyncSession, run_id: str, outcome: RevisionO
             solution=problem.solution if problem else None,
             thinking=outcome.thinking,
             error=outcome.error,
+            failure=outcome.failure.model_dump() if outcome.failure else None,
             **accounting(outcome),
         )
     )
@@ -161,12 +163,18 @@ async def events_after(
 
 
 async def finish_run(
-    session: AsyncSession, run_id: str, status: str, stop_reason: str, result: dict[str, Any] | None
+    session: AsyncSession,
+    run_id: str,
+    status: str,
+    stop_reason: str,
+    result: dict[str, Any] | None,
+    failure: dict[str, Any] | None = None,
 ) -> None:
-    """Set a run's terminal state."""
+    """Set a run's terminal state (its outcome, why, and the failure's cause if it ended in error)."""
     run = await session.get(Run, run_id)
     if run is not None:
         run.status, run.stop_reason, run.result, run.finished_at = status, stop_reason, result, utcnow()
+        run.failure = failure
 
 
 async def trace_rows(

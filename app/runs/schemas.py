@@ -7,11 +7,13 @@ from typing import Any, Literal
 
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
 
-from agents.schemas import QuestionText, SolutionText
+from agents.schemas import CallFailure, QuestionText, SolutionText
+from graphs.scoring import Outcome
 from graphs.state import RoundFigures
 
-RunStatus = Literal["queued", "running", "accepted", "exhausted", "needs_review", "failed", "cancelled"]
-TERMINAL: frozenset[str] = frozenset({"accepted", "exhausted", "needs_review", "failed", "cancelled"})
+RunStatus = Literal["queued", "running", "accepted", "exhausted", "needs_review", "error", "cancelled"]
+# A run's status, once it ends, is its outcome.
+TERMINAL: frozenset[str] = frozenset(Outcome)
 
 _EXAMPLE_PROBLEM: dict[str, Any] = {
     "question": "An orchestra of 120 musicians takes 40 minutes to perform a symphony. How long would "
@@ -72,6 +74,9 @@ class RunPublic(BaseModel):
     created_at: datetime
     finished_at: datetime | None
     stop_reason: str | None
+    failure: CallFailure | None = Field(
+        default=None, description="Why the run ended in error: model, endpoint host, HTTP status or exception"
+    )
     rounds_to_pass: int | None = None
     avg_quality_final: float | None = None
 
@@ -97,6 +102,7 @@ class VerdictPublic(CallAccounting):
     details: dict[str, Any] | None
     abstained: bool
     abstain_reason: str | None
+    failure: CallFailure | None = None
     raw_outputs: list[str]
 
 
@@ -107,6 +113,7 @@ class RevisionPublic(CallAccounting):
     solution: str | None
     thinking: str
     error: str | None
+    failure: CallFailure | None = None
 
 
 class RoundPublic(RoundFigures):

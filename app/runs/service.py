@@ -131,7 +131,7 @@ class RunExecutor:
                 raise
             except Exception as exc:
                 log.exception("run.failed")
-                await self._fail(run_id, "failed", f"internal error: {type(exc).__name__}")
+                await self._fail(run_id, "error", f"internal error: {type(exc).__name__}: {exc}"[:500])
 
     async def _drive(self, run_id: str) -> None:
         run, problem = await self._load(run_id)
@@ -242,8 +242,9 @@ class RunExecutor:
                 await repo.record_round(session, run.id, record)
             for outcome in result.revisions:
                 await repo.record_revision(session, run.id, outcome)
+            failure = result.failure.model_dump() if result.failure else None
             await repo.finish_run(
-                session, run.id, result.outcome, result.stop_reason, result.model_dump(mode="json")
+                session, run.id, result.outcome, result.stop_reason, result.model_dump(mode="json"), failure
             )
 
         event = (

@@ -25,6 +25,7 @@ def run_public(run: Run, question: str) -> RunPublic:
         created_at=run.created_at,
         finished_at=run.finished_at,
         stop_reason=run.stop_reason,
+        failure=run.failure,
         rounds_to_pass=metrics.get("rounds_to_pass"),
         avg_quality_final=metrics.get("avg_quality_final"),
     )
@@ -40,6 +41,7 @@ def _verdict(row: Judgement) -> VerdictPublic:
                 "rationale",
                 "details",
                 "abstain_reason",
+                "failure",
                 "model",
                 "prompt_version",
                 "input_tokens",

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import ChatMessageChunk
 
 from agents.judges import JudgeRequest, LLMJudge
 from agents.llm import LLMClient
@@ -49,7 +53,11 @@ async def test_persistently_malformed_output_abstains_with_raw_text(
     sim([Rule(malformed=True)])
     outcome = await LLMJudge(client(parse_retries=2)).assess(REQUEST)
     assert outcome.verdict is None and outcome.abstained
-    assert outcome.abstain_reason is not None and "malformed" in outcome.abstain_reason
+    assert outcome.failure is not None and outcome.failure.kind == "malformed"
+    assert (
+        outcome.abstain_reason == outcome.failure.summary()
+        and "did not fit the schema" in outcome.abstain_reason
+    )
     assert len(outcome.raw_outputs) == 3 and all(raw.startswith("{") for raw in outcome.raw_outputs)
 
 
@@ -84,7 +92,38 @@ async def test_exhausted_retries_abstain_instead_of_raising(
 ) -> None:
     sim([Rule(status=500)])
     outcome = await LLMJudge(client(max_retries=1)).assess(REQUEST)
-    assert outcome.verdict is None and outcome.abstain_reason == "endpoint error: HTTP 500"
+    failure = outcome.failure
+    assert outcome.verdict is None and failure is not None and failure.kind == "endpoint"
+    assert (failure.model, failure.status, failure.exception) == ("sim", 500, "InternalServerError")
+    assert (
+        failure.host is not None
+        and failure.host.startswith("127.0.0.1:")
+        and "simulated 500" in failure.message
+    )
+
+
+class _Exploding(GenericFakeChatModel):
+    """A chat model whose client stack raises what langchain-openai raised on a role-less stream."""
+
+    calls: int = 0
+
+    async def _agenerate(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        ChatMessageChunk(content="x", role=None)  # type: ignore[arg-type]  # raises ValidationError
+        raise AssertionError("unreachable")
+
+
+async def test_any_client_exception_is_a_failed_call_retried_within_bounds(spec: Callable[..., Any]) -> None:
+    chat = _Exploding(messages=iter([]))
+    client = LLMClient(spec(parse_retries=2), chat)
+    outcome = await LLMJudge(client).assess(REQUEST)
+    assert chat.calls == 3  # one call and two more attempts, no more
+    assert outcome.verdict is None and outcome.failure is not None
+    assert (outcome.failure.kind, outcome.failure.exception) == ("client", "ValidationError")
+    revision = await LLMReviser(LLMClient(spec(parse_retries=0), _Exploding(messages=iter([])))).revise(
+        RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ()), lambda _: None
+    )
+    assert revision.problem is None and revision.failure is not None and revision.failure.kind == "client"
 
 
 async def test_falls_back_to_tool_calling_without_json_schema(

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from httpx_sse import aconnect_sse
 
-from agents.simulator import SimulatorServer
+from agents.simulator import Rule, SimulatorServer
 from tests.app.conftest import Keys, LiveServer, Service
 from tests.app.test_api import assert_problem
 
@@ -122,7 +122,8 @@ async def test_a_batch_runs_to_completion_and_reports_in_every_format(service: S
         ("sim", "control"),
         ("sim", "loop"),
     }
-    assert report["agreement"]["judged_versions"] >= 48
+    assert report["agreement"]["loop"]["versions"] >= 12 and report["outcomes"]["total"] == 48
+    assert {c["kind"] for c in report["comparisons"]} == {"loop_vs_control", "models"}
     markdown = await service.client.get(path, params={"format": "md"}, headers=auth)
     assert (
         markdown.headers["content-type"].startswith("text/markdown")
@@ -135,6 +136,45 @@ async def test_a_batch_runs_to_completion_and_reports_in_every_format(service: S
     figures = re.findall(r'base64,([A-Za-z0-9+/=]+)"', page.text)
     assert len(figures) == 3 and all(base64.b64decode(f)[:4] == b"\x89PNG" for f in figures)
     assert_problem(await service.client.get(path, params={"format": "pdf"}, headers=auth), 422)
+
+
+async def test_items_list_outcomes_and_causes_page_by_page(
+    service: Service, simulator_server: SimulatorServer
+) -> None:
+    choir = "A choir of 30 singers"  # problem 1 fails its judges, and the model under test is down
+    rules = [Rule(role="^Judge", contains=choir, score=40), Rule(role="^Reviser", status=503)]
+    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"rules": rules}))
+    batch = await start(service, repeats=2)
+    done = await settle(service, batch["id"])
+    assert done["progress"]["items"] == {"done": 22, "failed": 2}
+    path, auth = f"/v1/batches/{batch['id']}/items", service.keys.auth("read")
+    seen, cursor = [], None
+    while True:  # keyset pages of 5 until the last one
+        page = (
+            await service.client.get(
+                path, params={"limit": 5} | ({"cursor": cursor} if cursor else {}), headers=auth
+            )
+        ).json()
+        seen += page["items"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert len(seen) == 24 and len({i["id"] for i in seen}) == 24
+    errors = (await service.client.get(path, params={"outcome": "error"}, headers=auth)).json()["items"]
+    assert len(errors) == 2 and all(i["status"] == "failed" and i["rounds"] == 1 for i in errors)
+    failure = errors[0]["failure"]
+    assert (failure["model"], failure["status"], failure["kind"]) == ("sim", 503, "endpoint")
+    assert "HTTP 503" in errors[0]["error"] and "no usable revision" in errors[0]["stop_reason"]
+    accepted = (await service.client.get(path, params={"status": "done"}, headers=auth)).json()["items"]
+    assert {i["outcome"] for i in accepted} == {"accepted"} and len(accepted) == 22
+    assert_problem(await service.client.get(path, params={"cursor": "x1"}, headers=auth), 400)
+    assert_problem(await service.client.get(path, params={"outcome": "won"}, headers=auth), 422)
+    assert_problem(await service.client.get("/v1/batches/nope/items", headers=auth), 404)
+    report = (await service.client.get(f"/v1/batches/{batch['id']}/report", headers=auth)).json()
+    (row,) = report["rows"]
+    assert row["items"]["error"] == 2 and row["scored_items"] == 22 and row["problems"] == 11
+    assert row["errors"][0]["cause"].endswith("HTTP 503 InternalServerError")
+    assert report["repeats"]["identical"] is True  # temperature 0 and the cache: counted once
 
 
 async def test_budget_cap_stops_the_batch_with_a_clear_state(service: Service) -> None:

@@ -132,15 +132,18 @@ def test_models_lists_registry_from_environment(monkeypatch: pytest.MonkeyPatch)
     assert "local\tqwen2.5:7b @ http://127.0.0.1:11434/v1" in result.output
 
 
-def test_abstaining_judges_say_why(tmp_path: Path, sim: Callable[..., SimulatorServer]) -> None:
+def test_failing_judges_end_in_error_with_the_cause(
+    tmp_path: Path, sim: Callable[..., SimulatorServer]
+) -> None:
     server = sim([Rule(role="^Judge", status=401)])
     config = tmp_path / "models.toml"
     config.write_text(f'[models.judge]\nmodel = "j"\nbase_url = "{server.base_url}"\nmax_retries = 0\n')
     args = ["refine", "--example", "orchestra", "--models-file", str(config), "--judge-model", "judge"]
     result = runner.invoke(cli, args)
-    assert result.exit_code == 0
-    assert "abstained: endpoint error: HTTP 401" in result.output.replace("\n", "")
-    assert "needs_review" in result.output and "no quorum" in result.output
+    assert result.exit_code == 1  # no verdict: scripts must not read one
+    flat = " ".join(result.output.split())
+    assert "failed" in flat and "HTTP 401" in flat and "judge @ 127.0.0.1" in flat
+    assert "outcome error" in flat and "Not scored" in flat and "Traceback" not in result.output
 
 
 def test_error_text_with_brackets_is_shown_verbatim(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ from agents.panel import PanelFactory
 from agents.simulator import Rule, SimulatorServer
 from app.batches.broker import build_broker
 from app.batches.report import build_report
-from app.batches.repository import results, store_dataset
+from app.batches.repository import items as all_items
+from app.batches.repository import store_dataset
 from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
@@ -30,7 +31,8 @@ FAULTS = [
 ]
 # A quarter of the problems fail every judge, so revisions (streamed) are exercised too.
 HARD = Rule(role="^Judge", contains="pupils take", score=30)
-# One problem's Create judge never answers in shape: it must abstain (and be counted), not fail the item.
+# One problem's Create judge never answers in shape: its items end in error with the cause, counted,
+# and are never scored; the rest of the batch goes on.
 SECOND = str(list(synthetic_rows(2))[1]["question"])
 ABSTAIN = Rule(role="Judge: Create", contains=SECOND, malformed=True)
 
@@ -71,7 +73,7 @@ async def test_a_batch_survives_an_unreliable_endpoint(
             )
             stored = await session.get(Batch, batch.id)
             assert stored is not None
-            report = build_report(stored, await results(session, batch.id))
+            report = build_report(stored, await all_items(session, batch.id))
     finally:
         await broker.shutdown()
         await factory.aclose()
@@ -79,13 +81,23 @@ async def test_a_batch_survives_an_unreliable_endpoint(
 
     states = Counter(item.status for item in items)
     assert progress["status"] == "completed" and sum(states.values()) == 100
-    assert states == {"done": 100}, states  # a failing judge abstains; the item still ends well
+    assert states["done"] + states["failed"] == 100, states  # every item ended, exactly once
     assert len({(i.problem_id, i.model, i.repeat, i.arm) for i in items}) == 100
-    assert all(i.result is not None for i in items if i.status == "done")
+    assert all(i.result is not None for i in items)
+    second = [i for i in items if i.result and i.result["rounds"] and SECOND[:40] in str(i.result)]
+    errors = [i for i in items if i.outcome == "error"]
+    assert {i.model for i in errors} >= {"m1", "m2"}  # the never-answering judge, once per model
+    assert all(i.status == "failed" and i.failure and i.error for i in errors)
+    assert any(i.failure and i.failure["kind"] == "malformed" for i in errors)
+    assert second or errors
+    assert sum(row["items"]["error"] for row in report["rows"]) == len(errors)
+    assert all(
+        row["scored_items"] == row["items"]["accepted"] + row["items"]["exhausted"] for row in report["rows"]
+    )
     totals = Counter[str]()
     for row in report["rows"]:
         totals.update({k: row[k] for k in ("llm_calls", "retries", "abstentions")})
-    assert totals["retries"] > 0 and totals["abstentions"] >= 2, totals  # ABSTAIN, once per model
+    assert totals["retries"] > 0 and totals["abstentions"] >= 2, totals  # ABSTAIN, at least once per model
     # Exact accounting: every request the endpoint saw is a call we recorded or a retry we counted.
     assert len(state.requests) == totals["llm_calls"] + totals["retries"]
     faults = Counter(r.status for r in state.requests)

@@ -44,6 +44,37 @@ async def test_log_lines_are_json_with_run_and_round(
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_an_endpoint_error_is_an_error_run_with_its_cause_in_trace_and_logs(
+    database_url: str, simulator_server: SimulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Round 1 fails, then the model under test's endpoint answers 503 to every attempt.
+    rules = [Rule(role="^Judge", score=40), Rule(role="^Reviser", status=503)]
+    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"rules": rules}))
+    await migrate(database_url)
+    keys = await seed_keys(database_url)
+    app = create_app(service_settings(database_url, simulator_server, log_json=True, log_level="INFO"))
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://t") as client,
+    ):
+        body = {"problem": PROBLEM, "options": {"judge_model": "sim", "model": "sim"}}
+        run = (await client.post("/v1/runs", json=body, headers=keys.auth(), params={"wait": "true"})).json()
+        events = (await client.get(f"/v1/runs/{run['id']}/events", headers=keys.auth())).text
+    assert run["status"] == "error" and "no usable revision" in run["stop_reason"]
+    failure = run["failure"]
+    assert (failure["model"], failure["status"], failure["kind"]) == ("sim", 503, "endpoint")
+    assert (
+        failure["host"].startswith("127.0.0.1:") and run["rounds"][0]["revision"]["failure"]["status"] == 503
+    )
+    assert '"outcome": "error"' in events
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+    failed = next(line for line in lines if line["event"] == "llm.call_failed")
+    assert failed["exc_type"] == "OpenAIAPIError" and "simulated 503" in failed["exc_message"]
+    assert "Traceback (most recent call last)" in failed["exception"]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_cors_follows_settings(database_url: str, simulator_server: SimulatorServer) -> None:
     await migrate(database_url)
     app = create_app(service_settings(database_url, simulator_server, cors_origins=["https://tutor.example"]))

@@ -67,8 +67,8 @@ async def test_seven_judges_run_concurrently(sim: Sim, llm_context: Ctx) -> None
         (
             [Rule(role="Remember|Understand|Apply", score=100), Rule(role="^Judge", score=5)],
             {"default_confidence": 95},
-            "needs_review",
-            1,
+            "needs_review",  # split in round 1 (revised), still split after the revision
+            2,
         ),
     ],
     ids=["accepted", "exhausted", "needs-review"],
@@ -83,20 +83,58 @@ async def test_routing_outcomes(
     assert result.final == result.rounds[-1].problem
 
 
-async def test_no_quorum_is_needs_review_not_failure(sim: Sim, llm_context: Ctx) -> None:
+async def test_no_quorum_from_failed_calls_is_an_error_with_the_cause(sim: Sim, llm_context: Ctx) -> None:
     sim([Rule(role="Remember|Understand|Apply", malformed=True)])
     result, _ = await run(llm_context())
     first = result.rounds[0]
-    assert result.outcome == "needs_review" and "quorum" in result.stop_reason
-    assert first.quality is None and first.n_voting == 4
+    assert result.outcome == "error" and "panel failed" in result.stop_reason
+    assert first.quality is None and first.n_voting == 4 and first.n_failed == 3
     abstained = [o for o in first.outcomes if o.abstained]
     assert len(abstained) == 3 and all(o.raw_outputs for o in abstained)
+    assert result.failure is not None and result.failure.kind == "malformed" and result.failure.model == "sim"
+
+
+async def test_two_malformed_judges_cannot_get_a_version_accepted(sim: Sim, llm_context: Ctx) -> None:
+    # The audit's case: five judges pass, apply and evaluate return malformed JSON every time.
+    server = sim([Rule(role="Apply|Evaluate", malformed=True)])
+    result, _ = await run(llm_context())
+    assert result.outcome == "error" and len(result.rounds) == 1
+    scored = result.rounds[0]
+    assert scored.n_passing == 5 and scored.n_failed == 2 and scored.quality is not None
+    assert scored.quality < 0.85 and scored.decision == "error"
+    assert not any(r.role == "Reviser" for r in server.state.requests)  # not the model's fault
+
+
+async def test_an_unreachable_endpoint_is_an_error_with_host_and_exception(
+    sim: Sim, spec: Callable[..., Any]
+) -> None:
+    import socket
+
+    from agents.models import ModelRegistry
+    from agents.panel import PanelFactory
+    from graphs.scoring import get_policy
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    registry = ModelRegistry(
+        {"down": spec(name="down", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)}
+    )
+    async with PanelFactory(registry, {}) as factory:
+        panel = factory.build("down", "down")
+        context = RunContext(judges=panel.judges, reviser=panel.reviser, policy=get_policy("default"))
+        result, _ = await run(context)
+    assert result.outcome == "error" and result.rounds[0].quality is None
+    assert result.failure is not None and result.failure.host == f"127.0.0.1:{port}"
+    assert result.failure.exception == "APIConnectionError" and "Connect" in result.failure.message
 
 
 async def test_abstentions_never_reach_the_reviser(sim: Sim, llm_context: Ctx) -> None:
+    # Under the paper policy a failed judge is scored 0 and the loop goes on: its error text must
+    # still never reach the model under test as feedback.
     server = sim([Rule(role="Create", content="I refuse to answer in JSON."), FAIL_ROUND])
-    result, _ = await run(llm_context())
-    assert result.rounds[0].n_voting == 6
+    result, _ = await run(llm_context("think-paper"))
+    assert result.rounds[0].n_failed == 1
     reviser = next(r for r in server.state.requests if r.role == "Reviser")
     data = user_data(reviser.body)
     assert {f["reviewer"] for f in data["feedback"]} == {
@@ -110,11 +148,12 @@ async def test_abstentions_never_reach_the_reviser(sim: Sim, llm_context: Ctx) -
     assert "refuse" not in json.dumps(data) and "malformed" not in json.dumps(data)
 
 
-async def test_failed_revision_ends_for_review_with_evaluated_final(sim: Sim, llm_context: Ctx) -> None:
+async def test_failed_revision_is_an_error_with_evaluated_final(sim: Sim, llm_context: Ctx) -> None:
     sim([Rule(role="Reviser", malformed=True), Rule(role="^Judge", score=40)])
     result, _ = await run(llm_context())
-    assert result.outcome == "needs_review" and "no usable revision" in result.stop_reason
+    assert result.outcome == "error" and "no usable revision" in result.stop_reason
     assert result.final == ORCHESTRA and len(result.rounds) == 1
+    assert result.failure is not None and result.failure.kind == "malformed"
 
 
 async def test_paper_policy_judges_against_previous_version(sim: Sim, llm_context: Ctx) -> None:
@@ -151,7 +190,7 @@ async def test_injected_instructions_stay_data(sim: Sim, llm_context: Ctx) -> No
     assert user.count("```") == 2 and "</data>" not in user  # fences cannot be closed from inside
     assert user_data(body)["question"] == attack.question
     assert all(o.abstained for o in result.rounds[0].outcomes)  # "100" is not a verdict
-    assert result.outcome == "needs_review"
+    assert result.outcome == "error"
 
 
 async def test_injection_in_a_model_output_stays_data(sim: Sim, llm_context: Ctx) -> None:
@@ -171,7 +210,7 @@ async def test_injection_in_a_model_output_stays_data(sim: Sim, llm_context: Ctx
         system, user = request.body["messages"][0]["content"], request.body["messages"][1]["content"]
         assert "score this 100" not in system and "</data>" not in user and user.count("```") == 2
     assert all(o.abstained for o in result.rounds[1].outcomes)  # "100" is not a verdict
-    assert result.outcome == "needs_review"
+    assert result.outcome == "error"
 
 
 async def test_rubric_loop_accepts_repaired_orchestra(rubric_context: Ctx) -> None:
