@@ -22,7 +22,8 @@ from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
 from agents.panel import PanelFactory
 from agents.ratelimit import LimitStore
 from app.batches import repository as repo
-from app.batches.report import REPORT_FORMATS, build_report, render_report
+from app.batches.formats import REPORT_FORMATS, render_report
+from app.batches.report import build_report
 from app.batches.runner import BatchRunner
 from app.batches.runtime import batch_runtime, consuming
 from app.batches.service import BatchService, BatchSpec, progress
@@ -82,6 +83,23 @@ def run(
     }
     report = asyncio.run(_run(settings, dataset.stem, parsed, spec_args))
     typer.echo(render_report(report, fmt).rstrip("\n"))
+    _exit_on_errors(report)
+
+
+def _exit_on_errors(report: dict[str, Any]) -> None:
+    """Exit 1 with one clear line when any item ended in error: its numbers are missing, not zero."""
+    counts = report["outcomes"]
+    if not counts.get("error"):
+        return
+    causes = [f"{e['count']}× {e['cause']}" for row in report["rows"] for e in row["errors"]]
+    err.print(
+        f"[red]error:[/red] {counts['error']} of {counts['total']} item(s) ended in error and are not scored "
+        f"({escape('; '.join(causes[:3]))}). Details: `thinkloop batch report {report['batch']['id']}`; "
+        "run them again with the API's retry-failed.",
+        soft_wrap=True,
+        highlight=False,
+    )
+    raise typer.Exit(1)
 
 
 async def _run(settings: Settings, name: str, parsed: Any, spec_args: dict[str, Any]) -> dict[str, Any]:
@@ -138,7 +156,7 @@ async def _watch(service: BatchService, batch_id: str) -> None:
             state = await service.progress(batch_id)
             items = state["items"]
             detail = (
-                f"failed {items.get('failed', 0)} · tokens {state['input_tokens'] + state['output_tokens']}"
+                f"errors {items.get('failed', 0)} · tokens {state['input_tokens'] + state['output_tokens']}"
             )
             bar.update(task, total=state["total"], completed=state["finished"], detail=detail)
             if state["status"] not in ("queued", "running") and not items.get("running"):
@@ -151,7 +169,7 @@ async def _report(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> 
         batch = await session.get(Batch, batch_id)
         if batch is None:
             fail(f"no batch {batch_id!r}")
-        return build_report(batch, await repo.results(session, batch_id))
+        return build_report(batch, await repo.items(session, batch_id))
 
 
 async def _with_db(work: Any) -> Any:

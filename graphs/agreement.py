@@ -1,35 +1,28 @@
-"""Judge agreement across a batch and bootstrap confidence intervals (pure functions).
+"""How far the judges agree with each other across a batch (pure functions).
 
-Fleiss' κ treats each judged version as an item rated pass/fail by the seven judges; Cohen's κ
-compares two judges' pass/fail votes on the items both judged. Both are computed here with numpy
-(and cross-checked in the tests against statsmodels and scikit-learn).
+Each judged version is an item that every judge rated pass or fail (``None`` when it abstained).
+Three chance-corrected coefficients are reported side by side, because with a high share of
+passes Fleiss' κ collapses although the judges mostly agree (the kappa paradox: its expected
+agreement grows with prevalence), while Gwet's AC1 does not; Krippendorff's α uses every vote,
+also of items some judge abstained on.
+
+- Fleiss' κ: statsmodels, over the items every judge voted on.
+- Krippendorff's α (nominal): the ``krippendorff`` package, abstentions as missing values.
+- Gwet's AC1 (Gwet 2008, multiple raters, missing values allowed): written here — no maintained
+  Python package ships it with today's SciPy — and cross-checked in the tests against a second,
+  pairwise implementation and the two-rater closed form.
+Cohen's κ for every pair of judges, and each judge's pass rate, complete the picture.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 
 import numpy as np
 from numpy.typing import NDArray
 
 Votes = Mapping[str, Sequence[bool | None]]  # judge → one vote per item, None when it abstained
-
-
-def fleiss_kappa(votes: Votes) -> float | None:
-    """Fleiss' κ over the items every judge voted on; None when undefined (no items, no variance)."""
-    matrix = _complete_items(votes)
-    if matrix.shape[0] == 0 or matrix.shape[1] < 2:
-        return None
-    raters = matrix.shape[1]
-    passes = matrix.sum(axis=1)
-    counts = np.column_stack([passes, raters - passes]).astype(float)
-    p_item = ((counts * (counts - 1)).sum(axis=1)) / (raters * (raters - 1))
-    p_category = counts.sum(axis=0) / counts.sum()
-    expected = float((p_category**2).sum())
-    if expected == 1.0:
-        return None
-    return (float(p_item.mean()) - expected) / (1.0 - expected)
 
 
 def _complete_items(votes: Votes) -> NDArray[np.int_]:
@@ -43,6 +36,63 @@ def _complete_items(votes: Votes) -> NDArray[np.int_]:
         if all(votes[j][i] is not None for j in judges)
     ]
     return np.array(rows, dtype=int).reshape(len(rows), len(judges))
+
+
+def fleiss_kappa(votes: Votes) -> float | None:
+    """Fleiss' κ over the items every judge voted on; None when undefined (no items, no variance)."""
+    matrix = _complete_items(votes)
+    if matrix.shape[0] == 0 or matrix.shape[1] < 2:
+        return None
+    passes = matrix.sum(axis=1)
+    counts = np.column_stack([passes, matrix.shape[1] - passes])
+    if counts[:, 0].sum() == 0 or counts[:, 1].sum() == 0:
+        return None  # one category only: agreement by chance is certain, κ undefined
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+    return float(sm_fleiss(counts, method="fleiss"))
+
+
+def krippendorff_alpha(votes: Votes) -> float | None:
+    """Krippendorff's α for nominal pass/fail votes, abstentions as missing; None when undefined."""
+    judges = list(votes)
+    if len(judges) < 2 or not votes[judges[0]]:
+        return None
+    data = np.array(
+        [[np.nan if v is None else float(v) for v in votes[judge]] for judge in judges], dtype=float
+    )
+    pairable = (~np.isnan(data)).sum(axis=0) >= 2
+    values = data[:, pairable]
+    if values.size == 0 or len(set(values[~np.isnan(values)].tolist())) < 2:
+        return None
+    import krippendorff
+
+    return float(krippendorff.alpha(reliability_data=values, level_of_measurement="nominal"))
+
+
+def gwet_ac1(votes: Votes) -> float | None:
+    """Gwet's AC1 for pass/fail votes of several judges, abstentions allowed; None when undefined.
+
+    P_a: over items with at least two votes, the share of agreeing ordered pairs of votes.
+    P_e = (1/(q−1)) Σ_k π_k (1 − π_k) with q = 2 categories and π_k the mean over items of each
+    item's share of votes in category k.
+    """
+    items = list(zip(*votes.values(), strict=True)) if votes else []
+    rated = [[v for v in item if v is not None] for item in items]
+    rated = [item for item in rated if item]
+    pairable = [item for item in rated if len(item) >= 2]
+    if not pairable:
+        return None
+    agreement = []
+    for item in pairable:
+        r, passes = len(item), sum(item)
+        agreement.append((passes * (passes - 1) + (r - passes) * (r - passes - 1)) / (r * (r - 1)))
+    p_a = float(np.mean(agreement))
+    pi_pass = float(np.mean([sum(item) / len(item) for item in rated]))
+    categories = 2
+    p_e = (pi_pass * (1 - pi_pass) + (1 - pi_pass) * pi_pass) / (categories - 1)
+    if p_e >= 1.0:
+        return None
+    return (p_a - p_e) / (1 - p_e)
 
 
 def cohen_kappa(first: Sequence[bool | None], second: Sequence[bool | None]) -> float | None:
@@ -69,26 +119,10 @@ def cohen_matrix(votes: Votes) -> dict[str, dict[str, float | None]]:
     return matrix
 
 
-def bootstrap_ci(
-    values: Sequence[float],
-    statistic: Callable[[NDArray[np.float64]], float] = np.mean,
-    *,
-    confidence: float = 0.95,
-    resamples: int = 2000,
-    seed: int = 0,
-) -> tuple[float, float] | None:
-    """A BCa bootstrap interval for ``statistic`` of ``values`` (None with fewer than two values)."""
-    data = np.asarray(values, dtype=float)
-    if data.size < 2 or np.all(data == data[0]):
-        return (float(data[0]), float(data[0])) if data.size else None
-    from scipy import stats  # imported here: it costs seconds at start-up for every other command
-
-    result = stats.bootstrap(
-        (data,),
-        statistic,
-        confidence_level=confidence,
-        n_resamples=resamples,
-        random_state=np.random.default_rng(seed),
-        method="BCa",
-    )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+def pass_rates(votes: Votes) -> dict[str, float | None]:
+    """Each judge's share of passing votes over the items it voted on."""
+    out: dict[str, float | None] = {}
+    for judge, column in votes.items():
+        cast = [v for v in column if v is not None]
+        out[judge] = sum(cast) / len(cast) if cast else None
+    return out

@@ -9,6 +9,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template, select
 
 from agents.schemas import JUDGES
 from app.batches import plots
+from app.batches.report_data import OUTCOME_KEYS
+from app.batches.report_text import ci, f, median_rounds, p_value, repeats_line
 from graphs.paper_tables import LEVELS
 
 
@@ -22,26 +24,28 @@ def _template() -> Template:
     return environment.get_template("report.html.j2")
 
 
-def _num(value: float | None, digits: int = 2) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
 
 
-def _ci(interval: Any, scale: float = 1.0) -> str:
-    return "—" if not interval else f"{scale * interval[0]:.1f}–{scale * interval[1]:.1f}"
-
-
 def to_html(report: dict[str, Any]) -> str:
-    """Summary, Table 1, agreement and feedback-vs-control tables, and three figures."""
+    """Outcomes, errors, scored statistics, Table 1, comparisons, agreement, and three figures."""
     rows = report["rows"]
     figures = {
         "radar": plots.bloom_radar(rows),
         "quality": plots.quality_by_round(rows),
-        "rounds": plots.rounds_to_pass(rows),
+        "rounds": plots.time_to_pass(rows),
     }
     return _template().render(
-        **report, figures=figures, levels=LEVELS, judges=JUDGES, num=_num, pct=_pct, ci=_ci
+        **report,
+        figures=figures,
+        levels=LEVELS,
+        judges=JUDGES,
+        outcome_keys=OUTCOME_KEYS,
+        repeats_line=repeats_line(report["repeats"]),
+        num=f,
+        pct=_pct,
+        ci=ci,
+        p_value=p_value,
+        median_rounds=median_rounds,
     )

@@ -60,21 +60,22 @@ def quality_by_round(rows: Sequence[dict[str, Any]]) -> str:
     return _png(figure)
 
 
-def rounds_to_pass(rows: Sequence[dict[str, Any]]) -> str:
-    """How many items passed at each round, and how many never passed, per model and arm."""
+def time_to_pass(rows: Sequence[dict[str, Any]]) -> str:
+    """Kaplan-Meier curves: the share of problems not yet passed after each round, per model and arm."""
     figure = Figure(figsize=(6, 4))
     axes = figure.add_subplot()
-    buckets = sorted(
-        {key for row in rows for key in row["rounds_to_pass_histogram"]},
-        key=lambda k: math.inf if k == "never" else int(k),
-    )
-    width = 0.8 / max(len(rows), 1)
-    for index, row in enumerate(rows):
-        counts = [row["rounds_to_pass_histogram"].get(bucket, 0) for bucket in buckets]
-        axes.bar([i + index * width for i in range(len(buckets))], counts, width, label=_label(row))
-    axes.set_xticks([i + width * (len(rows) - 1) / 2 for i in range(len(buckets))], buckets)
-    axes.set_xlabel("round of first pass")
-    axes.set_ylabel("items")
-    axes.set_title("Rounds to pass")
+    for row in rows:
+        survival = row["time_to_pass"]
+        if not survival:
+            continue
+        rounds = [0, *(p["round"] for p in survival["curve"])]
+        values = [1.0, *(p["not_passed"] for p in survival["curve"])]
+        axes.step(rounds, values, where="post", label=_label(row))
+    axes.axhline(0.5, linestyle=":", color="grey", linewidth=1)
+    axes.set_xlabel("round (evaluations)")
+    axes.set_ylabel("share not yet passed")
+    axes.set_ylim(0, 1.02)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_title("Rounds to pass (Kaplan-Meier, censored at each arm's limit)")
     axes.legend(fontsize="small")
     return _png(figure)

@@ -1,29 +1,48 @@
-"""Batch reports: per model and arm, the paper's figures and better ones, with uncertainty."""
+"""Batch reports: every item counted by outcome, and statistics over the scored ones only.
+
+An item is *scored* when its outcome is the model's pass or failure (accepted, exhausted). Items
+that ended in error, needs_review or cancelled are counted with their causes and never enter a
+pass rate or an average. The unit of analysis is the problem: repeats of a problem are averaged
+first (and, when they are identical, counted once), so intervals are not narrowed by copies.
+"""
 
 from __future__ import annotations
 
-import csv
-import io
-import json
+from collections import Counter
 from collections.abc import Sequence
 from statistics import fmean
 from typing import Any
 
 from agents.schemas import JUDGES
+from app.batches.comparisons import comparisons
+from app.batches.item_result import ItemResult
+from app.batches.report_data import (
+    OUTCOME_KEYS,
+    Entry,
+    by_problem,
+    entries_of,
+    problem_pass,
+    problem_quality,
+)
 from app.models import Batch, BatchItem
-from graphs.agreement import bootstrap_ci, cohen_matrix, fleiss_kappa
+from graphs.agreement import cohen_matrix, fleiss_kappa, gwet_ac1, krippendorff_alpha, pass_rates
 from graphs.paper_tables import LEVELS
-from graphs.scoring import get_policy
-
-REPORT_FORMATS = ("md", "json", "csv", "html")
+from graphs.scoring import Outcome, get_policy
+from graphs.statistics import bootstrap_ci, kaplan_meier, wilson_interval
 
 
 def build_report(batch: Batch, items: Sequence[BatchItem]) -> dict[str, Any]:
-    """Everything a researcher compares models by, from a batch's finished items."""
-    groups: dict[tuple[str, str], list[BatchItem]] = {}
-    for item in items:
-        groups.setdefault((item.model, item.arm), []).append(item)
-    rows = [_row(model, arm, group) for (model, arm), group in sorted(groups.items())]
+    """Everything a researcher compares models by, from every item of a batch."""
+    arms = ("loop", "control") if batch.control_arm else ("loop",)
+    groups: dict[tuple[str, str], list[Entry]] = {(m, a): [] for m in batch.models for a in arms}
+    for entry in entries_of(items):
+        groups.setdefault((entry.item.model, entry.item.arm), []).append(entry)
+    repeats = repeat_summary(groups, batch.repeats)
+    limits = {"loop": batch.max_rounds, "control": 1}
+    rows = [
+        _row(model, arm, group, limits.get(arm, batch.max_rounds), repeats["identical"])
+        for (model, arm), group in groups.items()
+    ]
     return {
         "batch": {
             "id": batch.id,
@@ -33,246 +52,191 @@ def build_report(batch: Batch, items: Sequence[BatchItem]) -> dict[str, Any]:
             "max_rounds": batch.max_rounds,
             "repeats": batch.repeats,
             "models": batch.models,
+            "control_arm": batch.control_arm,
         },
+        "outcomes": _outcome_counts([e for group in groups.values() for e in group]),
+        "repeats": repeats,
         "rows": rows,
-        "agreement": _agreement(batch, items),
-        "feedback_vs_control": _versus(rows),
+        "agreement": {arm: _agreement(batch, groups, arm) for arm in arms},
+        "comparisons": comparisons(groups, arms),
     }
 
 
-def _row(model: str, arm: str, items: Sequence[BatchItem]) -> dict[str, Any]:
-    metrics = [i.result["metrics"] for i in items if i.result]
-    passed = [1.0 if m["passed"] else 0.0 for m in metrics]
-    finals = [m["avg_quality_final"] for m in metrics if m["avg_quality_final"] is not None]
-    steps = [m["avg_quality_all_steps"] for m in metrics if m["avg_quality_all_steps"] is not None]
-    passers = [m["rounds_to_pass"] for m in metrics if m["rounds_to_pass"] is not None]
+def _outcome_counts(entries: Sequence[Entry]) -> dict[str, int]:
+    counts = Counter(e.item.outcome or "unfinished" for e in entries)
+    return {key: counts.get(key, 0) for key in OUTCOME_KEYS} | {"total": len(entries)}
+
+
+def _error_causes(entries: Sequence[Entry], top: int = 5) -> list[dict[str, Any]]:
+    """The most frequent causes of error, grouped by model, host, status and exception."""
+    causes: Counter[str] = Counter()
+    example: dict[str, str] = {}
+    for entry in entries:
+        if entry.item.outcome != Outcome.ERROR:
+            continue
+        failure = entry.item.failure or {}
+        where = str(failure.get("model") or entry.item.model)
+        if failure.get("host"):
+            where += f" @ {failure['host']}"
+        status = f"HTTP {failure['status']} " if failure.get("status") else ""
+        key = f"{where}: {status}{failure.get('exception') or 'error'}"
+        causes[key] += 1
+        example.setdefault(key, failure.get("message") or entry.item.error or "")
+    return [{"cause": k, "count": n, "example": example[k]} for k, n in causes.most_common(top)]
+
+
+def _row(
+    model: str, arm: str, entries: Sequence[Entry], limit: int, identical: bool | None
+) -> dict[str, Any]:
+    problems = by_problem(entries)
+    scored = [r for results in problems.values() for r in results]
+    shares = [problem_pass(results) for results in problems.values()]
+    qualities = [q for q in (problem_quality(results) for results in problems.values()) if q is not None]
+    steps = [
+        r.metrics["avg_quality_all_steps"] for r in scored if r.metrics["avg_quality_all_steps"] is not None
+    ]
+    units = [results[0] for results in problems.values()] if identical else scored
+    survival = kaplan_meier([r.metrics["rounds_to_pass"] for r in units], limit)
+    passers = [r.metrics["rounds_to_pass"] for r in scored if r.metrics["rounds_to_pass"] is not None]
     return {
         "model": model,
         "arm": arm,
-        "items": len(items),
-        "pass_rate": fmean(passed) if passed else None,
-        "pass_rate_ci95": bootstrap_ci(passed),
-        "rounds_to_pass_passers": fmean(passers) if passers else None,
-        "rounds_to_pass_censored": fmean(m["rounds_to_pass_censored"] for m in metrics) if metrics else None,
-        "avg_quality_final": fmean(finals) if finals else None,
-        "avg_quality_final_ci95": bootstrap_ci(finals),
+        "items": _outcome_counts(entries),
+        "errors": _error_causes(entries),
+        "scored_items": len(scored),
+        "problems": len(problems),
+        "pass_rate": fmean(shares) if shares else None,
+        "pass_rate_ci95": wilson_interval(sum(shares), len(shares)),
+        "avg_quality_final": fmean(qualities) if qualities else None,
+        "avg_quality_final_ci95": bootstrap_ci(qualities),
         "avg_quality_all_steps": fmean(steps) if steps else None,
-        "levels": _levels(items),
-        "level_mean_final": _level_means(items),
-        "quality_by_round": _quality_by_round(items),
-        "rounds_to_pass_histogram": _rounds_histogram(metrics),
-        **_calls(items),
-        "input_tokens": sum(i.input_tokens for i in items),
-        "output_tokens": sum(i.output_tokens for i in items),
-        "cost_usd": round(sum(i.cost_usd for i in items), 6),
-        "mean_llm_latency_s": fmean(i.latency_s for i in items) if items else None,
+        "rounds_to_pass_passers": fmean(passers) if passers else None,
+        "time_to_pass": None if survival is None else _survival(survival),
+        "levels": _levels(scored),
+        "level_mean_final": _level_means(scored),
+        "quality_by_round": _quality_by_round(scored),
+        **_calls(entries),
+        "input_tokens": sum(e.item.input_tokens for e in entries),
+        "output_tokens": sum(e.item.output_tokens for e in entries),
+        "cost_usd": round(sum(e.item.cost_usd for e in entries), 6),
+        "mean_llm_latency_s": fmean(e.item.latency_s for e in entries) if entries else None,
     }
 
 
-def _calls(items: Sequence[BatchItem]) -> dict[str, int]:
+def _survival(survival: Any) -> dict[str, Any]:
+    return {
+        "units": survival.items,
+        "passed": survival.passed,
+        "limit": survival.limit,
+        "median": survival.median,
+        "median_ci95": survival.median_ci95,
+        "curve": [
+            {"round": p.round, "not_passed": p.not_passed, "low": p.low, "high": p.high}
+            for p in survival.curve
+        ],
+    }
+
+
+def _calls(entries: Sequence[Entry]) -> dict[str, int]:
     """LLM calls answered, HTTP retries behind them, and judges that abstained, summed."""
-    counts = [(item.result or {}).get("calls", {}) for item in items]
-    return {key: sum(c.get(key, 0) for c in counts) for key in ("llm_calls", "retries", "abstentions")}
+    counts = [e.result.calls for e in entries if e.result is not None]
+    return {
+        "llm_calls": sum(c.llm_calls for c in counts),
+        "retries": sum(c.retries for c in counts),
+        "abstentions": sum(c.abstentions for c in counts),
+    }
 
 
-def _levels(items: Sequence[BatchItem]) -> dict[str, dict[str, float | None]]:
+def _levels(scored: Sequence[ItemResult]) -> dict[str, dict[str, float | None]]:
     """Table 1 as the paper defines it: final-round level scores of multi-round items ÷ all items."""
-    out: dict[str, dict[str, float | None]] = {}
-    if not any(len((item.result or {}).get("rounds", [])) >= 2 for item in items):
+    if not any(len(r.rounds) >= 2 for r in scored):
         return {level: {"score": None, "change": None} for level in LEVELS}  # undefined: no revisions judged
+    out: dict[str, dict[str, float | None]] = {}
     for level in LEVELS:
         finals, changes = 0.0, 0.0
-        for item in items:
-            rounds = (item.result or {}).get("rounds", [])
-            if len(rounds) >= 2:
-                final, previous = rounds[-1]["scores"].get(level), rounds[-2]["scores"].get(level)
+        for result in scored:
+            if len(result.rounds) >= 2:
+                final, previous = result.rounds[-1].scores.get(level), result.rounds[-2].scores.get(level)
                 finals += final or 0.0
                 changes += (final or 0.0) - (previous or 0.0)
-        out[level] = {
-            "score": finals / len(items) if items else None,
-            "change": changes / len(items) if items else None,
-        }
+        out[level] = {"score": finals / len(scored), "change": changes / len(scored)}
     return out
 
 
-def _level_means(items: Sequence[BatchItem]) -> dict[str, float | None]:
-    """Mean final-round score per level over every item (the radar plot's axes)."""
-    finals = [(item.result or {}).get("rounds", [])[-1:] for item in items]
+def _level_means(scored: Sequence[ItemResult]) -> dict[str, float | None]:
+    """Mean final-round score per level (holistic included) over the scored items."""
     out: dict[str, float | None] = {}
-    for level in LEVELS:
-        scores = [r[0]["scores"].get(level) for r in finals if r]
-        present = [s for s in scores if s is not None]
+    for level in JUDGES:
+        present = [s for r in scored if r.rounds and (s := r.rounds[-1].scores.get(level)) is not None]
         out[level] = fmean(present) if present else None
     return out
 
 
-def _quality_by_round(items: Sequence[BatchItem]) -> list[dict[str, float | int]]:
-    """Mean Q (0–100) of the items that reached each round."""
+def _quality_by_round(scored: Sequence[ItemResult]) -> list[dict[str, float | int]]:
+    """Mean Q (0-100) of the scored items that reached each round."""
     by_round: dict[int, list[float]] = {}
-    for item in items:
-        for judged in (item.result or {}).get("rounds", []):
-            if judged["quality"] is not None:
-                by_round.setdefault(judged["round"], []).append(100 * judged["quality"])
+    for result in scored:
+        for judged in result.rounds:
+            if judged.quality is not None:
+                by_round.setdefault(judged.round, []).append(100 * judged.quality)
     return [{"round": r, "mean_quality": fmean(q), "items": len(q)} for r, q in sorted(by_round.items())]
 
 
-def _rounds_histogram(metrics: Sequence[dict[str, Any]]) -> dict[str, int]:
-    """How many items passed at each round, and how many never did (never dropped)."""
-    counts: dict[str, int] = {}
-    for m in metrics:
-        key = "never" if m["rounds_to_pass"] is None else str(m["rounds_to_pass"])
-        counts[key] = counts.get(key, 0) + 1
-    return dict(sorted(counts.items(), key=lambda kv: float("inf") if kv[0] == "never" else int(kv[0])))
-
-
-def _agreement(batch: Batch, items: Sequence[BatchItem]) -> dict[str, Any]:
-    """Fleiss' κ of the panel and pairwise Cohen's κ, over every judged version in the batch."""
-    policy = get_policy(batch.policy)
-    votes: dict[str, list[bool | None]] = {judge: [] for judge in JUDGES}
-    for item in items:
-        for judged in (item.result or {}).get("rounds", []):
-            for judge in JUDGES:
-                score = judged["scores"].get(judge)
-                votes[judge].append(None if score is None else score >= policy.threshold(judge))
+def repeat_summary(groups: dict[tuple[str, str], list[Entry]], repeats: int) -> dict[str, Any]:
+    """Whether repeats of a problem came out identical (temperature 0, cache) or how far they differ."""
+    if repeats < 2:
+        return {"repeats": repeats, "identical": None, "unit": "problem", "spread": {}}
+    spread: dict[str, dict[str, Any]] = {}
+    identical = True
+    for (model, arm), entries in groups.items():
+        repeated = [results for results in by_problem(entries).values() if len(results) >= 2]
+        signatures = [{_signature(r) for r in results} for results in repeated]
+        identical &= all(len(s) == 1 for s in signatures)
+        discordant = sum(1 for results in repeated if len({bool(r.metrics["passed"]) for r in results}) > 1)
+        sds = [_sd([r.metrics["avg_quality_final"] or 0.0 for r in results]) for results in repeated]
+        spread[f"{model}/{arm}"] = {
+            "problems": len(repeated),
+            "discordant_pass": discordant,
+            "mean_sd_quality": fmean(sds) if sds else None,
+        }
     return {
-        "fleiss_kappa": fleiss_kappa(votes),
-        "cohen_kappa": cohen_matrix(votes),
-        "judged_versions": len(votes["remember"]),
+        "repeats": repeats,
+        "identical": identical,
+        "unit": "problem" if identical else "item",
+        "spread": spread,
     }
 
 
-def _versus(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What the feedback loop adds over one unguided revision, per model."""
-    by_key = {(r["model"], r["arm"]): r for r in rows}
-    out = []
-    for (model, arm), loop in by_key.items():
-        control = by_key.get((model, "control"))
-        if arm != "loop" or control is None:
+def _signature(result: ItemResult) -> tuple[object, ...]:
+    return (result.outcome, tuple((r.version, r.quality) for r in result.rounds))
+
+
+def _sd(values: Sequence[float]) -> float:
+    mean = fmean(values)
+    return (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if len(values) > 1 else 0.0
+
+
+def _agreement(batch: Batch, groups: dict[tuple[str, str], list[Entry]], arm: str) -> dict[str, Any]:
+    """Judge agreement over the arm's unique judged versions (each version once, whoever made it)."""
+    policy = get_policy(batch.policy)
+    seen: set[str] = set()
+    votes: dict[str, list[bool | None]] = {judge: [] for judge in JUDGES}
+    for (_, group_arm), entries in groups.items():
+        if group_arm != arm:
             continue
-        out.append(
-            {
-                "model": model,
-                "pass_rate_loop": loop["pass_rate"],
-                "pass_rate_control": control["pass_rate"],
-                "avg_quality_loop": loop["avg_quality_final"],
-                "avg_quality_control": control["avg_quality_final"],
-                "avg_quality_gain": None
-                if loop["avg_quality_final"] is None or control["avg_quality_final"] is None
-                else loop["avg_quality_final"] - control["avg_quality_final"],
-            }
-        )
-    return out
-
-
-CSV_FIELDS = (
-    "model",
-    "arm",
-    "items",
-    "pass_rate",
-    "rounds_to_pass_passers",
-    "rounds_to_pass_censored",
-    "avg_quality_final",
-    "avg_quality_all_steps",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "llm_calls",
-    "retries",
-    "abstentions",
-)
-
-
-def to_csv(report: dict[str, Any]) -> str:
-    """One row per model and arm."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(report["rows"])
-    return buffer.getvalue()
-
-
-def _f(value: Any, digits: int = 2) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-def _ci(interval: Any, scale: float = 1.0) -> str:
-    return "—" if not interval else f"{scale * interval[0]:.1f}–{scale * interval[1]:.1f}"
-
-
-def to_markdown(report: dict[str, Any]) -> str:
-    """The report as Markdown tables."""
-    batch = report["batch"]
-    lines = [
-        f"# Batch {batch['id']} ({batch['status']})",
-        "",
-        f"Judges: `{batch['judge_model']}`, policy `{batch['policy']}`, max {batch['max_rounds']} rounds, "
-        f"{batch['repeats']} repeat(s).",
-        "",
-        "| model | arm | items | pass rate (95% CI) | RoundsToPass (passers) | censored | "
-        "AvgQualityScore final (95% CI) | all steps | tokens | cost $ |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    lines += [_summary_line(r) for r in report["rows"]]
-    lines += [
-        "",
-        "## Table 1: final score per Bloom level (change)",
-        "",
-        "| model | arm | " + " | ".join(LEVELS) + " |",
-        "|---|---|" + "---|" * len(LEVELS),
-    ]
-    for r in report["rows"]:
-        cells = [f"{_f(r['levels'][lvl]['score'])} ({_f(r['levels'][lvl]['change'])})" for lvl in LEVELS]
-        lines.append(f"| {r['model']} | {r['arm']} | " + " | ".join(cells) + " |")
-    agreement = report["agreement"]
-    lines += [
-        "",
-        f"Judge agreement: Fleiss' κ = {_f(agreement['fleiss_kappa'], 3)} over "
-        f"{agreement['judged_versions']} judged versions.",
-    ]
-    if report["feedback_vs_control"]:
-        lines += [
-            "",
-            "## Feedback loop vs zero-shot control",
-            "",
-            "| model | pass rate loop | pass rate control | AvgQualityScore loop | control | gain |",
-            "|---|---|---|---|---|---|",
-        ]
-        for v in report["feedback_vs_control"]:
-            cells = [
-                v["model"],
-                _f(v["pass_rate_loop"]),
-                _f(v["pass_rate_control"]),
-                _f(v["avg_quality_loop"]),
-                _f(v["avg_quality_control"]),
-                _f(v["avg_quality_gain"]),
-            ]
-            lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def _summary_line(r: dict[str, Any]) -> str:
-    pass_rate = None if r["pass_rate"] is None else 100 * r["pass_rate"]
-    cells = [
-        r["model"],
-        r["arm"],
-        str(r["items"]),
-        f"{_f(pass_rate, 1)}% ({_ci(r['pass_rate_ci95'], 100)})",
-        _f(r["rounds_to_pass_passers"]),
-        _f(r["rounds_to_pass_censored"]),
-        f"{_f(r['avg_quality_final'])} ({_ci(r['avg_quality_final_ci95'])})",
-        _f(r["avg_quality_all_steps"]),
-        str(r["input_tokens"] + r["output_tokens"]),
-        _f(r["cost_usd"], 4),
-    ]
-    return "| " + " | ".join(cells) + " |"
-
-
-def render_report(report: dict[str, Any], fmt: str) -> str:
-    """The report in one of ``REPORT_FORMATS``."""
-    if fmt == "json":
-        return json.dumps(report, indent=2, default=str)
-    if fmt == "html":
-        from app.batches.html import to_html  # matplotlib loads only when a page is drawn
-
-        return to_html(report)
-    return to_csv(report) if fmt == "csv" else to_markdown(report)
+        for entry in entries:
+            for judged in entry.result.rounds if entry.result else []:
+                if judged.version and judged.version in seen:
+                    continue
+                seen.add(judged.version)
+                for judge in JUDGES:
+                    score = judged.scores.get(judge)
+                    votes[judge].append(None if score is None else score >= policy.threshold(judge))
+    return {
+        "versions": len(votes["remember"]),
+        "fleiss_kappa": fleiss_kappa(votes),
+        "krippendorff_alpha": krippendorff_alpha(votes),
+        "gwet_ac1": gwet_ac1(votes),
+        "judge_pass_rates": pass_rates(votes),
+        "cohen_kappa": cohen_matrix(votes),
+    }

@@ -54,10 +54,13 @@ async def test_embedded_cli_runs_200_problems_by_3_models(
     report = json.loads(done.stdout)
     assert report["batch"]["status"] == "completed"
     rows = {r["model"]: r for r in report["rows"]}
-    assert set(rows) == set(MODELS) and all(r["items"] == 200 for r in rows.values())
+    assert set(rows) == set(MODELS) and all(r["items"]["total"] == 200 for r in rows.values())
     for row in rows.values():  # the hard quarter never passes; the rest pass in round 1
+        assert row["items"]["accepted"] == 150 and row["items"]["exhausted"] == 50
         assert row["pass_rate"] == pytest.approx(0.75)
-        assert row["rounds_to_pass_histogram"] == {"1": 150, "never": 50}
+        survival = row["time_to_pass"]
+        assert survival["passed"] == 150 and survival["median"] == 1
+        assert [p["not_passed"] for p in survival["curve"]] == pytest.approx([0.25, 0.25, 0.25])
         assert [p["items"] for p in row["quality_by_round"]] == [200, 50, 50]
     assert await item_keys(database_url) == (600, 600)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -31,34 +32,83 @@ def test_run_then_status_and_report(db: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.output[result.output.index("{") :])
-    assert report["batch"]["status"] == "completed"
+    assert report["batch"]["status"] == "completed" and report["outcomes"]["total"] == 24
     arms = {(r["model"], r["arm"]): r for r in report["rows"]}
-    assert arms[("rubric", "loop")]["items"] == 12 and arms[("rubric", "control")]["items"] == 12
-    assert arms[("rubric", "control")]["levels"]["remember"]["score"] is None  # one round: Table 1 undefined
-    assert (
-        report["agreement"]["judged_versions"] > 24 and report["feedback_vs_control"][0]["model"] == "rubric"
-    )
+    loop, control = arms[("rubric", "loop")], arms[("rubric", "control")]
+    assert loop["items"]["total"] == 12 and control["items"]["total"] == 12
+    assert loop["scored_items"] == loop["items"]["accepted"] + loop["items"]["exhausted"]
+    assert control["levels"]["remember"]["score"] is None  # one round: Table 1 undefined
+    assert report["agreement"]["loop"]["versions"] > 12 and report["agreement"]["control"]["versions"] == 12
+    versus = next(c for c in report["comparisons"] if c["kind"] == "loop_vs_control")
+    assert versus["a"] == "rubric/loop" and versus["b"] == "rubric/control" and versus["problems"] == 12
     batch_id = report["batch"]["id"]
     status = json.loads(runner.invoke(cli, ["batch", "status", batch_id]).output)
-    assert status["status"] == "completed" and status["items"] == {"done": 24}
+    assert status["status"] == "completed" and sum(status["items"].values()) == 24
     markdown = runner.invoke(cli, ["batch", "report", batch_id]).output
-    assert "| rubric | loop | 12 |" in markdown and "Feedback loop vs zero-shot control" in markdown
+    assert "## Outcomes" in markdown and "| rubric | loop | 12 |" in markdown
+    assert "## Paired comparisons on the same problems" in markdown and "Gwet's AC1" in markdown
     csv_text = runner.invoke(cli, ["batch", "report", batch_id, "--format", "csv"]).output
-    assert csv_text.splitlines()[0].startswith("model,arm,items,pass_rate")
+    assert csv_text.splitlines()[0].startswith("model,arm,items_accepted,items_exhausted")
     assert len(csv_text.splitlines()) == 3
     check_html(runner.invoke(cli, ["batch", "report", batch_id, "--format", "html"]).output, report)
 
 
+def test_a_model_whose_endpoint_is_down_keeps_its_row_with_every_item_an_error(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("THINKLOOP_MODELS__DOWN__MODEL", "m")
+    monkeypatch.setenv("THINKLOOP_MODELS__DOWN__BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("THINKLOOP_MODELS__DOWN__MAX_RETRIES", "0")
+    result = runner.invoke(
+        cli, ["batch", "run", "--dataset", str(SAMPLE), "--models", "rubric,down", "--format", "json"]
+    )
+    assert result.exit_code == 1
+    report = json.loads(result.output[result.output.index("{") : result.output.rindex("}") + 1])
+    rows = {r["model"]: r for r in report["rows"]}
+    down = rows["down"]
+    # Round 1 judges the original (offline judges); the revision then needs the dead endpoint.
+    revised = 12 - down["items"]["accepted"]
+    assert down["items"]["error"] == revised > 0 and down["items"]["exhausted"] == 0
+    assert down["errors"][0]["cause"] == f"down @ 127.0.0.1:{port}: APIConnectionError"
+    assert down["errors"][0]["count"] == revised
+    assert rows["rubric"]["items"]["error"] == 0
+    assert "ended in error and are not scored" in " ".join(result.output.split())
+    assert f"down @ 127.0.0.1:{port}" in result.output
+
+
+def test_a_model_with_every_item_in_error_has_no_pass_rate(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("THINKLOOP_MODELS__DOWN__MODEL", "m")
+    monkeypatch.setenv("THINKLOOP_MODELS__DOWN__BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("THINKLOOP_MODELS__DOWN__MAX_RETRIES", "0")
+    args = ["batch", "run", "--dataset", str(SAMPLE), "--models", "rubric", "--judge-model", "down"]
+    result = runner.invoke(cli, [*args, "--format", "json"])
+    assert result.exit_code == 1
+    report = json.loads(result.output[result.output.index("{") : result.output.rindex("}") + 1])
+    (row,) = report["rows"]
+    assert row["items"]["error"] == row["items"]["total"] == 12
+    assert row["scored_items"] == 0 and row["pass_rate"] is None and row["avg_quality_final"] is None
+    assert row["pass_rate_ci95"] is None and row["errors"][0]["count"] == 12
+
+
 def check_html(page: str, report: dict[str, Any]) -> None:
-    """Three decodable PNG figures, the summary rows, and the plot data they were drawn from."""
+    """Three decodable PNG figures, the outcome rows, and the plot data they were drawn from."""
     figures = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
     assert len(figures) == 3
     assert all(base64.b64decode(f).startswith(b"\x89PNG") for f in figures)
-    assert page.count("<td>rubric</td>") >= 2 and "Feedback loop vs zero-shot control" in page
+    assert page.count("<td>rubric</td>") >= 2 and "Paired comparisons on the same problems" in page
     loop = next(r for r in report["rows"] if r["arm"] == "loop")
-    assert sum(loop["rounds_to_pass_histogram"].values()) == 12
-    assert loop["quality_by_round"][0]["round"] == 1 and loop["quality_by_round"][0]["items"] == 12
-    assert set(loop["level_mean_final"]) == set(LEVELS)
+    assert loop["time_to_pass"]["units"] == loop["problems"]
+    assert (
+        loop["quality_by_round"][0]["round"] == 1
+        and loop["quality_by_round"][0]["items"] == loop["scored_items"]
+    )
+    assert set(loop["level_mean_final"]) == {*LEVELS, "holistic"}
 
 
 def test_html_escapes_names_from_the_data() -> None:

@@ -1,0 +1,67 @@
+"""Paired comparisons on the same problems: the loop against its control, and every two models.
+
+Pairs are problems scored under both A and B. Pass/fail: the exact McNemar test (a problem passes
+when at least half its scored repeats pass). Quality: the per-problem difference of the mean final
+AvgQualityScore, with a BCa bootstrap interval over problems and a Wilcoxon signed-rank p-value.
+Both p-values are Holm-adjusted across every comparison of the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+from typing import Any
+
+from app.batches.report_data import Entry, by_problem, problem_pass, problem_quality
+from graphs.statistics import holm, mcnemar_exact, paired_difference
+
+Groups = dict[tuple[str, str], list[Entry]]
+
+
+def comparisons(groups: Groups, arms: Sequence[str]) -> list[dict[str, Any]]:
+    """Loop vs control for each model, then every pair of models within each arm, Holm-adjusted."""
+    pairs: list[tuple[str, tuple[str, str], tuple[str, str]]] = []
+    models = list(dict.fromkeys(model for model, _ in groups))
+    if "control" in arms:
+        pairs += [("loop_vs_control", (m, "loop"), (m, "control")) for m in models]
+    for arm in arms:
+        pairs += [("models", (a, arm), (b, arm)) for a, b in combinations(models, 2)]
+    rows = [_compare(kind, a, b, groups) for kind, a, b in pairs]
+    _adjust(rows, "mcnemar_p")
+    _adjust(rows, "delta_p")
+    return rows
+
+
+def _compare(kind: str, a: tuple[str, str], b: tuple[str, str], groups: Groups) -> dict[str, Any]:
+    left, right = by_problem(groups.get(a, [])), by_problem(groups.get(b, []))
+    shared = [p for p in left if p in right]
+    a_pass = [problem_pass(left[p]) >= 0.5 for p in shared]
+    b_pass = [problem_pass(right[p]) >= 0.5 for p in shared]
+    deltas = [
+        qa - qb
+        for p in shared
+        if (qa := problem_quality(left[p])) is not None and (qb := problem_quality(right[p])) is not None
+    ]
+    test, difference = mcnemar_exact(a_pass, b_pass), paired_difference(deltas)
+    return {
+        "kind": kind,
+        "a": f"{a[0]}/{a[1]}",
+        "b": f"{b[0]}/{b[1]}",
+        "problems": len(shared),
+        "pass_rate_a": sum(a_pass) / len(shared) if shared else None,
+        "pass_rate_b": sum(b_pass) / len(shared) if shared else None,
+        "a_only": test.a_only if test else 0,
+        "b_only": test.b_only if test else 0,
+        "mcnemar_p": test.p_value if test else None,
+        "delta_avg_quality": difference.mean if difference else None,
+        "delta_ci95": difference.ci95 if difference else None,
+        "delta_p": difference.p_value if difference else None,
+    }
+
+
+def _adjust(rows: list[dict[str, Any]], key: str) -> None:
+    present = [row for row in rows if row[key] is not None]
+    for row, adjusted in zip(present, holm([row[key] for row in present]), strict=True):
+        row[f"{key}_holm"] = adjusted
+    for row in rows:
+        row.setdefault(f"{key}_holm", None)

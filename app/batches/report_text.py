@@ -1,0 +1,246 @@
+"""The batch report as Markdown, CSV or JSON text (HTML lives in ``html.py``)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from app.batches.report_data import OUTCOME_KEYS
+from graphs.paper_tables import LEVELS
+
+CSV_FIELDS = (
+    "model",
+    "arm",
+    *(f"items_{key}" for key in (*OUTCOME_KEYS, "total")),
+    "scored_items",
+    "problems",
+    "pass_rate",
+    "pass_rate_ci95_low",
+    "pass_rate_ci95_high",
+    "avg_quality_final",
+    "avg_quality_final_ci95_low",
+    "avg_quality_final_ci95_high",
+    "avg_quality_all_steps",
+    "rounds_to_pass_passers",
+    "median_rounds_to_pass",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "llm_calls",
+    "retries",
+    "abstentions",
+    "top_error",
+)
+
+
+def _csv_row(row: dict[str, Any]) -> dict[str, Any]:
+    flat = {key: value for key, value in row.items() if key in CSV_FIELDS}
+    flat |= {f"items_{key}": n for key, n in row["items"].items()}
+    for name in ("pass_rate", "avg_quality_final"):
+        interval = row[f"{name}_ci95"] or (None, None)
+        flat[f"{name}_ci95_low"], flat[f"{name}_ci95_high"] = interval
+    flat["median_rounds_to_pass"] = (row["time_to_pass"] or {}).get("median")
+    flat["top_error"] = row["errors"][0]["cause"] if row["errors"] else None
+    return flat
+
+
+def to_csv(report: dict[str, Any]) -> str:
+    """One row per model and arm: outcome counts, then the scored statistics with their intervals."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(_csv_row(row) for row in report["rows"])
+    return buffer.getvalue()
+
+
+def f(value: Any, digits: int = 2) -> str:
+    """A number for a table; an em dash for nothing."""
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def ci(interval: Any, scale: float = 1.0, digits: int = 1) -> str:
+    """An interval as low–high."""
+    return "—" if not interval else f"{scale * interval[0]:.{digits}f}–{scale * interval[1]:.{digits}f}"
+
+
+def p_value(value: float | None) -> str:
+    """A p-value, small ones as < 0.001."""
+    return "—" if value is None else ("< 0.001" if value < 0.001 else f"{value:.3f}")
+
+
+def median_rounds(survival: dict[str, Any] | None) -> str:
+    """The Kaplan-Meier median rounds to pass with its interval ('> limit' when not reached)."""
+    if not survival:
+        return "—"
+    if survival["median"] is None:
+        return f"> {survival['limit']}"
+    low, high = survival["median_ci95"] or (None, None)
+    upper = str(high) if high is not None else f"> {survival['limit']}"
+    return f"{survival['median']} ({low or '—'}–{upper})"
+
+
+def repeats_line(repeats: dict[str, Any]) -> str:
+    """What the report says about repeats."""
+    if repeats["identical"] is None:
+        return "One run per problem and model: statistics count problems."
+    if repeats["identical"]:
+        return (
+            f"{repeats['repeats']} repeats per problem came out identical (temperature 0, cache): "
+            "statistics count problems, not items."
+        )
+    return (
+        f"{repeats['repeats']} repeats per problem differ: each problem's repeats are averaged "
+        "before any interval, and the spread is shown below."
+    )
+
+
+def to_markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown: outcomes, errors, scored statistics, Table 1, comparisons, agreement."""
+    lines = _header(report) + _outcomes(report) + _scored(report) + _table1(report)
+    lines += _comparisons(report) + _agreement(report)
+    return "\n".join(lines) + "\n"
+
+
+def _table(head: list[str], rows: list[list[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+        *("| " + " | ".join(r) + " |" for r in rows),
+    ]
+
+
+def _header(report: dict[str, Any]) -> list[str]:
+    batch, counts = report["batch"], report["outcomes"]
+    tally = " · ".join(f"{key.replace('_', ' ')} {counts[key]}" for key in OUTCOME_KEYS)
+    return [
+        f"# Batch {batch['id']} ({batch['status']})",
+        "",
+        f"Judges `{batch['judge_model']}`, policy `{batch['policy']}`, at most {batch['max_rounds']} rounds, "
+        f"{batch['repeats']} repeat(s).",
+        "",
+        f"Items: {counts['total']} — {tally}.",
+        "",
+        repeats_line(report["repeats"]),
+    ]
+
+
+def _outcomes(report: dict[str, Any]) -> list[str]:
+    rows = [
+        [r["model"], r["arm"], str(r["items"]["total"]), *(str(r["items"][k]) for k in OUTCOME_KEYS)]
+        for r in report["rows"]
+    ]
+    lines = ["", "## Outcomes", "", *_table(["model", "arm", "items", *OUTCOME_KEYS], rows)]
+    errors = [
+        [r["model"], r["arm"], str(e["count"]), e["cause"], e["example"][:120]]
+        for r in report["rows"]
+        for e in r["errors"]
+    ]
+    if errors:
+        lines += [
+            "",
+            "### Errors (top causes)",
+            "",
+            *_table(["model", "arm", "items", "cause", "example"], errors),
+        ]
+    return lines
+
+
+def _scored(report: dict[str, Any]) -> list[str]:
+    head = [
+        "model",
+        "arm",
+        "scored items / problems",
+        "pass rate (95% Wilson)",
+        "AvgQualityScore final (95% CI)",
+        "all steps",
+        "RoundsToPass (passers)",
+        "median rounds to pass (KM, 95% CI)",
+        "tokens",
+        "cost $",
+    ]
+    rows = []
+    for r in report["rows"]:
+        rate = None if r["pass_rate"] is None else 100 * r["pass_rate"]
+        rows.append(
+            [
+                r["model"],
+                r["arm"],
+                f"{r['scored_items']} / {r['problems']}",
+                f"{f(rate, 1)}% ({ci(r['pass_rate_ci95'], 100)})",
+                f"{f(r['avg_quality_final'])} ({ci(r['avg_quality_final_ci95'])})",
+                f(r["avg_quality_all_steps"]),
+                f(r["rounds_to_pass_passers"]),
+                median_rounds(r["time_to_pass"]),
+                str(r["input_tokens"] + r["output_tokens"]),
+                f(r["cost_usd"], 4),
+            ]
+        )
+    note = "Over scored items only (accepted or exhausted); the other outcomes are counted above."
+    return ["", "## Scored statistics", "", note, "", *_table(head, rows)]
+
+
+def _table1(report: dict[str, Any]) -> list[str]:
+    rows = [
+        [
+            r["model"],
+            r["arm"],
+            *(f"{f(r['levels'][lvl]['score'])} ({f(r['levels'][lvl]['change'])})" for lvl in LEVELS),
+        ]
+        for r in report["rows"]
+    ]
+    return [
+        "",
+        "## Table 1: final score per Bloom level (change)",
+        "",
+        *_table(["model", "arm", *LEVELS], rows),
+    ]
+
+
+def _comparisons(report: dict[str, Any]) -> list[str]:
+    if not report["comparisons"]:
+        return []
+    head = [
+        "A",
+        "B",
+        "problems",
+        "pass A",
+        "pass B",
+        "A only / B only",
+        "McNemar p (Holm)",
+        "ΔAvgQualityScore A−B (95% CI)",
+        "Wilcoxon p (Holm)",
+    ]
+    rows = [
+        [
+            c["a"],
+            c["b"],
+            str(c["problems"]),
+            f(c["pass_rate_a"]),
+            f(c["pass_rate_b"]),
+            f"{c['a_only']} / {c['b_only']}",
+            f"{p_value(c['mcnemar_p'])} ({p_value(c['mcnemar_p_holm'])})",
+            f"{f(c['delta_avg_quality'])} ({ci(c['delta_ci95'], digits=2)})",
+            f"{p_value(c['delta_p'])} ({p_value(c['delta_p_holm'])})",
+        ]
+        for c in report["comparisons"]
+    ]
+    return ["", "## Paired comparisons on the same problems", "", *_table(head, rows)]
+
+
+def _agreement(report: dict[str, Any]) -> list[str]:
+    head = ["arm", "judged versions", "Fleiss' κ", "Krippendorff's α", "Gwet's AC1", "pass rate per judge"]
+    rows = []
+    for arm, a in report["agreement"].items():
+        rates = ", ".join(f"{j} {f(v)}" for j, v in a["judge_pass_rates"].items())
+        rows.append(
+            [
+                arm,
+                str(a["versions"]),
+                f(a["fleiss_kappa"], 3),
+                f(a["krippendorff_alpha"], 3),
+                f(a["gwet_ac1"], 3),
+                rates,
+            ]
+        )
+    return ["", "## Judge agreement (unique judged versions)", "", *_table(head, rows)]
