@@ -45,6 +45,10 @@ class Reviser(Protocol):
         """Revise one problem version."""
         ...
 
+    async def revise_unaided(self, problem: Problem, on_thinking: ThinkingSink) -> RevisionOutcome:
+        """Improve a problem seen alone, with no feedback of any kind (the zero-shot control)."""
+        ...
+
 
 def revision_payload(request: RevisionRequest) -> dict[str, object]:
     """The data the reviser sees."""
@@ -93,16 +97,27 @@ class LLMReviser:
 
     async def revise(self, request: RevisionRequest, on_thinking: ThinkingSink) -> RevisionOutcome:
         """Stream the think-aloud, then validate the revised question and solution."""
-        prompt = load_prompt("reviser")
-        messages = [SystemMessage(prompt.text), HumanMessage(fence(revision_payload(request)))]
+        return await self._ask("reviser", revision_payload(request), request.round, on_thinking)
+
+    async def revise_unaided(self, problem: Problem, on_thinking: ThinkingSink) -> RevisionOutcome:
+        """The same, from the problem alone (its own prompt: there is no feedback to read)."""
+        payload: dict[str, object] = {"question": problem.question, "solution": problem.solution}
+        return await self._ask("reviser_unaided", payload, 0, on_thinking)
+
+    async def _ask(
+        self, prompt_name: str, payload: dict[str, object], round_no: int, on_thinking: ThinkingSink
+    ) -> RevisionOutcome:
+        prompt = load_prompt(prompt_name)
+        messages = [SystemMessage(prompt.text), HumanMessage(fence(payload))]
         streamer = ThinkingStreamer(on_thinking)
         result = await self._client.structured(messages, Revision, on_text=streamer, cache=self._cache)
         revision = result.value
         return RevisionOutcome(
-            round=request.round,
+            round=round_no,
             problem=Problem(question=revision.question, solution=revision.solution) if revision else None,
             thinking=revision.thinking if revision else "",
             error=result.error if revision is None else None,
+            failure=result.failure if revision is None else None,
             raw_outputs=result.raw_outputs,
             model=self._client.model_id,
             prompt_version=prompt.version,

@@ -1,28 +1,30 @@
-"""The zero-shot control arm: one revision without any feedback, judged like the loop's versions."""
+"""The zero-shot control arm: one revision from the problem alone, judged like the loop's versions."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from agents.reviser import RevisionRequest
+from agents.reviser import ThinkingSink
 from agents.schemas import Problem
 from graphs.context import RunContext
-from graphs.result import RunResult, run_refinement
+from graphs.result import RunResult, run_refinement, unjudged_error
 
 
-async def run_control(problem: Problem, context: RunContext) -> RunResult:
+async def run_control(
+    problem: Problem, context: RunContext, on_thinking: ThinkingSink | None = None
+) -> RunResult:
     """Ask the model under test to improve the problem unaided, then judge that version once.
 
-    The result says what one unguided revision achieves, to set beside what the feedback loop
-    achieves on the same problem (the reference's baseline files showed the two can be close).
+    *Unaided* means blind: the reviser sees the problem and nothing else — no findings, no
+    suggestions, no analysis by the panel's checks. The result says what one unguided revision
+    achieves, beside what the feedback loop achieves on the same problem. A revision that fails
+    ends the control in ``error`` (it is never judged in the problem's place).
     """
-    revision = await context.reviser.revise(
-        RevisionRequest(round=0, current=problem, original=problem, findings=(), suggestions=()),
-        lambda _: None,
-    )
-    candidate = revision.problem or problem  # a failed revision is judged as the unchanged problem
+    revision = await context.reviser.revise_unaided(problem, on_thinking or (lambda _: None))
+    if revision.problem is None:
+        return unjudged_error(problem, context.policy, revision)
     once = replace(context, policy=replace(context.policy, max_rounds=1))
-    result = await run_refinement(candidate, once, original=problem)
+    result = await run_refinement(revision.problem, once, original=problem)
     return result.model_copy(
         update={"revisions": [revision], "usage": result.usage + revision.usage, "original": problem}
     )

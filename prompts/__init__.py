@@ -16,6 +16,7 @@ PROMPT_NAMES = (
     "judge_create",
     "judge_holistic",
     "reviser",
+    "reviser_unaided",
 )
 
 

@@ -111,6 +111,24 @@ class RubricReviser:
             prompt_version=rubric_version(),
         )
 
+    async def revise_unaided(self, problem: Problem, on_thinking: ThinkingSink) -> RevisionOutcome:
+        """Blind, the offline reviser can do nothing: every repair it knows answers one of the
+        panel's findings, and it is given none (nor may it run the panel's checks itself). It says
+        so and returns the problem unchanged, so the offline control arm judges the original."""
+        thinking = (
+            "I have no feedback, and every repair I know answers a finding of the panel, so I cannot "
+            "tell what to change. I return the problem unchanged.\n"
+        )
+        on_thinking(thinking)
+        return RevisionOutcome(
+            round=0,
+            problem=problem,
+            thinking=thinking,
+            raw_outputs=[problem.model_dump_json()],
+            model=RUBRIC_MODEL,
+            prompt_version=rubric_version(),
+        )
+
 
 def _reported_checks(request: RevisionRequest) -> set[str]:
     """Check ids named in failing findings; with free-text feedback, the rubric's own findings."""

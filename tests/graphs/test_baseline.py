@@ -1,32 +1,64 @@
-"""The zero-shot control arm: one unguided revision, judged once against the original."""
+"""The zero-shot control arm: one blind revision, judged once against the original."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
+import pytest
+
+from agents.rubric import panel as rubric_panel
+from agents.rubric.panel import RubricReviser
 from agents.simulator import Rule, SimulatorServer
 from graphs.baseline import run_control
 from graphs.context import RunContext
 from tests.conftest import ORCHESTRA
 
 
-async def test_control_revises_without_feedback_and_judges_once(
+def fenced(body: dict[str, object]) -> dict[str, object]:
+    content = str(body["messages"][-1]["content"])  # type: ignore[index]
+    data: dict[str, object] = json.loads(content.split("```json\n", 1)[1].rsplit("\n```", 1)[0])
+    return data
+
+
+async def test_the_llm_reviser_sees_the_problem_alone(
     sim: Callable[..., SimulatorServer], llm_context: Callable[..., RunContext]
 ) -> None:
-    import json
-
     server = sim([Rule(role="^Judge", score=40)])
     result = await run_control(ORCHESTRA, llm_context())
     assert len(result.rounds) == 1 and result.outcome == "exhausted"
     assert result.original == ORCHESTRA and result.final.question.endswith("(revised)")
-    reviser = next(r for r in server.state.requests if r.role == "Reviser")
-    data = json.loads(reviser.body["messages"][-1]["content"].split("```json\n", 1)[1].rsplit("\n```", 1)[0])
-    assert data["feedback"] == [] and data["suggestions"] == []  # no feedback at all
-    judge = next(r for r in server.state.requests if r.role.startswith("Judge"))
-    assert ORCHESTRA.question in judge.body["messages"][-1]["content"]  # the original is the reference
+    first = server.state.requests[0]
+    assert first.role == "Reviser (unaided)"  # its own prompt, and before any judge has spoken
+    assert fenced(first.body) == {"question": ORCHESTRA.question, "solution": ORCHESTRA.solution}
+    judges = [r for r in server.state.requests if r.role.startswith("Judge")]
+    assert len(judges) == 7 and all(ORCHESTRA.question in str(r.body["messages"]) for r in judges)
     assert result.usage.calls == 8 and len(result.revisions) == 1
 
 
-async def test_control_on_the_offline_panel(rubric_context: Callable[..., RunContext]) -> None:
+async def test_the_offline_reviser_runs_no_check_when_blind(
+    monkeypatch: pytest.MonkeyPatch, rubric_context: Callable[..., RunContext]
+) -> None:
+    def forbidden(*_: object, **__: object) -> None:
+        raise AssertionError("the blind reviser consulted the panel's analysis")
+
+    for name in ("run_checks", "repair", "ProblemFacts", "facts_of", "_reported_checks"):
+        monkeypatch.setattr(rubric_panel, name, forbidden)
+    thinking: list[str] = []
+    outcome = await RubricReviser().revise_unaided(ORCHESTRA, thinking.append)
+    assert outcome.problem == ORCHESTRA and "no feedback" in "".join(thinking)
+
+
+async def test_the_offline_control_judges_the_original(rubric_context: Callable[..., RunContext]) -> None:
     result = await run_control(ORCHESTRA, rubric_context())
-    assert result.outcome == "accepted" and result.metrics["rounds_to_pass"] == 1
+    assert result.rounds[0].problem == ORCHESTRA and result.outcome == "exhausted"
+
+
+async def test_a_failed_blind_revision_is_an_error_never_judged(
+    sim: Callable[..., SimulatorServer], llm_context: Callable[..., RunContext]
+) -> None:
+    server = sim([Rule(role="^Reviser", status=503)])
+    result = await run_control(ORCHESTRA, llm_context())
+    assert result.outcome == "error" and result.rounds == []
+    assert result.failure is not None and result.failure.status == 503 and result.failure.model == "sim"
+    assert not any(r.role.startswith("Judge") for r in server.state.requests)
