@@ -4,6 +4,8 @@ Inputs are per-round rows (problem, round, the seven judges' scores, mean confid
 recomputed with the ``think-paper`` policy. Table 2: RoundsToPass = mean over passing problems of
 the first round with Q > τ (non-passers dropped, as the paper does; the pass rate is reported
 beside it); AvgQualityScore = 100 × mean final-round Q; ± = 100 × mean (Q_final − Q_previous).
+The paper's text defines AvgQualityScore over all refinement steps instead: that figure (each
+problem's mean Q over its rounds, then the mean over problems) is computed beside it.
 Table 1: per level, Σ over problems with ≥ 2 rounds of the final-round score ÷ all problems, and
 the same sum of (final − previous) ÷ all problems. Beyond the paper: the judges' Fleiss' κ over
 every judged version (pass = score ≥ θ) and a 95 % bootstrap interval for AvgQualityScore.
@@ -16,8 +18,9 @@ from dataclasses import dataclass
 from statistics import fmean
 
 from agents.schemas import BloomLevel
-from graphs.agreement import bootstrap_ci, fleiss_kappa
+from graphs.agreement import fleiss_kappa
 from graphs.scoring import ScoringPolicy, Vote, get_policy, is_pass, score_round
+from graphs.statistics import bootstrap_ci
 
 LEVELS: tuple[str, ...] = tuple(level.value for level in BloomLevel)
 
@@ -41,6 +44,7 @@ class PaperTables:
     pass_rate: float
     rounds_to_pass: float | None
     avg_quality_score: float
+    avg_quality_all_steps: float
     quality_change: float
     level_scores: Mapping[str, float]
     level_change: Mapping[str, float]
@@ -61,7 +65,7 @@ def paper_tables(rows: Iterable[RoundRow], policy: ScoringPolicy | None = None) 
         problems.setdefault(row.problem_id, {})[row.round] = row  # a repeated round: the last wins
     if not problems:
         raise ValueError("no rounds to tabulate")
-    first_passes, finals, changes = [], [], []
+    first_passes, finals, changes, all_steps = [], [], [], []
     votes: dict[str, list[bool | None]] = {}
     level_sum = dict.fromkeys(LEVELS, 0.0)
     level_delta = dict.fromkeys(LEVELS, 0.0)
@@ -79,6 +83,7 @@ def paper_tables(rows: Iterable[RoundRow], policy: ScoringPolicy | None = None) 
         if passing:
             first_passes.append(passing[0])
         finals.append(qualities[-1])
+        all_steps.append(fmean(qualities))
         if len(ordered) >= 2:
             changes.append(qualities[-1] - qualities[-2])
             for level in LEVELS:
@@ -91,6 +96,7 @@ def paper_tables(rows: Iterable[RoundRow], policy: ScoringPolicy | None = None) 
         pass_rate=len(first_passes) / n,
         rounds_to_pass=fmean(first_passes) if first_passes else None,
         avg_quality_score=100 * fmean(finals),
+        avg_quality_all_steps=100 * fmean(all_steps),
         quality_change=100 * fmean(changes) if changes else 0.0,
         level_scores={level: level_sum[level] / n for level in LEVELS},
         level_change={level: level_delta[level] / n for level in LEVELS},

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
-from app.reproduce import COLUMNS, Comparison
+from app.paper.reproduce import COLUMNS, Comparison
 
 runner = CliRunner()
 HEADER = [
@@ -64,17 +64,22 @@ def test_prints_both_tables_with_matches_marked(results: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "Table 1" in result.output and "Table 2" in result.output
     assert "GPT-4o " in result.output and "Qwen2.5-7B" in result.output
-    assert "2.00  (paper 2.35) ✗" in result.output  # our fixture is not the paper's data
-    assert "0 of 4 Table 2 values match the paper." in result.output
+    flat = " ".join(result.output.split())
+    assert "2.00 ✗ (paper 2.35)" in flat  # our fixture is not the paper's data
+    assert "✓ 0 values match the paper, ✗ 4 differ" in flat
+    assert "Where the paper contradicts itself" in flat and "Cohen's kappa" in flat
 
 
 def test_json_output(results: Path) -> None:
-    data = json.loads(runner.invoke(cli, ["reproduce-think", str(results), "--json"]).output)
+    report = json.loads(runner.invoke(cli, ["reproduce-think", str(results), "--json"]).output)
+    data = report["models"]
     assert set(data) == {"GPT-4o", "Qwen2.5-7B"}
+    assert report["tally"]["differ"] == 4 and len(report["contradictions"]) == 5
     gpt = data["GPT-4o"]
     assert gpt["table2"]["rounds_to_pass"] == 2.0 and gpt["table2"]["pass_rate"] == 0.5
     assert gpt["table2"]["avg_quality_score"] == pytest.approx(100 * (0.96 + 0.46) / 2)
-    assert gpt["paper"] == {"rounds_to_pass": 2.35, "avg_quality_score": 82.46}
+    assert gpt["paper"]["rounds_to_pass"] == 2.35 and gpt["paper"]["avg_quality_score"] == 82.46
+    assert gpt["matches"]["rounds_to_pass"] is False and len(gpt["matches"]) == 4 + 2 * 6
     assert gpt["table2"]["judges_fleiss_kappa"] == pytest.approx(1.0)  # all-pass or all-fail versions
     low, high = gpt["table2"]["avg_quality_ci95"]
     assert low <= gpt["table2"]["avg_quality_score"] <= high
@@ -100,3 +105,19 @@ def test_unreadable_folders_are_refused(tmp_path: Path, setup: object, message: 
 def test_comparison_rounds_to_the_papers_precision() -> None:
     assert Comparison(2.3488, 2.35).matches and Comparison(82.4617, 82.46).matches
     assert not Comparison(2.344, 2.35).matches and not Comparison(None, 2.35).matches
+    assert Comparison(2.35, None).matches is None  # no bundled paper value: neither ✓ nor ✗
+
+
+def test_every_table_value_is_compared_when_the_paper_value_is_bundled(
+    results: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.paper import reproduce as module
+
+    values = module.paper_values()
+    values["table1"]["GPT-4o"]["remember"] = {"score": 70.0, "change": 20.0}
+    values["table2"]["GPT-4o"]["plus_minus"] = 25.0
+    monkeypatch.setattr(module, "paper_values", lambda: values)
+    rows = module.comparisons(module.reproduce(results))
+    assert rows["GPT-4o"]["remember.score"].matches and rows["GPT-4o"]["remember.change"].matches
+    assert rows["GPT-4o"]["plus_minus"].matches is True  # (0.96 - 0.46) × 100 / 2 problems
+    assert rows["GPT-4o"]["create.score"].matches is None

@@ -6,6 +6,7 @@ import csv
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -31,16 +32,17 @@ MODELS = {
     "Ministral-8B": "mistralai_Ministral-8B-Instruct-2410_metrics",
     "Llama-3.1-8B": "meta-llama_Meta-Llama-3.1-8B-Instruct_metrics",
 }
-# Table 2 of the paper: (RoundsToPass, AvgQualityScore).
-PAPER_TABLE2 = {
-    "GPT-4o": (2.35, 82.46),
-    "GPT-4o-mini": (2.57, 78.68),
-    "GPT-3.5-turbo": (2.60, 73.46),
-    "Qwen2.5-14B": (2.08, 77.10),
-    "Qwen2.5-7B": (2.12, 72.47),
-    "Ministral-8B": (2.04, 72.05),
-    "Llama-3.1-8B": (2.17, 71.11),
-}
+
+
+def paper_values() -> dict[str, Any]:
+    """The paper's printed Table 1 and Table 2 values, and where the paper contradicts itself.
+
+    Facts from the paper, kept as data (``think_paper_values.json``); a null is a value that is not
+    bundled, and its comparison says so instead of passing or failing.
+    """
+    text = resources.files(__package__).joinpath("think_paper_values.json").read_text("utf-8")
+    values: dict[str, Any] = json.loads(text)
+    return values
 
 
 class ReproduceError(ValueError):
@@ -49,15 +51,17 @@ class ReproduceError(ValueError):
 
 @dataclass(frozen=True)
 class Comparison:
-    """Our value next to the paper's, to the paper's two decimals."""
+    """Our value next to the paper's printed one (None when the paper's value is not bundled)."""
 
     ours: float | None
-    paper: float
+    paper: float | None
 
     @property
-    def matches(self) -> bool:
-        """Equal after rounding ours to the paper's precision."""
-        return self.ours is not None and round(self.ours, 2) == self.paper
+    def matches(self) -> bool | None:
+        """Equal after rounding ours to the paper's two decimals; None when there is no paper value."""
+        if self.paper is None:
+            return None
+        return self.ours is not None and round(self.ours, 2) == round(self.paper, 2)
 
 
 def read_rows(folder: Path, stem: str) -> list[RoundRow]:
@@ -114,21 +118,41 @@ def reproduce(folder: Path) -> dict[str, PaperTables]:
     return tables
 
 
-def table2_comparisons(tables: Mapping[str, PaperTables]) -> dict[str, tuple[Comparison, Comparison]]:
-    """Each model's RoundsToPass and AvgQualityScore beside the paper's."""
+def comparisons(tables: Mapping[str, PaperTables]) -> dict[str, dict[str, Comparison]]:
+    """Every value of both tables beside the paper's: Table 1's six levels (score and change) and
+    Avg., Table 2's RoundsToPass, AvgQualityScore and ±, per model."""
+    printed = paper_values()
+    out: dict[str, dict[str, Comparison]] = {}
+    for model, t in tables.items():
+        table1, table2 = printed["table1"].get(model, {}), printed["table2"].get(model, {})
+        row = {
+            "rounds_to_pass": Comparison(t.rounds_to_pass, table2.get("rounds_to_pass")),
+            "avg_quality_score": Comparison(t.avg_quality_score, table2.get("avg_quality_score")),
+            "plus_minus": Comparison(t.quality_change, table2.get("plus_minus")),
+            "avg": Comparison(t.level_average, (table1.get("avg") or {}).get("score")),
+        }
+        for level in LEVELS:
+            cell = table1.get(level) or {}
+            row[f"{level}.score"] = Comparison(t.level_scores[level], cell.get("score"))
+            row[f"{level}.change"] = Comparison(t.level_change[level], cell.get("change"))
+        out[model] = row
+    return out
+
+
+def tally(rows: Mapping[str, Mapping[str, Comparison]]) -> dict[str, int]:
+    """How many values match, differ, or have no bundled paper value."""
+    marks = [c.matches for row in rows.values() for c in row.values()]
     return {
-        model: (
-            Comparison(t.rounds_to_pass, PAPER_TABLE2[model][0]),
-            Comparison(t.avg_quality_score, PAPER_TABLE2[model][1]),
-        )
-        for model, t in tables.items()
+        "match": sum(m is True for m in marks),
+        "differ": sum(m is False for m in marks),
+        "not_bundled": sum(m is None for m in marks),
     }
 
 
 def as_json(tables: Mapping[str, PaperTables]) -> dict[str, Any]:
-    """Machine-readable tables with the paper comparison."""
-    comparisons = table2_comparisons(tables)
-    return {
+    """Machine-readable tables, each value beside the paper's, and the paper's contradictions."""
+    rows = comparisons(tables)
+    models = {
         model: {
             "table1": {
                 level: {"score": t.level_scores[level], "change": t.level_change[level]} for level in LEVELS
@@ -136,17 +160,16 @@ def as_json(tables: Mapping[str, PaperTables]) -> dict[str, Any]:
             "table2": {
                 "rounds_to_pass": t.rounds_to_pass,
                 "avg_quality_score": t.avg_quality_score,
+                "avg_quality_all_steps": t.avg_quality_all_steps,
                 "quality_change": t.quality_change,
                 "pass_rate": t.pass_rate,
                 "n_problems": t.n_problems,
                 "avg_quality_ci95": t.avg_quality_ci,
                 "judges_fleiss_kappa": t.judges_fleiss_kappa,
             },
-            "paper": {"rounds_to_pass": PAPER_TABLE2[model][0], "avg_quality_score": PAPER_TABLE2[model][1]},
-            "matches": {
-                "rounds_to_pass": comparisons[model][0].matches,
-                "avg_quality_score": comparisons[model][1].matches,
-            },
+            "paper": {key: c.paper for key, c in rows[model].items()},
+            "matches": {key: c.matches for key, c in rows[model].items()},
         }
         for model, t in tables.items()
     }
+    return {"models": models, "tally": tally(rows), "contradictions": paper_values()["contradictions"]}
