@@ -63,6 +63,7 @@ class LLMJudge:
             verdict=result.value,
             abstain_reason=result.error if result.value is None else None,
             failure=result.failure if result.value is None else None,
+            reasoning=result.reasoning,
             raw_outputs=result.raw_outputs,
             model=self._client.model_id,
             prompt_version=prompt.version,

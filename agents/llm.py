@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -20,10 +19,16 @@ from pydantic import BaseModel, ValidationError
 from agents.attempts import counting_attempts
 from agents.models import ModelSpec, limit_spec
 from agents.ratelimit import LimitStore, ProviderLimiter, estimate_tokens
+from agents.reasoning import ReasoningSink, TagSplitter, json_candidates, split_reasoning
 from agents.schemas import CallFailure, Usage
+from agents.structured import MODES, Mode, bind, ignored, llm_schema, message_text, refused, with_instructions
+from agents.wire import capturing
 
 T = TypeVar("T", bound=BaseModel)
+TextSink = Callable[[str], None]
 log = structlog.get_logger(__name__)
+
+__all__ = ["LLMClient", "ResponseCache", "StructuredResult", "endpoint_host", "llm_schema", "message_text"]
 
 
 def preload() -> None:
@@ -31,10 +36,6 @@ def preload() -> None:
     about 1 s, which would stall every run and stream of a server mid-flight). For long-lived
     processes, at start-up."""
     import openai.resources.beta  # noqa: F401
-
-
-# JSON-schema keywords that OpenAI's strict structured outputs reject; we validate them locally.
-_UNSUPPORTED_KEYWORDS = {"maxLength", "minLength", "maxItems", "minItems", "title", "default"}
 
 
 class ResponseCache(Protocol):
@@ -51,12 +52,14 @@ class ResponseCache(Protocol):
 
 @dataclass
 class StructuredResult(Generic[T]):
-    """A validated object, or None with the failure; raw outputs of every attempt are kept."""
+    """A validated object, or None with the failure; raw outputs of every attempt are kept, and a
+    reasoning model's own thinking (``reasoning``) apart from them."""
 
     value: T | None
     raw_outputs: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     failure: CallFailure | None = None
+    reasoning: str = ""
 
     @property
     def error(self) -> str | None:
@@ -64,21 +67,19 @@ class StructuredResult(Generic[T]):
         return self.failure.summary() if self.failure is not None else None
 
 
-@functools.cache
-def llm_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema sent to the endpoint: pydantic's, minus keywords strict mode rejects.
+@dataclass
+class Reply:
+    """One answered request: the message, its answer text (reasoning taken out), usage, how it ended."""
 
-    Computed once per schema (it was 2 % of a batch's CPU); callers treat it as read-only.
-    """
-    return _strip(schema.model_json_schema())  # type: ignore[no-any-return]
+    message: AIMessage
+    text: str
+    usage: Usage
+    finish_reason: str | None
+    cut_off: bool
 
 
-def _strip(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {k: _strip(v) for k, v in node.items() if k not in _UNSUPPORTED_KEYWORDS}
-    if isinstance(node, list):
-        return [_strip(v) for v in node]
-    return node
+class CutOff(RuntimeError):
+    """A streamed reply ended without a finish reason: the server dropped it part way."""
 
 
 def endpoint_host(base_url: str | None) -> str:
@@ -86,25 +87,19 @@ def endpoint_host(base_url: str | None) -> str:
     return urlsplit(base_url).netloc if base_url else "api.openai.com"
 
 
-def message_text(message: BaseMessage) -> str:
-    """The structured payload of a reply: tool-call arguments if any, else the text content."""
-    if isinstance(message, AIMessageChunk) and message.tool_call_chunks:
-        return "".join(chunk.get("args") or "" for chunk in message.tool_call_chunks)
-    if isinstance(message, AIMessage) and message.tool_calls:
-        return json.dumps(message.tool_calls[0]["args"])
-    if isinstance(message, AIMessage) and message.invalid_tool_calls:
-        return message.invalid_tool_calls[0].get("args") or ""
-    return message.text
-
-
 class LLMClient:
-    """One configured endpoint: a chat model behind a concurrency limit."""
+    """One configured endpoint: a chat model behind a concurrency limit.
+
+    ``mode`` is how it asks for JSON; what a server is seen to refuse or ignore moves it on for
+    good (``learned`` keeps why), so later calls do not pay for the same discovery again.
+    """
 
     def __init__(self, spec: ModelSpec, chat: BaseChatModel, limiter: ProviderLimiter | None = None) -> None:
         self.spec = spec
         self._chat = chat
         self._limiter = limiter or LimitStore().limiter(limit_spec(spec))
-        self._mode = spec.structured_output
+        self.mode: Mode = spec.structured_output
+        self.learned: list[str] = []
 
     async def aclose(self) -> None:
         """Close the endpoint's connection pool."""
@@ -122,19 +117,22 @@ class LLMClient:
         messages: Sequence[BaseMessage],
         schema: type[T],
         *,
-        on_text: Callable[[str], None] | None = None,
+        on_text: TextSink | None = None,
+        on_reasoning: ReasoningSink | None = None,
         cache: ResponseCache | None = None,
     ) -> StructuredResult[T]:
         """Ask for ``schema``; re-ask up to ``parse_retries`` times when the reply does not fit.
 
-        With a cache and temperature 0, an identical request is answered from the cache at no cost.
+        ``on_text`` streams the answer as it grows; ``on_reasoning`` gets a reasoning model's own
+        thinking, from a field or a tag, as it arrives. With a cache and temperature 0, an
+        identical request is answered from the cache at no cost.
         """
         key = self.cache_key(messages, schema) if cache is not None and self.spec.temperature == 0 else None
         if key is not None and cache is not None:
             cached = await self._from_cache(cache, key, schema, on_text)
             if cached is not None:
                 return cached
-        result = await self._ask(messages, schema, on_text)
+        result = await self._ask(messages, schema, on_text, on_reasoning)
         if key is not None and cache is not None and result.value is not None:
             await cache.put(key, self.model_id, result.raw_outputs[-1])
         return result
@@ -152,7 +150,7 @@ class LLMClient:
         return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
     async def _from_cache(
-        self, cache: ResponseCache, key: str, schema: type[T], on_text: Callable[[str], None] | None
+        self, cache: ResponseCache, key: str, schema: type[T], on_text: TextSink | None
     ) -> StructuredResult[T] | None:
         text = await cache.get(key)
         if text is None:
@@ -168,51 +166,144 @@ class LLMClient:
         return StructuredResult(value, [text], Usage(), None)
 
     async def _ask(
-        self, messages: Sequence[BaseMessage], schema: type[T], on_text: Callable[[str], None] | None
+        self,
+        messages: Sequence[BaseMessage],
+        schema: type[T],
+        on_text: TextSink | None,
+        on_reasoning: ReasoningSink | None,
     ) -> StructuredResult[T]:
+        result: StructuredResult[T] = StructuredResult(None)
+
+        def think(piece: str) -> None:
+            result.reasoning += piece
+            if on_reasoning is not None:
+                on_reasoning(piece)
+
         with counting_attempts() as attempts:
-            result = await self._ask_counted(messages, schema, on_text)
+            await self._attempts(result, messages, schema, on_text, think)
         # Every HTTP attempt beyond one per answered call was a retry (or a call that failed for good).
         result.usage += Usage(retries=max(attempts[0] - result.usage.calls, 0))
         return result
 
-    async def _ask_counted(
-        self, messages: Sequence[BaseMessage], schema: type[T], on_text: Callable[[str], None] | None
-    ) -> StructuredResult[T]:
+    async def _attempts(
+        self,
+        result: StructuredResult[T],
+        messages: Sequence[BaseMessage],
+        schema: type[T],
+        on_text: TextSink | None,
+        think: ReasoningSink,
+    ) -> None:
         """Up to ``parse_retries + 1`` attempts. An endpoint error ends at once (the SDK has already
         retried it ``max_retries`` times); anything else the client stack raises (a validation
-        error on an unusual stream, say) is a failed attempt like a malformed reply. Nothing raised
-        here escapes as an exception: the caller gets a failure with its cause."""
-        result: StructuredResult[T] = StructuredResult(None)
+        error on an unusual stream, a stream cut off) is a failed attempt like a malformed reply.
+        Nothing raised here escapes as an exception: the caller gets a failure with its cause."""
         conversation = list(messages)
         for _attempt in range(self.spec.parse_retries + 1):
             try:
-                reply, usage = await self._call(conversation, schema, on_text)
+                reply = await self._call(conversation, schema, on_text, think, result)
             except openai.OpenAIError as exc:
                 result.failure = self.failure("endpoint", exc)
                 log.warning("llm.call_failed", model=self.model_id, error=result.error, exc_info=exc)
-                return result
+                return
             except Exception as exc:
                 result.failure = self.failure("client", exc)
                 log.warning("llm.client_error", model=self.model_id, error=result.error, exc_info=exc)
                 continue
-            result.usage += usage
-            text = message_text(reply)
-            result.raw_outputs.append(text)
+            result.raw_outputs.append(reply.text)
+            if reply.cut_off:  # a transient drop, not the model's answer: ask again, unchanged
+                result.failure = self.failure("client", CutOff("the stream ended without a finish reason"))
+                log.info("llm.stream_cut_off", model=self.model_id)
+                continue
             try:
-                result.value = schema.model_validate_json(text)
+                result.value = _parse(reply.text, schema)
                 result.failure = None
-                return result
+                return
             except ValidationError as exc:
-                result.failure = self.failure("malformed", exc)
+                result.failure = self.failure("malformed", exc, reply.finish_reason)
                 log.info("llm.malformed_output", model=self.model_id, schema=schema.__name__)
-                conversation += [reply, HumanMessage(_correction(exc))]
-        return result
+                conversation += [reply.message, HumanMessage(_correction(exc))]
 
-    def failure(self, kind: Literal["endpoint", "malformed", "client"], exc: BaseException) -> CallFailure:
+    async def _call(
+        self,
+        conversation: Sequence[BaseMessage],
+        schema: type[BaseModel],
+        on_text: TextSink | None,
+        think: ReasoningSink,
+        result: StructuredResult[Any],
+    ) -> Reply:
+        """One answer, in the first mode the server honours; what it refuses or ignores is learned."""
+        while True:
+            mode = self.mode
+            try:
+                reply = await self._timed_call(conversation, schema, mode, on_text, think)
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if mode == MODES[-1] or not refused(exc, mode):
+                    raise
+                self._learn(mode, f"{mode} refused with HTTP {exc.status_code}")
+                continue
+            result.usage += reply.usage
+            if mode != MODES[-1] and ignored(reply.message, reply.text, mode):
+                self._learn(mode, f"{mode} ignored: the reply held neither JSON nor a tool call")
+                continue
+            return reply
+
+    def _learn(self, failed: Mode, reason: str) -> None:
+        following = MODES[MODES.index(failed) + 1]
+        if MODES.index(following) > MODES.index(self.mode):
+            self.mode = following
+            self.learned.append(f"{reason}; now {following}")
+            log.warning("llm.mode_changed", model=self.model_id, mode=following, reason=reason)
+
+    async def _timed_call(
+        self,
+        messages: Sequence[BaseMessage],
+        schema: type[BaseModel],
+        mode: Mode,
+        on_text: TextSink | None,
+        think: ReasoningSink,
+    ) -> Reply:
+        bound = bind(self._chat, schema, mode)
+        prompt = with_instructions(messages, schema, mode)
+        estimate = estimate_tokens([str(m.content) for m in prompt], self.spec.expected_output_tokens)
+        splitter = TagSplitter(self.spec.reasoning_tag, think) if self._tags else None
+        async with self._limiter.call(estimate):
+            with capturing(think) as observed:
+                start = perf_counter()
+                if on_text is None:
+                    message = await bound.ainvoke(prompt)
+                else:
+                    message = await _stream(bound, prompt, on_text, splitter)
+                latency = perf_counter() - start
+        usage = self._usage(message, latency)
+        await self._limiter.settle(estimate, usage.input_tokens + usage.output_tokens)
+        text = message_text(message)
+        if on_text is None and self._tags:
+            reasoning, text = split_reasoning(text, self.spec.reasoning_tag)
+            if reasoning:
+                think(reasoning)
+        finish = observed.finish_reason or message.response_metadata.get("finish_reason")
+        return Reply(message, text, usage, finish, observed.streamed and observed.finish_reason is None)
+
+    @property
+    def _tags(self) -> bool:
+        return self.spec.reasoning in ("auto", "tag")
+
+    def _usage(self, reply: AIMessage, latency: float) -> Usage:
+        meta = reply.usage_metadata or {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+        tokens_in, tokens_out = meta["input_tokens"], meta["output_tokens"]
+        cost = self.spec.price.cost(tokens_in, tokens_out) if self.spec.price else None
+        return Usage(
+            input_tokens=tokens_in, output_tokens=tokens_out, latency_s=latency, cost_usd=cost, calls=1
+        )
+
+    def failure(
+        self, kind: Literal["endpoint", "malformed", "client"], exc: BaseException, finish: str | None = None
+    ) -> CallFailure:
         """What went wrong with a call to this endpoint, with the cause's cause where there is one."""
         if isinstance(exc, ValidationError):
             message = f"the reply did not fit the schema ({exc.error_count()} validation error(s))"
+            if finish == "length":
+                message += "; it was cut at the token limit (finish_reason: length)"
         else:
             message = str(exc) or type(exc).__name__
             root = _root_cause(exc)
@@ -228,64 +319,45 @@ class LLMClient:
             message=message[:500],
         )
 
-    async def _call(
-        self, messages: Sequence[BaseMessage], schema: type[BaseModel], on_text: Callable[[str], None] | None
-    ) -> tuple[AIMessage, Usage]:
+
+def _parse(text: str, schema: type[T]) -> T:
+    """The first JSON candidate of the reply that fits the schema; else the whole text's error."""
+    error: ValidationError | None = None
+    for candidate in json_candidates(text):
         try:
-            return await self._timed_call(messages, schema, on_text)
-        except openai.BadRequestError as exc:
-            if self._mode != "json_schema" or "response_format" not in str(exc):
-                raise
-            log.warning("llm.json_schema_unsupported", model=self.model_id)
-            self._mode = "tool_calling"
-            return await self._timed_call(messages, schema, on_text)
-
-    async def _timed_call(
-        self, messages: Sequence[BaseMessage], schema: type[BaseModel], on_text: Callable[[str], None] | None
-    ) -> tuple[AIMessage, Usage]:
-        bound = self._bind(schema)
-        estimate = estimate_tokens([str(m.content) for m in messages], self.spec.expected_output_tokens)
-        async with self._limiter.call(estimate):
-            start = perf_counter()
-            if on_text is None:
-                reply = await bound.ainvoke(list(messages))
-            else:
-                reply = await _stream(bound, messages, on_text)
-            latency = perf_counter() - start
-        usage = self._usage(reply, latency)
-        await self._limiter.settle(estimate, usage.input_tokens + usage.output_tokens)
-        return reply, usage
-
-    def _bind(self, schema: type[BaseModel]) -> Any:
-        name, body = schema.__name__, llm_schema(schema)
-        if self._mode == "tool_calling":
-            tool = {"type": "function", "function": {"name": name, "parameters": body}}
-            return self._chat.bind_tools([tool], tool_choice=name)
-        fmt = {"type": "json_schema", "json_schema": {"name": name, "schema": body, "strict": True}}
-        return self._chat.bind(response_format=fmt)
-
-    def _usage(self, reply: AIMessage, latency: float) -> Usage:
-        meta = reply.usage_metadata or {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
-        tokens_in, tokens_out = meta["input_tokens"], meta["output_tokens"]
-        cost = self.spec.price.cost(tokens_in, tokens_out) if self.spec.price else None
-        return Usage(
-            input_tokens=tokens_in, output_tokens=tokens_out, latency_s=latency, cost_usd=cost, calls=1
-        )
+            return schema.model_validate_json(candidate)
+        except ValidationError as exc:
+            error = error or exc
+    assert error is not None  # json_candidates always yields the text itself first
+    raise error
 
 
-async def _stream(bound: Any, messages: Sequence[BaseMessage], on_text: Callable[[str], None]) -> AIMessage:
+async def _stream(
+    bound: Any, messages: Sequence[BaseMessage], on_text: TextSink, splitter: TagSplitter | None
+) -> AIMessage:
     merged: AIMessageChunk | None = None
+    answer = ""
     on_text("")  # a new attempt starts: listeners restart their view of the text
     async for chunk in bound.astream(list(messages)):
         merged = chunk if merged is None else merged + chunk
-        on_text(message_text(merged))
+        if merged.tool_call_chunks:
+            on_text(message_text(merged))
+            continue
+        piece = chunk.text
+        answer += splitter.feed(piece) if splitter is not None else piece
+        on_text(answer)
+    tail = splitter.finish() if splitter is not None else ""
+    if tail:  # held back in case it was a tag; it was not
+        answer += tail
+        on_text(answer)
     if merged is None:
         return AIMessage(content="")
     return AIMessage(
-        content=merged.content,
+        content=answer if not merged.tool_call_chunks else merged.content,
         tool_calls=merged.tool_calls,
         invalid_tool_calls=merged.invalid_tool_calls,
         usage_metadata=merged.usage_metadata,
+        response_metadata=merged.response_metadata,
     )
 
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import openai
-from langchain_openai import ChatOpenAI
+from langchain_openai import AzureChatOpenAI, ChatOpenAI
+from langchain_openai.chat_models.base import BaseChatOpenAI
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.attempts import count_attempt
 from agents.ratelimit import LimitSpec
+from agents.wire import NormalisingTransport
 
 OFFLINE_MODEL = "rubric"
 
@@ -60,9 +62,26 @@ class ModelSpec(BaseModel):
     max_retries: int = Field(default=3, ge=0, le=10)
     temperature: float = Field(default=0.0, ge=0, le=2)
     seed: int | None = None
-    structured_output: Literal["json_schema", "tool_calling"] = "json_schema"
+    structured_output: Literal["json_schema", "tool_calling", "prompt"] = Field(
+        default="json_schema",
+        description="The first way to ask for JSON; a server that refuses or ignores it moves the client "
+        "on to the next (json_schema → tool_calling → prompt) for the rest of the process",
+    )
     parse_retries: int = Field(default=2, ge=0, le=5)
     price: Price | None = None
+    reasoning: Literal["auto", "field", "tag", "none"] = Field(
+        default="auto",
+        description="Where a reasoning model's thinking arrives: a field (reasoning_content, reasoning), "
+        "a tag in the content, either (auto), or nowhere (none: the content is left as it is)",
+    )
+    reasoning_tag: str = Field(default="think", pattern=r"^[A-Za-z][\w-]{0,30}$")
+    provider: Literal["openai", "azure"] = Field(
+        default="openai",
+        description="azure: base_url is the resource endpoint, requests go to the deployment URL with "
+        "api-version and an api-key header",
+    )
+    deployment: str | None = Field(default=None, description="Azure deployment name (default: model)")
+    api_version: str | None = Field(default=None, description="Azure api-version, e.g. 2024-10-21")
 
 
 class ModelRegistry:
@@ -118,8 +137,12 @@ def limit_spec(spec: ModelSpec) -> LimitSpec:
     return LimitSpec(spec.name, spec.max_concurrency, spec.requests_per_minute, spec.tokens_per_minute)
 
 
-def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> ChatOpenAI:
-    """A ChatOpenAI client for ``spec``; the API key is read from ``env[spec.api_key_env]``."""
+def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> BaseChatOpenAI:
+    """A chat client for ``spec``; the API key is read from ``env[spec.api_key_env]``.
+
+    Responses pass the normalising transport (``agents/wire.py``), so servers that answer in
+    OpenAI's shape only approximately still parse; requests are counted per logical call.
+    """
     key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) accept any key
     if spec.api_key_env is not None:
         if not env.get(spec.api_key_env):
@@ -128,16 +151,27 @@ def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> ChatOpenAI:
     # Our own connection pool: langchain-openai's default is one process-wide pool per base URL,
     # which stays bound to the first event loop that used it.
     http_client = openai.DefaultAsyncHttpxClient(
-        timeout=spec.timeout_s, event_hooks={"request": [count_attempt]}
+        timeout=spec.timeout_s, event_hooks={"request": [count_attempt]}, transport=NormalisingTransport()
     )
-    return ChatOpenAI(
-        model=spec.model,
-        http_async_client=http_client,
-        base_url=spec.base_url,
-        api_key=key,
-        timeout=spec.timeout_s,
-        max_retries=spec.max_retries,
-        temperature=spec.temperature,
-        seed=spec.seed,
-        stream_usage=True,
-    )
+    common: dict[str, Any] = {
+        "http_async_client": http_client,
+        "api_key": key,
+        "timeout": spec.timeout_s,
+        "max_retries": spec.max_retries,
+        "temperature": spec.temperature,
+        "seed": spec.seed,
+        "stream_usage": True,
+    }
+    if spec.provider == "azure":
+        if not spec.base_url or not spec.api_version:
+            raise ModelConfigError(
+                f"model {spec.name!r}: azure needs base_url (the resource endpoint) and api_version"
+            )
+        return AzureChatOpenAI(
+            azure_endpoint=spec.base_url,
+            azure_deployment=spec.deployment or spec.model,
+            api_version=spec.api_version,
+            model=spec.model,
+            **common,
+        )
+    return ChatOpenAI(model=spec.model, base_url=spec.base_url, **common)

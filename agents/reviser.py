@@ -65,11 +65,19 @@ def revision_payload(request: RevisionRequest) -> dict[str, object]:
 
 
 class ThinkingStreamer:
-    """Turns the growing JSON reply into deltas of its ``thinking`` field."""
+    """The think-aloud as it is produced: a reasoning model's own channel first (``reasoning``),
+    then what is new in the ``thinking`` field of the growing JSON reply."""
 
     def __init__(self, sink: ThinkingSink) -> None:
         self._sink = sink
         self._sent = 0
+        self._gap = False
+
+    def reasoning(self, piece: str) -> None:
+        """A piece of the model's native reasoning (a reasoning field, or a think tag)."""
+        if piece:
+            self._sink(piece)
+            self._gap = True
 
     def __call__(self, text_so_far: str) -> None:
         """Parse the partial JSON and forward what is new in ``thinking``."""
@@ -84,8 +92,16 @@ class ThinkingStreamer:
             return
         thinking = partial.get("thinking") if isinstance(partial, dict) else None
         if isinstance(thinking, str) and len(thinking) > self._sent:
+            if self._gap:  # native reasoning came first: set the written thinking apart
+                self._sink("\n\n")
+                self._gap = False
             self._sink(thinking[self._sent :])
             self._sent = len(thinking)
+
+
+def think_aloud(reasoning: str, written: str) -> str:
+    """The stored think-aloud: the model's own reasoning, then its written ``thinking``."""
+    return "\n\n".join(part for part in (reasoning.strip(), written) if part)
 
 
 class LLMReviser:
@@ -110,12 +126,14 @@ class LLMReviser:
         prompt = load_prompt(prompt_name)
         messages = [SystemMessage(prompt.text), HumanMessage(fence(payload))]
         streamer = ThinkingStreamer(on_thinking)
-        result = await self._client.structured(messages, Revision, on_text=streamer, cache=self._cache)
+        result = await self._client.structured(
+            messages, Revision, on_text=streamer, on_reasoning=streamer.reasoning, cache=self._cache
+        )
         revision = result.value
         return RevisionOutcome(
             round=round_no,
             problem=Problem(question=revision.question, solution=revision.solution) if revision else None,
-            thinking=revision.thinking if revision else "",
+            thinking=think_aloud(result.reasoning, revision.thinking if revision else ""),
             error=result.error if revision is None else None,
             failure=result.failure if revision is None else None,
             raw_outputs=result.raw_outputs,

@@ -166,6 +166,7 @@ class JudgeOutcome(BaseModel):
     abstain_reason: str | None = None
     failure: CallFailure | None = None
     raw_outputs: list[str] = Field(default_factory=list)
+    reasoning: str = Field(default="", description="A reasoning model's own thinking, apart from its verdict")
     model: str
     prompt_version: str
     usage: Usage = Field(default_factory=Usage)

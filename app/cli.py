@@ -122,6 +122,9 @@ def simulate_llm(
     latency: Annotated[float, typer.Option(min=0.0, help="Seconds added to every reply")] = 0.0,
     score: Annotated[int, typer.Option(min=0, max=100, help="Default judge score")] = 90,
     script: Annotated[Path | None, typer.Option(help="JSON file with a SimConfig (rules, gate...)")] = None,
+    profile: Annotated[
+        str, typer.Option(help="Answer as this server does: openai, vllm, ollama, llamacpp, tgi, azure, ...")
+    ] = "openai",
 ) -> None:
     """Serve the OpenAI-compatible simulator for testing an integration offline."""
     import uvicorn
@@ -130,10 +133,13 @@ def simulate_llm(
 
     try:
         raw = json.loads(script.read_text("utf-8")) if script else {}
-        config = SimConfig.model_validate({"latency_s": latency, "default_score": score, **raw})
+        values = {"latency_s": latency, "default_score": score, "profile": profile, **raw}
+        config = SimConfig.model_validate(values)
     except (OSError, ValueError) as exc:
         fail(f"cannot use the script: {exc}")
-    typer.echo(f"OpenAI-compatible simulator on http://{host}:{port}/v1 (control: /_sim)")
+    server = config.server
+    where = f"http://{host}:{port}" + ("/openai/deployments/<name>" if server.azure else "/v1")
+    typer.echo(f"OpenAI-compatible simulator answering as {server.server} on {where} (control: /_sim)")
     uvicorn.run(create_simulator(SimulatorState(config)), host=host, port=port, log_level="warning")
 
 

@@ -1,22 +1,28 @@
-"""Building the simulator's replies: chat completions, stream chunks, usage and fake content."""
+"""Building the simulator's replies the way the configured server profile answers."""
 
 from __future__ import annotations
 
-import asyncio
 import json
+import math
+import re
 import time
 import uuid
-from collections.abc import AsyncIterator
+from email.utils import formatdate
 from typing import TYPE_CHECKING, Any
 
 from agents.simulator.fake import fake_object, reviser_hints
+from agents.simulator.profiles import REASONING_TEXT, Profile
 from agents.simulator.rules import Rule
 
 if TYPE_CHECKING:
     from agents.simulator.server import SimulatorState
 
+PROSE = "I read the problem carefully. It is mostly clear, though the numbers could be checked once more."
+_PROMPTED = re.compile(r"matches this JSON schema \(named (\w+)\):\n(\{.*\})\s*$", re.S)
+
 
 def role_of(body: dict[str, Any]) -> str:
+    """The first line of the system prompt (our prompts start '# Judge: Apply', '# Reviser', ...)."""
     for message in body.get("messages", []):
         if message.get("role") in ("system", "developer"):
             content = message.get("content") or ""
@@ -26,29 +32,38 @@ def role_of(body: dict[str, Any]) -> str:
 
 
 def all_text(body: dict[str, Any]) -> str:
+    """Every message's content, joined."""
     return "\n".join(str(m.get("content") or "") for m in body.get("messages", []))
 
 
-def _schema(body: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    fmt = body.get("response_format") or {}
-    if fmt.get("type") == "json_schema":
-        spec = fmt["json_schema"]
+def wants_schema(body: dict[str, Any]) -> bool:
+    """The request sends ``response_format`` with a JSON schema."""
+    return (body.get("response_format") or {}).get("type") == "json_schema"
+
+
+def _schema(body: dict[str, Any], profile: Profile) -> tuple[str, dict[str, Any]] | None:
+    if wants_schema(body) and profile.json_schema == "supported":
+        spec = body["response_format"]["json_schema"]
         return spec.get("name", "reply"), spec.get("schema", {})
     tools = body.get("tools") or []
     if tools:
         function = tools[0]["function"]
         return function["name"], function.get("parameters", {})
+    prompted = _PROMPTED.search(str((body.get("messages") or [{}])[0].get("content") or ""))
+    if prompted:  # thinkloop's prompt mode writes the schema into the system prompt
+        return prompted.group(1), json.loads(prompted.group(2))
     return None
 
 
 def reply_text(state: SimulatorState, body: dict[str, Any], rule: Rule | None) -> str:
+    """The answer's text: a rule's content, else a valid object for the requested schema, else prose."""
     if rule is not None and rule.content is not None:
         return rule.content
     if rule is not None and rule.json_body is not None:
         return json.dumps(rule.json_body)
-    schema = _schema(body)
+    schema = _schema(body, state.config.server)
     if schema is None:
-        return "This is a simulated reply."
+        return PROSE
     hints: dict[str, Any] = {
         "score": state.config.default_score,
         "confidence": state.config.default_confidence,
@@ -61,76 +76,93 @@ def reply_text(state: SimulatorState, body: dict[str, Any], rule: Rule | None) -
     return json.dumps(reply)
 
 
-def _usage(body: dict[str, Any], reply: str) -> dict[str, int]:
+def as_tool_call(body: dict[str, Any]) -> bool:
+    """Answer with a tool call: tools were offered and no honoured response_format asks for content."""
+    return bool(body.get("tools")) and not wants_schema(body)
+
+
+def usage_of(body: dict[str, Any], reply: str, produced: int | None = None) -> dict[str, int]:
+    """Token usage as a length estimate (``produced`` characters of the reply so far, for streams)."""
     prompt = max(1, len(all_text(body)) // 4)
-    completion = max(1, len(reply) // 4)
+    completion = max(1, (len(reply) if produced is None else produced) // 4)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def completion(body: dict[str, Any], reply: str, as_tool: bool) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": reply}
-    if as_tool:
-        call = {
-            "id": "call_sim",
-            "type": "function",
-            "function": {"name": _tool_name(body), "arguments": reply},
-        }
-        message = {"role": "assistant", "content": None, "tool_calls": [call]}
-    return {
-        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": body.get("model", "sim"),
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if as_tool else "stop"}],
-        "usage": _usage(body, reply),
-    }
+def _envelope(body: dict[str, Any], profile: Profile, kind: str, cid: str) -> dict[str, Any]:
+    if profile.bare_chunks:
+        return {}
+    return {"id": cid, "object": kind, "created": int(time.time()), "model": body.get("model", "sim")}
 
 
 def _tool_name(body: dict[str, Any]) -> str:
     return str(body["tools"][0]["function"]["name"])
 
 
-def _chunk(body: dict[str, Any], cid: str, delta: dict[str, Any], finish: str | None = None) -> str:
-    choice = {"index": 0, "delta": delta, "finish_reason": finish}
-    payload = {
-        "id": cid,
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": body.get("model", "sim"),
-        "choices": [choice],
-    }
-    return json.dumps(payload)
+def _reasoning_fields(profile: Profile, text: str) -> dict[str, Any]:
+    if profile.reasoning in ("reasoning_content", "reasoning"):
+        return {profile.reasoning: text}
+    if profile.reasoning == "reasoning_details":
+        return {"reasoning_details": [{"type": "reasoning.text", "text": text}]}
+    return {}
 
 
-async def stream_chunks(
-    state: SimulatorState, body: dict[str, Any], reply: str, as_tool: bool, truncate: bool
-) -> AsyncIterator[str]:
-    cid, size = f"chatcmpl-{uuid.uuid4().hex[:12]}", state.config.chunk_chars
-    pieces = [reply[i : i + size] for i in range(0, len(reply), size)] or [""]
-    if truncate:
-        pieces = pieces[: max(1, len(pieces) // 2)]
-    yield _chunk(body, cid, {"role": "assistant", "content": ""})
-    for index, piece in enumerate(pieces):
-        if as_tool:
-            call: dict[str, Any] = {"index": 0, "function": {"arguments": piece}}
-            if index == 0:
-                call |= {"id": "call_sim", "type": "function"}
-                call["function"]["name"] = _tool_name(body)
-            yield _chunk(body, cid, {"tool_calls": [call]})
-        else:
-            yield _chunk(body, cid, {"content": piece})
-        await asyncio.sleep(0)
-    if truncate:
-        return
-    yield _chunk(body, cid, {}, "tool_calls" if as_tool else "stop")
-    if (body.get("stream_options") or {}).get("include_usage"):
-        usage = {
-            "id": cid,
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
-            "model": body.get("model", "sim"),
-            "choices": [],
-            "usage": _usage(body, reply),
+def completion(
+    body: dict[str, Any], reply: str, profile: Profile, finish: str | None = None
+) -> dict[str, Any]:
+    """A whole (non-streamed) chat completion."""
+    tool = as_tool_call(body)
+    content = reply
+    if profile.reasoning == "think_tag":
+        content = f"<think>{REASONING_TEXT}</think>\n{reply}"
+    message: dict[str, Any] = (
+        {"role": "assistant", "content": content} if profile.role != "none" else {"content": content}
+    )
+    if tool:
+        arguments: Any = json.loads(reply) if profile.tool_args_object and _is_json(reply) else reply
+        call = {
+            "id": "call_sim",
+            "type": "function",
+            "function": {"name": _tool_name(body), "arguments": arguments},
         }
-        yield json.dumps(usage)
-    yield "[DONE]"
+        message |= {"content": None if profile.content_null_with_tools else "", "tool_calls": [call]}
+    message |= _reasoning_fields(profile, REASONING_TEXT)
+    out = _envelope(body, profile, "chat.completion", f"chatcmpl-{uuid.uuid4().hex[:12]}")
+    reason = finish or ("tool_calls" if tool else profile.stop_reason)
+    out["choices"] = [{"index": 0, "message": message, "finish_reason": reason}]
+    usage = usage_of(body, reply)
+    if profile.usage == "x_groq":
+        out["x_groq"] = {"usage": usage}
+    elif profile.usage != "never":
+        out["usage"] = usage
+    return out
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def error_body(profile: Profile, status: int, message: str, kind: str = "server_error") -> Any:
+    """An HTTP error's body in the profile's shape."""
+    error = {"message": message, "type": kind, "code": status}
+    if profile.error_shape == "string":
+        return {"error": message, "error_type": kind}
+    if profile.error_shape == "flat":
+        return {"object": "error", "message": message, "type": kind, "code": status}
+    if profile.error_shape == "array":
+        return [{"error": error}]
+    return {"error": error}
+
+
+def retry_headers(profile: Profile, seconds: float) -> dict[str, str]:
+    """Retry-After as the profile sends it: seconds, an HTTP date, milliseconds (Azure), or not at all."""
+    if profile.retry_after == "absent":
+        return {}
+    if profile.retry_after == "http_date":
+        return {"retry-after": formatdate(time.time() + seconds, usegmt=True)}
+    if profile.retry_after == "milliseconds":
+        return {"retry-after-ms": str(int(seconds * 1000)), "retry-after": str(math.ceil(seconds))}
+    return {"retry-after": f"{seconds:g}"}

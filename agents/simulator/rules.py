@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agents.simulator.profiles import PROFILES, Profile
 
 
 class Rule(BaseModel):
@@ -30,6 +32,12 @@ class Rule(BaseModel):
     malformed: bool = Field(default=False, description="reply with JSON cut in half")
     truncate_stream: bool = Field(default=False, description="streaming: stop half way, no [DONE]")
     reject_json_schema: bool = Field(default=False, description="400 if response_format is sent")
+    error_in_200: bool = Field(
+        default=False, description="an error in an HTTP 200 (mid-stream when streaming)"
+    )
+    finish_length: bool = Field(
+        default=False, description="cut the reply at the token limit (finish_reason length)"
+    )
 
     def matches(self, role: str, text: str) -> bool:
         """Whether this rule applies to a request with ``role`` and full message ``text``."""
@@ -50,4 +58,25 @@ class SimConfig(BaseModel):
     gate: int = Field(default=0, ge=0, description="hold answers until this many requests arrived")
     gate_timeout_s: float = Field(default=5.0, gt=0)
     seed: int = Field(default=0, description="seeds the draws of rules with a rate below 1")
+    profile: str = Field(default="openai", description="the server whose wire behaviour to imitate")
+    profile_overrides: dict[str, Any] = Field(
+        default_factory=dict, description="profile fields to change, e.g. {'role': 'none'}"
+    )
     rules: list[Rule] = Field(default_factory=list)
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, name: str) -> str:
+        if name not in PROFILES:
+            raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
+        return name
+
+    @property
+    def server(self) -> Profile:
+        """The profile's behaviour, with any overrides."""
+        base = PROFILES[self.profile]
+        return (
+            Profile.model_validate(base.model_dump() | self.profile_overrides)
+            if self.profile_overrides
+            else base
+        )

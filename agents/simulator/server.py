@@ -8,20 +8,29 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import uvicorn
-from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from agents.simulator.replies import all_text, completion, reply_text, role_of, stream_chunks
+from agents.simulator.profiles import Profile
+from agents.simulator.replies import (
+    all_text,
+    completion,
+    error_body,
+    reply_text,
+    retry_headers,
+    role_of,
+    wants_schema,
+)
 from agents.simulator.rules import Rule, SimConfig
+from agents.simulator.streaming import stream_events
 
 
 @dataclass
@@ -118,6 +127,16 @@ def create_simulator(state: SimulatorState | None = None) -> Starlette:
         await asyncio.sleep(shared.config.latency_s + (rule.delay_s if rule else 0.0))
         return _respond(shared, entry, body, rule)
 
+    async def azure(request: Request) -> Response:
+        # Azure's deployment URL: the api-version query and an api-key header are required.
+        if not request.headers.get("api-key"):
+            return JSONResponse(
+                {"error": {"code": "401", "message": "Access denied: no api-key header"}}, 401
+            )
+        if not request.query_params.get("api-version"):
+            return JSONResponse({"error": {"code": "404", "message": "Resource not found"}}, 404)
+        return await completions(request)
+
     async def control(request: Request) -> Response:
         if request.method == "GET":
             return JSONResponse([_public(r) for r in shared.requests])
@@ -129,6 +148,7 @@ def create_simulator(state: SimulatorState | None = None) -> Starlette:
 
     routes = [
         Route("/v1/chat/completions", completions, methods=["POST"]),
+        Route("/openai/deployments/{deployment}/chat/completions", azure, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/_sim", control, methods=["GET", "PUT"]),
     ]
@@ -140,28 +160,50 @@ def create_simulator(state: SimulatorState | None = None) -> Starlette:
 def _respond(
     state: SimulatorState, entry: LoggedRequest, body: dict[str, Any], rule: Rule | None
 ) -> Response:
-    if rule is not None and rule.reject_json_schema and "response_format" in body:
-        state.answer(entry, 400)
-        error = {
-            "message": "response_format json_schema is not supported",
-            "type": "invalid_request_error",
-            "param": "response_format",
-        }
-        return JSONResponse({"error": error}, 400)
+    profile = state.config.server
+    refused = _refusal(profile, body, rule)
+    if refused is not None:
+        state.answer(entry, refused.status_code)
+        return refused
     if rule is not None and rule.status is not None:
         state.answer(entry, rule.status)
-        headers = {"retry-after": str(rule.retry_after)} if rule.retry_after is not None else {}
-        error = {"message": f"simulated {rule.status}", "type": "server_error"}
-        return JSONResponse({"error": error}, rule.status, headers=headers)
+        headers = retry_headers(profile, rule.retry_after) if rule.retry_after is not None else {}
+        return JSONResponse(
+            error_body(profile, rule.status, f"simulated {rule.status}"), rule.status, headers=headers
+        )
     reply = reply_text(state, body, rule)
     if rule is not None and rule.malformed:
         reply = reply[: max(1, len(reply) // 2)]
-    as_tool = bool(body.get("tools")) and "response_format" not in body
     state.answer(entry, 200)
     if body.get("stream"):
-        truncate = bool(rule and rule.truncate_stream)
-        return EventSourceResponse(stream_chunks(state, body, reply, as_tool, truncate), ping=3600)
-    return JSONResponse(completion(body, reply, as_tool))
+        events = stream_events(body, reply, profile, rule, state.config.chunk_chars)
+        return StreamingResponse(_encoded(events), media_type="text/event-stream")
+    if rule is not None and rule.error_in_200:
+        return JSONResponse(error_body(profile, 502, "simulated upstream error in a 200"), 200)
+    finish = None
+    if rule is not None and rule.finish_length:
+        reply, finish = reply[: max(1, len(reply) // 2)], "length"
+    return JSONResponse(completion(body, reply, profile, finish))
+
+
+def _refusal(profile: Profile, body: dict[str, Any], rule: Rule | None) -> Response | None:
+    """A 400 or 422 for a response_format the server does not take."""
+    if not wants_schema(body):
+        return None
+    if rule is not None and rule.reject_json_schema:
+        error = {"message": "response_format json_schema is not supported", "type": "invalid_request_error"}
+        return JSONResponse({"error": error | {"param": "response_format"}}, 400)
+    if profile.json_schema in ("reject_400", "reject_422"):
+        status = 400 if profile.json_schema == "reject_400" else 422
+        return JSONResponse(
+            error_body(profile, status, profile.reject_message, "invalid_request_error"), status
+        )
+    return None
+
+
+async def _encoded(events: AsyncIterator[str]) -> AsyncIterator[bytes]:
+    async for event in events:
+        yield event.encode()
 
 
 def _public(entry: LoggedRequest) -> dict[str, Any]:

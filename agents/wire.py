@@ -1,0 +1,317 @@
+"""Presenting any OpenAI-compatible server to the OpenAI SDK the way OpenAI itself answers.
+
+Real servers differ in small ways that break a strict client (see the README's conformance
+matrix): a stream whose deltas carry no ``role``, or carry it in every chunk; frames with no
+``choices`` (Azure's content-filter results); usage in a vendor field, in every chunk or in a chunk
+with choices; tool-call arguments as an object, or a name repeated in every fragment; errors in an
+HTTP 200 body, as a flat object, as a string, or on an SSE ``error:`` line; reasoning in fields the
+SDK drops. This transport rewrites each response of ``/chat/completions`` into OpenAI's shape
+before the SDK parses it, takes the reasoning out to whoever listens (a context variable set per
+call), and notes what the server really sent (``thinkloop models check`` prints it).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+
+from agents.reasoning import ReasoningSink
+
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+
+
+@dataclass
+class Observed:
+    """What one call's responses looked like on the wire, before normalisation."""
+
+    streamed: bool = False
+    role_missing: bool = False
+    role_repeated: bool = False
+    empty_choice_frames: int = 0
+    usage: str | None = None  # "final chunk", "chunk with choices", "every chunk", "x_groq", "body"
+    reasoning_field: str | None = None
+    comments: int = 0
+    done: bool = False
+    finish_reason: str | None = None
+    error_in_body: bool = False
+    fixes: set[str] = field(default_factory=set)
+
+
+_sink: ContextVar[ReasoningSink | None] = ContextVar("thinkloop_reasoning_sink", default=None)
+_observed: ContextVar[Observed | None] = ContextVar("thinkloop_observed", default=None)
+
+
+@contextmanager
+def capturing(on_reasoning: ReasoningSink | None) -> Iterator[Observed]:
+    """Route reasoning fields of the calls made inside the block to ``on_reasoning``, and observe."""
+    observed = Observed()
+    tokens = (_sink.set(on_reasoning), _observed.set(observed))
+    try:
+        yield observed
+    finally:
+        _observed.reset(tokens[1])
+        _sink.reset(tokens[0])
+
+
+class NormalisingTransport(httpx2.AsyncBaseTransport):
+    """Wraps the real transport; only chat-completion responses are rewritten."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport | None = None) -> None:
+        self._inner = inner or httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        """Send, then normalise the answer of a chat completion."""
+        response = await self._inner.handle_async_request(request)
+        if not request.url.path.endswith("/chat/completions"):
+            return response
+        headers = [(k, v) for k, v in response.headers.items() if k.lower() not in _RECODED]
+        if "text/event-stream" in response.headers.get("content-type", ""):
+            stream = _SseStream(response, _StreamFixer(_sink.get(), _observed.get() or Observed()))
+            return httpx2.Response(response.status_code, headers=headers, stream=stream, request=request)
+        await response.aread()
+        status, body = normalise_body(response.status_code, response.content, _sink.get(), _observed.get())
+        return httpx2.Response(status, headers=headers, content=body, request=request)
+
+    async def aclose(self) -> None:
+        """Close the wrapped transport."""
+        await self._inner.aclose()
+
+
+_RECODED = {"content-length", "content-encoding", "transfer-encoding"}
+
+
+def normalise_body(
+    status: int, raw: bytes, sink: ReasoningSink | None, observed: Observed | None
+) -> tuple[int, bytes]:
+    """A whole (non-streamed) answer in OpenAI's shape; an error in a 200 body becomes an HTTP error."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return status, raw
+    if isinstance(data, list) and data and isinstance(data[0], dict) and "error" in data[0]:
+        data = data[0]  # Gemini sometimes wraps its error object in an array
+    if not isinstance(data, dict):
+        return status, raw
+    if "error" in data and not data.get("choices"):
+        error = _error_object(data)
+        if status < 400:
+            if observed is not None:
+                observed.error_in_body = True
+            code = error.get("code")
+            status = code if isinstance(code, int) and 400 <= code < 600 else 502
+        return status, json.dumps({"error": error}).encode()
+    if status >= 400:
+        return status, raw
+    _vendor_usage(data)
+    for index, choice in enumerate(data.get("choices") or []):
+        choice.setdefault("index", index)
+        message = choice.setdefault("message", {})
+        if not message.get("role"):
+            message["role"] = "assistant"
+        _take_reasoning(message, sink, observed)
+        _fix_tool_calls(message.get("tool_calls"), None)
+    if observed is not None and data.get("usage"):
+        observed.usage = "body"
+    return status, json.dumps(data).encode()
+
+
+def _error_object(data: dict[str, Any]) -> dict[str, Any]:
+    error = data.get("error")
+    if isinstance(error, dict):
+        return error
+    out: dict[str, Any] = {"message": str(error if error is not None else data.get("message", "error"))}
+    for key in ("type", "code"):
+        if key in data:
+            out[key] = data[key]
+    return out
+
+
+def _vendor_usage(chunk: dict[str, Any]) -> None:
+    vendor = chunk.get("x_groq")
+    if not chunk.get("usage") and isinstance(vendor, dict) and vendor.get("usage"):
+        chunk["usage"] = vendor["usage"]
+
+
+def _take_reasoning(holder: dict[str, Any], sink: ReasoningSink | None, observed: Observed | None) -> None:
+    """Move reasoning fields out of a message or delta, to the sink."""
+    for name in REASONING_FIELDS:
+        value = holder.pop(name, None)
+        text = _reasoning_text(value)
+        if not text:
+            continue
+        if observed is not None:
+            observed.reasoning_field = name
+        if sink is not None:
+            sink(text)
+
+
+def _reasoning_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):  # OpenRouter's reasoning_details: [{"type", "text" | "summary"}]
+        return "".join(
+            str(part.get("text") or part.get("summary") or "") for part in value if isinstance(part, dict)
+        )
+    return ""
+
+
+def _fix_tool_calls(calls: Any, seen: dict[int, set[str]] | None) -> None:
+    """Arguments as a JSON string; in streams, name, id and type only in a call's first fragment."""
+    if not isinstance(calls, list):
+        return
+    for position, call in enumerate(calls):
+        if not isinstance(call, dict):
+            continue
+        index = call.setdefault("index", position)
+        function = call.get("function") or {}
+        if isinstance(function.get("arguments"), dict | list):
+            function["arguments"] = json.dumps(function["arguments"])
+        if seen is None:
+            continue
+        first = seen.setdefault(index if isinstance(index, int) else position, set())
+        for key in ("id", "type"):
+            if key in call and key in first:
+                call.pop(key)
+            elif key in call:
+                first.add(key)
+        if "name" in function and "name" in first:
+            function.pop("name")
+        elif function.get("name"):
+            first.add("name")
+
+
+class _StreamFixer:
+    """Rewrites one stream's events; keeps the state a stream needs (role sent, usage, tool calls)."""
+
+    def __init__(self, sink: ReasoningSink | None, observed: Observed) -> None:
+        self.sink, self.observed = sink, observed
+        observed.streamed = True
+        self.role_sent = False
+        self.usage: dict[str, Any] | None = None
+        self.usage_chunks = 0
+        self.tool_calls: dict[int, set[str]] = {}
+        self.template: dict[str, Any] = {}
+
+    def event(self, block: str) -> str:
+        """One SSE event block in, the normalised block out ('' to drop it)."""
+        data, kind = [], None
+        for line in block.split("\n"):
+            if line.startswith(":"):
+                self.observed.comments += 1
+            elif line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))
+            elif line.startswith("event:"):
+                kind = line[6:].strip()
+            elif line.startswith("error:"):  # llama.cpp before Sept 2025
+                kind, data = "error", [line[6:].strip()]
+        if not data:
+            return ""
+        payload = "\n".join(data)
+        if payload.strip() == "[DONE]":
+            self.observed.done = True
+            return ""
+        return self._data(payload, kind)
+
+    def _data(self, payload: str, kind: str | None) -> str:
+        try:
+            chunk = json.loads(payload)
+        except ValueError:
+            if kind == "error":
+                return _frame({"error": {"message": payload}})
+            return f"data: {payload}\n\n"
+        if not isinstance(chunk, dict):
+            return f"data: {payload}\n\n"
+        if kind == "error" or "error" in chunk or chunk.get("object") == "error":
+            self.observed.error_in_body = True
+            return _frame({"error": _error_object(chunk if "error" in chunk else {"error": None, **chunk})})
+        return self._chunk(chunk)
+
+    def _chunk(self, chunk: dict[str, Any]) -> str:
+        _vendor_usage(chunk)
+        if chunk.get("usage"):
+            self._note_usage(chunk)
+        chunk.pop("usage", None)
+        choices = chunk.get("choices") or []
+        if not choices:
+            self.observed.empty_choice_frames += 1
+            return ""  # Azure's filter frames, a usage-only chunk: usage is sent once, at the end
+        for position, choice in enumerate(choices):
+            self._choice(position, choice)
+        chunk["choices"] = choices
+        for key, default in (
+            ("object", "chat.completion.chunk"),
+            ("id", "chatcmpl-thinkloop"),
+            ("model", ""),
+        ):
+            chunk.setdefault(key, default)
+        chunk.setdefault("created", int(time.time()))
+        self.template = {key: chunk[key] for key in ("id", "object", "created", "model")}
+        return _frame(chunk)
+
+    def _note_usage(self, chunk: dict[str, Any]) -> None:
+        self.usage_chunks += 1
+        self.usage = chunk["usage"]
+        where = "final chunk" if not chunk.get("choices") else "chunk with choices"
+        if "x_groq" in chunk:
+            where = "x_groq"
+        self.observed.usage = "every chunk" if self.usage_chunks > 2 else where
+
+    def _choice(self, position: int, choice: dict[str, Any]) -> None:
+        choice.setdefault("index", position)
+        delta = choice.get("delta")
+        if not isinstance(delta, dict):
+            delta = choice["delta"] = {}
+        if self.role_sent:
+            if delta.pop("role", None):
+                self.observed.role_repeated = True
+        else:
+            if not delta.get("role"):
+                self.observed.role_missing = True
+            delta["role"], self.role_sent = "assistant", True
+        _take_reasoning(delta, self.sink, self.observed)
+        _fix_tool_calls(delta.get("tool_calls"), self.tool_calls)
+        if choice.get("finish_reason"):
+            self.observed.finish_reason = str(choice["finish_reason"])
+
+    def finish(self) -> str:
+        """The upstream stream ended: the usage (once), then [DONE]."""
+        tail = ""
+        if self.usage is not None:
+            tail += _frame(
+                {**self.template, "object": "chat.completion.chunk", "choices": [], "usage": self.usage}
+            )
+        return tail + "data: [DONE]\n\n"
+
+
+def _frame(data: dict[str, Any]) -> str:
+    return f"data: {json.dumps(data)}\n\n"
+
+
+class _SseStream(httpx2.AsyncByteStream):
+    """The upstream SSE body, event by event through the fixer."""
+
+    def __init__(self, upstream: httpx2.Response, fixer: _StreamFixer) -> None:
+        self._upstream, self._fixer = upstream, fixer
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        buffer = ""
+        async for text in self._upstream.aiter_text():
+            buffer = (buffer + text).replace("\r\n", "\n")
+            while (end := buffer.find("\n\n")) >= 0:
+                block, buffer = buffer[:end], buffer[end + 2 :]
+                if out := self._fixer.event(block):
+                    yield out.encode()
+        if buffer.strip() and (out := self._fixer.event(buffer.strip("\n"))):
+            yield out.encode()
+        yield self._fixer.finish().encode()
+
+    async def aclose(self) -> None:
+        """Close the upstream response."""
+        await self._upstream.aclose()
