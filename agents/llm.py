@@ -112,6 +112,17 @@ class LLMClient:
         """The registry name recorded with every output."""
         return self.spec.name
 
+    @property
+    def chat(self) -> BaseChatModel:
+        """The underlying chat model (the probe talks to it directly)."""
+        return self._chat
+
+    def adopt(self, mode: Mode, why: str) -> None:
+        """Use ``mode`` from now on (what a probe found to work)."""
+        if mode != self.mode:
+            self.learned.append(f"{why}; now {mode}")
+            self.mode = mode
+
     async def structured(
         self,
         messages: Sequence[BaseMessage],
@@ -315,7 +326,7 @@ class LLMClient:
             model=self.model_id,
             host=endpoint_host(self.spec.base_url),
             status=getattr(exc, "status_code", None),
-            exception=_public_name(exc),
+            exception=public_name(exc),
             message=message[:500],
         )
 
@@ -370,7 +381,7 @@ def _root_cause(exc: BaseException) -> BaseException:
     return exc
 
 
-def _public_name(exc: BaseException) -> str:
+def public_name(exc: BaseException) -> str:
     """The OpenAI SDK's class name where langchain re-raised it under its own subclass."""
     for cls in type(exc).__mro__:
         if cls.__module__.startswith("openai"):

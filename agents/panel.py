@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from agents.judges import Judge, LLMJudge
 from agents.llm import LLMClient, ResponseCache
 from agents.models import ModelRegistry, build_chat_model, limit_spec
+from agents.probe import Capabilities, probe
 from agents.ratelimit import LimitStore
 from agents.reviser import LLMReviser, Reviser
 from agents.rubric.panel import RubricJudge, RubricReviser
@@ -30,6 +31,7 @@ class PanelFactory:
     env: Mapping[str, str]
     limits: LimitStore = field(default_factory=LimitStore)
     _clients: dict[str, LLMClient] = field(default_factory=dict)
+    capabilities: dict[str, Capabilities] = field(default_factory=dict)
 
     def client(self, name: str) -> LLMClient | None:
         """The client for ``name``; None for the offline panel; UnknownModelError if unknown."""
@@ -40,6 +42,16 @@ class PanelFactory:
             limiter = self.limits.limiter(limit_spec(spec))
             self._clients[name] = LLMClient(spec, build_chat_model(spec, self.env), limiter)
         return self._clients[name]
+
+    async def check(self, name: str) -> Capabilities:
+        """Probe ``name``'s endpoint; its client then asks for JSON the way the probe found works."""
+        client = self.client(name)
+        if client is None:
+            raise ValueError(f"{name!r} is the offline panel: it has no endpoint to check")
+        found = await probe(client.spec, client.chat)
+        self.capabilities[name] = found
+        client.adopt(found.mode, "probed by models check")
+        return found
 
     async def aclose(self) -> None:
         """Close every endpoint's connection pool."""

@@ -235,13 +235,14 @@ class _StreamFixer:
 
     def _chunk(self, chunk: dict[str, Any]) -> str:
         _vendor_usage(chunk)
-        if chunk.get("usage"):
-            self._note_usage(chunk)
-        chunk.pop("usage", None)
+        usage = chunk.pop("usage", None)
+        if usage:
+            self._note_usage(chunk, usage)
         choices = chunk.get("choices") or []
         if not choices:
-            self.observed.empty_choice_frames += 1
-            return ""  # Azure's filter frames, a usage-only chunk: usage is sent once, at the end
+            if not usage:  # Azure's filter frames (a usage-only chunk is the usual end of a stream)
+                self.observed.empty_choice_frames += 1
+            return ""  # usage is sent once, at the end
         for position, choice in enumerate(choices):
             self._choice(position, choice)
         chunk["choices"] = choices
@@ -255,9 +256,9 @@ class _StreamFixer:
         self.template = {key: chunk[key] for key in ("id", "object", "created", "model")}
         return _frame(chunk)
 
-    def _note_usage(self, chunk: dict[str, Any]) -> None:
+    def _note_usage(self, chunk: dict[str, Any], usage: dict[str, Any]) -> None:
         self.usage_chunks += 1
-        self.usage = chunk["usage"]
+        self.usage = usage
         where = "final chunk" if not chunk.get("choices") else "chunk with choices"
         if "x_groq" in chunk:
             where = "x_groq"

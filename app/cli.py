@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
 from agents.panel import PanelFactory
+from agents.probe import Capabilities
 from agents.schemas import Problem
 from app.cli_support import fail, with_database
 from app.datasets.synthetic import MAX_SYNTHETIC, synthetic_jsonl
@@ -143,11 +144,18 @@ def simulate_llm(
     uvicorn.run(create_simulator(SimulatorState(config)), host=host, port=port, log_level="warning")
 
 
-@cli.command()
+models_cli = typer.Typer(help="List the usable models, or probe one endpoint.", invoke_without_command=True)
+cli.add_typer(models_cli, name="models")
+
+
+@models_cli.callback()
 def models(
+    context: typer.Context,
     models_file: Annotated[Path | None, typer.Option(help="TOML model registry")] = None,
 ) -> None:
     """List the usable model names."""
+    if context.invoked_subcommand is not None:
+        return
     registry = registry_from(get_settings(), models_file)
     for name in registry.names():
         spec = registry.get(name)
@@ -155,6 +163,33 @@ def models(
             "offline rubric panel" if spec is None else f"{spec.model} @ {spec.base_url or 'api.openai.com'}"
         )
         typer.echo(f"{name}\t{where}")
+
+
+@models_cli.command("check")
+def models_check(
+    name: Annotated[str, typer.Argument(help="A model name from the registry")],
+    models_file: Annotated[Path | None, typer.Option(help="TOML model registry")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the capabilities as JSON")] = False,
+) -> None:
+    """Probe an endpoint once per capability and say how thinkloop will talk to it."""
+    from app.model_check import render_check
+
+    registry = registry_from(get_settings(), models_file)
+    try:
+        spec = registry.get(name)
+        if spec is None:
+            fail(f"{name!r} is the offline panel: it has no endpoint to check")
+        found = asyncio.run(_check(PanelFactory(registry, os.environ), name))
+    except (UnknownModelError, ModelConfigError) as exc:
+        fail(str(exc))
+    typer.echo(json.dumps(found.as_dict(), indent=2) if as_json else render_check(spec, found))
+    if not found.reachable:
+        raise typer.Exit(1)
+
+
+async def _check(factory: PanelFactory, name: str) -> Capabilities:
+    async with factory:
+        return await factory.check(name)
 
 
 @cli.command("reproduce-think")

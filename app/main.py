@@ -18,6 +18,7 @@ from app import health
 from app.batches import endpoints as batches
 from app.batches.runtime import batch_runtime, consuming
 from app.batches.service import BatchService
+from app.catalog import endpoints as catalog
 from app.checkpoints import open_checkpointer
 from app.datasets import endpoints as datasets
 from app.db import create_engine, session_factory
@@ -45,6 +46,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         http = await stack.enter_async_context(httpx.AsyncClient(timeout=settings.webhook_timeout_s))
         app.state.engine, app.state.sessions = engine, session_factory(engine)
         app.state.registry, app.state.metrics = factory.registry, ServiceMetrics()
+        app.state.factory = factory
         executor = RunExecutor(
             app.state.sessions, build_refinement_graph(saver), factory, settings, app.state.metrics, http
         )
@@ -80,6 +82,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(runs.router)
     app.include_router(datasets.router)
     app.include_router(batches.router)
+    app.include_router(catalog.router)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -1,0 +1,78 @@
+"""/v1/models: the usable models, how each endpoint is spoken to, and a probe of its capabilities."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+
+from agents.llm import endpoint_host
+from agents.models import OFFLINE_MODEL, ModelConfigError, UnknownModelError
+from agents.panel import PanelFactory
+from app.catalog.schemas import Capabilities, ModelList, ModelPublic
+from app.deps import ReadKey, WriteKey
+from app.errors import NotFound, Unprocessable, problem_responses
+
+router = APIRouter(prefix="/v1/models", tags=["models"])
+_ERRORS = problem_responses({404: "No such model", 422: "The model has no endpoint to check"})
+
+
+def get_factory(request: Request) -> PanelFactory:
+    """The app's panel factory (one client per model, shared by every run)."""
+    factory: PanelFactory = request.app.state.factory
+    return factory
+
+
+Factory = Annotated[PanelFactory, Depends(get_factory)]
+
+
+def _public(factory: PanelFactory, name: str) -> ModelPublic:
+    spec = factory.registry.get(name)
+    if spec is None:
+        return ModelPublic(
+            name=name,
+            offline=True,
+            model=None,
+            endpoint=None,
+            mode=None,
+            learned=[],
+            reasoning=None,
+            capabilities=None,
+        )
+    client = factory.client(name)
+    found = factory.capabilities.get(name)
+    return ModelPublic(
+        name=name,
+        offline=False,
+        model=spec.model,
+        endpoint=endpoint_host(spec.base_url),
+        provider=spec.provider,
+        mode=client.mode if client else spec.structured_output,
+        learned=list(client.learned) if client else [],
+        reasoning=spec.reasoning,
+        capabilities=Capabilities.model_validate(found.as_dict()) if found else None,
+    )
+
+
+@router.get("", response_model=ModelList, responses=_ERRORS)
+async def list_models(factory: Factory, _: ReadKey) -> ModelList:
+    """Every usable model name, with how it is spoken to and its last checked capabilities."""
+    try:
+        return ModelList(items=[_public(factory, name) for name in factory.registry.names()])
+    except ModelConfigError as exc:
+        raise Unprocessable(str(exc)) from exc
+
+
+@router.post("/{name}/check", response_model=ModelPublic, responses=_ERRORS)
+async def check_model(name: str, factory: Factory, _: WriteKey) -> ModelPublic:
+    """Probe the endpoint once per capability (a few tiny requests, billed by the provider) and use
+    what works from now on."""
+    if name == OFFLINE_MODEL:
+        raise Unprocessable("The offline panel has no endpoint to check.")
+    try:
+        await factory.check(name)
+        return _public(factory, name)
+    except UnknownModelError as exc:
+        raise NotFound(f"There is no model {name!r}.") from exc
+    except ModelConfigError as exc:
+        raise Unprocessable(str(exc)) from exc

@@ -1,0 +1,41 @@
+"""HTTP schemas of the model catalog."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class Capabilities(BaseModel):
+    """What a probe of the endpoint found (``POST /v1/models/{name}/check``)."""
+
+    json_schema: str = Field(description="supported, ignored (prose), refused (HTTP 4xx) or failed")
+    tools: str = Field(description="supported, ignored (prose), refused (HTTP 4xx) or failed")
+    streaming: str = Field(description="ok, with where the role came and whether [DONE] was sent")
+    usage_in_stream: str = Field(description="where the stream carried token usage, or none")
+    reasoning: str = Field(description="where a reasoning model's thinking arrives, or 'none seen'")
+    fixes: list[str] = Field(description="what the wire layer had to rewrite into OpenAI's shape")
+    mode: Literal["json_schema", "tool_calling", "prompt"] = Field(description="how JSON will be asked for")
+
+
+class ModelPublic(BaseModel):
+    """A usable model name: the offline panel, or a configured endpoint."""
+
+    name: str
+    offline: bool = Field(description="True for the built-in deterministic panel, which needs no endpoint")
+    model: str | None = Field(description="The model id the endpoint expects")
+    endpoint: str | None = Field(description="The endpoint's host[:port]")
+    provider: Literal["openai", "azure"] | None = None
+    mode: Literal["json_schema", "tool_calling", "prompt"] | None = Field(
+        description="How this process asks it for JSON now (learned from refusals, or from a check)"
+    )
+    learned: list[str] = Field(description="Why the mode changed, oldest first")
+    reasoning: str | None = Field(description="Where reasoning is looked for: auto, field, tag or none")
+    capabilities: Capabilities | None = Field(description="The last check in this process; null before one")
+
+
+class ModelList(BaseModel):
+    """Every usable model name."""
+
+    items: list[ModelPublic]
