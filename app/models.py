@@ -135,6 +135,7 @@ class Judgement(LLMCallColumns, table=True):
     details: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     abstain_reason: str | None = Field(default=None, sa_column=Column(Text))
     failure: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    reasoning: str = Field(default="", sa_column=Column(Text, nullable=False, server_default=""))
     raw_outputs: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
 
 

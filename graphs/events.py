@@ -34,6 +34,7 @@ class JudgeVerdictEvent(_Event):
     abstained: bool
     abstain_reason: str | None = None
     failure: CallFailure | None = None
+    reasoning: str = ""
     model: str
     usage: Usage = Field(default_factory=Usage)
 

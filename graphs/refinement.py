@@ -68,6 +68,7 @@ async def judge(task: JudgeTask, runtime: Runtime[RunContext]) -> dict[str, Any]
             abstained=verdict is None,
             abstain_reason=outcome.abstain_reason,
             failure=outcome.failure,
+            reasoning=outcome.reasoning,
             model=outcome.model,
             usage=outcome.usage,
         )

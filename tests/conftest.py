@@ -33,6 +33,13 @@ def simulator_server() -> Iterator[SimulatorServer]:
         yield server
 
 
+@pytest.fixture(autouse=True)
+def _fresh_simulator(simulator_server: SimulatorServer) -> None:
+    """Every test starts with the simulator answering as OpenAI, with no rules: a profile or a
+    rule that one test set never leaks into the next."""
+    simulator_server.state.configure(SimConfig())
+
+
 @pytest.fixture
 def sim(simulator_server: SimulatorServer) -> Callable[..., SimulatorServer]:
     """Configure the simulator: ``sim(rules=[...], latency_s=..., gate=...)``."""

@@ -122,7 +122,9 @@ def create_simulator(state: SimulatorState | None = None) -> Starlette:
             return JSONResponse({"error": {"message": "invalid JSON", "type": "invalid_request_error"}}, 400)
         role = role_of(body)
         entry = shared.arrive(role, body)
-        rule = shared.pick_rule(role, all_text(body))
+        # A request the profile's server refuses or ignores uses no rule: rules script the model.
+        unscripted = wants_schema(body) and shared.config.server.json_schema != "supported"
+        rule = None if unscripted else shared.pick_rule(role, all_text(body))
         await shared.pass_gate()
         await asyncio.sleep(shared.config.latency_s + (rule.delay_s if rule else 0.0))
         return _respond(shared, entry, body, rule)

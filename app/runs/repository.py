@@ -107,6 +107,7 @@ def _judgement(run_id: str, outcome: JudgeOutcome) -> Judgement:
         details=details,
         abstain_reason=outcome.abstain_reason,
         failure=outcome.failure.model_dump() if outcome.failure else None,
+        reasoning=outcome.reasoning,
         **accounting(outcome),
     )
 

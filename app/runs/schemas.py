@@ -103,6 +103,7 @@ class VerdictPublic(CallAccounting):
     abstained: bool
     abstain_reason: str | None
     failure: CallFailure | None = None
+    reasoning: str = Field(default="", description="A reasoning model's own thinking before its verdict")
     raw_outputs: list[str]
 
 

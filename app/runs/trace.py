@@ -42,6 +42,7 @@ def _verdict(row: Judgement) -> VerdictPublic:
                 "details",
                 "abstain_reason",
                 "failure",
+                "reasoning",
                 "model",
                 "prompt_version",
                 "input_tokens",

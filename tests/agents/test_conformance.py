@@ -171,7 +171,8 @@ async def test_a_custom_reasoning_tag(sim: Sim, client: Any) -> None:
     sim(
         rules=[
             Rule(
-                content='<reflect>first, the units</reflect>{"score": 90, "confidence": 80, "rationale": "ok"}'
+                content="<reflect>first, the units</reflect>"
+                '{"score": 90, "confidence": 80, "rationale": "ok"}'
             )
         ]
     )

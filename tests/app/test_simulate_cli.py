@@ -23,25 +23,33 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def serve(*args: str) -> tuple[subprocess.Popen[bytes], str]:
+    """Start `thinkloop simulate-llm` and wait until it answers (however long a busy machine takes)."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "app", "simulate-llm", "--port", str(port), *args]
+    process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 300  # a hang guard, not a timing check: it returns as soon as it answers
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            httpx.get(f"{base}/models", timeout=2)
+            return process, base
+        except httpx.TransportError:
+            time.sleep(0.1)
+    process.terminate()
+    raise AssertionError("the simulator did not start")
+
+
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[str]:
     script = tmp_path / "script.json"
     script.write_text('{"rules": [{"role": "Judge", "score": 42}]}')
-    port = free_port()
-    cmd = [sys.executable, "-m", "app", "simulate-llm", "--port", str(port), "--script", str(script)]
-    process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}/v1"
+    process, base = serve("--script", str(script))
     try:
-        for _ in range(200):
-            try:
-                httpx.get(f"{base}/models", timeout=0.5)
-                break
-            except httpx.TransportError:
-                time.sleep(0.05)
         yield base
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        process.wait(timeout=30)
 
 
 def test_served_simulator_answers_chat_openai(served: str) -> None:
@@ -64,3 +72,32 @@ def test_bad_script_is_refused(tmp_path: Path) -> None:
     script.write_text('{"rules": [{"status": 200}]}')
     result = CliRunner().invoke(cli, ["simulate-llm", "--script", str(script)])
     assert result.exit_code == 2 and "cannot use the script" in result.output
+
+
+def test_a_profile_answers_as_its_server_does() -> None:
+    process, base = serve("--profile", "tgi")
+    try:
+        body = {
+            "model": "m",
+            "messages": [{"role": "user", "content": "hi"}],
+            "response_format": {"type": "json_schema", "json_schema": {"name": "V", "schema": {}}},
+        }
+        refused = httpx.post(f"{base}/chat/completions", json=body, timeout=30)
+        assert refused.status_code == 422 and "missing field `value`" in refused.json()["error"]
+        streamed = httpx.post(
+            f"{base}/chat/completions",
+            json={"model": "m", "messages": body["messages"], "stream": True},
+            timeout=30,
+        ).text
+        assert (
+            streamed.startswith(":\n\n") and streamed.count('"role": "assistant"') > 2
+        )  # role in every chunk
+        assert "<think>" in streamed
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_an_unknown_profile_is_refused() -> None:
+    result = CliRunner().invoke(cli, ["simulate-llm", "--profile", "nope"])
+    assert result.exit_code == 2 and "unknown profile 'nope'" in result.output
