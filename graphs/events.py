@@ -40,10 +40,11 @@ class JudgeVerdictEvent(_Event):
 
 
 class RoundScored(RoundFigures):
-    """The round's composite score and the decision taken on it."""
+    """The round's composite score and the decision taken on it (with the verifier's findings)."""
 
     type: Literal["round.scored"] = "round.scored"
     round: int
+    verification: list[str] = Field(default_factory=list)
 
 
 class ReviserThinking(_Event):

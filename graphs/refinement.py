@@ -14,6 +14,7 @@ from langgraph.types import Send
 from agents.judges import JudgeRequest
 from agents.reviser import Finding, RevisionRequest
 from agents.schemas import HOLISTIC, JUDGES, CallFailure, HolisticVerdict, JudgeOutcome
+from agents.verify.verifier import verify
 from graphs.context import RunContext
 from graphs.events import (
     JudgeVerdictEvent,
@@ -24,7 +25,7 @@ from graphs.events import (
     RunFinished,
 )
 from graphs.metrics import run_metrics, scored_rounds
-from graphs.scoring import Decision, Vote, decide, score_round
+from graphs.scoring import Decision, Vote, decide, gate, is_pass, score_round
 from graphs.state import JudgeTask, RefinementState, RoundFigures, RoundRecord
 
 
@@ -85,15 +86,23 @@ def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any
     result = score_round(votes_of(outcomes), policy)
     earlier = state.get("rounds") or []
     previous = score_round(votes_of(earlier[-1].outcomes), policy) if earlier else None
-    decision = decide(result, number, policy, previous)
+    errors = [e.line() for e in verify(state["current"].solution).errors] if policy.verification_gate else []
+    decision = gate(decide(result, number, policy, previous), number, policy, len(errors))
     figures = RoundFigures.of(result, decision).model_dump()
-    record = RoundRecord(round=number, problem=state["current"], outcomes=outcomes, **figures)
-    runtime.stream_writer(RoundScored(round=number, **figures))
+    record = RoundRecord(
+        round=number, problem=state["current"], outcomes=outcomes, verification=errors, **figures
+    )
+    runtime.stream_writer(RoundScored(round=number, verification=errors, **figures))
     failures = record.failures()
+    reason = _reason(decision, result.valid, failures)
+    if errors and is_pass(result.quality, policy):
+        reason = (
+            f"the stated solution has a verified error ({errors[0]}): not accepted whatever the panel said"
+        )
     return {
         "rounds": [record],
         "decision": decision.value,
-        "stop_reason": _reason(decision, result.valid, failures),
+        "stop_reason": reason,
         "failure": failures[0] if decision is Decision.ERROR and failures else None,
     }
 
@@ -142,7 +151,7 @@ async def revise(state: RefinementState, runtime: Runtime[RunContext]) -> dict[s
         current=state["current"],
         original=state["original"],
         findings=_findings(record.outcomes, runtime.context),
-        suggestions=_suggestions(record.outcomes),
+        suggestions=_suggestions(record),
     )
 
     def on_thinking(delta: str) -> None:
@@ -183,11 +192,15 @@ def _findings(outcomes: list[JudgeOutcome], context: RunContext) -> tuple[Findin
     )
 
 
-def _suggestions(outcomes: list[JudgeOutcome]) -> tuple[str, ...]:
-    for outcome in outcomes:
+def _suggestions(record: RoundRecord) -> tuple[str, ...]:
+    """The holistic judge's suggestions, then every computation the verifier found wrong."""
+    advice = [f"[arithmetic_correct] {line}" for line in record.verification]
+    for outcome in record.outcomes:
         if outcome.judge == HOLISTIC and isinstance(outcome.verdict, HolisticVerdict):
-            return tuple(outcome.verdict.suggestions)
-    return ()
+            advice = list(outcome.verdict.suggestions) + [
+                a for a in advice if a not in outcome.verdict.suggestions
+            ]
+    return tuple(advice)
 
 
 def route_after_revise(state: RefinementState) -> str:

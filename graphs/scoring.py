@@ -84,6 +84,7 @@ class ScoringPolicy:
     metric_pass_strict: bool = False
     judge_against: Literal["original", "previous"] = "original"
     failed_round: Literal["error", "score"] = "error"
+    verification_gate: bool = True
     review_kappa_max: float | None = -0.1
     review_confidence_min: float = 0.75
     review_spread_min: float = 70.0
@@ -102,6 +103,7 @@ _PAPER = ScoringPolicy(
     metric_pass_strict=True,
     judge_against="previous",
     failed_round="score",
+    verification_gate=False,
     review_kappa_max=None,
 )
 _DEFAULT = ScoringPolicy(name="default")
@@ -252,6 +254,13 @@ def polarized(score: RoundScore, policy: ScoringPolicy) -> bool:
         and score.mean_confidence >= policy.review_confidence_min
         and score.score_spread >= policy.review_spread_min
     )
+
+
+def gate(decision: Decision, round_no: int, policy: ScoringPolicy, errors: int) -> Decision:
+    """A version whose stated solution has a verified error is never accepted, whatever its Q."""
+    if decision is not Decision.ACCEPTED or not errors or not policy.verification_gate:
+        return decision
+    return Decision.EXHAUSTED if round_no >= policy.max_rounds else Decision.REVISE
 
 
 def decide(

@@ -46,6 +46,7 @@ class RoundRecord(RoundFigures):
     round: int
     problem: Problem
     outcomes: list[JudgeOutcome]
+    verification: list[str] = []  # the stated solution's verified errors (the gate's evidence)
 
     def level_scores(self) -> dict[str, float | None]:
         """Each judge's score this round (None when it abstained)."""

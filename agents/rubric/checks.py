@@ -1,21 +1,38 @@
-"""The offline panel's verifiable checks, grouped by Bloom level and Five Key."""
+"""The offline panel's checks, grouped by Bloom level and Five Key.
+
+Each check is a *flaw* detector (a failure means the version has a real defect a pupil would meet:
+the judge's score drops below the pass mark) or a *style* check (a weakness worth fixing that does
+not, alone, stop a version from passing). Which judges run a detector follows the validity set's
+taxonomy (the Bloom levels that should catch each kind of flaw). No check rewards vocabulary:
+"explain why", "Let x be" or an added equation earns nothing.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
-from agents.rubric.analysis import CONCEPT_WORDS, ProblemFacts
+from agents.rubric import detectors as d
+from agents.rubric.facts import ProblemFacts
 from agents.schemas import JudgeName
+
+Severity = Literal["flaw", "style"]
 
 
 @dataclass(frozen=True)
 class CheckResult:
-    """``ok is None`` means the check does not apply to this problem."""
+    """``ok is None`` means the check does not apply; ``evidence`` says what was found."""
 
     check: str
     ok: bool | None
     advice: str
+    severity: Severity = "flaw"
+    evidence: str = ""
+
+
+Test = Callable[[ProblemFacts, ProblemFacts | None], str | None]
 
 
 @dataclass(frozen=True)
@@ -23,152 +40,140 @@ class Check:
     """A named test of the problem and the edit that would satisfy it."""
 
     name: str
-    test: Callable[[ProblemFacts, ProblemFacts | None], bool | None]
+    test: Test
     advice: str
+    severity: Severity = "flaw"
 
     def run(self, facts: ProblemFacts, reference: ProblemFacts | None) -> CheckResult:
         """Apply the test."""
-        return CheckResult(self.name, self.test(facts, reference), self.advice)
+        found = self.test(facts, reference)
+        ok = None if found is None else not found
+        return CheckResult(self.name, ok, self.advice, self.severity, found or "")
 
 
-def _intent_kept(facts: ProblemFacts, ref: ProblemFacts | None) -> bool:
-    if ref is None:
-        return False  # nothing to compare with: intent cannot be confirmed
+def _on_facts(detector: Callable[[ProblemFacts], str | None]) -> Test:
+    return lambda facts, _: detector(facts)
+
+
+def _intent_kept(facts: ProblemFacts, ref: ProblemFacts | None) -> str | None:
+    if ref is None or ref.question == facts.question:
+        return None
     given = set(ref.question_numbers)
-    return not given or len(given & set(facts.question_numbers)) * 2 >= len(given)
+    if not given or len(given & set(facts.question_numbers)) * 2 >= len(given):
+        return ""
+    return (
+        "most of the original problem's quantities are gone: the revision changed the problem, not fixed it"
+    )
 
 
-def _claims_correct(facts: ProblemFacts, _: ProblemFacts | None) -> bool | None:
-    return all(c.correct for c in facts.claims) if facts.claims else None
+def _states_quantities(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
+    return "" if facts.question_numbers else "the problem states no quantity a pupil could compute with"
 
 
-def _numbers_used(facts: ProblemFacts, _: ProblemFacts | None) -> bool | None:
-    given = set(facts.question_numbers)
-    if not given or not facts.solution:
-        return None
-    return len(given - set(facts.solution_numbers)) <= 1
+def _has_solution(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
+    if not facts.solution.strip():
+        return "there is no worked solution to check"
+    return "" if facts.solution_numbers or re.search(r"\d", facts.s) else "the solution computes nothing"
 
 
-def _variables_consistent(facts: ProblemFacts, _: ProblemFacts | None) -> bool | None:
-    defined, used = facts.defined_variables, facts.used_variables
-    if not defined and not used:
-        return None
-    return defined <= used and used <= defined
+def _concise(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
+    return "" if len(facts.question.split()) <= 150 else "the problem is longer than a pupil needs"
 
+
+def _readable(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
+    """Lexical and syntactic complexity fit for a pupil: no sentence over 35 words."""
+    longest = max((len(s.split()) for s in facts.sentences), default=0)
+    return "" if longest <= 35 else f"a sentence of {longest} words is hard for a pupil to parse"
+
+
+def _quantities_vary(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
+    return "" if len(set(facts.question_numbers)) >= 2 else "with one quantity the structure cannot be varied"
+
+
+INSTRUCTIONS = Check(
+    "no_instructions_in_text",
+    _on_facts(d.instructions),
+    "Remove every sentence addressed to a grader or a model.",
+)
+ARITHMETIC = Check(
+    "arithmetic_correct", _on_facts(d.arithmetic), "Correct the computations the solution states."
+)
+INVENTED = Check(
+    "all_data_given", _on_facts(d.invented), "State every quantity the solution needs in the question."
+)
+ONE_TASK = Check("one_task", _on_facts(d.one_task), "Ask exactly one clear question.")
+ANSWERS = Check(
+    "answers_the_question",
+    _on_facts(d.answers_the_question),
+    "Make the solution answer what the question asks.",
+)
+WHOLE = Check("whole_counts", _on_facts(d.whole_counts), "Give counts of whole things as whole numbers.")
+OPERATION = Check("operation_fits", _on_facts(d.operation_fits), "Use the operation the story describes.")
+UNITS = Check(
+    "units_consistent", _on_facts(d.units_consistent), "Convert quantities to one unit before combining them."
+)
+CONSISTENT = Check(
+    "data_consistent", _on_facts(d.data_consistent), "Make the given data agree with each other."
+)
+PLAUSIBLE = Check(
+    "plausible_quantities", _on_facts(d.plausible), "Use quantities that are possible in the real world."
+)
+PROPORTION = Check(
+    "no_false_proportionality",
+    _on_facts(d.proportional),
+    "Do not scale what does not scale: say what stays the same and why.",
+)
+BASE = Check(
+    "percent_of_the_right_whole",
+    _on_facts(d.percent_base),
+    "Take each percentage of the whole the story names.",
+)
+RELEVANT = Check(
+    "relevant_data_only", _on_facts(d.relevant_data), "Leave the distractors out of the computation."
+)
+HAS_SOLUTION = Check("has_solution", _has_solution, "Give a worked solution with its computations.")
+INTENT = Check("intent_kept", _intent_kept, "Keep the original problem's quantities and concept.", "style")
 
 CHECKS: dict[JudgeName, tuple[Check, ...]] = {
     "remember": (
-        Check(
-            "states_quantities",
-            lambda f, _: bool(f.question_numbers),
-            "State the given quantities with digits.",
-        ),
-        Check("intent_kept", _intent_kept, "Keep the original problem's quantities and concept."),
-        Check(
-            "no_instructions_in_text",
-            lambda f, _: not f.injection,
-            "Remove text addressed to the reader's tools.",
-        ),
+        Check("states_quantities", _states_quantities, "State the given quantities.", "style"),
+        INTENT,
+        INSTRUCTIONS,
     ),
     "understand": (
-        Check("single_question", lambda f, _: len(f.asks) == 1, "Ask exactly one clear question."),
-        Check(
-            "variables_defined_and_used",
-            _variables_consistent,
-            "Use every variable you define, and define every one you use.",
-        ),
-        Check(
-            "concise",
-            lambda f, _: len(f.question.split()) <= 150,
-            "Shorten the problem to what a solver needs.",
-        ),
-        Check(
-            "no_instructions_in_text",
-            lambda f, _: not f.injection,
-            "Remove text addressed to the reader's tools.",
-        ),
+        ONE_TASK,
+        INSTRUCTIONS,
+        INVENTED,
+        ANSWERS,
+        Check("concise", _concise, "Shorten the problem to what a solver needs.", "style"),
     ),
-    "apply": (
-        Check(
-            "has_solution", lambda f, _: bool(f.solution_numbers), "Give a worked solution with its numbers."
-        ),
-        Check(
-            "solves_not_explains",
-            lambda f, _: not f.explains_flaw,
-            "Solve the problem instead of describing its flaw.",
-        ),
-        Check("arithmetic_correct", _claims_correct, "Correct the arithmetic in the solution."),
-        Check("answer_has_unit", lambda f, _: f.answer_has_unit, "State the answer with its unit."),
-    ),
-    "analyze": (
-        Check("relations_stated", lambda f, _: f.states_relations, "State how the quantities relate."),
-        Check("given_numbers_used", _numbers_used, "Use every given quantity, or drop the ones not needed."),
-        Check(
-            "shows_working",
-            lambda f, _: bool(f.claims) or "=" in f.solution,
-            "Show the computation as an equation.",
-        ),
-    ),
-    "evaluate": (
-        Check(
-            "no_false_proportionality",
-            lambda f, _: not f.false_proportionality,
-            "Say that the task's duration does not depend on the number of participants.",
-        ),
-        Check(
-            "whole_counts",
-            lambda f, _: not f.fractional_count,
-            "Make counts of people or objects whole numbers.",
-        ),
-        Check(
-            "answerable",
-            lambda f, _: bool(f.asks) and not f.explains_flaw,
-            "Pose a question that can be answered from the text.",
-        ),
-    ),
+    "apply": (HAS_SOLUTION, ARITHMETIC, UNITS, WHOLE, ANSWERS, BASE, OPERATION, RELEVANT),
+    "analyze": (OPERATION, CONSISTENT, PROPORTION, RELEVANT, BASE, INVENTED),
+    "evaluate": (PROPORTION, CONSISTENT, PLAUSIBLE, WHOLE, INVENTED, ONE_TASK),
     "create": (
-        Check(
-            "invites_general_method",
-            lambda f, _: f.has_formula,
-            "Ask for an equation or expression that works for other values.",
-        ),
-        Check(
-            "alternative_values",
-            lambda f, _: len(set(f.question_numbers)) >= 2,
-            "Use at least two quantities that could be varied.",
-        ),
-        Check("intent_kept", _intent_kept, "Keep the original problem's quantities and concept."),
+        INTENT,
+        INVENTED,
+        Check("quantities_vary", _quantities_vary, "Use quantities that could be varied.", "style"),
     ),
     "holistic": (
-        Check(
-            "concepts",
-            lambda f, _: bool(CONCEPT_WORDS.search(f.question + " " + f.solution)) or bool(f.claims),
-            "Name or use the mathematical concept explicitly.",
-        ),
-        Check(
-            "prerequisites",
-            lambda f, _: bool(f.claims) or "=" in f.solution,
-            "Show the operations a solver needs.",
-        ),
-        Check("representations", lambda f, _: f.has_formula, "Add an equation or expression."),
-        Check(
-            "alternative_values",
-            lambda f, _: len(set(f.question_numbers)) >= 2,
-            "Use quantities that could be varied.",
-        ),
-        Check(
-            "narrative",
-            lambda f, _: not f.false_proportionality and len(f.question.split()) >= 8,
-            "Make the story realistic and consistent with the mathematics.",
-        ),
-        Check(
-            "solution_matches",
-            lambda f, _: _claims_correct(f, None) is not False and not f.explains_flaw,
-            "Make the stated solution answer the question correctly.",
-        ),
+        INSTRUCTIONS,
+        ARITHMETIC,
+        ANSWERS,
+        PLAUSIBLE,
+        PROPORTION,
+        CONSISTENT,
+        UNITS,
+        RELEVANT,
+        Check("readable", _readable, "Split long sentences; use words a pupil knows.", "style"),
     ),
 }
-FIVE_KEYS = ("concepts", "prerequisites", "representations", "alternative_values", "narrative")
+FIVE_KEYS = {
+    "concepts": "what the computations use",
+    "prerequisites": "the operations a solver needs",
+    "representations": "how the solution writes its working",
+    "alternative_values": "whether the numbers could be varied",
+    "narrative": "whether the story is possible and consistent",
+}
 
 
 def run_checks(judge: JudgeName, facts: ProblemFacts, reference: ProblemFacts | None) -> list[CheckResult]:

@@ -9,8 +9,8 @@ from importlib import resources
 
 from agents.judges import JudgeRequest
 from agents.reviser import RevisionRequest, ThinkingSink
-from agents.rubric.analysis import ProblemFacts
-from agents.rubric.checks import CHECKS, FIVE_KEYS, CheckResult, run_checks
+from agents.rubric.checks import CHECKS, CheckResult, run_checks
+from agents.rubric.facts import ProblemFacts
 from agents.rubric.repairs import repair
 from agents.schemas import (
     HOLISTIC,
@@ -31,8 +31,10 @@ _CHECK_ID = re.compile(r"\[(\w+)\]")
 def rubric_version() -> str:
     """A hash of the rubric's source: the offline panel's 'prompt version'."""
     digest = hashlib.sha256()
-    for name in ("analysis.py", "checks.py", "repairs.py", "arithmetic.py"):
+    for name in ("facts.py", "detectors.py", "checks.py", "repairs.py"):
         digest.update(resources.files(__package__).joinpath(name).read_bytes())
+    for name in ("text.py", "units.py", "expressions.py", "verifier.py"):
+        digest.update(resources.files("agents.verify").joinpath(name).read_bytes())
     return f"rubric@{digest.hexdigest()[:12]}"
 
 
@@ -42,16 +44,26 @@ def facts_of(problem: Problem | None) -> ProblemFacts | None:
 
 
 def verdict_from(results: list[CheckResult]) -> JudgeVerdict:
-    """Score = share of applicable checks passed; confidence grows with how many applied."""
+    """A flaw found: score 20 (confident). Only style checks failed: 70. All pass: 100.
+
+    A detected flaw must stop the version whatever the other judges say, so its score is far below
+    the pass mark (the agreement term then sees a strong dissent), never a share of checks passed.
+    """
     applicable = [r for r in results if r.ok is not None]
-    passed = [r for r in applicable if r.ok]
-    score = round(100 * len(passed) / len(applicable)) if applicable else 50
-    confidence = round(60 + 35 * len(applicable) / len(results))
-    failed = [f"[{r.check}] {r.advice}" for r in applicable if not r.ok]
-    rationale = ("Failed: " + " ".join(failed)) if failed else "All applicable checks pass."
+    flaws = [r for r in applicable if not r.ok and r.severity == "flaw"]
+    style = [r for r in applicable if not r.ok and r.severity == "style"]
+    if flaws:
+        score, confidence = 20, 90
+    elif style:
+        score, confidence = 70, 75
+    else:
+        score, confidence = 100, round(60 + 35 * len(applicable) / max(len(results), 1))
+    failed = [f"[{r.check}] {r.evidence or r.advice}. {r.advice}" for r in flaws + style]
+    rationale = ("Found: " + " ".join(failed)) if failed else "Every check that applies passes."
+    passed = [r.check for r in applicable if r.ok]
     if passed:
-        rationale += " Passed: " + ", ".join(r.check for r in passed) + "."
-    return JudgeVerdict(score=score, confidence=confidence, rationale=rationale)
+        rationale += " Passed: " + ", ".join(passed) + "."
+    return JudgeVerdict(rationale=rationale, score=score, confidence=confidence)
 
 
 class RubricJudge:
@@ -78,15 +90,26 @@ class RubricJudge:
 def _holistic(
     base: JudgeVerdict, results: list[CheckResult], facts: ProblemFacts, ref: ProblemFacts | None
 ) -> HolisticVerdict:
-    by_name = {r.check: r for r in results}
-    keys = FiveKeys(**{k: "ok" if by_name[k].ok else by_name[k].advice for k in FIVE_KEYS})
+    failures = [r for judge in JUDGES for r in run_checks(judge, facts, ref) if r.ok is False]
+    narrative = [r.evidence for r in failures if r.check in _NARRATIVE]
+    keys = FiveKeys(
+        concepts=f"computes with {', '.join(sorted(facts.operators)) or 'no operation'}",
+        prerequisites=f"{len(facts.verification.evidence)} computation(s) written out and checked",
+        representations="the working is written as computations"
+        if facts.verification.checked
+        else "no computation is written out",
+        alternative_values=f"{len(set(facts.question_numbers))} quantities that could be varied",
+        narrative="; ".join(narrative)[:500] or "possible and consistent",
+    )
     advice: list[str] = []
-    for judge in JUDGES:
-        for result in run_checks(judge, facts, ref):
-            text = f"[{result.check}] {result.advice}"
-            if result.ok is False and text not in advice:
-                advice.append(text)
+    for result in failures:
+        text = f"[{result.check}] {result.evidence or result.advice}"
+        if text not in advice:
+            advice.append(text[:500])
     return HolisticVerdict(**base.model_dump(), five_keys=keys, suggestions=advice[:8])
+
+
+_NARRATIVE = {"plausible_quantities", "no_false_proportionality", "data_consistent", "relevant_data_only"}
 
 
 class RubricReviser:
@@ -97,7 +120,9 @@ class RubricReviser:
         reported = _reported_checks(request)
         lines = [f"The panel reported: {', '.join(sorted(reported)) or 'nothing specific'}."]
         problem, notes = repair(request.current, reported)
-        lines += notes or ["I know no deterministic repair for these findings; I keep the text."]
+        lines += notes or [
+            "I know no deterministic repair for these findings in this problem, so I keep its text."
+        ]
         thinking = ""
         for line in lines:
             on_thinking(line + "\n")

@@ -1,14 +1,28 @@
-"""Deterministic repairs for the defects the offline checks can detect."""
+"""Deterministic repairs for the defects the offline checks find.
+
+Repairs edit parsed spans, never text by search-and-replace: a wrong result is replaced at the
+offset where it stands (``13 + 3 = 3`` becomes ``13 + 3 = 16``, not ``116 + 16 = 16``), and
+every sentence the reviser writes names this problem's own quantities and story.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 
-from agents.rubric.analysis import _INJECTION, ProblemFacts
-from agents.rubric.arithmetic import format_number
+from agents.rubric.detectors import _INJECTION, _first_duration
+from agents.rubric.facts import ProblemFacts
 from agents.schemas import Problem
+from agents.verify.expressions import Evaluator, NotArithmetic, tokens
+from agents.verify.text import ZERO_WIDTH, disguised, plain
+
+# "expression = result" in digits, as written: the result's span is what a repair may replace.
+_CLAIM = re.compile(
+    r"(?P<expr>(?:\(\s*)*\d+(?:\.\d+)?(?:/\d+)?(?:\s*[-+×x*÷/]\s*(?:\(\s*)*\d+(?:\.\d+)?(?:/\d+)?(?:\s*\))*)+)"
+    r"\s*=\s*\$?(?P<result>-?\d+(?:\.\d+)?(?:/\d+)?)(?![\d/])"
+)
 
 
 @dataclass
@@ -25,98 +39,72 @@ class Draft:
         return ProblemFacts(self.question, self.solution)
 
 
-def _drop_injection(draft: Draft) -> None:
-    sentences = re.split(r"(?<=[.?!])\s+", draft.question)
-    kept = [s for s in sentences if not _INJECTION.search(s)]
-    if len(kept) < len(sentences) and kept:
-        draft.question = " ".join(kept)
-        draft.notes.append("Some sentences address the reader's tools, not the student: I remove them.")
+def format_number(value: Fraction) -> str:
+    """12 → '12', 5/2 → '2.5', 1/3 → '0.33'."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"{float(value):.2f}".rstrip("0").rstrip(".")
 
 
-def _fix_duration(draft: Draft) -> None:
-    facts = draft.facts
-    if not facts.false_proportionality or facts.duration is None:
-        return
-    amount, unit = facts.duration
-    counts = [format_number(n) for n in facts.question_numbers if format_number(n) != amount]
-    time_var, count_var = _variables(draft.question)
-    first, _, rest = draft.question.partition(". ")
-    draft.question = (
-        f"{first}. The length of the piece is fixed and does not depend on how many take part. {rest}"
-    )
-    if f"Let {count_var}" not in draft.question:
-        draft.question += f" Let {count_var} be the number of participants and {time_var} the time taken."
-    draft.question += f" Also give an equation for {time_var} in terms of {count_var}."
-    draft.solution = (
-        f"The duration is a property of the piece, not of the number of participants, so the "
-        f"equation is {time_var} = {amount} for every value of {count_var}. With {count_var} = "
-        f"{counts[-1]} instead of {counts[0]}, the time is still {amount} {unit}. "
-        f"The answer is {amount} {unit}."
-    )
-    draft.notes.append(
-        "The question invites inverse proportion, but the piece takes the same time however many "
-        f"play it. I say so, keep the variables, and answer {amount} {unit} with the equation "
-        f"{time_var} = {amount}."
-    )
-
-
-def _variables(question: str) -> tuple[str, str]:
-    """(time variable, count variable) as the problem names them, else T and P."""
-    time = re.search(r"\b\$?([A-Z])\$?\s+(?:be\s+)?the\s+(?:\w+\s+)?time\b", question)
-    count = re.search(r"\b\$?([A-Z])\$?\s+(?:be\s+)?the\s+number\b", question)
-    return (time.group(1) if time else "T", count.group(1) if count else "P")
+def _evaluate(expression: str) -> Fraction | None:
+    text = re.sub(r"(?<=[\d)])\s*[x*]\s*(?=[\d(])", " × ", expression)
+    try:
+        value = Evaluator(tokens(text, set())).run().value
+    except (NotArithmetic, ZeroDivisionError, ValueError):
+        return None
+    return value if isinstance(value, Fraction) else None
 
 
 def _fix_arithmetic(draft: Draft) -> None:
-    for claim in draft.facts.claims:
-        if not claim.correct:
-            fixed = claim.text.replace(claim.text.split("=")[-1].strip(), format_number(claim.actual))
-            draft.solution = draft.solution.replace(claim.text, fixed)
-            draft.notes.append(
-                f"'{claim.text}' is wrong: {claim.expression} is {format_number(claim.actual)}."
-            )
-
-
-def _use_variables(draft: Draft) -> None:
-    facts = draft.facts
-    unused = sorted(facts.defined_variables - facts.used_variables)
-    if unused and facts.final_answer is not None:
-        equations = ", ".join(f"{v} = {v}" for v in unused)
-        draft.question = re.sub(r"\s*Let [^.?!]*[.?!]?\s*$", "", draft.question).strip()
+    """Replace each wrong result at its own span, right to left so earlier offsets stay valid."""
+    edits = []
+    for match in _CLAIM.finditer(draft.solution):
+        actual = _evaluate(match["expr"])
+        stated = Fraction(match["result"])
+        if actual is not None and actual != stated:
+            edits.append((match.span("result"), format_number(actual), match.group(0)))
+    for (start, end), value, claim in reversed(edits):
+        draft.solution = draft.solution[:start] + value + draft.solution[end:]
         draft.notes.append(
-            f"Variables {', '.join(unused)} are defined but never used ({equations} says nothing): "
-            "I drop them."
+            f"'{claim}' is wrong: {claim.split('=')[0].strip()} is {value}. I correct that result."
         )
 
 
-def _generalise(draft: Draft) -> None:
+def _drop_instructions(draft: Draft) -> None:
+    """Remove every sentence addressed to a grader or a model (hidden characters undone first)."""
+    removed = 0
+    for field in ("question", "solution"):
+        text = getattr(draft, field)
+        sentences = re.split(r"(?<=[.?!\]\)])\s+", text)
+        kept = [s for s in sentences if not (_INJECTION.search(plain(s)) or disguised(s))]
+        if len(kept) < len(sentences):
+            removed += len(sentences) - len(kept)
+            setattr(draft, field, ZERO_WIDTH.sub("", " ".join(kept)).strip())
+    if removed:
+        draft.notes.append(f"{removed} sentence(s) address the grader, not the pupil: I remove them.")
+
+
+def _fix_duration(draft: Draft) -> None:
+    """Say the duration stays the same and answer with it (in this problem's own words)."""
     facts = draft.facts
-    if facts.has_formula:
+    duration = _first_duration(facts.q.lower())
+    unit = re.search(r"\d+(?:\.\d+)? ?(seconds?|minutes?|hours?|days?)\b", facts.q)
+    if duration is None or unit is None:
         return
-    given = [format_number(n) for n in facts.question_numbers]
-    for claim in reversed(facts.claims):  # the last claim computes the answer
-        first = next(
-            (g for g in given if re.search(rf"(?<![\d.]){re.escape(g)}(?![\d.])", claim.expression)), None
+    amount = f"{format_number(duration)} {unit.group(1)}"
+    asked = facts.asks[-1] if facts.asks else facts.question
+    if asked in draft.question:
+        draft.question = draft.question.replace(
+            asked, f"It takes the same time however many take part. {asked}", 1
         )
-        if first is None:
-            continue
-        general = re.sub(rf"(?<![\d.]){re.escape(first)}(?![\d.])", "n", claim.expression, count=1)
-        draft.question += (
-            f" Then write an expression for the result when {first} is replaced by any number n."
-        )
-        draft.solution += f" In general the result is {general}."
-        draft.notes.append(
-            f"To invite a general method I ask for the result with {first} replaced by n: {general}."
-        )
-        return
-
-
-def _add_unit(draft: Draft) -> None:
-    facts = draft.facts
-    if facts.answer_has_unit or facts.duration is None or facts.final_answer is None:
-        return
-    draft.solution += f" The answer is {format_number(facts.final_answer)} {facts.duration[1]}."
-    draft.notes.append("The answer lacks its unit: I state it.")
+    draft.solution = (
+        f"The time does not depend on how many take part: they all do it at the same time, so it still "
+        f"takes {amount}. The answer is {amount}."
+    )
+    draft.notes.append(
+        f"The solution scales the {amount} as if more participants changed it, but they all take part "
+        f"at once. I say so in the question and answer {amount}."
+    )
 
 
 def _single_question(draft: Draft) -> None:
@@ -124,21 +112,33 @@ def _single_question(draft: Draft) -> None:
     if len(asks) > 1:
         for extra in asks[1:]:
             draft.question = draft.question.replace(extra, "").strip()
-        draft.notes.append("The text asks several things: I keep the first question only.")
+        draft.notes.append(f"The text asks {len(asks)} things: I keep the first question, “{asks[0]}”.")
+
+
+def _whole_count(draft: Draft) -> None:
+    facts = draft.facts
+    answer, asked = facts.final_answer, re.search(r"how many (\w+)", facts.target)
+    if answer is None or answer.denominator == 1 or not asked:
+        return
+    up = re.search(r"\b(?:needed|need|must be bought|enough|all)\b", facts.target)
+    whole = -(-answer.numerator // answer.denominator) if up else answer.numerator // answer.denominator
+    noun = asked.group(1)
+    draft.solution += (
+        f" {noun.capitalize()} come whole, so the answer is {whole} {noun} "
+        f"({'one more is needed for the rest' if up else 'the part left over is not enough for another'})."
+    )
+    draft.notes.append(
+        f"{format_number(answer)} {noun} is not a whole number: I round {'up' if up else 'down'} to {whole}."
+    )
 
 
 # Which repairs answer which reported checks, in the order they are applied.
 REPAIRS: tuple[tuple[frozenset[str], Callable[[Draft], None]], ...] = (
-    (frozenset({"no_instructions_in_text"}), _drop_injection),
-    (
-        frozenset({"no_false_proportionality", "narrative", "solves_not_explains", "answerable"}),
-        _fix_duration,
-    ),
-    (frozenset({"arithmetic_correct", "solution_matches"}), _fix_arithmetic),
-    (frozenset({"single_question"}), _single_question),
-    (frozenset({"variables_defined_and_used"}), _use_variables),
-    (frozenset({"answer_has_unit"}), _add_unit),
-    (frozenset({"invites_general_method", "representations"}), _generalise),
+    (frozenset({"no_instructions_in_text"}), _drop_instructions),
+    (frozenset({"no_false_proportionality"}), _fix_duration),
+    (frozenset({"arithmetic_correct"}), _fix_arithmetic),
+    (frozenset({"one_task"}), _single_question),
+    (frozenset({"whole_counts"}), _whole_count),
 )
 
 

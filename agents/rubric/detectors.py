@@ -1,0 +1,954 @@
+"""Flaw detectors of the offline panel: each reads meaning from the facts, never vocabulary.
+
+A detector returns ``None`` when it does not apply, ``""`` when the version passes, or the
+evidence of the flaw it found (a sentence a writer can act on). Bloom vocabulary, "Let x be",
+"explain why" or an equation restating an answer change none of them.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from agents.rubric.facts import ProblemFacts, as_fraction
+from agents.verify.expressions import variables
+from agents.verify.text import disguised
+from agents.verify.units import UNIT_PATTERN, Unit, unit
+
+Result = str | None
+
+_INJECTION = re.compile(
+    r"ignore (?:all |any |the |your |previous |prior |earlier )*(?:instructions|rules|rubric|criteria)|"
+    r"disregard (?:any |all |the |your )*(?:flaws|rules|instructions|rubric|criteria|errors)|"
+    r"(?:score|mark|rate|grade) (?:this|it|the item|the problem)\b.{0,30}(?:\d+|full marks|perfect|flawless|pass)|"
+    r"(?:give|award) (?:this|it)\b.{0,25}(?:full marks|\d+ ?(?:/|out of) ?\d+|top score|maximum)|"
+    r"(?:answer|output|reply|respond|return) (?:only )?(?:with )?[\"']?(?:pass|yes|approved?)\b|"
+    r"\bapprove (?:this|the) (?:item|problem|question)|"
+    r"(?:note|message|instruction|memo)s? (?:to|for) (?:the |any |all )?(?:[a-z-]+ )?(?:ai|judges?|reviewers?|graders?|markers?|evaluators?|assistants?|models?|bots?)\b|"
+    r"\b(?:reviewer|judge|evaluator|grader|assessor|ai|llm|assistant|chatbot|language model)s?\b[^.?!]{0,40}"
+    r"\b(?:must|should|shall|please|:)[^.?!]{0,60}\b(?:pass|perfect|flawless|full marks|approve|score|correct)|"
+    r"system prompt|you are now|say (?:this|that|the) (?:question|problem|item) is (?:perfect|correct|flawless)",
+    re.I,
+)
+
+
+def instructions(f: ProblemFacts) -> Result:
+    """Text aimed at a grader or a model, also when hidden by look-alike letters or zero-width marks."""
+    found = _INJECTION.search(f.raw_text)
+    if found:
+        return f"the text addresses the grader, not the pupil: “{found.group(0)[:60]}”"
+    if disguised(f.question + f.solution):
+        return "the text hides characters (zero-width marks or look-alike letters from another alphabet)"
+    return ""
+
+
+def arithmetic(f: ProblemFacts) -> Result:
+    """Every computation the solution states is right (exact arithmetic)."""
+    if not f.solution.strip():
+        return None
+    errors = f.verification.errors
+    return "; ".join(e.line() for e in errors[:3]) if errors else ""
+
+
+def invented(f: ProblemFacts) -> Result:
+    """The solution uses no number the question does not give (missing data it filled in itself)."""
+    if not f.solution.strip():
+        return None
+    wrong = _wrong_results(f)
+    strangers = [s for s in f.untraced if s not in wrong]
+    if not strangers:
+        return ""
+    shown = ", ".join(_show(v) for v in strangers[:3])
+    return f"the solution uses {shown}, which the question neither gives nor lets a solver work out"
+
+
+def _wrong_results(f: ProblemFacts) -> set[Fraction]:
+    out = set()
+    for evidence in f.verification.errors:
+        try:
+            out.add(as_fraction(re.sub(r"[^\d./ ]", "", evidence.stated).strip().split(" ")[0]))
+        except (ValueError, ZeroDivisionError):
+            continue
+    return out
+
+
+def one_task(f: ProblemFacts) -> Result:
+    """Exactly one question or task; a request to explain, check or justify the answer, or to give
+    it in a form, is part of that task, not a second one (and not a question on its own)."""
+    questions = f.questions
+    if not questions:
+        return "the problem asks nothing: there is no question or task"
+    if len(questions) > 1:
+        return f"the problem asks {len(questions)} things; a pupil should be given one clear task"
+    return ""
+
+
+def _show(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+
+# ---- does the solution answer what is asked -------------------------------------------------
+
+_CLOCK_ASK = re.compile(r"\b(?:what time|at what time|when does|when will|by what time)\b")
+_DIFFERENCE = re.compile(
+    r"\bhow (?:many|much) (?:more|fewer|less)\b|\bdifference\b|\bhow much (?:longer|shorter|taller|heavier|"
+    r"lighter|older|younger|further|farther|cheaper|dearer)\b|\bby how (?:many|much)\b"
+)
+_PERCENT_ASK = re.compile(r"\b(?:what|by what) (?:percentage|percent|%)|\bwhat % ")
+_DIRECTION = {
+    "reduc": ("reduc", "decreas", "less", "lower", "off", "drop", "fell", "cut"),
+    "decreas": ("decreas", "reduc", "less", "lower", "drop", "fell"),
+    "increas": ("increas", "rise", "rose", "more", "higher", "grew", "up"),
+    "rise": ("rise", "rose", "increas", "more", "higher"),
+    "fall": ("fall", "fell", "decreas", "drop", "less", "lower"),
+    "discount": ("discount", "off", "reduc", "less"),
+}
+_SKIP_NOUNS = {
+    "more",
+    "fewer",
+    "less",
+    "of",
+    "times",
+    "in",
+    "does",
+    "do",
+    "did",
+    "is",
+    "are",
+    "was",
+    "were",
+    "can",
+    "will",
+    "would",
+    "should",
+    "must",
+    "the",
+    "a",
+    "an",
+    "his",
+    "her",
+    "its",
+    "their",
+    "my",
+    "your",
+    "our",
+    "it",
+    "he",
+    "she",
+    "they",
+    "we",
+    "you",
+    "i",
+    "this",
+    "that",
+    "these",
+    "those",
+    "each",
+    "every",
+    "all",
+    "total",
+    "whole",
+    "full",
+    "complete",
+    "long",
+    "far",
+    "old",
+    "heavy",
+    "much",
+    "many",
+}
+# A measure noun is answered by any unit of its dimension ("the mass … in kg": 2 kg).
+_MEASURE_NOUN = {
+    "mass": "mass",
+    "weight": "mass",
+    "length": "length",
+    "width": "length",
+    "height": "length",
+    "distance": "length",
+    "speed": "speed",
+    "area": "area",
+    "volume": "volume3",
+    "price": "money",
+    "cost": "money",
+    "money": "money",
+    "time": "time",
+    "duration": "time",
+}
+_MEASURE = {
+    "how far": ("km", "m", "mile", "metre", "meter", "kilometre"),
+    "how heavy": ("kg", "g", "gram", "kilogram", "tonne"),
+    "how old": ("year", "old"),
+}
+
+
+def _stem(word: str) -> str:
+    word = word.lower().strip(".,;:?!")
+    if word.endswith("ss") or len(word) <= 3:
+        return word
+    for suffix in ("ies", "es", "s"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            base = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            return base if suffix != "es" or base.endswith(("ch", "sh", "x", "ss")) else word[:-1]
+    return word
+
+
+_NOUN_STOP = re.compile(
+    r"\b(?:does|do|did|is|are|was|were|can|could|will|would|should|must|has|have|had|left|remain|in|on|at|for|to|per|by|are)\b"
+)
+
+
+def _asked_nouns(target: str) -> list[str]:
+    """What a question asks for: the first words after 'how many/much' (any of which an answer may
+    name: "how many juice boxes"), a unit ('@min' for 'how many minutes'), or the measured noun
+    of 'what is the X'."""
+    found = re.search(r"how (?:many|much) (.*)", target)
+    if found:
+        phrase = _NOUN_STOP.split(found.group(1), maxsplit=1)[0]
+        raw = re.findall(r"[\w/²³%]+", phrase)
+        words = [
+            w
+            for i, w in enumerate(raw)
+            if w not in _SKIP_NOUNS
+            and not re.match(r"[\d./]+$", w)
+            and not (unit(w) is not None and i and re.match(r"[\d./]+$", raw[i - 1]))  # "250 ml glasses"
+        ]
+        if words and unit(words[0]) is not None:
+            return [f"@{unit(words[0]).dimension}"]  # type: ignore[union-attr]
+        return [_stem(w) for w in words[:2] if unit(w) is None]
+    found = re.search(
+        r"what (?:is|was|are|were|will be) (?:the |its |his |her |their |each )?((?:[a-z]+[ ?.]*){0,3})",
+        target,
+    )
+    if not found:
+        return []
+    measures = [w for w in re.findall(r"[a-z]+", found.group(1)) if w in _ASKED_MEASURES]
+    return [measures[-1]] if measures else []
+
+
+_ASKED_MEASURES = {
+    "area",
+    "perimeter",
+    "mean",
+    "median",
+    "average",
+    "speed",
+    "price",
+    "cost",
+    "length",
+    "width",
+    "height",
+    "volume",
+    "mass",
+    "weight",
+    "sum",
+    "product",
+    "difference",
+    "ratio",
+    "probability",
+    "change",
+    "distance",
+}
+
+
+def answers_the_question(f: ProblemFacts) -> Result:
+    """The solution's last sentence answers what the question asks (a time, a difference, the
+    asked quantity with its noun or unit), not a neighbouring quantity."""
+    target, final = f.target, f.final_sentence
+    if not target or not final:
+        return None
+    if _CLOCK_ASK.search(target):
+        return (
+            ""
+            if re.search(r"\d{1,2}:\d{2}|\bnoon\b|\bmidnight\b", final)
+            else "the question asks for a time of day; the answer is not one"
+        )
+    if _DIFFERENCE.search(target) and "-" not in f.operators and "difference" not in final:
+        return "the question asks how many more (a difference); the solution never subtracts"
+    if _PERCENT_ASK.search(target):
+        if "%" not in final:
+            return "the question asks for a percentage; the answer is not one"
+        for cue, words in _DIRECTION.items():
+            if cue in target and not any(w in final for w in words):
+                return (
+                    f"the question asks by how much it changed ({cue}…); the answer gives another percentage"
+                )
+    for question, units in _MEASURE.items():
+        if question in target:
+            return (
+                ""
+                if any(u in final for u in units)
+                else f"the question asks {question}; the answer has no such unit"
+            )
+    nouns = _asked_nouns(target)
+    if nouns and not any(_answered(final, noun) for noun in nouns):
+        asked = nouns[0].lstrip("@")
+        return f"the question asks for the {asked}; the solution's answer gives something else"
+    return ""
+
+
+# Measures whose name an answer may leave out when its unit says it; others must be named.
+_COMPETING = (
+    "side",
+    "length",
+    "width",
+    "height",
+    "radius",
+    "diameter",
+    "diagonal",
+    "total",
+    "difference",
+    "area",
+    "perimeter",
+)
+_NAMED = {"change", "difference", "mean", "median", "average", "ratio", "probability", "sum", "product"}
+
+
+def _answered(final: str, noun: str) -> bool:
+    """Whether the answer sentence gives the asked thing: it names it, or (for a measure) it has
+    the measure's unit and names no other measure; a count answered without any noun passes."""
+    if _mentions(final, noun):
+        return True
+    if noun.startswith("@") or noun in _NAMED:
+        return False
+    dimension = _MEASURE_NOUN.get(noun)
+    if dimension is not None or noun in ("perimeter",):
+        dimension = dimension or "length"
+        has_unit = any(
+            (u := unit(w)) is not None and u.dimension == dimension
+            for w in re.findall(r"[$£€]|[\w²³/°]+", final)
+        )
+        return has_unit and not any(
+            re.search(rf"\b{other}\b", final) for other in _COMPETING if other != noun
+        )
+    words = [w for w in re.findall(r"[a-z]+", final) if w not in _SKIP_NOUNS and unit(w) is None]
+    return not words or not any(_stem(w) != noun for w in words[-1:])
+
+
+def _mentions(final: str, noun: str) -> bool:
+    tokens_ = re.findall(r"[$£€]|[\w²³/°]+", final)
+    if noun.startswith("@"):
+        return any((u := unit(w)) is not None and u.dimension == noun[1:] for w in tokens_)
+    words = {_stem(w) for w in re.findall(r"[\w²³]+", final)}
+    if _stem(noun) in words or any(w.startswith(_stem(noun)) for w in words):
+        return True
+    dimension = _MEASURE_NOUN.get(noun)
+    if dimension is not None and any(
+        (u := unit(w)) is not None and u.dimension == dimension for w in tokens_
+    ):
+        return True
+    asked = unit(noun) or unit(noun + "s")
+    return asked is not None and any((u := unit(w)) is not None and u.name == asked.name for w in tokens_)
+
+
+# ---- whole things -----------------------------------------------------------------------------
+
+_COUNT_ASK = re.compile(r"how many ((?:full |whole |complete )?[a-z]+)")
+
+
+def whole_counts(f: ProblemFacts) -> Result:
+    """A 'how many' of things that come whole is answered with a whole number."""
+    asked = _COUNT_ASK.search(f.target)
+    if not asked or f.final_answer is None:
+        return None
+    noun = asked.group(1).split()[-1]
+    if unit(noun) is not None or noun in _SKIP_NOUNS or noun in ("times", "percent"):
+        return None
+    if f.final_answer.denominator != 1:
+        return f"{float(f.final_answer):g} {noun}: a count of {noun} must be a whole number (round as the story requires)"
+    return ""
+
+
+# ---- the right operation ------------------------------------------------------------------------
+
+_REMOVAL = re.compile(
+    r"\b(?:fl(?:y|ies|ew) away|g(?:ive|ives|ave|iving) away|sp(?:end|ends|ent|ending)|selling|eating|losing|using|lent out|lends?|sold|sells?|ate|eats?|"
+    r"los(?:e|es|t)|us(?:e|es|ed) up|broke|breaks?|took away|takes? away|get(?:s)? off|got off|leave|leaves|left the|"
+    r"drank|drinks?|pops?|popped|burst|melt(?:s|ed)?)\b"
+)
+_REMAINING = re.compile(r"\b(?:left|remain(?:s|ing)?|still|now)\b")
+_BEFORE = re.compile(r"\b(?:before|at first|originally|to start with|at the start|to begin with)\b")
+_DIVIDES = re.compile(
+    r"how many [a-z ]{0,20}\b(?:can|could|will) (?:be |he |she |they |we |you |it )?(?:made|make|cut|filled|fill|bought|buy|packed|pack|formed|form)\b|\bcut into\b|\bshared? equally\b"
+)
+_EACH = re.compile(
+    r"\b(?:each|every|per|in each|on each) (?:pack|box|bag|tray|crate|row|week|day|shelf|table|team|car|bus|packet|jar|basket|pen|plate|page|carton|case)\b"
+)
+
+
+def operation_fits(f: ProblemFacts) -> Result:
+    """The solution's operations fit what the story does: taking away subtracts, 'each … how many
+    in all' multiplies (or adds equal groups), 'how many can be made' divides, 'before' undoes."""
+    if not f.solution.strip() or not f.target:
+        return None
+    ops, story = f.operators, f.q.lower()
+    if _BEFORE.search(f.target) and _REMOVAL.search(story) and "%" not in story and "+" not in ops:
+        return (
+            "the question asks for the amount before something was taken away; that is found by adding back"
+        )
+    if _REMOVAL.search(story) and _REMAINING.search(f.target) and "-" not in ops and "÷" not in ops:
+        return "the story takes something away, but the solution never subtracts"
+    if _DIVIDES.search(f.target + " " + story) and "÷" not in ops and not ({"×", "-"} <= ops):
+        return "the question asks how many parts fit into a whole: that needs a division"
+    grouped = _EACH.search(story) and re.search(r"how many\b", f.target) and not _DIVIDES.search(f.target)
+    if grouped and "×" not in ops and "+" in ops and not _equal_addends(f.s):
+        return "equal groups (each … ) are combined by multiplying, but the solution adds unlike numbers"
+    return ""
+
+
+def _equal_addends(solution: str) -> bool:
+    """'5 + 5 + 5': repeated addition of one number is multiplication written out."""
+    sums = re.findall(r"(\d+(?:\.\d+)?)(?:\s*\+\s*\1\b)+", solution)
+    return bool(sums)
+
+
+# ---- units --------------------------------------------------------------------------------------
+
+_BINARY = re.compile(
+    rf"([$£€])?\s?(\d+(?:\.\d+)?)\s?({UNIT_PATTERN})?\s*([+\-×])\s*([$£€])?\s?(\d+(?:\.\d+)?)\s?({UNIT_PATTERN})?(?![\w/])"
+)
+_PRODUCT = re.compile(
+    r"(\d+(?:\.\d+)?)\s?[a-z²³]*\s*×\s*(\d+(?:\.\d+)?)\s?[a-z²³]*\s*(?:×\s*(\d+(?:\.\d+)?)\s?[a-z²³]*\s*)?=\s*(\d+(?:\.\d+)?)"
+)
+
+
+_HOURS_MINUTES = re.compile(r"(\d+) hours? (?:and )?(\d{1,2}) minutes?|(?<![\d.])(\d{1,2}) minutes?")
+
+
+def units_consistent(f: ProblemFacts) -> Result:
+    """Quantities added or subtracted share one unit (800 m + 2 km is not 802 m); a rate meets a
+    time in the rate's own unit (72 km/h × 10 s is not 720 m); a price is not added to a mass;
+    1 hour 45 minutes is 1.75 hours, not 1.45."""
+    if not f.solution.strip():
+        return None
+    clock_decimal = _minutes_as_decimals(f)
+    if clock_decimal:
+        return clock_decimal
+    names = variables(f.s)
+    units = _given_units(f)
+    units |= _propagated(f.s, units)
+    for match in _BINARY.finditer(f.s):
+        cur_a, a, unit_a, op, cur_b, b, unit_b = match.groups()
+        unit_a = None if unit_a in names else unit_a
+        unit_b = None if unit_b in names else unit_b
+        left = unit(cur_a or unit_a) or units.get(Fraction(a))
+        right = unit(cur_b or unit_b) or units.get(Fraction(b))
+        if left is None or right is None:
+            continue
+        if op in "+-" and (left.dimension != right.dimension or left.scale != right.scale):
+            return f"{match.group(0).strip()} combines {left.name} with {right.name} without converting"
+        if op == "×" and _rate_time_clash(left, right):
+            return f"{match.group(0).strip()} multiplies a rate per {left.name if left.dimension == 'time' else right.name} by a time in other units"
+    return ""
+
+
+def _minutes_as_decimals(f: ProblemFacts) -> str:
+    for hours, minutes, alone in _HOURS_MINUTES.findall(f.q.lower()):
+        h, m = (int(hours), int(minutes)) if hours else (0, int(alone))
+        if m == 0 or m % 60 == 0:
+            continue
+        written = f"{h}.{m:02d}"
+        if re.search(rf"(?<![\d.]){re.escape(written)}(?!\d)", f.s) and Fraction(written) != h + Fraction(
+            m, 60
+        ):
+            return f"{h} h {m} min is {float(h + Fraction(m, 60)):g} hours, not {written}: minutes are not hundredths of an hour"
+    return ""
+
+
+def _given_units(f: ProblemFacts) -> dict[Fraction, Unit]:
+    out: dict[Fraction, Unit] = {}
+    for given in f.givens:
+        if given.unit is not None and given.value not in out:
+            out[given.value] = given.unit
+    return out
+
+
+def _propagated(solution: str, units: dict[Fraction, Unit]) -> dict[Fraction, Unit]:
+    """A product's unit follows its one measured factor (4 × 1.2 kg = 4.8 → kg)."""
+    out: dict[Fraction, Unit] = {}
+    for match in _PRODUCT.finditer(solution):
+        factors = [Fraction(x) for x in match.groups()[:3] if x]
+        measured = [units[x] for x in factors if x in units]
+        if len(measured) == 1 and measured[0].dimension != "speed":
+            out[Fraction(match.group(4))] = measured[0]
+    return out
+
+
+def _rate_time_clash(a: Unit, b: Unit) -> bool:
+    for rate, time in ((a, b), (b, a)):
+        if rate.time_scale is not None and time.dimension == "time" and time.scale != rate.time_scale:
+            return True
+    return False
+
+
+# ---- data that contradict each other ---------------------------------------------------------
+
+_PARTS = re.compile(
+    r"(\d+) ([a-z]+)[^.?!]{0,25}?\b(?:has|have|with|of whom|includes?|are|:)\s+(\d+) [a-z]+(?:,? (\d+) [a-z]+)? and (\d+) [a-z]+"
+)
+_SHARES_REST = re.compile(r"\b(?:remaining|the rest|the other|others|remainder)\b")
+_HAD_GAVE_LEFT = re.compile(
+    r"\bhad (\d+)\b[^?!]{0,60}?\b(?:gave away|gives away|spent|ate|lost|sold|used|gave|broke)\s+(\d+)\b[^.?!]*?\b(?:now has|has|had|have)\s+(\d+)\b(?: \w+)? left"
+)
+_SPEED = re.compile(
+    r"(\d+(?:\.\d+)?) ?km\b[^.?!]*?\bin (\d+(?:\.\d+)?) ?(minutes|hours|hour|h)\b[^.?!]*?(\d+(?:\.\d+)?) ?km/h"
+)
+_LASTS = re.compile(r"\b(?:lasts?|takes?) (\d+(?:\.\d+)?) hours?(?: (?:and )?(\d+) minutes?)?")
+_CLOCKS = re.compile(r"\b(\d{1,2}:\d{2})(?:\s?([ap])\.?m\.?)?")
+
+
+def data_consistent(f: ProblemFacts) -> Result:
+    """The given data agree with each other: parts add up to the whole, shares to 100 %, start
+    time plus duration to the end time, distance ÷ time to the stated speed, had − gave to left."""
+    q = f.q.lower()
+    for check in (
+        _parts_whole,
+        _percent_shares,
+        _fraction_shares,
+        _time_window,
+        _had_gave,
+        _speed,
+        _rectangle,
+    ):
+        found = check(q)
+        if found:
+            return found
+    return ""
+
+
+def _parts_whole(q: str) -> str:
+    for sentence in re.split(r"(?<=[.?!])\s+", q):
+        match = _PARTS.search(sentence)
+        if match:
+            whole, *parts = (
+                int(x) for x in (match.group(1), match.group(3), match.group(4) or 0, match.group(5))
+            )
+            if sum(parts) != whole:
+                return f"the parts ({' + '.join(str(p) for p in parts if p)} = {sum(parts)}) do not make the whole ({whole})"
+    return ""
+
+
+def _percent_shares(q: str) -> str:
+    for sentence in re.split(r"(?<=[.?!])\s+", q):
+        shares = [Fraction(x) for x in re.findall(r"(\d+(?:\.\d+)?) ?%", sentence)]
+        if len(shares) >= 2 and _SHARES_REST.search(sentence) and sum(shares) != 100:
+            return f"the percentages of one whole add up to {float(sum(shares)):g} %, not 100 %"
+        if (
+            len(shares) >= 3
+            and sum(shares) > 100
+            and not re.search(r"\b(?:increase|rise|more|then|after)\b", sentence)
+        ):
+            return f"shares of one group add up to {float(sum(shares)):g} %"
+    return ""
+
+
+def _fraction_shares(q: str) -> str:
+    whole = re.search(r"\b(?:has|have|had|of|bought|collected|baked|picked) (\d+) ([a-z]+)", q)
+    rest = re.search(r"\b(?:the other|the remaining|the rest,?|remaining) (\d+)\b", q)
+    fractions = [Fraction(x) for x in re.findall(r"\b(\d+/\d+)\b", q)]
+    fractions += [Fraction(1, 2)] * len(re.findall(r"\bhalf\b(?! (?:past|an hour\b|a\b))", q))
+    if not (whole and rest and fractions):
+        return ""
+    total = int(whole.group(1))
+    parts = [total * fr for fr in fractions] + [Fraction(rest.group(1))]
+    if sum(parts) != total:
+        return f"the shares ({', '.join(f'{float(p):g}' for p in parts)}) add up to {float(sum(parts)):g}, not {total}"
+    return ""
+
+
+def _minutes(clock: str, meridiem: str | None) -> int:
+    hours, minutes = (int(x) for x in clock.split(":"))
+    return (hours % 12 + (12 if meridiem == "p" else 0)) * 60 + minutes if meridiem else hours * 60 + minutes
+
+
+def _time_window(q: str) -> str:
+    lasts = _LASTS.search(q)
+    clocks = _CLOCKS.findall(q)
+    if not lasts or len(clocks) < 2:
+        return ""
+    stated = Fraction(lasts.group(1)) * 60 + int(lasts.group(2) or 0)
+    start, end = _minutes(*clocks[0]), _minutes(*clocks[1])
+    window = (end - start) % 1440
+    if window != stated:
+        return f"from {clocks[0][0]} to {clocks[1][0]} is {window // 60} h {window % 60} min, not the {float(stated / 60):g} hours stated"
+    return ""
+
+
+def _had_gave(q: str) -> str:
+    match = _HAD_GAVE_LEFT.search(q)
+    if match:
+        had, gave, left = (int(x) for x in match.groups())
+        if had - gave != left:
+            return f"{had} − {gave} is {had - gave}, not the {left} said to be left"
+    return ""
+
+
+def _rectangle(q: str) -> str:
+    """A rectangle's (or square's) stated perimeter or area agrees with its sides."""
+    shape = re.search(r"\b(rectangle|rectangular|square)\b", q)
+    if not shape:
+        return ""
+    long_ = re.search(r"(\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b (?:long|by)", q)
+    wide = re.search(r"(\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b wide|by (\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b", q)
+    side = re.search(r"sides? (?:of |is |are )?(\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b", q)
+    if long_ and wide:
+        a, b = Fraction(long_.group(1)), Fraction(wide.group(1) or wide.group(2))
+    elif shape.group(1) == "square" and side:
+        a = b = Fraction(side.group(1))
+    else:
+        return ""
+    perimeter = re.search(r"perimeter (?:is|of) (\d+(?:\.\d+)?)", q)
+    area = re.search(r"area (?:is|of) (\d+(?:\.\d+)?)", q)
+    if perimeter and Fraction(perimeter.group(1)) != 2 * (a + b):
+        return f"sides of {float(a):g} and {float(b):g} give a perimeter of {float(2 * (a + b)):g}, not {perimeter.group(1)}"
+    if area and Fraction(area.group(1)) != a * b:
+        return f"sides of {float(a):g} and {float(b):g} give an area of {float(a * b):g}, not {area.group(1)}"
+    return ""
+
+
+def _speed(q: str) -> str:
+    match = _SPEED.search(q)
+    if match:
+        distance, time, time_unit, speed = match.groups()
+        hours = Fraction(time) / (60 if time_unit.startswith("min") else 1)
+        actual = Fraction(distance) / hours
+        if abs(actual - Fraction(speed)) > Fraction(1, 100):
+            return (
+                f"{distance} km in {time} {time_unit} is {float(actual):g} km/h, not the {speed} km/h stated"
+            )
+    return ""
+
+
+# ---- quantities the world does not allow -----------------------------------------------------
+
+# (subject words, unit dimension, largest plausible value in the dimension's base unit, what it is)
+_PLAUSIBLE: tuple[tuple[str, str, Fraction, str], ...] = (
+    (r"kitten|hamster|guinea pig|goldfish|budgie|mouse", "mass", Fraction(5000), "a small pet"),
+    (r"cat|rabbit|hen|chicken|parrot|duck", "mass", Fraction(15000), "this animal"),
+    (r"dog|puppy|goat|sheep|lamb|pig", "mass", Fraction(120000), "this animal"),
+    (
+        r"backpack|schoolbag|school bag|rucksack|satchel|pencil case|lunch ?box",
+        "mass",
+        Fraction(25000),
+        "a bag a pupil carries",
+    ),
+    (r"baby|toddler", "mass", Fraction(20000), "a small child"),
+    (
+        r"child|boy|girl|pupil|student|kid|teenager|adult|man|woman|person|teacher",
+        "mass",
+        Fraction(250000),
+        "a person",
+    ),
+    (
+        r"child|boy|girl|pupil|student|kid|adult|man|woman|person|teacher",
+        "length",
+        Fraction(25, 10),
+        "a person's height",
+    ),
+    (r"classroom|room|kitchen|bedroom|hall|office|house", "length", Fraction(12), "a room's height"),
+    (r"giraffe|elephant|horse|camel", "length", Fraction(7), "this animal's height"),
+    (r"dog|cat|sheep|goat|pig|rabbit", "length", Fraction(15, 10), "this animal's size"),
+    (r"tree", "length", Fraction(120), "a tree"),
+    (r"door|desk|chair|wardrobe|sofa", "length", Fraction(4), "this piece of furniture"),
+    (r"walk(?:s|ed|ing)?|walker|hik(?:e|es|ed|er|ing)", "speed", Fraction(12 * 1000, 3600), "a walker"),
+    (r"run(?:s|ning)?|runner|jog(?:s|ger|ging)?", "speed", Fraction(45 * 1000, 3600), "a runner"),
+    (
+        r"cycl(?:e|es|ed|ist|ing)|bike|bicycle|rides? (?:her|his) bike",
+        "speed",
+        Fraction(80 * 1000, 3600),
+        "a cyclist",
+    ),
+    (r"car|bus|coach|van|lorry|truck|taxi", "speed", Fraction(300 * 1000, 3600), "a road vehicle"),
+    (r"train", "speed", Fraction(600 * 1000, 3600), "a train"),
+    (
+        r"fuel tank|petrol tank|tank of (?:a|the|his|her) car|car's (?:fuel |petrol )?tank",
+        "volume",
+        Fraction(150),
+        "a car's fuel tank",
+    ),
+)
+_TIME_LIMITS = (
+    (
+        r"(\d+(?:\.\d+)?) hours? (?:a|per|each|every|in a|in one) day\b|\bday (?:lasts|of|has) (\d+(?:\.\d+)?) hours",
+        24,
+        "hours in a day",
+    ),
+    (
+        r"\bweek (?:of|has|with) (\d+) (?:school |working |week)?days\b|(\d+) (?:school |working )?days (?:a|per|each|every|in a|in one) week",
+        7,
+        "days in a week",
+    ),
+    (r"(\d+) minutes? (?:a|per|in an|in one) hour\b", 60, "minutes in an hour"),
+    (r"(\d+) months? (?:a|per|in a|in one) year\b", 12, "months in a year"),
+    (r"(\d+) days? (?:a|per|in a|in one) month\b", 31, "days in a month"),
+    (r"\bschool day (?:lasts|is) (\d+(?:\.\d+)?) hours?", 12, "hours in a school day"),
+)
+
+
+def plausible(f: ProblemFacts) -> Result:
+    """No quantity the world does not allow: a 48 kg cat, 28 hours in a day, a probability of 1.3,
+    a hen laying 12 eggs a day, 95 °C weather."""
+    q = f.q.lower()
+    for sentence in re.split(r"(?<=[.?!])\s+", q):
+        for found in (_implausible_measure(sentence), _impossible_count(sentence)):
+            if found:
+                return found
+    return _probability(q) or _weather(q) or ""
+
+
+def _implausible_measure(sentence: str) -> str:
+    for subject, dimension, limit, what in _PLAUSIBLE:
+        if not re.search(rf"\b(?:{subject})\b", sentence):
+            continue
+        for number, name in re.findall(rf"(\d+(?:\.\d+)?) ?({UNIT_PATTERN})(?![\w/])", sentence):
+            measured = unit(name)
+            if (
+                measured is not None
+                and measured.dimension == dimension
+                and Fraction(number) * measured.scale > limit
+            ):
+                return f"{number} {name} is not possible for {what}"
+    return ""
+
+
+def _impossible_count(sentence: str) -> str:
+    for pattern, limit, what in _TIME_LIMITS:
+        for groups in re.findall(pattern, sentence):
+            values = [g for g in (groups if isinstance(groups, tuple) else (groups,)) if g]
+            if values and Fraction(values[0]) > limit:
+                return f"{values[0]} {what} is impossible (at most {limit})"
+    age = re.search(r"\b(\d+) years? old\b", sentence)
+    if age and int(age.group(1)) > 120:
+        return f"nobody is {age.group(1)} years old"
+    eggs = re.search(
+        r"\b(?:a|one|each|every) (?:hen|chicken|duck) lays (\d+) eggs? (?:a|per|each|every) day", sentence
+    )
+    if eggs and int(eggs.group(1)) > 2:
+        return f"a hen lays at most one or two eggs a day, not {eggs.group(1)}"
+    return ""
+
+
+def _probability(q: str) -> str:
+    if not re.search(r"\b(?:probability|chance|likelihood)\b", q):
+        return ""
+    for number in re.findall(r"(?<![\d.])(\d+\.\d+|\d+)(?![\d.]*\s?%)", q):
+        if 1 < Fraction(number) < 100 and re.search(
+            rf"(?:probability|chance)[^.?!]*\b{re.escape(number)}\b", q
+        ):
+            return f"a probability of {number} is impossible (it lies between 0 and 1)"
+    return ""
+
+
+def _weather(q: str) -> str:
+    if not re.search(
+        r"\b(?:weather|temperature|day|morning|afternoon|night|summer|winter|outside|air|city|town)\b", q
+    ):
+        return ""
+    for number in re.findall(r"(-?\d+(?:\.\d+)?) ?°c", q):
+        if (
+            not re.search(r"\b(?:oven|water|boil|kettle|soup|tea|coffee|bath|pool|fridge|freezer|metal)\b", q)
+            and not -90 <= Fraction(number) <= 60
+        ):
+            return f"{number} °C is not a temperature the weather reaches"
+    return ""
+
+
+# ---- proportion where there is none ------------------------------------------------------------
+
+_DURATION_ASK = re.compile(
+    r"\bhow long\b|\bhow much time\b|\bhow many (?:minutes|hours|seconds|days)\b|\bafter how many (?:minutes|hours)\b"
+)
+_SIMULTANEOUS = re.compile(
+    r"\btogether\b|\bat the same time\b|\bat once\b|\bside by side\b|\bsame (?:pot|pan|oven|line|washing line|sun|field|tray|kettle|room)\b|\bin the same\b|\ball (?:at once|together)\b"
+)
+_INHERENT = re.compile(
+    r"\b(?:song|film|movie|symphony|concert|play|boil|boils|boiled|bake|bakes|baked|dry|dries|dried|ripen|ripens|grow|grows|cook|cooks|melt|melts|sing|sings|perform|performs)\b"
+)
+_SEQUENTIAL = re.compile(
+    r"\bone after (?:another|the other)\b|\bone at a time\b|\bin turn\b|\bonly (?:one|\d+)\b|\bholds only\b|\bbatch(?:es)?\b|"
+    r"\bshare (?:the|this) (?:same )?(?:work|job|task)\b|\bsame rate\b|\bworks? at the same\b|\beach (?:works|does)\b"
+)
+
+
+def proportional(f: ProblemFacts) -> Result:
+    """No proportion where the story has none: a song lasts as long whatever the choir's size, eggs
+    in one pot boil together, a bed twice as wide needs four times the soil, a sprint is no pace."""
+    q = f.q.lower()
+    changing = _count_changes(q)
+    if (
+        _DURATION_ASK.search(f.target)
+        and changing
+        and (_SIMULTANEOUS.search(q) or _INHERENT.search(q))
+        and not _SEQUENTIAL.search(q)
+    ):
+        duration = _first_duration(q)
+        if (
+            duration is not None
+            and f.final_answer is not None
+            and f.final_answer != duration
+            and ({"×", "÷"} & f.operators)
+        ):
+            return f"the time does not change with how many take part (it is still {float(duration):g}); the solution scales it"
+    return _area_scaling(f) or _sprint(f) or ""
+
+
+def _count_changes(q: str) -> bool:
+    """The story has one kind of thing in two different numbers (12 singers, then 36 singers)."""
+    counts: dict[str, set[str]] = {}
+    for number, noun in re.findall(r"\b(\d+) ([a-z]+)", q):
+        if unit(noun) is None and noun not in _SKIP_NOUNS:
+            counts.setdefault(_stem(noun), set()).add(number)
+    return any(len(numbers) >= 2 for numbers in counts.values())
+
+
+def _first_duration(q: str) -> Fraction | None:
+    match = re.search(r"(\d+(?:\.\d+)?) ?(?:seconds?|minutes?|hours?|days?)\b", q)
+    return Fraction(match.group(1)) if match else None
+
+
+def _area_scaling(f: ProblemFacts) -> str:
+    q = f.q.lower()
+    sides = re.findall(r"sides? (?:of|are|is) (\d+(?:\.\d+)?) ?(?:cm|m|km)\b", q)
+    if (
+        not re.search(r"\bsquare\b(?! (?:metres?|meters?|centimetres?|kilometres?|m|cm))", q)
+        or len(sides) < 2
+    ):
+        return ""
+    small, large = sorted(Fraction(x) for x in sides[:2])
+    if small == 0 or large == small or f.final_answer is None:
+        return ""
+    ratio = large / small
+    others = [n for n in f.question_numbers if n not in (small, large)]
+    if any(f.final_answer == n * ratio != n * ratio * ratio for n in others):
+        return f"a square with sides {float(ratio):g} times as long has {float(ratio * ratio):g} times the area; the solution scales by {float(ratio):g}"
+    return ""
+
+
+def _sprint(f: ProblemFacts) -> str:
+    q = f.q.lower()
+    if re.search(r"\bsprints?\b|\bdash(?:es)?\b", q) and re.search(
+        r"\b(?:\d+(?:\.\d+)?) ?km\b|\bmarathon\b", q
+    ):
+        return "a sprinting pace cannot be kept over a long race: the time does not scale from the sprint"
+    return ""
+
+
+def _fmt(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+
+# ---- percentages and fractions of the right whole --------------------------------------------
+
+_SUCCESSIVE = re.compile(
+    r"\bof (?:what (?:was|is) left|the rest|the remainder|the remaining|the new \w+|the sale price|those|them|the [\w-]+ (?:pupils|people|students|ones|children))\b|"
+    r"\bon the (?:total|new)\b|\bincluding\b|\banother \d+(?:\.\d+)? ?%|\bthen (?:\w+ ){0,5}(?:by )?\d+(?:\.\d+)? ?%|\beach year\b|\bevery year\b|\ba (?:week|month|year) later\b"
+)
+_APPLIED = re.compile(
+    r"(\d+(?:\.\d+)?) ?% of \$?(\d+(?:\.\d+)?)|(\d+/\d+) of \$?(\d+(?:\.\d+)?)|\$?(\d+(?:\.\d+)?) × (0\.\d+|1\.\d+)"
+)
+
+
+def percent_base(f: ProblemFacts) -> Result:
+    """A percentage or fraction is taken of the whole the story names: the second discount of the
+    new price, a quarter of what was left, the tip on the bill with tax, this year's growth on last
+    year's total; a price before a discount is found by dividing, not by adding the percentage back."""
+    q, s = f.q.lower(), f.s.lower()
+    if "%" not in q and not re.search(r"\d+/\d+", q):
+        return None
+    if re.search(r"\bcancel|\bback to\b", s) and "%" in q:
+        return "two percentage changes do not cancel: the second is taken of a different amount"
+    if _SUCCESSIVE.search(q) and re.search(r"(\d+(?:\.\d+)?) ?% \+ (\d+(?:\.\d+)?) ?%", s):
+        return "percentages of different wholes cannot be added: the second applies to the new amount"
+    givens = set(f.question_numbers)
+    bases = [Fraction(b) for groups in _APPLIED.findall(s) for b in (groups[1], groups[3], groups[4]) if b]
+    if _SUCCESSIVE.search(q) and bases and all(b in givens for b in bases) and _percent_count(q) >= 2:
+        return "every percentage or fraction is taken of the starting amount, but the story takes the later ones of what is left or of the new total"
+    reverse = re.search(r"\bafter (?:a|an) \d+(?:\.\d+)? ?% (?:discount|reduction|cut|increase|rise)\b", q)
+    if reverse and _BEFORE.search(f.target + " " + q.split(".")[-1]) and "÷" not in f.operators and bases:
+        return "the price before a percentage change is found by dividing by (100 % ± the change), not by adding the percentage of the new price"
+    return ""
+
+
+def _percent_count(q: str) -> int:
+    return len(re.findall(r"\d+(?:\.\d+)? ?%|\b\d+/\d+\b", q))
+
+
+# ---- data a solution should have left out ----------------------------------------------------
+
+
+def relevant_data(f: ProblemFacts) -> Result:
+    """The solution does not use the story's distractors: a lunch stop in the driving time, the
+    hypotenuse as a height, a room's height in its floor area, a warranty's length as the number
+    of payments, the dogs in the number of cows giving milk."""
+    q, s = f.q.lower(), f.s.lower()
+    if not s.strip():
+        return None
+    for check in (_stop_in_moving_time, _hypotenuse_as_height, _height_in_floor, _payments, _other_animals):
+        found = check(q, s, f)
+        if found:
+            return found
+    return ""
+
+
+def _stop_in_moving_time(q: str, s: str, f: ProblemFacts) -> str:
+    stop = re.search(
+        r"\b(?:stops?|break|lunch|rest|pause)\b[^.?!]*?(\d+)[- ]minute|(\d+)[- ]minute (?:stop|break|lunch|rest|pause)",
+        q,
+    )
+    if not stop or not re.search(
+        r"\bwhile (?:\w+ )?(?:was |were |is )?(?:driving|moving|cycling|walking|running|riding|flying)\b",
+        f.target,
+    ):
+        return ""
+    minutes = Fraction(stop.group(1) or stop.group(2))
+    hours = minutes / 60
+    if re.search(rf"\+ ?{_fmt(hours)}\b|\+ ?{_fmt(minutes)}\b", s):
+        return f"the {float(minutes):g}-minute stop is not time spent moving, yet the solution adds it"
+    return ""
+
+
+def _hypotenuse_as_height(q: str, s: str, f: ProblemFacts) -> str:
+    if not re.search(r"right[- ]angled|right triangle", q) or "area" not in f.target:
+        return ""
+    sides = [Fraction(x) for x in re.findall(r"(\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b", q)]
+    if len(sides) >= 3 and re.search(rf"× ?{_fmt(max(sides))}\b|{_fmt(max(sides))} ?×", s):
+        return f"the longest side ({float(max(sides)):g}) is not a height of a right-angled triangle; the two shorter sides are"
+    return ""
+
+
+def _height_in_floor(q: str, s: str, f: ProblemFacts) -> str:
+    if not re.search(r"\b(?:floor|carpet|tiles?|tiling|per square metre|per m²|/m²)\b", q) or not re.search(
+        r"\bhigh\b|\bheight\b|\btall\b", q
+    ):
+        return ""
+    lengths = {Fraction(x) for x in re.findall(r"(\d+(?:\.\d+)?) ?m\b(?!²)", q)}
+    product = _PRODUCT.search(s)
+    if product and product.group(3) and {Fraction(x) for x in product.groups()[:3]} <= lengths:
+        return "a floor's area is its length times its width; the room's height does not belong in it"
+    return ""
+
+
+def _payments(q: str, s: str, f: ProblemFacts) -> str:
+    count = re.search(
+        r"\bin (\d+) (?:equal )?(?:monthly |weekly |yearly )?(?:payments|instalments|installments|parts)\b", q
+    )
+    if not count:
+        return ""
+    divisors = {Fraction(x) for x in re.findall(r"÷ ?(\d+)", s)}
+    if divisors and Fraction(count.group(1)) not in divisors:
+        return f"the amount is paid in {count.group(1)} payments, but the solution divides by {', '.join(_fmt(d) for d in divisors)}"
+    return ""
+
+
+def _other_animals(q: str, s: str, f: ProblemFacts) -> str:
+    rate = re.search(r"\beach ([a-z]+?)s? (?:gives|produces|lays|eats|needs|makes)\b", q)
+    if not rate:
+        return ""
+    animal = rate.group(1)
+    counts = re.findall(r"(\d+) ([a-z]+?)s?\b", q)
+    ours = {Fraction(n) for n, noun in counts if noun == animal}
+    others = {Fraction(n) for n, noun in counts if noun != animal and not unit(noun)}
+    for a, b in re.findall(r"(\d+) ?\+ ?(\d+)", s):
+        pair = {Fraction(a), Fraction(b)}
+        if pair & ours and pair & others:
+            return f"only the {animal}s do that; the solution counts other animals too"
+    return ""

@@ -1,0 +1,1 @@
+"""Labelled validity sets: the flaw taxonomy, the item format, and adversarial twins."""

@@ -1,0 +1,126 @@
+"""The labelled validity set: the flaw taxonomy and the format of a labelled item.
+
+A labelled item is a problem with its flaws (each of a type from :data:`TAXONOMY`, with the Bloom
+judges that should catch it and the evidence), usually a corrected version, and which split it
+belongs to: ``tune`` (anything may be tuned on it) or ``heldout`` (kept out of all tuning, and
+reported apart). A ``control`` is a sound problem with no flaw.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from agents.schemas import JudgeName, Problem
+
+# type → (what it is, the judges that should catch it)
+TAXONOMY: dict[str, tuple[str, tuple[JudgeName, ...]]] = {
+    "false_proportionality": (
+        "a quantity that does not scale is scaled (a song's length by the choir's size)",
+        ("evaluate", "analyze", "holistic"),
+    ),
+    "arithmetic_symbolic": ("a wrong result in a computation written in symbols", ("apply", "holistic")),
+    "arithmetic_worded": ("a wrong result in a computation written in words", ("apply", "holistic")),
+    "wrong_operation": ("the right numbers combined with the wrong operation", ("apply", "analyze")),
+    "missing_data": ("a quantity the answer needs is never given", ("understand", "evaluate")),
+    "missing_or_multiple_questions": (
+        "no question at all, or several where one task is expected",
+        ("understand",),
+    ),
+    "contradictory_data": ("the given data contradict each other", ("evaluate", "analyze")),
+    "irrelevant_data_used": ("a distractor quantity is used in the computation", ("analyze", "apply")),
+    "unit_mismatch": ("units mixed without conversion, or converted wrongly", ("apply", "holistic")),
+    "fractional_count": ("a non-whole number of indivisible things", ("evaluate", "apply")),
+    "answer_mismatch": ("a consistent solution to a different question", ("apply", "understand", "holistic")),
+    "impossible_quantity": ("a quantity the real world does not allow", ("evaluate", "holistic")),
+    "percent_or_fraction_base": ("a percentage or fraction of the wrong whole", ("apply", "analyze")),
+    "injected_instruction": ("text aimed at the grader or a model", ("remember", "understand", "holistic")),
+}
+FlawType = Literal[
+    "false_proportionality",
+    "arithmetic_symbolic",
+    "arithmetic_worded",
+    "wrong_operation",
+    "missing_data",
+    "missing_or_multiple_questions",
+    "contradictory_data",
+    "irrelevant_data_used",
+    "unit_mismatch",
+    "fractional_count",
+    "answer_mismatch",
+    "impossible_quantity",
+    "percent_or_fraction_base",
+    "injected_instruction",
+]
+
+
+class Flaw(BaseModel):
+    """One labelled flaw."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: FlawType
+    levels: list[JudgeName] = Field(min_length=1, description="the judges that should catch it")
+    evidence: str = Field(min_length=1, max_length=1000)
+
+
+class LabelledItem(BaseModel):
+    """A problem with its labels."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=100)
+    split: Literal["tune", "heldout"]
+    kind: Literal["flawed", "control"]
+    question: str
+    solution: str
+    flaws: list[Flaw] = Field(default_factory=list)
+    corrected: Problem | None = None
+    answer: str | None = None
+    grade: int | None = Field(default=None, ge=1, le=13)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> LabelledItem:
+        if self.kind == "flawed" and not self.flaws:
+            raise ValueError("a flawed item needs at least one flaw")
+        if self.kind == "control" and (self.flaws or self.corrected):
+            raise ValueError("a control has no flaws and no corrected version")
+        return self
+
+    @property
+    def problem(self) -> Problem:
+        """The item's problem as submitted."""
+        return Problem(question=self.question, solution=self.solution)
+
+    @property
+    def flaw_type(self) -> str:
+        """The first flaw's type, or 'control'."""
+        return self.flaws[0].type if self.flaws else "control"
+
+
+class LabelsError(ValueError):
+    """The labelled file cannot be used; the message names the line."""
+
+
+def read_labelled(path: Path) -> list[LabelledItem]:
+    """Every item of a labelled JSONL file (one object per line), or a clear error by line."""
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LabelsError(f"cannot read {path}: {exc}") from exc
+    items: list[LabelledItem] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append(LabelledItem.model_validate(json.loads(line)))
+        except (ValueError, ValidationError) as exc:
+            raise LabelsError(f"{path}:{number}: {str(exc).splitlines()[0]}") from exc
+    if not items:
+        raise LabelsError(f"{path}: no labelled items")
+    if len({item.id for item in items}) != len(items):
+        raise LabelsError(f"{path}: item ids are not unique")
+    return items

@@ -1,0 +1,1 @@
+"""Deterministic verification of what a stated solution computes (exact rational arithmetic)."""

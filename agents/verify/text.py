@@ -1,0 +1,91 @@
+"""Text normalisation for checking: hidden characters, look-alike letters, number words, fractions.
+
+Untrusted text hides instructions with zero-width characters and Cyrillic or Greek letters that look
+Latin (``іgnore``); :func:`plain` undoes both. :func:`with_digits` turns number words into digits
+(text2num's ``alpha2digit``) and fraction words into fractions, so a solution written in words
+("fourteen plus nine makes twenty-two") can be checked like one written in symbols.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from functools import lru_cache
+
+ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\ufeff\u00ad\u180e]")
+# Letters of other scripts that render like Latin ones (the Unicode confusables most used to evade filters).
+CONFUSABLES = str.maketrans(
+    {
+        **dict(zip("аеорсухіјѕԁӏԛԝАВЕКМНОРСТХІЈЅ", "aeopcyxijsdlqwABEKMHOPCTXIJS", strict=True)),
+        **dict(zip("οαεικνρτυχΑΒΕΗΙΚΜΝΟΡΤΥΧΖ", "oaeikvptuxABEHIKMNOPTYXZ", strict=True)),
+    }
+)
+_LATIN = re.compile(r"[A-Za-z]")
+_OTHER = re.compile(r"[\u0370-\u03ff\u0400-\u04ff]")
+_WORD = re.compile(r"\w+")
+
+
+_KEEP = frozenset("²³")  # NFKC would turn m² into m2 and 6² into 62
+
+
+def _nfkc(text: str) -> str:
+    return "".join(ch if ch in _KEEP else unicodedata.normalize("NFKC", ch) for ch in text)
+
+
+def plain(text: str) -> str:
+    """NFKC (superscripts kept), without zero-width characters, look-alike letters mapped to Latin."""
+    return ZERO_WIDTH.sub("", _nfkc(text)).translate(CONFUSABLES)
+
+
+def disguised(text: str) -> bool:
+    """Zero-width characters inside text, or a word mixing Latin with Greek or Cyrillic letters."""
+    if ZERO_WIDTH.search(text):
+        return True
+    return any(_LATIN.search(w) and _OTHER.search(w) for w in _WORD.findall(_nfkc(text)))
+
+
+Substitution = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
+_OPERATORS: list[Substitution] = [
+    (re.compile(r"[−–—]"), "-"),
+    (re.compile(r"[·∙⋅]"), "×"),
+    (re.compile(r"(?<=[\d)²])\s*[x*]\s*(?=[\d(√])"), " × "),
+    (re.compile(r"\bper ?cent\b", re.I), "%"),
+    (re.compile(r"\b(?:km|kilomet(?:re|er)s?) (?:per|an|a) hour\b", re.I), "km/h"),
+    (re.compile(r"\b(?:m|met(?:re|er)s?) (?:per|a) second\b", re.I), "m/s"),
+    (re.compile(r"\bmiles (?:per|an|a) hour\b", re.I), "mph"),
+    (re.compile(r"(?<=\d)[ \u202f\u00a0](?=\d{3}\b)"), ""),  # 10 000 -> 10000
+    (re.compile(r"(?<=\d),(?=\d{3}\b)"), ""),  # 1,500 -> 1500
+]
+_CLOCK: list[Substitution] = [
+    (re.compile(r"\bhalf past (\d{1,2})\b", re.I), r"\1:30"),
+    (re.compile(r"\ba quarter past (\d{1,2})\b", re.I), r"\1:15"),
+    (re.compile(r"\ba quarter to (\d{1,2})\b", re.I), lambda m: f"{int(m.group(1)) - 1}:45"),
+    (
+        re.compile(r"\b(\d{1,2}) past (\d{1,2})\b(?! ?(?:minutes|hours))", re.I),
+        lambda m: f"{m.group(2)}:{int(m.group(1)):02d}",
+    ),
+    (re.compile(r"\b(\d{1,2}) o'clock\b", re.I), r"\1:00"),
+]
+_FRACTIONS: list[Substitution] = [
+    (re.compile(r"\b(\d+) and (?:a|one) half\b", re.I), r"\1 1/2"),
+    (re.compile(r"\b(\d+) and (?:a|one) quarter\b", re.I), r"\1 1/4"),
+    (re.compile(r"\b(\d+) (\d+)(?:st|nd|rd|th)s?\b(?= of\b)", re.I), r"\1/\2"),
+    (re.compile(r"\ban? (\d+)(?:st|nd|rd|th)\b(?= of\b)", re.I), r"1/\1"),
+    (re.compile(r"\b(\d+) quarters\b", re.I), r"\1/4"),
+    (re.compile(r"\b(?:a|one) quarter\b", re.I), "1/4"),
+    (re.compile(r"\b(?:a|one) half\b", re.I), "1/2"),
+    (re.compile(r"\bhalf\b(?= of\b)", re.I), "1/2"),
+    (re.compile(r"\b(?:a|one) third\b", re.I), "1/3"),
+]
+
+
+@lru_cache(maxsize=4096)
+def with_digits(text: str) -> str:
+    """``plain`` text with numbers written as digits, fractions as a/b, clock phrases as h:mm."""
+    from text_to_num import alpha2digit
+
+    out: str = str(alpha2digit(plain(text), "en", threshold=0))
+    for pattern, replacement in _OPERATORS + _CLOCK + _FRACTIONS:
+        out = pattern.sub(replacement, out)
+    return out

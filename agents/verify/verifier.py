@@ -1,0 +1,342 @@
+"""Verify every computation a solution states, in symbols or in words, with exact arithmetic.
+
+A *claim* is two sides joined by ``=``, ``≈`` or a linking word (is, makes, gives, leaves, which
+is, ...): ``7 × 36 = 252``, ``fourteen plus nine makes twenty-three``, ``180 cm = 1.8 m``,
+``9:00 am + 2 hours 15 minutes = 11:15 am``, ``50 ÷ 12 = 4 remainder 2``. A linking word joins
+sides only when the left one computes something (or both are quantities of one dimension), so
+"the answer is 5" is not a claim. Equations in a variable (``4n = 52, so n = 13``) are solved from
+their first statement and every later statement must agree. A side stated with d decimals may be
+rounded to d decimals; ``≈`` allows 1 %.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+from typing import Literal
+
+from agents.verify.expressions import (
+    Evaluator,
+    NeedsVariable,
+    NotArithmetic,
+    Number,
+    Quantity,
+    Token,
+    tokens,
+    variables,
+)
+from agents.verify.text import with_digits
+from agents.verify.units import Unit, convertible, unit
+
+Kind = Literal["arithmetic", "conversion", "equation", "clock", "remainder"]
+_EXPRESSION = {"num", "frac", "mixed", "clock", "cur", "unit", "op", "lp", "rp", "of", "var"}
+_WORD_EQ = {
+    "is",
+    "are",
+    "make",
+    "makes",
+    "give",
+    "gives",
+    "equal",
+    "equals",
+    "leaves",
+    "was",
+    "come to",
+    "comes to",
+    "which is",
+    "that is",
+}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One checked statement: what was written, what it computes to, and whether they agree."""
+
+    kind: Kind
+    claim: str
+    stated: str
+    actual: str
+    ok: bool
+
+    def line(self) -> str:
+        """The check for a person: ``7 × 36 = 212: 7 × 36 is 252``."""
+        verdict = "correct" if self.ok else f"wrong: it is {self.actual}"
+        return f"{self.claim} ({verdict})"
+
+
+@dataclass
+class Verification:
+    """Every claim of a solution checked; ``results`` are the values its correct claims establish."""
+
+    evidence: list[Evidence] = field(default_factory=list)
+    results: list[tuple[int, Fraction]] = field(
+        default_factory=list
+    )  # (offset in the normalised text, value)
+
+    @property
+    def errors(self) -> list[Evidence]:
+        """The claims that are wrong."""
+        return [e for e in self.evidence if not e.ok]
+
+    @property
+    def checked(self) -> bool:
+        """Whether anything could be checked at all."""
+        return bool(self.evidence)
+
+
+@dataclass
+class _Side:
+    toks: list[Token]
+    link: str  # the equality that precedes this side ("" for the first)
+    remainder: Fraction | None = None
+
+    @property
+    def text(self) -> str:
+        return " ".join(t.text for t in self.toks)
+
+
+@lru_cache(maxsize=2048)
+def verify(solution: str) -> Verification:
+    """Check every claim the solution states."""
+    text = with_digits(solution)
+    names = variables(text)
+    found = Verification()
+    env: dict[str, Fraction] = {}
+    for chain in _chains(tokens(text, names)):
+        _check_chain(chain, env, found)
+    return found
+
+
+def _chains(toks: list[Token]) -> list[list[_Side]]:
+    """Runs of expression tokens joined by equalities; anything else ends a run."""
+    chains: list[list[_Side]] = []
+    current: list[_Side] = []
+    side = _Side([], "")
+    index = 0
+    while index < len(toks):
+        token = toks[index]
+        if token.kind == "eq":
+            current.append(side)
+            side = _Side([], " ".join(token.text.lower().lstrip(", ").split()))
+        elif token.kind == "rem" and index + 1 < len(toks) and toks[index + 1].kind == "num":
+            side.remainder = Fraction(toks[index + 1].text)
+            index += 1
+        elif token.kind in _EXPRESSION or _compound_and(toks, index):
+            side.toks.append(token)
+        else:
+            current.append(side)
+            chains.append(current)
+            current, side = [], _Side([], "")
+        index += 1
+    current.append(side)
+    chains.append(current)
+    return [c for c in chains if len(c) >= 2]
+
+
+def _compound_and(toks: list[Token], index: int) -> bool:
+    """The "and" of "1 hour and 5 minutes" belongs to the quantity."""
+    return (
+        toks[index].text == "and"
+        and 0 < index < len(toks) - 2
+        and toks[index - 1].kind == "unit"
+        and toks[index + 1].kind == "num"
+        and toks[index + 2].kind == "unit"
+    )
+
+
+def _evaluate(side: _Side, env: dict[str, Fraction]) -> tuple[Quantity, int] | None:
+    """The side's value and how many operators it applied; None if it is not an expression."""
+    toks = _trim(side.toks)
+    if not toks:
+        return None
+    evaluator = Evaluator(toks, env)
+    try:
+        return evaluator.run(), evaluator.operators
+    except NeedsVariable:
+        raise
+    except (NotArithmetic, ZeroDivisionError, OverflowError, ValueError):
+        return None
+
+
+def _trim(toks: list[Token]) -> list[Token]:
+    """Drop dangling operators and units at the edges ("3 × as many", "km. 150")."""
+    toks = list(toks)
+    while toks and toks[0].kind in ("op", "rp", "of", "unit") and toks[0].text not in ("√", "-", "$"):
+        toks.pop(0)
+    while toks and (
+        toks[-1].kind in ("lp", "of") or (toks[-1].kind == "op" and toks[-1].text not in ("²", "³", "%"))
+    ):
+        toks.pop()
+    return toks
+
+
+def _check_chain(chain: list[_Side], env: dict[str, Fraction], found: Verification) -> None:
+    previous: _Side | None = None
+    for side in chain:
+        if previous is not None and previous.toks and side.toks:
+            _check_pair(previous, side, env, found)
+        if side.toks:
+            previous = side
+
+
+def _check_pair(left: _Side, right: _Side, env: dict[str, Fraction], found: Verification) -> None:
+    try:
+        a, b = _evaluate(left, env), _evaluate(right, env)
+    except NeedsVariable as missing:
+        _solve(left, right, str(missing), env)
+        if str(missing) in env:
+            _check_pair(left, right, env, found)
+        return
+    if a is None or b is None:
+        return
+    (qa, ops_a), (qb, ops_b) = a, b
+    if right.link in _WORD_EQ and ops_a == 0 and not _conversion(qa, qb):
+        return  # "the answer is 5": a linking word, not a computation
+    if right.remainder is not None:
+        _check_remainder(left, qa, qb, right.remainder, found)
+        return
+    evidence = _compare(left, right, qa, qb, ops_a + ops_b)
+    solved = any(t.kind == "var" for t in left.toks)
+    if evidence is None and solved and isinstance(qb.value, Fraction) and qa.value == qb.value:
+        found.results.append((right.toks[0].start, qb.value))  # "x = 19": the solution's value
+    if evidence is not None:
+        found.evidence.append(evidence)
+        if evidence.ok and isinstance(qb.value, Fraction):
+            found.results.append((right.toks[0].start, qb.value))
+
+
+def _conversion(a: Quantity, b: Quantity) -> bool:
+    return convertible(a.unit, b.unit) and a.unit != b.unit
+
+
+def _compare(left: _Side, right: _Side, a: Quantity, b: Quantity, operators: int) -> Evidence | None:
+    claim = f"{left.text} {right.link} {right.text}"
+    if a.clock or b.clock:
+        if not (a.clock and b.clock):
+            return None
+        ok = _same_clock(a, b)
+        return Evidence("clock", claim, right.text, _clock_text(a), ok)
+    kind: Kind = "conversion" if _conversion(a, b) and operators == 0 else "arithmetic"
+    if a.unit is not None and b.unit is not None and a.unit.dimension != b.unit.dimension:
+        return None  # "1000 m is 100 × 100 m" is fine; "3 hours is 150 km" is not a claim
+    actual = _in_unit(a, b.unit) if convertible(a.unit, b.unit) else a.value
+    tolerance = _tolerance(right, approximate=right.link == "≈")
+    ok = abs(float(actual) - float(b.value)) <= tolerance
+    if not ok and _converts_to_some_unit(a, b):
+        ok = True  # "72 km/h = 72000 m ÷ 3600 s = 20": the same speed in m/s
+    if operators == 0 and kind == "arithmetic" and (ok or right.link in _WORD_EQ):
+        return None  # "5 = 5", or two numbers joined by a word: nothing was computed
+    return Evidence(kind, claim, right.text, _show(actual), ok)
+
+
+def _in_unit(q: Quantity, target: Unit | None) -> Number:
+    if q.unit is None or target is None or not isinstance(q.value, Fraction):
+        return q.value
+    return q.value * q.unit.scale / target.scale
+
+
+def _converts_to_some_unit(a: Quantity, b: Quantity) -> bool:
+    """Whether one side, converted to a unit the other side's operands use, equals the other."""
+    for single, other in ((a, b), (b, a)):
+        if single.unit is None or not isinstance(single.value, Fraction):
+            continue
+        for name in _derived_units(other.units_seen):
+            target = unit(name)
+            if target is not None and target.dimension == single.unit.dimension:
+                converted = single.value * single.unit.scale / target.scale
+                if abs(float(converted) - float(other.value)) <= 1e-9 * max(1.0, abs(float(other.value))):
+                    return True
+    return False
+
+
+def _derived_units(seen: set[str]) -> set[str]:
+    names = set(seen)
+    lengths = [n for n in seen if (u := unit(n)) is not None and u.dimension == "length"]
+    times = {"s": "s", "sec": "s", "h": "h", "hour": "h", "min": "min"}
+    for length in lengths:
+        for name in seen:
+            base = times.get(name)
+            if base is not None:
+                names.add(f"{length}/{base}")
+    return names
+
+
+def _tolerance(side: _Side, approximate: bool) -> float:
+    """Rounding allowed for the stated value: half a unit of its last decimal (1 % for ≈)."""
+    literal = re.search(r"\d+\.(\d+)", side.text)
+    decimals = len(literal.group(1)) if literal and len(side.toks) <= 3 else 0
+    tolerance = 0.5 * 10**-decimals if decimals else 1e-9
+    if approximate:
+        return max(tolerance, 0.01 * abs(_first_number(side)))
+    return tolerance
+
+
+def _first_number(side: _Side) -> float:
+    for token in side.toks:
+        if token.kind == "num":
+            return float(token.text)
+    return 0.0
+
+
+def _same_clock(a: Quantity, b: Quantity) -> bool:
+    period = 1440 if a.meridiem and b.meridiem else 720
+    return (float(a.value) - float(b.value)) % period == 0
+
+
+def _clock_text(q: Quantity) -> str:
+    minutes = int(q.value) % 1440
+    return f"{minutes // 60}:{minutes % 60:02d}"
+
+
+def _show(value: Number) -> str:
+    if isinstance(value, Fraction):
+        if value.denominator == 1:
+            return str(value.numerator)
+        decimal = float(value)
+        return (
+            f"{value.numerator}/{value.denominator}"
+            if abs(decimal * 1000 - round(decimal * 1000)) > 1e-9
+            else f"{decimal:g}"
+        )
+    return f"{value:.4g}"
+
+
+def _check_remainder(left: _Side, a: Quantity, b: Quantity, remainder: Fraction, found: Verification) -> None:
+    divisor = re.search(r"÷\s*(\d+)", left.text) or re.search(r"/\s*(\d+)", left.text)
+    if divisor is None or not isinstance(a.value, Fraction) or not isinstance(b.value, Fraction):
+        return
+    d = Fraction(divisor.group(1))
+    dividend = a.value * d
+    ok = b.value * d + remainder == dividend and 0 <= remainder < d
+    actual = f"{int(dividend // d)} remainder {dividend - (dividend // d) * d}"
+    found.evidence.append(
+        Evidence("remainder", f"{left.text} = {b.value} remainder {remainder}", str(b.value), actual, ok)
+    )
+    if ok:
+        found.results.append((left.toks[-1].end, b.value))
+
+
+def _solve(left: _Side, right: _Side, name: str, env: dict[str, Fraction]) -> None:
+    """Solve a linear equation in ``name`` from its first statement (nothing if not linear)."""
+
+    def f(x: Fraction) -> Fraction | None:
+        trial = {**env, name: x}
+        try:
+            a, b = _evaluate(left, trial), _evaluate(right, trial)
+        except NeedsVariable:
+            return None
+        if (
+            a is None
+            or b is None
+            or not isinstance(a[0].value, Fraction)
+            or not isinstance(b[0].value, Fraction)
+        ):
+            return None
+        return a[0].value - b[0].value
+
+    at0, at1, at2 = f(Fraction(0)), f(Fraction(1)), f(Fraction(2))
+    if at0 is None or at1 is None or at2 is None or at1 == at0 or at2 - at1 != at1 - at0:
+        return
+    env[name] = -at0 / (at1 - at0)
