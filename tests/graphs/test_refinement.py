@@ -216,7 +216,7 @@ async def test_injection_in_a_model_output_stays_data(sim: Sim, llm_context: Ctx
 async def test_rubric_loop_accepts_repaired_orchestra(rubric_context: Ctx) -> None:
     result, events = await run(rubric_context())
     assert result.outcome == "accepted" and result.metrics["rounds_to_pass"] == 2
-    assert "does not depend" in result.final.question
+    assert "same time however many take part" in result.final.question and "40 minutes" in result.final.solution
     assert any(e.type == "reviser.thinking" for e in events)
 
 
