@@ -104,6 +104,7 @@ class Round(SQLModel, table=True):
     n_voting: int
     n_passing: int
     n_failed: int = 0
+    verification: list[str] | None = Field(default=None, sa_column=Column(JSON))
     decision: str = Field(max_length=32)
     created_at: datetime = _ts()
 

@@ -17,6 +17,7 @@ class ScoredRound:
     round: int
     quality: float | None
     level_scores: Mapping[str, float | None]
+    verified_errors: int = 0  # computations of the version's solution the verifier found wrong
 
 
 @dataclass(frozen=True)
@@ -41,12 +42,21 @@ class RunMetrics:
 
 def scored_rounds(rounds: Sequence[RoundRecord]) -> list[ScoredRound]:
     """Round records in the form the metrics functions take."""
-    return [ScoredRound(r.round, r.quality, r.level_scores()) for r in rounds]
+    return [ScoredRound(r.round, r.quality, r.level_scores(), len(r.verification)) for r in rounds]
 
 
 def run_metrics(rounds: Sequence[ScoredRound], policy: ScoringPolicy) -> RunMetrics:
-    """RoundsToPass, both AvgQualityScores, and per-level final scores with their change."""
-    passing = [r.round for r in rounds if is_pass(r.quality, policy, for_metrics=True)]
+    """RoundsToPass, both AvgQualityScores, and per-level final scores with their change.
+
+    A round passes when its quality clears the threshold and, under a policy with the
+    verification gate, its solution has no verified error (the loop never accepts one either).
+    """
+    passing = [
+        r.round
+        for r in rounds
+        if is_pass(r.quality, policy, for_metrics=True)
+        and not (policy.verification_gate and r.verified_errors)
+    ]
     first_pass = passing[0] if passing else None
     valid = [r for r in rounds if r.quality is not None]
     final = valid[-1] if valid else None

@@ -267,7 +267,8 @@ def _tolerance(side: _Side, approximate: bool) -> float:
     """Rounding allowed for the stated value: half a unit of its last decimal (1 % for ≈)."""
     literal = re.search(r"\d+\.(\d+)", side.text)
     decimals = len(literal.group(1)) if literal and len(side.toks) <= 3 else 0
-    tolerance = 0.5 * 10**-decimals if decimals else 1e-9
+    # the boundary counts as rounding (32.125 written 32.12); the slack absorbs float error
+    tolerance = 0.5 * 10**-decimals + 1e-9 if decimals else 1e-9
     if approximate:
         return max(tolerance, 0.01 * abs(_first_number(side)))
     return tolerance

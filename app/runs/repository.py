@@ -71,6 +71,7 @@ async def record_round(session: AsyncSession, run_id: str, record: RoundRecord) 
             round=record.round,
             question=record.problem.question,
             solution=record.problem.solution,
+            verification=record.verification or None,
             **record.model_dump(include=FIGURES),
         )
     )

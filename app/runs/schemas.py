@@ -123,6 +123,10 @@ class RoundPublic(RoundFigures):
     round: int
     question: str
     solution: str
+    verification: list[str] = Field(
+        default_factory=list,
+        description="Computations of the stated solution found wrong (none: all checked ones hold)",
+    )
     verdicts: list[VerdictPublic]
     feedback: list[str]
     revision: RevisionPublic | None

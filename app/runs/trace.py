@@ -83,6 +83,7 @@ def run_trace(
     public_rounds = [
         RoundPublic(
             **r.model_dump(include=FIGURES | {"round", "question", "solution"}),
+            verification=r.verification or [],
             verdicts=by_round.get(r.round, []),
             feedback=_feedback(by_round.get(r.round, [])),
             revision=revision_of.get(r.round),

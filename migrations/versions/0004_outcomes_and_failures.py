@@ -7,7 +7,8 @@ Create Date: 2026-11-22 21:30:00.000000
 Every run and batch item ends in exactly one outcome (accepted, exhausted, needs_review, error,
 cancelled), and a failure keeps its cause (model, endpoint host, HTTP status or exception, message):
 runs that used to end 'failed' are 'error'; batch items get an ``outcome``, derived from their
-status and stored result. A judgement keeps a reasoning model's own reasoning.
+status and stored result. A judgement keeps a reasoning model's own reasoning; a round, the
+verifier's findings on its solution.
 """
 
 import json
@@ -31,6 +32,7 @@ def upgrade() -> None:
             batch_op.add_column(sa.Column("failure", sa.JSON(), nullable=True))
     with op.batch_alter_table("rounds", schema=None) as batch_op:
         batch_op.add_column(sa.Column("n_failed", sa.Integer(), nullable=False, server_default="0"))
+        batch_op.add_column(sa.Column("verification", sa.JSON(), nullable=True))
     with op.batch_alter_table("judgements", schema=None) as batch_op:
         batch_op.add_column(sa.Column("reasoning", sa.Text(), nullable=False, server_default=""))
     with op.batch_alter_table("batch_items", schema=None) as batch_op:
@@ -58,6 +60,7 @@ def downgrade() -> None:
     with op.batch_alter_table("batch_items", schema=None) as batch_op:
         batch_op.drop_column("outcome")
     with op.batch_alter_table("rounds", schema=None) as batch_op:
+        batch_op.drop_column("verification")
         batch_op.drop_column("n_failed")
     with op.batch_alter_table("judgements", schema=None) as batch_op:
         batch_op.drop_column("reasoning")

@@ -43,7 +43,8 @@ async def test_wait_returns_the_full_trace(service: Service) -> None:
     first, second = trace["rounds"]
     assert [v["judge"] for v in first["verdicts"]] == list(JUDGES)
     assert first["decision"] == "revise" and first["quality"] < 0.85 and second["quality"] >= 0.85
-    assert first["revision"]["thinking"] and "does not depend" in first["revision"]["question"]
+    assert first["revision"]["thinking"] and "same time however many" in first["revision"]["question"]
+    assert second["verification"] == [] and "40 minutes" in second["solution"]
     assert any(line.startswith("suggestion:") for line in first["feedback"])
     assert first["verdicts"][0]["prompt_version"].startswith("rubric@")
     assert trace["metrics"]["avg_quality_final"] > trace["metrics"]["avg_quality_all_steps"]

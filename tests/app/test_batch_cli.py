@@ -40,7 +40,10 @@ def test_run_then_status_and_report(db: Path) -> None:
     assert control["levels"]["remember"]["score"] is None  # one round: Table 1 undefined
     assert report["agreement"]["loop"]["versions"] > 12 and report["agreement"]["control"]["versions"] == 12
     versus = next(c for c in report["comparisons"] if c["kind"] == "loop_vs_control")
-    assert versus["a"] == "rubric/loop" and versus["b"] == "rubric/control" and versus["problems"] == 12
+    assert control["scored_items"] == 12  # one blind revision, judged once: accepted or exhausted
+    # paired over the problems scored in both arms: a needs_review item is counted, never compared
+    assert versus["a"] == "rubric/loop" and versus["b"] == "rubric/control"
+    assert versus["problems"] == loop["scored_items"] == 12 - loop["items"]["needs_review"]
     batch_id = report["batch"]["id"]
     status = json.loads(runner.invoke(cli, ["batch", "status", batch_id]).output)
     assert status["status"] == "completed" and sum(status["items"].values()) == 24

@@ -1,0 +1,56 @@
+"""Running the judges' validity bench for the CLI and the API."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from agents.panel import PanelFactory
+from agents.validity.labels import LabelledItem, read_labelled
+from graphs.context import RunContext
+from graphs.scoring import get_policy
+from graphs.validity import bench
+from graphs.validity_metrics import SPLITS, summarise, targets_met
+
+MAX_VERSIONS = 2000  # a request judges at most this many versions (each is seven judge calls)
+
+
+def builtin_set() -> list[LabelledItem]:
+    """The labelled set that ships with thinkloop (written for the project)."""
+    path = resources.files("app").joinpath("samples", "validity", "problems.jsonl")
+    return read_labelled(Path(str(path)))
+
+
+def size(items: Sequence[LabelledItem], twins: bool) -> int:
+    """How many versions a bench over ``items`` judges."""
+    per = {"control": 2 if twins else 1, "flawed": 5 if twins else 2}
+    return sum(per[item.kind] for item in items)
+
+
+async def validate(
+    items: Sequence[LabelledItem],
+    factory: PanelFactory,
+    judge_model: str,
+    *,
+    policy: str = "default",
+    twins: bool = False,
+    concurrency: int = 8,
+) -> dict[str, Any]:
+    """Judge every version of ``items`` with ``judge_model``'s panel; measures per split."""
+    panel = factory.build(judge_model, judge_model)
+    context = RunContext(judges=panel.judges, reviser=panel.reviser, policy=get_policy(policy))
+    judged = await bench(items, context, twins=twins, concurrency=concurrency)
+    splits = [s for s in SPLITS if s == "all" or any(i.split == s for i in items)]
+    summaries = {split: summarise(judged, split) for split in splits}
+    headline = summaries.get("heldout") or summaries["all"]
+    return {
+        "judge_model": judge_model,
+        "policy": policy,
+        "twins": twins,
+        "items": len(items),
+        "versions": len(judged),
+        "splits": summaries,
+        "targets": {"split": headline["split"], **targets_met(headline)},
+    }
