@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from agents.rubric import world
 from agents.rubric.facts import ProblemFacts, as_fraction
 from agents.verify.expressions import variables
 from agents.verify.text import disguised
@@ -57,7 +58,7 @@ def invented(f: ProblemFacts) -> Result:
     wrong = _wrong_results(f)
     strangers = [s for s in f.untraced if s not in wrong]
     if not strangers:
-        return ""
+        return world.missing_measure(f)
     shown = ", ".join(_show(v) for v in strangers[:3])
     return f"the solution uses {shown}, which the question neither gives nor lets a solver work out"
 
@@ -262,6 +263,9 @@ def answers_the_question(f: ProblemFacts) -> Result:
             if re.search(r"\d{1,2}:\d{2}|\bnoon\b|\bmidnight\b", final)
             else "the question asks for a time of day; the answer is not one"
         )
+    found = _other_of_a_pair(f) or _money_as_percent(f)
+    if found:
+        return found
     if _DIFFERENCE.search(target) and "-" not in f.operators and "difference" not in final:
         return "the question asks how many more (a difference); the solution never subtracts"
     if _PERCENT_ASK.search(target):
@@ -284,6 +288,43 @@ def answers_the_question(f: ProblemFacts) -> Result:
         asked = nouns[0].lstrip("@")
         return f"the question asks for the {asked}; the solution's answer gives something else"
     return ""
+
+
+_PAIRS = {
+    "larger": ("smaller",), "largest": ("smallest",), "greater": ("smaller", "lesser"), "bigger": ("smaller",),
+    "smaller": ("larger", "bigger", "greater"), "older": ("younger",), "younger": ("older",),
+    "taller": ("shorter",), "longer": ("shorter",), "shorter": ("longer", "taller"), "heavier": ("lighter",),
+    "lighter": ("heavier",), "higher": ("lower",), "lower": ("higher",), "first": ("second", "last"),
+    "last": ("first",), "second": ("first",), "wider": ("narrower",), "cheaper": ("dearer", "more expensive"),
+}  # fmt: skip
+
+
+def _other_of_a_pair(f: ProblemFacts) -> str:
+    """Asked for the larger of two numbers, the solution names the smaller one and never the
+    larger: it answers the other member of the pair."""
+    asked = re.search(r"\bthe (" + "|".join(_PAIRS) + r")\b", f.target)
+    if not asked:
+        return ""
+    word, s = asked.group(1), f.s.lower()
+    others = [o for o in _PAIRS[word] if re.search(rf"\b{o}\b", s)]
+    if others and not re.search(rf"\b{word}\b", s):
+        return f"the question asks for the {word} one; the solution finds the {others[0]} and stops there"
+    return ""
+
+
+_MONEY_ASK = re.compile(
+    r"\b(?:price|cost|bill|worth|fare|wage|salary|earn\w*|pay|paid|spend|spent|charge|how much money|how much (?:does|do|did|will|would) [^?]*cost)\b"
+)
+
+
+def _money_as_percent(f: ProblemFacts) -> str:
+    """Asked for an amount of money, the answer is a percentage (a rate, not the amount)."""
+    final = f.final_sentence
+    if not _MONEY_ASK.search(f.target) or _PERCENT_ASK.search(f.target) or "%" not in final:
+        return ""
+    if re.search(r"[$£€]|\b(?:dollars?|pounds?|euros?|cents?|pence)\b", final):
+        return ""
+    return "the question asks for an amount of money; the solution's answer is a percentage"
 
 
 # Measures whose name an answer may leave out when its unit says it; others must be named.
@@ -387,12 +428,28 @@ def operation_fits(f: ProblemFacts) -> Result:
         )
     if _REMOVAL.search(story) and _REMAINING.search(f.target) and "-" not in ops and "÷" not in ops:
         return "the story takes something away, but the solution never subtracts"
-    if _DIVIDES.search(f.target + " " + story) and "÷" not in ops and not ({"×", "-"} <= ops):
+    if (
+        _DIVIDES.search(f.target + " " + story)
+        and "÷" not in ops
+        and not ({"×", "-"} <= ops)
+        and not _trial_product(f)
+    ):
         return "the question asks how many parts fit into a whole: that needs a division"
+    found = world.rate_direction(f) or world.map_scale(f) or world.perimeter_or_area(f)
+    if found:
+        return found
     grouped = _EACH.search(story) and re.search(r"how many\b", f.target) and not _DIVIDES.search(f.target)
     if grouped and "×" not in ops and "+" in ops and not _equal_addends(f.s):
         return "equal groups (each … ) are combined by multiplying, but the solution adds unlike numbers"
     return ""
+
+
+def _trial_product(f: ProblemFacts) -> bool:
+    """'8 loaves need 8 × 600 = 4800 g': the count found by multiplying the part up to the whole."""
+    if f.final_answer is None:
+        return False
+    answer = _show(f.final_answer)
+    return bool(re.search(rf"(?<![\d.]){answer} ?×|× ?{answer}(?![\d.])", f.s))
 
 
 def _equal_addends(solution: str) -> bool:
@@ -420,7 +477,7 @@ def units_consistent(f: ProblemFacts) -> Result:
     1 hour 45 minutes is 1.75 hours, not 1.45."""
     if not f.solution.strip():
         return None
-    clock_decimal = _minutes_as_decimals(f)
+    clock_decimal = _minutes_as_decimals(f) or world.minutes_as_decimals(f) or world.length_products(f)
     if clock_decimal:
         return clock_decimal
     names = variables(f.s)
@@ -508,6 +565,8 @@ def data_consistent(f: ProblemFacts) -> Result:
         _had_gave,
         _speed,
         _rectangle,
+        world.angle_sums,
+        world.mean_and_total,
     ):
         found = check(q)
         if found:
@@ -692,7 +751,7 @@ def plausible(f: ProblemFacts) -> Result:
         for found in (_implausible_measure(sentence), _impossible_count(sentence)):
             if found:
                 return found
-    return _probability(q) or _weather(q) or ""
+    return _probability(q) or _weather(q) or world.impossible_pace(f) or world.impossible_body(f) or ""
 
 
 def _implausible_measure(sentence: str) -> str:
@@ -788,7 +847,9 @@ def proportional(f: ProblemFacts) -> Result:
             and ({"×", "÷"} & f.operators)
         ):
             return f"the time does not change with how many take part (it is still {float(duration):g}); the solution scales it"
-    return _area_scaling(f) or _sprint(f) or ""
+    return (
+        _area_scaling(f) or _sprint(f) or world.temperatures_added(f) or world.growth_scaled_by_age(f) or ""
+    )
 
 
 def _count_changes(q: str) -> bool:
@@ -840,6 +901,7 @@ def _fmt(value: Fraction) -> str:
 
 _SUCCESSIVE = re.compile(
     r"\bof (?:what (?:was|is) left|the rest|the remainder|the remaining|the new \w+|the sale price|those|them|the [\w-]+ (?:pupils|people|students|ones|children))\b|"
+    r"\bof the [a-z]+ (?:(?:still )?in (?:it|them|the \w+)|that (?:is|was|are|were) left|that remains?|left over|remaining)\b|"
     r"\bon the (?:total|new)\b|\bincluding\b|\banother \d+(?:\.\d+)? ?%|\bthen (?:\w+ ){0,5}(?:by )?\d+(?:\.\d+)? ?%|\beach year\b|\bevery year\b|\ba (?:week|month|year) later\b"
 )
 _APPLIED = re.compile(
@@ -886,7 +948,7 @@ def relevant_data(f: ProblemFacts) -> Result:
         found = check(q, s, f)
         if found:
             return found
-    return ""
+    return world.unlike_sum(f)
 
 
 def _stop_in_moving_time(q: str, s: str, f: ProblemFacts) -> str:

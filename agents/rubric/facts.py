@@ -8,6 +8,7 @@ solution comes from, and the solution's final answer.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -34,13 +35,41 @@ JUSTIFY = re.compile(
 FORMAT = re.compile(
     r"^(?:give|write|express|round)\b.*\b(?:form|answer|nearest|places?|units?|decimal)\b", re.I
 )
-# Numbers a solution may use without the question giving them: unit factors, halves, percent.
-CONSTANTS = {Fraction(n) for n in (0, 1, 2, 4, 7, 12, 24, 52, 60, 100, 365, 1000, 3600)} | {Fraction(1, 2)}
+# Numbers a solution may use without the question giving them: halves, doubles, percent.
+CONSTANTS = {Fraction(n) for n in (0, 1, 2, 4, 100)} | {Fraction(1, 2)}
+# Factors and constants a solution may use when the text is about what they belong to.
+CONTEXT_CONSTANTS: tuple[tuple[re.Pattern[str], tuple[Fraction, ...]], ...] = tuple(
+    (re.compile(pattern, re.I), tuple(Fraction(v) for v in values))
+    for pattern, values in (
+        (r"\bweeks?\b|\bdays?\b|\bdaily\b|\bweekly\b|\bfortnight", ("7", "14")),
+        (r"\bmonths?\b|\byears?\b|\bdozens?\b|\binch|\bfeet\b|\bfoot\b|\bannual", ("12",)),
+        (r"\bhours?\b|\bdays?\b|\bdaily\b|\bovernight\b|\bnight\b", ("24",)),
+        (r"\bweeks?\b|\byears?\b|\bannual", ("52",)),
+        (r"\bhours?\b|\bminutes?\b|\bseconds?\b|\d:\d\d|\b(?:h|min|s)\b|/h\b|/s\b|\bmph\b", ("60", "3600")),
+        (r"\byears?\b|\bannual|\bdays?\b", ("365", "366")),
+        (
+            r"\b(?:k?g|kilo\w*|grams?|m?l|millilit\w*|lit(?:re|er)s?|k?m|mm|metres?|meters?|kilomet\w*|"
+            r"millimet\w*|tonnes?|thousand|m³|cm³)\b",
+            ("1000", "100"),
+        ),
+        (r"\bcm\b|\bmm\b|centimet|millimet|\bcents?\b|\bpence\b|\bp\b|[$£€]", ("10", "100")),
+        (r"\bangles?\b|\btriangle|°|\bdegrees?\b|\bstraight line|\bparallel", ("90", "180", "360")),
+        (
+            r"\bcircle|\bradius|\bdiameter|π|\bcylind|\bspheres?\b|\bcone|\bpi\b",
+            ("3.14", "22/7", "3.142", "3.1416"),
+        ),
+        (r"%|\bper ?cent", ("10", "5", "50", "25", "1")),
+        (r"\bquarters?\b|\bsquares?\b|\brectang", ("4",)),
+        (r"\bcubes?\b|\bdice\b|\bdie\b|\bhexagon", ("6",)),
+    )
+)
 _CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})")
 # Words that leave a quantity unstated: a solution that then states one has invented it.
 VAGUE = re.compile(
-    r"\b(?:some|a few|several|a number of|a certain|the same (?:percentage|amount|rate|number)|"
-    r"(?:one|1) more [a-z]+|another [a-z]+)\b(?! (?:of|more|time))",
+    r"\b(?:some|a few|several|a number of|a certain|(?:one|1) more [a-z]+|another [a-z]+)\b(?! (?:of|more|time))|"
+    r"\b(?:the same (?:percentage|amount|rate|number|fraction|share)|"
+    r"the whole (?:family|class|team|group|school|street|town|village|club)|everyone|everybody|"
+    r"all (?:of )?(?:his|her|their|the) (?:friends|guests|classmates|cousins|neighbours))\b",
     re.I,
 )
 
@@ -167,20 +196,59 @@ class ProblemFacts:
         ("some pencils", "one more quiz"), only stated and computed numbers count.
         """
         strict = bool(VAGUE.search(self.q))
+        text = self.q + " " + self.s
+        constants = set(CONSTANTS)
+        for pattern, values in CONTEXT_CONSTANTS:
+            if pattern.search(text):
+                constants |= set(values)
         known = set(self.question_numbers) | _clock_parts(self.q)
+        kinds = self._kinds
         known |= {v / 100 for v in known} | {v * 100 for v in known}
+        rates = {g.value for g in self.givens if g.percent}
+        known |= {1 + r / 100 for r in rates} | {1 - r / 100 for r in rates}  # × 1.15 for + 15 %
+        if _SIMPLIFY.search(text):
+            known |= _common_divisors(self.question_numbers)
+        factors = [c for c in constants if c > 2 and c not in _STEPPING_STONES]
         results = sorted(self.verification.results, key=lambda r: r[0])
         strangers = []
         for match in _NUMBER.finditer(self.s):
             value = as_fraction(match.group(1))
             known |= {v for at, v in results if at <= match.start()}
             scaled = value in known or value * 100 in known or value / 100 in known
-            if scaled or value in CONSTANTS or (not strict and _one_step(value, known)):
+            stepped = _one_step(value, known, kinds, factors) if not strict else _rate_factor(value, known)
+            if scaled or value in constants or stepped:
                 known.add(value)
                 continue
             strangers.append(value)
             known.add(value)
         return strangers
+
+    @cached_property
+    def _kinds(self) -> dict[Fraction, str]:
+        """What each given number measures (a unit's dimension, 'clock', or 'count')."""
+        kinds: dict[Fraction, str] = {}
+        for part in _clock_parts(self.q):
+            kinds.setdefault(part, "clock")
+        for given in self.givens:
+            kinds.setdefault(given.value, given.unit.dimension if given.unit else "count")
+        return kinds
+
+
+_STEPPING_STONES = {Fraction(n) for n in (5, 10, 25, 50)}  # 10 % then 5 %: used, not multiplied by
+_SIMPLIFY = re.compile(
+    r"simplif|simplest|lowest terms|divid\w* (?:the )?(?:top|both|numerator)|common factor|cancel", re.I
+)
+
+
+def _common_divisors(numbers: list[Fraction]) -> set[Fraction]:
+    """Common divisors (> 1) of two whole numbers the question gives (to simplify a fraction)."""
+    whole = sorted({int(n) for n in numbers if n.denominator == 1 and 1 < n <= 100_000})
+    out: set[Fraction] = set()
+    for i, a in enumerate(whole):
+        for b in whole[i + 1 :]:
+            g = math.gcd(a, b)
+            out |= {Fraction(d) for d in range(2, g + 1) if g % d == 0} if g <= 1000 else {Fraction(g)}
+    return out
 
 
 def _clock_parts(text: str) -> set[Fraction]:
@@ -190,16 +258,28 @@ def _clock_parts(text: str) -> set[Fraction]:
     return parts
 
 
-_FACTORS = tuple(Fraction(n) for n in (2, 7, 12, 24, 52, 60, 100, 365, 1000, 3600))
-
-
-def _one_step(value: Fraction, known: set[Fraction]) -> bool:
+def _one_step(
+    value: Fraction, known: set[Fraction], kinds: dict[Fraction, str], factors: list[Fraction]
+) -> bool:
     """Whether ``value`` is one operation away from the numbers known so far: any operation on two
-    of them (a remainder, a difference), ± 1, a unit factor (× 60, ÷ 100), or 100 − a percent."""
+    of them (a remainder, a difference), ± 1, a unit factor the text's context allows (× 60, ÷ 100),
+    or 100 − a percent. Sums and differences join numbers of one kind only (80 km/h + 40 minutes
+    is no step)."""
     for a in known:
-        if value in (a + 1, a - 1, 100 - a) or any(value in (a * k, a / k) for k in _FACTORS):
+        if value in (a + 1, a - 1, 100 - a) or any(value in (a * k, a / k) for k in factors):
             return True
         for b in known:
-            if value in (a + b, a - b, a * b) or (b and value in (a / b, a // b, -(-a // b))):
+            if value in (a * b,) or (b and value in (a / b, a // b, -(-a // b))):
+                return True
+            if value in (a + b, a - b) and _same_kind(kinds.get(a), kinds.get(b)):
                 return True
     return False
+
+
+def _rate_factor(value: Fraction, known: set[Fraction]) -> bool:
+    """1.15 for a rise of 0.15 (15 %), 0.8 for a fall of 0.2: the multiplier of a known rate."""
+    return any(0 < a < 1 and value in (1 + a, 1 - a) for a in known)
+
+
+def _same_kind(a: str | None, b: str | None) -> bool:
+    return a is None or b is None or a == b

@@ -22,7 +22,9 @@ CONFUSABLES = str.maketrans(
     }
 )
 _LATIN = re.compile(r"[A-Za-z]")
-_OTHER = re.compile(r"[\u0370-\u03ff\u0400-\u04ff]")
+_LOOKALIKE = "аеорсухіјѕԁӏԛԝАВЕКМНОРСТХІЈЅοαεικνρτυχΑΒΕΗΙΚΜΝΟΡΤΥΧΖ"
+# Only letters that pass for Latin ones disguise a word; π in "πr²h" is mathematics.
+_OTHER = re.compile(f"[{_LOOKALIKE}]")
 _WORD = re.compile(r"\w+")
 
 
@@ -80,12 +82,31 @@ _FRACTIONS: list[Substitution] = [
 ]
 
 
+_AND = re.compile(r"\s+and\s+", re.I)
+_SCALE_WORD = re.compile(r"(?:hundred|thousand|million|billion)\W*$", re.I)
+
+
+def _words_to_digits(text: str) -> str:
+    """alpha2digit, except that "and" joins number words only after a scale word: "two hundred and
+    forty" is 240, but "forty and five" is two numbers (alpha2digit would read 45)."""
+    from text_to_num import alpha2digit
+
+    pieces, start = [], 0
+    for match in _AND.finditer(text):
+        if not _SCALE_WORD.search(text[start : match.start()]):
+            pieces.append(text[start : match.start()])
+            pieces.append(match.group(0))
+            start = match.end()
+    pieces.append(text[start:])
+    return "".join(
+        p if p.isspace() or _AND.fullmatch(p) else str(alpha2digit(p, "en", threshold=0)) for p in pieces
+    )
+
+
 @lru_cache(maxsize=4096)
 def with_digits(text: str) -> str:
     """``plain`` text with numbers written as digits, fractions as a/b, clock phrases as h:mm."""
-    from text_to_num import alpha2digit
-
-    out: str = str(alpha2digit(plain(text), "en", threshold=0))
+    out: str = _words_to_digits(plain(text))
     for pattern, replacement in _OPERATORS + _CLOCK + _FRACTIONS:
         out = pattern.sub(replacement, out)
     return out

@@ -125,6 +125,9 @@ def _chains(toks: list[Token]) -> list[list[_Side]]:
             index += 1
         elif token.kind in _EXPRESSION or _compound_and(toks, index):
             side.toks.append(token)
+        elif _label(toks, index):
+            pass  # "240 texts × 5 cents": the noun names what is counted
+
         else:
             current.append(side)
             chains.append(current)
@@ -133,6 +136,18 @@ def _chains(toks: list[Token]) -> list[list[_Side]]:
     current.append(side)
     chains.append(current)
     return [c for c in chains if len(c) >= 2]
+
+
+def _label(toks: list[Token], index: int) -> bool:
+    """A noun between a number and an operator or equality labels the number ("3 apples + 4")."""
+    return (
+        toks[index].kind == "word"
+        and toks[index].text.isalpha()
+        and 0 < index < len(toks) - 1
+        and toks[index - 1].kind in ("num", "frac", "mixed")
+        and toks[index + 1].kind in ("op", "eq")
+        and toks[index + 1].text not in ("%", "²", "³")
+    )
 
 
 def _compound_and(toks: list[Token], index: int) -> bool:
@@ -174,26 +189,34 @@ def _trim(toks: list[Token]) -> list[Token]:
 
 def _check_chain(chain: list[_Side], env: dict[str, Fraction], found: Verification) -> None:
     previous: _Side | None = None
+    units = {t.text for side in chain for t in side.toks if t.kind == "unit"}
     for side in chain:
         if previous is not None and previous.toks and side.toks:
-            _check_pair(previous, side, env, found)
+            _check_pair(previous, side, env, found, units)
         if side.toks:
             previous = side
 
 
-def _check_pair(left: _Side, right: _Side, env: dict[str, Fraction], found: Verification) -> None:
+def _check_pair(
+    left: _Side, right: _Side, env: dict[str, Fraction], found: Verification, units: set[str] | None = None
+) -> None:
     try:
         a, b = _evaluate(left, env), _evaluate(right, env)
     except NeedsVariable as missing:
         _solve(left, right, str(missing), env)
         if str(missing) in env:
-            _check_pair(left, right, env, found)
+            _check_pair(left, right, env, found, units)
         return
     if a is None or b is None:
         return
     (qa, ops_a), (qb, ops_b) = a, b
     if right.link in _WORD_EQ and ops_a == 0 and not _conversion(qa, qb):
         return  # "the answer is 5": a linking word, not a computation
+    if _bare_percent(left) != _bare_percent(right) and not (_percent(left) and _percent(right)):
+        if not (_decimal(left) or _decimal(right)):
+            return  # "15 % is 60 pupils": a share of a whole the sentence leaves implicit
+    if _in_chain_unit(qa, qb, units or set()):
+        return  # "1 minute 20 seconds = 60 + 20 = 80 seconds": the chain's own unit
     if right.remainder is not None:
         _check_remainder(left, qa, qb, right.remainder, found)
         return
@@ -205,6 +228,39 @@ def _check_pair(left: _Side, right: _Side, env: dict[str, Fraction], found: Veri
         found.evidence.append(evidence)
         if evidence.ok and isinstance(qb.value, Fraction):
             found.results.append((right.toks[0].start, qb.value))
+
+
+def _bare_percent(side: _Side) -> bool:
+    """A side that is only a percentage ("15 %"), of no stated whole."""
+    kinds = [t.kind for t in _trim(side.toks)]
+    return kinds == ["num", "op"] and side.toks[-1].text == "%"
+
+
+def _percent(side: _Side) -> bool:
+    return any(t.text == "%" for t in side.toks)
+
+
+def _decimal(side: _Side) -> bool:
+    """A lone number below 1 or a plain ratio: the same share written without the percent sign."""
+    toks = _trim(side.toks)
+    if len(toks) == 1 and toks[0].kind in ("num", "frac"):
+        value = Fraction(toks[0].text)
+        return 0 < value <= 1
+    return all(t.kind in ("num", "frac", "op") for t in toks) and any(t.text in ("÷", "/") for t in toks)
+
+
+def _in_chain_unit(a: Quantity, b: Quantity, units: set[str]) -> bool:
+    """One side has a unit, the other none, and the measured side in a unit of the chain is it."""
+    measured, bare = (a, b) if b.unit is None else (b, a)
+    if measured.unit is None or bare.unit is not None or not isinstance(measured.value, Fraction):
+        return False
+    for name in units:
+        target = unit(name)
+        if target is not None and target != measured.unit and convertible(measured.unit, target):
+            converted = measured.value * measured.unit.scale / target.scale
+            if abs(float(converted) - float(bare.value)) <= 1e-9 * max(1.0, abs(float(bare.value))):
+                return True
+    return False
 
 
 def _conversion(a: Quantity, b: Quantity) -> bool:
