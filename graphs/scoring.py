@@ -84,6 +84,8 @@ class ScoringPolicy:
     metric_pass_strict: bool = False
     judge_against: Literal["original", "previous"] = "original"
     failed_round: Literal["error", "score"] = "error"
+    # A version whose solution has a verified error is never accepted. On under every shipped policy
+    # (think-paper too: Q is the reference's, but a tutor must never receive a wrong answer).
     verification_gate: bool = True
     review_kappa_max: float | None = -0.1
     review_confidence_min: float = 0.75
@@ -103,7 +105,6 @@ _PAPER = ScoringPolicy(
     metric_pass_strict=True,
     judge_against="previous",
     failed_round="score",
-    verification_gate=False,
     review_kappa_max=None,
 )
 _DEFAULT = ScoringPolicy(name="default")

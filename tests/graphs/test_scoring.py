@@ -12,6 +12,7 @@ from graphs.scoring import (
     ScoringPolicy,
     Vote,
     decide,
+    gate,
     get_policy,
     is_pass,
     observed_agreement,
@@ -258,3 +259,12 @@ def test_every_term_is_bounded(panel: list[tuple[float | None, float | None, boo
 def test_shortfall_agreement_is_one_at_or_above_the_bar() -> None:
     assert shortfall_agreement(votes([85.0, 90.0, 100.0]), DEFAULT) == 1.0
     assert shortfall_agreement(votes([0.0, 100.0]), DEFAULT) == pytest.approx(max(0.0, 1 - (85**2 / 2) / 850))
+
+
+@pytest.mark.parametrize("name", ["default", "think-paper"])
+def test_a_verified_error_is_never_accepted_under_any_policy(name: str) -> None:
+    policy = get_policy(name)
+    assert gate(Decision.ACCEPTED, 1, policy, errors=1) is Decision.REVISE
+    assert gate(Decision.ACCEPTED, policy.max_rounds, policy, errors=2) is Decision.EXHAUSTED
+    assert gate(Decision.ACCEPTED, 1, policy, errors=0) is Decision.ACCEPTED
+    assert gate(Decision.NEEDS_REVIEW, 1, policy, errors=1) is Decision.NEEDS_REVIEW
