@@ -112,8 +112,7 @@ async def _refine(
             panel = factory.build(judge_model, model)
         except (ModelConfigError, UnknownModelError) as exc:
             fail(str(exc))
-        context = RunContext(judges=panel.judges, reviser=panel.reviser, policy=scoring)
-        return await run_refinement(subject, context, on_event=renderer)
+        return await run_refinement(subject, RunContext.of(panel, scoring), on_event=renderer)
 
 
 @cli.command("simulate-llm")
@@ -213,7 +212,7 @@ def judges_validate(
     judge, calibration and the adversarial gap, per split."""
     from agents.validity.labels import LabelsError, read_labelled
     from app.validity.render import to_html, to_markdown
-    from app.validity.service import builtin_set
+    from app.validity.service import builtin_set, select_split
 
     if fmt not in ("md", "json", "html") or split not in ("tune", "heldout", "all"):
         fail("--format is md, json or html; --split is tune, heldout or all")
@@ -221,11 +220,9 @@ def judges_validate(
     configure_logging(settings.log_level, settings.log_json)
     try:
         items = read_labelled(dataset) if dataset else builtin_set()
+        chosen = select_split(items, split, str(dataset or "the shipped set"))
     except LabelsError as exc:
         fail(str(exc))
-    chosen = [i for i in items if split == "all" or i.split == split]
-    if not chosen:
-        fail(f"no items in the {split} split")
     factory = PanelFactory(registry_from(settings, models_file), os.environ)
     judge = judge_model or settings.judge_model
     try:

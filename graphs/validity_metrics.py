@@ -115,10 +115,14 @@ def calibration(points: Sequence[tuple[float, bool]], bins: int = 10) -> dict[st
 
 def targets_met(summary: dict[str, Any]) -> dict[str, bool]:
     """The project's bar for a judge panel (on the held-out third)."""
-    rate = lambda key: summary[key]["rate"]  # noqa: E731
+    rate: dict[str, float | None] = {key: value["rate"] for key, value in summary.items() if key in _SHARES}
+    false_accept, specificity = rate["false_accept"], rate["specificity"]
     return {
-        "false_accept <= 5%": rate("false_accept") is not None and rate("false_accept") <= 0.05,
-        "specificity >= 90%": rate("specificity") is not None and rate("specificity") >= 0.90,
-        "adversarial gap 0": rate("adversarial_gap") in (None, 0.0),
-        "every corrected version accepted": rate("corrected_accepted") in (None, 1.0),
+        "false_accept <= 5%": false_accept is not None and false_accept <= 0.05,
+        "specificity >= 90%": specificity is not None and specificity >= 0.90,
+        "adversarial gap 0": rate["adversarial_gap"] in (None, 0.0),
+        "every corrected version accepted": rate["corrected_accepted"] in (None, 1.0),
     }
+
+
+_SHARES = ("false_accept", "specificity", "adversarial_gap", "corrected_accepted")

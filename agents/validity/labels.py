@@ -9,12 +9,13 @@ reported apart). A ``control`` is a sound problem with no flaw.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agents.schemas import JudgeName, Problem
+from agents.schemas import JudgeName, Problem, QuestionText, SolutionText
 
 # type → (what it is, the judges that should catch it)
 TAXONOMY: dict[str, tuple[str, tuple[JudgeName, ...]]] = {
@@ -75,8 +76,8 @@ class LabelledItem(BaseModel):
     id: str = Field(min_length=1, max_length=100)
     split: Literal["tune", "heldout"]
     kind: Literal["flawed", "control"]
-    question: str
-    solution: str
+    question: QuestionText
+    solution: SolutionText
     flaws: list[Flaw] = Field(default_factory=list)
     corrected: Problem | None = None
     answer: str | None = None
@@ -117,10 +118,25 @@ def read_labelled(path: Path) -> list[LabelledItem]:
             continue
         try:
             items.append(LabelledItem.model_validate(json.loads(line)))
-        except (ValueError, ValidationError) as exc:
-            raise LabelsError(f"{path}:{number}: {str(exc).splitlines()[0]}") from exc
+        except ValidationError as exc:
+            raise LabelsError(f"{path}:{number}: {_first_error(exc)}") from exc
+        except ValueError as exc:
+            raise LabelsError(f"{path}:{number}: invalid JSON ({exc})") from exc
+    return check_labelled(items, str(path))
+
+
+def _first_error(exc: ValidationError) -> str:
+    """Where and what the first problem of an item is (pydantic's own first line names no field)."""
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}" if where else error["msg"]
+
+
+def check_labelled(items: list[LabelledItem], source: str) -> list[LabelledItem]:
+    """``items`` if they make a set (at least one, ids unique); else a LabelsError naming ``source``."""
     if not items:
-        raise LabelsError(f"{path}: no labelled items")
-    if len({item.id for item in items}) != len(items):
-        raise LabelsError(f"{path}: item ids are not unique")
+        raise LabelsError(f"{source}: no labelled items")
+    repeated = sorted(name for name, n in Counter(item.id for item in items).items() if n > 1)
+    if repeated:
+        raise LabelsError(f"{source}: item ids are not unique ({', '.join(repeated[:5])})")
     return items

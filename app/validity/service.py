@@ -5,16 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agents.panel import PanelFactory
-from agents.validity.labels import LabelledItem, read_labelled
+from agents.validity.labels import LabelledItem, LabelsError, check_labelled, read_labelled
 from graphs.context import RunContext
 from graphs.scoring import get_policy
-from graphs.validity import bench
+from graphs.validity import bench, versions
 from graphs.validity_metrics import SPLITS, summarise, targets_met
 
 MAX_VERSIONS = 2000  # a request judges at most this many versions (each is seven judge calls)
+Split = Literal["tune", "heldout", "all"]
 
 
 def builtin_set() -> list[LabelledItem]:
@@ -23,10 +24,18 @@ def builtin_set() -> list[LabelledItem]:
     return read_labelled(Path(str(path)))
 
 
+def select_split(items: Sequence[LabelledItem], split: str, source: str) -> list[LabelledItem]:
+    """The items of ``split`` ('all': every one), from a set with unique ids; LabelsError if none."""
+    check_labelled(list(items), source)
+    chosen = [item for item in items if split == "all" or item.split == split]
+    if not chosen:
+        raise LabelsError(f"{source}: no items in the {split} split")
+    return chosen
+
+
 def size(items: Sequence[LabelledItem], twins: bool) -> int:
     """How many versions a bench over ``items`` judges."""
-    per = {"control": 2 if twins else 1, "flawed": 5 if twins else 2}
-    return sum(per[item.kind] for item in items)
+    return sum(len(versions(item, twins)) for item in items)
 
 
 async def validate(
