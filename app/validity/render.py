@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import io
+import re
 from typing import Any
 
 from agents.schemas import JUDGES
@@ -25,7 +27,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"{report['items']} labelled items, {report['versions']} versions judged"
         + (" (with adversarial twins)." if report["twins"] else "."),
         "",
-        "| split | detection (round 1) | false accepts | specificity | corrected accepted | adversarial gap | paraphrases kept |",
+        "| split | detection (round 1) | false accepts | specificity | corrected accepted "
+        "| adversarial gap | paraphrases kept |",
         "|---|---|---|---|---|---|---|",
     ]
     for split, s in report["splits"].items():
@@ -50,9 +53,8 @@ def to_markdown(report: dict[str, Any]) -> str:
             "|---|---|---|---|---|",
         ]
         for kind, row in s["by_flaw"].items():
-            lines.append(
-                f"| {kind} | {row['n']} | {_num(row['detection'], 2)} | {_num(row['false_accept'], 2)} | {_num(row['twins_accepted'], 2)} |"
-            )
+            rates = (_num(row[key], 2) for key in ("detection", "false_accept", "twins_accepted"))
+            lines.append(f"| {kind} | {row['n']} | " + " | ".join(rates) + " |")
         lines += ["", "| judge | votes | agreement with labels | Cohen's κ | ECE |", "|---|---|---|---|---|"]
         for judge in JUDGES:
             j = s["judges"][judge]
@@ -70,38 +72,83 @@ def to_markdown(report: dict[str, Any]) -> str:
 
 
 def reliability_svg(report: dict[str, Any], split: str) -> str:
-    """Each judge's confidence against how often it was right (the diagonal is perfect calibration)."""
+    """One panel per judge: its votes binned by stated confidence, each bar at the share of the bin's
+    votes that agree with the labels, the votes above it, and the diagonal of perfect calibration."""
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(6, 5))
-    axes = figure.add_subplot()
-    axes.plot([0, 1], [0, 1], linestyle=":", color="grey", label="perfect calibration")
-    for judge in JUDGES:
-        table = report["splits"][split]["judges"][judge]["reliability"]
-        if table:
-            axes.plot(
-                [r["confidence"] for r in table], [r["accuracy"] for r in table], marker="o", label=judge
-            )
-    axes.set_xlabel("stated confidence")
-    axes.set_ylabel("share of votes that agree with the labels")
+    judges = report["splits"][split]["judges"]
+    figure = Figure(figsize=(11, 5.6), layout="constrained")
+    grid = figure.subplots(2, 4, sharex=True, sharey=True)
+    for axes, judge in zip(grid.flat, JUDGES, strict=False):
+        _reliability_panel(axes, split, judge, judges[judge])
+    grid.flat[-1].set_axis_off()
+    figure.supxlabel("stated confidence (bins of 0.1)")
+    figure.supylabel("share of votes that agree with the labels")
+    figure.suptitle(f"Reliability of the judges ({split})")
+    return _inline_svg(figure, f"reliability-{split}")
+
+
+def _reliability_panel(axes: Any, split: str, judge: str, figures: dict[str, Any]) -> None:
+    table = figures["reliability"]
+    axes.plot([0, 1], [0, 1], linestyle=":", color="black", linewidth=1, zorder=3)  # over the bars
+    bars = axes.bar(
+        [row["low"] for row in table],
+        [row["accuracy"] for row in table],
+        width=[row["high"] - row["low"] for row in table],
+        align="edge",
+        color="#4c72b0",
+        edgecolor="white",
+    )
+    for bar, row in zip(bars, table, strict=True):
+        bar.set_gid(f"reliability-{split}-{judge}-bin-{row['low']:.1f}")  # one id per drawn bin
+    axes.bar_label(bars, labels=[str(row["n"]) for row in table], fontsize="x-small")
+    ece = "no votes" if figures["ece"] is None else f"ECE {figures['ece']:.3f}"
+    axes.set_title(f"{judge}: {ece}", fontsize="medium")
     axes.set_xlim(0, 1)
-    axes.set_ylim(0, 1.02)
-    axes.set_title(f"Reliability of the judges ({split})")
-    axes.legend(fontsize="small", loc="lower right")
+    axes.set_ylim(0, 1.12)  # room for the counts above a bar at 1.0
+
+
+def _inline_svg(figure: Any, salt: str) -> str:
+    """The figure as an <svg> element for an HTML page: text kept as text, ids unique in the page."""
+    import matplotlib
+
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight")
-    return buffer.getvalue()
+    # the salt names clip paths per figure (random otherwise), so a page is the same on every run
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
+        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    svg = buffer.getvalue()
+    # matplotlib numbers its groups per figure (figure_1, patch_3...): two figures would share ids
+    return _AUTO_ID.sub(r"<g\1>", svg[svg.index("<svg") :])
+
+
+_AUTO_ID = re.compile(r'<g id="[A-Za-z0-9_.]+_\d+"(/?)>')
+
+
+def _caption(report: dict[str, Any], split: str) -> str:
+    judges = report["splits"][split]["judges"]
+    eces = ", ".join(
+        f"{judge} {_num(judges[judge]['ece'])} ({judges[judge]['votes']} votes)" for judge in JUDGES
+    )
+    return (
+        f"Reliability of each judge on the {split} split: its votes binned by stated confidence; a bar "
+        "stands at the share of the bin's votes that agree with the labels, the number above it is the "
+        "bin's votes, and the dotted diagonal is perfect calibration. Expected calibration error (ECE, "
+        f"the vote-weighted gap between bar and diagonal): {eces}."
+    )
 
 
 def to_html(report: dict[str, Any]) -> str:
     """The Markdown tables in a page, with a reliability diagram per split."""
-    import html
-
-    svgs = "".join(f"<figure>{reliability_svg(report, split)}</figure>" for split in report["splits"])
+    figures = "".join(
+        f"<figure>{reliability_svg(report, split)}<figcaption>{html.escape(_caption(report, split))}"
+        "</figcaption></figure>"
+        for split in report["splits"]
+    )
     body = html.escape(to_markdown(report))
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>thinkloop judge validity</title>'
         "<style>body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:72rem;padding:0 1rem}"
-        "pre{white-space:pre-wrap}</style></head><body>"
-        f"<pre>{body}</pre>{svgs}</body></html>"
+        "pre{white-space:pre-wrap}figure{margin:2rem 0}figure svg{max-width:100%;height:auto}"
+        "figcaption{color:#444}</style></head><body>"
+        f"<pre>{body}</pre>{figures}</body></html>"
     )
