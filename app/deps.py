@@ -10,6 +10,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agents.models import ModelRegistry, UnknownModelError
+from agents.panel import PanelFactory
 from app.batches.service import BatchService
 from app.errors import Forbidden, Unauthorized, Unprocessable
 from app.keys import find_key
@@ -48,6 +49,12 @@ def get_registry(request: Request) -> ModelRegistry:
     """The app's model registry."""
     registry: ModelRegistry = request.app.state.registry
     return registry
+
+
+def get_factory(request: Request) -> PanelFactory:
+    """The app's panel factory (one client per model, shared by every run)."""
+    factory: PanelFactory = request.app.state.factory
+    return factory
 
 
 def get_batches(request: Request) -> BatchService:
@@ -91,6 +98,7 @@ Session = Annotated[AsyncSession, Depends(get_session)]
 Executor = Annotated[RunExecutor, Depends(get_executor)]
 Batches = Annotated[BatchService, Depends(get_batches)]
 Registry = Annotated[ModelRegistry, Depends(get_registry)]
+Factory = Annotated[PanelFactory, Depends(get_factory)]
 AppSettings = Annotated[Settings, Depends(get_settings_dep)]
 ReadKey = Annotated[ApiKey, Depends(require_scope("read"))]
 WriteKey = Annotated[ApiKey, Depends(require_scope("write"))]

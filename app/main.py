@@ -29,6 +29,7 @@ from app.metrics import ServiceMetrics
 from app.runs import endpoints as runs
 from app.runs.service import RunExecutor
 from app.settings import Settings, get_settings
+from app.validity import endpoints as validity
 from graphs.refinement import build_refinement_graph
 
 
@@ -83,6 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(datasets.router)
     app.include_router(batches.router)
     app.include_router(catalog.router)
+    app.include_router(validity.router)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -90,5 +92,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "X-API-Key", "Content-Type", "Idempotency-Key", "Last-Event-ID"],
         )
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, per_path=datasets.UPLOAD_LIMITS)
+    per_path = datasets.UPLOAD_LIMITS | validity.BODY_LIMITS
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, per_path=per_path)
     return app

@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter
 
 from agents.llm import endpoint_host
 from agents.models import OFFLINE_MODEL, ModelConfigError, UnknownModelError
 from agents.panel import PanelFactory
 from app.catalog.schemas import Capabilities, ModelList, ModelPublic
-from app.deps import ReadKey, WriteKey
+from app.deps import Factory, ReadKey, WriteKey
 from app.errors import NotFound, Unprocessable, problem_responses
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
 _ERRORS = problem_responses({404: "No such model", 422: "The model has no endpoint to check"})
-
-
-def get_factory(request: Request) -> PanelFactory:
-    """The app's panel factory (one client per model, shared by every run)."""
-    factory: PanelFactory = request.app.state.factory
-    return factory
-
-
-Factory = Annotated[PanelFactory, Depends(get_factory)]
 
 
 def _public(factory: PanelFactory, name: str) -> ModelPublic:

@@ -1,0 +1,81 @@
+"""/v1/judges/validate: how well a judge panel catches labelled flaws, measured on request."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+from fastapi.concurrency import run_in_threadpool
+
+from agents.models import ModelConfigError
+from agents.schemas import JUDGES
+from agents.validity.labels import LabelledItem, LabelsError
+from app.deps import AppSettings, Factory, WriteKey, check_models
+from app.errors import Unprocessable, problem_responses
+from app.validity.render import to_html, to_markdown
+from app.validity.schemas import ValidityFormat, ValidityReport, ValidityRequest
+from app.validity.service import MAX_VERSIONS, builtin_set, select_split, size, validate
+
+router = APIRouter(prefix="/v1/judges", tags=["judges"])
+_ERRORS = problem_responses(
+    {
+        413: "Body too large",
+        422: "Invalid items, an unknown judge model, an empty split or too many versions",
+    }
+)
+MEDIA = {"json": "application/json", "md": "text/markdown", "html": "text/html"}
+# A labelled set as large as MAX_VERSIONS allows is about 1 MB of JSON; the default body limit is 64 KiB.
+BODY_LIMITS = {"/v1/judges/validate": 4 * 1024 * 1024}
+
+
+def _chosen(body: ValidityRequest) -> list[LabelledItem]:
+    """The items of the asked split; 422 when there are none, or too many versions to judge."""
+    try:
+        items = builtin_set() if body.items is None else body.items
+        chosen = select_split(items, body.split, "the shipped set" if body.items is None else "items")
+    except LabelsError as exc:
+        raise Unprocessable(str(exc)) from exc
+    versions = size(chosen, body.twins)
+    if versions > MAX_VERSIONS:
+        raise Unprocessable(
+            f"These items make {versions} versions to judge ({versions * len(JUDGES)} judge calls); "
+            f"a request judges at most {MAX_VERSIONS}. Send fewer items, one split, or no twins.",
+            versions=versions,
+            max_versions=MAX_VERSIONS,
+        )
+    return chosen
+
+
+@router.post(
+    "/validate",
+    response_model=ValidityReport,
+    responses={**_ERRORS, 200: {"content": {MEDIA["md"]: {}, MEDIA["html"]: {}}}},
+)
+async def validate_judges(
+    body: ValidityRequest,
+    _: WriteKey,
+    factory: Factory,
+    settings: AppSettings,
+    fmt: Annotated[ValidityFormat, Query(alias="format")] = "json",
+) -> ValidityReport | Response:
+    """Judge every version of labelled items once, as round 1 of the loop, and measure the panel
+    against the labels per split: detection, false accepts, specificity, Cohen's κ and calibration
+    per judge, the adversarial gap, per flaw type. As JSON (the CLI's ``--format json``), Markdown,
+    or HTML with a reliability diagram per split.
+
+    Synchronous: the answer comes once every version is judged (seven judge calls each, at most
+    MAX_VERSIONS versions), so a request to a slow endpoint takes as long as the bench does."""
+    judge = body.judge_model or settings.judge_model
+    check_models(factory.registry, judge)
+    chosen = _chosen(body)
+    try:
+        report = await validate(
+            chosen, factory, judge, policy=body.policy or settings.policy, twins=body.twins
+        )
+    except ModelConfigError as exc:
+        raise Unprocessable(str(exc)) from exc
+    if fmt == "json":
+        return ValidityReport.model_validate(report)
+    # drawing the diagrams is CPU work: off the event loop
+    text = to_markdown(report) if fmt == "md" else await run_in_threadpool(to_html, report)
+    return Response(text, media_type=MEDIA[fmt])

@@ -1,0 +1,223 @@
+"""POST /v1/judges/validate: the validity bench over HTTP, on the offline panel and an LLM judge."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agents.schemas import JUDGES
+from app.cli import cli
+from app.validity.service import MAX_VERSIONS, builtin_set
+from tests.app.conftest import Service
+from tests.app.test_api import assert_problem
+
+PATH = "/v1/judges/validate"
+SHARES = (
+    "detection",
+    "false_accept",
+    "specificity",
+    "corrected_accepted",
+    "controls_accepted",
+    "adversarial_gap",
+    "paraphrases_accepted",
+)
+PROPORTION = ["evaluate", "analyze", "holistic"]
+
+
+def flawed(item_id: str, question: str, solution: str, corrected: dict[str, str]) -> dict[str, Any]:
+    """A false-proportionality item whose arithmetic is right (the verifier's gate finds nothing)."""
+    flaw = {"type": "false_proportionality", "levels": PROPORTION, "evidence": "the time does not scale"}
+    return {
+        "id": item_id,
+        "split": "tune",
+        "kind": "flawed",
+        "question": question,
+        "solution": solution,
+        "flaws": [flaw],
+        "corrected": corrected,
+    }
+
+
+ITEMS = [
+    flawed(
+        "choir",
+        "A choir of 12 singers sings a song that lasts 4 minutes. How long will the song last if 36 "
+        "singers sing it together?",
+        "36 ÷ 12 = 3, so there are 3 times as many singers. 4 × 3 = 12, so the song lasts 12 minutes.",
+        {
+            "question": "A choir of 12 singers drinks 4 bottles of water in a rehearsal. Every singer drinks "
+            "the same amount. How many bottles will 36 singers drink?",
+            "solution": "36 ÷ 12 = 3, so there are 3 times as many singers. 4 × 3 = 12 bottles.",
+        },
+    ),
+    flawed(
+        "trays",
+        "One tray of cookies bakes in 15 minutes. Mia puts 3 trays in the big oven at the same time. "
+        "How long do the cookies take to bake?",
+        "Each tray takes 15 minutes, so 3 trays take 3 × 15 = 45 minutes.",
+        {
+            "question": "One tray of cookies bakes in 15 minutes. Mia's oven holds one tray, so she bakes "
+            "3 trays one after another. How long does the baking take?",
+            "solution": "Each tray takes 15 minutes, so 3 trays take 3 × 15 = 45 minutes.",
+        },
+    ),
+    {
+        "id": "apples",
+        "split": "tune",
+        "kind": "control",
+        "question": "Tom has 3 bags with 4 apples in each bag. How many apples does Tom have?",
+        "solution": "3 × 4 = 12, so Tom has 12 apples.",
+    },
+]
+
+
+async def post(service: Service, body: dict[str, Any], key: str = "both", **params: str) -> Any:
+    return await service.client.post(PATH, json=body, params=params, headers=service.keys.auth(key))
+
+
+def assert_figures(report: dict[str, Any]) -> None:
+    """Every share and judge figure is a number in [0, 1] (or null when it has nothing to count)."""
+    for summary in report["splits"].values():
+        for name in SHARES:
+            share = summary[name]
+            assert 0 <= share["count"] <= share["n"]
+            assert share["rate"] is None or 0.0 <= share["rate"] <= 1.0
+        assert set(summary["judges"]) == set(JUDGES)
+        for judge in summary["judges"].values():
+            for name in ("agreement", "ece"):
+                assert judge[name] is None or 0.0 <= judge[name] <= 1.0
+            assert judge["kappa"] is None or -1.0 <= judge["kappa"] <= 1.0
+            assert sum(row["n"] for row in judge["reliability"]) == judge["votes"]
+
+
+async def test_the_shipped_set_on_the_offline_panel(service: Service) -> None:
+    response = await post(service, {"builtin": True, "split": "heldout"})
+    assert response.status_code == 200, response.text
+    report = response.json()
+    heldout = [item for item in builtin_set() if item.split == "heldout"]
+    assert report["judge_model"] == "rubric" and report["policy"] == "default" and report["twins"] is False
+    assert report["items"] == len(heldout) and list(report["splits"]) == ["heldout", "all"]
+    assert report["versions"] == sum(2 if item.corrected else 1 for item in heldout)
+    assert report["targets"]["split"] == "heldout"
+    assert_figures(report)
+
+
+async def test_the_api_reports_what_the_cli_reports(service: Service, tmp_path: Path) -> None:
+    tune = [item for item in builtin_set() if item.split == "tune"]
+    subset = [i for i in tune if i.kind == "flawed"][:4] + [i for i in tune if i.kind == "control"][:2]
+    lines = [item.model_dump_json(exclude_none=True) for item in subset]
+    dataset = tmp_path / "subset.jsonl"
+    dataset.write_text("\n".join(lines) + "\n")
+    args = ["judges", "validate", "--dataset", str(dataset), "--split", "tune", "--twins", "--format", "json"]
+    result = await asyncio.to_thread(CliRunner().invoke, cli, args)  # the CLI runs its own event loop
+    assert result.exit_code == 0, result.output
+    body = {"items": [json.loads(line) for line in lines], "split": "tune", "twins": True}
+    response = await post(service, body)
+    assert response.status_code == 200, response.text
+    assert response.json() == json.loads(result.stdout)
+    assert response.json()["versions"] == 4 * 5 + 2 * 2
+
+
+async def test_a_judge_that_passes_everything_accepts_every_flaw_and_twin(service: Service) -> None:
+    # the simulator with no rules gives every score 90 (a pass) at confidence 80
+    response = await post(service, {"items": ITEMS, "judge_model": "sim", "twins": True})
+    assert response.status_code == 200, response.text
+    summary = response.json()["splits"]["all"]
+    assert summary["false_accept"] == {"n": 2, "count": 2, "rate": 1.0}
+    assert summary["adversarial_gap"] == {"n": 6, "count": 6, "rate": 1.0}
+    assert summary["detection"] == {"n": 2, "count": 0, "rate": 0.0}
+    assert summary["specificity"] == {"n": 3, "count": 3, "rate": 1.0}
+    assert summary["paraphrases_accepted"]["rate"] == 1.0
+    assert summary["false_accepts"] == ["choir", "trays"]
+    # a judge of the flaw's levels should fail 2 flawed versions and 6 twins, and pass 4 sound ones
+    evaluate = summary["judges"]["evaluate"]
+    assert evaluate["votes"] == 12 and evaluate["agreement"] == pytest.approx(4 / 12)
+    assert evaluate["reliability"] == [
+        pytest.approx({"low": 0.8, "high": 0.9, "n": 12, "confidence": 0.8, "accuracy": 4 / 12})
+    ]
+    assert evaluate["ece"] == pytest.approx(0.8 - 4 / 12)
+    # a judge of other levels is only asked to pass the sound versions, and does
+    remember = summary["judges"]["remember"]
+    assert remember["votes"] == 4 and remember["agreement"] == 1.0 and remember["ece"] == pytest.approx(0.2)
+    assert response.json()["targets"]["false_accept <= 5%"] is False
+
+
+async def test_markdown_and_html_with_a_reliability_diagram_per_split(service: Service) -> None:
+    body = {"items": ITEMS, "twins": True}
+    report = (await post(service, body)).json()
+    markdown = await post(service, body, format="md")
+    assert markdown.headers["content-type"].startswith("text/markdown")
+    assert markdown.text.startswith("# Judge validity: `rubric`")
+    page = await post(service, body, format="html")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert page.text.count("<svg") == len(report["splits"]) == 2
+    for split, summary in report["splits"].items():
+        for judge in JUDGES:
+            bins = summary["judges"][judge]["reliability"]
+            drawn = re.findall(rf'id="reliability-{split}-{judge}-bin-([0-9.]+)"', page.text)
+            assert drawn == [f"{row['low']:.1f}" for row in bins]  # one bar per non-empty bin
+            ece = summary["judges"][judge]["ece"]
+            assert f"{judge}: {'no votes' if ece is None else f'ECE {ece:.3f}'}" in page.text
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", page.text, re.S)
+    assert len(captions) == 2 and all("Expected calibration error (ECE" in c for c in captions)
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ({}, "either items or builtin"),
+        ({"builtin": True, "items": ITEMS}, "either items or builtin"),
+        ({"items": []}, "at least 1 item"),
+        ({"items": [{**ITEMS[0], "flaws": []}]}, "a flawed item needs at least one flaw"),
+        ({"items": [{**ITEMS[0], "question": "  "}]}, "at least 1 character"),
+        (
+            {"items": [{**ITEMS[0], "flaws": [{"type": "typo", "levels": ["apply"], "evidence": "x"}]}]},
+            "type",
+        ),
+        ({"builtin": True, "split": "train"}, "'tune', 'heldout' or 'all'"),
+        ({"builtin": True, "policy": "lenient"}, "'default' or 'think-paper'"),
+    ],
+)
+async def test_invalid_bodies_are_422_with_the_field(
+    service: Service, body: dict[str, Any], fragment: str
+) -> None:
+    problem = assert_problem(await post(service, body), 422)
+    assert fragment in json.dumps(problem["errors"])
+
+
+async def test_duplicate_ids_an_empty_split_and_an_unknown_judge_are_422(service: Service) -> None:
+    twice = assert_problem(await post(service, {"items": [ITEMS[0], ITEMS[0]]}), 422)
+    assert twice["detail"] == "items: item ids are not unique (choir)"
+    empty = assert_problem(await post(service, {"items": ITEMS, "split": "heldout"}), 422)
+    assert empty["detail"] == "items: no items in the heldout split"
+    unknown = assert_problem(await post(service, {"items": ITEMS, "judge_model": "gpt-9"}), 422)
+    assert "gpt-9" in str(unknown["detail"]) and unknown["known_models"] == ["rubric", "sim"]
+
+
+async def test_too_many_versions_is_422_before_any_judging(service: Service) -> None:
+    many = [{**ITEMS[0], "id": f"i{n}", "corrected": None} for n in range(MAX_VERSIONS // 4 + 1)]
+    problem = assert_problem(await post(service, {"items": many, "twins": True}), 422)
+    assert problem["versions"] == 4 * len(many) > MAX_VERSIONS and problem["max_versions"] == MAX_VERSIONS
+    assert f"at most {MAX_VERSIONS}" in str(problem["detail"])
+    fits = await post(service, {"items": many[:2], "twins": True})  # the same items, fewer, are judged
+    assert fits.status_code == 200 and fits.json()["versions"] == 8
+
+
+async def test_a_body_over_the_route_limit_is_413(service: Service) -> None:
+    huge = b'{"items": [' + b" " * (4 * 1024 * 1024) + b"]}"
+    response = await service.client.post(
+        PATH, content=huge, headers=service.keys.auth() | {"Content-Type": "application/json"}
+    )
+    assert_problem(response, 413)
+
+
+@pytest.mark.parametrize(("key", "status"), [(None, 401), ("read", 403), ("revoked", 401)])
+async def test_judging_needs_the_write_scope(service: Service, key: str | None, status: int) -> None:
+    headers = service.keys.auth(key) if key else {}
+    assert_problem(await service.client.post(PATH, json={"builtin": True}, headers=headers), status)

@@ -1,0 +1,63 @@
+"""`thinkloop judges validate` on the offline panel: the shipped set, --check, and bad label files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from app.cli import cli
+from app.validity.service import builtin_set
+from tests.app.test_validity_api import assert_figures
+
+runner = CliRunner()
+SOUND = {
+    "question": "Tom has 3 bags with 4 apples in each bag. How many apples does Tom have?",
+    "solution": "3 × 4 = 12, so Tom has 12 apples.",
+}
+
+
+def test_the_shipped_tune_split_on_the_offline_panel() -> None:
+    result = runner.invoke(cli, ["judges", "validate", "--split", "tune", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    tune = [item for item in builtin_set() if item.split == "tune"]
+    assert report["judge_model"] == "rubric" and report["items"] == len(tune)
+    assert list(report["splits"]) == ["tune", "all"] and report["targets"]["split"] == "all"
+    assert report["versions"] == sum(2 if item.corrected else 1 for item in tune)
+    assert set(report["splits"]["tune"]["by_flaw"]) == {item.flaw_type for item in tune if item.flaws}
+    assert all(isinstance(met, bool) for name, met in report["targets"].items() if name != "split")
+    assert_figures(report)
+
+
+def test_check_exits_1_when_a_target_is_missed(tmp_path: Path) -> None:
+    # The same sound problem, once labelled flawed and once as a control: the panel sees the same
+    # text both times, so it either accepts a "flaw" (a false accept) or rejects a control.
+    mislabelled = {
+        "id": "sound-but-labelled-flawed",
+        "split": "tune",
+        "kind": "flawed",
+        **SOUND,
+        "flaws": [{"type": "missing_data", "levels": ["understand"], "evidence": "labelled so on purpose"}],
+    }
+    control = {"id": "the-same-as-a-control", "split": "tune", "kind": "control", **SOUND}
+    dataset = tmp_path / "set.jsonl"
+    dataset.write_text(f"{json.dumps(mislabelled)}\n{json.dumps(control)}\n")
+    args = ["judges", "validate", "--dataset", str(dataset)]
+    reported = runner.invoke(cli, args)
+    assert reported.exit_code == 0, reported.output  # without --check a missed target is only reported
+    assert "NOT met" in reported.stdout
+    checked = runner.invoke(cli, [*args, "--check"])
+    assert checked.exit_code == 1 and checked.stdout == reported.stdout
+
+
+def test_a_bad_label_file_names_the_line_and_field(tmp_path: Path) -> None:
+    dataset = tmp_path / "bad.jsonl"
+    item = {"id": "x", "split": "tune", "kind": "flawed", **SOUND, "flaws": [{"type": "typo"}]}
+    dataset.write_text("\n" + json.dumps(item) + "\n")
+    result = runner.invoke(cli, ["judges", "validate", "--dataset", str(dataset)])
+    assert result.exit_code == 2 and "bad.jsonl:2: flaws.0.type: Input should be" in result.output
+    dataset.write_text(json.dumps({**item, "split": "heldout", "kind": "control", "flaws": []}) + "\n")
+    result = runner.invoke(cli, ["judges", "validate", "--dataset", str(dataset), "--split", "tune"])
+    assert result.exit_code == 2 and "no items in the tune split" in result.output
