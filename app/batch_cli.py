@@ -169,7 +169,8 @@ async def _report(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> 
         batch = await session.get(Batch, batch_id)
         if batch is None:
             fail(f"no batch {batch_id!r}")
-        return build_report(batch, await repo.items(session, batch_id))
+        flaws = await repo.flaw_labels(session, batch.dataset_id)
+        return build_report(batch, await repo.items(session, batch_id), flaws)
 
 
 async def _with_db(work: Any) -> Any:

@@ -156,11 +156,13 @@ async def get_report(
     batch_id: str, session: Session, _: ReadKey, fmt: Annotated[ReportFormat, Query(alias="format")] = "json"
 ) -> Response:
     """Per model and arm: the paper's tables, pass rate, tokens, cost and latency with 95% intervals,
-    judge agreement and the feedback-vs-control comparison; as JSON, Markdown, CSV or HTML with plots."""
+    judge agreement, the feedback-vs-control comparison, and (when the dataset labels them) outcomes
+    and pass rate per flaw type; as JSON, Markdown, CSV or HTML with plots."""
     batch = await _get(session, batch_id)
     items = await repo.items(session, batch_id)
+    flaws = await repo.flaw_labels(session, batch.dataset_id)
     # statistics (bootstrap) and plots are CPU work: off the event loop
-    body = await run_in_threadpool(lambda: render_report(build_report(batch, items), fmt))
+    body = await run_in_threadpool(lambda: render_report(build_report(batch, items, flaws), fmt))
     return Response(body, media_type=MEDIA[fmt])
 
 

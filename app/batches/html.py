@@ -10,7 +10,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template, select
 from agents.schemas import JUDGES
 from app.batches import plots
 from app.batches.report_data import OUTCOME_KEYS
-from app.batches.report_text import ci, f, median_rounds, p_value, repeats_line
+from app.batches.report_text import ci, f, median_rounds, p_value, pass_cell, repeats_line
 from graphs.paper_tables import LEVELS
 
 
@@ -29,7 +29,8 @@ def _pct(value: float | None) -> str:
 
 
 def to_html(report: dict[str, Any]) -> str:
-    """Outcomes, errors, scored statistics, Table 1, comparisons, agreement, and three figures."""
+    """Outcomes, errors, scored statistics, by flaw type, Table 1, comparisons, agreement, and three
+    figures."""
     rows = report["rows"]
     figures = {
         "radar": plots.bloom_radar(rows),
@@ -37,7 +38,7 @@ def to_html(report: dict[str, Any]) -> str:
         "rounds": plots.time_to_pass(rows),
     }
     return _template().render(
-        **report,
+        **report | {"by_flaw": report.get("by_flaw") or []},  # reports stored before the section
         figures=figures,
         levels=LEVELS,
         judges=JUDGES,
@@ -48,4 +49,5 @@ def to_html(report: dict[str, Any]) -> str:
         ci=ci,
         p_value=p_value,
         median_rounds=median_rounds,
+        pass_cell=pass_cell,
     )

@@ -9,30 +9,34 @@ first (and, when they are identical, counted once), so intervals are not narrowe
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
 from agents.schemas import JUDGES
 from app.batches.comparisons import comparisons
+from app.batches.flaws import by_flaw
 from app.batches.item_result import ItemResult
 from app.batches.report_data import (
-    OUTCOME_KEYS,
     Entry,
     by_problem,
     entries_of,
-    problem_pass,
+    outcome_counts,
+    pass_summary,
     problem_quality,
 )
 from app.models import Batch, BatchItem
 from graphs.agreement import cohen_matrix, fleiss_kappa, gwet_ac1, krippendorff_alpha, pass_rates
 from graphs.paper_tables import LEVELS
 from graphs.scoring import Outcome, get_policy
-from graphs.statistics import bootstrap_ci, kaplan_meier, wilson_interval
+from graphs.statistics import bootstrap_ci, kaplan_meier
 
 
-def build_report(batch: Batch, items: Sequence[BatchItem]) -> dict[str, Any]:
-    """Everything a researcher compares models by, from every item of a batch."""
+def build_report(
+    batch: Batch, items: Sequence[BatchItem], flaws: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Everything a researcher compares models by, from every item of a batch; ``flaws`` maps a
+    problem to its labelled flaw (its dataset metadata's ``flaw``), for the by-flaw section."""
     arms = ("loop", "control") if batch.control_arm else ("loop",)
     groups: dict[tuple[str, str], list[Entry]] = {(m, a): [] for m in batch.models for a in arms}
     for entry in entries_of(items):
@@ -54,17 +58,13 @@ def build_report(batch: Batch, items: Sequence[BatchItem]) -> dict[str, Any]:
             "models": batch.models,
             "control_arm": batch.control_arm,
         },
-        "outcomes": _outcome_counts([e for group in groups.values() for e in group]),
+        "outcomes": outcome_counts([e for group in groups.values() for e in group]),
         "repeats": repeats,
         "rows": rows,
         "agreement": {arm: _agreement(batch, groups, arm) for arm in arms},
         "comparisons": comparisons(groups, arms),
+        "by_flaw": by_flaw(groups, flaws or {}),
     }
-
-
-def _outcome_counts(entries: Sequence[Entry]) -> dict[str, int]:
-    counts = Counter(e.item.outcome or "unfinished" for e in entries)
-    return {key: counts.get(key, 0) for key in OUTCOME_KEYS} | {"total": len(entries)}
 
 
 def _error_causes(entries: Sequence[Entry], top: int = 5) -> list[dict[str, Any]]:
@@ -90,7 +90,6 @@ def _row(
 ) -> dict[str, Any]:
     problems = by_problem(entries)
     scored = [r for results in problems.values() for r in results]
-    shares = [problem_pass(results) for results in problems.values()]
     qualities = [q for q in (problem_quality(results) for results in problems.values()) if q is not None]
     steps = [
         r.metrics["avg_quality_all_steps"] for r in scored if r.metrics["avg_quality_all_steps"] is not None
@@ -101,12 +100,9 @@ def _row(
     return {
         "model": model,
         "arm": arm,
-        "items": _outcome_counts(entries),
+        "items": outcome_counts(entries),
         "errors": _error_causes(entries),
-        "scored_items": len(scored),
-        "problems": len(problems),
-        "pass_rate": fmean(shares) if shares else None,
-        "pass_rate_ci95": wilson_interval(sum(shares), len(shares)),
+        **pass_summary(problems),
         "avg_quality_final": fmean(qualities) if qualities else None,
         "avg_quality_final_ci95": bootstrap_ci(qualities),
         "avg_quality_all_steps": fmean(steps) if steps else None,

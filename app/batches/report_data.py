@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
+from typing import Any
 
 from app.batches.item_result import ItemResult
 from app.models import BatchItem
 from graphs.scoring import SCORED_OUTCOMES, Outcome
+from graphs.statistics import wilson_interval
 
 OUTCOME_KEYS = (*(o.value for o in Outcome), "unfinished")
 
@@ -49,3 +52,20 @@ def problem_quality(results: Sequence[ItemResult]) -> float | None:
     """A problem's mean final AvgQualityScore (0-100) over its scored repeats."""
     values = [r.metrics["avg_quality_final"] for r in results if r.metrics["avg_quality_final"] is not None]
     return fmean(values) if values else None
+
+
+def outcome_counts(entries: Sequence[Entry]) -> dict[str, int]:
+    """Items by outcome ('unfinished' until they end), and the total."""
+    counts = Counter(e.item.outcome or "unfinished" for e in entries)
+    return {key: counts.get(key, 0) for key in OUTCOME_KEYS} | {"total": len(entries)}
+
+
+def pass_summary(problems: dict[str, list[ItemResult]]) -> dict[str, Any]:
+    """Scored items and problems, and the pass rate over problems with its Wilson 95% interval."""
+    shares = [problem_pass(results) for results in problems.values()]
+    return {
+        "scored_items": sum(len(results) for results in problems.values()),
+        "problems": len(problems),
+        "pass_rate": fmean(shares) if shares else None,
+        "pass_rate_ci95": wilson_interval(sum(shares), len(shares)),
+    }

@@ -96,8 +96,9 @@ def repeats_line(repeats: dict[str, Any]) -> str:
 
 
 def to_markdown(report: dict[str, Any]) -> str:
-    """The report as Markdown: outcomes, errors, scored statistics, Table 1, comparisons, agreement."""
-    lines = _header(report) + _outcomes(report) + _scored(report) + _table1(report)
+    """The report as Markdown: outcomes, errors, scored statistics, by flaw type, Table 1, comparisons,
+    agreement."""
+    lines = _header(report) + _outcomes(report) + _scored(report) + _by_flaw(report) + _table1(report)
     lines += _comparisons(report) + _agreement(report)
     return "\n".join(lines) + "\n"
 
@@ -178,6 +179,35 @@ def _scored(report: dict[str, Any]) -> list[str]:
         )
     note = "Over scored items only (accepted or exhausted); the other outcomes are counted above."
     return ["", "## Scored statistics", "", note, "", *_table(head, rows)]
+
+
+def pass_cell(row: dict[str, Any]) -> str:
+    """A pass rate in percent with its Wilson 95% interval, or an em dash when nothing was scored."""
+    if row["pass_rate"] is None:
+        return "—"
+    return f"{f(100 * row['pass_rate'], 1)}% ({ci(row['pass_rate_ci95'], 100)})"
+
+
+def _by_flaw(report: dict[str, Any]) -> list[str]:
+    if not report.get("by_flaw"):  # no labels (or a report from before the section existed)
+        return []
+    head = ["model", "arm", "flaw", "items", *OUTCOME_KEYS, "scored", "pass rate (95% Wilson)"]
+    rows = [
+        [
+            r["model"],
+            r["arm"],
+            r["flaw"],
+            str(r["items"]["total"]),
+            *(str(r["items"][k]) for k in OUTCOME_KEYS),
+            str(r["scored_items"]),
+            pass_cell(r),
+        ]
+        for r in report["by_flaw"]
+    ]
+    note = (
+        "Flaw labels from the dataset's metadata.flaw; pass rate over scored items (accepted or exhausted)."
+    )
+    return ["", "## By flaw type", "", note, "", *_table(head, rows)]
 
 
 def _table1(report: dict[str, Any]) -> list[str]:

@@ -13,6 +13,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
+from app.batches.flaws import flaw_label
 from app.datasets.parsing import DatasetRow, ParsedDataset
 from app.models import Batch, BatchItem, Dataset, DatasetItem, ProblemRow, UTCDateTime, new_id, utcnow
 
@@ -265,6 +266,17 @@ async def items(session: AsyncSession, batch_id: str) -> Sequence[BatchItem]:
     """Every item of a batch, finished or not (a report counts them all), in creation order."""
     query = select(BatchItem).where(col(BatchItem.batch_id) == batch_id)
     return (await session.execute(query.order_by(col(BatchItem.id)))).scalars().all()
+
+
+async def flaw_labels(session: AsyncSession, dataset_id: str) -> dict[str, str]:
+    """The labelled flaw (metadata ``flaw``) of each problem of a dataset that has one."""
+    query = (
+        sa_select(col(ProblemRow.id), col(ProblemRow.meta))
+        .join(DatasetItem, col(DatasetItem.problem_id) == col(ProblemRow.id))
+        .where(col(DatasetItem.dataset_id) == dataset_id)
+    )
+    labels = {problem: flaw_label(meta or {}) for problem, meta in (await session.execute(query)).all()}
+    return {problem: label for problem, label in labels.items() if label}
 
 
 async def item_page(
