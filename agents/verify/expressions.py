@@ -29,7 +29,7 @@ _TOKEN = re.compile(
   | (?P<lp>\()
   | (?P<rp>\))
   | (?P<of>\bof\b)
-  | (?P<rem>\bremainder\b)
+  | (?P<rem>\bremainder\b|(?<=\d\s)r(?=\s?\d))
   | (?P<var>(?<![A-Za-z])[a-zA-Z](?![A-Za-z]))
   | (?P<word>[^\s\d]+)
     """,
@@ -39,6 +39,10 @@ WORD_OPS = [
     (re.compile(r"\bplus\b", re.I), "+"),
     (re.compile(r"\b(?:minus|take away)\b", re.I), "-"),
     (re.compile(r"\b(?:times|multiplied by|lots of|groups of)\b", re.I), "×"),
+    (re.compile(r"(?<=\d) (?:is )?tripled\b", re.I), " × 3"),
+    (re.compile(r"(?<=\d) (?:is )?doubled\b", re.I), " × 2"),
+    (re.compile(r"(?<=\d) (?:is )?halved\b", re.I), " ÷ 2"),
+    (re.compile(r"\btwice (?=\d)", re.I), "2 × "),
     (
         re.compile(
             r"\b(?:divided by|shared (?:out )?(?:equally )?(?:among|between)|split (?:equally )?(?:among|between))\b",
@@ -69,7 +73,7 @@ class Token:
 
 
 _DEFINED = re.compile(r"\blet\s+([a-zA-Z])\s+(?:be|denote|represent|stand for)\b", re.I)
-_ASSIGNED = re.compile(r"(?:^|[.,;:(]\s*|\b(?:and|so|then|check)\s+)([a-zA-Z])\s*=")
+_ASSIGNED = re.compile(r"(?:^|[.,;:(→⇒]\s*|\b(?:and|so|then|check)\s+)([a-zA-Z])\s*=")
 
 
 def variables(text: str) -> set[str]:

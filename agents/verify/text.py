@@ -51,6 +51,7 @@ Substitution = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
 _OPERATORS: list[Substitution] = [
     (re.compile(r"[−–—]"), "-"),
     (re.compile(r"[·∙⋅]"), "×"),
+    (re.compile(r"(?<=\d)⁄(?=\d)"), "/"),  # NFKC writes ½ as 1⁄2
     (re.compile(r"(?<=[\d)²])\s*[x*]\s*(?=[\d(√])"), " × "),
     (re.compile(r"\bper ?cent\b", re.I), "%"),
     (re.compile(r"\b(?:km|kilomet(?:re|er)s?) (?:per|an|a) hour\b", re.I), "km/h"),

@@ -52,6 +52,7 @@ _add("area", F(1000000), "km²", "km2")
 _add("volume3", F(1, 1000000), "cm³", "cm3")
 _add("volume3", F(1), "m³", "m3")
 _add("temperature", F(1), "°C", "°F", "degrees")
+_add("angle", F(1), "°")
 
 UNIT_PATTERN = "|".join(
     sorted((re.escape(n) for n in _TABLE if n not in ("$", "£", "€", "¢")), key=len, reverse=True)

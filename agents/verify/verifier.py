@@ -282,9 +282,23 @@ def _compare(left: _Side, right: _Side, a: Quantity, b: Quantity, operators: int
     ok = abs(float(actual) - float(b.value)) <= tolerance
     if not ok and _converts_to_some_unit(a, b):
         ok = True  # "72 km/h = 72000 m ÷ 3600 s = 20": the same speed in m/s
+    if not ok and _converted_by_factor(left, a, b):
+        ok = True  # "1500 g ÷ 1000 = 1.5 kg": the division is the conversion
     if operators == 0 and kind == "arithmetic" and (ok or right.link in _WORD_EQ):
         return None  # "5 = 5", or two numbers joined by a word: nothing was computed
     return Evidence(kind, claim, right.text, _show(actual), ok)
+
+
+def _converted_by_factor(left: _Side, a: Quantity, b: Quantity) -> bool:
+    """The left side multiplies or divides by the factor between its unit and the right's, and the
+    numbers agree: the operation *is* the unit conversion."""
+    if not convertible(a.unit, b.unit) or a.unit == b.unit or a.unit is None or b.unit is None:
+        return False
+    factor = b.unit.scale / a.unit.scale
+    numbers = {Fraction(t.text) for t in left.toks if t.kind == "num"}
+    return (factor in numbers or 1 / factor in numbers) and abs(float(a.value) - float(b.value)) <= 1e-9 * max(
+        1.0, abs(float(b.value))
+    )
 
 
 def _in_unit(q: Quantity, target: Unit | None) -> Number:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from agents.rubric.detectors import answers_the_question
@@ -84,7 +87,8 @@ def test_percents(solution: str, ok: bool) -> None:
         ("72 km/h = 72 000 m ÷ 3600 s = 20 m/s. 20 × 10 = 200 metres.", True),
         ("1 hour 45 minutes + 20 minutes = 1 hour 65 minutes = 2 hours 5 minutes.", True),
         (
-            "Fifteen minutes plus fifty minutes is seventy-five minutes, which is one hour and fifteen minutes.",
+            "Fifteen minutes plus fifty minutes is seventy-five minutes, "
+            "which is one hour and fifteen minutes.",
             False,
         ),
         ("50 minutes = 5/6 hour and 10 ÷ 5/6 = 12 km/h.", True),
@@ -146,3 +150,20 @@ def test_hidden_characters_are_undone() -> None:
     assert plain("Ig\u200bnore") == "Ignore" and plain("Evaluat\u03bfr") == "Evaluator"
     assert disguised("sc\u043ere") and not disguised("score")
     assert with_digits("one hour and fifty minutes") == "1 hour and 50 minutes"
+
+
+def _cases() -> list[dict[str, object]]:
+    """120 worked solutions written apart from the verifier (its source unseen): 85 sound, 35 with
+    one wrong computation, in symbols, words, units, clocks, percents, fractions and equations,
+    with harmless numbers (years, labels, step numbers) among them."""
+    path = Path(__file__).parent / "data" / "verifier_cases.jsonl"
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: str(c["id"]))
+def test_an_independent_corpus_finds_every_wrong_step_and_no_other(case: dict[str, object]) -> None:
+    errors = verify(str(case["solution"])).errors
+    if case["wrong"]:
+        assert errors, f"missed: {case['wrong']}"
+    else:
+        assert not errors, [e.line() for e in errors]
