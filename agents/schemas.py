@@ -69,21 +69,45 @@ Score = Annotated[int, Field(ge=0, le=100)]
 
 
 class JudgeVerdict(_Strict):
-    """What one Bloom-level judge returns."""
+    """What one Bloom-level judge returns, in the order the model writes it.
 
-    score: Score = Field(description="0-100: how well the problem meets this level's criteria")
+    A model writes the fields of a strict JSON schema in their declared order, so the judge first
+    answers the question itself (``own_answer``), then reasons (``rationale``), and only then puts
+    a number on it: the score follows from the reasoning instead of being justified after the fact.
+    ``own_answer`` has a default only for the offline rubric panel, which solves nothing; the
+    schema sent to a model requires every field (:func:`agents.structured.llm_schema`).
+    """
+
+    own_answer: str = Field(
+        default="",
+        max_length=300,
+        description="Your own final answer to the question, worked out from the question alone "
+        "before reading the given solution; 'unanswerable: <why>' when the question has none",
+    )
+    rationale: str = Field(
+        max_length=2_000,
+        description="Two or three sentences: how the given solution compares with your answer and "
+        "the concrete defect at this level, if any",
+    )
+    score: Score = Field(description="0-100 on this level's anchored scale, following from the rationale")
     confidence: Score = Field(description="0-100: how sure the judge is of its score")
-    rationale: str = Field(max_length=2_000, description="Why, in two or three sentences")
 
 
 class FiveKeys(_Strict):
-    """The holistic judge's short finding for each of the Five Keys."""
+    """The holistic judge's short finding for each of the Five Keys (language complexity for the
+    grade — vocabulary and sentence structure — is part of ``representations``)."""
 
-    concepts: str = Field(max_length=500)
-    prerequisites: str = Field(max_length=500)
-    representations: str = Field(max_length=500)
-    alternative_values: str = Field(max_length=500)
-    narrative: str = Field(max_length=500)
+    concepts: str = Field(max_length=500, description="The concepts and domains it exercises")
+    prerequisites: str = Field(max_length=500, description="The skills a solver needs, for the grade")
+    representations: str = Field(
+        max_length=500,
+        description="Whether its representations fit the mathematics, and its vocabulary and sentence "
+        "structure the grade",
+    )
+    alternative_values: str = Field(
+        max_length=500, description="Whether the structure holds for other reasonable values"
+    )
+    narrative: str = Field(max_length=500, description="Whether the story is realistic and consistent")
 
 
 class HolisticVerdict(JudgeVerdict):

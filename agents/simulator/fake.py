@@ -22,6 +22,9 @@ def _fake(node: dict[str, Any], defs: dict[str, Any], hints: dict[str, Any], nam
     if "$ref" in node:
         return _fake(defs[node["$ref"].rsplit("/", 1)[-1]], defs, hints, name)
     if "anyOf" in node:
+        nullable = any(option.get("type") == "null" for option in node["anyOf"])
+        if nullable and name in hints and hints[name] is None:
+            return None
         return _fake(node["anyOf"][0], defs, hints, name)
     kind = node.get("type")
     if kind == "object":
@@ -53,4 +56,27 @@ def reviser_hints(user_text: str) -> dict[str, Any]:
         "thinking": _THINKING,
         "question": question.removesuffix(" (revised)") + " (revised)",
         "solution": str(data.get("solution") or "A worked solution."),
+    }
+
+
+_ANSWER = re.compile(r"^\s*\$?\s*(-?\d+(?:\.\d+)?)\s*(.*?)\s*$")
+
+
+def solver_hints(answer: str | None) -> dict[str, Any]:
+    """The solver's reply: a scripted answer ('40 minutes': value 40, unit 'minutes'), else an
+    answer with no number (value null), which the loop never compares with anything."""
+    if answer is None:
+        return {
+            "working": "I worked through the question step by step.",
+            "answer": "no number",
+            "value": None,
+        }
+    match = _ANSWER.match(answer)
+    value = float(match.group(1)) if match else None
+    unit = (match.group(2) if match else "") or ("dollars" if answer.strip().startswith("$") else "")
+    return {
+        "working": f"Worked out from the question alone: {answer}.",
+        "answer": answer,
+        "value": value,
+        "unit": unit,
     }

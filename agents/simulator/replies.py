@@ -10,7 +10,7 @@ import uuid
 from email.utils import formatdate
 from typing import TYPE_CHECKING, Any
 
-from agents.simulator.fake import fake_object, reviser_hints
+from agents.simulator.fake import fake_object, reviser_hints, solver_hints
 from agents.simulator.profiles import REASONING_TEXT, Profile
 from agents.simulator.rules import Rule
 
@@ -70,6 +70,10 @@ def reply_text(state: SimulatorState, body: dict[str, Any], rule: Rule | None) -
     }
     if schema[0] == "Revision":
         hints |= reviser_hints(all_text(body))
+    if schema[0] == "Solution":
+        hints |= solver_hints(rule.answer if rule is not None else None)
+    elif rule is not None and rule.answer is not None:
+        hints["own_answer"] = rule.answer
     reply = fake_object(schema[1], hints)
     if rule is not None and rule.score is not None and isinstance(reply, dict):
         reply["score"] = rule.score  # unclamped: lets tests send out-of-range scores

@@ -29,6 +29,11 @@ class Rule(BaseModel):
     content: str | None = Field(default=None, description="raw reply text, used as is")
     json_body: dict[str, Any] | None = Field(default=None, alias="json", description="reply object")
     score: int | None = Field(default=None, description="put this into every integer 'score' field")
+    answer: str | None = Field(
+        default=None,
+        description="the solver's final answer, e.g. '40 minutes' (its number and unit fill 'value' and "
+        "'unit'; a judge's 'own_answer' takes it too)",
+    )
     malformed: bool = Field(default=False, description="reply with JSON cut in half")
     truncate_stream: bool = Field(default=False, description="streaming: stop half way, no [DONE]")
     reject_json_schema: bool = Field(default=False, description="400 if response_format is sent")
