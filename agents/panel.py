@@ -13,14 +13,20 @@ from agents.ratelimit import LimitStore
 from agents.reviser import LLMReviser, Reviser
 from agents.rubric.panel import RubricJudge, RubricReviser
 from agents.schemas import JUDGES, JudgeName
+from agents.solver import LLMSolver, Solver
 
 
 @dataclass(frozen=True)
 class Panel:
-    """Seven judges (from the judge model) and a reviser (the model under test)."""
+    """Seven judges and a solver (from the judge model) and a reviser (the model under test).
+
+    ``solver`` is None for the offline rubric panel: it has no model to solve the question with
+    (the deterministic verifier, which gates every panel, checks the stated arithmetic there).
+    """
 
     judges: Mapping[JudgeName, Judge]
     reviser: Reviser
+    solver: Solver | None = None
 
 
 @dataclass
@@ -71,4 +77,5 @@ class PanelFactory:
         judge_client, reviser_client = self.client(judge_model), self.client(model_under_test)
         judge: Judge = LLMJudge(judge_client, cache) if judge_client else RubricJudge()
         reviser: Reviser = LLMReviser(reviser_client, cache) if reviser_client else RubricReviser()
-        return Panel(judges=dict.fromkeys(JUDGES, judge), reviser=reviser)
+        solver = LLMSolver(judge_client, cache) if judge_client else None
+        return Panel(judges=dict.fromkeys(JUDGES, judge), reviser=reviser, solver=solver)

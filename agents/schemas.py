@@ -117,6 +117,18 @@ class HolisticVerdict(JudgeVerdict):
     suggestions: list[Annotated[str, Field(max_length=500)]] = Field(max_length=8)
 
 
+class Solution(_Strict):
+    """What the solver returns: its working first, then its final answer (as words and as a number)."""
+
+    working: str = Field(max_length=4_000, description="The solution worked out step by step, briefly")
+    answer: str = Field(max_length=200, description="The final answer in a few words, with its unit")
+    value: float | None = Field(
+        description="The final answer as one plain number in `unit`; null when it is not one number "
+        "(a time of day, a yes/no, several values, or no answer exists)"
+    )
+    unit: str = Field(max_length=40, description="The unit of `value` ('minutes', 'dollars'); '' for none")
+
+
 class Revision(_Strict):
     """What the model under test returns: its reasoning first, then the revised problem."""
 
@@ -212,6 +224,24 @@ class RevisionOutcome(BaseModel):
     error: str | None = None
     failure: CallFailure | None = None
     raw_outputs: list[str] = Field(default_factory=list)
+    model: str
+    prompt_version: str
+    usage: Usage = Field(default_factory=Usage)
+
+
+class SolverOutcome(BaseModel):
+    """The solver's result for one round: its solution of the question alone, or the failed call.
+
+    A failed call (``failure``) is neither a pass nor a fail of the version: nothing is compared.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    round: int
+    solution: Solution | None = None
+    failure: CallFailure | None = None
+    raw_outputs: list[str] = Field(default_factory=list)
+    reasoning: str = Field(default="", description="A reasoning model's own thinking, apart from its answer")
     model: str
     prompt_version: str
     usage: Usage = Field(default_factory=Usage)

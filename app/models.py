@@ -105,6 +105,8 @@ class Round(SQLModel, table=True):
     n_passing: int
     n_failed: int = 0
     verification: list[str] | None = Field(default=None, sa_column=Column(JSON))
+    # The solver's call (agents.schemas.SolverOutcome): its answer, or its failure; None when none ran.
+    solver: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     decision: str = Field(max_length=32)
     created_at: datetime = _ts()
 

@@ -53,6 +53,7 @@ class TraceRenderer:
             self._verdicts.append(event)
         elif isinstance(event, RoundScored):
             self.console.print(self._round_table(event))
+            self._evidence(event)
         elif isinstance(event, ReviserThinking):
             self._think(event)
         elif isinstance(event, RevisionProposed):
@@ -76,6 +77,22 @@ class TraceRenderer:
             f"passing{failed} → [bold]{event.decision}[/bold]"
         )
         return table
+
+    def _evidence(self, event: RoundScored) -> None:
+        """The solver's answer (or why there is none), then what refuses acceptance, if anything."""
+        solver = event.solver
+        if solver is not None and solver.solution is not None:
+            self.console.print(
+                Text.assemble(("Solver, from the question alone: ", "bold"), solver.solution.answer)
+            )
+        elif solver is not None and solver.failure is not None:
+            self.console.print(
+                Text.assemble(
+                    ("Solver unavailable ", "yellow"), f"(nothing compared): {solver.failure.summary()}"
+                )
+            )
+        for line in event.verification:
+            self.console.print(Text.assemble(("Not acceptable: ", "red"), line))
 
     def _think(self, event: ReviserThinking) -> None:
         if self._thinking_round != event.round:

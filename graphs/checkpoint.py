@@ -15,6 +15,9 @@ STATE_TYPES: list[tuple[str, str]] = [
         "Usage",
         "JudgeOutcome",
         "RevisionOutcome",
+        "Solution",
+        "SolverOutcome",
+        "CallFailure",
     )
 ] + [("graphs.state", "RoundRecord"), ("graphs.state", "RoundFigures")]
 

@@ -6,15 +6,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from agents.judges import Judge
+from agents.panel import Panel
 from agents.reviser import Reviser
 from agents.schemas import JudgeName
+from agents.solver import Solver
 from graphs.scoring import ScoringPolicy
 
 
 @dataclass(frozen=True)
 class RunContext:
-    """The panel (seven judges), the model under test, and the scoring policy."""
+    """The panel (seven judges and, for a model-backed panel, a solver), the model under test, and
+    the scoring policy. Build it from a panel with :meth:`of`, so that the solver is never left out."""
 
     judges: Mapping[JudgeName, Judge]
     reviser: Reviser
     policy: ScoringPolicy
+    solver: Solver | None = None
+
+    @classmethod
+    def of(cls, panel: Panel, policy: ScoringPolicy) -> RunContext:
+        """The context of a run on ``panel`` under ``policy``."""
+        return cls(judges=panel.judges, reviser=panel.reviser, policy=policy, solver=panel.solver)

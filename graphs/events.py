@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from agents.schemas import CallFailure, JudgeName, Problem, Usage
+from agents.schemas import CallFailure, JudgeName, Problem, SolverOutcome, Usage
 from graphs.state import RoundFigures
 
 
@@ -31,6 +31,7 @@ class JudgeVerdictEvent(_Event):
     score: int | None
     confidence: int | None
     rationale: str | None
+    own_answer: str | None = Field(default=None, description="The judge's own answer to the question")
     abstained: bool
     abstain_reason: str | None = None
     failure: CallFailure | None = None
@@ -40,11 +41,13 @@ class JudgeVerdictEvent(_Event):
 
 
 class RoundScored(RoundFigures):
-    """The round's composite score and the decision taken on it (with the verifier's findings)."""
+    """The round's composite score and the decision taken on it, with the gate's evidence
+    (``verification``) and the solver's answer or failed call (``solver``; see ``RoundRecord``)."""
 
     type: Literal["round.scored"] = "round.scored"
     round: int
     verification: list[str] = Field(default_factory=list)
+    solver: SolverOutcome | None = None
 
 
 class ReviserThinking(_Event):

@@ -1,4 +1,4 @@
-"""The refinement loop: evaluate (seven judges in parallel) → score → revise → evaluate ..."""
+"""The refinement loop: evaluate (seven judges and the solver in parallel) → score → revise → ..."""
 
 from __future__ import annotations
 
@@ -11,9 +11,18 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from agents.answers import mismatch
 from agents.judges import JudgeRequest
 from agents.reviser import Finding, RevisionRequest
-from agents.schemas import HOLISTIC, JUDGES, CallFailure, HolisticVerdict, JudgeOutcome
+from agents.schemas import (
+    HOLISTIC,
+    JUDGES,
+    CallFailure,
+    HolisticVerdict,
+    JudgeOutcome,
+    Problem,
+    SolverOutcome,
+)
 from agents.verify.verifier import verify
 from graphs.context import RunContext
 from graphs.events import (
@@ -26,7 +35,9 @@ from graphs.events import (
 )
 from graphs.metrics import run_metrics, scored_rounds
 from graphs.scoring import Decision, Vote, decide, gate, is_pass, score_round
-from graphs.state import JudgeTask, RefinementState, RoundFigures, RoundRecord
+from graphs.state import JudgeTask, RefinementState, RoundFigures, RoundRecord, SolveTask
+
+log = structlog.get_logger(__name__)
 
 
 class RoundLimitExceeded(RuntimeError):
@@ -44,13 +55,16 @@ def evaluate(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, 
 
 
 def route_to_judges(state: RefinementState, runtime: Runtime[RunContext]) -> list[Send]:
-    """One ``Send`` per judge: all seven run concurrently."""
-    policy = runtime.context.policy
-    reference = state["original"] if policy.judge_against == "original" else state.get("previous")
-    return [
-        Send("judge", JudgeTask(judge=j, round=state["round"], problem=state["current"], reference=reference))
-        for j in JUDGES
+    """One ``Send`` per judge, and one to the solver when the panel has one and the policy gates on
+    verification (its answer only ever feeds the gate): all run concurrently."""
+    context, number, current = runtime.context, state["round"], state["current"]
+    reference = state["original"] if context.policy.judge_against == "original" else state.get("previous")
+    sends = [
+        Send("judge", JudgeTask(judge=j, round=number, problem=current, reference=reference)) for j in JUDGES
     ]
+    if context.solver is not None and context.policy.verification_gate:
+        sends.append(Send("solve", SolveTask(round=number, problem=current)))
+    return sends
 
 
 async def judge(task: JudgeTask, runtime: Runtime[RunContext]) -> dict[str, Any]:
@@ -66,6 +80,7 @@ async def judge(task: JudgeTask, runtime: Runtime[RunContext]) -> dict[str, Any]
             score=verdict.score if verdict else None,
             confidence=verdict.confidence if verdict else None,
             rationale=verdict.rationale if verdict else None,
+            own_answer=verdict.own_answer if verdict else None,
             abstained=verdict is None,
             abstain_reason=outcome.abstain_reason,
             failure=outcome.failure,
@@ -77,6 +92,26 @@ async def judge(task: JudgeTask, runtime: Runtime[RunContext]) -> dict[str, Any]
     return {"outcomes": [outcome]}
 
 
+async def solve(task: SolveTask, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """The solver answers the question alone; a failed call comes back as data, never raised."""
+    structlog.contextvars.bind_contextvars(round=task["round"])
+    assert runtime.context.solver is not None  # route_to_judges sends here only when there is one
+    outcome = await runtime.context.solver.solve(task["problem"], task["round"])
+    if outcome.failure is not None:
+        log.warning("solver.unavailable", round=task["round"], failure=outcome.failure.summary())
+    return {"solutions": [outcome]}
+
+
+def gate_evidence(problem: Problem, solver: SolverOutcome | None) -> list[str]:
+    """Why the version may not be accepted: the stated solution's wrong computations, then a final
+    answer that differs from the solver's. A solver without an answer (failed call) adds nothing."""
+    lines = [e.line() for e in verify(problem.solution).errors]
+    if solver is not None and solver.solution is not None:
+        line = mismatch(solver.solution, problem.solution)
+        lines += [line] if line else []
+    return lines
+
+
 def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Combine this round's verdicts into Q and decide where to go."""
     policy, number = runtime.context.policy, state["round"]
@@ -86,19 +121,28 @@ def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any
     result = score_round(votes_of(outcomes), policy)
     earlier = state.get("rounds") or []
     previous = score_round(votes_of(earlier[-1].outcomes), policy) if earlier else None
-    errors = [e.line() for e in verify(state["current"].solution).errors] if policy.verification_gate else []
+    solver = next((s for s in reversed(state.get("solutions") or []) if s.round == number), None)
+    errors = gate_evidence(state["current"], solver) if policy.verification_gate else []
     decision = gate(decide(result, number, policy, previous), number, policy, len(errors))
     figures = RoundFigures.of(result, decision).model_dump()
     record = RoundRecord(
-        round=number, problem=state["current"], outcomes=outcomes, verification=errors, **figures
+        round=number,
+        problem=state["current"],
+        outcomes=outcomes,
+        verification=errors,
+        solver=solver,
+        **figures,
     )
-    runtime.stream_writer(RoundScored(round=number, verification=errors, **figures))
+    runtime.stream_writer(RoundScored(round=number, verification=errors, solver=solver, **figures))
     failures = record.failures()
     reason = _reason(decision, result.valid, failures)
     if errors and is_pass(result.quality, policy):
-        reason = (
-            f"the stated solution has a verified error ({errors[0]}): not accepted whatever the panel said"
+        what = (
+            "a final answer the solver disagrees with"
+            if errors[0].startswith("solver:")
+            else "a verified error"
         )
+        reason = f"the stated solution has {what} ({errors[0]}): not accepted whatever the panel said"
     return {
         "rounds": [record],
         "decision": decision.value,
@@ -193,8 +237,12 @@ def _findings(outcomes: list[JudgeOutcome], context: RunContext) -> tuple[Findin
 
 
 def _suggestions(record: RoundRecord) -> tuple[str, ...]:
-    """The holistic judge's suggestions, then every computation the verifier found wrong."""
-    advice = [f"[arithmetic_correct] {line}" for line in record.verification]
+    """The holistic judge's suggestions, then every computation the verifier found wrong and the
+    solver's disagreement with the final answer."""
+    advice = [
+        f"[{'final_answer' if line.startswith('solver:') else 'arithmetic_correct'}] {line}"
+        for line in record.verification
+    ]
     for outcome in record.outcomes:
         if outcome.judge == HOLISTIC and isinstance(outcome.verdict, HolisticVerdict):
             advice = list(outcome.verdict.suggestions) + [
@@ -232,12 +280,16 @@ def build_refinement_graph(checkpointer: Any = None) -> CompiledStateGraph[Any, 
     graph.add_node("evaluate", evaluate)
     # A Send target takes its own payload (JudgeTask), which the overloads do not model.
     graph.add_node("judge", judge)  # type: ignore[call-overload]
+    graph.add_node("solve", solve)  # type: ignore[call-overload]
     graph.add_node("score", score)
     graph.add_node("revise", revise)
     graph.add_node("finish", finish)
     graph.add_edge(START, "evaluate")
-    graph.add_conditional_edges("evaluate", route_to_judges, ["judge"])
+    graph.add_conditional_edges("evaluate", route_to_judges, ["judge", "solve"])
+    # Two edges, not one join: score runs once after the superstep in which judges and solver ran,
+    # and does not wait for a solver that was never sent.
     graph.add_edge("judge", "score")
+    graph.add_edge("solve", "score")
     graph.add_conditional_edges("score", route_after_score, ["revise", "finish"])
     graph.add_conditional_edges("revise", route_after_revise, ["evaluate", "finish"])
     graph.add_edge("finish", END)
@@ -245,5 +297,5 @@ def build_refinement_graph(checkpointer: Any = None) -> CompiledStateGraph[Any, 
 
 
 def recursion_limit(max_rounds: int) -> int:
-    """Supersteps a run can need: evaluate, judge, score, revise per round, plus finish."""
+    """Supersteps a run can need: evaluate, judge (with solve), score, revise per round, plus finish."""
     return 4 * max_rounds + 4

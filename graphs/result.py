@@ -57,7 +57,11 @@ def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:
     """The report of a finished run; ``final`` and ``best`` are always evaluated versions."""
     rounds, revisions = state["rounds"], state.get("revisions", [])
     best = max(rounds, key=lambda r: (r.quality if r.quality is not None else -1.0, -r.round))
-    calls = [*(o.usage for r in rounds for o in r.outcomes), *(r.usage for r in revisions)]
+    calls = [
+        *(o.usage for r in rounds for o in r.outcomes),
+        *(r.solver.usage for r in rounds if r.solver is not None),
+        *(r.usage for r in revisions),
+    ]
     usage = sum(calls, Usage())
     return RunResult(
         policy=policy.name,

@@ -7,7 +7,7 @@ from typing import Annotated, TypedDict
 
 from pydantic import BaseModel, ConfigDict
 
-from agents.schemas import CallFailure, JudgeName, JudgeOutcome, Problem, RevisionOutcome
+from agents.schemas import CallFailure, JudgeName, JudgeOutcome, Problem, RevisionOutcome, SolverOutcome
 from graphs.scoring import Decision, RoundScore
 
 
@@ -41,12 +41,20 @@ class RoundFigures(BaseModel):
 
 
 class RoundRecord(RoundFigures):
-    """One evaluated version: the seven outcomes, the composite score and the decision."""
+    """One evaluated version: the seven outcomes, the composite score and the decision.
+
+    ``verification`` is the gate's evidence: every line is an error that refuses acceptance — a
+    computation of the stated solution found wrong, or (``solver: ...``) a final answer that differs
+    from the one the solver found for the question alone. ``solver`` is that solver's call as made
+    (None when no solver ran: the offline panel, or a policy without the gate); a solver call that
+    failed shows its cause there and adds no line: it is neither a pass nor a fail of the version.
+    """
 
     round: int
     problem: Problem
     outcomes: list[JudgeOutcome]
-    verification: list[str] = []  # the stated solution's verified errors (the gate's evidence)
+    verification: list[str] = []
+    solver: SolverOutcome | None = None
 
     def level_scores(self) -> dict[str, float | None]:
         """Each judge's score this round (None when it abstained)."""
@@ -66,14 +74,23 @@ class JudgeTask(TypedDict):
     reference: Problem | None
 
 
+class SolveTask(TypedDict):
+    """What the solver node receives through ``Send``: the version whose question it solves."""
+
+    round: int
+    problem: Problem
+
+
 class RefinementState(TypedDict, total=False):
-    """The run so far. ``outcomes`` gathers the parallel judges' results of every round."""
+    """The run so far. ``outcomes`` gathers the parallel judges' results of every round,
+    ``solutions`` the solver's."""
 
     original: Problem
     current: Problem
     previous: Problem | None
     round: int
     outcomes: Annotated[list[JudgeOutcome], operator.add]
+    solutions: Annotated[list[SolverOutcome], operator.add]
     rounds: Annotated[list[RoundRecord], operator.add]
     revisions: Annotated[list[RevisionOutcome], operator.add]
     decision: str

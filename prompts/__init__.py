@@ -17,6 +17,7 @@ PROMPT_NAMES = (
     "judge_holistic",
     "reviser",
     "reviser_unaided",
+    "solver",
 )
 
 

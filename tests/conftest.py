@@ -86,12 +86,11 @@ async def client(spec: Callable[..., ModelSpec]) -> AsyncIterator[Callable[..., 
 
 @pytest.fixture
 async def llm_context(spec: Callable[..., ModelSpec]) -> AsyncIterator[Callable[..., RunContext]]:
-    """A run context whose judges and reviser both talk to the simulator."""
+    """A run context whose judges, solver and reviser all talk to the simulator."""
     factory = PanelFactory(ModelRegistry({"sim": spec()}), {})
 
     def make(policy: str = "default", **overrides: Any) -> RunContext:
-        panel = factory.build("sim", "sim")
-        return RunContext(judges=panel.judges, reviser=panel.reviser, policy=get_policy(policy, **overrides))
+        return RunContext.of(factory.build("sim", "sim"), get_policy(policy, **overrides))
 
     yield make
     await factory.aclose()

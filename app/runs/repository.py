@@ -72,6 +72,7 @@ async def record_round(session: AsyncSession, run_id: str, record: RoundRecord) 
             question=record.problem.question,
             solution=record.problem.solution,
             verification=record.verification or None,
+            solver=record.solver.model_dump(mode="json") if record.solver else None,
             **record.model_dump(include=FIGURES),
         )
     )
@@ -95,9 +96,11 @@ def accounting(outcome: JudgeOutcome | RevisionOutcome) -> dict[str, Any]:
 
 def _judgement(run_id: str, outcome: JudgeOutcome) -> Judgement:
     verdict = outcome.verdict
-    details = None
+    details: dict[str, Any] | None = None
     if isinstance(verdict, HolisticVerdict):
         details = {"five_keys": verdict.five_keys.model_dump(), "suggestions": verdict.suggestions}
+    if verdict is not None and verdict.own_answer:
+        details = (details or {}) | {"own_answer": verdict.own_answer}
     return Judgement(
         run_id=run_id,
         round=outcome.round,

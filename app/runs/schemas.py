@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
 
-from agents.schemas import CallFailure, QuestionText, SolutionText
+from agents.schemas import CallFailure, QuestionText, SolutionText, SolverOutcome
 from graphs.scoring import Outcome
 from graphs.state import RoundFigures
 
@@ -126,6 +126,11 @@ class RoundPublic(RoundFigures):
     verification: list[str] = Field(
         default_factory=list,
         description="Computations of the stated solution found wrong (none: all checked ones hold)",
+    )
+    solver: SolverOutcome | None = Field(
+        default=None,
+        description="The solver's answer to the question alone, or its failed call (then nothing was "
+        "compared); a disagreeing answer is a line in `verification`. None: no solver ran",
     )
     verdicts: list[VerdictPublic]
     feedback: list[str]

@@ -26,7 +26,7 @@ from app.runs.stream import Notifier, StreamEvent
 from app.settings import Settings
 from app.webhooks import deliver
 from graphs.context import RunContext
-from graphs.events import JudgeVerdictEvent, RevisionProposed, RunEvent, RunFinished
+from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundScored, RunEvent, RunFinished
 from graphs.refinement import recursion_limit
 from graphs.result import RunResult, build_result
 from graphs.scoring import get_policy
@@ -139,7 +139,7 @@ class RunExecutor:
             return
         policy = get_policy(run.policy, max_rounds=run.max_rounds)
         panel = self.factory.build(run.judge_model, run.model)
-        context = RunContext(judges=panel.judges, reviser=panel.reviser, policy=policy)
+        context = RunContext.of(panel, policy)
         config: RunnableConfig = {
             "configurable": {"thread_id": run_id},
             "recursion_limit": recursion_limit(policy.max_rounds),
@@ -200,6 +200,8 @@ class RunExecutor:
             self.metrics.observe_call(event.model, "judge", event.usage)
         elif isinstance(event, RevisionProposed):
             self.metrics.observe_call(event.model, "reviser", event.usage)
+        elif isinstance(event, RoundScored) and event.solver is not None:
+            self.metrics.observe_call(event.solver.model, "solver", event.solver.usage)
         data = event.model_dump(mode="json")
         await self._append(run_id, data, dedupe_key(data))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agents.schemas import JUDGES
+from agents.schemas import JUDGES, SolverOutcome, Usage
 from app.models import Judgement, ProblemRow, Revision, Round, Run
 from app.runs.repository import FIGURES
 from app.runs.schemas import ProblemIn, RevisionPublic, RoundPublic, RunPublic, RunTrace, VerdictPublic
@@ -84,13 +84,14 @@ def run_trace(
         RoundPublic(
             **r.model_dump(include=FIGURES | {"round", "question", "solution"}),
             verification=r.verification or [],
+            solver=SolverOutcome.model_validate(r.solver) if r.solver else None,
             verdicts=by_round.get(r.round, []),
             feedback=_feedback(by_round.get(r.round, [])),
             revision=revision_of.get(r.round),
         )
         for r in rounds
     ]
-    usage = _usage(judgements, revisions)
+    usage = _usage(judgements, revisions, [p.solver.usage for p in public_rounds if p.solver])
     result: dict[str, Any] = run.result or {}
     return RunTrace(
         **run_public(run, problem.question).model_dump(),
@@ -101,8 +102,11 @@ def run_trace(
     )
 
 
-def _usage(judgements: Sequence[Judgement], revisions: Sequence[Revision]) -> dict[str, Any]:
-    rows: list[Judgement | Revision] = [*judgements, *revisions]
+def _usage(
+    judgements: Sequence[Judgement], revisions: Sequence[Revision], solvers: Sequence[Usage]
+) -> dict[str, Any]:
+    """What every stored call cost: the judgements, the revisions and the solver's calls."""
+    rows: list[Judgement | Revision | Usage] = [*judgements, *revisions, *solvers]
     costs = [r.cost_usd for r in rows if r.cost_usd is not None]
     return {
         "input_tokens": sum(r.input_tokens for r in rows),

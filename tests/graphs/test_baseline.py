@@ -33,7 +33,7 @@ async def test_the_llm_reviser_sees_the_problem_alone(
     assert fenced(first.body) == {"question": ORCHESTRA.question, "solution": ORCHESTRA.solution}
     judges = [r for r in server.state.requests if r.role.startswith("Judge")]
     assert len(judges) == 7 and all(ORCHESTRA.question in str(r.body["messages"]) for r in judges)
-    assert result.usage.calls == 8 and len(result.revisions) == 1
+    assert result.usage.calls == 9 and len(result.revisions) == 1  # the reviser, 7 judges, the solver
 
 
 async def test_the_offline_reviser_runs_no_check_when_blind(

@@ -1,0 +1,49 @@
+"""The solver: answers a version's question from the question alone, before any solution is seen."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from agents.fencing import fence
+from agents.llm import LLMClient, ResponseCache
+from agents.schemas import Problem, Solution, SolverOutcome
+from prompts import load_prompt
+
+
+class Solver(Protocol):
+    """Anything that solves a question; a failed call comes back as data, never as an exception."""
+
+    async def solve(self, problem: Problem, round_no: int) -> SolverOutcome:
+        """Solve ``problem.question`` without reading ``problem.solution``."""
+        ...
+
+
+def solver_payload(problem: Problem) -> dict[str, object]:
+    """The data the solver sees: the question and nothing else (not the stated solution)."""
+    return {"question": problem.question}
+
+
+class LLMSolver:
+    """A solver backed by an OpenAI-compatible chat model (the judge model: the panel's own check)."""
+
+    def __init__(self, client: LLMClient, cache: ResponseCache | None = None) -> None:
+        self._client = client
+        self._cache = cache
+
+    async def solve(self, problem: Problem, round_no: int) -> SolverOutcome:
+        """Ask for a worked solution and final answer; after bounded re-asks, report the failure."""
+        prompt = load_prompt("solver")
+        messages = [SystemMessage(prompt.text), HumanMessage(fence(solver_payload(problem)))]
+        result = await self._client.structured(messages, Solution, cache=self._cache)
+        return SolverOutcome(
+            round=round_no,
+            solution=result.value,
+            failure=result.failure if result.value is None else None,
+            raw_outputs=result.raw_outputs,
+            reasoning=result.reasoning,
+            model=self._client.model_id,
+            prompt_version=prompt.version,
+            usage=result.usage,
+        )

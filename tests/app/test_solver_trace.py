@@ -1,0 +1,55 @@
+"""The stored trace of a run on a model-backed panel shows the solver: both answers when they
+differ (and the round is refused), the cause when its call failed (and nothing is refused)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.simulator import Rule, SimConfig, SimulatorServer
+from tests.app.conftest import PROBLEM, Service
+
+OPTIONS = {"model": "sim", "judge_model": "sim", "max_rounds": 1}
+
+
+async def run_with(service: Service, simulator: SimulatorServer, rule: Rule) -> dict[str, Any]:
+    simulator.state.configure(SimConfig(rules=[rule]))
+    response = await service.client.post(
+        "/v1/runs",
+        json={"problem": PROBLEM, "options": OPTIONS},
+        params={"wait": "true"},
+        headers=service.keys.auth(),
+    )
+    assert response.status_code == 200, response.text
+    trace: dict[str, Any] = response.json()
+    return trace
+
+
+async def test_a_disagreeing_solver_is_in_the_trace_with_both_answers(
+    service: Service, simulator_server: SimulatorServer
+) -> None:
+    trace = await run_with(service, simulator_server, Rule(role="^Solver", answer="40 minutes"))
+    assert trace["status"] == "exhausted"  # every judge passed it: the solver's answer refused it
+    first = trace["rounds"][0]
+    assert first["verification"] == [
+        "solver: the question's answer is 40 minutes; the solution says 80 minutes"
+    ]
+    solver = first["solver"]
+    assert solver["solution"]["answer"] == "40 minutes" and solver["prompt_version"].startswith("solver@")
+    assert solver["usage"]["input_tokens"] > 0 and solver["raw_outputs"]
+    judged = sum(v["input_tokens"] for v in first["verdicts"])
+    assert trace["usage"]["input_tokens"] == judged + solver["usage"]["input_tokens"]  # it is paid for
+
+
+async def test_a_failed_solver_shows_its_cause_and_refuses_nothing(
+    service: Service, simulator_server: SimulatorServer
+) -> None:
+    trace = await run_with(service, simulator_server, Rule(role="^Solver", status=503))
+    assert trace["status"] == "accepted" and trace["failure"] is None
+    first = trace["rounds"][0]
+    assert first["verification"] == [] and first["solver"]["solution"] is None
+    assert first["solver"]["failure"]["status"] == 503 and first["solver"]["failure"]["kind"] == "endpoint"
+
+
+async def test_a_judges_own_answer_is_kept(service: Service, simulator_server: SimulatorServer) -> None:
+    trace = await run_with(service, simulator_server, Rule(role="^Judge", answer="40 minutes"))
+    assert all(v["details"]["own_answer"] == "40 minutes" for v in trace["rounds"][0]["verdicts"])
