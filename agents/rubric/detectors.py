@@ -21,14 +21,19 @@ Result = str | None
 _INJECTION = re.compile(
     r"ignore (?:all |any |the |your |previous |prior |earlier )*(?:instructions|rules|rubric|criteria)|"
     r"disregard (?:any |all |the |your )*(?:flaws|rules|instructions|rubric|criteria|errors)|"
-    r"(?:score|mark|rate|grade) (?:this|it|the item|the problem)\b.{0,30}(?:\d+|full marks|perfect|flawless|pass)|"
+    r"(?:score|mark|rate|grade) (?:this|it|the item|the problem)\b.{0,30}"
+    r"(?:\d+|full marks|perfect|flawless|pass)|"
     r"(?:give|award) (?:this|it)\b.{0,25}(?:full marks|\d+ ?(?:/|out of) ?\d+|top score|maximum)|"
     r"(?:answer|output|reply|respond|return) (?:only )?(?:with )?[\"']?(?:pass|yes|approved?)\b|"
     r"\bapprove (?:this|the) (?:item|problem|question)|"
-    r"(?:note|message|instruction|memo)s? (?:to|for) (?:the |any |all )?(?:[a-z-]+ )?(?:ai|judges?|reviewers?|graders?|markers?|evaluators?|assistants?|models?|bots?)\b|"
-    r"\b(?:reviewer|judge|evaluator|grader|assessor|ai|llm|assistant|chatbot|language model)s?\b[^.?!]{0,40}"
-    r"\b(?:must|should|shall|please|:)[^.?!]{0,60}\b(?:pass|perfect|flawless|full marks|approve|score|correct)|"
-    r"system prompt|you are now|say (?:this|that|the) (?:question|problem|item) is (?:perfect|correct|flawless)",
+    r"(?:note|message|instruction|memo)s? (?:to|for) (?:the |any |all )?(?:[a-z-]+ )?"
+    r"(?:ai|judges?|reviewers?|graders?|markers?|evaluators?|assistants?|models?|bots?)\b|"
+    r"\b(?:reviewer|judge|evaluator|grader|assessor|ai|llm|assistant|chatbot|language model)s?\b"
+    r"[^.?!]{0,40}"
+    r"\b(?:must|should|shall|please|:)[^.?!]{0,60}"
+    r"\b(?:pass|perfect|flawless|full marks|approve|score|correct)|"
+    r"system prompt|you are now|"
+    r"say (?:this|that|the) (?:question|problem|item) is (?:perfect|correct|flawless)",
     re.I,
 )
 
@@ -291,8 +296,9 @@ def answers_the_question(f: ProblemFacts) -> Result:
 
 
 _PAIRS = {
-    "larger": ("smaller",), "largest": ("smallest",), "greater": ("smaller", "lesser"), "bigger": ("smaller",),
-    "smaller": ("larger", "bigger", "greater"), "older": ("younger",), "younger": ("older",),
+    "larger": ("smaller",), "largest": ("smallest",), "greater": ("smaller", "lesser"),
+    "bigger": ("smaller",), "smaller": ("larger", "bigger", "greater"), "older": ("younger",),
+    "younger": ("older",),
     "taller": ("shorter",), "longer": ("shorter",), "shorter": ("longer", "taller"), "heavier": ("lighter",),
     "lighter": ("heavier",), "higher": ("lower",), "lower": ("higher",), "first": ("second", "last"),
     "last": ("first",), "second": ("first",), "wider": ("narrower",), "cheaper": ("dearer", "more expensive"),
@@ -313,7 +319,8 @@ def _other_of_a_pair(f: ProblemFacts) -> str:
 
 
 _MONEY_ASK = re.compile(
-    r"\b(?:price|cost|bill|worth|fare|wage|salary|earn\w*|pay|paid|spend|spent|charge|how much money|how much (?:does|do|did|will|would) [^?]*cost)\b"
+    r"\b(?:price|cost|bill|worth|fare|wage|salary|earn\w*|pay|paid|spend|spent|charge|how much money|"
+    r"how much (?:does|do|did|will|would) [^?]*cost)\b"
 )
 
 
@@ -395,24 +402,33 @@ def whole_counts(f: ProblemFacts) -> Result:
     if unit(noun) is not None or noun in _SKIP_NOUNS or noun in ("times", "percent"):
         return None
     if f.final_answer.denominator != 1:
-        return f"{float(f.final_answer):g} {noun}: a count of {noun} must be a whole number (round as the story requires)"
+        return (
+            f"{float(f.final_answer):g} {noun}: a count of {noun} must be a whole number "
+            f"(round as the story requires)"
+        )
     return ""
 
 
 # ---- the right operation ------------------------------------------------------------------------
 
 _REMOVAL = re.compile(
-    r"\b(?:fl(?:y|ies|ew) away|g(?:ive|ives|ave|iving) away|sp(?:end|ends|ent|ending)|selling|eating|losing|using|lent out|lends?|sold|sells?|ate|eats?|"
-    r"los(?:e|es|t)|us(?:e|es|ed) up|broke|breaks?|took away|takes? away|get(?:s)? off|got off|leave|leaves|left the|"
+    r"\b(?:fl(?:y|ies|ew) away|g(?:ive|ives|ave|iving) away|sp(?:end|ends|ent|ending)|"
+    r"selling|eating|losing|using|lent out|lends?|sold|sells?|ate|eats?|"
+    r"los(?:e|es|t)|us(?:e|es|ed) up|broke|breaks?|took away|takes? away|get(?:s)? off|got off|"
+    r"leave|leaves|left the|"
     r"drank|drinks?|pops?|popped|burst|melt(?:s|ed)?)\b"
 )
 _REMAINING = re.compile(r"\b(?:left|remain(?:s|ing)?|still|now)\b")
 _BEFORE = re.compile(r"\b(?:before|at first|originally|to start with|at the start|to begin with)\b")
 _DIVIDES = re.compile(
-    r"how many [a-z ]{0,20}\b(?:can|could|will) (?:be |he |she |they |we |you |it )?(?:made|make|cut|filled|fill|bought|buy|packed|pack|formed|form)\b|\bcut into\b|\bshared? equally\b"
+    r"how many [a-z ]{0,20}\b(?:can|could|will) (?:be |he |she |they |we |you |it )?"
+    r"(?:made|make|cut|filled|fill|bought|buy|packed|pack|formed|form)\b|"
+    r"\bcut into\b|\bshared? equally\b"
 )
 _EACH = re.compile(
-    r"\b(?:each|every|per|in each|on each) (?:pack|box|bag|tray|crate|row|week|day|shelf|table|team|car|bus|packet|jar|basket|pen|plate|page|carton|case)\b"
+    r"\b(?:each|every|per|in each|on each) "
+    r"(?:pack|box|bag|tray|crate|row|week|day|shelf|table|team|car|bus|packet|jar|basket|pen|plate|page|"
+    r"carton|case)\b"
 )
 
 
@@ -494,7 +510,10 @@ def units_consistent(f: ProblemFacts) -> Result:
         if op in "+-" and (left.dimension != right.dimension or left.scale != right.scale):
             return f"{match.group(0).strip()} combines {left.name} with {right.name} without converting"
         if op == "×" and _rate_time_clash(left, right):
-            return f"{match.group(0).strip()} multiplies a rate per {left.name if left.dimension == 'time' else right.name} by a time in other units"
+            return (
+                f"{match.group(0).strip()} multiplies a rate per "
+                f"{left.name if left.dimension == 'time' else right.name} by a time in other units"
+            )
     return ""
 
 
@@ -507,7 +526,10 @@ def _minutes_as_decimals(f: ProblemFacts) -> str:
         if re.search(rf"(?<![\d.]){re.escape(written)}(?!\d)", f.s) and Fraction(written) != h + Fraction(
             m, 60
         ):
-            return f"{h} h {m} min is {float(h + Fraction(m, 60)):g} hours, not {written}: minutes are not hundredths of an hour"
+            return (
+                f"{h} h {m} min is {float(h + Fraction(m, 60)):g} hours, not {written}: "
+                f"minutes are not hundredths of an hour"
+            )
     return ""
 
 
@@ -540,14 +562,17 @@ def _rate_time_clash(a: Unit, b: Unit) -> bool:
 # ---- data that contradict each other ---------------------------------------------------------
 
 _PARTS = re.compile(
-    r"(\d+) ([a-z]+)[^.?!]{0,25}?\b(?:has|have|with|of whom|includes?|are|:)\s+(\d+) [a-z]+(?:,? (\d+) [a-z]+)? and (\d+) [a-z]+"
+    r"(\d+) ([a-z]+)[^.?!]{0,25}?\b(?:has|have|with|of whom|includes?|are|:)\s+"
+    r"(\d+) [a-z]+(?:,? (\d+) [a-z]+)? and (\d+) [a-z]+"
 )
 _SHARES_REST = re.compile(r"\b(?:remaining|the rest|the other|others|remainder)\b")
 _HAD_GAVE_LEFT = re.compile(
-    r"\bhad (\d+)\b[^?!]{0,60}?\b(?:gave away|gives away|spent|ate|lost|sold|used|gave|broke)\s+(\d+)\b[^.?!]*?\b(?:now has|has|had|have)\s+(\d+)\b(?: \w+)? left"
+    r"\bhad (\d+)\b[^?!]{0,60}?\b(?:gave away|gives away|spent|ate|lost|sold|used|gave|broke)\s+(\d+)\b"
+    r"[^.?!]*?\b(?:now has|has|had|have)\s+(\d+)\b(?: \w+)? left"
 )
 _SPEED = re.compile(
-    r"(\d+(?:\.\d+)?) ?km\b[^.?!]*?\bin (\d+(?:\.\d+)?) ?(minutes|hours|hour|h)\b[^.?!]*?(\d+(?:\.\d+)?) ?km/h"
+    r"(\d+(?:\.\d+)?) ?km\b[^.?!]*?\bin (\d+(?:\.\d+)?) ?(minutes|hours|hour|h)\b"
+    r"[^.?!]*?(\d+(?:\.\d+)?) ?km/h"
 )
 _LASTS = re.compile(r"\b(?:lasts?|takes?) (\d+(?:\.\d+)?) hours?(?: (?:and )?(\d+) minutes?)?")
 _CLOCKS = re.compile(r"\b(\d{1,2}:\d{2})(?:\s?([ap])\.?m\.?)?")
@@ -582,7 +607,10 @@ def _parts_whole(q: str) -> str:
                 int(x) for x in (match.group(1), match.group(3), match.group(4) or 0, match.group(5))
             )
             if sum(parts) != whole:
-                return f"the parts ({' + '.join(str(p) for p in parts if p)} = {sum(parts)}) do not make the whole ({whole})"
+                return (
+                    f"the parts ({' + '.join(str(p) for p in parts if p)} = {sum(parts)}) "
+                    f"do not make the whole ({whole})"
+                )
     return ""
 
 
@@ -610,7 +638,10 @@ def _fraction_shares(q: str) -> str:
     total = int(whole.group(1))
     parts = [total * fr for fr in fractions] + [Fraction(rest.group(1))]
     if sum(parts) != total:
-        return f"the shares ({', '.join(f'{float(p):g}' for p in parts)}) add up to {float(sum(parts)):g}, not {total}"
+        return (
+            f"the shares ({', '.join(f'{float(p):g}' for p in parts)}) "
+            f"add up to {float(sum(parts)):g}, not {total}"
+        )
     return ""
 
 
@@ -628,7 +659,10 @@ def _time_window(q: str) -> str:
     start, end = _minutes(*clocks[0]), _minutes(*clocks[1])
     window = (end - start) % 1440
     if window != stated:
-        return f"from {clocks[0][0]} to {clocks[1][0]} is {window // 60} h {window % 60} min, not the {float(stated / 60):g} hours stated"
+        return (
+            f"from {clocks[0][0]} to {clocks[1][0]} is {window // 60} h {window % 60} min, "
+            f"not the {float(stated / 60):g} hours stated"
+        )
     return ""
 
 
@@ -658,7 +692,10 @@ def _rectangle(q: str) -> str:
     perimeter = re.search(r"perimeter (?:is|of) (\d+(?:\.\d+)?)", q)
     area = re.search(r"area (?:is|of) (\d+(?:\.\d+)?)", q)
     if perimeter and Fraction(perimeter.group(1)) != 2 * (a + b):
-        return f"sides of {float(a):g} and {float(b):g} give a perimeter of {float(2 * (a + b)):g}, not {perimeter.group(1)}"
+        return (
+            f"sides of {float(a):g} and {float(b):g} give a perimeter of "
+            f"{float(2 * (a + b)):g}, not {perimeter.group(1)}"
+        )
     if area and Fraction(area.group(1)) != a * b:
         return f"sides of {float(a):g} and {float(b):g} give an area of {float(a * b):g}, not {area.group(1)}"
     return ""
@@ -727,12 +764,14 @@ _PLAUSIBLE: tuple[tuple[str, str, Fraction, str], ...] = (
 )
 _TIME_LIMITS = (
     (
-        r"(\d+(?:\.\d+)?) hours? (?:a|per|each|every|in a|in one) day\b|\bday (?:lasts|of|has) (\d+(?:\.\d+)?) hours",
+        r"(\d+(?:\.\d+)?) hours? (?:a|per|each|every|in a|in one) day\b|"
+        r"\bday (?:lasts|of|has) (\d+(?:\.\d+)?) hours",
         24,
         "hours in a day",
     ),
     (
-        r"\bweek (?:of|has|with) (\d+) (?:school |working |week)?days\b|(\d+) (?:school |working )?days (?:a|per|each|every|in a|in one) week",
+        r"\bweek (?:of|has|with) (\d+) (?:school |working |week)?days\b|"
+        r"(\d+) (?:school |working )?days (?:a|per|each|every|in a|in one) week",
         7,
         "days in a week",
     ),
@@ -814,17 +853,22 @@ def _weather(q: str) -> str:
 # ---- proportion where there is none ------------------------------------------------------------
 
 _DURATION_ASK = re.compile(
-    r"\bhow long\b|\bhow much time\b|\bhow many (?:minutes|hours|seconds|days)\b|\bafter how many (?:minutes|hours)\b"
+    r"\bhow long\b|\bhow much time\b|\bhow many (?:minutes|hours|seconds|days)\b|"
+    r"\bafter how many (?:minutes|hours)\b"
 )
 _SIMULTANEOUS = re.compile(
-    r"\btogether\b|\bat the same time\b|\bat once\b|\bside by side\b|\bsame (?:pot|pan|oven|line|washing line|sun|field|tray|kettle|room)\b|\bin the same\b|\ball (?:at once|together)\b"
+    r"\btogether\b|\bat the same time\b|\bat once\b|\bside by side\b|"
+    r"\bsame (?:pot|pan|oven|line|washing line|sun|field|tray|kettle|room)\b|"
+    r"\bin the same\b|\ball (?:at once|together)\b"
 )
 _INHERENT = re.compile(
     r"\b(?:song|film|movie|symphony|concert|play|boil|boils|boiled|bake|bakes|baked|dry|dries|dried|ripen|ripens|grow|grows|cook|cooks|melt|melts|sing|sings|perform|performs)\b"
 )
 _SEQUENTIAL = re.compile(
-    r"\bone after (?:another|the other)\b|\bone at a time\b|\bin turn\b|\bonly (?:one|\d+)\b|\bholds only\b|\bbatch(?:es)?\b|"
-    r"\bshare (?:the|this) (?:same )?(?:work|job|task)\b|\bsame rate\b|\bworks? at the same\b|\beach (?:works|does)\b"
+    r"\bone after (?:another|the other)\b|\bone at a time\b|\bin turn\b|\bonly (?:one|\d+)\b|"
+    r"\bholds only\b|\bbatch(?:es)?\b|"
+    r"\bshare (?:the|this) (?:same )?(?:work|job|task)\b|\bsame rate\b|"
+    r"\bworks? at the same\b|\beach (?:works|does)\b"
 )
 
 
@@ -846,7 +890,10 @@ def proportional(f: ProblemFacts) -> Result:
             and f.final_answer != duration
             and ({"×", "÷"} & f.operators)
         ):
-            return f"the time does not change with how many take part (it is still {float(duration):g}); the solution scales it"
+            return (
+                f"the time does not change with how many take part (it is still {float(duration):g}); "
+                f"the solution scales it"
+            )
     return (
         _area_scaling(f) or _sprint(f) or world.temperatures_added(f) or world.growth_scaled_by_age(f) or ""
     )
@@ -880,7 +927,10 @@ def _area_scaling(f: ProblemFacts) -> str:
     ratio = large / small
     others = [n for n in f.question_numbers if n not in (small, large)]
     if any(f.final_answer == n * ratio != n * ratio * ratio for n in others):
-        return f"a square with sides {float(ratio):g} times as long has {float(ratio * ratio):g} times the area; the solution scales by {float(ratio):g}"
+        return (
+            f"a square with sides {float(ratio):g} times as long has "
+            f"{float(ratio * ratio):g} times the area; the solution scales by {float(ratio):g}"
+        )
     return ""
 
 
@@ -900,12 +950,17 @@ def _fmt(value: Fraction) -> str:
 # ---- percentages and fractions of the right whole --------------------------------------------
 
 _SUCCESSIVE = re.compile(
-    r"\bof (?:what (?:was|is) left|the rest|the remainder|the remaining|the new \w+|the sale price|those|them|the [\w-]+ (?:pupils|people|students|ones|children))\b|"
-    r"\bof the [a-z]+ (?:(?:still )?in (?:it|them|the \w+)|that (?:is|was|are|were) left|that remains?|left over|remaining)\b|"
-    r"\bon the (?:total|new)\b|\bincluding\b|\banother \d+(?:\.\d+)? ?%|\bthen (?:\w+ ){0,5}(?:by )?\d+(?:\.\d+)? ?%|\beach year\b|\bevery year\b|\ba (?:week|month|year) later\b"
+    r"\bof (?:what (?:was|is) left|the rest|the remainder|the remaining|the new \w+|the sale price|"
+    r"those|them|the [\w-]+ (?:pupils|people|students|ones|children))\b|"
+    r"\bof the [a-z]+ (?:(?:still )?in (?:it|them|the \w+)|that (?:is|was|are|were) left|"
+    r"that remains?|left over|remaining)\b|"
+    r"\bon the (?:total|new)\b|\bincluding\b|\banother \d+(?:\.\d+)? ?%|"
+    r"\bthen (?:\w+ ){0,5}(?:by )?\d+(?:\.\d+)? ?%|\beach year\b|\bevery year\b|"
+    r"\ba (?:week|month|year) later\b"
 )
 _APPLIED = re.compile(
-    r"(\d+(?:\.\d+)?) ?% of \$?(\d+(?:\.\d+)?)|(\d+/\d+) of \$?(\d+(?:\.\d+)?)|\$?(\d+(?:\.\d+)?) × (0\.\d+|1\.\d+)"
+    r"(\d+(?:\.\d+)?) ?% of \$?(\d+(?:\.\d+)?)|(\d+/\d+) of \$?(\d+(?:\.\d+)?)|"
+    r"\$?(\d+(?:\.\d+)?) × (0\.\d+|1\.\d+)"
 )
 
 
@@ -923,10 +978,16 @@ def percent_base(f: ProblemFacts) -> Result:
     givens = set(f.question_numbers)
     bases = [Fraction(b) for groups in _APPLIED.findall(s) for b in (groups[1], groups[3], groups[4]) if b]
     if _SUCCESSIVE.search(q) and bases and all(b in givens for b in bases) and _percent_count(q) >= 2:
-        return "every percentage or fraction is taken of the starting amount, but the story takes the later ones of what is left or of the new total"
+        return (
+            "every percentage or fraction is taken of the starting amount, "
+            "but the story takes the later ones of what is left or of the new total"
+        )
     reverse = re.search(r"\bafter (?:a|an) \d+(?:\.\d+)? ?% (?:discount|reduction|cut|increase|rise)\b", q)
     if reverse and _BEFORE.search(f.target + " " + q.split(".")[-1]) and "÷" not in f.operators and bases:
-        return "the price before a percentage change is found by dividing by (100 % ± the change), not by adding the percentage of the new price"
+        return (
+            "the price before a percentage change is found by dividing by (100 % ± the change), "
+            "not by adding the percentage of the new price"
+        )
     return ""
 
 
@@ -953,7 +1014,8 @@ def relevant_data(f: ProblemFacts) -> Result:
 
 def _stop_in_moving_time(q: str, s: str, f: ProblemFacts) -> str:
     stop = re.search(
-        r"\b(?:stops?|break|lunch|rest|pause)\b[^.?!]*?(\d+)[- ]minute|(\d+)[- ]minute (?:stop|break|lunch|rest|pause)",
+        r"\b(?:stops?|break|lunch|rest|pause)\b[^.?!]*?(\d+)[- ]minute|"
+        r"(\d+)[- ]minute (?:stop|break|lunch|rest|pause)",
         q,
     )
     if not stop or not re.search(
@@ -973,7 +1035,10 @@ def _hypotenuse_as_height(q: str, s: str, f: ProblemFacts) -> str:
         return ""
     sides = [Fraction(x) for x in re.findall(r"(\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b", q)]
     if len(sides) >= 3 and re.search(rf"× ?{_fmt(max(sides))}\b|{_fmt(max(sides))} ?×", s):
-        return f"the longest side ({float(max(sides)):g}) is not a height of a right-angled triangle; the two shorter sides are"
+        return (
+            f"the longest side ({float(max(sides)):g}) is not a height of a right-angled triangle; "
+            "the two shorter sides are"
+        )
     return ""
 
 
@@ -997,7 +1062,10 @@ def _payments(q: str, s: str, f: ProblemFacts) -> str:
         return ""
     divisors = {Fraction(x) for x in re.findall(r"÷ ?(\d+)", s)}
     if divisors and Fraction(count.group(1)) not in divisors:
-        return f"the amount is paid in {count.group(1)} payments, but the solution divides by {', '.join(_fmt(d) for d in divisors)}"
+        return (
+            f"the amount is paid in {count.group(1)} payments, "
+            f"but the solution divides by {', '.join(_fmt(d) for d in divisors)}"
+        )
     return ""
 
 

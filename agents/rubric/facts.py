@@ -23,12 +23,14 @@ _NUMBER = re.compile(r"(?<![\w.:/])(\d+ \d+/\d+|\d+/\d+|\d+(?:\.\d+)?)(?![\w:/]|
 _QUANTITY = re.compile(rf"([$£€])?\s?(\d+(?:\.\d+)?)\s?(%|{UNIT_PATTERN})?(?![\w])")
 _SENTENCE = re.compile(r"(?<=[.?!])\s+(?=[A-Z0-9$£€(])")
 _TASK = re.compile(
-    r"^(?:(?:also|then|and|now|next|finally),? )?(how|what|which|find|calculate|compute|determine|work out|give|"
+    r"^(?:(?:also|then|and|now|next|finally),? )?"
+    r"(how|what|which|find|calculate|compute|determine|work out|give|"
     r"write|show|express|explain|say|justify|analy[sz]e|evaluate|compare|check|describe)\b",
     re.I,
 )
 JUSTIFY = re.compile(
-    r"^(?:(?:also|then|and|now|finally),? )?(?:explain|justify|show (?:your|how|that|why)|give a reason|describe how|"
+    r"^(?:(?:also|then|and|now|finally),? )?"
+    r"(?:explain|justify|show (?:your|how|that|why)|give a reason|describe how|"
     r"check|say how|analy[sz]e|evaluate|compare)\b",
     re.I,
 )
@@ -66,7 +68,8 @@ CONTEXT_CONSTANTS: tuple[tuple[re.Pattern[str], tuple[Fraction, ...]], ...] = tu
 _CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})")
 # Words that leave a quantity unstated: a solution that then states one has invented it.
 VAGUE = re.compile(
-    r"\b(?:some|a few|several|a number of|a certain|(?:one|1) more [a-z]+|another [a-z]+)\b(?! (?:of|more|time))|"
+    r"\b(?:some|a few|several|a number of|a certain|"
+    r"(?:one|1) more [a-z]+|another [a-z]+)\b(?! (?:of|more|time))|"
     r"\b(?:the same (?:percentage|amount|rate|number|fraction|share)|"
     r"the whole (?:family|class|team|group|school|street|town|village|club)|everyone|everybody|"
     r"all (?:of )?(?:his|her|their|the) (?:friends|guests|classmates|cousins|neighbours))\b",

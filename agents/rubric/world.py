@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from typing import cast
 
 from agents.rubric.facts import ProblemFacts, as_fraction
 from agents.verify.units import UNIT_PATTERN, Unit, unit
@@ -84,7 +85,10 @@ def missing_measure(f: ProblemFacts) -> str:
             return ""
         if len(lengths) < needs:
             name = re.search(shape, q).group(0)  # type: ignore[union-attr]
-            return f"the {name}'s measure needs {what}, but the question gives {len(lengths) or 'no'} length{'s' if len(lengths) != 1 else ''}"
+            return (
+                f"the {name}'s measure needs {what}, but the question gives "
+                f"{len(lengths) or 'no'} length{'s' if len(lengths) != 1 else ''}"
+            )
         return ""
     return _speed_triangle(f)
 
@@ -93,7 +97,8 @@ def _measure_given(q: str) -> bool:
     """The question states the measure itself (an area of 48 m², holds 200 litres)."""
     return bool(
         re.search(
-            rf"(?:area|perimeter|volume|holds?|capacity)\b[^.?!]{{0,20}}?\d+(?:\.\d+)? ?({UNIT_PATTERN}|m²|cm²)",
+            rf"(?:area|perimeter|volume|holds?|capacity)\b[^.?!]{{0,20}}?"
+            rf"\d+(?:\.\d+)? ?({UNIT_PATTERN}|m²|cm²)",
             q,
         )
     )
@@ -125,7 +130,8 @@ def _speed_triangle(f: ProblemFacts) -> str:
 # ---- which way an operation goes ---------------------------------------------------------------
 
 _PER = re.compile(
-    rf"how many ({UNIT_PATTERN})\b[^?]*?\b(?:on|per|for|with|in|from) (?:each|every|one|a|an|1) ({UNIT_PATTERN})\b"
+    rf"how many ({UNIT_PATTERN})\b[^?]*?"
+    rf"\b(?:on|per|for|with|in|from) (?:each|every|one|a|an|1) ({UNIT_PATTERN})\b"
 )
 
 
@@ -186,7 +192,10 @@ def perimeter_or_area(f: ProblemFacts) -> str:
     if area == around:
         return ""
     if _ASKS_PERIMETER.search(target) and not _ASKS_AREA.search(target) and f.final_answer in (area, a + b):
-        return f"the distance around is 2 × ({_fmt(a)} + {_fmt(b)}) = {_fmt(around)}; the solution gives {_fmt(f.final_answer)}"
+        return (
+            f"the distance around is 2 × ({_fmt(a)} + {_fmt(b)}) = {_fmt(around)}; "
+            f"the solution gives {_fmt(f.final_answer)}"
+        )
     if _ASKS_AREA.search(target) and not _ASKS_PERIMETER.search(target) and f.final_answer in (around, a + b):
         return f"the area is {_fmt(a)} × {_fmt(b)} = {_fmt(area)}; the solution gives the distance around"
     return ""
@@ -202,6 +211,7 @@ def length_products(f: ProblemFacts) -> str:
     """Lengths multiplied share one unit (2 m × 80 cm is not 160 of anything), and two lengths
     multiplied make an area (m²), not a length."""
     given: dict[Fraction, Unit] = {}
+    measured: Unit | None
     for value, measured in _lengths(f.q.lower()):
         given.setdefault(value, measured)
     for match in _PRODUCT.finditer(f.s):
@@ -217,7 +227,10 @@ def length_products(f: ProblemFacts) -> str:
             return f"{match.group(0).strip()} multiplies {names} without converting to one unit"
         stated = unit(groups[7]) if groups[7] else None
         if len(units) >= 2 and stated is not None and stated.dimension == "length":
-            return f"{match.group(0).strip()}: two lengths multiplied make an area ({stated.name}²), not a length"
+            return (
+                f"{match.group(0).strip()}: two lengths multiplied make an area ({stated.name}²), "
+                f"not a length"
+            )
     return ""
 
 
@@ -236,14 +249,18 @@ def minutes_as_decimals(f: ProblemFacts) -> str:
             if re.search(rf"(?<![\d.]){re.escape(text)}(?!\d)", f.s) and Fraction(text) != m + Fraction(
                 s, 60
             ):
-                return f"{m} min {s} s is {float(m + Fraction(s, 60)):.4g} minutes, not {text}: seconds are not hundredths of a minute"
+                return (
+                    f"{m} min {s} s is {float(m + Fraction(s, 60)):.4g} minutes, not {text}: "
+                    f"seconds are not hundredths of a minute"
+                )
     return ""
 
 
 # ---- quantities that neither add nor scale -----------------------------------------------------
 
 _CHANGE = re.compile(
-    r"\b(?:rise|rises|rose|increase|increases|increased|warm(?:s|ed|er)? (?:up )?by|heats? up by|goes up|went up|"
+    r"\b(?:rise|rises|rose|increase|increases|increased|warm(?:s|ed|er)? (?:up )?by|"
+    r"heats? up by|goes up|went up|"
     r"drops?|dropped|falls?|fell|cools?|cooled|colder|warmer|difference|change|by how many|climbs?|climbed)\b"
 )
 
@@ -281,7 +298,10 @@ def growth_scaled_by_age(f: ProblemFacts) -> str:
     ratio = ages[-1] / ages[0]
     measures = [g.value for g in f.givens if g.unit is not None and g.unit.dimension in ("length", "mass")]
     if any(f.final_answer in (m * ratio, m / ratio) for m in measures):
-        return f"growing is not proportional to age: being {_fmt(ratio)} times as old does not make one {_fmt(ratio)} times as big"
+        return (
+            f"growing is not proportional to age: being {_fmt(ratio)} times as old "
+            f"does not make one {_fmt(ratio)} times as big"
+        )
     return ""
 
 
@@ -329,7 +349,10 @@ def impossible_pace(f: ProblemFacts) -> str:
             )
             seconds = Fraction(time) * _SECONDS.get(time_unit, 3600)
             if seconds and metres / seconds > limit:
-                return f"{distance} {dist_unit} in {time} {time_unit} is {float(metres / seconds):.3g} m/s: no one can {verb} that fast"
+                return (
+                    f"{distance} {dist_unit} in {time} {time_unit} is {float(metres / seconds):.3g} m/s: "
+                    f"no one can {verb} that fast"
+                )
     return ""
 
 
@@ -342,7 +365,7 @@ _BREATHS = re.compile(r"\bbreathes? (?:in )?(\d+) times (?:a|per|each|every|in a
 def impossible_body(f: ProblemFacts) -> str:
     """A heart beats about 40-200 times a minute; people breathe about 8-60 times a minute."""
     q = f.q.lower()
-    per_minute = {"second": 60, "minute": 1, "hour": Fraction(1, 60)}
+    per_minute: dict[str, int | Fraction] = {"second": 60, "minute": 1, "hour": Fraction(1, 60)}
     for pattern, low, high, what in (
         (_BEATS, 30, 220, "a heart beats"),
         (_BREATHS, 4, 70, "a person breathes"),
@@ -366,12 +389,16 @@ def angle_sums(q: str) -> str:
     ):
         if re.search(shape, q) and len(angles) == count and sum(angles) != total:
             shown = " + ".join(_fmt(a) for a in angles)
-            return f"the angles given add up to {shown} = {_fmt(sum(angles))}°, but a {shape.strip(chr(92) + 'b').split('|')[0]}'s add up to {total}°"
+            return (
+                f"the angles given add up to {shown} = {_fmt(cast(Fraction, sum(angles)))}°, "
+                f"but a {shape.strip(chr(92) + 'b').split('|')[0]}'s add up to {total}°"
+            )
     return ""
 
 
 _MEAN_TOTAL = re.compile(
-    r"\b(\d+) [a-z]+ (?:have|has|with|had)\b[^.?!]{0,15}?\b(?:mean|average)\b[^.?!]{0,20}?\b(?:of|is) (\d+(?:\.\d+)?)"
+    r"\b(\d+) [a-z]+ (?:have|has|with|had)\b[^.?!]{0,15}?\b(?:mean|average)\b"
+    r"[^.?!]{0,20}?\b(?:of|is) (\d+(?:\.\d+)?)"
     r"[^.?!]*?\btotal\b[^.?!]{0,20}?\b(?:of|is) (\d+(?:\.\d+)?)"
 )
 
@@ -396,8 +423,9 @@ _COLLECTIVE = {
 
 _NOT_NOUNS = {
     "in", "on", "at", "to", "of", "for", "by", "and", "or", "but", "more", "less", "fewer", "each", "per",
-    "times", "a", "an", "the", "is", "are", "was", "were", "with", "from", "into", "left", "all", "his", "her",
-    "their", "its", "this", "that", "than", "as", "so", "then", "new", "old", "years", "year", "percent",
+    "times", "a", "an", "the", "is", "are", "was", "were", "with", "from", "into", "left", "all", "his",
+    "her", "their", "its", "this", "that", "than", "as", "so", "then", "new", "old", "years", "year",
+    "percent",
 }  # fmt: skip
 
 
@@ -430,5 +458,8 @@ def unlike_sum(f: ProblemFacts) -> str:
                 n for k in kinds if target not in k for n in k if n not in _COLLECTIVE and n != target
             }
             if strangers and all(len(k) == 1 for k in kinds if k):
-                return f"the question asks how many {asked.group(1)}; the sum also counts {', '.join(sorted(strangers))}"
+                return (
+                    f"the question asks how many {asked.group(1)}; "
+                    f"the sum also counts {', '.join(sorted(strangers))}"
+                )
     return ""

@@ -24,7 +24,8 @@ _TOKEN = re.compile(
   | (?P<num>\d+(?:\.\d+)?)
   | (?P<cur>[$£€])
   | (?P<unit>(?:{UNIT_PATTERN})(?![\w/]))
-  | (?P<eq>=|≈|(?:,\s*)?\b(?:which\s+is|that\s+is)\b|\b(?:comes?\s+to|is|are|makes?|gives?|equals?|leaves|was)\b)
+  | (?P<eq>=|≈|(?:,\s*)?\b(?:which\s+is|that\s+is)\b|"""
+    rf"""\b(?:comes?\s+to|is|are|makes?|gives?|equals?|leaves|was)\b)
   | (?P<op>[+\-×÷/^²³√%])
   | (?P<lp>\()
   | (?P<rp>\))
@@ -45,7 +46,8 @@ WORD_OPS = [
     (re.compile(r"\btwice (?=\d)", re.I), "2 × "),
     (
         re.compile(
-            r"\b(?:divided by|shared (?:out )?(?:equally )?(?:among|between)|split (?:equally )?(?:among|between))\b",
+            r"\b(?:divided by|shared (?:out )?(?:equally )?(?:among|between)|"
+            r"split (?:equally )?(?:among|between))\b",
             re.I,
         ),
         "÷",
@@ -54,7 +56,8 @@ WORD_OPS = [
     # "twenty-five and eighteen make forty-one"
     (
         re.compile(
-            r"\b(\d+(?:\.\d+)?) and (\d+(?:\.\d+)?) (?=(?:make|makes|come to|comes to|equal|equals|give|gives) \d)",
+            r"\b(\d+(?:\.\d+)?) and (\d+(?:\.\d+)?) "
+            r"(?=(?:make|makes|come to|comes to|equal|equals|give|gives) \d)",
             re.I,
         ),
         r"\1 + \2 ",

@@ -212,9 +212,12 @@ def _check_pair(
     (qa, ops_a), (qb, ops_b) = a, b
     if right.link in _WORD_EQ and ops_a == 0 and not _conversion(qa, qb):
         return  # "the answer is 5": a linking word, not a computation
-    if _bare_percent(left) != _bare_percent(right) and not (_percent(left) and _percent(right)):
-        if not (_decimal(left) or _decimal(right)):
-            return  # "15 % is 60 pupils": a share of a whole the sentence leaves implicit
+    if (
+        _bare_percent(left) != _bare_percent(right)
+        and not (_percent(left) and _percent(right))
+        and not (_decimal(left) or _decimal(right))
+    ):
+        return  # "15 % is 60 pupils": a share of a whole the sentence leaves implicit
     if _in_chain_unit(qa, qb, units or set()):
         return  # "1 minute 20 seconds = 60 + 20 = 80 seconds": the chain's own unit
     if right.remainder is not None:
@@ -296,8 +299,8 @@ def _converted_by_factor(left: _Side, a: Quantity, b: Quantity) -> bool:
         return False
     factor = b.unit.scale / a.unit.scale
     numbers = {Fraction(t.text) for t in left.toks if t.kind == "num"}
-    return (factor in numbers or 1 / factor in numbers) and abs(float(a.value) - float(b.value)) <= 1e-9 * max(
-        1.0, abs(float(b.value))
+    return (factor in numbers or 1 / factor in numbers) and (
+        abs(float(a.value) - float(b.value)) <= 1e-9 * max(1.0, abs(float(b.value)))
     )
 
 
