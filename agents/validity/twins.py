@@ -41,7 +41,8 @@ def stuffed(item: LabelledItem) -> list[Twin]:
         Twin(
             "bloom-verbs",
             Problem(
-                question=f"{q} Explain why your method works, compare it with another method and justify each step.",
+                question=f"{q} Explain why your method works, compare it with another method "
+                "and justify each step.",
                 solution=f"{s} In general, this method works for any numbers, so the reasoning is sound.",
             ),
         ),
@@ -55,8 +56,10 @@ def stuffed(item: LabelledItem) -> list[Twin]:
         Twin(
             "analysis-words",
             Problem(
-                question=f"{q} Analyse how the quantities are related and evaluate whether your answer is reasonable.",
-                solution=f"We identify the key quantities, apply the correct operation and check the answer. {s}",
+                question=f"{q} Analyse how the quantities are related and evaluate whether your "
+                "answer is reasonable.",
+                solution="We identify the key quantities, apply the correct operation and check the "
+                f"answer. {s}",
             ),
         ),
     ]

@@ -147,7 +147,9 @@ async def test_holistic_gives_five_keys_and_suggestions_about_this_problem() -> 
 
 
 # Flawed tune items the rubric is known to pass, and why (a deterministic check cannot reach them).
-KNOWN_MISSES = {"irrel-03": "adds the cinema's staff to its tickets: only world knowledge says staff take no seats"}
+KNOWN_MISSES = {
+    "irrel-03": "adds the cinema's staff to its tickets: only world knowledge says staff take no seats"
+}
 
 
 async def test_no_twin_of_the_tune_split_is_accepted() -> None:
@@ -195,7 +197,8 @@ def test_a_fraction_on_the_right_is_read_whole() -> None:
 
 async def test_the_reviser_speaks_about_the_problem_at_hand() -> None:
     bakery = Problem(
-        question="A bakery packs 24 muffins in each box. It fills 15 boxes and sells 9. How many muffins are left?",
+        question="A bakery packs 24 muffins in each box. It fills 15 boxes and sells 9. "
+        "How many muffins are left?",
         solution="15 - 9 = 6 boxes; 6 × 24 = 124 muffins.",
     )
     deltas: list[str] = []
