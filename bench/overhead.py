@@ -54,7 +54,7 @@ async def single_runs(base_url: str, runs: int) -> int:
     calls = 0
     async with PanelFactory(ModelRegistry({"sim": spec}), {}) as factory:
         panel = factory.build("sim", "sim")
-        context = RunContext(judges=panel.judges, reviser=panel.reviser, policy=get_policy("default"))
+        context = RunContext.of(panel, get_policy("default"))
         for _ in range(runs):
             result = await run_refinement(PROBLEM, context)
             calls += result.usage.calls

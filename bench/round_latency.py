@@ -58,7 +58,7 @@ async def measure(server: SimulatorServer, latency: float, repeats: int) -> dict
     spec = ModelSpec(name="sim", model="sim", base_url=server.base_url, max_concurrency=16)
     async with PanelFactory(ModelRegistry({"sim": spec}), {}) as factory:
         panel = factory.build("sim", "sim")
-        context = RunContext(panel.judges, panel.reviser, get_policy("default", max_rounds=2))
+        context = RunContext.of(panel, get_policy("default", max_rounds=2))
         return await _measure(server, context, latency, repeats)
 
 

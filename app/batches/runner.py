@@ -169,7 +169,7 @@ class BatchRunner:
         try:  # anything that goes wrong fails this item alone, never leaves it 'running'
             policy = get_policy(batch.policy, max_rounds=batch.max_rounds)
             panel = self.factory.build(batch.judge_model, item.model, self.cache if batch.use_cache else None)
-            context = RunContext(judges=panel.judges, reviser=panel.reviser, policy=policy)
+            context = RunContext.of(panel, policy)
             result = await (
                 run_control(problem, context) if item.arm == "control" else run_refinement(problem, context)
             )

@@ -49,7 +49,7 @@ async def validate(
 ) -> dict[str, Any]:
     """Judge every version of ``items`` with ``judge_model``'s panel; measures per split."""
     panel = factory.build(judge_model, judge_model)
-    context = RunContext(judges=panel.judges, reviser=panel.reviser, policy=get_policy(policy))
+    context = RunContext.of(panel, get_policy(policy))
     judged = await bench(items, context, twins=twins, concurrency=concurrency)
     splits = [s for s in SPLITS if s == "all" or any(i.split == s for i in items)]
     summaries = {split: summarise(judged, split) for split in splits}
