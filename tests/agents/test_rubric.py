@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from agents.rubric.repairs import repair
 from agents.schemas import JUDGES, HolisticVerdict, JudgeName, Problem
 from agents.validity.labels import read_labelled
 from agents.validity.twins import paraphrase, stuffed
+from agents.verify.text import with_digits
 from graphs.context import RunContext
 from graphs.scoring import get_policy
 from graphs.validity import judge_once
@@ -221,3 +223,19 @@ async def test_the_reviser_repairs_the_orchestra_in_its_own_words() -> None:
     assert revision.problem is not None and "same time however many take part" in revision.problem.question
     assert "40 minutes" in revision.problem.solution and "40 minutes" in revision.thinking
     assert min((await scores(revision.problem, ORCHESTRA)).values()) >= 85
+
+
+async def test_no_repair_of_the_labelled_set_brings_a_number_into_the_question() -> None:
+    """The reviser edits parsed spans: a repaired question never gains a number the writer did not
+    give (a corrupted repair would: 13 + 3 = 3 rewritten across the text as 116 + 16)."""
+    number = re.compile(r"\d+(?:\.\d+)?")
+    for item in (i for i in read_labelled(SET) if i.kind == "flawed" and i.split == "tune"):
+        problem = item.problem
+        revision = await RubricReviser().revise(
+            RevisionRequest(1, problem, problem, await findings(problem), ()), lambda _: None
+        )
+        if revision.problem is None:
+            continue
+        before = set(number.findall(with_digits(problem.question)))
+        after = set(number.findall(with_digits(revision.problem.question)))
+        assert after <= before, f"{item.id}: {sorted(after - before)}"
