@@ -11,7 +11,7 @@ import re
 from fractions import Fraction
 
 from agents.rubric import world
-from agents.rubric.facts import ProblemFacts, as_fraction
+from agents.rubric.facts import ProblemFacts, as_fraction, show
 from agents.verify.expressions import variables
 from agents.verify.text import disguised
 from agents.verify.units import UNIT_PATTERN, Unit, unit
@@ -64,7 +64,7 @@ def invented(f: ProblemFacts) -> Result:
     strangers = [s for s in f.untraced if s not in wrong]
     if not strangers:
         return world.missing_measure(f)
-    shown = ", ".join(_show(v) for v in strangers[:3])
+    shown = ", ".join(show(v) for v in strangers[:3])
     return f"the solution uses {shown}, which the question neither gives nor lets a solver work out"
 
 
@@ -87,10 +87,6 @@ def one_task(f: ProblemFacts) -> Result:
     if len(questions) > 1:
         return f"the problem asks {len(questions)} things; a pupil should be given one clear task"
     return ""
-
-
-def _show(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
 
 
 # ---- does the solution answer what is asked -------------------------------------------------
@@ -464,7 +460,7 @@ def _trial_product(f: ProblemFacts) -> bool:
     """'8 loaves need 8 × 600 = 4800 g': the count found by multiplying the part up to the whole."""
     if f.final_answer is None:
         return False
-    answer = _show(f.final_answer)
+    answer = show(f.final_answer)
     return bool(re.search(rf"(?<![\d.]){answer} ?×|× ?{answer}(?![\d.])", f.s))
 
 
@@ -943,10 +939,6 @@ def _sprint(f: ProblemFacts) -> str:
     return ""
 
 
-def _fmt(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
-
-
 # ---- percentages and fractions of the right whole --------------------------------------------
 
 _SUCCESSIVE = re.compile(
@@ -1025,7 +1017,7 @@ def _stop_in_moving_time(q: str, s: str, f: ProblemFacts) -> str:
         return ""
     minutes = Fraction(stop.group(1) or stop.group(2))
     hours = minutes / 60
-    if re.search(rf"\+ ?{_fmt(hours)}\b|\+ ?{_fmt(minutes)}\b", s):
+    if re.search(rf"\+ ?{show(hours)}\b|\+ ?{show(minutes)}\b", s):
         return f"the {float(minutes):g}-minute stop is not time spent moving, yet the solution adds it"
     return ""
 
@@ -1034,7 +1026,7 @@ def _hypotenuse_as_height(q: str, s: str, f: ProblemFacts) -> str:
     if not re.search(r"right[- ]angled|right triangle", q) or "area" not in f.target:
         return ""
     sides = [Fraction(x) for x in re.findall(r"(\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b", q)]
-    if len(sides) >= 3 and re.search(rf"× ?{_fmt(max(sides))}\b|{_fmt(max(sides))} ?×", s):
+    if len(sides) >= 3 and re.search(rf"× ?{show(max(sides))}\b|{show(max(sides))} ?×", s):
         return (
             f"the longest side ({float(max(sides)):g}) is not a height of a right-angled triangle; "
             "the two shorter sides are"
@@ -1064,7 +1056,7 @@ def _payments(q: str, s: str, f: ProblemFacts) -> str:
     if divisors and Fraction(count.group(1)) not in divisors:
         return (
             f"the amount is paid in {count.group(1)} payments, "
-            f"but the solution divides by {', '.join(_fmt(d) for d in divisors)}"
+            f"but the solution divides by {', '.join(show(d) for d in divisors)}"
         )
     return ""
 

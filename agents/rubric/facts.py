@@ -77,6 +77,11 @@ VAGUE = re.compile(
 )
 
 
+def show(value: Fraction) -> str:
+    """A number as a writer would put it: 12, 0.75."""
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+
 def as_fraction(text: str) -> Fraction:
     """'4 1/2' → 9/2, '0.75' → 3/4."""
     if " " in text:

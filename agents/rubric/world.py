@@ -14,14 +14,10 @@ import re
 from fractions import Fraction
 from typing import cast
 
-from agents.rubric.facts import ProblemFacts, as_fraction
+from agents.rubric.facts import ProblemFacts, as_fraction, show
 from agents.verify.units import UNIT_PATTERN, Unit, unit
 
 _NUM = r"(\d+(?:\.\d+)?)"
-
-
-def _fmt(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
 
 
 def _lengths(q: str) -> list[tuple[Fraction, Unit]]:
@@ -150,8 +146,8 @@ def rate_direction(f: ProblemFacts) -> str:
     right, inverse = tops[0] / bottoms[0], bottoms[0] / tops[0]
     if right != inverse and f.final_answer == inverse:
         return (
-            f"{asked.group(1)} per {asked.group(2)} is {_fmt(tops[0])} ÷ {_fmt(bottoms[0])}; "
-            f"the solution divides the other way ({_fmt(bottoms[0])} ÷ {_fmt(tops[0])})"
+            f"{asked.group(1)} per {asked.group(2)} is {show(tops[0])} ÷ {show(bottoms[0])}; "
+            f"the solution divides the other way ({show(bottoms[0])} ÷ {show(tops[0])})"
         )
     return ""
 
@@ -193,11 +189,11 @@ def perimeter_or_area(f: ProblemFacts) -> str:
         return ""
     if _ASKS_PERIMETER.search(target) and not _ASKS_AREA.search(target) and f.final_answer in (area, a + b):
         return (
-            f"the distance around is 2 × ({_fmt(a)} + {_fmt(b)}) = {_fmt(around)}; "
-            f"the solution gives {_fmt(f.final_answer)}"
+            f"the distance around is 2 × ({show(a)} + {show(b)}) = {show(around)}; "
+            f"the solution gives {show(f.final_answer)}"
         )
     if _ASKS_AREA.search(target) and not _ASKS_PERIMETER.search(target) and f.final_answer in (around, a + b):
-        return f"the area is {_fmt(a)} × {_fmt(b)} = {_fmt(area)}; the solution gives the distance around"
+        return f"the area is {show(a)} × {show(b)} = {show(area)}; the solution gives the distance around"
     return ""
 
 
@@ -299,8 +295,8 @@ def growth_scaled_by_age(f: ProblemFacts) -> str:
     measures = [g.value for g in f.givens if g.unit is not None and g.unit.dimension in ("length", "mass")]
     if any(f.final_answer in (m * ratio, m / ratio) for m in measures):
         return (
-            f"growing is not proportional to age: being {_fmt(ratio)} times as old "
-            f"does not make one {_fmt(ratio)} times as big"
+            f"growing is not proportional to age: being {show(ratio)} times as old "
+            f"does not make one {show(ratio)} times as big"
         )
     return ""
 
@@ -388,9 +384,9 @@ def angle_sums(q: str) -> str:
         (r"\bquadrilateral\b|\brectangle\b|\bparallelogram\b|\btrapezi\w+|\bkite\b", 360, 4),
     ):
         if re.search(shape, q) and len(angles) == count and sum(angles) != total:
-            shown = " + ".join(_fmt(a) for a in angles)
+            shown = " + ".join(show(a) for a in angles)
             return (
-                f"the angles given add up to {shown} = {_fmt(cast(Fraction, sum(angles)))}°, "
+                f"the angles given add up to {shown} = {show(cast(Fraction, sum(angles)))}°, "
                 f"but a {shape.strip(chr(92) + 'b').split('|')[0]}'s add up to {total}°"
             )
     return ""
@@ -408,7 +404,7 @@ def mean_and_total(q: str) -> str:
     for count, mean, total in _MEAN_TOTAL.findall(q):
         n, m, t = Fraction(count), Fraction(mean), Fraction(total)
         if n * m != t:
-            return f"{_fmt(n)} with a mean of {_fmt(m)} total {_fmt(n * m)}, not {_fmt(t)}"
+            return f"{show(n)} with a mean of {show(m)} total {show(n * m)}, not {show(t)}"
     return ""
 
 
