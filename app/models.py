@@ -84,6 +84,33 @@ class Run(SQLModel, table=True):
     result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     created_at: datetime = _ts()
     finished_at: datetime | None = _ts(nullable=True)
+    # The process executing the run holds it until lease_until and renews it while it runs; once
+    # the lease lapses (the process died), any live process may claim the run and resume it.
+    lease_owner: str | None = Field(default=None, max_length=100)
+    lease_until: datetime | None = _ts(nullable=True)
+
+
+class WebhookDelivery(SQLModel, table=True):
+    """One webhook to send (the transactional outbox): written with the run's end state, sent by
+    any process, retried with backoff across restarts, and kept as the run's delivery log."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (Index("ix_webhook_deliveries_status_next", "status", "next_attempt_at"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    run_id: str = Field(foreign_key="runs.id", index=True)
+    event: str = Field(max_length=64)
+    url: str = Field(sa_column=Column(Text, nullable=False))
+    payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    status: str = Field(max_length=16)  # pending, delivered, failed (attempts exhausted or refused)
+    attempts: int = 0
+    next_attempt_at: datetime = _ts()
+    last_status_code: int | None = None
+    last_error: str | None = Field(default=None, sa_column=Column(Text))
+    lease_owner: str | None = Field(default=None, max_length=100)
+    lease_until: datetime | None = _ts(nullable=True)
+    created_at: datetime = _ts()
+    delivered_at: datetime | None = _ts(nullable=True)
 
 
 class Round(SQLModel, table=True):
@@ -256,6 +283,7 @@ class BatchItem(SQLModel, table=True):
     attempts: int = 0
     claimed_by: str | None = Field(default=None, max_length=100)
     claimed_at: datetime | None = _ts(nullable=True)
+    lease_until: datetime | None = _ts(nullable=True)  # renewed by the claiming worker while it runs
     finished_at: datetime | None = _ts(nullable=True)
     error: str | None = Field(default=None, sa_column=Column(Text))
     failure: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))

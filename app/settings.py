@@ -43,10 +43,27 @@ class Settings(BaseSettings):
     webhook_attempts: int = Field(default=5, ge=1, le=20)
     webhook_backoff_s: float = Field(default=1.0, description="First retry delay; doubles each time")
     webhook_timeout_s: float = Field(default=10.0)
+    webhook_poll_s: float = Field(
+        default=5.0, description="How often a process looks for due webhook deliveries in the outbox"
+    )
+
+    run_lease_s: float = Field(
+        default=30.0, gt=0, description="A run's claim lapses this long after its last renewal"
+    )
+    run_heartbeat_s: float = Field(
+        default=10.0, gt=0, description="How often an executing run's lease is renewed"
+    )
+    run_sweep_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="How often a process looks for runs to take over (queued, or lease lapsed)",
+    )
 
     broker_url: str | None = Field(default=None, description="redis://... to run batches on workers")
     batch_concurrency: int = Field(default=8, ge=1, description="Batch items in flight per process")
-    batch_lease_s: float = Field(default=600.0, description="A claimed item is re-runnable after this")
+    batch_lease_s: float = Field(
+        default=30.0, gt=0, description="A claimed item is re-runnable this long after its last renewal"
+    )
     batch_outage_s: float = Field(default=300.0, description="Items wait this long for the database")
     batch_grace_s: float = Field(default=30.0, description="Shutdown: in-flight items may finish")
     limits_url: str | None = Field(
