@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Subquery, and_, func, insert, literal, or_, true, type_coerce, union_all, update
@@ -144,12 +144,40 @@ async def claim(session: AsyncSession, item_id: int, worker: str, lease: timedel
             col(BatchItem.batch_id).in_(active),
             or_(
                 col(BatchItem.status) == "pending",
-                and_(col(BatchItem.status) == "running", col(BatchItem.claimed_at) < now - lease),
+                and_(col(BatchItem.status) == "running", _lapsed(now)),
             ),
         )
-        .values(status="running", claimed_by=worker, claimed_at=now, attempts=BatchItem.attempts + 1)
+        .values(
+            status="running",
+            claimed_by=worker,
+            claimed_at=now,
+            lease_until=now + lease,
+            attempts=BatchItem.attempts + 1,
+        )
     )
     return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
+
+
+def _lapsed(now: datetime) -> Any:
+    """A running item's claim lapsed: its worker stopped renewing it (it died or lost the database)."""
+    return or_(col(BatchItem.lease_until).is_(None), col(BatchItem.lease_until) < now)
+
+
+async def renew(session: AsyncSession, item_ids: Sequence[int], worker: str, lease: timedelta) -> set[int]:
+    """Extend this worker's claims on ``item_ids`` while it runs them; the ids it still holds."""
+    if not item_ids:
+        return set()
+    statement = (
+        update(BatchItem)
+        .where(
+            col(BatchItem.id).in_(item_ids),
+            col(BatchItem.status) == "running",
+            col(BatchItem.claimed_by) == worker,
+        )
+        .values(lease_until=utcnow() + lease)
+        .returning(col(BatchItem.id))
+    )
+    return {i for i in (await session.execute(statement)).scalars().all() if i is not None}
 
 
 async def complete(session: AsyncSession, item_id: int, worker: str, **values: Any) -> bool:
@@ -171,7 +199,7 @@ async def release(session: AsyncSession, worker: str) -> int:
     statement = (
         update(BatchItem)
         .where(col(BatchItem.status) == "running", col(BatchItem.claimed_by) == worker)
-        .values(status="pending", claimed_by=None, claimed_at=None)
+        .values(status="pending", claimed_by=None, claimed_at=None, lease_until=None)
     )
     return int((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
 
@@ -211,7 +239,7 @@ async def totals(session: AsyncSession, batch_id: str) -> dict[str, float]:
     }
 
 
-async def stalled(session: AsyncSession, stall: timedelta, lease: timedelta) -> list[int]:
+async def stalled(session: AsyncSession, stall: timedelta) -> list[int]:
     """Items to send again: pending or lease-expired items of active batches with no activity lately.
 
     Messages can be stranded in a dead worker's hands; the database, not the queue, decides what is
@@ -233,7 +261,7 @@ async def stalled(session: AsyncSession, stall: timedelta, lease: timedelta) -> 
         col(BatchItem.batch_id).in_(quiet),
         or_(
             col(BatchItem.status) == "pending",
-            and_(col(BatchItem.status) == "running", col(BatchItem.claimed_at) < now - lease),
+            and_(col(BatchItem.status) == "running", _lapsed(now)),
         ),
     )
     return [i for i in (await session.execute(query)).scalars().all() if i is not None]

@@ -82,7 +82,7 @@ class BatchRunner:
             await asyncio.sleep(every_s)
             try:
                 async with short_session(self.sessions) as session:
-                    ids = await repo.stalled(session, timedelta(seconds=every_s), self.lease)
+                    ids = await repo.stalled(session, timedelta(seconds=every_s))
                 if ids:
                     log.info("batch.resent_stalled_items", count=len(ids))
                     await enqueue(broker, ids)
@@ -114,7 +114,7 @@ class BatchRunner:
 
         try:
             async with short_session(self.sessions) as session:
-                ids = await repo.stalled(session, timedelta(0), self.lease)
+                ids = await repo.stalled(session, timedelta(0))
         except DBAPIError:  # e.g. not migrated yet: start anyway, /readyz reports it
             log.warning("batch.resume_skipped", reason="database not ready")
             return 0
@@ -126,9 +126,31 @@ class BatchRunner:
             return claimed
         batch, item, problem = claimed
         with structlog.contextvars.bound_contextvars(batch_id=batch.id, item_id=item_id):
-            outcome = await self._run(batch, item, problem)
+            outcome = await self._holding(item_id, self._run(batch, item, problem))
         await self._db(lambda session: self._after(session, batch.id))
         return outcome
+
+    async def _holding(self, item_id: int, work: Awaitable[str]) -> str:
+        """Run ``work`` while renewing the item's lease every third of it; if the lease is lost
+        (another worker took the item after this one could not renew in time), stop the work."""
+        task: asyncio.Task[str] = asyncio.ensure_future(work)
+        every = self.lease.total_seconds() / 3
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=every)
+            if done:
+                return task.result()
+            try:
+                async with short_session(self.sessions) as session:
+                    held = await repo.renew(session, [item_id], self.worker, self.lease)
+            except DBAPIError as exc:  # the database is away: the lease may lapse, the result will tell
+                log.warning("batch.lease_renewal_failed", error=type(exc).__name__)
+                continue
+            if not held:
+                log.warning("batch.lease_lost", item_id=item_id)
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                return "lost-claim"
 
     async def _claim(self, session: AsyncSession, item_id: int) -> str | tuple[Batch, BatchItem, Problem]:
         """The item, its batch and problem if this worker may run it; otherwise why not."""

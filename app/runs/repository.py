@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import and_, delete, func, or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
@@ -167,6 +168,95 @@ async def events_after(
     return (await session.execute(query)).scalars().all()
 
 
+UNFINISHED = ("queued", "running")
+
+
+async def claim_run(session: AsyncSession, run_id: str, owner: str, lease: timedelta) -> bool:
+    """Take (or keep) an unfinished run: free, already ours, or held under a lapsed lease.
+
+    One conditional update, so of any number of processes racing for a run exactly one wins.
+    """
+    now = utcnow()
+    statement = (
+        update(Run)
+        .where(
+            col(Run.id) == run_id,
+            col(Run.status).in_(UNFINISHED),
+            or_(
+                col(Run.lease_owner).is_(None),
+                col(Run.lease_owner) == owner,
+                col(Run.lease_until) < now,
+            ),
+        )
+        .values(lease_owner=owner, lease_until=now + lease)
+    )
+    return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
+
+
+async def renew_leases(
+    session: AsyncSession, run_ids: Collection[str], owner: str, lease: timedelta
+) -> set[str]:
+    """Extend this process's leases on ``run_ids``; the ids it still holds (the others were lost:
+    the run ended elsewhere, was cancelled by another process, or was taken over)."""
+    if not run_ids:
+        return set()
+    statement = (
+        update(Run)
+        .where(col(Run.id).in_(run_ids), col(Run.lease_owner) == owner, col(Run.status).in_(UNFINISHED))
+        .values(lease_until=utcnow() + lease)
+        .returning(col(Run.id))
+    )
+    return set((await session.execute(statement)).scalars().all())
+
+
+async def release_leases(session: AsyncSession, owner: str) -> int:
+    """Hand back this process's unfinished runs (a graceful stop): any process may take them now."""
+    statement = (
+        update(Run)
+        .where(col(Run.lease_owner) == owner, col(Run.status).in_(UNFINISHED))
+        .values(lease_owner=None, lease_until=None)
+    )
+    return int((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
+
+
+async def claimable_runs(session: AsyncSession, limit: int) -> list[str]:
+    """Unfinished runs nobody holds: never claimed, released, or under a lapsed lease; oldest first."""
+    query = (
+        select(col(Run.id))
+        .where(
+            col(Run.status).in_(UNFINISHED),
+            or_(col(Run.lease_owner).is_(None), and_(col(Run.lease_until) < utcnow())),
+        )
+        .order_by(col(Run.created_at))
+        .limit(limit)
+    )
+    return list((await session.execute(query)).scalars().all())
+
+
+async def discard_unfinished_thinking(session: AsyncSession, run_id: str) -> list[int]:
+    """Delete the think-aloud of revise steps that never finished (no ``revision.proposed`` for the
+    round): the resumed step thinks again, and its think-aloud is the one the transcript keeps.
+    Returns the rounds whose partial think-aloud was dropped."""
+    rows = (
+        await session.execute(
+            select(col(TranscriptEvent.id), col(TranscriptEvent.type), col(TranscriptEvent.data)).where(
+                col(TranscriptEvent.run_id) == run_id,
+                col(TranscriptEvent.type).in_(("reviser.thinking", "revision.proposed")),
+            )
+        )
+    ).all()
+    proposed = {int(data.get("round", 0)) for _, kind, data in rows if kind == "revision.proposed"}
+    stale = {
+        row_id: int(data.get("round", 0))
+        for row_id, kind, data in rows
+        if kind == "reviser.thinking" and int(data.get("round", 0)) not in proposed
+    }
+    if stale:
+        await session.execute(delete(TranscriptEvent).where(col(TranscriptEvent.id).in_(stale)))
+    dropped = sorted(set(stale.values()))
+    return dropped
+
+
 async def finish_run(
     session: AsyncSession,
     run_id: str,
@@ -174,12 +264,32 @@ async def finish_run(
     stop_reason: str,
     result: dict[str, Any] | None,
     failure: dict[str, Any] | None = None,
-) -> None:
-    """Set a run's terminal state (its outcome, why, and the failure's cause if it ended in error)."""
-    run = await session.get(Run, run_id)
-    if run is not None:
-        run.status, run.stop_reason, run.result, run.finished_at = status, stop_reason, result, utcnow()
-        run.failure = failure
+    owner: str | None = None,
+) -> bool:
+    """Set a run's terminal state (its outcome, why, and the failure's cause if it ended in error).
+
+    Only an unfinished run ends, and with ``owner`` only while that process still holds it: a run
+    cancelled or taken over elsewhere keeps the end state it got there. False when nothing changed.
+    """
+    conditions = [col(Run.id) == run_id, col(Run.status).in_(UNFINISHED)]
+    if owner is not None:
+        conditions.append(col(Run.lease_owner) == owner)
+    statement = (
+        update(Run)
+        .where(*conditions)
+        .values(
+            status=status,
+            stop_reason=stop_reason,
+            result=result,
+            failure=failure,
+            finished_at=utcnow(),
+            lease_until=None,
+        )
+    )
+    changed = bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
+    if changed:
+        session.expire_all()  # objects loaded earlier in this session show the end state
+    return changed
 
 
 async def trace_rows(

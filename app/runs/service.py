@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
-from collections.abc import Awaitable, Callable
+import os
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -13,13 +17,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StreamMode
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from sqlmodel import col, select
 
 from agents.panel import PanelFactory
 from agents.schemas import Problem
 from app.db import short_session
 from app.metrics import ServiceMetrics
-from app.models import ProblemRow, Run, TranscriptEvent
+from app.models import ProblemRow, Run, TranscriptEvent, utcnow
 from app.runs import repository as repo
 from app.runs.schemas import TERMINAL
 from app.runs.stream import Notifier, StreamEvent
@@ -50,8 +53,19 @@ class _Transcript:
     keys: set[str]
 
 
+class LeaseLost(Exception):
+    """This process no longer holds the run: it ended or was cancelled elsewhere, or was taken over."""
+
+
 class RunExecutor:
-    """Runs refinement graphs as background tasks and records everything they produce."""
+    """Runs refinement graphs as background tasks and records everything they produce.
+
+    Every run is a durable job. A process executes a run only while it holds the run's lease (one
+    conditional update claims it), renews the lease while the run executes, and hands it back on a
+    graceful stop; a run whose lease lapsed (its process died) is taken over by whichever live
+    process sweeps first, and resumes from its last checkpoint. So any number of API processes can
+    share one database without executing a run twice, and none waits for a restart.
+    """
 
     def __init__(
         self,
@@ -65,22 +79,82 @@ class RunExecutor:
         self.sessions, self.graph, self.factory = sessions, graph, factory
         self.settings, self.metrics, self.http = settings, metrics, http
         self.notifier = Notifier()
+        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+        self.lease = timedelta(seconds=settings.run_lease_s)
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._lost: set[str] = set()
         self._transcripts: dict[str, _Transcript] = {}
         self._deliveries: set[asyncio.Task[bool]] = set()
         self._closing = False
 
+    def lease_deadline(self) -> datetime:
+        """When a lease taken now lapses (a run created here is held by this process from the start)."""
+        return utcnow() + self.lease
+
     def submit(self, run_id: str) -> None:
-        """Start (or resume) a run in the background."""
-        if run_id not in self._tasks:
+        """Start (or resume) a run in the background, if this process can claim it."""
+        if run_id not in self._tasks and not self._closing:
             task = asyncio.create_task(self._execute(run_id), name=f"run-{run_id}")
             self._tasks[run_id] = task
             task.add_done_callback(lambda _: self._stopped(run_id))
 
     def _stopped(self, run_id: str) -> None:
         self._tasks.pop(run_id, None)
+        self._lost.discard(run_id)
         self._transcripts.pop(run_id, None)
         self.notifier.forget(run_id)
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Claim and execute runs until exit: a sweep takes queued runs and runs whose lease lapsed
+        (the first sweep resumes what a previous life of this service left), a heartbeat renews the
+        leases held here. On exit, tasks stop and their runs are handed back for any process."""
+        loops = [
+            asyncio.create_task(self._every(self.settings.run_sweep_s, self.sweep), name="runs-sweep"),
+            asyncio.create_task(
+                self._every(self.settings.run_heartbeat_s, self.heartbeat), name="runs-lease"
+            ),
+        ]
+        try:
+            yield
+        finally:
+            for loop in loops:
+                loop.cancel()
+            await asyncio.gather(*loops, return_exceptions=True)
+            await self.shutdown()
+
+    async def _every(self, seconds: float, work: Callable[[], Awaitable[object]]) -> None:
+        while True:
+            try:
+                await work()
+            except (DBAPIError, OSError) as exc:  # the database is away: try again next time
+                log.warning("runs.background_failed", work=work.__name__, error=type(exc).__name__)
+            await asyncio.sleep(seconds)
+
+    async def sweep(self) -> int:
+        """Start every unfinished run that no live process holds; how many were started here."""
+        async with short_session(self.sessions) as session:
+            ids = await repo.claimable_runs(session, limit=100)
+        started = 0
+        for run_id in ids:
+            if run_id not in self._tasks:
+                self.submit(run_id)
+                started += 1
+        return started
+
+    async def heartbeat(self) -> set[str]:
+        """Renew this process's leases; stop any run whose lease was lost. Returns the lost ids."""
+        held = set(self._tasks)
+        if not held:
+            return set()
+        async with short_session(self.sessions) as session:
+            kept = await repo.renew_leases(session, held, self.worker, self.lease)
+        lost = {run_id for run_id in held - kept if run_id in self._tasks}
+        for run_id in lost:
+            log.warning("run.lease_lost", run_id=run_id)
+            self._lost.add(run_id)
+            self._tasks[run_id].cancel()
+        return lost
 
     async def wait(self, run_id: str, within_s: float) -> bool:
         """Wait for a run's task; True when it finished within ``within_s`` seconds."""
@@ -90,6 +164,10 @@ class RunExecutor:
         done, _ = await asyncio.wait({task}, timeout=within_s)
         return bool(done)
 
+    def executing(self, run_id: str) -> bool:
+        """Whether this process is executing the run now."""
+        return run_id in self._tasks
+
     def cancel(self, run_id: str) -> bool:
         """Cancel a running task; False when this process is not running it."""
         task = self._tasks.get(run_id)
@@ -98,35 +176,35 @@ class RunExecutor:
         task.cancel()
         return True
 
-    async def resume_unfinished(self) -> int:
-        """Restart every run left queued or running (by a stop or a crash)."""
-        try:
-            async with short_session(self.sessions) as session:
-                query = select(col(Run.id)).where(col(Run.status).in_(("queued", "running")))
-                ids = list((await session.execute(query)).scalars().all())
-        except DBAPIError:  # e.g. not migrated yet: start anyway, /readyz reports it
-            log.warning("runs.resume_skipped", reason="database not ready")
-            return 0
-        for run_id in ids:
-            self.submit(run_id)
-        return len(ids)
-
     async def shutdown(self) -> None:
-        """Stop every task; their runs stay 'running' and resume at the next start."""
+        """Stop every task and hand their runs back: they stay unfinished, and the next sweep of
+        any live process (or of this service's next start) resumes them from their checkpoints."""
         self._closing = True
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        try:
+            async with short_session(self.sessions) as session:
+                released = await repo.release_leases(session, self.worker)
+            if released:
+                log.info("runs.released", count=released)
+        except (DBAPIError, OSError):  # unreachable: the leases lapse instead
+            log.warning("runs.release_skipped", reason="database not reachable")
         if self._deliveries:
             await asyncio.wait(self._deliveries, timeout=self.settings.webhook_timeout_s)
 
     async def _execute(self, run_id: str) -> None:
         with structlog.contextvars.bound_contextvars(run_id=run_id):
             try:
+                async with short_session(self.sessions) as session:
+                    if not await repo.claim_run(session, run_id, self.worker, self.lease):
+                        return  # finished, or another live process holds it
                 await self._drive(run_id)
+            except LeaseLost:
+                log.warning("run.lease_lost", run_id=run_id)
             except asyncio.CancelledError:
-                if not self._closing:
+                if not self._closing and run_id not in self._lost:
                     await self._fail(run_id, "cancelled", "cancelled by request")
                 raise
             except Exception as exc:
@@ -182,9 +260,14 @@ class RunExecutor:
             run = await session.get(Run, run_id)
             assert run is not None
             run.status = "running"
+            # A revise step cut short will think again: only the finished attempt's think-aloud stays.
+            dropped = await repo.discard_unfinished_thinking(session, run_id) if resuming else []
         if resuming:
-            log.info("run.resumed")
-            await self._append(run_id, {"type": "run.resumed"}, None)
+            log.info("run.resumed", executor=self.worker)
+            event: dict[str, Any] = {"type": "run.resumed", "executor": self.worker}
+            if dropped:
+                event["discarded_thinking_rounds"] = dropped
+            await self._append(run_id, event, None)
         else:
             await self._append(run_id, {"type": "run.started"}, "run.started")
 
@@ -245,9 +328,17 @@ class RunExecutor:
             for outcome in result.revisions:
                 await repo.record_revision(session, run.id, outcome)
             failure = result.failure.model_dump() if result.failure else None
-            await repo.finish_run(
-                session, run.id, result.outcome, result.stop_reason, result.model_dump(mode="json"), failure
+            ended = await repo.finish_run(
+                session,
+                run.id,
+                result.outcome,
+                result.stop_reason,
+                result.model_dump(mode="json"),
+                failure,
+                owner=self.worker,
             )
+            if not ended:  # rolled back with the end event: the run's end state was set elsewhere
+                raise LeaseLost(run.id)
 
         event = (
             finished.model_dump(mode="json")
@@ -273,12 +364,16 @@ class RunExecutor:
             async with short_session(self.sessions) as session:
                 self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
         event = {"type": "run.failed", "status": status, "reason": reason}
-        await self._append(
-            run_id,
-            event,
-            "run.failed",
-            along=lambda session: repo.finish_run(session, run_id, status, reason, None),
-        )
+
+        async def store(session: AsyncSession) -> None:
+            if not await repo.finish_run(session, run_id, status, reason, None, owner=self.worker):
+                raise LeaseLost(run_id)
+
+        try:
+            await self._append(run_id, event, "run.failed", along=store)
+        except LeaseLost:
+            log.warning("run.lease_lost", run_id=run_id)
+            return
         self.metrics.observe_run(status, None, None)
         async with short_session(self.sessions) as session:
             run = await session.get(Run, run_id)

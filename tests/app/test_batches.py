@@ -194,14 +194,14 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
             session.add_all(
                 [
                     item(quiet, 0, "pending"),
-                    item(quiet, 1, "running", claimed_at=long_ago, claimed_by="dead"),
+                    item(quiet, 1, "running", claimed_at=long_ago, lease_until=long_ago, claimed_by="dead"),
                     item(quiet, 2, "done", claimed_at=long_ago, finished_at=long_ago),
                     item(busy, 0, "pending"),
                     item(busy, 1, "done", claimed_at=utcnow(), finished_at=utcnow()),
                 ]
             )
         async with short_session(sessions) as session:
-            found = await stalled(session, stall=timedelta(seconds=30), lease=timedelta(seconds=60))
+            found = await stalled(session, stall=timedelta(seconds=30))
             statuses = {
                 (await session.get(BatchItem, item_id)).status
                 for item_id in found  # type: ignore[union-attr]
