@@ -1,9 +1,12 @@
-"""Signed webhooks: HMAC-SHA256 over "<timestamp>.<body>", retried with exponential backoff."""
+"""Signed webhooks through a transactional outbox: a delivery row is written with the run's end
+state, then any live process claims it, POSTs it (HMAC-SHA256 over "<timestamp>.<body>") and
+records the attempt, retrying with backoff across restarts."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import hmac
 import ipaddress
@@ -11,17 +14,38 @@ import json
 import socket
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import structlog
+from sqlalchemy import or_, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlmodel import col, select
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from app.db import short_session
+from app.models import Run, WebhookDelivery, utcnow
+from app.settings import Settings
 
 log = structlog.get_logger(__name__)
 SIGNATURE_HEADER = "Thinkloop-Signature"
 TIMESTAMP_HEADER = "Thinkloop-Timestamp"
+EVENT_HEADER = "Thinkloop-Event"
+DELIVERY_HEADER = "Thinkloop-Delivery"
+_CLAIM_BATCH = 20  # deliveries claimed (and sent concurrently) per round
+
+
+class DeliveryStatus(StrEnum):
+    """A delivery's state: pending until delivered, or failed for good."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"  # attempts exhausted, or the target refused
 
 
 class DeliveryFailed(Exception):
@@ -88,6 +112,205 @@ def verify(secret: str, timestamp: str, body: bytes, signature: str, tolerance_s
     return hmac.compare_digest(sign(secret, timestamp, body), signature)
 
 
+def enqueue(session: AsyncSession, run: Run, event: str, payload: dict[str, Any]) -> WebhookDelivery | None:
+    """Add a pending delivery of ``event`` to the session (the caller commits it with the run's end
+    state, so a stored end state always has its webhook); None when the run has no webhook_url."""
+    if not run.webhook_url:
+        return None
+    body = {**payload, "type": event, "run_id": run.id}
+    delivery = WebhookDelivery(
+        run_id=run.id, event=event, url=run.webhook_url, payload=body, status=DeliveryStatus.PENDING
+    )
+    session.add(delivery)
+    return delivery
+
+
+def redeliver(session: AsyncSession, original: WebhookDelivery) -> WebhookDelivery:
+    """Add a new pending delivery with the original's event, payload and URL (a new delivery id)."""
+    again = WebhookDelivery(
+        run_id=original.run_id,
+        event=original.event,
+        url=original.url,
+        payload=original.payload,
+        status=DeliveryStatus.PENDING,
+    )
+    session.add(again)
+    return again
+
+
+def retry_delay(settings: Settings, attempts: int) -> timedelta:
+    """The wait after the ``attempts``-th failed attempt: THINKLOOP_WEBHOOK_BACKOFF_S, doubling, at
+    most 60 times that. (One expression: tenacity's waits want a RetryCallState, and here the retry
+    loop is the table, not a call stack.)"""
+    base = settings.webhook_backoff_s
+    return timedelta(seconds=min(base * 2 ** (attempts - 1), base * 60))
+
+
+@dataclasses.dataclass(frozen=True)
+class Attempt:
+    """What one POST of a delivery came to."""
+
+    status_code: int | None = None
+    error: str | None = None
+    refused: bool = False  # the target failed the SSRF check: nothing was sent, and never will be
+
+    @property
+    def delivered(self) -> bool:
+        """A 2xx answer."""
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+async def post(
+    client: httpx.AsyncClient, delivery: WebhookDelivery, secret: str | None, allow: Sequence[str]
+) -> Attempt:
+    """Check the target again (a name may resolve elsewhere now), then POST the signed delivery once."""
+    try:
+        await check_target(delivery.url, allow)
+    except WebhookTargetRefused as exc:
+        return Attempt(error=f"refused: {exc}", refused=True)
+    body = json.dumps(delivery.payload, separators=(",", ":")).encode("utf-8")
+    timestamp = str(int(time.time()))
+    headers = {
+        "Content-Type": "application/json",
+        EVENT_HEADER: delivery.event,
+        DELIVERY_HEADER: delivery.id,
+        TIMESTAMP_HEADER: timestamp,
+    }
+    if secret:
+        headers[SIGNATURE_HEADER] = sign(secret, timestamp, body)
+    try:
+        response = await client.post(delivery.url, content=body, headers=headers)
+    except Exception as exc:  # whatever went wrong is this attempt's failure, not the sender's
+        # an error's text may quote the URL, whose query may carry a token
+        reason = f"{type(exc).__name__}: {exc}".replace(delivery.url, redact(delivery.url))
+        return Attempt(error=reason[:500])
+    error = None if response.status_code < 300 else f"HTTP {response.status_code}"
+    return Attempt(status_code=response.status_code, error=error)
+
+
+class WebhookOutbox:
+    """Sends due deliveries from the outbox table in this process; any number of processes may run
+    one, since a delivery is leased by one sender at a time."""
+
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        http: httpx.AsyncClient,
+        settings: Settings,
+        owner: str,
+    ) -> None:
+        self.sessions, self.http, self.settings, self.owner = sessions, http, settings, owner
+        self._wake = asyncio.Event()
+        self._closing = False
+
+    def wake(self) -> None:
+        """Look for due deliveries now (call it after committing one), not at the next poll."""
+        self._wake.set()
+
+    @asynccontextmanager
+    async def sending(self) -> AsyncIterator[None]:
+        """Send due deliveries in the background while the block runs. On exit a round in flight
+        gets THINKLOOP_WEBHOOK_TIMEOUT_S to finish; after that its leases lapse and any process
+        sends those deliveries again."""
+        self._closing = False
+        task = asyncio.create_task(self._loop(), name="webhook-outbox")
+        try:
+            yield
+        finally:
+            self._closing = True
+            self._wake.set()
+            done, _ = await asyncio.wait({task}, timeout=self.settings.webhook_timeout_s)
+            if not done:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def _loop(self) -> None:
+        while not self._closing:
+            self._wake.clear()  # before looking: a wake() during the round starts the next one at once
+            try:
+                while await self.send_due() == _CLAIM_BATCH and not self._closing:
+                    pass  # a full batch: more may be due
+            except Exception as exc:  # the database is away: try again at the next poll
+                log.warning("webhook.outbox_failed", error=type(exc).__name__)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.settings.webhook_poll_s)
+
+    async def send_due(self) -> int:
+        """Claim the deliveries that are due, POST each once (concurrently) and record what came of
+        it; the number claimed."""
+        deliveries = await self._claim()
+        await asyncio.gather(*(self._send(delivery) for delivery in deliveries))
+        return len(deliveries)
+
+    async def _claim(self) -> list[WebhookDelivery]:
+        # The conditions are checked again on every row the UPDATE changes, so of two processes
+        # that pick the same candidates only one gets each (PostgreSQL re-reads a row locked by
+        # another transaction after it commits; SQLite runs one writer at a time).
+        now, table = utcnow(), WebhookDelivery
+        free = or_(col(table.lease_owner).is_(None), col(table.lease_until) < now)
+        due = (col(table.status) == DeliveryStatus.PENDING, col(table.next_attempt_at) <= now, free)
+        candidates = select(col(table.id)).where(*due).order_by(col(table.next_attempt_at))
+        candidates = candidates.limit(_CLAIM_BATCH).with_for_update(skip_locked=True)
+        lease = timedelta(seconds=self.settings.webhook_timeout_s * 3)
+        claim = (
+            update(table)
+            .where(col(table.id).in_(candidates), *due)
+            .values(lease_owner=self.owner, lease_until=now + lease)
+            .returning(col(table.id))
+        )
+        async with short_session(self.sessions) as session:
+            ids = list((await session.execute(claim)).scalars().all())
+            if not ids:
+                return []
+            rows = await session.execute(select(table).where(col(table.id).in_(ids)))
+            return list(rows.scalars().all())
+
+    async def _send(self, delivery: WebhookDelivery) -> None:
+        secret = self.settings.webhook_secret
+        attempt = Attempt(error=f"timed out after {self.settings.webhook_timeout_s:g} s")
+        # a bound on the whole attempt (name lookup included), well inside the lease
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.settings.webhook_timeout_s):
+                attempt = await post(
+                    self.http,
+                    delivery,
+                    secret.get_secret_value() if secret else None,
+                    self.settings.webhook_allow_hosts,
+                )
+        await self._record(delivery, attempt)
+
+    async def _record(self, delivery: WebhookDelivery, attempt: Attempt) -> None:
+        now, attempts = utcnow(), delivery.attempts + 1
+        values: dict[str, Any] = {
+            "attempts": attempts,
+            "last_status_code": attempt.status_code,
+            "last_error": attempt.error,
+            "lease_owner": None,
+            "lease_until": None,
+        }
+        if attempt.delivered:
+            values |= {"status": DeliveryStatus.DELIVERED, "delivered_at": now}
+        elif attempt.refused or attempts >= self.settings.webhook_attempts:
+            values |= {"status": DeliveryStatus.FAILED}
+        else:
+            values |= {"next_attempt_at": now + retry_delay(self.settings, attempts)}
+        table = WebhookDelivery
+        held = (col(table.id) == delivery.id, col(table.lease_owner) == self.owner)
+        async with short_session(self.sessions) as session:
+            result = await session.execute(update(table).where(*held).values(**values))
+        fields = {"delivery_id": delivery.id, "run_id": delivery.run_id, "url": redact(delivery.url)}
+        if not result.rowcount:  # type: ignore[attr-defined]
+            log.warning("webhook.lease_lost", **fields)  # another process took it over meanwhile
+        elif attempt.delivered:
+            log.info("webhook.delivered", attempts=attempts, **fields)
+        else:
+            status = values.get("status", DeliveryStatus.PENDING)
+            log.warning(
+                "webhook.attempt_failed", attempts=attempts, status=status, error=attempt.error, **fields
+            )
+
+
 async def deliver(
     client: httpx.AsyncClient,
     url: str,
@@ -118,14 +341,14 @@ async def deliver(
             reraise=True,
         ):
             with attempt:
-                await _post(client, url, event, body, secret, delivery)
+                await _post_once(client, url, event, body, secret, delivery)
     except (httpx.HTTPError, DeliveryFailed) as exc:
         log.warning("webhook.failed", url=redact(url), webhook_event=event, error=str(exc), attempts=attempts)
         return False
     return True
 
 
-async def _post(
+async def _post_once(
     client: httpx.AsyncClient, url: str, event: str, body: bytes, secret: str | None, delivery: str
 ) -> None:
     timestamp = str(int(time.time()))
