@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
 
 from agents.schemas import CallFailure, QuestionText, SolutionText, SolverOutcome
+from app.webhooks import DeliveryStatus
 from graphs.scoring import Outcome
 from graphs.state import RoundFigures
 
@@ -151,3 +152,27 @@ class RunPage(BaseModel):
 
     items: list[RunPublic]
     next_cursor: str | None
+
+
+class DeliveryPublic(BaseModel):
+    """One webhook delivery of a run and how its attempts went."""
+
+    id: str = Field(description="The delivery id, sent as the Thinkloop-Delivery header on every attempt")
+    event: str = Field(description="The event sent: run.finished or run.failed")
+    url: str = Field(description="The receiver's URL without user, password, query or fragment")
+    status: DeliveryStatus = Field(
+        description="pending (to be sent or retried), delivered (a 2xx answer), or failed (attempts "
+        "exhausted, or the target refused)"
+    )
+    attempts: int = Field(description="POSTs tried so far")
+    next_attempt_at: datetime = Field(description="When a pending delivery is due next (UTC)")
+    last_status_code: int | None = Field(description="The HTTP status of the last answer; None: no answer")
+    last_error: str | None = Field(description="Why the last attempt failed; None after a success")
+    created_at: datetime = Field(description="When the delivery was written (with the run's end state)")
+    delivered_at: datetime | None = Field(description="When a 2xx answer came; None until then")
+
+
+class DeliveryLog(BaseModel):
+    """GET /v1/runs/{id}/deliveries: a run's webhook deliveries, newest first."""
+
+    items: list[DeliveryPublic] = Field(description="Deliveries, newest first (redeliveries included)")

@@ -1,0 +1,80 @@
+"""/v1/runs/{id}/deliveries: a run's webhook delivery log, and sending a delivery again."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, status
+from sqlmodel import col, select
+
+from app.deps import ReadKey, Session, WriteKey
+from app.errors import NotFound, problem_responses
+from app.models import Run, WebhookDelivery
+from app.runs.schemas import DeliveryLog, DeliveryPublic
+from app.webhooks import DeliveryStatus, WebhookOutbox, redact, redeliver
+
+router = APIRouter(prefix="/v1/runs", tags=["runs"])
+_ERRORS = problem_responses({404: "No such run, or no such delivery of the run"})
+
+
+def get_outbox(request: Request) -> WebhookOutbox:
+    """The app's webhook outbox sender."""
+    outbox: WebhookOutbox = request.app.state.outbox
+    return outbox
+
+
+Outbox = Annotated[WebhookOutbox, Depends(get_outbox)]
+
+
+def delivery_public(delivery: WebhookDelivery) -> DeliveryPublic:
+    """A delivery as the API shows it: its URL redacted, its payload left out."""
+    return DeliveryPublic(
+        id=delivery.id,
+        event=delivery.event,
+        url=redact(delivery.url),
+        status=DeliveryStatus(delivery.status),
+        attempts=delivery.attempts,
+        next_attempt_at=delivery.next_attempt_at,
+        last_status_code=delivery.last_status_code,
+        last_error=delivery.last_error,
+        created_at=delivery.created_at,
+        delivered_at=delivery.delivered_at,
+    )
+
+
+async def _run_exists(session: Session, run_id: str) -> None:
+    if await session.get(Run, run_id) is None:
+        raise NotFound(f"There is no run {run_id}.")
+
+
+@router.get("/{run_id}/deliveries", response_model=DeliveryLog, responses=_ERRORS)
+async def list_deliveries(run_id: str, session: Session, _: ReadKey) -> DeliveryLog:
+    """The run's webhook deliveries, newest first: status, attempts, next try, last answer or error."""
+    await _run_exists(session, run_id)
+    query = (
+        select(WebhookDelivery)
+        .where(col(WebhookDelivery.run_id) == run_id)
+        .order_by(col(WebhookDelivery.created_at).desc(), col(WebhookDelivery.id).desc())
+    )
+    rows = (await session.execute(query)).scalars().all()
+    return DeliveryLog(items=[delivery_public(row) for row in rows])
+
+
+@router.post(
+    "/{run_id}/deliveries/{delivery_id}/redeliver",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=DeliveryPublic,
+    responses=_ERRORS,
+)
+async def redeliver_delivery(
+    run_id: str, delivery_id: str, session: Session, _: WriteKey, outbox: Outbox
+) -> DeliveryPublic:
+    """Send a delivery again: 202 with a new pending delivery (a new id) of the same event and payload."""
+    await _run_exists(session, run_id)
+    original = await session.get(WebhookDelivery, delivery_id)
+    if original is None or original.run_id != run_id:
+        raise NotFound(f"The run {run_id} has no delivery {delivery_id}.")
+    again = redeliver(session, original)
+    await session.commit()  # before waking the sender, so it finds the row
+    outbox.wake()
+    return delivery_public(again)
