@@ -26,10 +26,13 @@ from app.errors import install_error_handlers
 from app.limits import BodySizeLimit
 from app.logging import configure_logging
 from app.metrics import ServiceMetrics
+from app.runs import deliveries
 from app.runs import endpoints as runs
 from app.runs.service import RunExecutor
+from app.runs.stream import listening
 from app.settings import Settings, get_settings
 from app.validity import endpoints as validity
+from app.webhooks import WebhookOutbox
 from graphs.refinement import build_refinement_graph
 
 
@@ -49,11 +52,20 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.registry, app.state.metrics = factory.registry, ServiceMetrics()
         app.state.factory = factory
         executor = RunExecutor(
-            app.state.sessions, build_refinement_graph(saver), factory, settings, app.state.metrics, http
+            app.state.sessions, build_refinement_graph(saver), factory, settings, app.state.metrics
         )
         app.state.executor = executor
         preload()  # before any run starts: the first revision would otherwise stall the loop
-        await executor.resume_unfinished()
+        # -- background services (each one a context manager, stopped in reverse order) --
+        # Webhooks: this process sends due deliveries from the outbox (any process may; one at a time each).
+        app.state.outbox = WebhookOutbox(app.state.sessions, http, settings, executor.worker)
+        executor.wake_webhooks = app.state.outbox.wake
+        await stack.enter_async_context(app.state.outbox.sending())
+        # Runs: this process claims queued runs and runs whose lease lapsed, and renews its own.
+        await stack.enter_async_context(executor.running())
+        # Streams: on PostgreSQL, other processes' announcements wake this one's streams of their runs.
+        await stack.enter_async_context(listening(settings.database_url, executor.notifier))
+        # -- end of background services --
         # Batches: embedded, this process runs their items; with Redis, `thinkloop batch worker`s do.
         broker, runner = await stack.enter_async_context(
             batch_runtime(settings, factory, app.state.sessions, grace_s=settings.batch_grace_s)
@@ -61,10 +73,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.batches = BatchService(app.state.sessions, broker)
         if not settings.broker_url:
             await stack.enter_async_context(consuming(broker, runner, settings))
-        try:
-            yield
-        finally:
-            await executor.shutdown()
+        yield
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -81,6 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(runs.router)
+    app.include_router(deliveries.router)
     app.include_router(datasets.router)
     app.include_router(batches.router)
     app.include_router(catalog.router)

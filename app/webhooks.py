@@ -13,7 +13,6 @@ import ipaddress
 import json
 import socket
 import time
-import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -26,7 +25,6 @@ import structlog
 from sqlalchemy import or_, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from app.db import short_session
 from app.models import Run, WebhookDelivery, utcnow
@@ -46,10 +44,6 @@ class DeliveryStatus(StrEnum):
     PENDING = "pending"
     DELIVERED = "delivered"
     FAILED = "failed"  # attempts exhausted, or the target refused
-
-
-class DeliveryFailed(Exception):
-    """The receiver did not answer 2xx."""
 
 
 class WebhookTargetRefused(ValueError):
@@ -309,57 +303,3 @@ class WebhookOutbox:
             log.warning(
                 "webhook.attempt_failed", attempts=attempts, status=status, error=attempt.error, **fields
             )
-
-
-async def deliver(
-    client: httpx.AsyncClient,
-    url: str,
-    event: str,
-    payload: dict[str, Any],
-    secret: str | None,
-    *,
-    attempts: int,
-    backoff_s: float,
-    allow: Sequence[str] = (),
-) -> bool:
-    """POST the event until a 2xx answer or ``attempts`` run out; True when delivered.
-
-    The target is checked again first: a name may resolve elsewhere now than when it was given.
-    """
-    try:
-        await check_target(url, allow)
-    except WebhookTargetRefused as exc:
-        log.warning("webhook.refused", url=redact(url), webhook_event=event, reason=str(exc))
-        return False
-    body = json.dumps(payload, separators=(",", ":")).encode("utf-8")
-    delivery = uuid.uuid4().hex
-    try:
-        async for attempt in AsyncRetrying(
-            stop=stop_after_attempt(attempts),
-            wait=wait_exponential(multiplier=backoff_s, max=backoff_s * 60),
-            retry=retry_if_exception_type((httpx.HTTPError, DeliveryFailed)),
-            reraise=True,
-        ):
-            with attempt:
-                await _post_once(client, url, event, body, secret, delivery)
-    except (httpx.HTTPError, DeliveryFailed) as exc:
-        log.warning("webhook.failed", url=redact(url), webhook_event=event, error=str(exc), attempts=attempts)
-        return False
-    return True
-
-
-async def _post_once(
-    client: httpx.AsyncClient, url: str, event: str, body: bytes, secret: str | None, delivery: str
-) -> None:
-    timestamp = str(int(time.time()))
-    headers = {
-        "Content-Type": "application/json",
-        "Thinkloop-Event": event,
-        "Thinkloop-Delivery": delivery,
-        TIMESTAMP_HEADER: timestamp,
-    }
-    if secret:
-        headers[SIGNATURE_HEADER] = sign(secret, timestamp, body)
-    response = await client.post(url, content=body, headers=headers)
-    if response.status_code >= 300:
-        raise DeliveryFailed(f"HTTP {response.status_code}")

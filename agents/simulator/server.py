@@ -58,10 +58,13 @@ class SimulatorState:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _gate_open: asyncio.Event | None = None
     _random: random.Random = field(default_factory=random.Random)
+    # While set, every request waits unanswered (tests freeze runs mid-step, e.g. to kill a process).
+    held: bool = False
 
     def configure(self, config: SimConfig) -> None:
-        """Replace settings and rules, and clear the log."""
+        """Replace settings and rules, clear the log, and answer again if answers were held."""
         with self._lock:
+            self.held = False
             self.config, self.requests, self._uses, self._clock = config, [], {}, 0
             self.in_flight = self.max_in_flight = 0
             self._gate_open = None
@@ -125,6 +128,8 @@ def create_simulator(state: SimulatorState | None = None) -> Starlette:
         # A request the profile's server refuses or ignores uses no rule: rules script the model.
         unscripted = wants_schema(body) and shared.config.server.json_schema != "supported"
         rule = None if unscripted else shared.pick_rule(role, all_text(body))
+        while shared.held:  # noqa: ASYNC110 - set from the test's thread; an asyncio.Event is not thread-safe
+            await asyncio.sleep(0.02)
         await shared.pass_gate()
         await asyncio.sleep(shared.config.latency_s + (rule.delay_s if rule else 0.0))
         return _respond(shared, entry, body, rule)

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-import httpx
 import structlog
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StreamMode
@@ -27,7 +26,7 @@ from app.runs import repository as repo
 from app.runs.schemas import TERMINAL
 from app.runs.stream import Notifier, StreamEvent
 from app.settings import Settings
-from app.webhooks import deliver
+from app.webhooks import enqueue
 from graphs.context import RunContext
 from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundScored, RunEvent, RunFinished
 from graphs.refinement import recursion_limit
@@ -74,17 +73,16 @@ class RunExecutor:
         factory: PanelFactory,
         settings: Settings,
         metrics: ServiceMetrics,
-        http: httpx.AsyncClient,
     ) -> None:
         self.sessions, self.graph, self.factory = sessions, graph, factory
-        self.settings, self.metrics, self.http = settings, metrics, http
+        self.settings, self.metrics = settings, metrics
         self.notifier = Notifier()
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
         self.lease = timedelta(seconds=settings.run_lease_s)
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._lost: set[str] = set()
         self._transcripts: dict[str, _Transcript] = {}
-        self._deliveries: set[asyncio.Task[bool]] = set()
+        self.wake_webhooks: Callable[[], None] = lambda: None  # the app sets its outbox's wake()
         self._closing = False
 
     def lease_deadline(self) -> datetime:
@@ -191,8 +189,6 @@ class RunExecutor:
                 log.info("runs.released", count=released)
         except (DBAPIError, OSError):  # unreachable: the leases lapse instead
             log.warning("runs.release_skipped", reason="database not reachable")
-        if self._deliveries:
-            await asyncio.wait(self._deliveries, timeout=self.settings.webhook_timeout_s)
 
     async def _execute(self, run_id: str) -> None:
         with structlog.contextvars.bound_contextvars(run_id=run_id):
@@ -222,11 +218,12 @@ class RunExecutor:
             "configurable": {"thread_id": run_id},
             "recursion_limit": recursion_limit(policy.max_rounds),
         }
-        snapshot = await self.graph.aget_state(config)
-        resuming = bool(snapshot.values)
+        checkpointed = bool((await self.graph.aget_state(config)).values)
+        # Started before (here or by a process that died) even if no checkpoint was written yet.
+        resuming = checkpointed or "run.started" in self._transcripts[run_id].keys
         await self._start(run_id, resuming)
         start: RefinementState | None = (
-            None if resuming else {"original": problem, "current": problem, "previous": None, "round": 0}
+            None if checkpointed else {"original": problem, "current": problem, "previous": None, "round": 0}
         )
         finished: RunFinished | None = None
         self.metrics.in_flight.inc()
@@ -339,6 +336,7 @@ class RunExecutor:
             )
             if not ended:  # rolled back with the end event: the run's end state was set elsewhere
                 raise LeaseLost(run.id)
+            enqueue(session, run, "run.finished", {**event, "metrics": result.metrics})
 
         event = (
             finished.model_dump(mode="json")
@@ -357,7 +355,7 @@ class RunExecutor:
             avg_quality_all_steps=metrics["avg_quality_all_steps"],
             level_final=metrics["level_final"],
         )
-        await self._notify_webhook(run, "run.finished", {"run_id": run.id, **event, "metrics": metrics})
+        self.wake_webhooks()
 
     async def _fail(self, run_id: str, status: str, reason: str) -> None:
         if run_id not in self._transcripts:
@@ -368,6 +366,9 @@ class RunExecutor:
         async def store(session: AsyncSession) -> None:
             if not await repo.finish_run(session, run_id, status, reason, None, owner=self.worker):
                 raise LeaseLost(run_id)
+            run = await session.get(Run, run_id)
+            assert run is not None
+            enqueue(session, run, "run.failed", {"status": status, "reason": reason})
 
         try:
             await self._append(run_id, event, "run.failed", along=store)
@@ -375,27 +376,4 @@ class RunExecutor:
             log.warning("run.lease_lost", run_id=run_id)
             return
         self.metrics.observe_run(status, None, None)
-        async with short_session(self.sessions) as session:
-            run = await session.get(Run, run_id)
-        if run is not None:
-            await self._notify_webhook(
-                run, "run.failed", {"run_id": run_id, "status": status, "reason": reason}
-            )
-
-    async def _notify_webhook(self, run: Run, event: str, payload: dict[str, Any]) -> None:
-        if not run.webhook_url:
-            return
-        secret = self.settings.webhook_secret.get_secret_value() if self.settings.webhook_secret else None
-        coroutine = deliver(
-            self.http,
-            run.webhook_url,
-            event,
-            payload,
-            secret,
-            attempts=self.settings.webhook_attempts,
-            allow=self.settings.webhook_allow_hosts,
-            backoff_s=self.settings.webhook_backoff_s,
-        )
-        task = asyncio.create_task(coroutine)  # outlives the run's task, by design
-        self._deliveries.add(task)
-        task.add_done_callback(self._deliveries.discard)
+        self.wake_webhooks()

@@ -10,7 +10,8 @@ import pytest
 from agents.simulator import SimulatorServer
 from app.db import migrate
 from app.main import create_app
-from app.webhooks import WebhookTargetRefused, check_target, deliver
+from app.models import WebhookDelivery
+from app.webhooks import WebhookTargetRefused, check_target, post
 from tests.app.conftest import PROBLEM, Service, seed_keys, service_settings
 from tests.app.test_api import assert_problem
 
@@ -106,11 +107,12 @@ async def test_the_allow_list_admits_named_hosts_and_networks() -> None:
 async def test_delivery_checks_the_target_again_and_sends_nothing() -> None:
     sent: list[httpx.Request] = []
     transport = httpx.MockTransport(lambda request: sent.append(request) or httpx.Response(200))
+    delivery = WebhookDelivery(
+        run_id="r", event="run.finished", url="http://169.254.169.254/hook", status="pending"
+    )
     async with httpx.AsyncClient(transport=transport) as client:
-        ok = await deliver(
-            client, "http://169.254.169.254/hook", "run.finished", {}, "s", attempts=1, backoff_s=0
-        )
-    assert ok is False and sent == []
+        attempt = await post(client, delivery, "s", [])
+    assert attempt.refused and not attempt.delivered and sent == []
 
 
 async def test_secrets_never_reach_logs_traces_or_error_bodies(

@@ -21,24 +21,35 @@ from app.db import create_engine, migrate, session_factory
 from app.models import Judgement, Revision, Round, TranscriptEvent
 from tests.app.conftest import PROBLEM, free_port, seed_keys
 
+# A killed process's runs are taken over once their lease lapses: short leases keep tests quick.
+SHORT_LEASES = {"THINKLOOP_RUN_LEASE_S": "3", "THINKLOOP_RUN_HEARTBEAT_S": "1", "THINKLOOP_RUN_SWEEP_S": "1"}
+
 
 @contextmanager
 def server_process(
-    database_url: str, simulator: SimulatorServer, port: int, log: Path
+    database_url: str,
+    simulator: SimulatorServer,
+    port: int,
+    log: Path,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """`python -m app serve` as a child process, with the simulator as model 'sim'."""
-    env = os.environ | {
-        "THINKLOOP_DATABASE_URL": database_url,
-        "THINKLOOP_MODELS__SIM__MODEL": "sim-1",
-        "THINKLOOP_MODELS__SIM__BASE_URL": simulator.base_url,
-        "THINKLOOP_MODELS__SIM__MAX_RETRIES": "0",
-    }
+    env = (
+        os.environ
+        | {
+            "THINKLOOP_DATABASE_URL": database_url,
+            "THINKLOOP_MODELS__SIM__MODEL": "sim-1",
+            "THINKLOOP_MODELS__SIM__BASE_URL": simulator.base_url,
+            "THINKLOOP_MODELS__SIM__MAX_RETRIES": "0",
+        }
+        | (extra_env or {})
+    )
     with log.open("ab") as sink:
         process = subprocess.Popen(
             [sys.executable, "-m", "app", "serve", "--port", str(port)], env=env, stdout=sink, stderr=sink
         )
     try:
-        wait_until(lambda: _healthy(port), 30, f"server did not start; see {log}")
+        wait_until(lambda: _healthy(port), 180, f"server did not start; see {log}")
         yield process
     finally:
         if process.poll() is None:
@@ -107,13 +118,13 @@ def test_sigkill_mid_run_resumes_and_records_each_round_once(
         return data
 
     try:
-        with server_process(database_url, simulator_server, port, log) as first:
+        with server_process(database_url, simulator_server, port, log, SHORT_LEASES) as first:
             run_id = httpx.post(f"{base}/v1/runs", json=body, headers=headers).json()["id"]
-            wait_until(lambda: len(trace()["rounds"]) >= 1, 30, "round 1 was never recorded")
+            wait_until(lambda: len(trace()["rounds"]) >= 1, 120, "round 1 was never recorded")
             first.send_signal(signal.SIGKILL)  # no chance to clean up: the run stays 'running'
             first.wait(timeout=10)
-        with server_process(database_url, simulator_server, port, log):
-            wait_until(lambda: trace()["status"] not in ("queued", "running"), 60, "the run did not finish")
+        with server_process(database_url, simulator_server, port, log, SHORT_LEASES):
+            wait_until(lambda: trace()["status"] not in ("queued", "running"), 180, "the run did not finish")
             final = trace()
     finally:
         simulator_server.state.configure(config.model_copy(update={"latency_s": 0.0, "rules": []}))

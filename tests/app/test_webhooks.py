@@ -20,7 +20,7 @@ from starlette.routing import Route
 from app.db import short_session
 from app.models import ProblemRow, Run, WebhookDelivery, new_id, utcnow
 from app.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, enqueue, sign, verify
-from tests.app.conftest import LiveServer, Service
+from tests.app.conftest import PROBLEM, LiveServer, Service
 from tests.app.test_api import assert_problem
 
 SECRET = "whsec-test"  # as configured by service_settings
@@ -215,3 +215,20 @@ async def test_redeliver_404s_for_an_unknown_run_or_delivery_or_another_runs_del
     async with sessions() as session:
         query = select(WebhookDelivery).where(col(WebhookDelivery.run_id).in_((run.id, other.id)))
         assert len((await session.execute(query)).scalars().all()) == 1  # nothing was added
+
+
+async def test_a_finished_run_is_delivered_through_the_outbox(service: Service) -> None:
+    sessions, receiver = service.app.state.sessions, Receiver(answers=[500])
+    with receiver.serve() as hooks:
+        body = {"problem": PROBLEM, "webhook_url": f"{hooks.url}/hook"}
+        response = await service.client.post(
+            "/v1/runs", json=body, headers=service.keys.auth(), params={"wait": "true"}
+        )
+        run_id = response.json()["id"]
+        listed = await service.client.get(f"/v1/runs/{run_id}/deliveries", headers=service.keys.auth("read"))
+        (item,) = listed.json()["items"]  # written with the run's end state
+        await wait_for(sessions, item["id"], "delivered")
+    assert receiver.by_delivery() == {item["id"]: [500, 204]}
+    payload = json.loads(receiver.hits[-1].body)
+    assert (payload["type"], payload["run_id"], payload["outcome"]) == ("run.finished", run_id, "accepted")
+    assert "metrics" in payload
