@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response, status
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 from sse_starlette import EventSourceResponse
 
@@ -17,7 +19,7 @@ from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import ProblemRow, Run
 from app.runs import repository as repo
 from app.runs.schemas import TERMINAL, RunCreate, RunPage, RunPublic, RunStatus, RunTrace
-from app.runs.stream import StreamEvent
+from app.runs.stream import Notifier, StreamEvent
 from app.runs.trace import run_public, run_trace
 from app.webhooks import WebhookTargetRefused, check_target
 
@@ -181,7 +183,7 @@ async def stream_events(
     if not exists:
         raise NotFound(f"There is no run {run_id}.")
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
-    stream = _events(request, run_id, after, executor, settings.sse_poll_s)
+    stream = _events(request, run_id, after, executor.notifier, settings.sse_poll_s)
     return EventSourceResponse(stream, ping=settings.sse_heartbeat_s)
 
 
@@ -189,30 +191,44 @@ _END = frozenset({"run.finished", "run.failed"})
 
 
 async def _events(
-    request: Request, run_id: str, after: int, executor: Executor, poll_s: float
+    request: Request, run_id: str, after: int, notifier: Notifier, reread_s: float
 ) -> AsyncIterator[bytes]:
-    sessions, notifier = request.app.state.sessions, executor.notifier
-    while True:
-        ended = False
-        events = notifier.since(run_id, after)
-        if events is None:  # not executing here, or older than memory keeps: read the database
-            async with short_session(sessions) as session:  # never held across a wait
-                # The run first: its end state is stored with its end event, so if it has ended,
-                # the events read next include the one that ends this stream.
-                run = await session.get(Run, run_id)
-                rows = await repo.events_after(session, run_id, after)
-            ended = run is None or run.status in TERMINAL
-            events = [StreamEvent.of(row.seq, row.type, row.data) for row in rows]
-        frames, finished = [], False
-        for event in events:
-            after = event.seq
-            frames.append(event.frame)
-            if event.type in _END:
-                finished = True
-                break
-        if frames:  # what is ready goes out as one write: a burst of verdicts costs one send
-            yield b"".join(frames)
-        if finished or (ended and not events):  # or it ended with no end event (an older version's)
-            return
-        if not events:
-            await notifier.wait(run_id, poll_s)
+    """The run's events after ``after``, until its end event.
+
+    On the process executing the run they come from memory, woken by each publish; elsewhere from
+    the database, woken by the run's announcements (PostgreSQL NOTIFY), with a re-read every
+    ``reread_s`` as the safety net for an announcement lost while the listener was reconnecting.
+    """
+    with notifier.following(run_id) as follow:  # armed before the first look
+        while True:
+            events, ended = notifier.since(run_id, after), False
+            if events is None:  # not executing here, or older than memory keeps: read the database
+                events, ended = await follow.read(after, partial(_stored, request.app.state.sessions, run_id))
+            frames, after, finished = _until_end(events, after)
+            if frames:  # what is ready goes out as one write: a burst of verdicts costs one send
+                yield frames
+            if finished or (ended and not events):  # or it ended with no end event (an older version's)
+                return
+            if not events:
+                await follow.wait(reread_s)
+
+
+def _until_end(events: list[StreamEvent], after: int) -> tuple[bytes, int, bool]:
+    """The frames to send (up to an end event), the last seq sent, and whether the run ended."""
+    for index, event in enumerate(events):
+        if event.type in _END:
+            return b"".join(e.frame for e in events[: index + 1]), event.seq, True
+    return b"".join(e.frame for e in events), events[-1].seq if events else after, False
+
+
+async def _stored(
+    sessions: async_sessionmaker[AsyncSession], run_id: str, after: int
+) -> tuple[list[StreamEvent], bool]:
+    """The run's stored events after ``after``, and whether it had ended before they were read."""
+    async with short_session(sessions) as session:  # never held across a wait
+        # The run first: its end state is stored with its end event, so if it has ended, the
+        # events read next include the one that ends the stream.
+        run = await session.get(Run, run_id)
+        rows = await repo.events_after(session, run_id, after)
+    events = [StreamEvent.of(row.seq, row.type, row.data) for row in rows]
+    return events, run is None or run.status in TERMINAL
