@@ -11,14 +11,16 @@ import uuid
 from pathlib import Path
 
 import pytest
+from sqlmodel import col, select
 
-from agents.simulator import SimulatorServer
+from agents.simulator import Rule, SimulatorServer
 from app.batches.broker import build_broker
 from app.batches.repository import counts, store_dataset
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
+from app.models import BatchItem
 from tests.app.conftest import REDIS
 
 pytestmark = pytest.mark.redis
@@ -41,6 +43,8 @@ def start_worker(
     log: Path,
     models: tuple[str, ...] = ("sim",),
     broker_url: str = REDIS,
+    lease_s: float = 3,
+    redelivery_s: float = 2,
 ) -> subprocess.Popen[bytes]:
     """A `thinkloop batch worker` process with short leases, logging to ``log``."""
     env = (
@@ -50,8 +54,8 @@ def start_worker(
             "THINKLOOP_DATABASE_URL": database_url,
             "THINKLOOP_BROKER_URL": broker_url,
             "THINKLOOP_BATCH_CONCURRENCY": "4",
-            "THINKLOOP_BATCH_LEASE_S": "3",
-            "THINKLOOP_REDELIVERY_S": "2",
+            "THINKLOOP_BATCH_LEASE_S": str(lease_s),
+            "THINKLOOP_REDELIVERY_S": str(redelivery_s),
         }
     )
     with log.open("ab") as sink:
@@ -119,3 +123,57 @@ async def test_a_killed_worker_loses_nothing(
     database_url: str, simulator_server: SimulatorServer, tmp_path: Path, clean_redis: None
 ) -> None:
     assert await run_batch(database_url, simulator_server, tmp_path, kill_one=True) == {"done": 40}
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_an_item_outliving_three_lease_periods_is_claimed_once(
+    database_url: str, simulator_server: SimulatorServer, tmp_path: Path, clean_redis: None
+) -> None:
+    """Its worker renews the lease while the item runs: the other worker, offered the same item
+    again and again by redelivery and the stall sweep, never takes it over."""
+    lease_s = 1.5
+    # Slow calls and judges that fail twice: three rounds, many seconds, several lease periods.
+    simulator_server.state.configure(
+        simulator_server.state.config.model_copy(
+            update={"latency_s": 1.0, "rules": [Rule(role="^Judge", score=40, times=14)]}
+        )
+    )
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    broker = build_broker(REDIS, concurrency=1, redelivery_s=1)
+    await broker.startup()
+    workers = [
+        start_worker(database_url, simulator_server, tmp_path / f"w{i}.log", lease_s=lease_s, redelivery_s=1)
+        for i in range(2)
+    ]
+    try:
+        async with short_session(sessions) as session:
+            dataset = await store_dataset(
+                session, f"l-{uuid.uuid4().hex[:6]}", parse_dataset(synthetic_jsonl(1).encode(), "p.jsonl")
+            )
+        service = BatchService(sessions, broker)
+        batch = await service.create(BatchSpec(dataset.id, ["sim"], judge_model="sim", use_cache=False))
+        for _ in range(3000):  # a hang guard, not a timing check
+            if (await service.progress(batch.id))["status"] == "completed":
+                break
+            await asyncio.sleep(0.1)
+        async with short_session(sessions) as session:
+            items = (
+                (await session.execute(select(BatchItem).where(col(BatchItem.batch_id) == batch.id)))
+                .scalars()
+                .all()
+            )
+    finally:
+        for process in workers:
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=20)
+        await broker.shutdown()
+        await engine.dispose()
+    (item,) = items
+    assert item.status == "done" and item.claimed_at and item.finished_at
+    assert (item.finished_at - item.claimed_at).total_seconds() > 3 * lease_s  # the scenario happened
+    assert item.attempts == 1  # claimed once, by one worker, for its whole life
+    judge_calls = [r for r in simulator_server.state.requests if r.role.startswith("Judge")]
+    assert len(judge_calls) == 7 * len(item.result["rounds"])  # no round was judged twice
