@@ -25,6 +25,7 @@ SUITE = [
         ["batch_throughput.py", "--latency", "1.0", "--concurrency", "8", "--problems", "80"],
     ),
     ("Streaming fan-out", ["fanout.py", "--subscribers", "100", "1000", "--runs", "10"]),
+    ("Stream lag across processes", ["stream_lag.py", "--runs", "4", "--followers", "25"]),
     ("Memory", ["memory.py", "--items", "10000", "--small", "1000"]),
     ("Cold start", ["cold_start.py", "--repeats", "3"]),
 ]
