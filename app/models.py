@@ -88,6 +88,9 @@ class Run(SQLModel, table=True):
     # the lease lapses (the process died), any live process may claim the run and resume it.
     lease_owner: str | None = Field(default=None, max_length=100)
     lease_until: datetime | None = _ts(nullable=True)
+    # A batch item's run: which batch, and which arm (the loop, or the zero-shot control).
+    batch_id: str | None = Field(default=None, foreign_key="batches.id", index=True)
+    arm: str = Field(default="loop", max_length=16)
 
 
 class WebhookDelivery(SQLModel, table=True):
@@ -284,6 +287,7 @@ class BatchItem(SQLModel, table=True):
     claimed_by: str | None = Field(default=None, max_length=100)
     claimed_at: datetime | None = _ts(nullable=True)
     lease_until: datetime | None = _ts(nullable=True)  # renewed by the claiming worker while it runs
+    run_id: str | None = Field(default=None, foreign_key="runs.id")  # its trace, once it finished
     finished_at: datetime | None = _ts(nullable=True)
     error: str | None = Field(default=None, sa_column=Column(Text))
     failure: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agents.reviser import ThinkingSink
 from agents.schemas import Problem
 from graphs.context import RunContext
-from graphs.result import RunResult, run_refinement, unjudged_error
+from graphs.events import ReviserThinking, RevisionProposed
+from graphs.result import EventSink, RunResult, run_refinement, unjudged_error
 
 
-async def run_control(
-    problem: Problem, context: RunContext, on_thinking: ThinkingSink | None = None
-) -> RunResult:
+async def run_control(problem: Problem, context: RunContext, on_event: EventSink | None = None) -> RunResult:
     """Ask the model under test to improve the problem unaided, then judge that version once.
 
     *Unaided* means blind: the reviser sees the problem and nothing else — no findings, no
@@ -20,11 +18,24 @@ async def run_control(
     achieves, beside what the feedback loop achieves on the same problem. A revision that fails
     ends the control in ``error`` (it is never judged in the problem's place).
     """
-    revision = await context.reviser.revise_unaided(problem, on_thinking or (lambda _: None))
+    emit = on_event or (lambda _: None)
+    revision = await context.reviser.revise_unaided(
+        problem, lambda delta: emit(ReviserThinking(round=0, delta=delta))
+    )
+    emit(
+        RevisionProposed(
+            round=0,
+            problem=revision.problem,
+            error=revision.error,
+            failure=revision.failure,
+            model=revision.model,
+            usage=revision.usage,
+        )
+    )
     if revision.problem is None:
         return unjudged_error(problem, context.policy, revision)
     once = replace(context, policy=replace(context.policy, max_rounds=1))
-    result = await run_refinement(revision.problem, once, original=problem)
+    result = await run_refinement(revision.problem, once, on_event=on_event, original=problem)
     return result.model_copy(
         update={"revisions": [revision], "usage": result.usage + revision.usage, "original": problem}
     )

@@ -194,6 +194,11 @@ async def complete(session: AsyncSession, item_id: int, worker: str, **values: A
     return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
 
 
+async def link_run(session: AsyncSession, item_id: int, run_id: str) -> None:
+    """Point a finished item at the run that records its trace."""
+    await session.execute(update(BatchItem).where(col(BatchItem.id) == item_id).values(run_id=run_id))
+
+
 async def release(session: AsyncSession, worker: str) -> int:
     """Hand back the items this worker still holds (it is shutting down): they become pending again."""
     statement = (

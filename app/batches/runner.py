@@ -7,7 +7,7 @@ import contextlib
 import os
 import socket
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import structlog
@@ -26,9 +26,11 @@ from app.batches import repository as repo
 from app.batches.cache import SqlResponseCache
 from app.batches.item_result import ItemResult
 from app.db import short_session
-from app.models import Batch, BatchItem, ProblemRow, utcnow
+from app.models import Batch, BatchItem, ProblemRow, Run, utcnow
+from app.runs.repository import record_finished_run
 from graphs.baseline import run_control
 from graphs.context import RunContext
+from graphs.events import RunEvent
 from graphs.result import RunResult, run_refinement
 from graphs.scoring import Outcome, get_policy
 
@@ -186,35 +188,71 @@ class BatchRunner:
         raise AssertionError("unreachable")  # AsyncRetrying either returns or re-raises
 
     async def _run(self, batch: Batch, item: BatchItem, problem: Problem) -> str:
-        assert item.id is not None
-        item_id = item.id
+        started = utcnow()
+        transcript = Transcript()
         try:  # anything that goes wrong fails this item alone, never leaves it 'running'
             policy = get_policy(batch.policy, max_rounds=batch.max_rounds)
             panel = self.factory.build(batch.judge_model, item.model, self.cache if batch.use_cache else None)
             context = RunContext.of(panel, policy)
-            result = await (
-                run_control(problem, context) if item.arm == "control" else run_refinement(problem, context)
-            )
+            execute = run_control if item.arm == "control" else run_refinement
+            result = await execute(problem, context, on_event=transcript.add)
         except Exception as exc:  # an item fails alone; the batch goes on
             failure = internal_failure(item.model, exc)
+            columns: dict[str, Any] = {
+                "status": "failed",
+                "outcome": Outcome.ERROR,
+                "error": failure.summary(),
+                "failure": failure.model_dump(),
+            }
+            transcript.events.append(
+                {"type": "run.failed", "status": Outcome.ERROR, "reason": failure.summary()}
+            )
             # Record first: logging must not lose it.
             await self._db(
-                lambda session: repo.complete(
-                    session,
-                    item_id,
-                    self.worker,
-                    status="failed",
-                    outcome=Outcome.ERROR,
-                    error=failure.summary(),
-                    failure=failure.model_dump(),
-                )
+                lambda session: self._complete(session, batch, item, started, columns, None, transcript)
             )
             log.exception("batch.item_failed")
             return "failed"
+        columns = _columns(result)
         stored = await self._db(
-            lambda session: repo.complete(session, item_id, self.worker, **_columns(result))
+            lambda session: self._complete(session, batch, item, started, columns, result, transcript)
         )
         return ("failed" if result.outcome == Outcome.ERROR else "done") if stored else "lost-claim"
+
+    async def _complete(
+        self,
+        session: AsyncSession,
+        batch: Batch,
+        item: BatchItem,
+        started: datetime,
+        columns: dict[str, Any],
+        result: RunResult | None,
+        transcript: Transcript,
+    ) -> bool:
+        """Record the item's result and, in the same transaction, its run: the rounds, verdicts,
+        revisions and transcript that ``GET /v1/runs/{id}`` shows for any run. Only while this
+        worker still holds the item (a result is never written twice)."""
+        assert item.id is not None
+        run = Run(
+            problem_id=item.problem_id,
+            status=columns["outcome"],
+            model=item.model,
+            judge_model=batch.judge_model,
+            policy=batch.policy,
+            max_rounds=batch.max_rounds,
+            stop_reason=result.stop_reason if result else columns["error"],
+            failure=columns["failure"],
+            result=result.model_dump(mode="json") if result else None,
+            created_at=started,
+            finished_at=utcnow(),
+            batch_id=batch.id,
+            arm=item.arm,
+        )
+        if not await repo.complete(session, item.id, self.worker, **columns):
+            return False
+        await record_finished_run(session, run, result, transcript.events)
+        await repo.link_run(session, item.id, run.id)
+        return True
 
     async def _over_budget(self, session: AsyncSession, batch: Batch) -> bool:
         if batch.budget_tokens is None and batch.budget_usd is None:
@@ -254,6 +292,23 @@ def internal_failure(model: str, exc: Exception) -> CallFailure:
         exception=type(exc).__name__,
         message=(str(exc) or type(exc).__name__)[:500],
     )
+
+
+class Transcript:
+    """A batch item's events as its run's transcript: what the graph emitted, in order, with each
+    revise step's think-aloud joined into one event (a stream of deltas is for live followers)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = [{"type": "run.started"}]
+
+    def add(self, event: RunEvent) -> None:
+        """Keep one event."""
+        data = event.model_dump(mode="json")
+        last = self.events[-1]
+        if data["type"] == last["type"] == "reviser.thinking" and data["round"] == last["round"]:
+            last["delta"] += data["delta"]
+        else:
+            self.events.append(data)
 
 
 def _columns(result: RunResult) -> dict[str, Any]:

@@ -89,6 +89,9 @@ class BatchItemPublic(BaseModel):
     """One item: a problem under one model, arm and repeat; its outcome and what it cost."""
 
     id: int
+    run_id: str | None = Field(
+        description="The run recording the finished item's trace: GET /v1/runs/{run_id} (null until it ends)"
+    )
     problem_id: str
     model: str
     arm: str
@@ -118,6 +121,7 @@ class BatchItemPublic(BaseModel):
         return cls(
             **item.model_dump(
                 include={
+                    "run_id",
                     "problem_id",
                     "model",
                     "arm",

@@ -15,6 +15,7 @@ from agents.schemas import HolisticVerdict, JudgeOutcome, RevisionOutcome
 from app.models import Judgement, ProblemRow, Revision, Round, Run, TranscriptEvent, utcnow
 from app.pagination import page
 from app.problems import content_hash
+from graphs.result import RunResult
 from graphs.state import RoundFigures, RoundRecord
 
 
@@ -169,6 +170,24 @@ async def events_after(
 
 
 UNFINISHED = ("queued", "running")
+
+
+async def record_finished_run(
+    session: AsyncSession, run: Run, result: RunResult | None, events: Sequence[dict[str, Any]]
+) -> None:
+    """Store a run executed in one piece (a batch item) as a run submitted over the API is stored:
+    its row, every round with its verdicts, every revision, and its transcript, numbered from 1."""
+    session.add(run)
+    await session.flush()
+    if result is not None:
+        for record in result.rounds:
+            await record_round(session, run.id, record)
+        for outcome in result.revisions:
+            await record_revision(session, run.id, outcome)
+    session.add_all(
+        TranscriptEvent(run_id=run.id, seq=seq, type=data["type"], data=data)
+        for seq, data in enumerate(events, start=1)
+    )
 
 
 async def claim_run(session: AsyncSession, run_id: str, owner: str, lease: timedelta) -> bool:

@@ -80,6 +80,10 @@ class RunPublic(BaseModel):
     )
     rounds_to_pass: int | None = None
     avg_quality_final: float | None = None
+    batch_id: str | None = Field(
+        default=None, description="The batch this run is an item of; null for a run of its own"
+    )
+    arm: str = Field(default="loop", description="loop (the feedback loop) or control (one blind revision)")
 
 
 class CallAccounting(BaseModel):

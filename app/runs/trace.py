@@ -28,6 +28,8 @@ def run_public(run: Run, question: str) -> RunPublic:
         failure=run.failure,
         rounds_to_pass=metrics.get("rounds_to_pass"),
         avg_quality_final=metrics.get("avg_quality_final"),
+        batch_id=run.batch_id,
+        arm=run.arm,
     )
 
 

@@ -180,6 +180,27 @@ async def test_items_list_outcomes_and_causes_page_by_page(
     assert report["repeats"]["identical"] is True  # temperature 0 and the cache: counted once
 
 
+async def test_every_finished_item_is_a_run_with_its_whole_trace(service: Service) -> None:
+    batch = await start(service, control_arm=True)
+    await settle(service, batch["id"])
+    auth = service.keys.auth("read")
+    items = (await service.client.get(f"/v1/batches/{batch['id']}/items", headers=auth)).json()["items"]
+    assert len(items) == 24 and len({i["run_id"] for i in items}) == 24
+    for item in (next(i for i in items if i["arm"] == arm) for arm in ("loop", "control")):
+        trace = (await service.client.get(f"/v1/runs/{item['run_id']}", headers=auth)).json()
+        assert (trace["batch_id"], trace["arm"], trace["model"]) == (batch["id"], item["arm"], "sim")
+        assert trace["status"] == item["outcome"] and len(trace["rounds"]) == item["rounds"]
+        assert all(len(r["verdicts"]) == 7 and r["verdicts"][0]["rationale"] for r in trace["rounds"])
+        async with aconnect_sse(
+            service.client, "GET", f"/v1/runs/{item['run_id']}/events", headers=auth
+        ) as source:
+            kinds = [event.event async for event in source.aiter_sse()]
+        assert kinds[0] == "run.started" and kinds[-1] == "run.finished"
+        assert kinds.count("judge.verdict") == 7 * item["rounds"]
+        if item["arm"] == "control":  # one blind revision (round 0), then judged once
+            assert "revision.proposed" in kinds and trace["rounds"][0]["round"] == 1
+
+
 async def test_budget_cap_stops_the_batch_with_a_clear_state(service: Service) -> None:
     batch = await start(service, budget_tokens=1)
     done = await settle(service, batch["id"])
