@@ -25,6 +25,18 @@ from agents.structured import MODES, Mode, bind, ignored, llm_schema, message_te
 from agents.wire import capturing
 
 T = TypeVar("T", bound=BaseModel)
+# A raw reply is kept for audit up to this many characters: a runaway 1 MB reply must not swell
+# every checkpoint, result and row that carries it. The kept text says what was cut.
+RAW_OUTPUT_CAP = 16_384
+
+
+def keep_raw(text: str, cap: int = RAW_OUTPUT_CAP) -> str:
+    """``text`` as stored: whole up to ``cap`` characters, else its head with a marker and the full length."""
+    if len(text) <= cap:
+        return text
+    return f"{text[:cap]}\n[… truncated by thinkloop: {len(text)} characters in all, {cap} kept]"
+
+
 TextSink = Callable[[str], None]
 log = structlog.get_logger(__name__)
 
@@ -220,7 +232,7 @@ class LLMClient:
                 result.failure = self.failure("client", exc)
                 log.warning("llm.client_error", model=self.model_id, error=result.error, exc_info=exc)
                 continue
-            result.raw_outputs.append(reply.text)
+            result.raw_outputs.append(keep_raw(reply.text))
             if reply.cut_off:  # a transient drop, not the model's answer: ask again, unchanged
                 result.failure = self.failure("client", CutOff("the stream ended without a finish reason"))
                 log.info("llm.stream_cut_off", model=self.model_id)

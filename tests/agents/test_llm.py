@@ -10,7 +10,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import ChatMessageChunk
 
 from agents.judges import JudgeRequest, LLMJudge
-from agents.llm import LLMClient
+from agents.llm import RAW_OUTPUT_CAP, LLMClient, keep_raw
 from agents.models import Price
 from agents.reviser import LLMReviser, RevisionRequest
 from agents.schemas import HolisticVerdict, JudgeVerdict
@@ -59,6 +59,19 @@ async def test_persistently_malformed_output_abstains_with_raw_text(
         and "did not fit the schema" in outcome.abstain_reason
     )
     assert len(outcome.raw_outputs) == 3 and all(raw.startswith("{") for raw in outcome.raw_outputs)
+
+
+async def test_a_runaway_reply_is_kept_only_up_to_the_cap(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    huge = "x" * (RAW_OUTPUT_CAP * 64)  # a 1 MiB reply that is not a verdict
+    sim([Rule(content=huge)])
+    outcome = await LLMJudge(client(parse_retries=0)).assess(REQUEST)
+    (kept,) = outcome.raw_outputs
+    assert outcome.abstained and kept.startswith("x" * RAW_OUTPUT_CAP)
+    assert len(kept) < RAW_OUTPUT_CAP + 200 and f"{len(huge)} characters in all" in kept
+
+
+def test_a_reply_within_the_cap_is_kept_whole() -> None:
+    assert keep_raw("y" * RAW_OUTPUT_CAP) == "y" * RAW_OUTPUT_CAP
 
 
 async def test_out_of_range_score_is_not_accepted(sim: Sim, client: Callable[..., LLMClient]) -> None:
