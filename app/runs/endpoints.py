@@ -19,7 +19,7 @@ from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import ProblemRow, Run
 from app.runs import repository as repo
 from app.runs.schemas import TERMINAL, RunCreate, RunPage, RunPublic, RunStatus, RunTrace
-from app.runs.stream import Notifier, StreamEvent
+from app.runs.stream import Notifier, StreamEvent, announce
 from app.runs.trace import run_public, run_trace
 from app.webhooks import WebhookTargetRefused, check_target
 
@@ -158,10 +158,14 @@ async def cancel_run(run_id: str, session: Session, _: WriteKey, executor: Execu
     if run.status in TERMINAL:
         raise Conflict(f"The run already ended ({run.status}).")
     if not executor.cancel(run_id):
+        # Ended here with no end event: every process's streams of the run must look, and close.
         await repo.finish_run(session, run_id, "cancelled", "cancelled by request", None)
+        await announce(session, run_id)
+        await session.commit()
+        executor.notifier.wake(run_id)
     else:
         await executor.wait(run_id, 10.0)
-        await session.refresh(run)
+    await session.refresh(run)  # its end state, from whichever process stored it
     problem = await session.get(ProblemRow, run.problem_id)
     assert problem is not None
     return run_public(run, problem.question)

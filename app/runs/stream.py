@@ -181,12 +181,14 @@ def _is_postgres(url: str) -> bool:
     return make_url(normalize_url(url)).get_backend_name() == "postgresql"
 
 
-async def announce(session: AsyncSession, run_id: str, seq: int) -> None:
-    """Tell every API process that the run's event ``seq`` is stored (PostgreSQL; SQLite is one
-    process). Sent inside the caller's transaction, so it is delivered at commit or not at all:
-    no stream elsewhere wakes before the event is visible."""
+async def announce(session: AsyncSession, run_id: str, seq: int | None = None) -> None:
+    """Tell every API process that the run's event ``seq`` is stored, or without a seq that the
+    run changed (e.g. it ended with no event); PostgreSQL only, SQLite is one process. Sent inside
+    the caller's transaction, so it is delivered at commit or not at all: no stream elsewhere wakes
+    before the change is visible."""
     if session.get_bind().dialect.name == "postgresql":
-        await session.execute(_NOTIFY, {"channel": CHANNEL, "payload": f"{run_id}:{seq}"})
+        payload = f"{run_id}:{'' if seq is None else seq}"
+        await session.execute(_NOTIFY, {"channel": CHANNEL, "payload": payload})
 
 
 @dataclass

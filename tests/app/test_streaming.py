@@ -151,3 +151,74 @@ async def test_streams_on_another_process_end_with_the_runs_end_event(
     assert replay[-1]["event"] == "run.finished"
     assert [t[-1]["event"] for t in transcripts] == ["run.finished"] * 30
     assert all(t == replay for t in transcripts)
+
+
+async def held_elsewhere(database_url: str) -> str:
+    """A running run whose lease a live process elsewhere holds: nothing here executes it."""
+    from datetime import timedelta
+
+    from app.db import create_engine, session_factory, short_session
+    from app.models import Run, utcnow
+    from app.runs.repository import get_or_create_problem
+
+    engine = create_engine(database_url)
+    try:
+        async with short_session(session_factory(engine)) as session:
+            problem = await get_or_create_problem(session, PROBLEM["question"], PROBLEM["solution"], {})
+            run = Run(
+                problem_id=problem.id,
+                status="running",
+                model="sim",
+                judge_model="sim",
+                policy="default",
+                max_rounds=2,
+                lease_owner="elsewhere:1",
+                lease_until=utcnow() + timedelta(hours=1),
+            )
+            session.add(run)
+        return run.id
+    finally:
+        await engine.dispose()
+
+
+async def pinged(url: str, run_id: str, headers: dict[str, str], open_: asyncio.Event) -> list[str]:
+    """Follow a stream to its end; ``open_`` is set at its first heartbeat (it is waiting by then)."""
+    lines = []
+    async with (
+        httpx.AsyncClient(timeout=httpx.Timeout(30, read=None)) as client,
+        client.stream("GET", f"{url}/v1/runs/{run_id}/events", headers=headers) as response,
+    ):
+        async for line in response.aiter_lines():
+            if line.startswith(":"):
+                open_.set()
+            elif line:
+                lines.append(line)
+    return lines
+
+
+async def test_a_run_cancelled_by_a_process_not_executing_it_ends_its_streams_everywhere(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    from app.db import migrate
+    from app.main import create_app
+    from tests.app.conftest import seed_keys, service_settings
+
+    await migrate(database_url)
+    keys = await seed_keys(database_url)
+    run_id = await held_elsewhere(database_url)
+    # No re-read within the test, and no sweep that could take the run over.
+    settings = service_settings(database_url, simulator_server, sse_poll_s=600, run_sweep_s=600)
+    with LiveServer(create_app(settings)) as here, LiveServer(create_app(settings)) as there:
+        # On PostgreSQL a stream on another process too; SQLite is one process.
+        servers = [here, there] if database_url.startswith("postgresql") else [here]
+        opened = [asyncio.Event() for _ in servers]
+        streams = [
+            asyncio.create_task(pinged(s.url, run_id, keys.auth("read"), o))
+            for s, o in zip(servers, opened, strict=True)
+        ]
+        await asyncio.wait_for(asyncio.gather(*(o.wait() for o in opened)), 60)
+        async with httpx.AsyncClient(timeout=30) as client:
+            cancelled = await client.post(f"{here.url}/v1/runs/{run_id}/cancel", headers=keys.auth())
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+        ended = await asyncio.wait_for(asyncio.gather(*streams), 60)  # woken, not re-read
+    assert ended == [[]] * len(servers)  # nothing was stored to send: the streams just close
