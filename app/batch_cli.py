@@ -28,6 +28,7 @@ from app.batches.runner import BatchRunner
 from app.batches.runtime import batch_runtime, consuming
 from app.batches.service import BatchService, BatchSpec, progress
 from app.cli_support import err, fail, with_database
+from app.datasets import repository as datasets_repo
 from app.datasets.parsing import DatasetError, parse_dataset
 from app.db import short_session
 from app.logging import configure_logging
@@ -108,7 +109,7 @@ async def _run(settings: Settings, name: str, parsed: Any, spec_args: dict[str, 
     async def work(sessions: async_sessionmaker[AsyncSession]) -> dict[str, Any]:
         async with _runtime(settings, registry, sessions) as (broker, runner):
             async with short_session(sessions) as session:
-                dataset = await repo.store_dataset(session, name, parsed)
+                dataset = await datasets_repo.store_dataset(session, name, parsed)
             service = BatchService(sessions, broker)
             batch = await service.create(BatchSpec(dataset_id=dataset.id, **spec_args))
             await _watch(service, batch.id)

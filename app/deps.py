@@ -11,11 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from agents.models import ModelRegistry, UnknownModelError
 from agents.panel import PanelFactory
-from app.batches.service import BatchService
 from app.errors import Forbidden, Unauthorized, Unprocessable
 from app.keys import find_key
 from app.models import ApiKey
-from app.runs.service import RunExecutor
 from app.settings import Settings
 
 _bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <API key>")
@@ -39,12 +37,6 @@ def get_settings_dep(request: Request) -> Settings:
     return settings
 
 
-def get_executor(request: Request) -> RunExecutor:
-    """The app's run executor."""
-    executor: RunExecutor = request.app.state.executor
-    return executor
-
-
 def get_registry(request: Request) -> ModelRegistry:
     """The app's model registry."""
     registry: ModelRegistry = request.app.state.registry
@@ -55,12 +47,6 @@ def get_factory(request: Request) -> PanelFactory:
     """The app's panel factory (one client per model, shared by every run)."""
     factory: PanelFactory = request.app.state.factory
     return factory
-
-
-def get_batches(request: Request) -> BatchService:
-    """The app's batch service."""
-    service: BatchService = request.app.state.batches
-    return service
 
 
 def check_models(registry: ModelRegistry, *names: str) -> None:
@@ -95,8 +81,6 @@ def require_scope(scope: str) -> Callable[..., Awaitable[ApiKey]]:
 
 
 Session = Annotated[AsyncSession, Depends(get_session)]
-Executor = Annotated[RunExecutor, Depends(get_executor)]
-Batches = Annotated[BatchService, Depends(get_batches)]
 Registry = Annotated[ModelRegistry, Depends(get_registry)]
 Factory = Annotated[PanelFactory, Depends(get_factory)]
 AppSettings = Annotated[Settings, Depends(get_settings_dep)]

@@ -106,8 +106,8 @@ def _wait_for_group(client: redis.Redis) -> None:
 
 
 async def _create_and_wait(database_url: str, dataset: Path) -> str:
-    from app.batches.repository import store_dataset
     from app.datasets.parsing import parse_dataset
+    from app.datasets.repository import store_dataset
 
     await migrate(database_url)
     engine = create_engine(database_url)

@@ -25,10 +25,11 @@ from agents.models import ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
 from agents.schemas import Problem
 from app.batches.broker import build_broker
-from app.batches.repository import results, store_dataset
+from app.batches.repository import items as batch_items
 from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
+from app.datasets.repository import store_dataset
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.logging import configure_logging
@@ -80,7 +81,7 @@ async def batch(base_url: str, items: int, database_url: str) -> int:
             await asyncio.sleep(0.05)
         await runner.drain()
         async with short_session(sessions) as session:
-            done = await results(session, created.id)
+            done = await batch_items(session, created.id)
         return sum(item.result["calls"]["llm_calls"] for item in done if item.result)
     finally:
         await broker.shutdown()

@@ -13,6 +13,7 @@ from sqlmodel import col, func, select
 from sse_starlette import EventSourceResponse
 
 from app.batches import repository as repo
+from app.batches.deps import Batches
 from app.batches.formats import render_report
 from app.batches.report import build_report
 from app.batches.schemas import (
@@ -29,7 +30,7 @@ from app.batches.schemas import (
 )
 from app.batches.service import TERMINAL_BATCH, BatchService, BatchSpec, BatchStateError, progress
 from app.db import short_session
-from app.deps import AppSettings, Batches, ReadKey, Registry, Session, WriteKey, check_models
+from app.deps import AppSettings, ReadKey, Registry, Session, WriteKey, check_models
 from app.errors import BadRequest, Conflict, NotFound, Unprocessable, problem_responses
 from app.models import Batch, Dataset, DatasetItem
 from app.pagination import page

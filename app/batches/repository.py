@@ -8,71 +8,13 @@ from typing import Any
 
 from sqlalchemy import Subquery, and_, func, insert, literal, or_, true, type_coerce, union_all, update
 from sqlalchemy import select as sa_select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from app.batches.flaws import flaw_label
-from app.datasets.parsing import DatasetRow, ParsedDataset
-from app.models import Batch, BatchItem, Dataset, DatasetItem, ProblemRow, UTCDateTime, new_id, utcnow
+from app.models import Batch, BatchItem, DatasetItem, ProblemRow, UTCDateTime, utcnow
 
 TERMINAL_ITEM = ("done", "failed", "cancelled")
-
-
-async def store_dataset(session: AsyncSession, name: str, parsed: ParsedDataset, chunk: int = 500) -> Dataset:
-    """A dataset of the parsed file's valid rows (problems shared across datasets by content).
-
-    Rows go in chunks of bulk inserts: a 10,000-row file is about 60 statements, not 20,000, and no
-    ORM object is kept per row.
-    """
-    dataset = Dataset(name=name, format=parsed.format, n_problems=len(parsed.rows))
-    session.add(dataset)
-    await session.flush()
-    for start in range(0, len(parsed.rows), chunk):
-        rows = parsed.rows[start : start + chunk]
-        ids = await _problem_ids(session, rows)
-        items = [
-            {
-                "dataset_id": dataset.id,
-                "problem_id": ids[row.content_hash],
-                "position": start + offset,
-                "external_id": row.external_id,
-            }
-            for offset, row in enumerate(rows)
-        ]
-        await session.execute(insert(DatasetItem), items)
-    return dataset
-
-
-async def _problem_ids(session: AsyncSession, rows: Sequence[DatasetRow]) -> dict[str, str]:
-    """The stored problem id of each row's content, storing the new ones (rows are distinct)."""
-    query = sa_select(col(ProblemRow.content_hash), col(ProblemRow.id))
-    wanted = [row.content_hash for row in rows]
-    ids: dict[str, str] = dict(
-        (await session.execute(query.where(col(ProblemRow.content_hash).in_(wanted)))).all()
-    )
-    new = [
-        {
-            "id": new_id(),
-            "content_hash": row.content_hash,
-            "question": row.question,
-            "solution": row.solution,
-            "meta": dict(row.metadata),
-            "created_at": utcnow(),
-        }
-        for row in rows
-        if row.content_hash not in ids
-    ]
-    if new:
-        # Another upload may store the same problem meanwhile: skip it, then read its id.
-        dialect = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-        await session.execute(
-            dialect(ProblemRow).on_conflict_do_nothing(index_elements=["content_hash"]), new
-        )
-        missing = [problem["content_hash"] for problem in new]
-        ids |= dict((await session.execute(query.where(col(ProblemRow.content_hash).in_(missing)))).all())
-    return ids
 
 
 async def create_items(session: AsyncSession, batch: Batch) -> int:

@@ -76,21 +76,6 @@ class BatchRunner:
             if not self._active:
                 self._idle.set()
 
-    async def sweep_forever(self, broker: Any, every_s: float) -> None:
-        """Re-send the items of stalled batches every ``every_s`` seconds (Redis workers run this)."""
-        from app.batches.broker import enqueue
-
-        while True:
-            await asyncio.sleep(every_s)
-            try:
-                async with short_session(self.sessions) as session:
-                    ids = await repo.stalled(session, timedelta(seconds=every_s))
-                if ids:
-                    log.info("batch.resent_stalled_items", count=len(ids))
-                    await enqueue(broker, ids)
-            except Exception as exc:  # the database or the broker is away: try again next time
-                log.warning("batch.sweep_failed", error=type(exc).__name__)
-
     async def drain(self) -> None:
         """Wait until no item is being processed or waiting for a slot (graceful shutdown)."""
         await self._idle.wait()
@@ -109,18 +94,6 @@ class BatchRunner:
         if released:
             log.info("batch.items_released", count=released, worker=self.worker)
         return released
-
-    async def resume_active(self, broker: Any) -> int:
-        """Send every unfinished item of active batches (after a restart of the embedded broker)."""
-        from app.batches.broker import enqueue
-
-        try:
-            async with short_session(self.sessions) as session:
-                ids = await repo.stalled(session, timedelta(0))
-        except DBAPIError:  # e.g. not migrated yet: start anyway, /readyz reports it
-            log.warning("batch.resume_skipped", reason="database not ready")
-            return 0
-        return await enqueue(broker, ids)
 
     async def _process(self, item_id: int) -> str:
         claimed = await self._db(lambda session: self._claim(session, item_id))

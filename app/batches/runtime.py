@@ -6,16 +6,23 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
+import structlog
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from taskiq import AsyncBroker
 from tenacity import AsyncRetrying, retry_if_exception_type
 
 from agents.panel import PanelFactory
 from agents.retrying import OUTAGE_BACKOFF, log_retry
-from app.batches.broker import EmbeddedBroker, build_broker
+from app.batches import repository as repo
+from app.batches.broker import EmbeddedBroker, build_broker, enqueue
 from app.batches.runner import BatchRunner
+from app.db import short_session
 from app.settings import Settings
+
+log = structlog.get_logger(__name__)
 
 
 @asynccontextmanager
@@ -51,9 +58,9 @@ async def consuming(broker: AsyncBroker, runner: BatchRunner, settings: Settings
     tasks: list[asyncio.Task[None]] = []
     if settings.broker_url:
         tasks.append(asyncio.create_task(receive(broker, settings)))
-        tasks.append(asyncio.create_task(runner.sweep_forever(broker, settings.redelivery_s)))
+        tasks.append(asyncio.create_task(sweep_forever(broker, runner, settings.redelivery_s)))
     else:
-        await runner.resume_active(broker)
+        await resume_active(broker, runner)
     try:
         yield
     finally:
@@ -62,6 +69,31 @@ async def consuming(broker: AsyncBroker, runner: BatchRunner, settings: Settings
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+async def sweep_forever(broker: AsyncBroker, runner: BatchRunner, every_s: float) -> None:
+    """Re-send the items of stalled batches every ``every_s`` seconds (Redis workers run this)."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            async with short_session(runner.sessions) as session:
+                ids = await repo.stalled(session, timedelta(seconds=every_s))
+            if ids:
+                log.info("batch.resent_stalled_items", count=len(ids))
+                await enqueue(broker, ids)
+        except Exception as exc:  # the database or the broker is away: try again next time
+            log.warning("batch.sweep_failed", error=type(exc).__name__)
+
+
+async def resume_active(broker: AsyncBroker, runner: BatchRunner) -> int:
+    """Send every unfinished item of active batches (after a restart of the embedded broker)."""
+    try:
+        async with short_session(runner.sessions) as session:
+            ids = await repo.stalled(session, timedelta(0))
+    except DBAPIError:  # e.g. not migrated yet: start anyway, /readyz reports it
+        log.warning("batch.resume_skipped", reason="database not ready")
+        return 0
+    return await enqueue(broker, ids)
 
 
 async def receive(broker: AsyncBroker, settings: Settings) -> None:

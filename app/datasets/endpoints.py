@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response, status
 from sqlmodel import select
 
-from app.batches import repository as repo
+from app.datasets import repository as datasets_repo
 from app.datasets.parsing import MAX_DATASET_BYTES, DatasetError, ParsedDataset, RowError, parse_dataset
 from app.datasets.schemas import DatasetFormat, DatasetPage, DatasetPublic
 from app.deps import ReadKey, Session, WriteKey
@@ -92,7 +92,7 @@ async def upload_dataset(
     """
     filename, chosen = _format(request.headers.get("content-type", ""), name, fmt)
     parsed = _parse(await request.body(), filename, chosen)
-    dataset = await repo.store_dataset(session, name, parsed)
+    dataset = await datasets_repo.store_dataset(session, name, parsed)
     await session.commit()
     response.headers["Location"] = f"/v1/datasets/{dataset.id}"
     return _public(dataset, parsed)

@@ -14,10 +14,10 @@ from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.simulator import SimulatorServer
 from app.batches.broker import build_broker
-from app.batches.repository import store_dataset
 from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec, BatchStateError
 from app.datasets.parsing import parse_dataset
+from app.datasets.repository import store_dataset
 from app.db import create_engine, migrate, session_factory, short_session
 from app.models import BatchItem, CachedResponse
 

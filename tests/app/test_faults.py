@@ -14,10 +14,10 @@ from agents.simulator import Rule, SimulatorServer
 from app.batches.broker import build_broker
 from app.batches.report import build_report
 from app.batches.repository import items as all_items
-from app.batches.repository import store_dataset
 from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
+from app.datasets.repository import store_dataset
 from app.datasets.synthetic import synthetic_jsonl, synthetic_rows
 from app.db import create_engine, migrate, session_factory, short_session
 from app.models import Batch, BatchItem

@@ -21,10 +21,11 @@ from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.simulator import SimulatorServer
 from app.batches.broker import build_broker
-from app.batches.repository import counts, store_dataset
+from app.batches.repository import counts
 from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
+from app.datasets.repository import store_dataset
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app

@@ -15,9 +15,10 @@ from sqlmodel import col, select
 
 from agents.simulator import Rule, SimulatorServer
 from app.batches.broker import build_broker
-from app.batches.repository import counts, store_dataset
+from app.batches.repository import counts
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
+from app.datasets.repository import store_dataset
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.models import BatchItem

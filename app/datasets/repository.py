@@ -1,0 +1,70 @@
+"""Database access for datasets: a parsed file stored as problems (shared by content) and rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import insert
+from sqlalchemy import select as sa_select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from app.datasets.parsing import DatasetRow, ParsedDataset
+from app.models import Dataset, DatasetItem, ProblemRow, new_id, utcnow
+
+
+async def store_dataset(session: AsyncSession, name: str, parsed: ParsedDataset, chunk: int = 500) -> Dataset:
+    """A dataset of the parsed file's valid rows (problems shared across datasets by content).
+
+    Rows go in chunks of bulk inserts: a 10,000-row file is about 60 statements, not 20,000, and no
+    ORM object is kept per row.
+    """
+    dataset = Dataset(name=name, format=parsed.format, n_problems=len(parsed.rows))
+    session.add(dataset)
+    await session.flush()
+    for start in range(0, len(parsed.rows), chunk):
+        rows = parsed.rows[start : start + chunk]
+        ids = await _problem_ids(session, rows)
+        items = [
+            {
+                "dataset_id": dataset.id,
+                "problem_id": ids[row.content_hash],
+                "position": start + offset,
+                "external_id": row.external_id,
+            }
+            for offset, row in enumerate(rows)
+        ]
+        await session.execute(insert(DatasetItem), items)
+    return dataset
+
+
+async def _problem_ids(session: AsyncSession, rows: Sequence[DatasetRow]) -> dict[str, str]:
+    """The stored problem id of each row's content, storing the new ones (rows are distinct)."""
+    query = sa_select(col(ProblemRow.content_hash), col(ProblemRow.id))
+    wanted = [row.content_hash for row in rows]
+    ids: dict[str, str] = dict(
+        (await session.execute(query.where(col(ProblemRow.content_hash).in_(wanted)))).all()
+    )
+    new = [
+        {
+            "id": new_id(),
+            "content_hash": row.content_hash,
+            "question": row.question,
+            "solution": row.solution,
+            "meta": dict(row.metadata),
+            "created_at": utcnow(),
+        }
+        for row in rows
+        if row.content_hash not in ids
+    ]
+    if new:
+        # Another upload may store the same problem meanwhile: skip it, then read its id.
+        dialect = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+        await session.execute(
+            dialect(ProblemRow).on_conflict_do_nothing(index_elements=["content_hash"]), new
+        )
+        missing = [problem["content_hash"] for problem in new]
+        ids |= dict((await session.execute(query.where(col(ProblemRow.content_hash).in_(missing)))).all())
+    return ids
