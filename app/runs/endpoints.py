@@ -14,10 +14,11 @@ from sqlmodel import col, select
 from sse_starlette import EventSourceResponse
 
 from app.db import short_session
-from app.deps import AppSettings, Executor, ReadKey, Registry, Session, WriteKey, check_models
+from app.deps import AppSettings, ReadKey, Registry, Session, WriteKey, check_models
 from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import ProblemRow, Run
 from app.runs import repository as repo
+from app.runs.deps import Executor
 from app.runs.schemas import TERMINAL, RunCreate, RunPage, RunPublic, RunStatus, RunTrace
 from app.runs.stream import Notifier, StreamEvent, announce
 from app.runs.trace import run_public, run_trace
@@ -79,6 +80,9 @@ async def create_run(
         idempotency_key=idempotency_key,
         request_hash=digest,
         api_key_id=key.id,
+        # held by this process from the start, so no other process's sweep takes it first
+        lease_owner=executor.worker,
+        lease_until=executor.lease_deadline(),
     )
     try:
         async with session.begin_nested():

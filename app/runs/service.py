@@ -24,7 +24,7 @@ from app.metrics import ServiceMetrics
 from app.models import ProblemRow, Run, TranscriptEvent, utcnow
 from app.runs import repository as repo
 from app.runs.schemas import TERMINAL
-from app.runs.stream import Notifier, StreamEvent
+from app.runs.stream import Notifier, StreamEvent, announce
 from app.settings import Settings
 from app.webhooks import enqueue
 from graphs.context import RunContext
@@ -304,6 +304,7 @@ class RunExecutor:
                     session.add(
                         TranscriptEvent(run_id=run_id, seq=seq, type=data["type"], dedupe_key=key, data=data)
                     )
+                    await announce(session, run_id, seq)  # wakes streams elsewhere at commit
         except IntegrityError:
             log.warning("transcript.duplicate", key=key)
             if along is not None:  # the event is stored already; the changes still have to be
