@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Request, status
+from fastapi import APIRouter, status
 from sqlmodel import col, select
 
 from app.deps import ReadKey, Session, WriteKey
 from app.errors import NotFound, problem_responses
 from app.models import Run, WebhookDelivery
+from app.runs.deps import Outbox
 from app.runs.schemas import DeliveryLog, DeliveryPublic
-from app.webhooks import DeliveryStatus, WebhookOutbox, redact, redeliver
+from app.webhooks import DeliveryStatus, redact, redeliver
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 _ERRORS = problem_responses({404: "No such run, or no such delivery of the run"})
-
-
-def get_outbox(request: Request) -> WebhookOutbox:
-    """The app's webhook outbox sender."""
-    outbox: WebhookOutbox = request.app.state.outbox
-    return outbox
-
-
-Outbox = Annotated[WebhookOutbox, Depends(get_outbox)]
 
 
 def delivery_public(delivery: WebhookDelivery) -> DeliveryPublic:

@@ -18,11 +18,11 @@ from app.deps import AppSettings, ReadKey, Registry, Session, WriteKey, check_mo
 from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import ProblemRow, Run
 from app.runs import repository as repo
-from app.runs.deps import Executor
+from app.runs.deps import Executor, Outbox
 from app.runs.schemas import TERMINAL, RunCreate, RunPage, RunPublic, RunStatus, RunTrace
 from app.runs.stream import Notifier, StreamEvent, announce
 from app.runs.trace import run_public, run_trace
-from app.webhooks import WebhookTargetRefused, check_target
+from app.webhooks import WebhookTargetRefused, check_target, enqueue
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 _ERRORS = problem_responses(
@@ -154,7 +154,9 @@ async def _questions(session: Session, ids: list[str]) -> dict[str, str]:
 
 
 @router.post("/{run_id}/cancel", response_model=RunPublic, responses=_ERRORS)
-async def cancel_run(run_id: str, session: Session, _: WriteKey, executor: Executor) -> RunPublic:
+async def cancel_run(
+    run_id: str, session: Session, _: WriteKey, executor: Executor, outbox: Outbox
+) -> RunPublic:
     """Cancel a queued or running run; 409 if it already ended."""
     run = await session.get(Run, run_id)
     if run is None:
@@ -162,11 +164,17 @@ async def cancel_run(run_id: str, session: Session, _: WriteKey, executor: Execu
     if run.status in TERMINAL:
         raise Conflict(f"The run already ended ({run.status}).")
     if not executor.cancel(run_id):
-        # Ended here with no end event: every process's streams of the run must look, and close.
-        await repo.finish_run(session, run_id, "cancelled", "cancelled by request", None)
+        # Executed elsewhere (that process loses the lease at its next renewal and stops the run)
+        # or by nobody: the end state and its webhook are stored here. There is no end event, so
+        # every process's streams of the run must look, and close.
+        webhook = {"run_id": run_id, "status": "cancelled", "reason": "cancelled by request"}
+        if await repo.finish_run(session, run_id, "cancelled", "cancelled by request", None):
+            await session.refresh(run)
+            enqueue(session, run, "run.failed", webhook)
         await announce(session, run_id)
         await session.commit()
         executor.notifier.wake(run_id)
+        outbox.wake()
     else:
         await executor.wait(run_id, 10.0)
     await session.refresh(run)  # its end state, from whichever process stored it

@@ -228,6 +228,14 @@ async def renew_leases(
     return set((await session.execute(statement)).scalars().all())
 
 
+async def holds(session: AsyncSession, run_id: str, owner: str) -> bool:
+    """Whether ``owner`` still holds the unfinished run (a primary-key probe, made before each write)."""
+    query = select(col(Run.id)).where(
+        col(Run.id) == run_id, col(Run.lease_owner) == owner, col(Run.status).in_(UNFINISHED)
+    )
+    return (await session.execute(query)).first() is not None
+
+
 async def release_leases(session: AsyncSession, owner: str) -> int:
     """Hand back this process's unfinished runs (a graceful stop): any process may take them now."""
     statement = (

@@ -270,6 +270,7 @@ class RunExecutor:
 
     async def _record_update(self, run_id: str, update: dict[str, Any]) -> None:
         async with short_session(self.sessions) as session:
+            await self._still_held(session, run_id)
             for record in (update.get("score") or {}).get("rounds", []):
                 await repo.record_round(session, run_id, record)
             for outcome in (update.get("revise") or {}).get("revisions", []):
@@ -299,6 +300,8 @@ class RunExecutor:
             async with short_session(self.sessions) as session:
                 if along is not None:
                     await along(session)
+                else:
+                    await self._still_held(session, run_id)
                 if not duplicate:
                     seq = transcript.seq + 1
                     session.add(
@@ -317,6 +320,12 @@ class RunExecutor:
         if key is not None:
             transcript.keys.add(key)
         self.notifier.publish(run_id, StreamEvent.of(transcript.seq, data["type"], data))
+
+    async def _still_held(self, session: AsyncSession, run_id: str) -> None:
+        """Write nothing more for a run this process no longer holds (cancelled or taken over
+        elsewhere since the last renewal): the transaction rolls back and the run's task ends."""
+        if not await repo.holds(session, run_id, self.worker):
+            raise LeaseLost(run_id)
 
     async def _complete(self, run: Run, result: RunResult, finished: RunFinished | None) -> None:
         async def store(session: AsyncSession) -> None:

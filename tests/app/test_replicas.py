@@ -153,3 +153,26 @@ def test_a_killed_replicas_runs_finish_on_the_survivor(
         assert kinds.count("run.started") == 1 and kinds.count("run.finished") == 1, (run_id, kinds)
         resumed = [event for event in events[run_id] if event["type"] == "run.resumed"]
         assert len(resumed) == 1 and resumed[0]["executor"].endswith(f":{b_process.pid}"), kinds
+
+
+def test_a_cancel_on_one_replica_stops_the_run_on_the_other(
+    pair: tuple[Replica, Replica], simulator_server: SimulatorServer, database_url: str
+) -> None:
+    a, b = pair
+    with a.serving(), b.serving():
+        simulator_server.state.held = True  # the run is mid-step on A
+        body = BODY | {"webhook_url": f"http://127.0.0.1:{free_port()}/hook"}
+        created = httpx.post(f"{a.base}/v1/runs", json=body, headers=a.keys.auth(), timeout=30)
+        run_id = created.json()["id"]
+        wait_until(lambda: len(simulator_server.state.requests) >= 7, 120, "the run did not start")
+        cancelled = httpx.post(f"{b.base}/v1/runs/{run_id}/cancel", headers=b.keys.auth(), timeout=30)
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+        simulator_server.state.held = False
+        # A loses the run's lease at its next renewal and stops it; its end state stays B's
+        wait_until(lambda: "run.lease_lost" in a.log.read_text(errors="replace"), 120, "A never let go")
+        assert a.status(run_id) == "cancelled"
+        deliveries = httpx.get(f"{b.base}/v1/runs/{run_id}/deliveries", headers=b.keys.auth(), timeout=30)
+        (delivery,) = deliveries.json()["items"]
+        assert delivery["event"] == "run.failed"
+    kinds = [event["type"] for event in asyncio.run(transcripts(database_url, [run_id]))[run_id]]
+    assert "run.finished" not in kinds and "round.scored" not in kinds
