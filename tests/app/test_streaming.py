@@ -11,6 +11,7 @@ from httpx_sse import aconnect_sse
 
 from agents.simulator import Rule, SimulatorServer
 from tests.app.conftest import PROBLEM, Keys, LiveServer
+from tests.app.test_stream_processes import within
 
 
 async def collect(url: str, run_id: str, headers: dict[str, str]) -> list[dict[str, Any]]:
@@ -216,9 +217,10 @@ async def test_a_run_cancelled_by_a_process_not_executing_it_ends_its_streams_ev
             asyncio.create_task(pinged(s.url, run_id, keys.auth("read"), o))
             for s, o in zip(servers, opened, strict=True)
         ]
-        await asyncio.wait_for(asyncio.gather(*(o.wait() for o in opened)), 60)
+        assert here.server.started and there.server.started
+        await within(asyncio.gather(*(o.wait() for o in opened)), "a stream never opened")
         async with httpx.AsyncClient(timeout=30) as client:
             cancelled = await client.post(f"{here.url}/v1/runs/{run_id}/cancel", headers=keys.auth())
         assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
-        ended = await asyncio.wait_for(asyncio.gather(*streams), 60)  # woken, not re-read
+        ended = await within(asyncio.gather(*streams), "a stream was not woken by the cancel")
     assert ended == [[]] * len(servers)  # nothing was stored to send: the streams just close
