@@ -34,7 +34,13 @@ class Settings(BaseSettings):
     wait_timeout_s: float = Field(default=60.0, description="Upper bound for POST /v1/runs?wait=true")
     sse_heartbeat_s: float = Field(default=15.0, description="Seconds between SSE heartbeats")
     sse_poll_s: float = Field(
-        default=1.0, description="How often a stream of a run executed elsewhere re-reads the database"
+        default=1.0, gt=0, description="How often a batch's progress stream reads its counts"
+    )
+    sse_reread_s: float = Field(
+        default=15.0,
+        gt=0,
+        description="A run's stream re-reads the database this often as a safety net: for an announcement "
+        "lost while the listener reconnects, or on SQLite for a run another process executes",
     )
     webhook_secret: SecretStr | None = Field(default=None, description="HMAC-SHA256 key for webhooks")
     webhook_allow_hosts: list[str] = Field(

@@ -133,7 +133,7 @@ def measure(args: argparse.Namespace) -> tuple[dict[str, dict[str, float]], dict
         a, a_pid = stack.enter_context(api_server(env))
         # B only follows: no re-read of its own within the benchmark, and no taking runs over.
         b, b_pid = stack.enter_context(
-            api_server(env | {"THINKLOOP_SSE_POLL_S": "600", "THINKLOOP_RUN_SWEEP_S": "600"})
+            api_server(env | {"THINKLOOP_SSE_REREAD_S": "600", "THINKLOOP_RUN_SWEEP_S": "600"})
         )
         processes = {"A": psutil.Process(a_pid), "B": psutil.Process(b_pid)}
         before = {name: sum(p.cpu_times()[:2]) for name, p in processes.items()}

@@ -199,7 +199,7 @@ async def stream_events(
     if not exists:
         raise NotFound(f"There is no run {run_id}.")
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
-    stream = _events(request, run_id, after, executor.notifier, settings.sse_poll_s)
+    stream = _events(request, run_id, after, executor.notifier, settings.sse_reread_s)
     return EventSourceResponse(stream, ping=settings.sse_heartbeat_s)
 
 

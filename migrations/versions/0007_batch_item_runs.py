@@ -24,7 +24,9 @@ def upgrade() -> None:
     with op.batch_alter_table("runs", schema=None) as batch_op:
         batch_op.add_column(sa.Column("batch_id", sqlmodel.sql.sqltypes.AutoString(), nullable=True))
         batch_op.add_column(
-            sa.Column("arm", sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False, server_default="loop")
+            sa.Column(
+                "arm", sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False, server_default="loop"
+            )
         )
         batch_op.create_index("ix_runs_batch_id", ["batch_id"], unique=False)
         batch_op.create_foreign_key("fk_runs_batch_id_batches", "batches", ["batch_id"], ["id"])

@@ -71,6 +71,7 @@ def service_settings(database_url: str, simulator: SimulatorServer, **overrides:
         "webhook_secret": "whsec-test",
         "webhook_backoff_s": 0.05,
         "sse_poll_s": 0.2,
+        "sse_reread_s": 0.2,
         "sse_heartbeat_s": 0.5,
         "log_level": "WARNING",
     }

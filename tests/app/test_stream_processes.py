@@ -113,7 +113,7 @@ async def test_a_stream_on_another_process_gets_every_event_through_announcement
     headers, log = keys.auth(), tmp_path / "servers.log"
     body = {"problem": PROBLEM, "options": {"model": "sim", "judge_model": "sim", "max_rounds": 2}}
     # B re-reads the database on its own only after 600 s, and never takes the run over.
-    quiet = {"sse_poll_s": "600", "run_sweep_s": "600"}
+    quiet = {"sse_reread_s": "600", "run_sweep_s": "600"}
     with api_processes(database_url, simulator_server, log, {}, quiet) as (a, b):
         async with httpx.AsyncClient(timeout=30) as client:
             created = await client.post(f"{a}/v1/runs", json=body, headers=headers)

@@ -142,7 +142,7 @@ async def test_streams_on_another_process_end_with_the_runs_end_event(
     server, keys = live
     state = simulator_server.state
     state.configure(state.config.model_copy(update={"rules": [Rule(role="^Judge", score=40)]}))
-    other = LiveServer(create_app(service_settings(database_url, simulator_server, sse_poll_s=0.005)))
+    other = LiveServer(create_app(service_settings(database_url, simulator_server, sse_reread_s=0.005)))
     with other:
         run_id = await start_run(server.url, keys)
         transcripts = await asyncio.gather(
@@ -208,7 +208,7 @@ async def test_a_run_cancelled_by_a_process_not_executing_it_ends_its_streams_ev
     keys = await seed_keys(database_url)
     run_id = await held_elsewhere(database_url)
     # No re-read within the test, and no sweep that could take the run over.
-    settings = service_settings(database_url, simulator_server, sse_poll_s=600, run_sweep_s=600)
+    settings = service_settings(database_url, simulator_server, sse_reread_s=600, run_sweep_s=600)
     with LiveServer(create_app(settings)) as here, LiveServer(create_app(settings)) as there:
         # On PostgreSQL a stream on another process too; SQLite is one process.
         servers = [here, there] if database_url.startswith("postgresql") else [here]
