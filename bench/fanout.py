@@ -69,9 +69,10 @@ async def scenario(
         httpx.AsyncClient(base_url=url, headers=headers, timeout=300, limits=limits) as client,
         httpx.AsyncClient() as control,
     ):
-        # Round 1 of every run waits at the simulator's gate until this process, once every
-        # subscriber is connected, sends the one request that opens it.
-        gate = {"gate": 7 * args.runs + 1, "gate_timeout_s": args.hold}
+        # Round 1 of every run (seven judges and the solver: eight calls) waits at the simulator's
+        # gate until this process, once every subscriber is connected, sends the one request that
+        # opens it.
+        gate = {"gate": 8 * args.runs + 1, "gate_timeout_s": args.hold}
         rules = {"latency_s": args.latency, "rules": [{"role": "^Judge", "score": 40}], **gate}
         (await control.put(f"{sim}/_sim", json=rules)).raise_for_status()
         run_ids = []
