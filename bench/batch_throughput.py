@@ -1,11 +1,13 @@
 """Batch throughput against its bound: embedded, and with one and two Redis workers.
 
-Every item is one round of seven judge calls made at once (the simulator scores every judge 90,
-so each problem passes in round 1), so an item lasts one simulated latency L. With W processes
-each running C items at a time, and the judge endpoint allowing K calls in flight (shared by all
-workers through Redis), the bound is
+Every round is seven judge calls and the solver's, made at once, so it lasts one simulated latency
+L; a revision is one more call. The simulator scores every judge 90, but the verification gate
+sends a version whose stated answer the solver does not confirm back for revision, so an item is
+S sequential steps (rounds + revisions), measured from the stored items. With W processes each
+running C items at a time, and the endpoint allowing K calls in flight (shared by all workers
+through Redis), the bound is
 
-    items per minute = 60 × min(C × W, K / 7) / L
+    items per minute = 60 × min(C × W, K / 8) / (S × L)
 
 Throughput is measured from the batch's own timestamps (created → finished), so process start-up
 is not counted. Everything runs on this machine: the simulator, PostgreSQL, Redis, the workers.
@@ -28,7 +30,7 @@ from typing import Any
 
 import redis
 from _common import postgres_database, simulator
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlmodel import col
 
 from app.batches.broker import QUEUE, build_broker
@@ -39,7 +41,7 @@ from app.models import Batch, BatchItem
 
 REDIS = "redis://127.0.0.1:6379/14"
 MODELS = ("m1", "m2")
-JUDGE_CALLS = 7
+ROUND_CALLS = 8  # seven judges and the solver, at once
 
 
 def environment(base_url: str, database_url: str, concurrency: int, endpoint_limit: int) -> dict[str, str]:
@@ -55,20 +57,23 @@ def environment(base_url: str, database_url: str, concurrency: int, endpoint_lim
     return env
 
 
-async def elapsed(database_url: str, batch_id: str) -> tuple[int, float]:
-    """(items, seconds from the batch's creation to its completion), from the database."""
+async def elapsed(database_url: str, batch_id: str) -> tuple[int, float, float]:
+    """(items, seconds from the batch's creation to its completion, mean sequential steps per item:
+    rounds plus revisions), from the database."""
     await migrate(database_url)
     engine = create_engine(database_url)
     try:
         async with short_session(session_factory(engine)) as session:
             batch = await session.get(Batch, batch_id)
             assert batch is not None and batch.finished_at is not None, batch
-            query = select(func.count()).where(col(BatchItem.batch_id) == batch_id)
-            items = int((await session.execute(query)).scalar_one())
+            query = select(col(BatchItem.result)).where(col(BatchItem.batch_id) == batch_id)
+            results = list((await session.execute(query)).scalars().all())
             seconds = (batch.finished_at - batch.created_at).total_seconds()
     finally:
         await engine.dispose()
-    return items, seconds
+    rounds = [len(result["rounds"]) for result in results if result]
+    steps = sum(2 * r - 1 for r in rounds) / len(rounds)  # each round but the last was revised
+    return len(results), seconds, steps
 
 
 def embedded(env: dict[str, str], dataset: Path) -> str:
@@ -129,11 +134,20 @@ async def _create_and_wait(database_url: str, dataset: Path) -> str:
         await engine.dispose()
 
 
-def row(name: str, workers: int, items: int, seconds: float, args: argparse.Namespace) -> dict[str, Any]:
-    in_flight = min(args.concurrency * workers, args.endpoint_limit / JUDGE_CALLS)
-    bound = 60 * in_flight / args.latency
+def row(
+    name: str, workers: int, items: int, seconds: float, steps: float, args: argparse.Namespace
+) -> dict[str, Any]:
+    in_flight = min(args.concurrency * workers, args.endpoint_limit / ROUND_CALLS)
+    bound = 60 * in_flight / (steps * args.latency)
     achieved = 60 * items / seconds
-    return {"setup": name, "items": items, "seconds": seconds, "achieved": achieved, "bound": bound}
+    return {
+        "setup": name,
+        "items": items,
+        "seconds": seconds,
+        "steps": steps,
+        "achieved": achieved,
+        "bound": bound,
+    }
 
 
 async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -156,16 +170,16 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def markdown(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
     lines = [
-        f"Batch throughput: {args.problems} problems × {len(MODELS)} models, one round of "
-        f"{JUDGE_CALLS} judge calls per item at {args.latency:g} s, {args.concurrency} items in flight "
+        f"Batch throughput: {args.problems} problems × {len(MODELS)} models, rounds of "
+        f"{ROUND_CALLS} calls at once, {args.latency:g} s per call, {args.concurrency} items in flight "
         f"per process, endpoint limit {args.endpoint_limit} calls",
         "",
-        "| setup | items | seconds | items/min | bound items/min | achieved ÷ bound |",
-        "|---|---|---|---|---|---|",
+        "| setup | items | steps per item | seconds | items/min | bound items/min | achieved ÷ bound |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['setup']} | {r['items']} | {r['seconds']:.1f} | {r['achieved']:.0f} | "
+            f"| {r['setup']} | {r['items']} | {r['steps']:.2f} | {r['seconds']:.1f} | {r['achieved']:.0f} | "
             f"{r['bound']:.0f} | {r['achieved'] / r['bound']:.2f} |"
         )
     return "\n".join(lines)
