@@ -162,10 +162,6 @@ class RunExecutor:
         done, _ = await asyncio.wait({task}, timeout=within_s)
         return bool(done)
 
-    def executing(self, run_id: str) -> bool:
-        """Whether this process is executing the run now."""
-        return run_id in self._tasks
-
     def cancel(self, run_id: str) -> bool:
         """Cancel a running task; False when this process is not running it."""
         task = self._tasks.get(run_id)
