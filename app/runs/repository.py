@@ -118,6 +118,15 @@ def _judgement(run_id: str, outcome: JudgeOutcome) -> Judgement:
     )
 
 
+async def record_result(session: AsyncSession, run_id: str, result: RunResult) -> None:
+    """Store every round (with its verdicts) and every revision of a finished run; what is stored
+    already is kept as it is, so a run whose stream recorded some of them loses and repeats none."""
+    for record in result.rounds:
+        await record_round(session, run_id, record)
+    for outcome in result.revisions:
+        await record_revision(session, run_id, outcome)
+
+
 async def record_revision(session: AsyncSession, run_id: str, outcome: RevisionOutcome) -> bool:
     """Store a revision once; False when already stored."""
     exists = select(col(Revision.id)).where(
@@ -180,10 +189,7 @@ async def record_finished_run(
     session.add(run)
     await session.flush()
     if result is not None:
-        for record in result.rounds:
-            await record_round(session, run.id, record)
-        for outcome in result.revisions:
-            await record_revision(session, run.id, outcome)
+        await record_result(session, run.id, result)
     session.add_all(
         TranscriptEvent(run_id=run.id, seq=seq, type=data["type"], data=data)
         for seq, data in enumerate(events, start=1)

@@ -326,10 +326,7 @@ class RunExecutor:
     async def _complete(self, run: Run, result: RunResult, finished: RunFinished | None) -> None:
         async def store(session: AsyncSession) -> None:
             # The checkpoint is the source of truth: store any round an interrupted stream missed.
-            for record in result.rounds:
-                await repo.record_round(session, run.id, record)
-            for outcome in result.revisions:
-                await repo.record_revision(session, run.id, outcome)
+            await repo.record_result(session, run.id, result)
             failure = result.failure.model_dump() if result.failure else None
             ended = await repo.finish_run(
                 session,
