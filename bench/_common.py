@@ -72,6 +72,24 @@ def process(command: list[str], env: dict[str, str]) -> Iterator[subprocess.Pope
             child.wait()
 
 
+def sim_service_env(database_url: str, base_url: str, **extra: str) -> dict[str, str]:
+    """The environment of an API process on ``database_url`` whose model under test and judges are
+    the simulator at ``base_url`` (model 'sim'), every run's judges allowed in flight at once."""
+    return (
+        dict(os.environ)
+        | {
+            "THINKLOOP_DATABASE_URL": database_url,
+            "THINKLOOP_LOG_LEVEL": "WARNING",
+            "THINKLOOP_MODELS__SIM__MODEL": "sim-1",
+            "THINKLOOP_MODELS__SIM__BASE_URL": base_url,
+            "THINKLOOP_MODELS__SIM__MAX_CONCURRENCY": "200",
+            "THINKLOOP_MODEL": "sim",
+            "THINKLOOP_JUDGE_MODEL": "sim",
+        }
+        | extra
+    )
+
+
 @contextmanager
 def api_server(env: dict[str, str]) -> Iterator[tuple[str, int]]:
     """`thinkloop serve` on a free port; yields its base URL and pid once /healthz answers."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import time
 from collections import defaultdict
@@ -26,7 +25,7 @@ from typing import Any
 
 import httpx
 import psycopg
-from _common import RssSampler, api_key, api_server, mib, postgres_database, simulator
+from _common import RssSampler, api_key, api_server, mib, postgres_database, sim_service_env, simulator
 
 QUESTION = "A baker makes {n} loaves an hour for 7 hours and sells all but 9. How many are sold?"
 
@@ -125,15 +124,7 @@ def main(args: argparse.Namespace) -> str:
         with ExitStack() as stack:
             database_url = stack.enter_context(postgres_database())
             sim = stack.enter_context(simulator(args.latency))
-            env = dict(os.environ) | {
-                "THINKLOOP_DATABASE_URL": database_url,
-                "THINKLOOP_LOG_LEVEL": "WARNING",
-                "THINKLOOP_MODELS__SIM__MODEL": "sim-1",
-                "THINKLOOP_MODELS__SIM__BASE_URL": sim,
-                "THINKLOOP_MODELS__SIM__MAX_CONCURRENCY": "200",  # every run's judges at once
-                "THINKLOOP_MODEL": "sim",
-                "THINKLOOP_JUDGE_MODEL": "sim",
-            }
+            env = sim_service_env(database_url, sim)
             key = api_key(database_url)
             url, pid = stack.enter_context(api_server(env))
             time.sleep(0.5)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import time
 from contextlib import ExitStack
@@ -26,7 +25,7 @@ from contextlib import ExitStack
 import httpx
 import psutil
 import psycopg
-from _common import api_key, api_server, postgres_database, simulator
+from _common import api_key, api_server, postgres_database, sim_service_env, simulator
 
 QUESTION = "A baker makes {n} loaves an hour for 7 hours and sells all but 9. How many are sold?"
 CALLS_PER_ROUND = 8  # seven judges and the solver (an upper bound is all the gate needs)
@@ -119,16 +118,8 @@ def measure(args: argparse.Namespace) -> tuple[dict[str, dict[str, float]], dict
     with ExitStack() as stack:
         database_url = stack.enter_context(postgres_database())
         sim = stack.enter_context(simulator(args.latency))
-        env = dict(os.environ) | {
-            "THINKLOOP_DATABASE_URL": database_url,
-            "THINKLOOP_LOG_LEVEL": "WARNING",
-            "THINKLOOP_MODELS__SIM__MODEL": "sim-1",
-            "THINKLOOP_MODELS__SIM__BASE_URL": sim,
-            "THINKLOOP_MODELS__SIM__MAX_CONCURRENCY": "200",
-            "THINKLOOP_MODELS__SIM__TIMEOUT_S": str(args.hold),  # round 1's calls wait at the gate
-            "THINKLOOP_MODEL": "sim",
-            "THINKLOOP_JUDGE_MODEL": "sim",
-        }
+        # round 1's calls wait at the gate: the client must not give up on them
+        env = sim_service_env(database_url, sim, THINKLOOP_MODELS__SIM__TIMEOUT_S=str(args.hold))
         key = api_key(database_url)
         a, a_pid = stack.enter_context(api_server(env))
         # B only follows: no re-read of its own within the benchmark, and no taking runs over.
