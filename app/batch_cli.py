@@ -7,7 +7,7 @@ import json
 import os
 import signal
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,13 +27,17 @@ from app.batches.report import build_report
 from app.batches.runner import BatchRunner
 from app.batches.runtime import batch_runtime, consuming
 from app.batches.service import BatchService, BatchSpec, progress
+from app.checkpoints import open_checkpointer
 from app.cli_support import err, fail, with_database
 from app.datasets import repository as datasets_repo
 from app.datasets.parsing import DatasetError, parse_dataset
 from app.db import short_session
 from app.logging import configure_logging
+from app.metrics import ServiceMetrics
 from app.models import Batch
+from app.runs.service import RunExecutor
 from app.settings import Settings, get_settings
+from graphs.refinement import build_refinement_graph
 
 batch_cli = typer.Typer(help="Evaluate models over a problem set.", no_args_is_help=True)
 
@@ -132,14 +136,31 @@ def _registry(settings: Settings, required: list[str]) -> ModelRegistry:
 
 @asynccontextmanager
 async def _runtime(
-    settings: Settings, registry: ModelRegistry, sessions: async_sessionmaker[AsyncSession]
+    settings: Settings,
+    registry: ModelRegistry,
+    sessions: async_sessionmaker[AsyncSession],
+    *,
+    runs: bool = False,
 ) -> AsyncIterator[tuple[AsyncBroker, BatchRunner]]:
-    """A started broker and runner that work on items while the block runs; closed on exit."""
-    async with (
-        PanelFactory(registry, os.environ, LimitStore(settings.shared_limits_url())) as factory,
-        batch_runtime(settings, factory, sessions, grace_s=settings.batch_grace_s) as (broker, runner),
-        consuming(broker, runner, settings),
-    ):
+    """A started broker and runner that work on items while the block runs; closed on exit.
+
+    Items execute as runs through a run executor on the database's checkpointer. With ``runs``
+    (a worker), the executor also claims and executes runs submitted over the API.
+    """
+    async with AsyncExitStack() as stack:
+        factory = PanelFactory(registry, os.environ, LimitStore(settings.shared_limits_url()))
+        await stack.enter_async_context(factory)
+        saver = await stack.enter_async_context(
+            open_checkpointer(settings.database_url, settings.batch_concurrency)
+        )
+        graph = build_refinement_graph(saver)
+        executor = RunExecutor(sessions, graph, factory, settings, ServiceMetrics())
+        if runs:
+            await stack.enter_async_context(executor.running())
+        broker, runner = await stack.enter_async_context(
+            batch_runtime(settings, executor, grace_s=settings.batch_grace_s)
+        )
+        await stack.enter_async_context(consuming(broker, runner, settings))
         yield broker, runner
 
 
@@ -208,7 +229,7 @@ def report(
 
 @batch_cli.command("worker")
 def worker() -> None:
-    """Process batch items from the Redis broker (THINKLOOP_BROKER_URL) until stopped."""
+    """Process batch items from the Redis broker (THINKLOOP_BROKER_URL), and runs, until stopped."""
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_json)
     if not settings.broker_url:
@@ -224,7 +245,7 @@ async def _work(settings: Settings) -> None:
         for signum in (signal.SIGTERM, signal.SIGINT):  # stop gracefully: in-flight items finish or go back
             asyncio.get_running_loop().add_signal_handler(signum, stop.set)
         preload()
-        async with _runtime(settings, registry, sessions):
+        async with _runtime(settings, registry, sessions, runs=True):
             await stop.wait()
 
     await with_database(settings, work)

@@ -68,7 +68,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # -- end of background services --
         # Batches: embedded, this process runs their items; with Redis, `thinkloop batch worker`s do.
         broker, runner = await stack.enter_async_context(
-            batch_runtime(settings, factory, app.state.sessions, grace_s=settings.batch_grace_s)
+            batch_runtime(settings, executor, grace_s=settings.batch_grace_s)
         )
         app.state.batches = BatchService(app.state.sessions, broker)
         if not settings.broker_url:

@@ -137,7 +137,7 @@ async def complete(session: AsyncSession, item_id: int, worker: str, **values: A
 
 
 async def link_run(session: AsyncSession, item_id: int, run_id: str) -> None:
-    """Point a finished item at the run that records its trace."""
+    """Point an item at the run that executes it (and records its trace)."""
     await session.execute(update(BatchItem).where(col(BatchItem.id) == item_id).values(run_id=run_id))
 
 

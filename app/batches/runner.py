@@ -4,60 +4,69 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, TypeVar
 
+import psycopg
+import psycopg_pool
 import structlog
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 from tenacity import (
     AsyncRetrying,
     retry_if_exception_type,
     stop_after_delay,
 )
 
-from agents.panel import PanelFactory
 from agents.retrying import OUTAGE_BACKOFF, log_retry
-from agents.schemas import CallFailure, Problem
+from agents.schemas import CallFailure
 from app.batches import repository as repo
 from app.batches.cache import SqlResponseCache
 from app.batches.item_result import ItemResult
 from app.db import short_session
-from app.models import Batch, BatchItem, ProblemRow, Run, utcnow
-from app.runs.repository import record_finished_run
-from graphs.baseline import run_control
-from graphs.context import RunContext
-from graphs.events import RunEvent
-from graphs.result import RunResult, run_refinement
-from graphs.scoring import Outcome, get_policy
+from app.models import Batch, BatchItem, Run, utcnow
+from app.runs import repository as runs_repo
+from app.runs.service import LeaseLost, RunExecutor
+from graphs.result import RunResult
+from graphs.scoring import Outcome
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
 ACTIVE = ("queued", "running")
+# The database (rows, or the checkpointer's pool) is unreachable: wait, then resume the run.
+OUTAGE = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg_pool.PoolTimeout)
+
+
+class _Taken(Exception):
+    """The item's run is held by another live process (rolls the item's claim back)."""
 
 
 class BatchRunner:
-    """What a worker (or the service's in-process broker) does with one item id."""
+    """What a worker (or the service's in-process broker) does with one item id.
+
+    An item is executed as a run, by the run executor: the run is created when the item is first
+    claimed (so ``GET /v1/runs/{id}`` and its event stream follow it live), claimed with the item,
+    checkpointed as it goes, and ended in the same transaction as the item's result. A worker that
+    dies mid-item leaves both leases to lapse; the next claim resumes the run from its checkpoint.
+    """
 
     def __init__(
         self,
-        sessions: async_sessionmaker[AsyncSession],
-        factory: PanelFactory,
+        executor: RunExecutor,
         lease_s: float,
         concurrency: int,
         outage_s: float = 300.0,
     ) -> None:
-        self.sessions, self.factory = sessions, factory
+        self.executor = executor
+        self.sessions = sessions = executor.sessions
         # Items in flight in this process; budgets are checked when a slot frees, before claiming.
         self._slots = asyncio.Semaphore(concurrency)
         self._active = 0
         self._idle = asyncio.Event()
         self._idle.set()
         self.lease = timedelta(seconds=lease_s)
-        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+        self.worker = executor.worker
         self.cache = SqlResponseCache(sessions)
         self.closing = False
         self.outage_s = outage_s
@@ -96,27 +105,39 @@ class BatchRunner:
         return released
 
     async def _process(self, item_id: int) -> str:
-        claimed = await self._db(lambda session: self._claim(session, item_id))
+        try:
+            claimed = await self._db(lambda session: self._claim(session, item_id))
+        except _Taken:
+            return "taken"
         if isinstance(claimed, str):
             return claimed
-        batch, item, problem = claimed
-        with structlog.contextvars.bound_contextvars(batch_id=batch.id, item_id=item_id):
-            outcome = await self._holding(item_id, self._run(batch, item, problem))
+        batch, item, run_id = claimed
+        with structlog.contextvars.bound_contextvars(batch_id=batch.id, item_id=item_id, run_id=run_id):
+            outcome = await self._holding(item_id, run_id, self._run(batch, item, run_id))
         await self._db(lambda session: self._after(session, batch.id))
         return outcome
 
-    async def _holding(self, item_id: int, work: Awaitable[str]) -> str:
-        """Run ``work`` while renewing the item's lease every third of it; if the lease is lost
-        (another worker took the item after this one could not renew in time), stop the work."""
+    async def _holding(self, item_id: int, run_id: str, work: Awaitable[str]) -> str:
+        """Run ``work`` while renewing the leases of the item and its run every third of a lease; if
+        the item's lease is lost (another worker took it after this one could not renew in time),
+        stop the work."""
         task: asyncio.Task[str] = asyncio.ensure_future(work)
         every = self.lease.total_seconds() / 3
         while True:
-            done, _ = await asyncio.wait({task}, timeout=every)
+            try:
+                done, _ = await asyncio.wait({task}, timeout=every)
+            except asyncio.CancelledError:  # this worker stops: so does the item's work
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                raise
             if done:
                 return task.result()
             try:
                 async with short_session(self.sessions) as session:
                     held = await repo.renew(session, [item_id], self.worker, self.lease)
+                    if held:
+                        await runs_repo.renew_leases(session, [run_id], self.worker, self.lease)
             except DBAPIError as exc:  # the database is away: the lease may lapse, the result will tell
                 log.warning("batch.lease_renewal_failed", error=type(exc).__name__)
                 continue
@@ -127,8 +148,13 @@ class BatchRunner:
                     await task
                 return "lost-claim"
 
-    async def _claim(self, session: AsyncSession, item_id: int) -> str | tuple[Batch, BatchItem, Problem]:
-        """The item, its batch and problem if this worker may run it; otherwise why not."""
+    async def _claim(self, session: AsyncSession, item_id: int) -> str | tuple[Batch, BatchItem, str]:
+        """The item, its batch and its run's id if this worker may run it; otherwise why not.
+
+        The first claim creates the item's run, held by this worker; a later claim (the previous
+        worker died or stopped) takes the unfinished run over with the item, to resume it. A retried
+        item gets a new run; the failed one stays, as the record of that attempt.
+        """
         item = await session.get(BatchItem, item_id)
         batch = await session.get(Batch, item.batch_id) if item else None
         if item is None or batch is None:
@@ -140,92 +166,89 @@ class BatchRunner:
         if not await repo.claim(session, item_id, self.worker, self.lease):
             return "taken"
         await repo.transition(session, batch.id, ("queued",), status="running")
-        row = await session.get(ProblemRow, item.problem_id)
-        assert row is not None
-        return batch, item, Problem(question=row.question, solution=row.solution)
+        run_id = item.run_id
+        if run_id is not None and not await runs_repo.claim_run(session, run_id, self.worker, self.lease):
+            run = await session.get(Run, run_id)
+            assert run is not None
+            if run.status in runs_repo.UNFINISHED:
+                raise _Taken(run_id)  # its last worker's lease has not lapsed yet: later
+            run_id = None  # its run ended and the item is pending again (a retry): a new run
+        if run_id is None:
+            run = Run(
+                problem_id=item.problem_id,
+                status="queued",
+                model=item.model,
+                judge_model=batch.judge_model,
+                policy=batch.policy,
+                max_rounds=batch.max_rounds,
+                batch_id=batch.id,
+                arm=item.arm,
+                lease_owner=self.worker,
+                lease_until=utcnow() + self.lease,
+            )
+            session.add(run)
+            await session.flush()
+            await repo.link_run(session, item_id, run.id)
+            run_id = run.id
+        return batch, item, run_id
 
     async def _db(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-        """One short transaction, retried while the database is unreachable (up to ``outage_s``):
-        an outage pauses the batch, and a finished item's result waits in memory to be written."""
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type((OperationalError, InterfaceError)),
-            wait=OUTAGE_BACKOFF,
-            stop=stop_after_delay(self.outage_s),
-            before_sleep=log_retry("batch.database_unavailable"),
-            reraise=True,
-        )
-        async for attempt in retrying:
+        """One short transaction, retried while the database is unreachable (up to ``outage_s``)."""
+        async for attempt in self._outlasting("batch.database_unavailable"):
             with attempt:
                 async with short_session(self.sessions) as session:
                     return await work(session)
         raise AssertionError("unreachable")  # AsyncRetrying either returns or re-raises
 
-    async def _run(self, batch: Batch, item: BatchItem, problem: Problem) -> str:
-        started = utcnow()
-        transcript = Transcript()
+    def _outlasting(self, event: str) -> AsyncRetrying:
+        """Retries through a database outage of up to ``outage_s``: it pauses the batch."""
+        return AsyncRetrying(
+            retry=retry_if_exception_type(OUTAGE),
+            wait=OUTAGE_BACKOFF,
+            stop=stop_after_delay(self.outage_s),
+            before_sleep=log_retry(event),
+            reraise=True,
+        )
+
+    async def _run(self, batch: Batch, item: BatchItem, run_id: str) -> str:
+        assert item.id is not None
+        item_id = item.id
+
+        async def settle(session: AsyncSession, result: RunResult | None) -> None:
+            """The item's result, stored with its run's end: only while this worker holds the item."""
+            columns = _columns(result) if result is not None else failed
+            if not await repo.complete(session, item_id, self.worker, **columns):
+                raise LeaseLost(run_id)
+
+        cache = self.cache if batch.use_cache else None
+        failed: dict[str, Any] = {}
         try:  # anything that goes wrong fails this item alone, never leaves it 'running'
-            policy = get_policy(batch.policy, max_rounds=batch.max_rounds)
-            panel = self.factory.build(batch.judge_model, item.model, self.cache if batch.use_cache else None)
-            context = RunContext.of(panel, policy)
-            execute = run_control if item.arm == "control" else run_refinement
-            result = await execute(problem, context, on_event=transcript.add)
+            async for attempt in self._outlasting("batch.run_paused"):  # an outage: resume the run after
+                with attempt:
+                    result = await self.executor.execute_here(run_id, cache=cache, settle=settle)
+            if result is None:  # it ended elsewhere since the claim (its end state was not ours)
+                return "lost-claim"
+        except LeaseLost:
+            return "lost-claim"
         except Exception as exc:  # an item fails alone; the batch goes on
             failure = internal_failure(item.model, exc)
-            columns: dict[str, Any] = {
-                "status": "failed",
-                "outcome": Outcome.ERROR,
-                "error": failure.summary(),
-                "failure": failure.model_dump(),
-            }
-            transcript.events.append(
-                {"type": "run.failed", "status": Outcome.ERROR, "reason": failure.summary()}
-            )
-            # Record first: logging must not lose it.
-            await self._db(
-                lambda session: self._complete(session, batch, item, started, columns, None, transcript)
+            failed.update(
+                status="failed", outcome=Outcome.ERROR, error=failure.summary(), failure=failure.model_dump()
             )
             log.exception("batch.item_failed")
-            return "failed"
-        columns = _columns(result)
-        stored = await self._db(
-            lambda session: self._complete(session, batch, item, started, columns, result, transcript)
-        )
-        return ("failed" if result.outcome == Outcome.ERROR else "done") if stored else "lost-claim"
+            ended = await self._retrying_outage(
+                lambda: self.executor.fail_here(
+                    run_id, Outcome.ERROR, failure.summary(), failure.model_dump(), settle
+                )
+            )
+            return "failed" if ended else "lost-claim"
+        return "failed" if result.outcome == Outcome.ERROR else "done"
 
-    async def _complete(
-        self,
-        session: AsyncSession,
-        batch: Batch,
-        item: BatchItem,
-        started: datetime,
-        columns: dict[str, Any],
-        result: RunResult | None,
-        transcript: Transcript,
-    ) -> bool:
-        """Record the item's result and, in the same transaction, its run: the rounds, verdicts,
-        revisions and transcript that ``GET /v1/runs/{id}`` shows for any run. Only while this
-        worker still holds the item (a result is never written twice)."""
-        assert item.id is not None
-        run = Run(
-            problem_id=item.problem_id,
-            status=columns["outcome"],
-            model=item.model,
-            judge_model=batch.judge_model,
-            policy=batch.policy,
-            max_rounds=batch.max_rounds,
-            stop_reason=result.stop_reason if result else columns["error"],
-            failure=columns["failure"],
-            result=result.model_dump(mode="json") if result else None,
-            created_at=started,
-            finished_at=utcnow(),
-            batch_id=batch.id,
-            arm=item.arm,
-        )
-        if not await repo.complete(session, item.id, self.worker, **columns):
-            return False
-        await record_finished_run(session, run, result, transcript.events)
-        await repo.link_run(session, item.id, run.id)
-        return True
+    async def _retrying_outage(self, work: Callable[[], Awaitable[T]]) -> T:
+        async for attempt in self._outlasting("batch.database_unavailable"):
+            with attempt:
+                return await work()
+        raise AssertionError("unreachable")
 
     async def _over_budget(self, session: AsyncSession, batch: Batch) -> bool:
         if batch.budget_tokens is None and batch.budget_usd is None:
@@ -265,23 +288,6 @@ def internal_failure(model: str, exc: Exception) -> CallFailure:
         exception=type(exc).__name__,
         message=(str(exc) or type(exc).__name__)[:500],
     )
-
-
-class Transcript:
-    """A batch item's events as its run's transcript: what the graph emitted, in order, with each
-    revise step's think-aloud joined into one event (a stream of deltas is for live followers)."""
-
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = [{"type": "run.started"}]
-
-    def add(self, event: RunEvent) -> None:
-        """Keep one event."""
-        data = event.model_dump(mode="json")
-        last = self.events[-1]
-        if data["type"] == last["type"] == "reviser.thinking" and data["round"] == last["round"]:
-            last["delta"] += data["delta"]
-        else:
-            self.events.append(data)
 
 
 def _columns(result: RunResult) -> dict[str, Any]:

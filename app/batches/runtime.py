@@ -10,16 +10,15 @@ from datetime import timedelta
 
 import structlog
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from taskiq import AsyncBroker
 from tenacity import AsyncRetrying, retry_if_exception_type
 
-from agents.panel import PanelFactory
 from agents.retrying import OUTAGE_BACKOFF, log_retry
 from app.batches import repository as repo
 from app.batches.broker import EmbeddedBroker, build_broker, enqueue
 from app.batches.runner import BatchRunner
 from app.db import short_session
+from app.runs.service import RunExecutor
 from app.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -27,13 +26,14 @@ log = structlog.get_logger(__name__)
 
 @asynccontextmanager
 async def batch_runtime(
-    settings: Settings, factory: PanelFactory, sessions: async_sessionmaker[AsyncSession], grace_s: float
+    settings: Settings, executor: RunExecutor, grace_s: float
 ) -> AsyncIterator[tuple[AsyncBroker, BatchRunner]]:
-    """A started broker whose tasks reach a runner; on exit, items in flight get ``grace_s`` to
-    finish and the rest are handed back as pending."""
+    """A started broker whose tasks reach a runner (which executes items as runs, through
+    ``executor``); on exit, items in flight get ``grace_s`` to finish and the rest are handed back
+    as pending."""
     broker = build_broker(settings.broker_url, settings.batch_concurrency, settings.redelivery_s)
     runner = BatchRunner(
-        sessions, factory, settings.batch_lease_s, settings.batch_concurrency, settings.batch_outage_s
+        executor, settings.batch_lease_s, settings.batch_concurrency, settings.batch_outage_s
     )
     broker.state.runner = runner
     await broker.startup()

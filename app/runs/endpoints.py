@@ -157,12 +157,14 @@ async def _questions(session: Session, ids: list[str]) -> dict[str, str]:
 async def cancel_run(
     run_id: str, session: Session, _: WriteKey, executor: Executor, outbox: Outbox
 ) -> RunPublic:
-    """Cancel a queued or running run; 409 if it already ended."""
+    """Cancel a queued or running run; 409 if it already ended or is a batch item's."""
     run = await session.get(Run, run_id)
     if run is None:
         raise NotFound(f"There is no run {run_id}.")
     if run.status in TERMINAL:
         raise Conflict(f"The run already ended ({run.status}).")
+    if run.batch_id is not None:  # its item would be left without a result
+        raise Conflict(f"The run is an item of batch {run.batch_id}: cancel the batch instead.")
     if not executor.cancel(run_id):
         # Executed elsewhere (that process loses the lease at its next renewal and stops the run)
         # or by nobody: the end state and its webhook are stored here. There is no end event, so

@@ -181,21 +181,6 @@ async def events_after(
 UNFINISHED = ("queued", "running")
 
 
-async def record_finished_run(
-    session: AsyncSession, run: Run, result: RunResult | None, events: Sequence[dict[str, Any]]
-) -> None:
-    """Store a run executed in one piece (a batch item) as a run submitted over the API is stored:
-    its row, every round with its verdicts, every revision, and its transcript, numbered from 1."""
-    session.add(run)
-    await session.flush()
-    if result is not None:
-        await record_result(session, run.id, result)
-    session.add_all(
-        TranscriptEvent(run_id=run.id, seq=seq, type=data["type"], data=data)
-        for seq, data in enumerate(events, start=1)
-    )
-
-
 async def claim_run(session: AsyncSession, run_id: str, owner: str, lease: timedelta) -> bool:
     """Take (or keep) an unfinished run: free, already ours, or held under a lapsed lease.
 
@@ -253,17 +238,33 @@ async def release_leases(session: AsyncSession, owner: str) -> int:
 
 
 async def claimable_runs(session: AsyncSession, limit: int) -> list[str]:
-    """Unfinished runs nobody holds: never claimed, released, or under a lapsed lease; oldest first."""
+    """Unfinished runs nobody holds: never claimed, released, or under a lapsed lease; oldest first.
+    A batch item's run is not among them: it is claimed with its item, by a batch worker."""
     query = (
         select(col(Run.id))
         .where(
             col(Run.status).in_(UNFINISHED),
+            col(Run.batch_id).is_(None),
             or_(col(Run.lease_owner).is_(None), and_(col(Run.lease_until) < utcnow())),
         )
         .order_by(col(Run.created_at))
         .limit(limit)
     )
     return list((await session.execute(query)).scalars().all())
+
+
+async def discard_attempt(session: AsyncSession, run_id: str) -> None:
+    """Delete what an interrupted attempt of a run without checkpoints recorded (it starts over):
+    every transcript event but the run's start and resumptions, with every round and revision."""
+    kept = ("run.started", "run.resumed")
+    await session.execute(
+        delete(TranscriptEvent).where(
+            col(TranscriptEvent.run_id) == run_id, col(TranscriptEvent.type).not_in(kept)
+        )
+    )
+    await session.execute(delete(Judgement).where(col(Judgement.run_id) == run_id))
+    await session.execute(delete(Round).where(col(Round.run_id) == run_id))
+    await session.execute(delete(Revision).where(col(Revision.run_id) == run_id))
 
 
 async def discard_unfinished_thinking(session: AsyncSession, run_id: str) -> list[int]:

@@ -17,6 +17,7 @@ from langgraph.types import StreamMode
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from agents.llm import ResponseCache
 from agents.panel import PanelFactory
 from agents.schemas import Problem
 from app.db import short_session
@@ -27,6 +28,7 @@ from app.runs.schemas import TERMINAL
 from app.runs.stream import Notifier, StreamEvent, announce
 from app.settings import Settings
 from app.webhooks import enqueue
+from graphs.baseline import run_control
 from graphs.context import RunContext
 from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundScored, RunEvent, RunFinished
 from graphs.refinement import recursion_limit
@@ -36,6 +38,8 @@ from graphs.state import RefinementState
 
 log = structlog.get_logger(__name__)
 Work = Callable[[AsyncSession], Awaitable[None]]
+# More changes made in the transaction that stores a run's end state (a batch item's own columns).
+Settle = Callable[[AsyncSession, RunResult | None], Awaitable[None]]
 
 
 def dedupe_key(event: dict[str, Any]) -> str | None:
@@ -203,16 +207,59 @@ class RunExecutor:
                 log.exception("run.failed")
                 await self._fail(run_id, "error", f"internal error: {type(exc).__name__}: {exc}"[:500])
 
-    async def _drive(self, run_id: str) -> None:
+    async def execute_here(
+        self, run_id: str, *, cache: ResponseCache | None = None, settle: Settle | None = None
+    ) -> RunResult | None:
+        """Execute a run that this process has claimed, in the calling task: how a batch item runs.
+
+        Everything is recorded as for any run (rows and transcript as they happen, so the run can be
+        followed live; checkpoints, so a resumed run repeats no finished step). ``settle`` makes
+        the caller's own changes in the transaction that stores the run's end state. The caller
+        renews the lease; errors propagate (a database outage is the caller's to wait out and
+        resume). Returns None when the run had already ended.
+        """
+        try:
+            return await self._drive(run_id, cache, settle)
+        finally:
+            self._transcripts.pop(run_id, None)
+            self.notifier.forget(run_id)
+
+    async def fail_here(
+        self, run_id: str, status: str, reason: str, failure: dict[str, Any] | None, settle: Settle
+    ) -> bool:
+        """End a run executed by ``execute_here`` that raised; False when this process lost it."""
+        try:
+            return await self._fail(run_id, status, reason, failure, settle)
+        finally:
+            self._transcripts.pop(run_id, None)
+
+    async def _drive(
+        self, run_id: str, cache: ResponseCache | None = None, settle: Settle | None = None
+    ) -> RunResult | None:
         run, problem = await self._load(run_id)
         if run.status in TERMINAL:
-            return
+            return None
         policy = get_policy(run.policy, max_rounds=run.max_rounds)
-        panel = self.factory.build(run.judge_model, run.model)
+        panel = self.factory.build(run.judge_model, run.model, cache)
         context = RunContext.of(panel, policy)
+        self.metrics.in_flight.inc()
+        try:
+            if run.arm == "control":
+                result, finished = await self._control(run_id, problem, context)
+            else:
+                result, finished = await self._loop(run_id, problem, context)
+        finally:
+            self.metrics.in_flight.dec()
+        await self._complete(run, result, finished, settle)
+        return result
+
+    async def _loop(
+        self, run_id: str, problem: Problem, context: RunContext
+    ) -> tuple[RunResult, RunFinished | None]:
+        """The feedback loop, from its last checkpoint."""
         config: RunnableConfig = {
             "configurable": {"thread_id": run_id},
-            "recursion_limit": recursion_limit(policy.max_rounds),
+            "recursion_limit": recursion_limit(context.policy.max_rounds),
         }
         checkpointed = bool((await self.graph.aget_state(config)).values)
         # Started before (here or by a process that died) even if no checkpoint was written yet.
@@ -222,20 +269,46 @@ class RunExecutor:
             None if checkpointed else {"original": problem, "current": problem, "previous": None, "round": 0}
         )
         finished: RunFinished | None = None
-        self.metrics.in_flight.inc()
-        try:
-            modes: list[StreamMode] = ["custom", "updates"]
-            async for mode, chunk in self.graph.astream(start, config, context=context, stream_mode=modes):
-                if mode == "updates":
-                    await self._record_update(run_id, chunk)
-                elif isinstance(chunk, RunFinished):
-                    finished = chunk  # published after the run's final state is stored
-                else:
-                    await self._record_event(run_id, chunk)
-        finally:
-            self.metrics.in_flight.dec()
+        modes: list[StreamMode] = ["custom", "updates"]
+        async for mode, chunk in self.graph.astream(start, config, context=context, stream_mode=modes):
+            if mode == "updates":
+                await self._record_update(run_id, chunk)
+            elif isinstance(chunk, RunFinished):
+                finished = chunk  # published after the run's final state is stored
+            else:
+                await self._record_event(run_id, chunk)
         state = (await self.graph.aget_state(config)).values
-        await self._complete(run, build_result(state, policy), finished)
+        return build_result(state, context.policy), finished
+
+    async def _control(
+        self, run_id: str, problem: Problem, context: RunContext
+    ) -> tuple[RunResult, RunFinished | None]:
+        """The zero-shot control arm: one blind revision, judged once. It has no checkpoints (two
+        steps), so a resumed control starts again and the interrupted attempt's events are dropped."""
+        resuming = "run.started" in self._transcripts[run_id].keys
+        await self._start(run_id, resuming, restart=True)
+        events: asyncio.Queue[RunEvent | None] = asyncio.Queue()
+
+        async def produce() -> RunResult:
+            try:
+                return await run_control(problem, context, on_event=events.put_nowait)
+            finally:
+                events.put_nowait(None)
+
+        task = asyncio.ensure_future(produce())
+        finished: RunFinished | None = None
+        try:
+            while (event := await events.get()) is not None:
+                if isinstance(event, RunFinished):
+                    finished = event
+                else:
+                    await self._record_event(run_id, event)
+        except BaseException:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            raise
+        return await task, finished  # its revision (round 0) and round are stored with its end
 
     async def _load(self, run_id: str) -> tuple[Run, Problem]:
         async with short_session(self.sessions) as session:
@@ -248,13 +321,23 @@ class RunExecutor:
         self._transcripts[run_id] = _Transcript(seq, keys)
         return run, Problem(question=row.question, solution=row.solution)
 
-    async def _start(self, run_id: str, resuming: bool) -> None:
+    async def _start(self, run_id: str, resuming: bool, restart: bool = False) -> None:
+        """Mark the run running and say so in its transcript. ``restart``: the run starts over (it
+        has no checkpoints), so what an interrupted attempt recorded is dropped."""
         async with short_session(self.sessions) as session:
+            await self._still_held(session, run_id)
             run = await session.get(Run, run_id)
             assert run is not None
             run.status = "running"
-            # A revise step cut short will think again: only the finished attempt's think-aloud stays.
-            dropped = await repo.discard_unfinished_thinking(session, run_id) if resuming else []
+            dropped: list[int] = []
+            if resuming and restart:
+                await repo.discard_attempt(session, run_id)
+            elif resuming:
+                # A revise step cut short will think again: only the finished attempt's think-aloud stays.
+                dropped = await repo.discard_unfinished_thinking(session, run_id)
+        if resuming and restart:
+            async with short_session(self.sessions) as session:
+                self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
         if resuming:
             log.info("run.resumed", executor=self.worker)
             event: dict[str, Any] = {"type": "run.resumed", "executor": self.worker}
@@ -323,7 +406,9 @@ class RunExecutor:
         if not await repo.holds(session, run_id, self.worker):
             raise LeaseLost(run_id)
 
-    async def _complete(self, run: Run, result: RunResult, finished: RunFinished | None) -> None:
+    async def _complete(
+        self, run: Run, result: RunResult, finished: RunFinished | None, settle: Settle | None = None
+    ) -> None:
         async def store(session: AsyncSession) -> None:
             # The checkpoint is the source of truth: store any round an interrupted stream missed.
             await repo.record_result(session, run.id, result)
@@ -339,6 +424,8 @@ class RunExecutor:
             )
             if not ended:  # rolled back with the end event: the run's end state was set elsewhere
                 raise LeaseLost(run.id)
+            if settle is not None:
+                await settle(session, result)
             enqueue(session, run, "run.finished", {**event, "metrics": result.metrics})
 
         event = (
@@ -360,15 +447,24 @@ class RunExecutor:
         )
         self.wake_webhooks()
 
-    async def _fail(self, run_id: str, status: str, reason: str) -> None:
+    async def _fail(
+        self,
+        run_id: str,
+        status: str,
+        reason: str,
+        failure: dict[str, Any] | None = None,
+        settle: Settle | None = None,
+    ) -> bool:
         if run_id not in self._transcripts:
             async with short_session(self.sessions) as session:
                 self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
         event = {"type": "run.failed", "status": status, "reason": reason}
 
         async def store(session: AsyncSession) -> None:
-            if not await repo.finish_run(session, run_id, status, reason, None, owner=self.worker):
+            if not await repo.finish_run(session, run_id, status, reason, None, failure, owner=self.worker):
                 raise LeaseLost(run_id)
+            if settle is not None:
+                await settle(session, None)
             run = await session.get(Run, run_id)
             assert run is not None
             enqueue(session, run, "run.failed", {"status": status, "reason": reason})
@@ -377,6 +473,7 @@ class RunExecutor:
             await self._append(run_id, event, "run.failed", along=store)
         except LeaseLost:
             log.warning("run.lease_lost", run_id=run_id)
-            return
+            return False
         self.metrics.observe_run(status, None, None)
         self.wake_webhooks()
+        return True

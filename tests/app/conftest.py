@@ -8,6 +8,7 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,13 +20,19 @@ import redis
 import uvicorn
 from fastapi import FastAPI
 
+from agents.panel import PanelFactory
 from agents.ratelimit import KEY_PREFIX
 from agents.simulator import SimulatorServer
 from app.batches.broker import QUEUE
+from app.batches.runner import BatchRunner
+from app.checkpoints import open_checkpointer
 from app.db import migrate
 from app.keys import create_key
 from app.main import create_app
+from app.metrics import ServiceMetrics
+from app.runs.service import RunExecutor
 from app.settings import Settings
+from graphs.refinement import build_refinement_graph
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 REDIS = "redis://127.0.0.1:6379/15"
@@ -76,6 +83,27 @@ def service_settings(database_url: str, simulator: SimulatorServer, **overrides:
         "log_level": "WARNING",
     }
     return Settings(_env_file=None, **(values | overrides))  # type: ignore[call-arg]
+
+
+@asynccontextmanager
+async def batch_runner(
+    sessions: Any,
+    factory: PanelFactory,
+    database_url: str,
+    *,
+    lease_s: float = 60,
+    concurrency: int = 4,
+    outage_s: float = 300.0,
+    worker: str | None = None,
+) -> AsyncIterator[BatchRunner]:
+    """A batch runner whose items execute as runs on the database's checkpointer (as the process
+    ``worker``, when given: another machine's worker)."""
+    async with open_checkpointer(database_url, concurrency) as saver:
+        settings = Settings(_env_file=None, database_url=database_url)  # type: ignore[call-arg]
+        executor = RunExecutor(sessions, build_refinement_graph(saver), factory, settings, ServiceMetrics())
+        if worker is not None:
+            executor.worker = worker
+        yield BatchRunner(executor, lease_s=lease_s, concurrency=concurrency, outage_s=outage_s)
 
 
 @dataclass

@@ -14,12 +14,12 @@ from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.simulator import SimulatorServer
 from app.batches.broker import build_broker
-from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec, BatchStateError
 from app.datasets.parsing import parse_dataset
 from app.datasets.repository import store_dataset
 from app.db import create_engine, migrate, session_factory, short_session
 from app.models import BatchItem, CachedResponse
+from tests.app.conftest import batch_runner
 
 SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
 
@@ -57,17 +57,18 @@ async def harness(database_url: str, simulator_server: SimulatorServer) -> Async
     )
     factory = PanelFactory(registry, {})
     broker = build_broker(None, concurrency=8, redelivery_s=30)
-    broker.state.runner = BatchRunner(sessions, factory, lease_s=60, concurrency=4)
-    await broker.startup()
-    async with short_session(sessions) as session:
-        dataset = await store_dataset(session, "sample", parse_dataset(SAMPLE.read_bytes(), SAMPLE.name))
-    try:
-        yield Harness(BatchService(sessions, broker), dataset.id, sessions)
-    finally:
-        await broker.state.runner.drain()
-        await broker.shutdown()
-        await factory.aclose()
-        await engine.dispose()
+    async with batch_runner(sessions, factory, database_url, lease_s=60, concurrency=4) as runner:
+        broker.state.runner = runner
+        await broker.startup()
+        async with short_session(sessions) as session:
+            dataset = await store_dataset(session, "sample", parse_dataset(SAMPLE.read_bytes(), SAMPLE.name))
+        try:
+            yield Harness(BatchService(sessions, broker), dataset.id, sessions)
+        finally:
+            await runner.drain()
+            await broker.shutdown()
+            await factory.aclose()
+            await engine.dispose()
 
 
 async def item_count(harness: Harness, **where: object) -> int:

@@ -201,6 +201,30 @@ async def test_every_finished_item_is_a_run_with_its_whole_trace(service: Servic
             assert "revision.proposed" in kinds and trace["rounds"][0]["round"] == 1
 
 
+async def test_an_item_is_followed_live_as_a_run_and_cancelled_only_with_its_batch(
+    service: Service, simulator_server: SimulatorServer
+) -> None:
+    simulator_server.state.held = True  # items start and wait for their first answers
+    try:
+        batch = await start(service)
+        path, auth = f"/v1/batches/{batch['id']}/items", service.keys.auth()
+        for _ in range(1200):  # a hang guard, not a timing check
+            items = (await service.client.get(path, params={"status": "running"}, headers=auth)).json()
+            started = [i for i in items["items"] if i["run_id"]]
+            if started:
+                break
+            await asyncio.sleep(0.05)
+        run = (await service.client.get(f"/v1/runs/{started[0]['run_id']}", headers=auth)).json()
+        assert run["status"] in ("queued", "running") and run["batch_id"] == batch["id"]
+        refused = await service.client.post(f"/v1/runs/{run['id']}/cancel", headers=auth)
+        assert_problem(refused, 409)
+        assert "cancel the batch" in refused.json()["detail"]
+    finally:
+        simulator_server.state.held = False
+    done = await settle(service, batch["id"])
+    assert done["progress"]["items"] == {"done": 12}
+
+
 async def test_budget_cap_stops_the_batch_with_a_clear_state(service: Service) -> None:
     batch = await start(service, budget_tokens=1)
     done = await settle(service, batch["id"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import Counter
 
 import pytest
@@ -14,13 +15,13 @@ from agents.simulator import Rule, SimulatorServer
 from app.batches.broker import build_broker
 from app.batches.report import build_report
 from app.batches.repository import items as all_items
-from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
 from app.datasets.repository import store_dataset
 from app.datasets.synthetic import synthetic_jsonl, synthetic_rows
 from app.db import create_engine, migrate, session_factory, short_session
 from app.models import Batch, BatchItem
+from tests.app.conftest import batch_runner
 
 FAULTS = [
     Rule(status=429, retry_after=0.05, rate=0.04),
@@ -50,7 +51,11 @@ async def test_a_batch_survives_an_unreliable_endpoint(
     entry = {"model": "sim-1", "base_url": simulator_server.base_url, "timeout_s": 1.0, "max_retries": 2}
     factory = PanelFactory(ModelRegistry.from_sources(extra={"m1": entry, "m2": entry}), {})
     broker = build_broker(None, concurrency=8, redelivery_s=30)
-    broker.state.runner = runner = BatchRunner(sessions, factory, lease_s=60, concurrency=8)
+    stack = contextlib.AsyncExitStack()
+    runner = await stack.enter_async_context(
+        batch_runner(sessions, factory, database_url, lease_s=60, concurrency=8)
+    )
+    broker.state.runner = runner
     await broker.startup()
     try:
         async with short_session(sessions) as session:
@@ -76,6 +81,7 @@ async def test_a_batch_survives_an_unreliable_endpoint(
             report = build_report(stored, await all_items(session, batch.id))
     finally:
         await broker.shutdown()
+        await stack.aclose()
         await factory.aclose()
         await engine.dispose()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import signal
 import subprocess
@@ -22,7 +23,6 @@ from agents.panel import PanelFactory
 from agents.simulator import SimulatorServer
 from app.batches.broker import build_broker
 from app.batches.repository import counts
-from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
 from app.datasets.repository import store_dataset
@@ -30,7 +30,7 @@ from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
 from app.models import BatchItem
-from tests.app.conftest import free_port, seed_keys, service_settings
+from tests.app.conftest import batch_runner, free_port, seed_keys, service_settings
 from tests.app.test_workers import start_worker
 
 
@@ -193,7 +193,11 @@ async def test_the_database_goes_away_mid_batch_and_nothing_committed_is_lost(
         entry = {"model": "sim-1", "base_url": simulator_server.base_url}
         factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": entry}), {})
         broker = build_broker(None, concurrency=8, redelivery_s=30)
-        broker.state.runner = runner = BatchRunner(sessions, factory, lease_s=60, concurrency=4, outage_s=60)
+        stack = contextlib.AsyncExitStack()
+        runner = await stack.enter_async_context(
+            batch_runner(sessions, factory, proxied, lease_s=60, concurrency=4, outage_s=60)
+        )
+        broker.state.runner = runner
         await broker.startup()
         try:
             async with short_session(sessions) as session:
@@ -215,6 +219,7 @@ async def test_the_database_goes_away_mid_batch_and_nothing_committed_is_lost(
             await runner.drain()
         finally:
             await broker.shutdown()
+            await stack.aclose()
             await factory.aclose()
             await engine.dispose()
     after = await _done_results(watch, batch.id)

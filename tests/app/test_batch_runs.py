@@ -1,0 +1,197 @@
+"""A batch item is a run: created at its first claim, followed live, resumed from its checkpoint."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from sqlalchemy import select, update
+
+from agents.models import ModelRegistry
+from agents.panel import PanelFactory
+from agents.simulator import SimulatorServer
+from agents.simulator.rules import Rule
+from app.batches.broker import build_broker
+from app.batches.repository import create_items
+from app.batches.service import BatchService, BatchSpec
+from app.datasets.parsing import parse_dataset
+from app.datasets.repository import store_dataset
+from app.db import create_engine, migrate, session_factory, short_session
+from app.models import Batch, BatchItem, Revision, Round, Run, TranscriptEvent, utcnow
+from tests.app.conftest import PROBLEM, batch_runner
+
+pytestmark = pytest.mark.usefixtures("_quick_simulator")
+ONE_PROBLEM = (
+    '{"question": "%s", "solution": "%s"}\n' % (PROBLEM["question"], PROBLEM["solution"])  # noqa: UP031
+).encode()
+
+
+@pytest.fixture
+def _quick_simulator(simulator_server: SimulatorServer) -> None:
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"rules": [], "latency_s": 0.0}))
+
+
+@dataclass
+class World:
+    sessions: Any
+    factory: PanelFactory
+    database_url: str
+    dataset_id: str
+
+    async def items(self, batch_id: str) -> list[BatchItem]:
+        async with short_session(self.sessions) as session:
+            query = select(BatchItem).where(BatchItem.batch_id == batch_id).order_by(BatchItem.id)
+            return list((await session.execute(query)).scalars().all())
+
+    async def transcript(self, run_id: str) -> list[dict[str, Any]]:
+        async with short_session(self.sessions) as session:
+            query = select(TranscriptEvent).where(TranscriptEvent.run_id == run_id)
+            rows = (await session.execute(query.order_by(TranscriptEvent.seq))).scalars().all()
+            return [row.data for row in rows]
+
+    async def run(self, run_id: str) -> Run:
+        async with short_session(self.sessions) as session:
+            run = await session.get(Run, run_id)
+            assert run is not None
+            return run
+
+
+@pytest.fixture
+async def world(database_url: str, simulator_server: SimulatorServer) -> AsyncIterator[World]:
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    entry = {"model": "sim-1", "base_url": simulator_server.base_url, "max_retries": 0}
+    factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": entry}), {})
+    sessions = session_factory(engine)
+    async with short_session(sessions) as session:
+        dataset = await store_dataset(session, "one", parse_dataset(ONE_PROBLEM, "one.jsonl"))
+    try:
+        yield World(sessions, factory, database_url, dataset.id)
+    finally:
+        await factory.aclose()
+        await engine.dispose()
+
+
+async def until(check: Any, what: str, tries: int = 6000) -> Any:
+    """Poll ``check`` until it returns something truthy (a hang guard, not a timing check)."""
+    for _ in range(tries):
+        if value := await check():
+            return value
+        await asyncio.sleep(0.05)
+    raise AssertionError(what)
+
+
+async def test_an_item_is_a_run_that_can_be_followed_while_it_executes(
+    world: World, simulator_server: SimulatorServer
+) -> None:
+    broker = build_broker(None, concurrency=2, redelivery_s=30)
+    async with batch_runner(world.sessions, world.factory, world.database_url) as runner:
+        broker.state.runner = runner
+        await broker.startup()
+        try:
+            simulator_server.state.held = True  # the item's first calls wait
+            service = BatchService(world.sessions, broker)
+            batch = await service.create(
+                BatchSpec(world.dataset_id, ["sim"], judge_model="sim", max_rounds=3)
+            )
+            [item] = await until(lambda: _with_run(world, batch.id), "the item never got its run")
+            assert item.status == "running" and item.run_id is not None
+            # The run exists while the item executes: a follower sees it and its first events.
+            started = await until(lambda: world.transcript(item.run_id or ""), "the run never started")
+            assert started[0]["type"] == "run.started"
+            run = await world.run(item.run_id)
+            assert (run.status, run.batch_id, run.arm, run.model) == ("running", batch.id, "loop", "sim")
+            simulator_server.state.held = False
+            await until(lambda: _finished(world, batch.id), "the item did not finish")
+            await runner.drain()
+        finally:
+            simulator_server.state.held = False
+            await broker.shutdown()
+    [item] = await world.items(batch.id)
+    run = await world.run(item.run_id or "")
+    assert item.status == "done" and run.status == item.outcome and run.lease_until is None
+    kinds = [event["type"] for event in await world.transcript(run.id)]
+    assert kinds[0] == "run.started" and kinds[-1] == "run.finished" and "run.resumed" not in kinds
+    async with short_session(world.sessions) as session:
+        rounds = (await session.execute(select(Round).where(Round.run_id == run.id))).scalars().all()
+    assert len(rounds) == len(item.result["rounds"])  # the same rounds as the item's summary
+
+
+async def _with_run(world: World, batch_id: str) -> list[BatchItem] | None:
+    items = await world.items(batch_id)
+    return items if items and items[0].run_id else None
+
+
+async def _finished(world: World, batch_id: str) -> bool:
+    return all(item.status in ("done", "failed") for item in await world.items(batch_id))
+
+
+async def test_a_dead_workers_item_resumes_from_its_checkpoint(
+    world: World, simulator_server: SimulatorServer
+) -> None:
+    spec = BatchSpec(world.dataset_id, ["sim"], judge_model="sim", max_rounds=4, use_cache=False)
+    state = simulator_server.state
+    failing_first_round = state.config.model_copy(update={"rules": [Rule(role="^Judge", score=40, times=7)]})
+    state.configure(failing_first_round)
+    async with contextlib.AsyncExitStack() as stack:
+        first = await stack.enter_async_context(
+            batch_runner(world.sessions, world.factory, world.database_url)
+        )
+        # Calibration: the same item, uninterrupted, makes this many calls and takes these rounds.
+        calibration = await _create(world, spec)
+        [item] = await world.items(calibration.id)
+        assert await first.process(item.id or 0) == "done"
+        per_item = len(state.requests)
+        [done] = await world.items(calibration.id)
+        assert len(done.result["rounds"]) >= 2, "the calibration must need more than one round"
+        state.configure(failing_first_round)  # the same answers again, and a fresh call log
+
+        batch = await _create(world, spec)
+        [item] = await world.items(batch.id)
+        dying = asyncio.create_task(first.process(item.id or 0))
+        run_id = (await until(lambda: _with_run(world, batch.id), "no run"))[0].run_id
+        await until(lambda: _scored(world, run_id), "round 1 was never scored")
+        dying.cancel()  # the worker dies mid-item: nothing is handed back, both leases stay
+        with contextlib.suppress(asyncio.CancelledError):
+            await dying
+        interrupted = len(state.requests)
+        async with short_session(world.sessions) as session:  # ... until they lapse
+            past = utcnow().replace(year=2000)
+            await session.execute(update(BatchItem).where(BatchItem.id == item.id).values(lease_until=past))
+            await session.execute(update(Run).where(Run.id == run_id).values(lease_until=past))
+
+        second = await stack.enter_async_context(
+            batch_runner(world.sessions, world.factory, world.database_url, worker="other-host:1")
+        )
+        assert await second.process(item.id or 0) == "done"
+    [item] = await world.items(batch.id)
+    run = await world.run(run_id)
+    assert item.run_id == run_id and item.attempts == 2 and run.lease_owner == "other-host:1"
+    # No finished step ran again: the two workers together made at most one step's calls more
+    # than the uninterrupted item (the step cut short: seven judges and a solver, or a revision).
+    assert interrupted >= 7 and per_item <= len(state.requests) <= per_item + 8
+    kinds = [event["type"] for event in await world.transcript(run_id)]
+    assert kinds.count("run.started") == 1 and kinds.count("run.resumed") == 1 and kinds[-1] == "run.finished"
+    assert kinds.count("round.scored") == len(item.result["rounds"])  # none recorded twice
+    async with short_session(world.sessions) as session:
+        revisions = (await session.execute(select(Revision).where(Revision.run_id == run_id))).scalars().all()
+    assert len(revisions) == len(item.result["rounds"]) - 1
+
+
+async def _create(world: World, spec: BatchSpec) -> Batch:
+    """A batch and its items, sent to no queue: the test hands items to runners itself."""
+    async with short_session(world.sessions) as session:
+        batch = Batch(**spec.__dict__, status="queued")
+        session.add(batch)
+        await session.flush()
+        await create_items(session, batch)
+    return batch
+
+
+async def _scored(world: World, run_id: str | None) -> bool:
+    return any(event["type"] == "round.scored" for event in await world.transcript(run_id or ""))
