@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -16,6 +17,7 @@ from agents.panel import PanelFactory
 from agents.ratelimit import LimitStore
 from app import health
 from app.batches import endpoints as batches
+from app.batches.broker import send_run
 from app.batches.runtime import batch_runtime, consuming
 from app.batches.service import BatchService
 from app.catalog import endpoints as catalog
@@ -61,8 +63,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.outbox = WebhookOutbox(app.state.sessions, http, settings, executor.worker)
         executor.wake_webhooks = app.state.outbox.wake
         await stack.enter_async_context(app.state.outbox.sending())
-        # Runs: this process claims queued runs and runs whose lease lapsed, and renews its own.
-        await stack.enter_async_context(executor.running())
+        # Runs: embedded, this process claims queued runs and runs whose lease lapsed, and renews its
+        # own; with Redis, `thinkloop worker`s do, and new runs are sent to them.
+        if not settings.broker_url:
+            await stack.enter_async_context(executor.running())
         # Streams: on PostgreSQL, other processes' announcements wake this one's streams of their runs.
         await stack.enter_async_context(listening(settings.database_url, executor.notifier))
         # -- end of background services --
@@ -71,6 +75,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             batch_runtime(settings, executor, grace_s=settings.batch_grace_s)
         )
         app.state.batches = BatchService(app.state.sessions, broker)
+        if settings.broker_url:
+            executor.send = functools.partial(send_run, broker)
         if not settings.broker_url:
             await stack.enter_async_context(consuming(broker, runner, settings))
         yield

@@ -15,13 +15,20 @@ from app.batches.runner import BatchRunner
 
 log = structlog.get_logger(__name__)
 TASK_NAME = "thinkloop.process_item"
-QUEUE = "thinkloop:batch-items"
+RUN_TASK_NAME = "thinkloop.execute_run"
+QUEUE = "thinkloop:batch-items"  # (the name predates runs on it; renaming it would strand messages)
 
 
 async def process_item(item_id: int, context: Annotated[Context, TaskiqDepends()]) -> str:
-    """The one task: process a batch item by id (idempotent; the database decides who runs it)."""
+    """Process a batch item by id (idempotent; the database decides who runs it)."""
     runner: BatchRunner = context.state.runner
     return await runner.process(item_id)
+
+
+async def execute_run(run_id: str, context: Annotated[Context, TaskiqDepends()]) -> str:
+    """Execute a run submitted over the API, by id (idempotent: its lease decides who executes it)."""
+    runner: BatchRunner = context.state.runner
+    return await runner.executor.execute(run_id)
 
 
 class EmbeddedBroker(InMemoryBroker):
@@ -95,7 +102,15 @@ def build_broker(broker_url: str | None, concurrency: int, redelivery_s: float) 
     else:
         broker = EmbeddedBroker(concurrency)
     broker.register_task(process_item, task_name=TASK_NAME)
+    broker.register_task(execute_run, task_name=RUN_TASK_NAME)
     return broker
+
+
+async def send_run(broker: AsyncBroker, run_id: str) -> None:
+    """Send a run to the workers (a doorbell: a run whose message is lost is found by their sweep)."""
+    task = broker.find_task(RUN_TASK_NAME)
+    assert task is not None
+    await task.kiq(run_id)
 
 
 async def enqueue(broker: AsyncBroker, item_ids: Iterable[int]) -> int:

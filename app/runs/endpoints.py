@@ -80,9 +80,10 @@ async def create_run(
         idempotency_key=idempotency_key,
         request_hash=digest,
         api_key_id=key.id,
-        # held by this process from the start, so no other process's sweep takes it first
-        lease_owner=executor.worker,
-        lease_until=executor.lease_deadline(),
+        # executed here: held by this process from the start, so no other process's sweep takes
+        # it first; with workers, free for the first worker that takes it
+        lease_owner=executor.worker if executor.embedded else None,
+        lease_until=executor.lease_deadline() if executor.embedded else None,
     )
     try:
         async with session.begin_nested():
@@ -93,11 +94,13 @@ async def create_run(
             raise
         return await _replay(session, earlier, digest, response)
     await session.commit()
-    executor.submit(run.id)
+    await executor.start(run.id)
     response.headers["Location"] = f"/v1/runs/{run.id}"
     if wait and await executor.wait(run.id, min(wait_s or settings.wait_timeout_s, settings.wait_timeout_s)):
         response.status_code = status.HTTP_200_OK
         return await _trace(session, run.id)
+    if wait:
+        await session.refresh(run)  # still going: as it is now, not as it was created
     return run_public(run, problem.question)
 
 

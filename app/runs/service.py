@@ -16,6 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StreamMode
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlmodel import col, select
 
 from agents.llm import ResponseCache
 from agents.panel import PanelFactory
@@ -87,11 +88,39 @@ class RunExecutor:
         self._lost: set[str] = set()
         self._transcripts: dict[str, _Transcript] = {}
         self.wake_webhooks: Callable[[], None] = lambda: None  # the app sets its outbox's wake()
+        # With workers (Redis): how a new run reaches them. None: this process executes its runs.
+        self.send: Callable[[str], Awaitable[None]] | None = None
         self._closing = False
+
+    @property
+    def embedded(self) -> bool:
+        """Whether runs submitted here execute here (no workers)."""
+        return self.send is None
 
     def lease_deadline(self) -> datetime:
         """When a lease taken now lapses (a run created here is held by this process from the start)."""
         return utcnow() + self.lease
+
+    async def start(self, run_id: str) -> None:
+        """A new run: executed here (embedded), or sent to the workers. If the message cannot be
+        sent (Redis is away), the workers' sweep finds the run in the database instead."""
+        if self.send is None:
+            self.submit(run_id)
+            return
+        try:
+            await self.send(run_id)
+        except Exception as exc:
+            log.warning("run.send_failed", run_id=run_id, error=type(exc).__name__)
+
+    async def execute(self, run_id: str) -> str:
+        """Execute a run here and wait for its end (a worker's task); how it ended, or why not."""
+        self.submit(run_id)
+        task = self._tasks.get(run_id)
+        if task is not None:
+            await asyncio.wait({task})
+        async with short_session(self.sessions) as session:
+            status = (await session.execute(select(col(Run.status)).where(col(Run.id) == run_id))).scalar()
+        return str(status or "missing")
 
     def submit(self, run_id: str) -> None:
         """Start (or resume) a run in the background, if this process can claim it."""
@@ -159,12 +188,25 @@ class RunExecutor:
         return lost
 
     async def wait(self, run_id: str, within_s: float) -> bool:
-        """Wait for a run's task; True when it finished within ``within_s`` seconds."""
+        """Wait for a run to end; True when it ended within ``within_s`` seconds. A run executed by
+        another process (a worker, a replica) is waited for through its announcements."""
         task = self._tasks.get(run_id)
-        if task is None:
-            return True
-        done, _ = await asyncio.wait({task}, timeout=within_s)
-        return bool(done)
+        if task is not None:
+            done, _ = await asyncio.wait({task}, timeout=within_s)
+            return bool(done)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within_s
+        with self.notifier.following(run_id) as follow:
+            while True:
+                async with short_session(self.sessions) as session:
+                    query = select(col(Run.status)).where(col(Run.id) == run_id)
+                    status = (await session.execute(query)).scalar()
+                remaining = deadline - loop.time()
+                if status is None or status in TERMINAL:
+                    return True
+                if remaining <= 0:
+                    return False
+                await follow.wait(min(remaining, self.settings.sse_reread_s))
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a running task; False when this process is not running it."""

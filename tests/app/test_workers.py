@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlmodel import col, select
 
@@ -21,8 +23,9 @@ from app.datasets.parsing import parse_dataset
 from app.datasets.repository import store_dataset
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
-from app.models import BatchItem
-from tests.app.conftest import REDIS
+from app.main import create_app
+from app.models import BatchItem, Run
+from tests.app.conftest import PROBLEM, REDIS, seed_keys, service_settings
 
 pytestmark = pytest.mark.redis
 
@@ -178,3 +181,55 @@ async def test_an_item_outliving_three_lease_periods_is_claimed_once(
     assert item.attempts == 1  # claimed once, by one worker, for its whole life
     judge_calls = [r for r in simulator_server.state.requests if r.role.startswith("Judge")]
     assert len(judge_calls) == 7 * len(item.result["rounds"])  # no round was judged twice
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_with_redis_api_runs_execute_on_workers(
+    database_url: str, simulator_server: SimulatorServer, tmp_path: Path, clean_redis: None
+) -> None:
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"rules": [], "latency_s": 0.05}))
+    await migrate(database_url)
+    keys = await seed_keys(database_url)
+    app = create_app(service_settings(database_url, simulator_server, broker_url=REDIS))
+    options = {"model": "sim", "judge_model": "sim"}
+    worker = start_worker(database_url, simulator_server, tmp_path / "worker.log")
+    try:
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+                waited = await client.post(
+                    "/v1/runs",
+                    json={"problem": PROBLEM, "options": options},
+                    params={"wait": "true", "wait_s": 300},
+                    headers=keys.auth(),
+                )
+                later = [
+                    (await client.post("/v1/runs", json={"problem": PROBLEM}, headers=keys.auth())).json()
+                    for _ in range(3)
+                ]
+                ids = [run["id"] for run in later]
+                for _ in range(3000):  # a hang guard, not a timing check
+                    statuses = [
+                        (await client.get(f"/v1/runs/{run_id}", headers=keys.auth())).json()["status"]
+                        for run_id in ids
+                    ]
+                    if all(status not in ("queued", "running") for status in statuses):
+                        break
+                    await asyncio.sleep(0.1)
+            api_process = app.state.executor.worker
+    finally:
+        worker.terminate()
+        worker.wait(timeout=60)
+    # ?wait=true answered with the finished trace of a run this API process never executed.
+    assert waited.status_code == 200 and waited.json()["status"] == "accepted", waited.text
+    assert all(status == "accepted" for status in statuses), statuses
+    engine = create_engine(database_url)
+    async with short_session(session_factory(engine)) as session:
+        owners = {
+            run.lease_owner
+            for run in (await session.execute(select(Run).where(col(Run.id).in_(ids)))).scalars()
+        }
+        owners.add((await session.get(Run, waited.json()["id"])).lease_owner)  # type: ignore[union-attr]
+    await engine.dispose()
+    assert owners == {f"{socket.gethostname()}:{worker.pid}"} and api_process not in owners
