@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import aiosqlite
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 from sqlalchemy.engine import make_url
 
 from app.db import is_sqlite, normalize_url
 from graphs.checkpoint import state_serde
+
+SETUP_LOCK = 7_246_115_002  # the advisory lock key of the checkpointer's table setup
 
 
 @asynccontextmanager
@@ -39,7 +44,7 @@ async def open_checkpointer(
     pool: AsyncConnectionPool = AsyncConnectionPool(
         conninfo,
         min_size=1,
-        max_size=max_connections,
+        max_size=max(2, max_connections),  # setup holds one for its lock and uses another
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         check=AsyncConnectionPool.check_connection,
         open=False,
@@ -47,7 +52,21 @@ async def open_checkpointer(
     await pool.open()
     try:
         postgres = AsyncPostgresSaver(pool, serde=state_serde())  # type: ignore[arg-type]
-        await postgres.setup()
+        # Processes starting together would race to create the same tables: one at a time. Waiting
+        # by polling, not in pg_advisory_lock: a waiting statement's snapshot would stall the
+        # holder's CREATE INDEX CONCURRENTLY, which waits for every older snapshot.
+        async with pool.connection() as lock:
+            while not await _try_lock(lock):  # noqa: ASYNC110 - held by another process: no event to wait on
+                await asyncio.sleep(0.1)
+            try:
+                await postgres.setup()
+            finally:
+                await lock.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
         yield postgres
     finally:
         await pool.close()
+
+
+async def _try_lock(connection: AsyncConnection[Any]) -> bool:
+    row = await (await connection.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,))).fetchone()
+    return bool(row and next(iter(row.values())))

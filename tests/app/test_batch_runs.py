@@ -18,6 +18,7 @@ from agents.simulator.rules import Rule
 from app.batches.broker import build_broker
 from app.batches.repository import create_items
 from app.batches.service import BatchService, BatchSpec
+from app.checkpoints import open_checkpointer
 from app.datasets.parsing import parse_dataset
 from app.datasets.repository import store_dataset
 from app.db import create_engine, migrate, session_factory, short_session
@@ -195,3 +196,13 @@ async def _create(world: World, spec: BatchSpec) -> Batch:
 
 async def _scored(world: World, run_id: str | None) -> bool:
     return any(event["type"] == "round.scored" for event in await world.transcript(run_id or ""))
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_processes_starting_together_set_up_the_checkpoint_tables_once(database_url: str) -> None:
+    async with contextlib.AsyncExitStack() as stack:  # as workers started at once each do
+        savers = await asyncio.gather(
+            *(stack.enter_async_context(open_checkpointer(database_url)) for _ in range(6))
+        )
+        assert len(savers) == 6
