@@ -4,10 +4,57 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, Column, DateTime, Dialect, Index, Text, TypeDecorator, UniqueConstraint
 from sqlmodel import Field, SQLModel
+
+
+class RunStatus(StrEnum):
+    """Where a run is: queued, running, then its outcome (``graphs.scoring.Outcome``) for good."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    ACCEPTED = "accepted"
+    EXHAUSTED = "exhausted"
+    NEEDS_REVIEW = "needs_review"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+
+
+RUN_UNFINISHED: frozenset[str] = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
+RUN_TERMINAL: frozenset[str] = frozenset(RunStatus) - RUN_UNFINISHED  # the outcomes
+
+
+class BatchStatus(StrEnum):
+    """Where a batch is; a paused batch starts no item until resumed."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+
+
+BATCH_ACTIVE: frozenset[str] = frozenset({BatchStatus.QUEUED, BatchStatus.RUNNING})  # items may start
+BATCH_TERMINAL: frozenset[str] = frozenset(
+    {BatchStatus.COMPLETED, BatchStatus.CANCELLED, BatchStatus.BUDGET_EXHAUSTED}
+)
+
+
+class ItemStatus(StrEnum):
+    """Where a batch item is; how a finished one ended is its ``outcome``."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"  # ended with an outcome other than error
+    FAILED = "failed"  # ended in error
+    CANCELLED = "cancelled"  # never started: its batch was cancelled or ran out of budget
+
+
+ITEM_TERMINAL: frozenset[str] = frozenset({ItemStatus.DONE, ItemStatus.FAILED, ItemStatus.CANCELLED})
 
 
 def utcnow() -> datetime:
@@ -116,7 +163,7 @@ class WebhookDelivery(SQLModel, table=True):
     delivered_at: datetime | None = _ts(nullable=True)
 
 
-class Round(SQLModel, table=True):
+class RoundRow(SQLModel, table=True):
     """One evaluated version of a run's problem and its composite score."""
 
     __tablename__ = "rounds"
@@ -135,7 +182,7 @@ class Round(SQLModel, table=True):
     n_passing: int
     n_failed: int = 0
     verification: list[str] | None = Field(default=None, sa_column=Column(JSON))
-    # The solver's call (agents.schemas.SolverOutcome): its answer, or its failure; None when none ran.
+    # The solver's call (agents.schemas.SolverResult): its answer, or its failure; None when none ran.
     solver: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     decision: str = Field(max_length=32)
     created_at: datetime = _ts()
@@ -152,7 +199,7 @@ class LLMCallColumns(SQLModel):
     cost_usd: float | None = None
 
 
-class Judgement(LLMCallColumns, table=True):
+class VerdictRow(LLMCallColumns, table=True):
     """One judge's verdict (or abstention) in one round, with everything needed to audit it."""
 
     __tablename__ = "judgements"
@@ -172,7 +219,7 @@ class Judgement(LLMCallColumns, table=True):
     raw_outputs: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
 
 
-class Revision(LLMCallColumns, table=True):
+class RevisionRow(LLMCallColumns, table=True):
     """The model under test's revision after a round, with its think-aloud."""
 
     __tablename__ = "revisions"

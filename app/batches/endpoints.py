@@ -28,11 +28,11 @@ from app.batches.schemas import (
     ItemStatus,
     ReportFormat,
 )
-from app.batches.service import TERMINAL_BATCH, BatchService, BatchSpec, BatchStateError, progress
+from app.batches.service import BatchService, BatchSpec, BatchStateError, progress
 from app.db import short_session
 from app.deps import AppSettings, ReadKey, Registry, Session, WriteKey, check_models
 from app.errors import BadRequest, Conflict, NotFound, Unprocessable, problem_responses
-from app.models import Batch, Dataset, DatasetItem
+from app.models import BATCH_TERMINAL, Batch, Dataset, DatasetItem
 from app.pagination import page
 
 router = APIRouter(prefix="/v1/batches", tags=["batches"])
@@ -223,7 +223,7 @@ async def _progress_events(request: Request, batch_id: str, poll_s: float) -> As
     while True:
         state = await progress(request.app.state.sessions, batch_id)  # a short session each time
         shown = {k: v for k, v in state.items() if k != "eta_s"}
-        ended = state["status"] in TERMINAL_BATCH and not state["items"].get("running")
+        ended = state["status"] in BATCH_TERMINAL and not state["items"].get("running")
         if shown != last or ended:
             seq += 1
             kind = "batch.finished" if ended else "batch.progress"

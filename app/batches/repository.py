@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -12,9 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from app.batches.flaws import flaw_label
-from app.models import Batch, BatchItem, DatasetItem, ProblemRow, UTCDateTime, utcnow
-
-TERMINAL_ITEM = ("done", "failed", "cancelled")
+from app.models import BATCH_ACTIVE, Batch, BatchItem, DatasetItem, ProblemRow, UTCDateTime, utcnow
 
 
 async def create_items(session: AsyncSession, batch: Batch) -> int:
@@ -64,10 +62,9 @@ def _choices(name: str, values: Iterable[object]) -> Subquery:
     return (parts[0] if len(parts) == 1 else union_all(*parts)).subquery(name)
 
 
-ACTIVE_BATCH = ("queued", "running")
-
-
-async def transition(session: AsyncSession, batch_id: str, from_states: Sequence[str], **values: Any) -> bool:
+async def transition(
+    session: AsyncSession, batch_id: str, from_states: Collection[str], **values: Any
+) -> bool:
     """Change a batch only if it is still in one of ``from_states`` (no lost updates between processes)."""
     statement = (
         update(Batch).where(col(Batch.id) == batch_id, col(Batch.status).in_(from_states)).values(**values)
@@ -78,7 +75,7 @@ async def transition(session: AsyncSession, batch_id: str, from_states: Sequence
 async def claim(session: AsyncSession, item_id: int, worker: str, lease: timedelta) -> bool:
     """Take an item of an active batch: pending, or running under an expired lease (its worker died)."""
     now = utcnow()
-    active = select(col(Batch.id)).where(col(Batch.status).in_(ACTIVE_BATCH))
+    active = select(col(Batch.id)).where(col(Batch.status).in_(BATCH_ACTIVE))
     statement = (
         update(BatchItem)
         .where(
@@ -193,7 +190,7 @@ async def stalled(session: AsyncSession, stall: timedelta) -> list[int]:
     left to do, and sending an item twice is harmless (claims are conditional).
     """
     now = utcnow()
-    active = select(col(Batch.id)).where(col(Batch.status).in_(ACTIVE_BATCH))
+    active = select(col(Batch.id)).where(col(Batch.status).in_(BATCH_ACTIVE))
     # Typed as the columns are, so the bound "now - stall" is stored-format UTC on every database.
     activity = type_coerce(
         func.max(func.coalesce(col(BatchItem.finished_at), col(BatchItem.claimed_at))), UTCDateTime()

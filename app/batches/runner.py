@@ -25,7 +25,17 @@ from app.batches import repository as repo
 from app.batches.cache import SqlResponseCache
 from app.batches.item_result import ItemResult
 from app.db import short_session
-from app.models import Batch, BatchItem, Run, utcnow
+from app.models import (
+    BATCH_ACTIVE,
+    RUN_UNFINISHED,
+    Batch,
+    BatchItem,
+    BatchStatus,
+    ItemStatus,
+    Run,
+    RunStatus,
+    utcnow,
+)
 from app.runs import repository as runs_repo
 from app.runs.service import LeaseLost, RunExecutor
 from graphs.result import RunResult
@@ -33,7 +43,6 @@ from graphs.scoring import Outcome
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
-ACTIVE = ("queued", "running")
 # The database (rows, or the checkpointer's pool) is unreachable: wait, then resume the run.
 OUTAGE = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg_pool.PoolTimeout)
 
@@ -159,7 +168,7 @@ class BatchRunner:
         batch = await session.get(Batch, item.batch_id) if item else None
         if item is None or batch is None:
             return "missing"
-        if batch.status not in ACTIVE:
+        if batch.status not in BATCH_ACTIVE:
             return f"batch {batch.status}"
         if await self._over_budget(session, batch):
             return "budget"
@@ -170,13 +179,13 @@ class BatchRunner:
         if run_id is not None and not await runs_repo.claim_run(session, run_id, self.worker, self.lease):
             run = await session.get(Run, run_id)
             assert run is not None
-            if run.status in runs_repo.UNFINISHED:
+            if run.status in RUN_UNFINISHED:
                 raise _Taken(run_id)  # its last worker's lease has not lapsed yet: later
             run_id = None  # its run ended and the item is pending again (a retry): a new run
         if run_id is None:
             run = Run(
                 problem_id=item.problem_id,
-                status="queued",
+                status=RunStatus.QUEUED,
                 model=item.model,
                 judge_model=batch.judge_model,
                 policy=batch.policy,
@@ -233,7 +242,10 @@ class BatchRunner:
         except Exception as exc:  # an item fails alone; the batch goes on
             failure = internal_failure(item.model, exc)
             failed.update(
-                status="failed", outcome=Outcome.ERROR, error=failure.summary(), failure=failure.model_dump()
+                status=ItemStatus.FAILED,
+                outcome=Outcome.ERROR,
+                error=failure.summary(),
+                failure=failure.model_dump(),
             )
             log.exception("batch.item_failed")
             ended = await self._retrying_outage(
@@ -261,7 +273,12 @@ class BatchRunner:
             return False
         reason = f"budget reached: {tokens} tokens, ${spent['cost_usd']:.4f}"
         if await repo.transition(
-            session, batch.id, ACTIVE, status="budget_exhausted", stop_reason=reason, finished_at=utcnow()
+            session,
+            batch.id,
+            BATCH_ACTIVE,
+            status=BatchStatus.BUDGET_EXHAUSTED,
+            stop_reason=reason,
+            finished_at=utcnow(),
         ):
             await repo.set_items(session, batch.id, ("pending",), "cancelled")
             log.info("batch.budget_exhausted", batch_id=batch.id, tokens=tokens, cost_usd=spent["cost_usd"])
@@ -270,13 +287,15 @@ class BatchRunner:
     async def _after(self, session: AsyncSession, batch_id: str) -> None:
         """Close the batch when no item is left to do; check the budget after every item."""
         batch = await session.get(Batch, batch_id)
-        if batch is None or batch.status not in ACTIVE:
+        if batch is None or batch.status not in BATCH_ACTIVE:
             return
         if await self._over_budget(session, batch):
             return
         if await repo.unfinished(session, batch_id):
             return
-        if await repo.transition(session, batch_id, ACTIVE, status="completed", finished_at=utcnow()):
+        if await repo.transition(
+            session, batch_id, BATCH_ACTIVE, status=BatchStatus.COMPLETED, finished_at=utcnow()
+        ):
             log.info("batch.completed", batch_id=batch_id, items=await repo.counts(session, batch_id))
 
 
@@ -294,7 +313,7 @@ def _columns(result: RunResult) -> dict[str, Any]:
     """The item's columns for a finished run: an error outcome is a failed item with its cause."""
     usage, error = result.usage, result.outcome == Outcome.ERROR
     return {
-        "status": "failed" if error else "done",
+        "status": ItemStatus.FAILED if error else ItemStatus.DONE,
         "outcome": result.outcome,
         "error": (result.failure.summary() if result.failure else result.stop_reason) if error else None,
         "failure": result.failure.model_dump() if result.failure else None,

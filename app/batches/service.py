@@ -11,9 +11,7 @@ from taskiq import AsyncBroker
 from app.batches import repository as repo
 from app.batches.broker import enqueue
 from app.db import short_session
-from app.models import Batch, utcnow
-
-TERMINAL_BATCH = ("completed", "cancelled", "budget_exhausted")
+from app.models import ITEM_TERMINAL, Batch, utcnow
 
 
 class BatchStateError(ValueError):
@@ -117,7 +115,7 @@ async def progress(sessions: async_sessionmaker[AsyncSession], batch_id: str) ->
         states = await repo.counts(session, batch_id)
         spent = await repo.totals(session, batch_id)
     total = sum(states.values())
-    finished = sum(states.get(s, 0) for s in repo.TERMINAL_ITEM)
+    finished = sum(states.get(s, 0) for s in ITEM_TERMINAL)
     elapsed = ((batch.finished_at or utcnow()) - batch.created_at).total_seconds()
     remaining = total - finished
     eta = elapsed / finished * remaining if finished and remaining and batch.status == "running" else None

@@ -16,10 +16,10 @@ from sse_starlette import EventSourceResponse
 from app.db import short_session
 from app.deps import AppSettings, ReadKey, Registry, Session, WriteKey, check_models
 from app.errors import Conflict, NotFound, Unprocessable, problem_responses
-from app.models import ProblemRow, Run
+from app.models import RUN_TERMINAL, ProblemRow, Run, RunStatus
 from app.runs import repository as repo
 from app.runs.deps import Executor, Outbox
-from app.runs.schemas import TERMINAL, RunCreate, RunPage, RunPublic, RunStatus, RunTrace
+from app.runs.schemas import RunCreate, RunPage, RunPublic, RunTrace
 from app.runs.stream import Notifier, StreamEvent, announce
 from app.runs.trace import run_public, run_trace
 from app.webhooks import WebhookTargetRefused, check_target, enqueue
@@ -164,7 +164,7 @@ async def cancel_run(
     run = await session.get(Run, run_id)
     if run is None:
         raise NotFound(f"There is no run {run_id}.")
-    if run.status in TERMINAL:
+    if run.status in RUN_TERMINAL:
         raise Conflict(f"The run already ended ({run.status}).")
     if run.batch_id is not None:  # its item would be left without a result
         raise Conflict(f"The run is an item of batch {run.batch_id}: cancel the batch instead.")
@@ -252,4 +252,4 @@ async def _stored(
         run = await session.get(Run, run_id)
         rows = await repo.events_after(session, run_id, after)
     events = [StreamEvent.of(row.seq, row.type, row.data) for row in rows]
-    return events, run is None or run.status in TERMINAL
+    return events, run is None or run.status in RUN_TERMINAL

@@ -1,4 +1,4 @@
-"""Database access for runs. Round, judgement and revision inserts are idempotent."""
+"""Database access for runs. Round, verdict and revision inserts are idempotent."""
 
 from __future__ import annotations
 
@@ -11,8 +11,17 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from agents.schemas import HolisticVerdict, JudgeOutcome, RevisionOutcome
-from app.models import Judgement, ProblemRow, Revision, Round, Run, TranscriptEvent, utcnow
+from agents.schemas import HolisticVerdict, JudgeResult, RevisionResult
+from app.models import (
+    RUN_UNFINISHED,
+    ProblemRow,
+    RevisionRow,
+    RoundRow,
+    Run,
+    TranscriptEvent,
+    VerdictRow,
+    utcnow,
+)
 from app.pagination import page
 from app.problems import content_hash
 from graphs.result import RunResult
@@ -64,11 +73,13 @@ async def list_runs(
 
 async def record_round(session: AsyncSession, run_id: str, record: RoundRecord) -> bool:
     """Store a scored round and its seven judgements once; False when already stored."""
-    exists = select(col(Round.id)).where(col(Round.run_id) == run_id, col(Round.round) == record.round)
+    exists = select(col(RoundRow.id)).where(
+        col(RoundRow.run_id) == run_id, col(RoundRow.round) == record.round
+    )
     if (await session.execute(exists)).first() is not None:
         return False
     session.add(
-        Round(
+        RoundRow(
             run_id=run_id,
             round=record.round,
             question=record.problem.question,
@@ -85,7 +96,7 @@ async def record_round(session: AsyncSession, run_id: str, record: RoundRecord) 
 FIGURES = set(RoundFigures.model_fields)
 
 
-def accounting(outcome: JudgeOutcome | RevisionOutcome) -> dict[str, Any]:
+def accounting(outcome: JudgeResult | RevisionResult) -> dict[str, Any]:
     """The LLM-call columns of a judgement or revision."""
     usage = outcome.usage.model_dump(include={"input_tokens", "output_tokens", "latency_s", "cost_usd"})
     return {
@@ -96,14 +107,14 @@ def accounting(outcome: JudgeOutcome | RevisionOutcome) -> dict[str, Any]:
     }
 
 
-def _judgement(run_id: str, outcome: JudgeOutcome) -> Judgement:
+def _judgement(run_id: str, outcome: JudgeResult) -> VerdictRow:
     verdict = outcome.verdict
     details: dict[str, Any] | None = None
     if isinstance(verdict, HolisticVerdict):
         details = {"five_keys": verdict.five_keys.model_dump(), "suggestions": verdict.suggestions}
     if verdict is not None and verdict.own_answer:
         details = (details or {}) | {"own_answer": verdict.own_answer}
-    return Judgement(
+    return VerdictRow(
         run_id=run_id,
         round=outcome.round,
         judge=outcome.judge,
@@ -127,16 +138,16 @@ async def record_result(session: AsyncSession, run_id: str, result: RunResult) -
         await record_revision(session, run_id, outcome)
 
 
-async def record_revision(session: AsyncSession, run_id: str, outcome: RevisionOutcome) -> bool:
+async def record_revision(session: AsyncSession, run_id: str, outcome: RevisionResult) -> bool:
     """Store a revision once; False when already stored."""
-    exists = select(col(Revision.id)).where(
-        col(Revision.run_id) == run_id, col(Revision.round) == outcome.round
+    exists = select(col(RevisionRow.id)).where(
+        col(RevisionRow.run_id) == run_id, col(RevisionRow.round) == outcome.round
     )
     if (await session.execute(exists)).first() is not None:
         return False
     problem = outcome.problem
     session.add(
-        Revision(
+        RevisionRow(
             run_id=run_id,
             round=outcome.round,
             question=problem.question if problem else None,
@@ -178,9 +189,6 @@ async def events_after(
     return (await session.execute(query)).scalars().all()
 
 
-UNFINISHED = ("queued", "running")
-
-
 async def claim_run(session: AsyncSession, run_id: str, owner: str, lease: timedelta) -> bool:
     """Take (or keep) an unfinished run: free, already ours, or held under a lapsed lease.
 
@@ -191,7 +199,7 @@ async def claim_run(session: AsyncSession, run_id: str, owner: str, lease: timed
         update(Run)
         .where(
             col(Run.id) == run_id,
-            col(Run.status).in_(UNFINISHED),
+            col(Run.status).in_(RUN_UNFINISHED),
             or_(
                 col(Run.lease_owner).is_(None),
                 col(Run.lease_owner) == owner,
@@ -212,7 +220,7 @@ async def renew_leases(
         return set()
     statement = (
         update(Run)
-        .where(col(Run.id).in_(run_ids), col(Run.lease_owner) == owner, col(Run.status).in_(UNFINISHED))
+        .where(col(Run.id).in_(run_ids), col(Run.lease_owner) == owner, col(Run.status).in_(RUN_UNFINISHED))
         .values(lease_until=utcnow() + lease)
         .returning(col(Run.id))
     )
@@ -222,7 +230,7 @@ async def renew_leases(
 async def holds(session: AsyncSession, run_id: str, owner: str) -> bool:
     """Whether ``owner`` still holds the unfinished run (a primary-key probe, made before each write)."""
     query = select(col(Run.id)).where(
-        col(Run.id) == run_id, col(Run.lease_owner) == owner, col(Run.status).in_(UNFINISHED)
+        col(Run.id) == run_id, col(Run.lease_owner) == owner, col(Run.status).in_(RUN_UNFINISHED)
     )
     return (await session.execute(query)).first() is not None
 
@@ -231,7 +239,7 @@ async def release_leases(session: AsyncSession, owner: str) -> int:
     """Hand back this process's unfinished runs (a graceful stop): any process may take them now."""
     statement = (
         update(Run)
-        .where(col(Run.lease_owner) == owner, col(Run.status).in_(UNFINISHED))
+        .where(col(Run.lease_owner) == owner, col(Run.status).in_(RUN_UNFINISHED))
         .values(lease_owner=None, lease_until=None)
     )
     return int((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
@@ -243,7 +251,7 @@ async def claimable_runs(session: AsyncSession, limit: int) -> list[str]:
     query = (
         select(col(Run.id))
         .where(
-            col(Run.status).in_(UNFINISHED),
+            col(Run.status).in_(RUN_UNFINISHED),
             col(Run.batch_id).is_(None),
             or_(col(Run.lease_owner).is_(None), and_(col(Run.lease_until) < utcnow())),
         )
@@ -262,9 +270,9 @@ async def discard_attempt(session: AsyncSession, run_id: str) -> None:
             col(TranscriptEvent.run_id) == run_id, col(TranscriptEvent.type).not_in(kept)
         )
     )
-    await session.execute(delete(Judgement).where(col(Judgement.run_id) == run_id))
-    await session.execute(delete(Round).where(col(Round.run_id) == run_id))
-    await session.execute(delete(Revision).where(col(Revision.run_id) == run_id))
+    await session.execute(delete(VerdictRow).where(col(VerdictRow.run_id) == run_id))
+    await session.execute(delete(RoundRow).where(col(RoundRow.run_id) == run_id))
+    await session.execute(delete(RevisionRow).where(col(RevisionRow.run_id) == run_id))
 
 
 async def discard_unfinished_thinking(session: AsyncSession, run_id: str) -> list[int]:
@@ -305,7 +313,7 @@ async def finish_run(
     Only an unfinished run ends, and with ``owner`` only while that process still holds it: a run
     cancelled or taken over elsewhere keeps the end state it got there. False when nothing changed.
     """
-    conditions = [col(Run.id) == run_id, col(Run.status).in_(UNFINISHED)]
+    conditions = [col(Run.id) == run_id, col(Run.status).in_(RUN_UNFINISHED)]
     if owner is not None:
         conditions.append(col(Run.lease_owner) == owner)
     statement = (
@@ -328,17 +336,21 @@ async def finish_run(
 
 async def trace_rows(
     session: AsyncSession, run_id: str
-) -> tuple[Sequence[Round], Sequence[Judgement], Sequence[Revision]]:
+) -> tuple[Sequence[RoundRow], Sequence[VerdictRow], Sequence[RevisionRow]]:
     """Everything stored for a run's trace."""
     rounds = (
-        (await session.execute(select(Round).where(col(Round.run_id) == run_id).order_by(col(Round.round))))
+        (
+            await session.execute(
+                select(RoundRow).where(col(RoundRow.run_id) == run_id).order_by(col(RoundRow.round))
+            )
+        )
         .scalars()
         .all()
     )
     judgements = (
-        (await session.execute(select(Judgement).where(col(Judgement.run_id) == run_id))).scalars().all()
+        (await session.execute(select(VerdictRow).where(col(VerdictRow.run_id) == run_id))).scalars().all()
     )
     revisions = (
-        (await session.execute(select(Revision).where(col(Revision.run_id) == run_id))).scalars().all()
+        (await session.execute(select(RevisionRow).where(col(RevisionRow.run_id) == run_id))).scalars().all()
     )
     return rounds, judgements, revisions

@@ -7,14 +7,10 @@ from typing import Any, Literal
 
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
 
-from agents.schemas import CallFailure, QuestionText, SolutionText, SolverOutcome
+from agents.schemas import CallFailure, QuestionText, SolutionText, SolverResult
+from app.models import RunStatus
 from app.webhooks import DeliveryStatus
-from graphs.scoring import Outcome
 from graphs.state import RoundFigures
-
-RunStatus = Literal["queued", "running", "accepted", "exhausted", "needs_review", "error", "cancelled"]
-# A run's status, once it ends, is its outcome.
-TERMINAL: frozenset[str] = frozenset(Outcome)
 
 _EXAMPLE_PROBLEM: dict[str, Any] = {
     "question": "An orchestra of 120 musicians takes 40 minutes to perform a symphony. How long would "
@@ -132,7 +128,7 @@ class RoundPublic(RoundFigures):
         default_factory=list,
         description="Computations of the stated solution found wrong (none: all checked ones hold)",
     )
-    solver: SolverOutcome | None = Field(
+    solver: SolverResult | None = Field(
         default=None,
         description="The solver's answer to the question alone, or its failed call (then nothing was "
         "compared); a disagreeing answer is a line in `verification`. None: no solver ran",

@@ -23,9 +23,8 @@ from agents.panel import PanelFactory
 from agents.schemas import Problem
 from app.db import short_session
 from app.metrics import ServiceMetrics
-from app.models import ProblemRow, Run, TranscriptEvent, utcnow
+from app.models import RUN_TERMINAL, ProblemRow, Run, TranscriptEvent, utcnow
 from app.runs import repository as repo
-from app.runs.schemas import TERMINAL
 from app.runs.stream import Notifier, StreamEvent, announce
 from app.settings import Settings
 from app.webhooks import enqueue
@@ -202,7 +201,7 @@ class RunExecutor:
                     query = select(col(Run.status)).where(col(Run.id) == run_id)
                     status = (await session.execute(query)).scalar()
                 remaining = deadline - loop.time()
-                if status is None or status in TERMINAL:
+                if status is None or status in RUN_TERMINAL:
                     return True
                 if remaining <= 0:
                     return False
@@ -279,7 +278,7 @@ class RunExecutor:
         self, run_id: str, cache: ResponseCache | None = None, settle: Settle | None = None
     ) -> RunResult | None:
         run, problem = await self._load(run_id)
-        if run.status in TERMINAL:
+        if run.status in RUN_TERMINAL:
             return None
         policy = get_policy(run.policy, max_rounds=run.max_rounds)
         panel = self.factory.build(run.judge_model, run.model, cache)

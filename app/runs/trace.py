@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agents.schemas import JUDGES, SolverOutcome, Usage
-from app.models import Judgement, ProblemRow, Revision, Round, Run
+from agents.schemas import JUDGES, SolverResult, Usage
+from app.models import ProblemRow, RevisionRow, RoundRow, Run, VerdictRow
 from app.runs.repository import FIGURES
 from app.runs.schemas import ProblemIn, RevisionPublic, RoundPublic, RunPublic, RunTrace, VerdictPublic
 
@@ -33,7 +33,7 @@ def run_public(run: Run, question: str) -> RunPublic:
     )
 
 
-def _verdict(row: Judgement) -> VerdictPublic:
+def _verdict(row: VerdictRow) -> VerdictPublic:
     return VerdictPublic(
         **row.model_dump(
             include={
@@ -70,9 +70,9 @@ def _feedback(verdicts: list[VerdictPublic]) -> list[str]:
 def run_trace(
     run: Run,
     problem: ProblemRow,
-    rounds: Sequence[Round],
-    judgements: Sequence[Judgement],
-    revisions: Sequence[Revision],
+    rounds: Sequence[RoundRow],
+    judgements: Sequence[VerdictRow],
+    revisions: Sequence[RevisionRow],
 ) -> RunTrace:
     """The full revision trace of a run."""
     by_round: dict[int, list[VerdictPublic]] = {}
@@ -86,7 +86,7 @@ def run_trace(
         RoundPublic(
             **r.model_dump(include=FIGURES | {"round", "question", "solution"}),
             verification=r.verification or [],
-            solver=SolverOutcome.model_validate(r.solver) if r.solver else None,
+            solver=SolverResult.model_validate(r.solver) if r.solver else None,
             verdicts=by_round.get(r.round, []),
             feedback=_feedback(by_round.get(r.round, [])),
             revision=revision_of.get(r.round),
@@ -105,10 +105,10 @@ def run_trace(
 
 
 def _usage(
-    judgements: Sequence[Judgement], revisions: Sequence[Revision], solvers: Sequence[Usage]
+    judgements: Sequence[VerdictRow], revisions: Sequence[RevisionRow], solvers: Sequence[Usage]
 ) -> dict[str, Any]:
     """What every stored call cost: the judgements, the revisions and the solver's calls."""
-    rows: list[Judgement | Revision | Usage] = [*judgements, *revisions, *solvers]
+    rows: list[VerdictRow | RevisionRow | Usage] = [*judgements, *revisions, *solvers]
     costs = [r.cost_usd for r in rows if r.cost_usd is not None]
     return {
         "input_tokens": sum(r.input_tokens for r in rows),

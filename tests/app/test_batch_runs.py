@@ -22,7 +22,24 @@ from app.checkpoints import open_checkpointer
 from app.datasets.parsing import parse_dataset
 from app.datasets.repository import store_dataset
 from app.db import create_engine, migrate, session_factory, short_session
-from app.models import Batch, BatchItem, Revision, Round, Run, TranscriptEvent, utcnow
+from app.models import (
+    BATCH_ACTIVE,
+    BATCH_TERMINAL,
+    ITEM_TERMINAL,
+    RUN_TERMINAL,
+    RUN_UNFINISHED,
+    Batch,
+    BatchItem,
+    BatchStatus,
+    ItemStatus,
+    RevisionRow,
+    RoundRow,
+    Run,
+    RunStatus,
+    TranscriptEvent,
+    utcnow,
+)
+from graphs.scoring import Outcome
 from tests.app.conftest import PROBLEM, batch_runner
 
 pytestmark = pytest.mark.usefixtures("_quick_simulator")
@@ -119,7 +136,7 @@ async def test_an_item_is_a_run_that_can_be_followed_while_it_executes(
     kinds = [event["type"] for event in await world.transcript(run.id)]
     assert kinds[0] == "run.started" and kinds[-1] == "run.finished" and "run.resumed" not in kinds
     async with short_session(world.sessions) as session:
-        rounds = (await session.execute(select(Round).where(Round.run_id == run.id))).scalars().all()
+        rounds = (await session.execute(select(RoundRow).where(RoundRow.run_id == run.id))).scalars().all()
     assert len(rounds) == len(item.result["rounds"])  # the same rounds as the item's summary
 
 
@@ -180,7 +197,9 @@ async def test_a_dead_workers_item_resumes_from_its_checkpoint(
     assert kinds.count("run.started") == 1 and kinds.count("run.resumed") == 1 and kinds[-1] == "run.finished"
     assert kinds.count("round.scored") == len(item.result["rounds"])  # none recorded twice
     async with short_session(world.sessions) as session:
-        revisions = (await session.execute(select(Revision).where(Revision.run_id == run_id))).scalars().all()
+        revisions = (
+            (await session.execute(select(RevisionRow).where(RevisionRow.run_id == run_id))).scalars().all()
+        )
     assert len(revisions) == len(item.result["rounds"]) - 1
 
 
@@ -206,3 +225,9 @@ async def test_processes_starting_together_set_up_the_checkpoint_tables_once(dat
             *(stack.enter_async_context(open_checkpointer(database_url)) for _ in range(6))
         )
         assert len(savers) == 6
+
+
+def test_a_runs_terminal_statuses_are_exactly_the_outcomes() -> None:
+    assert set(Outcome) == RUN_TERMINAL and set(RunStatus) == RUN_UNFINISHED | RUN_TERMINAL
+    assert BATCH_ACTIVE | BATCH_TERMINAL | {BatchStatus.PAUSED} == set(BatchStatus)
+    assert ITEM_TERMINAL | {ItemStatus.PENDING, ItemStatus.RUNNING} == set(ItemStatus)

@@ -18,7 +18,7 @@ from sqlmodel import col, func, select
 
 from agents.simulator import Rule, SimulatorServer
 from app.db import create_engine, migrate, session_factory
-from app.models import Judgement, Revision, Round, TranscriptEvent
+from app.models import RevisionRow, RoundRow, TranscriptEvent, VerdictRow
 from tests.app.conftest import PROBLEM, free_port, seed_keys
 
 # A killed process's runs are taken over once their lease lapses: short leases keep tests quick.
@@ -81,9 +81,9 @@ async def stored(database_url: str, run_id: str) -> tuple[dict[str, int], list[s
         async with session_factory(engine)() as session:
             counts = {}
             tables: tuple[tuple[str, Any], ...] = (
-                ("rounds", Round),
-                ("judgements", Judgement),
-                ("revisions", Revision),
+                ("rounds", RoundRow),
+                ("judgements", VerdictRow),
+                ("revisions", RevisionRow),
             )
             for name, model in tables:
                 query = select(func.count()).select_from(model).where(model.run_id == run_id)

@@ -20,13 +20,13 @@ from sqlmodel import col, select
 
 from agents.simulator import SimulatorServer
 from app.db import create_engine, migrate, session_factory
-from app.models import TranscriptEvent
+from app.models import RUN_UNFINISHED, TranscriptEvent
 from tests.app.conftest import PROBLEM, Keys, free_port, seed_keys
 from tests.app.test_durability import SHORT_LEASES, server_process, wait_until
 
 pytestmark = [pytest.mark.postgres, pytest.mark.parametrize("database_url", ["postgres"], indirect=True)]
 BODY = {"problem": PROBLEM, "options": {"model": "sim", "judge_model": "sim", "max_rounds": 2}}
-UNFINISHED = ("queued", "running")
+UNFINISHED = RUN_UNFINISHED
 
 
 class Replica:
