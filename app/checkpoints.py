@@ -29,8 +29,11 @@ async def open_checkpointer(
     """A checkpointer whose tables live beside ours; closed on exit."""
     url = make_url(normalize_url(database_url))
     if is_sqlite(database_url):
-        connection = await aiosqlite.connect(url.database or ":memory:", timeout=30)
+        # Autocommit: each checkpoint write is one statement, so a run cancelled mid-write can never
+        # leave a transaction open on this shared connection (holding SQLite's write lock).
+        connection = await aiosqlite.connect(url.database or ":memory:", timeout=30, isolation_level=None)
         await connection.execute("PRAGMA journal_mode=WAL")
+        await connection.execute("PRAGMA synchronous=NORMAL")  # as the service's own connections
         try:
             saver = AsyncSqliteSaver(connection, serde=state_serde())
             await saver.setup()

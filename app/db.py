@@ -46,6 +46,9 @@ def create_engine(url: str) -> AsyncEngine:
     def _pragmas(dbapi_connection: Any, _: Any) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
+        # In WAL mode NORMAL never corrupts the database; a power cut (not a crash of the process)
+        # may lose the last commits. FULL syncs every commit, and a run commits each event.
+        cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=30000")
         cursor.close()

@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import os
 import socket
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -50,10 +51,17 @@ def dedupe_key(event: dict[str, Any]) -> str | None:
     return ":".join(str(part) for part in (kind, event.get("round", ""), event.get("judge", "")))
 
 
+# Think-aloud deltas are joined for this long before they are stored (and streamed): a reviser that
+# streams a few characters at a time would otherwise cost a transaction per few characters.
+THINKING_WINDOW_S = 0.25
+
+
 @dataclasses.dataclass
 class _Transcript:
     seq: int
     keys: set[str]
+    thinking: dict[str, Any] | None = None  # think-aloud not stored yet: its deltas joined
+    thinking_since: float = 0.0
 
 
 class LeaseLost(Exception):
@@ -389,6 +397,7 @@ class RunExecutor:
             await self._append(run_id, {"type": "run.started"}, "run.started")
 
     async def _record_update(self, run_id: str, update: dict[str, Any]) -> None:
+        await self._flush_thinking(run_id)
         async with short_session(self.sessions) as session:
             await self._still_held(session, run_id)
             for record in (update.get("score") or {}).get("rounds", []):
@@ -404,7 +413,30 @@ class RunExecutor:
         elif isinstance(event, RoundScored) and event.solver is not None:
             self.metrics.observe_call(event.solver.model, "solver", event.solver.usage)
         data = event.model_dump(mode="json")
+        if data["type"] == "reviser.thinking":
+            await self._think(run_id, data)
+            return
+        await self._flush_thinking(run_id)
         await self._append(run_id, data, dedupe_key(data))
+
+    async def _think(self, run_id: str, data: dict[str, Any]) -> None:
+        """Hold a think-aloud delta, joined to the ones before it of the same round; store them
+        once they span ``THINKING_WINDOW_S`` (and before any other event)."""
+        transcript = self._transcripts[run_id]
+        held = transcript.thinking
+        if held is not None and held["round"] == data["round"]:
+            held["delta"] += data["delta"]
+        else:
+            await self._flush_thinking(run_id)
+            transcript.thinking, transcript.thinking_since = data, time.monotonic()
+        if time.monotonic() - transcript.thinking_since >= THINKING_WINDOW_S:
+            await self._flush_thinking(run_id)
+
+    async def _flush_thinking(self, run_id: str) -> None:
+        transcript = self._transcripts[run_id]
+        if transcript.thinking is not None:
+            data, transcript.thinking = transcript.thinking, None
+            await self._append(run_id, data, None)
 
     async def _append(
         self, run_id: str, data: dict[str, Any], key: str | None, along: Work | None = None
@@ -450,6 +482,8 @@ class RunExecutor:
     async def _complete(
         self, run: Run, result: RunResult, finished: RunFinished | None, settle: Settle | None = None
     ) -> None:
+        await self._flush_thinking(run.id)
+
         async def store(session: AsyncSession) -> None:
             # The checkpoint is the source of truth: store any round an interrupted stream missed.
             await repo.record_result(session, run.id, result)

@@ -167,13 +167,17 @@ async def test_a_dead_workers_item_resumes_from_its_checkpoint(
         per_item = len(state.requests)
         [done] = await world.items(calibration.id)
         assert len(done.result["rounds"]) >= 2, "the calibration must need more than one round"
-        state.configure(failing_first_round)  # the same answers again, and a fresh call log
+        # The same answers again, and a fresh call log; the first revision is slow to answer, so the
+        # worker dies waiting for its model (as a process dies), never inside a write to SQLite.
+        slow_revision = Rule(role="(?i)revis", delay_s=30, times=1)
+        rules = [*failing_first_round.rules, slow_revision]
+        state.configure(failing_first_round.model_copy(update={"rules": rules}))
 
         batch = await _create(world, spec)
         [item] = await world.items(batch.id)
         dying = asyncio.create_task(first.process(item.id or 0))
         run_id = (await until(lambda: _with_run(world, batch.id), "no run"))[0].run_id
-        await until(lambda: _scored(world, run_id), "round 1 was never scored")
+        await until(lambda: _waiting_for_revision(world, run_id, state), "no revision was asked for")
         dying.cancel()  # the worker dies mid-item: nothing is handed back, both leases stay
         with contextlib.suppress(asyncio.CancelledError):
             await dying
@@ -213,8 +217,11 @@ async def _create(world: World, spec: BatchSpec) -> Batch:
     return batch
 
 
-async def _scored(world: World, run_id: str | None) -> bool:
-    return any(event["type"] == "round.scored" for event in await world.transcript(run_id or ""))
+async def _waiting_for_revision(world: World, run_id: str | None, state: Any) -> bool:
+    """Round 1 is stored (its row is the last write before the revise step) and the revision asked."""
+    async with short_session(world.sessions) as session:
+        stored = (await session.execute(select(RoundRow).where(RoundRow.run_id == run_id))).first()
+    return stored is not None and any("revis" in request.role.lower() for request in state.requests)
 
 
 @pytest.mark.postgres
