@@ -9,7 +9,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from agents.fencing import fence
 from agents.llm import LLMClient, ResponseCache
-from agents.schemas import HOLISTIC, HolisticVerdict, JudgeName, JudgeOutcome, JudgeVerdict, Problem
+from agents.schemas import HOLISTIC, HolisticVerdict, JudgeName, JudgeResult, JudgeVerdict, Problem
 from prompts import load_prompt
 
 
@@ -26,7 +26,7 @@ class JudgeRequest:
 class Judge(Protocol):
     """Anything that turns a request into a verdict or an abstention; never raises for bad output."""
 
-    async def assess(self, request: JudgeRequest) -> JudgeOutcome:
+    async def assess(self, request: JudgeRequest) -> JudgeResult:
         """Judge one problem version."""
         ...
 
@@ -51,13 +51,13 @@ class LLMJudge:
         self._client = client
         self._cache = cache
 
-    async def assess(self, request: JudgeRequest) -> JudgeOutcome:
+    async def assess(self, request: JudgeRequest) -> JudgeResult:
         """Ask the model for a verdict; after bounded re-asks, abstain and keep the raw output."""
         prompt = load_prompt(f"judge_{request.judge}")
         schema = HolisticVerdict if request.judge == HOLISTIC else JudgeVerdict
         messages = [SystemMessage(prompt.text), HumanMessage(fence(judge_payload(request)))]
         result = await self._client.structured(messages, schema, cache=self._cache)
-        return JudgeOutcome(
+        return JudgeResult(
             judge=request.judge,
             round=request.round,
             verdict=result.value,

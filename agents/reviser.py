@@ -11,7 +11,7 @@ from langchain_core.utils.json import parse_partial_json
 
 from agents.fencing import fence
 from agents.llm import LLMClient, ResponseCache
-from agents.schemas import JudgeName, Problem, Revision, RevisionOutcome
+from agents.schemas import JudgeName, Problem, Revision, RevisionResult
 from prompts import load_prompt
 
 ThinkingSink = Callable[[str], None]
@@ -41,11 +41,11 @@ class RevisionRequest:
 class Reviser(Protocol):
     """Produces the next version; streams its think-aloud to ``on_thinking`` as it goes."""
 
-    async def revise(self, request: RevisionRequest, on_thinking: ThinkingSink) -> RevisionOutcome:
+    async def revise(self, request: RevisionRequest, on_thinking: ThinkingSink) -> RevisionResult:
         """Revise one problem version."""
         ...
 
-    async def revise_unaided(self, problem: Problem, on_thinking: ThinkingSink) -> RevisionOutcome:
+    async def revise_unaided(self, problem: Problem, on_thinking: ThinkingSink) -> RevisionResult:
         """Improve a problem seen alone, with no feedback of any kind (the zero-shot control)."""
         ...
 
@@ -111,18 +111,18 @@ class LLMReviser:
         self._client = client
         self._cache = cache
 
-    async def revise(self, request: RevisionRequest, on_thinking: ThinkingSink) -> RevisionOutcome:
+    async def revise(self, request: RevisionRequest, on_thinking: ThinkingSink) -> RevisionResult:
         """Stream the think-aloud, then validate the revised question and solution."""
         return await self._ask("reviser", revision_payload(request), request.round, on_thinking)
 
-    async def revise_unaided(self, problem: Problem, on_thinking: ThinkingSink) -> RevisionOutcome:
+    async def revise_unaided(self, problem: Problem, on_thinking: ThinkingSink) -> RevisionResult:
         """The same, from the problem alone (its own prompt: there is no feedback to read)."""
         payload: dict[str, object] = {"question": problem.question, "solution": problem.solution}
         return await self._ask("reviser_unaided", payload, 0, on_thinking)
 
     async def _ask(
         self, prompt_name: str, payload: dict[str, object], round_no: int, on_thinking: ThinkingSink
-    ) -> RevisionOutcome:
+    ) -> RevisionResult:
         prompt = load_prompt(prompt_name)
         messages = [SystemMessage(prompt.text), HumanMessage(fence(payload))]
         streamer = ThinkingStreamer(on_thinking)
@@ -130,7 +130,7 @@ class LLMReviser:
             messages, Revision, on_text=streamer, on_reasoning=streamer.reasoning, cache=self._cache
         )
         revision = result.value
-        return RevisionOutcome(
+        return RevisionResult(
             round=round_no,
             problem=Problem(question=revision.question, solution=revision.solution) if revision else None,
             thinking=think_aloud(result.reasoning, revision.thinking if revision else ""),

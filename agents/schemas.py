@@ -187,7 +187,7 @@ class CallFailure(BaseModel):
         return f"{where}: {status}{self.exception}: {self.message}"
 
 
-class JudgeOutcome(BaseModel):
+class JudgeResult(BaseModel):
     """A judge's result for one round: a verdict, or an abstention with the raw output kept.
 
     An abstention with a ``failure`` is a call that failed (the endpoint or the reply); one
@@ -213,7 +213,7 @@ class JudgeOutcome(BaseModel):
         return self.verdict is None
 
 
-class RevisionOutcome(BaseModel):
+class RevisionResult(BaseModel):
     """The reviser's result: the revised problem and its think-aloud, or a failure."""
 
     model_config = ConfigDict(frozen=True)
@@ -229,7 +229,7 @@ class RevisionOutcome(BaseModel):
     usage: Usage = Field(default_factory=Usage)
 
 
-class SolverOutcome(BaseModel):
+class SolverResult(BaseModel):
     """The solver's result for one round: its solution of the question alone, or the failed call.
 
     A failed call (``failure``) is neither a pass nor a fail of the version: nothing is compared.

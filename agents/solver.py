@@ -8,14 +8,14 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from agents.fencing import fence
 from agents.llm import LLMClient, ResponseCache
-from agents.schemas import Problem, Solution, SolverOutcome
+from agents.schemas import Problem, Solution, SolverResult
 from prompts import load_prompt
 
 
 class Solver(Protocol):
     """Anything that solves a question; a failed call comes back as data, never as an exception."""
 
-    async def solve(self, problem: Problem, round_no: int) -> SolverOutcome:
+    async def solve(self, problem: Problem, round_no: int) -> SolverResult:
         """Solve ``problem.question`` without reading ``problem.solution``."""
         ...
 
@@ -32,12 +32,12 @@ class LLMSolver:
         self._client = client
         self._cache = cache
 
-    async def solve(self, problem: Problem, round_no: int) -> SolverOutcome:
+    async def solve(self, problem: Problem, round_no: int) -> SolverResult:
         """Ask for a worked solution and final answer; after bounded re-asks, report the failure."""
         prompt = load_prompt("solver")
         messages = [SystemMessage(prompt.text), HumanMessage(fence(solver_payload(problem)))]
         result = await self._client.structured(messages, Solution, cache=self._cache)
-        return SolverOutcome(
+        return SolverResult(
             round=round_no,
             solution=result.value,
             failure=result.failure if result.value is None else None,

@@ -13,10 +13,10 @@ STATE_TYPES: list[tuple[str, str]] = [
         "HolisticVerdict",
         "FiveKeys",
         "Usage",
-        "JudgeOutcome",
-        "RevisionOutcome",
+        "JudgeResult",
+        "RevisionResult",
         "Solution",
-        "SolverOutcome",
+        "SolverResult",
         "CallFailure",
     )
 ] + [("graphs.state", "RoundRecord"), ("graphs.state", "RoundFigures")]

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from agents.schemas import CallFailure, JudgeName, Problem, SolverOutcome, Usage
+from agents.schemas import CallFailure, JudgeName, Problem, SolverResult, Usage
 from graphs.state import RoundFigures
 
 
@@ -47,7 +47,7 @@ class RoundScored(RoundFigures):
     type: Literal["round.scored"] = "round.scored"
     round: int
     verification: list[str] = Field(default_factory=list)
-    solver: SolverOutcome | None = None
+    solver: SolverResult | None = None
 
 
 class ReviserThinking(_Event):

@@ -19,9 +19,9 @@ from agents.schemas import (
     JUDGES,
     CallFailure,
     HolisticVerdict,
-    JudgeOutcome,
+    JudgeResult,
     Problem,
-    SolverOutcome,
+    SolverResult,
 )
 from agents.verify.verifier import verify
 from graphs.context import RunContext
@@ -102,7 +102,7 @@ async def solve(task: SolveTask, runtime: Runtime[RunContext]) -> dict[str, Any]
     return {"solutions": [outcome]}
 
 
-def gate_evidence(problem: Problem, solver: SolverOutcome | None) -> list[str]:
+def gate_evidence(problem: Problem, solver: SolverResult | None) -> list[str]:
     """Why the version may not be accepted: the stated solution's wrong computations, then a final
     answer that differs from the solver's. A solver without an answer (failed call) adds nothing."""
     lines = [e.line() for e in verify(problem.solution).errors]
@@ -151,7 +151,7 @@ def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any
     }
 
 
-def votes_of(outcomes: Sequence[JudgeOutcome]) -> list[Vote]:
+def votes_of(outcomes: Sequence[JudgeResult]) -> list[Vote]:
     """The judges' outcomes as votes for the scoring policy."""
     return [
         Vote(
@@ -222,7 +222,7 @@ async def revise(state: RefinementState, runtime: Runtime[RunContext]) -> dict[s
     return {"revisions": [outcome], "previous": state["current"], "current": outcome.problem}
 
 
-def _findings(outcomes: list[JudgeOutcome], context: RunContext) -> tuple[Finding, ...]:
+def _findings(outcomes: list[JudgeResult], context: RunContext) -> tuple[Finding, ...]:
     # Abstentions are left out: an error message must never read as feedback.
     return tuple(
         Finding(

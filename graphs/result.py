@@ -11,7 +11,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StreamMode
 from pydantic import BaseModel, ConfigDict
 
-from agents.schemas import CallFailure, Problem, RevisionOutcome, Usage
+from agents.schemas import CallFailure, Problem, RevisionResult, Usage
 from graphs.context import RunContext
 from graphs.events import RunEvent
 from graphs.metrics import run_metrics, scored_rounds
@@ -42,7 +42,7 @@ class RunResult(BaseModel):
     best: Problem
     best_round: int
     rounds: list[RoundRecord]
-    revisions: list[RevisionOutcome]
+    revisions: list[RevisionResult]
     metrics: dict[str, Any]
     usage: Usage
     failure: CallFailure | None = None
@@ -79,7 +79,7 @@ def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:
     )
 
 
-def unjudged_error(problem: Problem, policy: ScoringPolicy, revision: RevisionOutcome) -> RunResult:
+def unjudged_error(problem: Problem, policy: ScoringPolicy, revision: RevisionResult) -> RunResult:
     """A run that ended in error before any version was judged (the reviser failed first)."""
     return RunResult(
         policy=policy.name,

@@ -7,7 +7,7 @@ from typing import Annotated, TypedDict
 
 from pydantic import BaseModel, ConfigDict
 
-from agents.schemas import CallFailure, JudgeName, JudgeOutcome, Problem, RevisionOutcome, SolverOutcome
+from agents.schemas import CallFailure, JudgeName, JudgeResult, Problem, RevisionResult, SolverResult
 from graphs.scoring import Decision, RoundScore
 
 
@@ -52,9 +52,9 @@ class RoundRecord(RoundFigures):
 
     round: int
     problem: Problem
-    outcomes: list[JudgeOutcome]
+    outcomes: list[JudgeResult]
     verification: list[str] = []
-    solver: SolverOutcome | None = None
+    solver: SolverResult | None = None
 
     def level_scores(self) -> dict[str, float | None]:
         """Each judge's score this round (None when it abstained)."""
@@ -89,10 +89,10 @@ class RefinementState(TypedDict, total=False):
     current: Problem
     previous: Problem | None
     round: int
-    outcomes: Annotated[list[JudgeOutcome], operator.add]
-    solutions: Annotated[list[SolverOutcome], operator.add]
+    outcomes: Annotated[list[JudgeResult], operator.add]
+    solutions: Annotated[list[SolverResult], operator.add]
     rounds: Annotated[list[RoundRecord], operator.add]
-    revisions: Annotated[list[RevisionOutcome], operator.add]
+    revisions: Annotated[list[RevisionResult], operator.add]
     decision: str
     stop_reason: str
     failure: CallFailure | None

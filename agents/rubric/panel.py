@@ -17,10 +17,10 @@ from agents.schemas import (
     JUDGES,
     FiveKeys,
     HolisticVerdict,
-    JudgeOutcome,
+    JudgeResult,
     JudgeVerdict,
     Problem,
-    RevisionOutcome,
+    RevisionResult,
 )
 
 RUBRIC_MODEL = "rubric"
@@ -69,7 +69,7 @@ def verdict_from(results: list[CheckResult]) -> JudgeVerdict:
 class RubricJudge:
     """A deterministic judge: verifiable checks instead of a language model."""
 
-    async def assess(self, request: JudgeRequest) -> JudgeOutcome:
+    async def assess(self, request: JudgeRequest) -> JudgeResult:
         """Run this judge's checks on the version, against its reference."""
         facts, reference = facts_of(request.problem), facts_of(request.reference)
         assert facts is not None
@@ -77,7 +77,7 @@ class RubricJudge:
         verdict: JudgeVerdict = verdict_from(results)
         if request.judge == HOLISTIC:
             verdict = _holistic(verdict, results, facts, reference)
-        return JudgeOutcome(
+        return JudgeResult(
             judge=request.judge,
             round=request.round,
             verdict=verdict,
@@ -115,7 +115,7 @@ _NARRATIVE = {"plausible_quantities", "no_false_proportionality", "data_consiste
 class RubricReviser:
     """Repairs the defects the panel reported, narrating each step as its think-aloud."""
 
-    async def revise(self, request: RevisionRequest, on_thinking: ThinkingSink) -> RevisionOutcome:
+    async def revise(self, request: RevisionRequest, on_thinking: ThinkingSink) -> RevisionResult:
         """Apply every known repair for the reported checks; unknown defects are left as they are."""
         reported = _reported_checks(request)
         lines = [f"The panel reported: {', '.join(sorted(reported)) or 'nothing specific'}."]
@@ -127,7 +127,7 @@ class RubricReviser:
         for line in lines:
             on_thinking(line + "\n")
             thinking += line + "\n"
-        return RevisionOutcome(
+        return RevisionResult(
             round=request.round,
             problem=problem,
             thinking=thinking,
@@ -136,7 +136,7 @@ class RubricReviser:
             prompt_version=rubric_version(),
         )
 
-    async def revise_unaided(self, problem: Problem, on_thinking: ThinkingSink) -> RevisionOutcome:
+    async def revise_unaided(self, problem: Problem, on_thinking: ThinkingSink) -> RevisionResult:
         """Blind, the offline reviser can do nothing: every repair it knows answers one of the
         panel's findings, and it is given none (nor may it run the panel's checks itself). It says
         so and returns the problem unchanged, so the offline control arm judges the original."""
@@ -145,7 +145,7 @@ class RubricReviser:
             "tell what to change. I return the problem unchanged.\n"
         )
         on_thinking(thinking)
-        return RevisionOutcome(
+        return RevisionResult(
             round=0,
             problem=problem,
             thinking=thinking,
