@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -43,9 +44,7 @@ from graphs.scoring import Outcome
 from tests.app.conftest import PROBLEM, batch_runner
 
 pytestmark = pytest.mark.usefixtures("_quick_simulator")
-ONE_PROBLEM = (
-    '{"question": "%s", "solution": "%s"}\n' % (PROBLEM["question"], PROBLEM["solution"])  # noqa: UP031
-).encode()
+ONE_PROBLEM = (json.dumps(PROBLEM) + "\n").encode()
 
 
 @pytest.fixture
