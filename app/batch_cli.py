@@ -27,17 +27,14 @@ from app.batches.report import build_report
 from app.batches.runner import BatchRunner
 from app.batches.runtime import batch_runtime, consuming
 from app.batches.service import BatchService, BatchSpec, progress
-from app.checkpoints import open_checkpointer
 from app.cli_support import err, fail, with_database
 from app.datasets import repository as datasets_repo
 from app.datasets.parsing import DatasetError, parse_dataset
 from app.db import short_session
 from app.logging import configure_logging
-from app.metrics import ServiceMetrics
 from app.models import Batch
-from app.runs.service import RunExecutor
+from app.runs.service import open_executor
 from app.settings import Settings, get_settings
-from graphs.refinement import build_refinement_graph
 
 batch_cli = typer.Typer(help="Evaluate models over a problem set.", no_args_is_help=True)
 
@@ -150,11 +147,9 @@ async def _runtime(
     async with AsyncExitStack() as stack:
         factory = PanelFactory(registry, os.environ, LimitStore(settings.shared_limits_url()))
         await stack.enter_async_context(factory)
-        saver = await stack.enter_async_context(
-            open_checkpointer(settings.database_url, settings.batch_concurrency)
+        executor = await stack.enter_async_context(
+            open_executor(settings, sessions, factory, connections=settings.batch_concurrency)
         )
-        graph = build_refinement_graph(saver)
-        executor = RunExecutor(sessions, graph, factory, settings, ServiceMetrics())
         if runs:
             await stack.enter_async_context(executor.running())
         broker, runner = await stack.enter_async_context(

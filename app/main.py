@@ -21,7 +21,6 @@ from app.batches.broker import send_run
 from app.batches.runtime import batch_runtime, consuming
 from app.batches.service import BatchService
 from app.catalog import endpoints as catalog
-from app.checkpoints import open_checkpointer
 from app.datasets import endpoints as datasets
 from app.db import create_engine, session_factory
 from app.errors import install_error_handlers
@@ -30,12 +29,11 @@ from app.logging import configure_logging
 from app.metrics import ServiceMetrics
 from app.runs import deliveries
 from app.runs import endpoints as runs
-from app.runs.service import RunExecutor
+from app.runs.service import open_executor
 from app.runs.stream import listening
 from app.settings import Settings, get_settings
 from app.validity import endpoints as validity
 from app.webhooks import WebhookOutbox
-from graphs.refinement import build_refinement_graph
 
 
 @asynccontextmanager
@@ -45,7 +43,6 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     engine = create_engine(settings.database_url)
     async with AsyncExitStack() as stack:
         stack.push_async_callback(engine.dispose)
-        saver = await stack.enter_async_context(open_checkpointer(settings.database_url))
         registry = ModelRegistry.from_sources(settings.models_file, settings.models)
         factory = PanelFactory(registry, os.environ, LimitStore(settings.shared_limits_url()))
         stack.push_async_callback(factory.aclose)
@@ -53,8 +50,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.engine, app.state.sessions = engine, session_factory(engine)
         app.state.registry, app.state.metrics = factory.registry, ServiceMetrics()
         app.state.factory = factory
-        executor = RunExecutor(
-            app.state.sessions, build_refinement_graph(saver), factory, settings, app.state.metrics
+        executor = await stack.enter_async_context(
+            open_executor(settings, app.state.sessions, factory, app.state.metrics)
         )
         app.state.executor = executor
         preload()  # before any run starts: the first revision would otherwise stall the loop

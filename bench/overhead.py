@@ -28,17 +28,14 @@ from app.batches.broker import build_broker
 from app.batches.repository import items as batch_items
 from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec
-from app.checkpoints import open_checkpointer
 from app.datasets.parsing import parse_dataset
 from app.datasets.repository import store_dataset
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.logging import configure_logging
-from app.metrics import ServiceMetrics
-from app.runs.service import RunExecutor
+from app.runs.service import open_executor
 from app.settings import Settings
 from graphs.context import RunContext
-from graphs.refinement import build_refinement_graph
 from graphs.result import run_refinement
 from graphs.scoring import get_policy
 
@@ -74,10 +71,9 @@ async def batch(base_url: str, items: int, database_url: str) -> int:
     spec = {"model": "sim-1", "base_url": base_url, "max_concurrency": 16}
     factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": spec}), {})
     broker = build_broker(None, concurrency=8, redelivery_s=60)
-    saver_context = open_checkpointer(database_url, 8)
-    saver = await saver_context.__aenter__()
     settings = Settings(_env_file=None, database_url=database_url)  # type: ignore[call-arg]
-    executor = RunExecutor(sessions, build_refinement_graph(saver), factory, settings, ServiceMetrics())
+    executing = open_executor(settings, sessions, factory, connections=8)
+    executor = await executing.__aenter__()
     broker.state.runner = runner = BatchRunner(executor, lease_s=600, concurrency=8)
     await broker.startup()
     try:
@@ -94,7 +90,7 @@ async def batch(base_url: str, items: int, database_url: str) -> int:
         return sum(item.result["calls"]["llm_calls"] for item in done if item.result)
     finally:
         await broker.shutdown()
-        await saver_context.__aexit__(None, None, None)
+        await executing.__aexit__(None, None, None)
         await factory.aclose()
         await engine.dispose()
 

@@ -22,6 +22,7 @@ from sqlmodel import col, select
 from agents.llm import ResponseCache
 from agents.panel import PanelFactory
 from agents.schemas import Problem
+from app.checkpoints import open_checkpointer
 from app.db import short_session
 from app.metrics import ServiceMetrics
 from app.models import RUN_TERMINAL, ProblemRow, Run, TranscriptEvent, utcnow
@@ -32,7 +33,7 @@ from app.webhooks import enqueue
 from graphs.baseline import run_control
 from graphs.context import RunContext
 from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundScored, RunEvent, RunFinished
-from graphs.refinement import recursion_limit
+from graphs.refinement import build_refinement_graph, recursion_limit
 from graphs.result import RunResult, build_result
 from graphs.scoring import get_policy
 from graphs.state import RefinementState
@@ -62,6 +63,21 @@ class _Transcript:
     keys: set[str]
     thinking: dict[str, Any] | None = None  # think-aloud not stored yet: its deltas joined
     thinking_since: float = 0.0
+
+
+@contextlib.asynccontextmanager
+async def open_executor(
+    settings: Settings,
+    sessions: async_sessionmaker[AsyncSession],
+    factory: PanelFactory,
+    metrics: ServiceMetrics | None = None,
+    connections: int = 4,
+) -> AsyncIterator[RunExecutor]:
+    """A run executor on the database's checkpointer (``connections`` at most): what the API,
+    `thinkloop batch run` and `thinkloop worker` each execute runs with. The checkpointer closes on exit."""
+    async with open_checkpointer(settings.database_url, connections) as saver:
+        graph = build_refinement_graph(saver)
+        yield RunExecutor(sessions, graph, factory, settings, metrics or ServiceMetrics())
 
 
 class LeaseLost(Exception):

@@ -25,14 +25,11 @@ from agents.ratelimit import KEY_PREFIX
 from agents.simulator import SimulatorServer
 from app.batches.broker import QUEUE
 from app.batches.runner import BatchRunner
-from app.checkpoints import open_checkpointer
 from app.db import migrate
 from app.keys import create_key
 from app.main import create_app
-from app.metrics import ServiceMetrics
-from app.runs.service import RunExecutor
+from app.runs.service import open_executor
 from app.settings import Settings
-from graphs.refinement import build_refinement_graph
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 REDIS = "redis://127.0.0.1:6379/15"
@@ -98,9 +95,8 @@ async def batch_runner(
 ) -> AsyncIterator[BatchRunner]:
     """A batch runner whose items execute as runs on the database's checkpointer (as the process
     ``worker``, when given: another machine's worker)."""
-    async with open_checkpointer(database_url, concurrency) as saver:
-        settings = Settings(_env_file=None, database_url=database_url)  # type: ignore[call-arg]
-        executor = RunExecutor(sessions, build_refinement_graph(saver), factory, settings, ServiceMetrics())
+    settings = Settings(_env_file=None, database_url=database_url)  # type: ignore[call-arg]
+    async with open_executor(settings, sessions, factory, connections=concurrency) as executor:
         if worker is not None:
             executor.worker = worker
         yield BatchRunner(executor, lease_s=lease_s, concurrency=concurrency, outage_s=outage_s)
