@@ -203,21 +203,29 @@ class BatchRunner:
 
     async def _db(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
         """One short transaction, retried while the database is unreachable (up to ``outage_s``)."""
-        async for attempt in self._outlasting("batch.database_unavailable"):
-            with attempt:
-                async with short_session(self.sessions) as session:
-                    return await work(session)
-        raise AssertionError("unreachable")  # AsyncRetrying either returns or re-raises
 
-    def _outlasting(self, event: str) -> AsyncRetrying:
-        """Retries through a database outage of up to ``outage_s``: it pauses the batch."""
-        return AsyncRetrying(
+        async def once() -> T:
+            async with short_session(self.sessions) as session:
+                return await work(session)
+
+        return await self._through_outages(once)
+
+    async def _through_outages(
+        self, work: Callable[[], Awaitable[T]], event: str = "batch.database_unavailable"
+    ) -> T:
+        """``work()``, again after a backoff whenever the database (rows, or the checkpointer's
+        pool) is unreachable, for up to ``outage_s``: an outage pauses the batch."""
+        retrying = AsyncRetrying(
             retry=retry_if_exception_type(OUTAGE),
             wait=OUTAGE_BACKOFF,
             stop=stop_after_delay(self.outage_s),
             before_sleep=log_retry(event),
             reraise=True,
         )
+        async for attempt in retrying:
+            with attempt:
+                return await work()
+        raise AssertionError("unreachable")  # AsyncRetrying either returns or re-raises
 
     async def _run(self, batch: Batch, item: BatchItem, run_id: str) -> str:
         assert item.id is not None
@@ -232,9 +240,10 @@ class BatchRunner:
         cache = self.cache if batch.use_cache else None
         failed: dict[str, Any] = {}
         try:  # anything that goes wrong fails this item alone, never leaves it 'running'
-            async for attempt in self._outlasting("batch.run_paused"):  # an outage: resume the run after
-                with attempt:
-                    result = await self.executor.execute_here(run_id, cache=cache, settle=settle)
+            # After an outage the run resumes from its last checkpoint.
+            result = await self._through_outages(
+                lambda: self.executor.execute_here(run_id, cache=cache, settle=settle), "batch.run_paused"
+            )
             if result is None:  # it ended elsewhere since the claim (its end state was not ours)
                 return "lost-claim"
         except LeaseLost:
@@ -248,19 +257,13 @@ class BatchRunner:
                 failure=failure.model_dump(),
             )
             log.exception("batch.item_failed")
-            ended = await self._retrying_outage(
+            ended = await self._through_outages(
                 lambda: self.executor.fail_here(
                     run_id, Outcome.ERROR, failure.summary(), failure.model_dump(), settle
                 )
             )
             return "failed" if ended else "lost-claim"
         return "failed" if result.outcome == Outcome.ERROR else "done"
-
-    async def _retrying_outage(self, work: Callable[[], Awaitable[T]]) -> T:
-        async for attempt in self._outlasting("batch.database_unavailable"):
-            with attempt:
-                return await work()
-        raise AssertionError("unreachable")
 
     async def _over_budget(self, session: AsyncSession, batch: Batch) -> bool:
         if batch.budget_tokens is None and batch.budget_usd is None:

@@ -397,12 +397,10 @@ class RunExecutor:
             dropped: list[int] = []
             if resuming and restart:
                 await repo.discard_attempt(session, run_id)
+                self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
             elif resuming:
                 # A revise step cut short will think again: only the finished attempt's think-aloud stays.
                 dropped = await repo.discard_unfinished_thinking(session, run_id)
-        if resuming and restart:
-            async with short_session(self.sessions) as session:
-                self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
         if resuming:
             log.info("run.resumed", executor=self.worker)
             event: dict[str, Any] = {"type": "run.resumed", "executor": self.worker}
