@@ -58,11 +58,34 @@ THINKING_WINDOW_S = 0.25
 
 
 @dataclasses.dataclass
+class _Write:
+    """A change waiting for the run's writer: a transcript event, or a graph step's rows."""
+
+    event: dict[str, Any] | None = None
+    key: str | None = None
+    update: dict[str, Any] | None = None
+
+
+@dataclasses.dataclass
 class _Transcript:
+    """What this process knows of a run's transcript while it executes the run.
+
+    The graph does not wait for the database: events and rows are queued, and one writer task per
+    run stores everything queued so far in one transaction, then streams the events. A round's
+    seven verdicts usually land in one transaction, and no LLM call waits for a commit.
+    """
+
     seq: int
-    keys: set[str]
-    thinking: dict[str, Any] | None = None  # think-aloud not stored yet: its deltas joined
+    keys: set[str]  # dedupe keys stored or queued
+    thinking: dict[str, Any] | None = None  # think-aloud not queued yet: its deltas joined
     thinking_since: float = 0.0
+    queued: list[_Write] = dataclasses.field(default_factory=list)
+    writer: asyncio.Task[None] | None = None
+    failed: BaseException | None = None  # why the writer stopped (the lease was lost, the database away)
+
+    def stop(self) -> None:
+        if self.writer is not None:
+            self.writer.cancel()
 
 
 @contextlib.asynccontextmanager
@@ -155,8 +178,7 @@ class RunExecutor:
     def _stopped(self, run_id: str) -> None:
         self._tasks.pop(run_id, None)
         self._lost.discard(run_id)
-        self._transcripts.pop(run_id, None)
-        self.notifier.forget(run_id)
+        self._forget(run_id)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -286,8 +308,7 @@ class RunExecutor:
         try:
             return await self._drive(run_id, cache, settle)
         finally:
-            self._transcripts.pop(run_id, None)
-            self.notifier.forget(run_id)
+            self._forget(run_id)
 
     async def fail_here(
         self, run_id: str, status: str, reason: str, failure: dict[str, Any] | None, settle: Settle
@@ -296,7 +317,13 @@ class RunExecutor:
         try:
             return await self._fail(run_id, status, reason, failure, settle)
         finally:
-            self._transcripts.pop(run_id, None)
+            self._forget(run_id)
+
+    def _forget(self, run_id: str) -> None:
+        transcript = self._transcripts.pop(run_id, None)
+        if transcript is not None:
+            transcript.stop()
+        self.notifier.forget(run_id)
 
     async def _drive(
         self, run_id: str, cache: ResponseCache | None = None, settle: Settle | None = None
@@ -337,11 +364,11 @@ class RunExecutor:
         modes: list[StreamMode] = ["custom", "updates"]
         async for mode, chunk in self.graph.astream(start, config, context=context, stream_mode=modes):
             if mode == "updates":
-                await self._record_update(run_id, chunk)
+                self._record_update(run_id, chunk)
             elif isinstance(chunk, RunFinished):
                 finished = chunk  # published after the run's final state is stored
             else:
-                await self._record_event(run_id, chunk)
+                self._record_event(run_id, chunk)
         state = (await self.graph.aget_state(config)).values
         return build_result(state, context.policy), finished
 
@@ -367,7 +394,7 @@ class RunExecutor:
                 if isinstance(event, RunFinished):
                     finished = event
                 else:
-                    await self._record_event(run_id, event)
+                    self._record_event(run_id, event)
         except BaseException:
             task.cancel()
             with contextlib.suppress(BaseException):
@@ -410,16 +437,11 @@ class RunExecutor:
         else:
             await self._append(run_id, {"type": "run.started"}, "run.started")
 
-    async def _record_update(self, run_id: str, update: dict[str, Any]) -> None:
-        await self._flush_thinking(run_id)
-        async with short_session(self.sessions) as session:
-            await self._still_held(session, run_id)
-            for record in (update.get("score") or {}).get("rounds", []):
-                await repo.record_round(session, run_id, record)
-            for outcome in (update.get("revise") or {}).get("revisions", []):
-                await repo.record_revision(session, run_id, outcome)
+    def _record_update(self, run_id: str, update: dict[str, Any]) -> None:
+        self._flush_thinking(run_id)
+        self._queue(run_id, _Write(update=update))
 
-    async def _record_event(self, run_id: str, event: RunEvent) -> None:
+    def _record_event(self, run_id: str, event: RunEvent) -> None:
         if isinstance(event, JudgeVerdictEvent):
             self.metrics.observe_call(event.model, "judge", event.usage)
         elif isinstance(event, RevisionProposed):
@@ -428,29 +450,95 @@ class RunExecutor:
             self.metrics.observe_call(event.solver.model, "solver", event.solver.usage)
         data = event.model_dump(mode="json")
         if data["type"] == "reviser.thinking":
-            await self._think(run_id, data)
+            self._think(run_id, data)
             return
-        await self._flush_thinking(run_id)
-        await self._append(run_id, data, dedupe_key(data))
+        self._flush_thinking(run_id)
+        key = dedupe_key(data)
+        transcript = self._transcripts[run_id]
+        if key is None or key not in transcript.keys:
+            if key is not None:
+                transcript.keys.add(key)
+            self._queue(run_id, _Write(event=data, key=key))
 
-    async def _think(self, run_id: str, data: dict[str, Any]) -> None:
-        """Hold a think-aloud delta, joined to the ones before it of the same round; store them
+    def _think(self, run_id: str, data: dict[str, Any]) -> None:
+        """Hold a think-aloud delta, joined to the ones before it of the same round; queue them
         once they span ``THINKING_WINDOW_S`` (and before any other event)."""
         transcript = self._transcripts[run_id]
         held = transcript.thinking
         if held is not None and held["round"] == data["round"]:
             held["delta"] += data["delta"]
         else:
-            await self._flush_thinking(run_id)
+            self._flush_thinking(run_id)
             transcript.thinking, transcript.thinking_since = data, time.monotonic()
         if time.monotonic() - transcript.thinking_since >= THINKING_WINDOW_S:
-            await self._flush_thinking(run_id)
+            self._flush_thinking(run_id)
 
-    async def _flush_thinking(self, run_id: str) -> None:
+    def _flush_thinking(self, run_id: str) -> None:
         transcript = self._transcripts[run_id]
         if transcript.thinking is not None:
             data, transcript.thinking = transcript.thinking, None
-            await self._append(run_id, data, None)
+            self._queue(run_id, _Write(event=data))
+
+    def _queue(self, run_id: str, write: _Write) -> None:
+        """Hand a change to the run's writer (started when idle). Raises why the writer stopped, so
+        the run ends on a lost lease or an unreachable database as if it had written itself."""
+        transcript = self._transcripts[run_id]
+        if transcript.failed is not None:
+            raise transcript.failed
+        transcript.queued.append(write)
+        if transcript.writer is None or transcript.writer.done():
+            transcript.writer = asyncio.create_task(self._write(run_id, transcript), name=f"write-{run_id}")
+
+    async def _write(self, run_id: str, transcript: _Transcript) -> None:
+        """The run's writer: everything queued so far, in one transaction, until nothing is."""
+        while transcript.queued and transcript.failed is None:
+            writes, transcript.queued = transcript.queued, []
+            try:
+                await self._store(run_id, transcript, writes)
+            except Exception as exc:  # surfaces in the run's task, at its next change or its end
+                transcript.failed, transcript.queued = exc, []
+
+    async def _drain(self, run_id: str) -> None:
+        """Wait until everything queued for the run is stored; raise why it could not be."""
+        transcript = self._transcripts[run_id]
+        if transcript.writer is not None:
+            await asyncio.wait({transcript.writer})
+        if transcript.failed is not None:
+            raise transcript.failed
+
+    async def _store(self, run_id: str, transcript: _Transcript, writes: list[_Write]) -> None:
+        """Store queued changes in one transaction, then stream their events in order. A duplicate
+        (stored by an earlier attempt that the keys in memory did not know of) is skipped alone."""
+        events: list[tuple[int, dict[str, Any]]] = []
+        try:
+            async with short_session(self.sessions) as session:
+                await self._still_held(session, run_id)
+                for write in writes:
+                    if write.update is not None:
+                        for record in (write.update.get("score") or {}).get("rounds", []):
+                            await repo.record_round(session, run_id, record)
+                        for outcome in (write.update.get("revise") or {}).get("revisions", []):
+                            await repo.record_revision(session, run_id, outcome)
+                    elif write.event is not None:
+                        seq = transcript.seq + len(events) + 1
+                        data = write.event
+                        kind, key = data["type"], write.key
+                        session.add(
+                            TranscriptEvent(run_id=run_id, seq=seq, type=kind, dedupe_key=key, data=data)
+                        )
+                        events.append((seq, data))
+                if events:
+                    await announce(session, run_id, events[-1][0])  # wakes streams elsewhere at commit
+        except IntegrityError:
+            if len(writes) == 1:
+                log.warning("transcript.duplicate", key=writes[0].key)
+                return
+            for write in writes:
+                await self._store(run_id, transcript, [write])
+            return
+        for seq, data in events:
+            transcript.seq = seq
+            self.notifier.publish(run_id, StreamEvent.of(seq, data["type"], data))
 
     async def _append(
         self, run_id: str, data: dict[str, Any], key: str | None, along: Work | None = None
@@ -496,7 +584,8 @@ class RunExecutor:
     async def _complete(
         self, run: Run, result: RunResult, finished: RunFinished | None, settle: Settle | None = None
     ) -> None:
-        await self._flush_thinking(run.id)
+        self._flush_thinking(run.id)
+        await self._drain(run.id)
 
         async def store(session: AsyncSession) -> None:
             # The checkpoint is the source of truth: store any round an interrupted stream missed.
@@ -544,9 +633,11 @@ class RunExecutor:
         failure: dict[str, Any] | None = None,
         settle: Settle | None = None,
     ) -> bool:
-        if run_id not in self._transcripts:
-            async with short_session(self.sessions) as session:
-                self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
+        if run_id in self._transcripts:  # what the run recorded before it failed goes first
+            with contextlib.suppress(Exception):
+                await self._drain(run_id)
+        async with short_session(self.sessions) as session:  # the writer may have stopped half-way
+            self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
         event = {"type": "run.failed", "status": status, "reason": reason}
 
         async def store(session: AsyncSession) -> None:
