@@ -10,7 +10,7 @@ import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import structlog
 from langchain_core.runnables import RunnableConfig
@@ -353,23 +353,28 @@ class RunExecutor:
             "configurable": {"thread_id": run_id},
             "recursion_limit": recursion_limit(context.policy.max_rounds),
         }
-        checkpointed = bool((await self.graph.aget_state(config)).values)
-        # Started before (here or by a process that died) even if no checkpoint was written yet.
-        resuming = checkpointed or "run.started" in self._transcripts[run_id].keys
+        # Started before (here or by a process that died), with or without a checkpoint written since.
+        # The start is stored before the graph runs, so a run never started has no checkpoint to read.
+        resuming = "run.started" in self._transcripts[run_id].keys
+        checkpointed = resuming and bool((await self.graph.aget_state(config)).values)
         await self._start(run_id, resuming)
         start: RefinementState | None = (
             None if checkpointed else {"original": problem, "current": problem, "previous": None, "round": 0}
         )
         finished: RunFinished | None = None
-        modes: list[StreamMode] = ["custom", "updates"]
+        state: RefinementState | None = None
+        modes: list[StreamMode] = ["custom", "updates", "values"]
         async for mode, chunk in self.graph.astream(start, config, context=context, stream_mode=modes):
-            if mode == "updates":
+            if mode == "values":
+                state = cast(RefinementState, chunk)  # after each step; the last is the final state
+            elif mode == "updates":
                 self._record_update(run_id, chunk)
             elif isinstance(chunk, RunFinished):
                 finished = chunk  # published after the run's final state is stored
             else:
                 self._record_event(run_id, chunk)
-        state = (await self.graph.aget_state(config)).values
+        if state is None:  # nothing was left to execute
+            state = (await self.graph.aget_state(config)).values
         return build_result(state, context.policy), finished
 
     async def _control(
