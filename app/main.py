@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
@@ -12,9 +11,6 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from agents.llm import preload
-from agents.models import ModelRegistry
-from agents.panel import PanelFactory
-from agents.ratelimit import LimitStore
 from app import health
 from app.batches import endpoints as batches
 from app.batches.broker import send_run
@@ -27,6 +23,7 @@ from app.errors import install_error_handlers
 from app.limits import BodySizeLimit
 from app.logging import configure_logging
 from app.metrics import ServiceMetrics
+from app.panels import load_registry, panel_factory
 from app.runs import deliveries
 from app.runs import endpoints as runs
 from app.runs.service import open_executor
@@ -43,8 +40,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     engine = create_engine(settings.database_url)
     async with AsyncExitStack() as stack:
         stack.push_async_callback(engine.dispose)
-        registry = ModelRegistry.from_sources(settings.models_file, settings.models)
-        factory = PanelFactory(registry, os.environ, LimitStore(settings.shared_limits_url()))
+        factory = panel_factory(settings, load_registry(settings))
         stack.push_async_callback(factory.aclose)
         http = await stack.enter_async_context(httpx.AsyncClient(timeout=settings.webhook_timeout_s))
         app.state.engine, app.state.sessions = engine, session_factory(engine)

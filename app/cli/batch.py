@@ -1,10 +1,9 @@
-"""`thinkloop batch run|status|report`."""
+"""`thinkloop batch run|status|report|worker`."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -19,20 +18,19 @@ from taskiq import AsyncBroker
 
 from agents.llm import preload
 from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
-from agents.panel import PanelFactory
-from agents.ratelimit import LimitStore
 from app.batches import repository as repo
 from app.batches.formats import REPORT_FORMATS, render_report
 from app.batches.report import build_report
 from app.batches.runner import BatchRunner
 from app.batches.runtime import batch_runtime, consuming
 from app.batches.service import BatchService, BatchSpec, progress
-from app.cli_support import err, fail, with_database
+from app.cli.support import err, fail, with_database
 from app.datasets import repository as datasets_repo
 from app.datasets.parsing import DatasetError, parse_dataset
 from app.db import short_session
 from app.logging import configure_logging
 from app.models import Batch
+from app.panels import load_registry, panel_factory
 from app.runs.service import open_executor
 from app.settings import Settings, get_settings
 
@@ -123,7 +121,7 @@ async def _run(settings: Settings, name: str, parsed: Any, spec_args: dict[str, 
 def _registry(settings: Settings, required: list[str]) -> ModelRegistry:
     """The model registry, refusing unknown names before anything is stored."""
     try:
-        registry = ModelRegistry.from_sources(settings.models_file, settings.models)
+        registry = load_registry(settings)
         for model in required:
             registry.get(model)
     except (ModelConfigError, UnknownModelError) as exc:
@@ -145,7 +143,7 @@ async def _runtime(
     (a worker), the executor also claims and executes runs submitted over the API.
     """
     async with AsyncExitStack() as stack:
-        factory = PanelFactory(registry, os.environ, LimitStore(settings.shared_limits_url()))
+        factory = panel_factory(settings, registry)
         await stack.enter_async_context(factory)
         executor = await stack.enter_async_context(
             open_executor(settings, sessions, factory, connections=settings.batch_concurrency)

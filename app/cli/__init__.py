@@ -1,0 +1,25 @@
+"""The ``thinkloop`` command: one Typer app, assembled from a module per command group."""
+
+from __future__ import annotations
+
+import typer
+
+from app.cli import batch, datasets, judges, keys, models, paper, refine, service, simulate
+
+cli = typer.Typer(help="thinkloop: judge and refine flawed math word problems.", no_args_is_help=True)
+cli.command()(refine.refine)
+cli.command("simulate-llm")(simulate.simulate_llm)
+cli.add_typer(models.models_cli, name="models")
+cli.add_typer(judges.judges_cli, name="judges")
+cli.command("reproduce-think")(paper.reproduce_think)
+cli.add_typer(datasets.datasets_cli, name="datasets")
+cli.add_typer(batch.batch_cli, name="batch")
+cli.command("worker", help="The same as `thinkloop batch worker`.")(batch.worker)
+cli.add_typer(keys.keys_cli, name="keys")
+cli.command("migrate")(service.migrate_command)
+cli.command()(service.serve)
+
+
+def main() -> None:
+    """Entry point of the ``thinkloop`` script."""
+    cli()

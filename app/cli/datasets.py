@@ -1,0 +1,55 @@
+"""`thinkloop datasets synth|validate`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from app.cli.support import fail
+from app.datasets.synthetic import MAX_SYNTHETIC, synthetic_jsonl
+
+datasets_cli = typer.Typer(help="Validate or generate problem sets.", no_args_is_help=True)
+
+
+@datasets_cli.command("synth")
+def datasets_synth(
+    count: Annotated[int, typer.Argument(min=1, max=MAX_SYNTHETIC, help="How many problems")],
+    seed: Annotated[int, typer.Option(help="Same seed, same problems")] = 0,
+) -> None:
+    """Print COUNT synthetic flawed problems as JSONL (for load tests and demos)."""
+    typer.echo(synthetic_jsonl(count, seed), nl=False)
+
+
+@datasets_cli.command("validate")
+def datasets_validate(
+    file: Annotated[Path, typer.Argument(help="JSONL, CSV, or the THiNK bad_questions.csv layout")],
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="jsonl | csv | think-csv (default: detect)")
+    ] = None,
+) -> None:
+    """Check every row of a problem set; bad rows are listed by line and the exit code is 1."""
+    from app.datasets.parsing import DatasetError, parse_dataset
+
+    if fmt not in (None, "jsonl", "csv", "think-csv"):
+        fail(f"unknown format {fmt!r}; choose jsonl, csv or think-csv")
+    try:
+        parsed = parse_dataset(file.read_bytes(), file.name, fmt)  # type: ignore[arg-type]
+    except OSError as exc:
+        fail(f"cannot read {file}: {exc.strerror}")
+    except DatasetError as exc:
+        fail(f"{file}: {exc}")
+    for kind, rows in (
+        ("error", parsed.errors),
+        ("duplicate", parsed.duplicates),
+        ("warning", parsed.warnings),
+    ):
+        for row in rows:
+            typer.echo(f"{file}:{row.line}: {kind}: {row.message}")
+    typer.echo(
+        f"{file}: {parsed.format}, {len(parsed.rows)} valid problem(s), {len(parsed.errors)} bad row(s), "
+        f"{len(parsed.duplicates)} duplicate(s), {len(parsed.warnings)} warning(s)"
+    )
+    if parsed.errors:
+        raise typer.Exit(1)

@@ -1,0 +1,75 @@
+"""`thinkloop judges validate`: how well a judge panel catches labelled flaws."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from agents.models import ModelConfigError, UnknownModelError
+from agents.panel import PanelFactory
+from app.cli.support import fail, registry_from
+from app.logging import configure_logging
+from app.panels import panel_factory
+from app.settings import get_settings
+from graphs.scoring import get_policy
+
+judges_cli = typer.Typer(help="Measure how well a judge panel catches real flaws.", no_args_is_help=True)
+
+
+@judges_cli.command("validate")
+def judges_validate(
+    dataset: Annotated[
+        Path | None, typer.Option(help="Labelled JSONL (default: the set shipped with thinkloop)")
+    ] = None,
+    judge_model: Annotated[str | None, typer.Option(help="The panel to measure (default: settings)")] = None,
+    twins: Annotated[bool, typer.Option(help="Also judge adversarial twins and paraphrases")] = False,
+    split: Annotated[str, typer.Option(help="tune | heldout | all")] = "all",
+    policy: Annotated[str, typer.Option(help="default | think-paper")] = "default",
+    models_file: Annotated[Path | None, typer.Option(help="TOML model registry")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="md | json | html")] = "md",
+    check: Annotated[bool, typer.Option(help="Exit 1 unless the targets are met")] = False,
+) -> None:
+    """Judge every version of a labelled set once: detection, false accepts, specificity, κ per
+    judge, calibration and the adversarial gap, per split."""
+    from agents.validity.labels import LabelsError, read_labelled
+    from app.validity.render import to_html, to_markdown
+    from app.validity.service import builtin_set, select_split
+
+    if fmt not in ("md", "json", "html") or split not in ("tune", "heldout", "all"):
+        fail("--format is md, json or html; --split is tune, heldout or all")
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_json)
+    try:
+        items = read_labelled(dataset) if dataset else builtin_set()
+        chosen = select_split(items, split, str(dataset or "the shipped set"))
+    except LabelsError as exc:
+        fail(str(exc))
+    factory = panel_factory(settings, registry_from(settings, models_file))
+    judge = judge_model or settings.judge_model
+    try:
+        report = asyncio.run(_validate(factory, chosen, judge, policy, twins))
+    except (UnknownModelError, ModelConfigError, ValueError) as exc:
+        fail(str(exc))
+    typer.echo(
+        json.dumps(report, indent=2)
+        if fmt == "json"
+        else to_html(report)
+        if fmt == "html"
+        else to_markdown(report)
+    )
+    if check and not all(v for k, v in report["targets"].items() if k != "split"):
+        raise typer.Exit(1)
+
+
+async def _validate(
+    factory: PanelFactory, items: list[Any], judge: str, policy: str, twins: bool
+) -> dict[str, Any]:
+    from app.validity.service import validate
+
+    get_policy(policy)
+    async with factory:
+        return await validate(items, factory, judge, policy=policy, twins=twins)

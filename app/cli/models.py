@@ -1,0 +1,64 @@
+"""`thinkloop models` and `thinkloop models check`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agents.models import ModelConfigError, UnknownModelError
+from agents.panel import PanelFactory
+from agents.probe import Capabilities
+from app.cli.support import fail, registry_from
+from app.panels import panel_factory
+from app.settings import get_settings
+
+models_cli = typer.Typer(help="List the usable models, or probe one endpoint.", invoke_without_command=True)
+
+
+@models_cli.callback()
+def models(
+    context: typer.Context,
+    models_file: Annotated[Path | None, typer.Option(help="TOML model registry")] = None,
+) -> None:
+    """List the usable model names."""
+    if context.invoked_subcommand is not None:
+        return
+    registry = registry_from(get_settings(), models_file)
+    for name in registry.names():
+        spec = registry.get(name)
+        where = (
+            "offline rubric panel" if spec is None else f"{spec.model} @ {spec.base_url or 'api.openai.com'}"
+        )
+        typer.echo(f"{name}\t{where}")
+
+
+@models_cli.command("check")
+def models_check(
+    name: Annotated[str, typer.Argument(help="A model name from the registry")],
+    models_file: Annotated[Path | None, typer.Option(help="TOML model registry")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the capabilities as JSON")] = False,
+) -> None:
+    """Probe an endpoint once per capability and say how thinkloop will talk to it."""
+    from app.cli.model_check import render_check
+
+    settings = get_settings()
+    registry = registry_from(settings, models_file)
+    try:
+        spec = registry.get(name)
+        if spec is None:
+            fail(f"{name!r} is the offline panel: it has no endpoint to check")
+        found = asyncio.run(_check(panel_factory(settings, registry), name))
+    except (UnknownModelError, ModelConfigError) as exc:
+        fail(str(exc))
+    typer.echo(json.dumps(found.as_dict(), indent=2) if as_json else render_check(spec, found))
+    if not found.reachable:
+        raise typer.Exit(1)
+
+
+async def _check(factory: PanelFactory, name: str) -> Capabilities:
+    async with factory:
+        return await factory.check(name)

@@ -1,0 +1,96 @@
+"""`thinkloop refine`: judge one problem and revise it, printed as it happens."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from agents.models import ModelConfigError, UnknownModelError
+from agents.panel import PanelFactory
+from agents.schemas import Problem
+from app.cli.render import TraceRenderer
+from app.cli.support import fail, registry_from
+from app.logging import configure_logging
+from app.panels import panel_factory
+from app.problems import (
+    ProblemInputError,
+    example_names,
+    make_problem,
+    parse_problem,
+    read_example,
+    read_source,
+)
+from app.settings import get_settings
+from graphs.context import RunContext
+from graphs.result import RunResult, run_refinement
+from graphs.scoring import POLICY_NAMES, Outcome, ScoringPolicy, get_policy
+
+
+def _problem(source: str | None, question: str | None, solution: str | None, example: str | None) -> Problem:
+    given = [x is not None for x in (source, question, example)]
+    if sum(given) != 1:
+        fail("give exactly one of PROBLEM (a JSON file, or - for stdin), --question or --example")
+    try:
+        if example is not None:
+            return parse_problem(read_example(example))
+        if source is not None:
+            return parse_problem(read_source(source))
+        return make_problem(question, solution or "")
+    except ProblemInputError as exc:
+        fail(str(exc))
+
+
+def refine(
+    problem: Annotated[str | None, typer.Argument(help="JSON file with question and solution, or -")] = None,
+    question: Annotated[str | None, typer.Option(help="The question text")] = None,
+    solution: Annotated[str | None, typer.Option(help="The stated solution")] = None,
+    example: Annotated[
+        str | None, typer.Option(help="A bundled example: " + ", ".join(example_names()))
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model under test (default: rubric)")] = None,
+    judge_model: Annotated[str | None, typer.Option(help="Judge model (default: rubric)")] = None,
+    policy: Annotated[str | None, typer.Option(help="Scoring policy: " + " | ".join(POLICY_NAMES))] = None,
+    max_rounds: Annotated[int | None, typer.Option(min=1, max=20, help="Evaluations at most")] = None,
+    models_file: Annotated[Path | None, typer.Option(help="TOML model registry")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the full result as JSON")] = False,
+) -> None:
+    """Judge a problem with seven agents and revise it until it passes or rounds run out."""
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_json)
+    subject = _problem(problem, question, solution, example)
+    overrides = {"max_rounds": max_rounds} if max_rounds else {}
+    try:
+        scoring = get_policy(policy or settings.policy, **overrides)
+    except ValueError as exc:
+        fail(str(exc))
+    factory = panel_factory(settings, registry_from(settings, models_file))
+    renderer = None if as_json else TraceRenderer(Console())
+    result = asyncio.run(
+        _refine(
+            factory, subject, scoring, judge_model or settings.judge_model, model or settings.model, renderer
+        )
+    )
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    if result.outcome == Outcome.ERROR:  # the run produced no verdict: scripts must not read it as one
+        raise typer.Exit(1)
+
+
+async def _refine(
+    factory: PanelFactory,
+    subject: Problem,
+    scoring: ScoringPolicy,
+    judge_model: str,
+    model: str,
+    renderer: TraceRenderer | None,
+) -> RunResult:
+    async with factory:
+        try:
+            panel = factory.build(judge_model, model)
+        except (ModelConfigError, UnknownModelError) as exc:
+            fail(str(exc))
+        return await run_refinement(subject, RunContext.of(panel, scoring), on_event=renderer)

@@ -1,0 +1,38 @@
+"""`thinkloop simulate-llm`: the OpenAI-compatible simulator, for trying an integration offline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from app.cli.support import fail
+
+
+def simulate_llm(
+    host: Annotated[str, typer.Option(help="Loopback address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8099,
+    latency: Annotated[float, typer.Option(min=0.0, help="Seconds added to every reply")] = 0.0,
+    score: Annotated[int, typer.Option(min=0, max=100, help="Default judge score")] = 90,
+    script: Annotated[Path | None, typer.Option(help="JSON file with a SimConfig (rules, gate...)")] = None,
+    profile: Annotated[
+        str, typer.Option(help="Answer as this server does: openai, vllm, ollama, llamacpp, tgi, azure, ...")
+    ] = "openai",
+) -> None:
+    """Serve the OpenAI-compatible simulator for testing an integration offline."""
+    import uvicorn
+
+    from agents.simulator import SimConfig, SimulatorState, create_simulator
+
+    try:
+        raw = json.loads(script.read_text("utf-8")) if script else {}
+        values = {"latency_s": latency, "default_score": score, "profile": profile, **raw}
+        config = SimConfig.model_validate(values)
+    except (OSError, ValueError) as exc:
+        fail(f"cannot use the script: {exc}")
+    server = config.server
+    where = f"http://{host}:{port}" + ("/openai/deployments/<name>" if server.azure else "/v1")
+    typer.echo(f"OpenAI-compatible simulator answering as {server.server} on {where} (control: /_sim)")
+    uvicorn.run(create_simulator(SimulatorState(config)), host=host, port=port, log_level="warning")
