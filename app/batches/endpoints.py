@@ -14,8 +14,6 @@ from sse_starlette import EventSourceResponse
 
 from app.batches import repository as repo
 from app.batches.deps import Batches
-from app.batches.formats import render_report
-from app.batches.report import build_report
 from app.batches.schemas import (
     MAX_BATCH_ITEMS,
     BatchCreate,
@@ -29,11 +27,14 @@ from app.batches.schemas import (
     ReportFormat,
 )
 from app.batches.service import BatchService, BatchSpec, BatchStateError, progress
+from app.datasets import repository as datasets_repo
 from app.db import short_session
 from app.deps import AppSettings, ReadKey, Registry, Session, WriteKey, check_models
 from app.errors import BadRequest, Conflict, NotFound, Unprocessable, problem_responses
 from app.models import BATCH_TERMINAL, Batch, Dataset, DatasetItem
 from app.pagination import page
+from app.reporting.batch import build_report
+from app.reporting.formats import render_report
 
 router = APIRouter(prefix="/v1/batches", tags=["batches"])
 _ERRORS = problem_responses(
@@ -161,7 +162,7 @@ async def get_report(
     and pass rate per flaw type; as JSON, Markdown, CSV or HTML with plots."""
     batch = await _get(session, batch_id)
     items = await repo.items(session, batch_id)
-    flaws = await repo.flaw_labels(session, batch.dataset_id)
+    flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
     # statistics (bootstrap) and plots are CPU work: off the event loop
     body = await run_in_threadpool(lambda: render_report(build_report(batch, items, flaws), fmt))
     return Response(body, media_type=MEDIA[fmt])

@@ -1,4 +1,4 @@
-"""Database access for datasets and batches: idempotent item claims and progress counts."""
+"""Database access for batches: their items, idempotent claims with leases, and progress counts."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from app.batches.flaws import flaw_label
-from app.models import BATCH_ACTIVE, Batch, BatchItem, DatasetItem, ProblemRow, UTCDateTime, utcnow
+from app.models import BATCH_ACTIVE, Batch, BatchItem, DatasetItem, UTCDateTime, utcnow
 
 
 async def create_items(session: AsyncSession, batch: Batch) -> int:
@@ -238,17 +237,6 @@ async def items(session: AsyncSession, batch_id: str) -> Sequence[BatchItem]:
     """Every item of a batch, finished or not (a report counts them all), in creation order."""
     query = select(BatchItem).where(col(BatchItem.batch_id) == batch_id)
     return (await session.execute(query.order_by(col(BatchItem.id)))).scalars().all()
-
-
-async def flaw_labels(session: AsyncSession, dataset_id: str) -> dict[str, str]:
-    """The labelled flaw (metadata ``flaw``) of each problem of a dataset that has one."""
-    query = (
-        sa_select(col(ProblemRow.id), col(ProblemRow.meta))
-        .join(DatasetItem, col(DatasetItem.problem_id) == col(ProblemRow.id))
-        .where(col(DatasetItem.dataset_id) == dataset_id)
-    )
-    labels = {problem: flaw_label(meta or {}) for problem, meta in (await session.execute(query)).all()}
-    return {problem: label for problem, label in labels.items() if label}
 
 
 async def item_page(

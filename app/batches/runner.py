@@ -23,7 +23,6 @@ from agents.retrying import OUTAGE_BACKOFF, log_retry
 from agents.schemas import CallFailure
 from app.batches import repository as repo
 from app.batches.cache import SqlResponseCache
-from app.batches.item_result import ItemResult
 from app.db import short_session
 from app.models import (
     BATCH_ACTIVE,
@@ -36,6 +35,7 @@ from app.models import (
     RunStatus,
     utcnow,
 )
+from app.reporting.item_result import ItemResult
 from app.runs import repository as runs_repo
 from app.runs.service import LeaseLost, RunExecutor
 from graphs.result import RunResult

@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from agents.schemas import CallFailure
-from app.batches.item_result import ItemResult
 from app.models import BatchItem
+from app.reporting.item_result import ItemResult
 from graphs.scoring import PolicyName
 
 BatchStatus = Literal["queued", "running", "paused", "completed", "cancelled", "budget_exhausted"]

@@ -19,8 +19,6 @@ from taskiq import AsyncBroker
 from agents.llm import preload
 from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
 from app.batches import repository as repo
-from app.batches.formats import REPORT_FORMATS, render_report
-from app.batches.report import build_report
 from app.batches.runner import BatchRunner
 from app.batches.runtime import batch_runtime, consuming
 from app.batches.service import BatchService, BatchSpec, progress
@@ -31,6 +29,8 @@ from app.db import short_session
 from app.logging import configure_logging
 from app.models import Batch
 from app.panels import load_registry, panel_factory
+from app.reporting.batch import build_report
+from app.reporting.formats import REPORT_FORMATS, render_report
 from app.runs.service import open_executor
 from app.settings import Settings, get_settings
 
@@ -184,7 +184,7 @@ async def _report(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> 
         batch = await session.get(Batch, batch_id)
         if batch is None:
             fail(f"no batch {batch_id!r}")
-        flaws = await repo.flaw_labels(session, batch.dataset_id)
+        flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
         return build_report(batch, await repo.items(session, batch_id), flaws)
 
 

@@ -36,7 +36,7 @@ def judges_validate(
     """Judge every version of a labelled set once: detection, false accepts, specificity, κ per
     judge, calibration and the adversarial gap, per split."""
     from agents.validity.labels import LabelsError, read_labelled
-    from app.validity.render import to_html, to_markdown
+    from app.reporting.validity import to_html, to_markdown
     from app.validity.service import builtin_set, select_split
 
     if fmt not in ("md", "json", "html") or split not in ("tune", "heldout", "all"):

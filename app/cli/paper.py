@@ -17,9 +17,9 @@ def reproduce_think(
     as_json: Annotated[bool, typer.Option("--json", help="Print the tables as JSON")] = False,
 ) -> None:
     """Recompute the THiNK paper's Table 1 and Table 2 from its per-round result files."""
-    from app.paper.render import render
-    from app.paper.reproduce import ReproduceError, reproduce
-    from app.paper.reproduce import as_json as tables_json
+    from app.reporting.paper.render import render
+    from app.reporting.paper.reproduce import ReproduceError, reproduce
+    from app.reporting.paper.reproduce import as_json as tables_json
 
     try:
         tables = reproduce(results_dir)

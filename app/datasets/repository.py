@@ -1,8 +1,10 @@
-"""Database access for datasets: a parsed file stored as problems (shared by content) and rows."""
+"""Database access for datasets: a parsed file stored as problems (shared by content) and rows, and
+the flaw labels a report groups them by."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import insert
 from sqlalchemy import select as sa_select
@@ -68,3 +70,20 @@ async def _problem_ids(session: AsyncSession, rows: Sequence[DatasetRow]) -> dic
         missing = [problem["content_hash"] for problem in new]
         ids |= dict((await session.execute(query.where(col(ProblemRow.content_hash).in_(missing)))).all())
     return ids
+
+
+async def flaw_labels(session: AsyncSession, dataset_id: str) -> dict[str, str]:
+    """The labelled flaw (metadata ``flaw``) of each problem of a dataset that has one."""
+    query = (
+        sa_select(col(ProblemRow.id), col(ProblemRow.meta))
+        .join(DatasetItem, col(DatasetItem.problem_id) == col(ProblemRow.id))
+        .where(col(DatasetItem.dataset_id) == dataset_id)
+    )
+    labels = {problem: flaw_label(meta or {}) for problem, meta in (await session.execute(query)).all()}
+    return {problem: label for problem, label in labels.items() if label}
+
+
+def flaw_label(meta: Mapping[str, Any]) -> str | None:
+    """The flaw a problem's metadata names, if any."""
+    value = meta.get("flaw")
+    return str(value).strip() or None if value is not None else None

@@ -12,7 +12,7 @@ from agents.schemas import JUDGES
 from agents.validity.labels import LabelledItem, LabelsError
 from app.deps import AppSettings, Factory, WriteKey, check_models
 from app.errors import Unprocessable, problem_responses
-from app.validity.render import to_html, to_markdown
+from app.reporting.validity import to_html, to_markdown
 from app.validity.schemas import ValidityFormat, ValidityReport, ValidityRequest
 from app.validity.service import MAX_VERSIONS, builtin_set, select_split, size, validate
 

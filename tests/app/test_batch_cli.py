@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from app.batches.html import to_html
 from app.cli import cli
+from app.reporting.html import to_html
 from graphs.paper_tables import LEVELS
 
 runner = CliRunner()

@@ -13,7 +13,6 @@ from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.simulator import Rule, SimulatorServer
 from app.batches.broker import build_broker
-from app.batches.report import build_report
 from app.batches.repository import items as all_items
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
@@ -21,6 +20,7 @@ from app.datasets.repository import store_dataset
 from app.datasets.synthetic import synthetic_jsonl, synthetic_rows
 from app.db import create_engine, migrate, session_factory, short_session
 from app.models import Batch, BatchItem
+from app.reporting.batch import build_report
 from tests.app.conftest import batch_runner
 
 FAULTS = [

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
-from app.paper.reproduce import COLUMNS, Comparison
+from app.reporting.paper.reproduce import COLUMNS, Comparison
 
 runner = CliRunner()
 HEADER = [
@@ -111,7 +111,7 @@ def test_comparison_rounds_to_the_papers_precision() -> None:
 def test_every_table_value_is_compared_when_the_paper_value_is_bundled(
     results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.paper import reproduce as module
+    from app.reporting.paper import reproduce as module
 
     values = module.paper_values()
     values["table1"]["GPT-4o"]["remember"] = {"score": 70.0, "change": 20.0}

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
-from app.batches.item_result import ItemResult
 from app.models import BatchItem
+from app.reporting.item_result import ItemResult
 from graphs.scoring import SCORED_OUTCOMES, Outcome
 from graphs.statistics import wilson_interval
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.batches.report_text import to_csv, to_markdown
+from app.reporting.text import to_csv, to_markdown
 
 REPORT_FORMATS = ("md", "json", "csv", "html")
 
@@ -15,7 +15,7 @@ def render_report(report: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(report, indent=2, default=str)
     if fmt == "html":
-        from app.batches.html import to_html  # matplotlib loads only when a page is drawn
+        from app.reporting.html import to_html  # matplotlib loads only when a page is drawn
 
         return to_html(report)
     return to_csv(report) if fmt == "csv" else to_markdown(report)

@@ -10,15 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.batches.report_data import Entry, by_problem, outcome_counts, pass_summary
+from app.reporting.data import Entry, by_problem, outcome_counts, pass_summary
 
 UNLABELLED = "unlabelled"
-
-
-def flaw_label(meta: Mapping[str, Any]) -> str | None:
-    """The flaw a problem's metadata names, if any."""
-    value = meta.get("flaw")
-    return str(value).strip() or None if value is not None else None
 
 
 def by_flaw(

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from rich.console import Console
 from rich.table import Table
 
-from app.paper.reproduce import Comparison, comparisons, paper_values, tally
+from app.reporting.paper.reproduce import Comparison, comparisons, paper_values, tally
 from graphs.paper_tables import LEVELS, PaperTables
 
 
@@ -64,7 +64,7 @@ def render(console: Console, tables: Mapping[str, PaperTables]) -> dict[str, int
     marks = tally(rows)
     table2.caption = (
         f"✓ {marks['match']} values match the paper, ✗ {marks['differ']} differ, · {marks['not_bundled']} "
-        "have no bundled paper value (app/paper/think_paper_values.json). 95% CI: BCa bootstrap of "
+        "have no bundled paper value (app/reporting/paper/think_paper_values.json). 95% CI: BCa bootstrap of "
         "AvgQualityScore (final round; 'all steps' is the text's definition); judges' κ: "
         "Fleiss' κ of the seven pass/fail votes over every judged version."
     )

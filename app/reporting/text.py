@@ -6,7 +6,7 @@ import csv
 import io
 from typing import Any
 
-from app.batches.report_data import OUTCOME_KEYS
+from app.reporting.data import OUTCOME_KEYS
 from graphs.paper_tables import LEVELS
 
 CSV_FIELDS = (

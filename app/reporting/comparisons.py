@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from app.batches.report_data import Entry, by_problem, problem_pass, problem_quality
+from app.reporting.data import Entry, by_problem, problem_pass, problem_quality
 from graphs.statistics import holm, mcnemar_exact, paired_difference
 
 Groups = dict[tuple[str, str], list[Entry]]

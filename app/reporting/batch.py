@@ -14,10 +14,9 @@ from statistics import fmean
 from typing import Any
 
 from agents.schemas import JUDGES
-from app.batches.comparisons import comparisons
-from app.batches.flaws import by_flaw
-from app.batches.item_result import ItemResult
-from app.batches.report_data import (
+from app.models import Batch, BatchItem
+from app.reporting.comparisons import comparisons
+from app.reporting.data import (
     Entry,
     by_problem,
     entries_of,
@@ -25,7 +24,8 @@ from app.batches.report_data import (
     pass_summary,
     problem_quality,
 )
-from app.models import Batch, BatchItem
+from app.reporting.flaws import by_flaw
+from app.reporting.item_result import ItemResult
 from graphs.agreement import cohen_matrix, fleiss_kappa, gwet_ac1, krippendorff_alpha, pass_rates
 from graphs.paper_tables import LEVELS
 from graphs.scoring import Outcome, get_policy

@@ -8,16 +8,16 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template, select_autoescape
 
 from agents.schemas import JUDGES
-from app.batches import plots
-from app.batches.report_data import OUTCOME_KEYS
-from app.batches.report_text import ci, f, median_rounds, p_value, pass_cell, repeats_line
+from app.reporting import plots
+from app.reporting.data import OUTCOME_KEYS
+from app.reporting.text import ci, f, median_rounds, p_value, pass_cell, repeats_line
 from graphs.paper_tables import LEVELS
 
 
 @cache
 def _template() -> Template:
     environment = Environment(
-        loader=PackageLoader("app.batches", "templates"),
+        loader=PackageLoader("app.reporting", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
         undefined=StrictUndefined,
     )
