@@ -354,3 +354,13 @@ async def trace_rows(
         (await session.execute(select(RevisionRow).where(col(RevisionRow.run_id) == run_id))).scalars().all()
     )
     return rounds, judgements, revisions
+
+
+async def questions(session: AsyncSession, ids: list[str]) -> dict[str, str]:
+    """The question of each problem id."""
+    rows = (
+        await session.execute(
+            select(col(ProblemRow.id), col(ProblemRow.question)).where(col(ProblemRow.id).in_(ids))
+        )
+    ).all()
+    return {row[0]: row[1] for row in rows}
