@@ -22,7 +22,7 @@ SUITE = [
     ("Orchestration overhead", ["overhead.py", "--runs", "20", "--items", "40"]),
     (
         "Batch throughput",
-        ["batch_throughput.py", "--latency", "1.0", "--concurrency", "8", "--problems", "80"],
+        ["batch_throughput.py", "--latency", "1.0", "--concurrency", "8", "--problems", "120"],
     ),
     ("Streaming fan-out", ["fanout.py", "--subscribers", "100", "1000", "--runs", "10"]),
     ("Stream lag across processes", ["stream_lag.py", "--runs", "4", "--followers", "25"]),
