@@ -2,6 +2,8 @@
 
 Every row is validated on its own; a bad row is reported with its line number, never dropped
 silently. Rows with the same content (whitespace-normalised question and solution) are kept once.
+A row the JSON parser itself refuses (nested thousands deep, a number past Python's digit limit) is
+a bad row like any other, never a crash; text the database cannot hold (NUL, lone surrogates) too.
 """
 
 from __future__ import annotations
@@ -9,21 +11,28 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.problems import ProblemInputError, content_hash, make_problem
+from app.text import depth, first_unstorable
 
 DatasetFormat = Literal["jsonl", "csv", "think-csv"]
 MAX_DATASET_BYTES = 10 * 1024 * 1024
 MAX_DATASET_ROWS = 10_000
+MAX_ROW_DEPTH = 32  # arrays and objects inside one another; a problem row needs three or four
 THINK_COLUMNS = ("ID", "question", "solution", "mathConcept1", "Difficulty", "Grade")
 _THINK_META = ("Figure", "mathConcept1", "mathConcept2", "mathConcept3", "Difficulty", "Grade", "Resource")
 
 
 class DatasetError(ValueError):
     """The file as a whole cannot be read (too large, not UTF-8, no header...)."""
+
+
+class _RowRefused(ValueError):
+    """Raised while parsing one JSONL row: the row is bad for the reason given."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +70,10 @@ def detect_format(filename: str, text: str) -> DatasetFormat:
     """By extension, and for CSV by the header: the THiNK layout has 'LaTeX question' and 'ID'."""
     if filename.endswith((".jsonl", ".ndjson")):
         return "jsonl"
-    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0])), [])
+    try:
+        header = next(csv.reader(io.StringIO(text.split("\n", 1)[0])), [])
+    except csv.Error:  # an unreadable first line: _csv says so with its line number
+        header = []
     return "think-csv" if "ID" in header and "LaTeX question" in header else "csv"
 
 
@@ -118,23 +130,56 @@ def _warnings(row: DatasetRow, questions: dict[str, int]) -> list[RowError]:
 
 
 def _jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only: str.splitlines() would also cut at U+2028 and U+2029, which JSON
+    # allows raw inside a string (and at U+0085, form feeds...), splitting one row into two bad ones.
+    for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            yield number, RowError(number, f"invalid JSON: {exc.msg} (column {exc.colno})")
-            continue
-        if not isinstance(value, dict):
+        value = _json_row(raw.removesuffix("\r"))
+        if isinstance(value, str):
+            yield number, RowError(number, value)
+        elif not isinstance(value, dict):
             yield number, RowError(number, "expected a JSON object")
-            continue
-        yield number, value
+        else:
+            yield number, value
+
+
+def _json_row(raw: str) -> object:
+    """A row's JSON value, or why it cannot be read (a str)."""
+    try:
+        value = json.loads(raw, parse_int=_integer)
+    except json.JSONDecodeError as exc:
+        return f"invalid JSON: {exc.msg} (column {exc.colno})"
+    except _RowRefused as exc:
+        return str(exc)
+    except RecursionError:  # the parser's own guard, thousands of levels down
+        return _TOO_DEEP
+    return _TOO_DEEP if depth(value) > MAX_ROW_DEPTH else value
+
+
+_TOO_DEEP = f"the row is nested too deeply (more than {MAX_ROW_DEPTH} levels of arrays and objects)"
+
+
+def _integer(digits: str) -> int:
+    """``int(digits)``, refusing a number past Python's int-to-text limit with a message for people."""
+    limit = sys.get_int_max_str_digits()
+    if limit and len(digits.lstrip("-")) > limit:
+        raise _RowRefused(f"a number is longer than {limit} digits")
+    return int(digits)
 
 
 def _csv(text: str, *, think: bool) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    required = THINK_COLUMNS if think else ("question",)
+    try:
+        yield from _csv_records(reader, THINK_COLUMNS if think else ("question",))
+    except csv.Error as exc:  # e.g. a field over the reader's limit: the reader cannot go on
+        start = reader.line_num + 1  # the failed record's first line: the last one read ended before it
+        raise DatasetError(f"the CSV record at line {start} cannot be read: {exc}") from exc
+
+
+def _csv_records(
+    reader: csv.DictReader[str], required: tuple[str, ...]
+) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
     missing = [c for c in required if c not in (reader.fieldnames or [])]
     if missing:
         raise DatasetError(f"the header lacks column(s): {', '.join(missing)}")
@@ -147,17 +192,9 @@ def _csv(text: str, *, think: bool) -> Iterator[tuple[int, dict[str, Any] | RowE
         start = reader.line_num + 1
 
 
-def _has_nul(value: Any) -> bool:
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(v) for v in value)
-    return isinstance(value, str) and "\x00" in value
-
-
 def _row(line: int, record: dict[str, Any], fmt: DatasetFormat) -> DatasetRow | RowError:
-    if _has_nul(record):
-        return RowError(line, "the row contains a NUL (U+0000) character")
+    if (reason := first_unstorable(record)) is not None:
+        return RowError(line, f"the row {reason}")
     question, solution = record.get("question"), record.get("solution") or ""
     try:
         problem = make_problem(question, solution)
