@@ -5,13 +5,20 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Select, and_, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import BadRequest
+from app.text import unstorable_reason
+
+# Every cursor we write names a row's creation time, so it lies between these; a time outside them
+# was made up, and near year 1 or 9999 converting it to UTC (or any arithmetic) overflows.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
+_RETRY = "use next_cursor from a previous page"
 
 
 class Keyed(Protocol):
@@ -31,12 +38,35 @@ def encode_cursor(row: Keyed) -> str:
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, str]:
-    """The position a cursor names; BadRequest if it is not one of ours."""
+    """The position a cursor names, in UTC; BadRequest saying what is wrong if it is not one of ours."""
     try:
         created, row_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        return datetime.fromisoformat(created), str(row_id)
-    except (ValueError, TypeError) as exc:
-        raise BadRequest("The cursor is not valid; use next_cursor from a previous page.") from exc
+        when = datetime.fromisoformat(created)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise BadRequest(f"The cursor is not valid; {_RETRY}.") from exc
+    if not isinstance(row_id, str) or unstorable_reason(row_id) is not None:
+        raise BadRequest(f"The cursor is not valid (its id is not one of ours); {_RETRY}.")
+    return _instant(when), row_id
+
+
+def _instant(when: datetime) -> datetime:
+    """The cursor's time in UTC; BadRequest when it has no timezone or lies outside the rows' times."""
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise BadRequest(f"The cursor's time has no timezone, so it names no instant; {_RETRY}.")
+    try:
+        instant = when.astimezone(UTC)
+    except OverflowError as exc:  # e.g. 0001-01-01T00:00:00+05:00 is before datetime.min in UTC
+        raise _out_of_range(when) from exc
+    if not EARLIEST <= instant < LATEST:
+        raise _out_of_range(when)
+    return instant
+
+
+def _out_of_range(when: datetime) -> BadRequest:
+    return BadRequest(
+        f"The cursor's time {when.isoformat()} is out of range (rows are created between "
+        f"{EARLIEST.year} and {LATEST.year}); {_RETRY}."
+    )
 
 
 async def page(
