@@ -11,8 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from agents.models import ModelRegistry, UnknownModelError
 from agents.panel import PanelFactory
+from app.auth import find_key
 from app.errors import Forbidden, Unauthorized, Unprocessable
-from app.keys import find_key
 from app.models import ApiKey
 from app.settings import Settings
 
@@ -72,7 +72,7 @@ def require_scope(scope: str) -> Callable[..., Awaitable[ApiKey]]:
         async with request.app.state.sessions() as session:
             key = await find_key(session, secret)
         if key is None:
-            raise Unauthorized("The API key is unknown or revoked.")
+            raise Unauthorized("The API key is unknown, revoked or expired.")
         if scope not in key.scopes:
             raise Forbidden(f"This key lacks the '{scope}' scope.")
         return key
@@ -86,3 +86,4 @@ Factory = Annotated[PanelFactory, Depends(get_factory)]
 AppSettings = Annotated[Settings, Depends(get_settings_dep)]
 ReadKey = Annotated[ApiKey, Depends(require_scope("read"))]
 WriteKey = Annotated[ApiKey, Depends(require_scope("write"))]
+AdminKey = Annotated[ApiKey, Depends(require_scope("admin"))]

@@ -24,6 +24,7 @@ from app.limits import BodySizeLimit
 from app.logging import configure_logging
 from app.metrics import ServiceMetrics
 from app.panels import load_registry, panel_factory
+from app.projects import endpoints as projects
 from app.runs import deliveries
 from app.runs import endpoints as runs
 from app.runs.service import open_executor
@@ -94,6 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(batches.router)
     app.include_router(catalog.router)
     app.include_router(validity.router)
+    app.include_router(projects.router)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

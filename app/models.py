@@ -96,8 +96,29 @@ def _ts(nullable: bool = False) -> Any:
     )
 
 
+# The project every key, run, dataset and batch of a database belongs to until others are created
+# (made by the migration that introduced projects; the CLI's datasets and batches live in it).
+DEFAULT_PROJECT = "default"
+
+
+class Project(SQLModel, table=True):
+    """A tenant: its keys see its runs, datasets and batches, and nothing of any other project's."""
+
+    __tablename__ = "projects"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    name: str = Field(unique=True, max_length=200)
+    created_at: datetime = _ts()
+
+
+def _project() -> Any:
+    return Field(default=DEFAULT_PROJECT, foreign_key="projects.id", index=True)
+
+
 class ProblemRow(SQLModel, table=True):
-    """A submitted problem, deduplicated by a hash of its content."""
+    """A submitted problem, deduplicated by a hash of its content. It holds no metadata: that
+    belongs to whoever submitted it (the run, or the dataset row), and one problem is shared by
+    every project that submits the same text."""
 
     __tablename__ = "problems"
 
@@ -105,7 +126,6 @@ class ProblemRow(SQLModel, table=True):
     content_hash: str = Field(index=True, unique=True, max_length=64)
     question: str = Field(sa_column=Column(Text, nullable=False))
     solution: str = Field(sa_column=Column(Text, nullable=False))
-    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = _ts()
 
 
@@ -116,7 +136,9 @@ class Run(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("api_key_id", "idempotency_key"),)
 
     id: str = Field(default_factory=new_id, primary_key=True)
+    project_id: str = _project()
     problem_id: str = Field(foreign_key="problems.id", index=True)
+    meta: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))  # the submitter's metadata
     status: str = Field(index=True, max_length=32)
     model: str = Field(max_length=200)
     judge_model: str = Field(max_length=200)
@@ -257,11 +279,14 @@ class ApiKey(SQLModel, table=True):
     __tablename__ = "api_keys"
 
     id: str = Field(default_factory=new_id, primary_key=True)
+    project_id: str = _project()
     name: str = Field(max_length=200)
     prefix: str = Field(index=True, max_length=16)
     key_hash: str = Field(unique=True, max_length=64)
     scopes: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     created_at: datetime = _ts()
+    expires_at: datetime | None = _ts(nullable=True)
+    last_used_at: datetime | None = _ts(nullable=True)  # renewed at most once a minute
     revoked_at: datetime | None = _ts(nullable=True)
 
 
@@ -271,6 +296,7 @@ class Dataset(SQLModel, table=True):
     __tablename__ = "datasets"
 
     id: str = Field(default_factory=new_id, primary_key=True)
+    project_id: str = _project()
     name: str = Field(max_length=200)
     format: str = Field(max_length=20)
     n_problems: int
@@ -288,6 +314,7 @@ class DatasetItem(SQLModel, table=True):
     problem_id: str = Field(foreign_key="problems.id")
     position: int
     external_id: str | None = Field(default=None, max_length=200)
+    meta: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))  # the row's metadata
 
 
 class Batch(SQLModel, table=True):
@@ -296,6 +323,7 @@ class Batch(SQLModel, table=True):
     __tablename__ = "batches"
 
     id: str = Field(default_factory=new_id, primary_key=True)
+    project_id: str = _project()
     dataset_id: str = Field(foreign_key="datasets.id", index=True)
     models: list[str] = Field(sa_column=Column(JSON, nullable=False))
     judge_model: str = Field(max_length=200)

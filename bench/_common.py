@@ -19,7 +19,7 @@ import psutil
 import psycopg
 
 from app.db import create_engine, migrate, session_factory, short_session
-from app.keys import create_key
+from app.projects.keys import create_key
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.concurrency import run_in_threadpool
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, func, select
 from sse_starlette import EventSourceResponse
 
@@ -31,7 +32,7 @@ from app.datasets import repository as datasets_repo
 from app.db import short_session
 from app.deps import AppSettings, ReadKey, Registry, Session, WriteKey, check_models
 from app.errors import BadRequest, Conflict, NotFound, Unprocessable, problem_responses
-from app.models import BATCH_TERMINAL, Batch, Dataset, DatasetItem
+from app.models import BATCH_TERMINAL, ApiKey, Batch, Dataset, DatasetItem
 from app.pagination import page
 from app.reporting.batch import build_report
 from app.reporting.formats import render_report
@@ -48,16 +49,17 @@ async def _public(service: BatchService, batch: Batch) -> BatchPublic:
     return BatchPublic.model_validate(batch.model_dump() | {"progress": BatchProgress.model_validate(state)})
 
 
-async def _get(session: Session, batch_id: str) -> Batch:
+async def _get(session: AsyncSession, batch_id: str, project_id: str) -> Batch:
+    """The project's batch; 404 for an unknown id and for another project's batch alike."""
     batch = await session.get(Batch, batch_id)
-    if batch is None:
+    if batch is None or batch.project_id != project_id:
         raise NotFound(f"There is no batch {batch_id}.")
     return batch
 
 
-async def _size(session: Session, body: BatchCreate) -> int:
+async def _size(session: Session, body: BatchCreate, project_id: str) -> int:
     dataset = await session.get(Dataset, body.dataset_id)
-    if dataset is None:
+    if dataset is None or dataset.project_id != project_id:
         raise Unprocessable(f"There is no dataset {body.dataset_id}; upload it to /v1/datasets first.")
     query = select(func.count()).where(col(DatasetItem.dataset_id) == dataset.id)
     problems = int((await session.execute(query)).scalar_one())
@@ -68,7 +70,7 @@ async def _size(session: Session, body: BatchCreate) -> int:
 async def create_batch(
     body: BatchCreate,
     session: Session,
-    _: WriteKey,
+    key: WriteKey,
     service: Batches,
     registry: Registry,
     settings: AppSettings,
@@ -77,7 +79,7 @@ async def create_batch(
     """Evaluate every problem of a dataset with every model (× repeats, + control arm); 202 at once."""
     judge = body.judge_model or settings.judge_model
     check_models(registry, *body.models, judge)
-    items = await _size(session, body)
+    items = await _size(session, body, key.project_id)
     if items > MAX_BATCH_ITEMS:
         raise Unprocessable(f"The batch would have {items} items; the limit is {MAX_BATCH_ITEMS}.")
     spec = BatchSpec(
@@ -85,6 +87,7 @@ async def create_batch(
         models=list(dict.fromkeys(body.models)),
         judge_model=judge,
         policy=body.policy or settings.policy,
+        project_id=key.project_id,
     )
     batch = await service.create(spec)
     response.headers["Location"] = f"/v1/batches/{batch.id}"
@@ -94,25 +97,32 @@ async def create_batch(
 @router.get("", response_model=BatchPage, responses=_ERRORS)
 async def list_batches(
     session: Session,
-    _: ReadKey,
+    key: ReadKey,
     service: Batches,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> BatchPage:
-    """Batches, newest first, each with its progress."""
-    rows, next_cursor = await page(session, select(Batch), Batch, limit, cursor)
+    """The project's batches, newest first, each with its progress."""
+    query = select(Batch).where(col(Batch.project_id) == key.project_id)
+    rows, next_cursor = await page(session, query, Batch, limit, cursor)
     return BatchPage(items=[await _public(service, b) for b in rows], next_cursor=next_cursor)
 
 
 @router.get("/{batch_id}", response_model=BatchPublic, responses=_ERRORS)
-async def get_batch(batch_id: str, session: Session, _: ReadKey, service: Batches) -> BatchPublic:
+async def get_batch(batch_id: str, session: Session, key: ReadKey, service: Batches) -> BatchPublic:
     """A batch and its progress: items by state, tokens, cost and ETA."""
-    return await _public(service, await _get(session, batch_id))
+    return await _public(service, await _get(session, batch_id, key.project_id))
 
 
 async def _steer(
-    service: BatchService, batch_id: str, verb: str, act: Callable[[str], Awaitable[object]]
+    service: BatchService,
+    batch_id: str,
+    key: ApiKey,
+    verb: str,
+    act: Callable[[str], Awaitable[object]],
 ) -> BatchPublic:
+    async with short_session(service.sessions) as session:
+        await _get(session, batch_id, key.project_id)
     try:
         await act(batch_id)
     except LookupError as exc:
@@ -126,27 +136,27 @@ async def _steer(
 
 
 @router.post("/{batch_id}/pause", response_model=BatchPublic, responses=_ERRORS)
-async def pause_batch(batch_id: str, _: WriteKey, service: Batches) -> BatchPublic:
+async def pause_batch(batch_id: str, key: WriteKey, service: Batches) -> BatchPublic:
     """Start no more items; items in flight finish. 409 unless queued or running."""
-    return await _steer(service, batch_id, "pause", service.pause)
+    return await _steer(service, batch_id, key, "pause", service.pause)
 
 
 @router.post("/{batch_id}/resume", response_model=BatchPublic, responses=_ERRORS)
-async def resume_batch(batch_id: str, _: WriteKey, service: Batches) -> BatchPublic:
+async def resume_batch(batch_id: str, key: WriteKey, service: Batches) -> BatchPublic:
     """Go on with a paused batch. 409 unless paused."""
-    return await _steer(service, batch_id, "resume", service.resume)
+    return await _steer(service, batch_id, key, "resume", service.resume)
 
 
 @router.post("/{batch_id}/cancel", response_model=BatchPublic, responses=_ERRORS)
-async def cancel_batch(batch_id: str, _: WriteKey, service: Batches) -> BatchPublic:
+async def cancel_batch(batch_id: str, key: WriteKey, service: Batches) -> BatchPublic:
     """Stop for good: pending items are cancelled, items in flight finish. 409 once ended."""
-    return await _steer(service, batch_id, "cancel", service.cancel)
+    return await _steer(service, batch_id, key, "cancel", service.cancel)
 
 
 @router.post("/{batch_id}/retry-failed", response_model=BatchPublic, responses=_ERRORS)
-async def retry_failed_items(batch_id: str, _: WriteKey, service: Batches) -> BatchPublic:
+async def retry_failed_items(batch_id: str, key: WriteKey, service: Batches) -> BatchPublic:
     """Send the items that ended in error again. 409 for a cancelled or budget-stopped batch."""
-    return await _steer(service, batch_id, "retry-failed", service.retry_failed)
+    return await _steer(service, batch_id, key, "retry-failed", service.retry_failed)
 
 
 @router.get(
@@ -155,12 +165,15 @@ async def retry_failed_items(batch_id: str, _: WriteKey, service: Batches) -> Ba
     response_class=Response,
 )
 async def get_report(
-    batch_id: str, session: Session, _: ReadKey, fmt: Annotated[ReportFormat, Query(alias="format")] = "json"
+    batch_id: str,
+    session: Session,
+    key: ReadKey,
+    fmt: Annotated[ReportFormat, Query(alias="format")] = "json",
 ) -> Response:
     """Per model and arm: the paper's tables, pass rate, tokens, cost and latency with 95% intervals,
     judge agreement, the feedback-vs-control comparison, and (when the dataset labels them) outcomes
     and pass rate per flaw type; as JSON, Markdown, CSV or HTML with plots."""
-    batch = await _get(session, batch_id)
+    batch = await _get(session, batch_id, key.project_id)
     items = await repo.items(session, batch_id)
     flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
     # statistics (bootstrap) and plots are CPU work: off the event loop
@@ -172,7 +185,7 @@ async def get_report(
 async def list_items(
     batch_id: str,
     session: Session,
-    _: ReadKey,
+    key: ReadKey,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
     cursor: Annotated[
         str | None, Query(max_length=40, description="next_cursor of the previous page")
@@ -184,7 +197,7 @@ async def list_items(
 
     Filter by ``status`` (pending, running, done, failed, cancelled) or ``outcome`` (accepted,
     exhausted, needs_review, error, cancelled); page with ``cursor``."""
-    await _get(session, batch_id)
+    await _get(session, batch_id, key.project_id)
     after = _item_cursor(cursor)
     rows, next_after = await repo.item_page(
         session, batch_id, limit=limit, after=after, status=status_filter, outcome=outcome
@@ -205,14 +218,12 @@ def _item_cursor(cursor: str | None) -> int | None:
 
 @router.get("/{batch_id}/events", responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}})
 async def stream_progress(
-    batch_id: str, request: Request, _: ReadKey, settings: AppSettings
+    batch_id: str, request: Request, key: ReadKey, settings: AppSettings
 ) -> EventSourceResponse:
     """Server-Sent Events: `batch.progress` whenever the counts change, then `batch.finished`."""
     sessions = request.app.state.sessions
-    try:
-        await progress(sessions, batch_id)
-    except LookupError as exc:
-        raise NotFound(f"There is no batch {batch_id}.") from exc
+    async with short_session(sessions) as session:
+        await _get(session, batch_id, key.project_id)
     return EventSourceResponse(
         _progress_events(request, batch_id, settings.sse_poll_s), ping=settings.sse_heartbeat_s
     )

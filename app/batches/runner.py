@@ -23,6 +23,7 @@ from agents.retrying import OUTAGE_BACKOFF, log_retry
 from agents.schemas import CallFailure
 from app.batches import repository as repo
 from app.batches.cache import SqlResponseCache
+from app.datasets import repository as datasets_repo
 from app.db import short_session
 from app.models import (
     BATCH_ACTIVE,
@@ -68,7 +69,7 @@ class BatchRunner:
         outage_s: float = 300.0,
     ) -> None:
         self.executor = executor
-        self.sessions = sessions = executor.sessions
+        self.sessions = executor.sessions
         # Items in flight in this process; budgets are checked when a slot frees, before claiming.
         self._slots = asyncio.Semaphore(concurrency)
         self._active = 0
@@ -76,7 +77,6 @@ class BatchRunner:
         self._idle.set()
         self.lease = timedelta(seconds=lease_s)
         self.worker = executor.worker
-        self.cache = SqlResponseCache(sessions)
         self.closing = False
         self.outage_s = outage_s
 
@@ -184,7 +184,9 @@ class BatchRunner:
             run_id = None  # its run ended and the item is pending again (a retry): a new run
         if run_id is None:
             run = Run(
+                project_id=batch.project_id,
                 problem_id=item.problem_id,
+                meta=await datasets_repo.row_meta(session, batch.dataset_id, item.problem_id),
                 status=RunStatus.QUEUED,
                 model=item.model,
                 judge_model=batch.judge_model,
@@ -237,7 +239,7 @@ class BatchRunner:
             if not await repo.complete(session, item_id, self.worker, **columns):
                 raise LeaseLost(run_id)
 
-        cache = self.cache if batch.use_cache else None
+        cache = SqlResponseCache(self.sessions, batch.project_id) if batch.use_cache else None
         failed: dict[str, Any] = {}
         try:  # anything that goes wrong fails this item alone, never leaves it 'running'
             # After an outage the run resumes from its last checkpoint.

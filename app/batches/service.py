@@ -11,7 +11,7 @@ from taskiq import AsyncBroker
 from app.batches import repository as repo
 from app.batches.broker import enqueue
 from app.db import short_session
-from app.models import ITEM_TERMINAL, Batch, utcnow
+from app.models import DEFAULT_PROJECT, ITEM_TERMINAL, Batch, utcnow
 
 
 class BatchStateError(ValueError):
@@ -32,6 +32,7 @@ class BatchSpec:
     use_cache: bool = True
     budget_tokens: int | None = None
     budget_usd: float | None = None
+    project_id: str = DEFAULT_PROJECT  # the dataset's project, which the batch belongs to
 
 
 class BatchService:

@@ -1,33 +1,97 @@
-"""`thinkloop keys create|revoke`."""
+"""`thinkloop projects create|list` and `thinkloop keys create|list|revoke`."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from datetime import timedelta
 from typing import Annotated
 
 import typer
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.cli.support import fail, in_session
-from app.keys import create_key, revoke_key
+from app.models import DEFAULT_PROJECT, ApiKey, Project, utcnow
+from app.projects.keys import (
+    NewKey,
+    ProjectError,
+    create_key,
+    create_project,
+    find_project,
+    list_keys,
+    list_projects,
+    revoke_key,
+)
 
-keys_cli = typer.Typer(help="Create and revoke API keys.", no_args_is_help=True)
+keys_cli = typer.Typer(help="Create, list and revoke API keys.", no_args_is_help=True)
+projects_cli = typer.Typer(help="Create and list projects (tenants).", no_args_is_help=True)
+
+
+@projects_cli.command("create")
+def projects_create(name: Annotated[str, typer.Argument(help="A unique name")]) -> None:
+    """Create a project; its keys will see its runs, datasets and batches only."""
+    try:
+        project = asyncio.run(in_session(lambda session: create_project(session, name)))
+    except ProjectError as exc:
+        fail(str(exc))
+    typer.echo(f"{project.id}\t{project.name}")
+
+
+@projects_cli.command("list")
+def projects_list() -> None:
+    """Every project: id and name."""
+    rows: Sequence[Project] = asyncio.run(in_session(list_projects))
+    for project in rows:
+        typer.echo(f"{project.id}\t{project.name}")
 
 
 @keys_cli.command("create")
 def keys_create(
     name: Annotated[str, typer.Option(help="Who or what uses the key")],
     scope: Annotated[
-        list[str] | None, typer.Option(help="read and/or write; repeat it (default both)")
+        list[str] | None, typer.Option(help="read, write and/or admin; repeat it (default read and write)")
+    ] = None,
+    project: Annotated[str, typer.Option(help="The project's id or name")] = DEFAULT_PROJECT,
+    expires_in_days: Annotated[
+        float | None, typer.Option(min=0.001, help="It stops working after this many days (default never)")
     ] = None,
 ) -> None:
-    """Create an API key and print it once; only its hash is stored."""
+    """Create an API key of a project and print it once; only its hash is stored."""
     scopes = scope or ["read", "write"]
+    expires = utcnow() + timedelta(days=expires_in_days) if expires_in_days else None
+
+    async def make(session: AsyncSession) -> NewKey:
+        owner = await find_project(session, project)
+        return await create_key(session, name, scopes, owner.id, expires)
+
     try:
-        key = asyncio.run(in_session(lambda session: create_key(session, name, scopes)))
+        key = asyncio.run(in_session(make))
     except ValueError as exc:
         fail(str(exc))
-    typer.echo(f"id {key.id}  scopes {','.join(key.scopes)}")
+    until = f"  expires {key.expires_at:%Y-%m-%d %H:%M} UTC" if key.expires_at else ""
+    typer.echo(f"id {key.id}  project {key.project_id}  scopes {','.join(key.scopes)}{until}")
     typer.echo(key.secret)
+
+
+@keys_cli.command("list")
+def keys_list(
+    project: Annotated[str | None, typer.Option(help="Only this project's (id or name)")] = None,
+) -> None:
+    """Keys with their project, scopes, expiry, last use and revocation; never a secret."""
+
+    async def read(session: AsyncSession) -> Sequence[ApiKey]:
+        owner = await find_project(session, project) if project else None
+        return await list_keys(session, owner.id if owner else None)
+
+    try:
+        rows = asyncio.run(in_session(read))
+    except ProjectError as exc:
+        fail(str(exc))
+    typer.echo("id\tprefix\tproject\tname\tscopes\texpires\tlast used\trevoked")
+    for key in rows:
+        cells = (key.expires_at, key.last_used_at, key.revoked_at)
+        when = [f"{t:%Y-%m-%d %H:%M}" if t else "-" for t in cells]
+        typer.echo("\t".join([key.id, key.prefix, key.project_id, key.name, ",".join(key.scopes), *when]))
 
 
 @keys_cli.command("revoke")

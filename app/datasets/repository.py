@@ -14,16 +14,23 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from app.datasets.parsing import DatasetRow, ParsedDataset
-from app.models import Dataset, DatasetItem, ProblemRow, new_id, utcnow
+from app.models import DEFAULT_PROJECT, Dataset, DatasetItem, ProblemRow, new_id, utcnow
 
 
-async def store_dataset(session: AsyncSession, name: str, parsed: ParsedDataset, chunk: int = 500) -> Dataset:
-    """A dataset of the parsed file's valid rows (problems shared across datasets by content).
+async def store_dataset(
+    session: AsyncSession,
+    name: str,
+    parsed: ParsedDataset,
+    chunk: int = 500,
+    project_id: str = DEFAULT_PROJECT,
+) -> Dataset:
+    """A project's dataset of the parsed file's valid rows (problems shared across datasets by
+    content; each row keeps its own metadata).
 
     Rows go in chunks of bulk inserts: a 10,000-row file is about 60 statements, not 20,000, and no
     ORM object is kept per row.
     """
-    dataset = Dataset(name=name, format=parsed.format, n_problems=len(parsed.rows))
+    dataset = Dataset(project_id=project_id, name=name, format=parsed.format, n_problems=len(parsed.rows))
     session.add(dataset)
     await session.flush()
     for start in range(0, len(parsed.rows), chunk):
@@ -35,6 +42,7 @@ async def store_dataset(session: AsyncSession, name: str, parsed: ParsedDataset,
                 "problem_id": ids[row.content_hash],
                 "position": start + offset,
                 "external_id": row.external_id,
+                "meta": dict(row.metadata) or None,
             }
             for offset, row in enumerate(rows)
         ]
@@ -55,7 +63,6 @@ async def _problem_ids(session: AsyncSession, rows: Sequence[DatasetRow]) -> dic
             "content_hash": row.content_hash,
             "question": row.question,
             "solution": row.solution,
-            "meta": dict(row.metadata),
             "created_at": utcnow(),
         }
         for row in rows
@@ -72,12 +79,19 @@ async def _problem_ids(session: AsyncSession, rows: Sequence[DatasetRow]) -> dic
     return ids
 
 
+async def row_meta(session: AsyncSession, dataset_id: str, problem_id: str) -> dict[str, Any] | None:
+    """The metadata of a problem's row in a dataset (what a batch item's run shows)."""
+    query = sa_select(col(DatasetItem.meta)).where(
+        col(DatasetItem.dataset_id) == dataset_id, col(DatasetItem.problem_id) == problem_id
+    )
+    meta: dict[str, Any] | None = (await session.execute(query)).scalar()
+    return meta
+
+
 async def flaw_labels(session: AsyncSession, dataset_id: str) -> dict[str, str]:
-    """The labelled flaw (metadata ``flaw``) of each problem of a dataset that has one."""
-    query = (
-        sa_select(col(ProblemRow.id), col(ProblemRow.meta))
-        .join(DatasetItem, col(DatasetItem.problem_id) == col(ProblemRow.id))
-        .where(col(DatasetItem.dataset_id) == dataset_id)
+    """The labelled flaw (its row's metadata ``flaw``) of each problem of a dataset that has one."""
+    query = sa_select(col(DatasetItem.problem_id), col(DatasetItem.meta)).where(
+        col(DatasetItem.dataset_id) == dataset_id
     )
     labels = {problem: flaw_label(meta or {}) for problem, meta in (await session.execute(query)).all()}
     return {problem: label for problem, label in labels.items() if label}

@@ -1,23 +1,28 @@
-"""API keys: created once and shown once, stored as SHA-256, scoped read and/or write."""
+"""Projects and their API keys: a key is created once and shown once, stored as SHA-256, scoped
+read, write and/or admin, and belongs to one project; it may expire, and its last use is kept."""
 
 from __future__ import annotations
 
-import hashlib
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col, select
+from sqlmodel import col, or_, select
 
-from app.models import ApiKey, utcnow
+from app.auth import hash_key
+from app.models import DEFAULT_PROJECT, ApiKey, Project, utcnow
 
-SCOPES = ("read", "write")
+# read: see the project's runs, datasets and batches; write: create and steer them;
+# admin: manage projects and keys (of every project).
+SCOPES = ("read", "write", "admin")
 KEY_PREFIX = "tlk_"
 
 
-def hash_key(key: str) -> str:
-    """Keys are 256-bit random tokens, so a plain SHA-256 is a safe verifier."""
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+class ProjectError(ValueError):
+    """A project that cannot be made or found (a taken name, an unknown id)."""
 
 
 @dataclass(frozen=True)
@@ -28,18 +33,73 @@ class NewKey:
     name: str
     secret: str
     scopes: list[str]
+    project_id: str
+    expires_at: datetime | None
 
 
-async def create_key(session: AsyncSession, name: str, scopes: list[str]) -> NewKey:
-    """Create and store a key; returns the only copy of its secret."""
+async def create_project(session: AsyncSession, name: str) -> Project:
+    """A new project; ProjectError if the name is taken."""
+    name = name.strip()
+    if not name:
+        raise ProjectError("a project needs a name")
+    project = Project(name=name)
+    try:
+        async with session.begin_nested():
+            session.add(project)
+    except IntegrityError as exc:
+        raise ProjectError(f"there is already a project named {name!r}") from exc
+    return project
+
+
+async def find_project(session: AsyncSession, id_or_name: str) -> Project:
+    """A project by id or name; ProjectError if there is none."""
+    query = select(Project).where(or_(col(Project.id) == id_or_name, col(Project.name) == id_or_name))
+    project = (await session.execute(query)).scalars().first()
+    if project is None:
+        raise ProjectError(f"there is no project {id_or_name!r}")
+    return project
+
+
+async def list_projects(session: AsyncSession) -> Sequence[Project]:
+    """Every project, oldest first."""
+    return (await session.execute(select(Project).order_by(col(Project.created_at)))).scalars().all()
+
+
+async def create_key(
+    session: AsyncSession,
+    name: str,
+    scopes: list[str],
+    project_id: str = DEFAULT_PROJECT,
+    expires_at: datetime | None = None,
+) -> NewKey:
+    """Create and store a key of a project; returns the only copy of its secret."""
     unknown = sorted(set(scopes) - set(SCOPES))
     if unknown or not scopes:
         raise ValueError(f"scopes must be among {', '.join(SCOPES)}; got {', '.join(unknown) or 'none'}")
+    if expires_at is not None and expires_at <= utcnow():
+        raise ValueError("the expiry must lie in the future")
+    if await session.get(Project, project_id) is None:
+        raise ProjectError(f"there is no project {project_id!r}")
     secret = KEY_PREFIX + secrets.token_urlsafe(32)
-    row = ApiKey(name=name, prefix=secret[:12], key_hash=hash_key(secret), scopes=sorted(set(scopes)))
+    row = ApiKey(
+        project_id=project_id,
+        name=name,
+        prefix=secret[:12],
+        key_hash=hash_key(secret),
+        scopes=sorted(set(scopes)),
+        expires_at=expires_at,
+    )
     session.add(row)
     await session.flush()
-    return NewKey(row.id, name, secret, row.scopes)
+    return NewKey(row.id, name, secret, row.scopes, project_id, expires_at)
+
+
+async def list_keys(session: AsyncSession, project_id: str | None = None) -> Sequence[ApiKey]:
+    """Keys (of one project, or all), oldest first; revoked and expired ones included."""
+    query = select(ApiKey).order_by(col(ApiKey.created_at))
+    if project_id is not None:
+        query = query.where(col(ApiKey.project_id) == project_id)
+    return (await session.execute(query)).scalars().all()
 
 
 async def revoke_key(session: AsyncSession, key_id_or_prefix: str) -> ApiKey | None:
@@ -51,9 +111,3 @@ async def revoke_key(session: AsyncSession, key_id_or_prefix: str) -> ApiKey | N
     if row is not None and row.revoked_at is None:
         row.revoked_at = utcnow()
     return row
-
-
-async def find_key(session: AsyncSession, secret: str) -> ApiKey | None:
-    """The live key with this secret, if any."""
-    query = select(ApiKey).where(col(ApiKey.key_hash) == hash_key(secret), col(ApiKey.revoked_at).is_(None))
-    return (await session.execute(query)).scalars().first()

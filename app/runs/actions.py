@@ -15,7 +15,7 @@ from agents.models import ModelRegistry
 from app.db import short_session
 from app.deps import check_models
 from app.errors import Conflict, NotFound, Unprocessable
-from app.models import RUN_TERMINAL, ProblemRow, Run
+from app.models import RUN_TERMINAL, ApiKey, ProblemRow, Run
 from app.runs import repository as repo
 from app.runs.schemas import RunCreate, RunTrace
 from app.runs.service import RunExecutor
@@ -42,7 +42,7 @@ async def submit(
     session: AsyncSession,
     body: RunCreate,
     *,
-    key_id: str,
+    key: ApiKey,
     idempotency_key: str | None,
     executor: RunExecutor,
     registry: ModelRegistry,
@@ -60,14 +60,14 @@ async def submit(
             raise Unprocessable(f"webhook_url refused: {exc}.") from exc
     digest = _request_hash(body)
     if idempotency_key:
-        earlier = await repo.find_idempotent(session, key_id, idempotency_key)
+        earlier = await repo.find_idempotent(session, key.id, idempotency_key)
         if earlier is not None:
             return await _replay(session, earlier, digest)
-    problem = await repo.get_or_create_problem(
-        session, body.problem.question, body.problem.solution, body.problem.metadata
-    )
+    problem = await repo.get_or_create_problem(session, body.problem.question, body.problem.solution)
     run = Run(
+        project_id=key.project_id,
         problem_id=problem.id,
+        meta=body.problem.metadata,
         status="queued",
         model=model,
         judge_model=judge,
@@ -76,7 +76,7 @@ async def submit(
         webhook_url=str(body.webhook_url) if body.webhook_url else None,
         idempotency_key=idempotency_key,
         request_hash=digest,
-        api_key_id=key_id,
+        api_key_id=key.id,
         # executed here: held by this process from the start, so no other process's sweep takes
         # it first; with workers, free for the first worker that takes it
         lease_owner=executor.worker if executor.embedded else None,
@@ -86,7 +86,7 @@ async def submit(
         async with session.begin_nested():
             session.add(run)
     except IntegrityError:  # the same Idempotency-Key raced in
-        earlier = await repo.find_idempotent(session, key_id, idempotency_key or "")
+        earlier = await repo.find_idempotent(session, key.id, idempotency_key or "")
         if earlier is None:
             raise
         return await _replay(session, earlier, digest)
@@ -103,25 +103,30 @@ async def _replay(session: AsyncSession, run: Run, digest: str) -> Submitted:
     return Submitted(run, problem.question, replayed=True)
 
 
-async def trace(session: AsyncSession, run_id: str) -> RunTrace:
-    """The run's full trace, read afresh (404 for an unknown id)."""
-    session.expire_all()
-    run = await session.get(Run, run_id)
+async def get(session: AsyncSession, run_id: str, project_id: str) -> Run:
+    """The project's run; 404 for an unknown id and for another project's run alike, so ids
+    reveal nothing across projects."""
+    run = await repo.project_run(session, run_id, project_id)
     if run is None:
         raise NotFound(f"There is no run {run_id}.")
+    return run
+
+
+async def trace(session: AsyncSession, run_id: str, project_id: str) -> RunTrace:
+    """The project's run's full trace, read afresh."""
+    session.expire_all()
+    run = await get(session, run_id, project_id)
     problem = await session.get(ProblemRow, run.problem_id)
     assert problem is not None
     return run_trace(run, problem, *await repo.trace_rows(session, run_id))
 
 
 async def cancel(
-    session: AsyncSession, run_id: str, executor: RunExecutor, outbox: WebhookOutbox
+    session: AsyncSession, run_id: str, project_id: str, executor: RunExecutor, outbox: WebhookOutbox
 ) -> Submitted:
-    """Cancel a queued or running run; 409 if it already ended or is a batch item's. Returns the run
-    in its end state, from whichever process stored it."""
-    run = await session.get(Run, run_id)
-    if run is None:
-        raise NotFound(f"There is no run {run_id}.")
+    """Cancel the project's queued or running run; 409 if it already ended or is a batch item's.
+    Returns the run in its end state, from whichever process stored it."""
+    run = await get(session, run_id, project_id)
     if run.status in RUN_TERMINAL:
         raise Conflict(f"The run already ended ({run.status}).")
     if run.batch_id is not None:  # its item would be left without a result

@@ -7,7 +7,8 @@ from sqlmodel import col, select
 
 from app.deps import ReadKey, Session, WriteKey
 from app.errors import NotFound, problem_responses
-from app.models import Run, WebhookDelivery
+from app.models import WebhookDelivery
+from app.runs import repository as repo
 from app.runs.deps import Outbox
 from app.runs.schemas import DeliveryLog, DeliveryPublic
 from app.webhooks import DeliveryStatus, redact, redeliver
@@ -32,15 +33,15 @@ def delivery_public(delivery: WebhookDelivery) -> DeliveryPublic:
     )
 
 
-async def _run_exists(session: Session, run_id: str) -> None:
-    if await session.get(Run, run_id) is None:
+async def _run_exists(session: Session, run_id: str, project_id: str) -> None:
+    if await repo.project_run(session, run_id, project_id) is None:
         raise NotFound(f"There is no run {run_id}.")
 
 
 @router.get("/{run_id}/deliveries", response_model=DeliveryLog, responses=_ERRORS)
-async def list_deliveries(run_id: str, session: Session, _: ReadKey) -> DeliveryLog:
+async def list_deliveries(run_id: str, session: Session, key: ReadKey) -> DeliveryLog:
     """The run's webhook deliveries, newest first: status, attempts, next try, last answer or error."""
-    await _run_exists(session, run_id)
+    await _run_exists(session, run_id, key.project_id)
     query = (
         select(WebhookDelivery)
         .where(col(WebhookDelivery.run_id) == run_id)
@@ -57,10 +58,10 @@ async def list_deliveries(run_id: str, session: Session, _: ReadKey) -> Delivery
     responses=_ERRORS,
 )
 async def redeliver_delivery(
-    run_id: str, delivery_id: str, session: Session, _: WriteKey, outbox: Outbox
+    run_id: str, delivery_id: str, session: Session, key: WriteKey, outbox: Outbox
 ) -> DeliveryPublic:
     """Send a delivery again: 202 with a new pending delivery (a new id) of the same event and payload."""
-    await _run_exists(session, run_id)
+    await _run_exists(session, run_id, key.project_id)
     original = await session.get(WebhookDelivery, delivery_id)
     if original is None or original.run_id != run_id:
         raise NotFound(f"The run {run_id} has no delivery {delivery_id}.")

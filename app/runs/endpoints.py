@@ -9,8 +9,8 @@ from sse_starlette import EventSourceResponse
 
 from app.db import short_session
 from app.deps import AppSettings, ReadKey, Registry, Session, WriteKey
-from app.errors import NotFound, problem_responses
-from app.models import Run, RunStatus
+from app.errors import problem_responses
+from app.models import RunStatus
 from app.runs import actions
 from app.runs import repository as repo
 from app.runs.deps import Executor, Outbox
@@ -45,7 +45,7 @@ async def create_run(
     submitted = await actions.submit(
         session,
         body,
-        key_id=key.id,
+        key=key,
         idempotency_key=idempotency_key,
         executor=executor,
         registry=registry,
@@ -58,30 +58,30 @@ async def create_run(
         return run_public(run, submitted.question)
     if wait and await executor.wait(run.id, min(wait_s or settings.wait_timeout_s, settings.wait_timeout_s)):
         response.status_code = status.HTTP_200_OK
-        return await actions.trace(session, run.id)
+        return await actions.trace(session, run.id, key.project_id)
     if wait:
         await session.refresh(run)  # still going: as it is now, not as it was created
     return run_public(run, submitted.question)
 
 
 @router.get("/{run_id}", response_model=RunTrace, responses=_ERRORS)
-async def get_run(run_id: str, session: Session, _: ReadKey) -> RunTrace:
+async def get_run(run_id: str, session: Session, key: ReadKey) -> RunTrace:
     """The full revision trace: every round's version, verdicts, scores, feedback and think-aloud."""
-    return await actions.trace(session, run_id)
+    return await actions.trace(session, run_id, key.project_id)
 
 
 @router.get("", response_model=RunPage, responses=_ERRORS)
 async def list_runs(
     session: Session,
-    _: ReadKey,
+    key: ReadKey,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
     status_filter: Annotated[RunStatus | None, Query(alias="status")] = None,
     model: Annotated[str | None, Query(max_length=200)] = None,
 ) -> RunPage:
-    """Runs, newest first, with filters and cursor pagination."""
+    """The project's runs, newest first, with filters and cursor pagination."""
     runs, next_cursor = await repo.list_runs(
-        session, limit=limit, cursor=cursor, status=status_filter, model=model
+        session, project_id=key.project_id, limit=limit, cursor=cursor, status=status_filter, model=model
     )
     questions = await repo.questions(session, [r.problem_id for r in runs])
     return RunPage(items=[run_public(r, questions[r.problem_id]) for r in runs], next_cursor=next_cursor)
@@ -89,10 +89,10 @@ async def list_runs(
 
 @router.post("/{run_id}/cancel", response_model=RunPublic, responses=_ERRORS)
 async def cancel_run(
-    run_id: str, session: Session, _: WriteKey, executor: Executor, outbox: Outbox
+    run_id: str, session: Session, key: WriteKey, executor: Executor, outbox: Outbox
 ) -> RunPublic:
     """Cancel a queued or running run; 409 if it already ended or is a batch item's."""
-    cancelled = await actions.cancel(session, run_id, executor, outbox)
+    cancelled = await actions.cancel(session, run_id, key.project_id, executor, outbox)
     return run_public(cancelled.run, cancelled.question)
 
 
@@ -100,7 +100,7 @@ async def cancel_run(
 async def stream_events(
     run_id: str,
     request: Request,
-    _: ReadKey,
+    key: ReadKey,
     settings: AppSettings,
     executor: Executor,
     last_event_id: Annotated[str | None, Header()] = None,
@@ -109,9 +109,7 @@ async def stream_events(
     sessions = request.app.state.sessions
     # No request-scoped session here: it would stay checked out for the whole stream.
     async with short_session(sessions) as session:
-        exists = await session.get(Run, run_id) is not None
-    if not exists:
-        raise NotFound(f"There is no run {run_id}.")
+        await actions.get(session, run_id, key.project_id)
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
     stream = actions.events(sessions, run_id, after, executor.notifier, settings.sse_reread_s)
     return EventSourceResponse(stream, ping=settings.sse_heartbeat_s)

@@ -28,10 +28,9 @@ from graphs.result import RunResult
 from graphs.state import RoundFigures, RoundRecord
 
 
-async def get_or_create_problem(
-    session: AsyncSession, question: str, solution: str, meta: dict[str, Any]
-) -> ProblemRow:
-    """The stored problem with this content, created if new."""
+async def get_or_create_problem(session: AsyncSession, question: str, solution: str) -> ProblemRow:
+    """The stored problem with this content, created if new (shared by every submitter of the same
+    text, so it carries no submitter's metadata)."""
     digest = content_hash(question, solution)
     row = (
         (await session.execute(select(ProblemRow).where(col(ProblemRow.content_hash) == digest)))
@@ -42,7 +41,7 @@ async def get_or_create_problem(
         return row
     try:
         async with session.begin_nested():
-            row = ProblemRow(content_hash=digest, question=question, solution=solution, meta=meta)
+            row = ProblemRow(content_hash=digest, question=question, solution=solution)
             session.add(row)
     except IntegrityError:  # a concurrent request stored it first
         row = (
@@ -59,11 +58,23 @@ async def find_idempotent(session: AsyncSession, api_key_id: str, key: str) -> R
     return (await session.execute(query)).scalars().first()
 
 
+async def project_run(session: AsyncSession, run_id: str, project_id: str) -> Run | None:
+    """The project's run with this id; None for an unknown id and for another project's run alike."""
+    run = await session.get(Run, run_id)
+    return run if run is not None and run.project_id == project_id else None
+
+
 async def list_runs(
-    session: AsyncSession, *, limit: int, cursor: str | None, status: str | None, model: str | None
+    session: AsyncSession,
+    *,
+    project_id: str,
+    limit: int,
+    cursor: str | None,
+    status: str | None,
+    model: str | None,
 ) -> tuple[Sequence[Run], str | None]:
-    """A page of runs, newest first, and the cursor of the next page."""
-    query = select(Run)
+    """A page of the project's runs, newest first, and the cursor of the next page."""
+    query = select(Run).where(col(Run.project_id) == project_id)
     if status:
         query = query.where(col(Run.status) == status)
     if model:

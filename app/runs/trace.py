@@ -97,7 +97,7 @@ def run_trace(
     result: dict[str, Any] = run.result or {}
     return RunTrace(
         **run_public(run, problem.question).model_dump(),
-        problem=ProblemIn(question=problem.question, solution=problem.solution, metadata=problem.meta),
+        problem=ProblemIn(question=problem.question, solution=problem.solution, metadata=run.meta or {}),
         rounds=public_rounds,
         metrics=result.get("metrics"),
         usage=usage,

@@ -26,8 +26,8 @@ from agents.simulator import SimulatorServer
 from app.batches.broker import QUEUE
 from app.batches.runner import BatchRunner
 from app.db import migrate
-from app.keys import create_key
 from app.main import create_app
+from app.projects.keys import create_key
 from app.runs.service import open_executor
 from app.settings import Settings
 
@@ -104,12 +104,15 @@ async def batch_runner(
 
 @dataclass
 class Keys:
-    """Secrets of keys with each scope set, plus one revoked key."""
+    """Secrets of keys with each scope set, plus one revoked key, all of the default project; a
+    read-write key of a second project ("other"), and an admin key."""
 
     read: str
     write: str
     both: str
     revoked: str
+    other: str
+    admin: str
 
     def auth(self, which: str = "both") -> dict[str, str]:
         """Headers for the named key."""
@@ -119,7 +122,7 @@ class Keys:
 async def seed_keys(database_url: str) -> Keys:
     """Create one key per scope set and one revoked key, through a short-lived engine."""
     from app.db import create_engine, session_factory, short_session
-    from app.keys import revoke_key
+    from app.projects.keys import create_project, revoke_key
 
     engine = create_engine(database_url)
     try:
@@ -129,9 +132,13 @@ async def seed_keys(database_url: str) -> Keys:
             both = await create_key(session, "both", ["read", "write"])
             revoked = await create_key(session, "revoked", ["read", "write"])
             await revoke_key(session, revoked.id)
+            project = await create_project(session, f"other-{uuid.uuid4().hex[:8]}")
+            await session.flush()
+            other = await create_key(session, "other", ["read", "write"], project.id)
+            admin = await create_key(session, "admin", ["admin"])
     finally:
         await engine.dispose()
-    return Keys(read.secret, write.secret, both.secret, revoked.secret)
+    return Keys(read.secret, write.secret, both.secret, revoked.secret, other.secret, admin.secret)
 
 
 @dataclass

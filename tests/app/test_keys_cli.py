@@ -1,4 +1,5 @@
-"""`thinkloop keys create|revoke` and `thinkloop migrate` against a real database."""
+"""`thinkloop projects`, `thinkloop keys create|list|revoke` and `thinkloop migrate` against a real
+database."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ def db_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 async def _lookup(url: str, secret: str) -> list[str] | None:
+    from app.auth import find_key
     from app.db import create_engine, session_factory
-    from app.keys import find_key
 
     engine = create_engine(url)
     try:
@@ -46,8 +47,8 @@ def test_created_key_authenticates_until_revoked(db_env: str) -> None:
 
 
 def test_bad_scope_and_unknown_key_are_refused(db_env: str) -> None:
-    bad = runner.invoke(cli, ["keys", "create", "--name", "x", "--scope", "admin"])
-    assert bad.exit_code == 2 and "scopes must be among read, write" in bad.output
+    bad = runner.invoke(cli, ["keys", "create", "--name", "x", "--scope", "delete"])
+    assert bad.exit_code == 2 and "scopes must be among read, write, admin" in bad.output
     unknown = runner.invoke(cli, ["keys", "revoke", "tlk_nope"])
     assert unknown.exit_code == 2 and "no API key" in unknown.output
 
@@ -55,3 +56,30 @@ def test_bad_scope_and_unknown_key_are_refused(db_env: str) -> None:
 def test_migrate_command(db_env: str) -> None:
     result = runner.invoke(cli, ["migrate"])
     assert result.exit_code == 0 and "database at head" in result.output
+
+
+def test_keys_of_a_project_with_an_expiry_are_listed_without_secrets(db_env: str) -> None:
+    made = runner.invoke(cli, ["projects", "create", "school-west"])
+    assert made.exit_code == 0, made.output
+    project_id, name = made.output.strip().split("\t")
+    assert name == "school-west"
+    again = runner.invoke(cli, ["projects", "create", "school-west"])
+    assert again.exit_code == 2 and "already a project named 'school-west'" in again.output
+    listed = runner.invoke(cli, ["projects", "list"]).output
+    assert "default" in listed and f"{project_id}\tschool-west" in listed
+
+    created = runner.invoke(
+        cli, ["keys", "create", "--name", "tutor", "--project", "school-west", "--expires-in-days", "7"]
+    )
+    assert created.exit_code == 0, created.output
+    header, secret = created.output.strip().splitlines()
+    assert f"project {project_id}" in header and "expires" in header
+    assert asyncio.run(_lookup(db_env, secret)) == ["read", "write"]
+
+    table = runner.invoke(cli, ["keys", "list", "--project", "school-west"])
+    assert table.exit_code == 0, table.output
+    rows = table.output.strip().splitlines()[1:]
+    assert len(rows) == 1 and rows[0].split("\t")[2:4] == [project_id, "tutor"] and secret not in table.output
+    assert rows[0].split("\t")[6] != "-"  # last used: the lookup above
+    nowhere = runner.invoke(cli, ["keys", "create", "--name", "x", "--project", "nope"])
+    assert nowhere.exit_code == 2 and "there is no project 'nope'" in nowhere.output

@@ -165,7 +165,7 @@ async def held_elsewhere(database_url: str) -> str:
     engine = create_engine(database_url)
     try:
         async with short_session(session_factory(engine)) as session:
-            problem = await get_or_create_problem(session, PROBLEM["question"], PROBLEM["solution"], {})
+            problem = await get_or_create_problem(session, PROBLEM["question"], PROBLEM["solution"])
             run = Run(
                 problem_id=problem.id,
                 status="running",

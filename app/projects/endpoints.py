@@ -1,0 +1,105 @@
+"""/v1/projects and /v1/keys: the admin API. An admin key manages every project and key; it sees
+no project's runs, datasets or batches beyond its own, like any key."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response, status
+
+from app.deps import AdminKey, Session
+from app.errors import Conflict, NotFound, Unprocessable, problem_responses
+from app.models import ApiKey, Project
+from app.projects import keys
+from app.projects.schemas import (
+    KeyCreate,
+    KeyCreated,
+    KeyList,
+    KeyPublic,
+    ProjectCreate,
+    ProjectList,
+    ProjectPublic,
+)
+
+router = APIRouter(tags=["admin"])
+_ERRORS = problem_responses(
+    {
+        403: "The key lacks the admin scope",
+        404: "No such project or key",
+        409: "Conflict",
+        422: "Invalid request",
+    }
+)
+
+
+def _project(project: Project) -> ProjectPublic:
+    return ProjectPublic(id=project.id, name=project.name, created_at=project.created_at)
+
+
+def key_public(key: ApiKey) -> KeyPublic:
+    """A key as the API lists it."""
+    return KeyPublic.model_validate(key.model_dump(exclude={"key_hash"}))
+
+
+async def _get_project(session: Session, project_id: str) -> Project:
+    project = await session.get(Project, project_id)
+    if project is None:
+        raise NotFound(f"There is no project {project_id}.")
+    return project
+
+
+@router.post(
+    "/v1/projects", status_code=status.HTTP_201_CREATED, response_model=ProjectPublic, responses=_ERRORS
+)
+async def create_project(
+    body: ProjectCreate, session: Session, _: AdminKey, response: Response
+) -> ProjectPublic:
+    """Create a project (a tenant); 409 if the name is taken."""
+    try:
+        project = await keys.create_project(session, body.name)
+    except keys.ProjectError as exc:
+        raise Conflict(f"{str(exc).capitalize()}.") from exc
+    await session.commit()
+    response.headers["Location"] = f"/v1/projects/{project.id}"
+    return _project(project)
+
+
+@router.get("/v1/projects", response_model=ProjectList, responses=_ERRORS)
+async def list_projects(session: Session, _: AdminKey) -> ProjectList:
+    """Every project, oldest first."""
+    return ProjectList(items=[_project(p) for p in await keys.list_projects(session)])
+
+
+@router.post(
+    "/v1/projects/{project_id}/keys",
+    status_code=status.HTTP_201_CREATED,
+    response_model=KeyCreated,
+    responses=_ERRORS,
+)
+async def create_key(project_id: str, body: KeyCreate, session: Session, _: AdminKey) -> KeyCreated:
+    """Create a key of the project; its secret is in this response and never again."""
+    await _get_project(session, project_id)
+    try:
+        made = await keys.create_key(session, body.name, list(body.scopes), project_id, body.expires_at)
+    except ValueError as exc:
+        raise Unprocessable(f"{str(exc).capitalize()}.") from exc
+    await session.commit()
+    row = await session.get(ApiKey, made.id)
+    assert row is not None
+    return KeyCreated(**key_public(row).model_dump(), secret=made.secret)
+
+
+@router.get("/v1/projects/{project_id}/keys", response_model=KeyList, responses=_ERRORS)
+async def list_keys(project_id: str, session: Session, _: AdminKey) -> KeyList:
+    """The project's keys with their scopes, expiry and last use; never a secret."""
+    await _get_project(session, project_id)
+    return KeyList(items=[key_public(k) for k in await keys.list_keys(session, project_id)])
+
+
+@router.post("/v1/keys/{key_id}/revoke", response_model=KeyPublic, responses=_ERRORS)
+async def revoke_key(key_id: str, session: Session, _: AdminKey) -> KeyPublic:
+    """Revoke a key (of any project): it stops working at once. Revoking twice is harmless."""
+    row = await session.get(ApiKey, key_id)
+    if row is None:
+        raise NotFound(f"There is no key {key_id}.")
+    await keys.revoke_key(session, key_id)
+    await session.commit()
+    return key_public(row)
