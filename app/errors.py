@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import email.message
+import json
 from http import HTTPStatus
 from typing import Any
 
@@ -59,10 +61,28 @@ class Conflict(AppError):
     status, slug, title = 409, "conflict", "Conflict"
 
 
+class PayloadTooLarge(AppError):
+    """The body passes the size limit (one type, whether Content-Length said so or the stream did)."""
+
+    status, slug, title = 413, "payload-too-large", "Request body too large"
+
+
+class UnsupportedMediaType(AppError):
+    """A JSON endpoint was sent a body of another media type."""
+
+    status, slug, title = 415, "unsupported-media-type", "Unsupported media type"
+
+
 class Unprocessable(AppError):
     """Well-formed but invalid."""
 
     status, slug, title = 422, "validation-error", "The request is invalid"
+
+
+# The framework's own errors (an unknown route, a body over the limit raised inside receive()) are
+# rendered as our type for their status, so one status never has two problem types.
+_FRAMEWORK_STATUSES = (BadRequest, Unauthorized, Forbidden, NotFound, Conflict, PayloadTooLarge)
+_OURS: dict[int, type[AppError]] = {cls.status: cls for cls in (*_FRAMEWORK_STATUSES, UnsupportedMediaType)}
 
 
 _AUTH = {
@@ -80,6 +100,17 @@ def problem_responses(codes: dict[int, str]) -> dict[int | str, dict[str, Any]]:
     }
 
 
+class ProblemResponse(JSONResponse):
+    """problem+json written as ASCII JSON: a detail or error that quotes the client's text (an
+    unknown model name, a metadata key) can always be written, even a lone surrogate (as \\ud800)."""
+
+    media_type = PROBLEM_JSON
+
+    def render(self, content: Any) -> bytes:
+        """The body, every non-ASCII character escaped."""
+        return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode()
+
+
 def problem(status: int, slug: str, title: str, detail: str, instance: str, **extra: Any) -> JSONResponse:
     """A problem+json response."""
     body = {
@@ -91,7 +122,38 @@ def problem(status: int, slug: str, title: str, detail: str, instance: str, **ex
         **extra,
     }
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+    return ProblemResponse(body, status_code=status, headers=headers)
+
+
+def app_problem(exc: AppError, instance: str) -> JSONResponse:
+    """The problem+json response of one of our errors."""
+    return problem(exc.status, exc.slug, exc.title, exc.detail, instance, **exc.extra)
+
+
+def _is_json(content_type: str) -> bool:
+    """Whether FastAPI reads a body of this type as JSON (application/json or application/*+json)."""
+    message = email.message.Message()
+    message["content-type"] = content_type
+    subtype = message.get_content_subtype()
+    return message.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json")
+    )
+
+
+def _not_sent_as_json(request: Request, errors: list[dict[str, Any]]) -> bool:
+    """Whether the body failed validation because it was not sent as JSON: FastAPI then hands the
+    raw bytes to the schema, which can only refuse them."""
+    declared = request.headers.get("content-type")
+    if declared is None:  # a body with no type at all: refused whole (an empty body is only "missing")
+        return any(e["loc"] == ["body"] and e["type"] != "missing" for e in errors)
+    return not _is_json(declared) and any(e["loc"][:1] == ["body"] for e in errors)
+
+
+def _wrong_media_type(request: Request) -> UnsupportedMediaType:
+    declared = request.headers.get("content-type") or "none"
+    return UnsupportedMediaType(
+        f"This endpoint reads a JSON body: send it with Content-Type: application/json (it was {declared})."
+    )
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -99,11 +161,13 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(AppError)
     async def app_error(request: Request, exc: AppError) -> JSONResponse:
-        return problem(exc.status, exc.slug, exc.title, exc.detail, request.url.path, **exc.extra)
+        return app_problem(exc, request.url.path)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
+        if _not_sent_as_json(request, errors):
+            return app_problem(_wrong_media_type(request), request.url.path)
         malformed = any(e["type"] == "json_invalid" for e in errors)
         status, slug = (400, "malformed-json") if malformed else (422, "validation-error")
         detail = "The body is not valid JSON." if malformed else "The request does not match the schema."
@@ -111,6 +175,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code in _OURS:
+            return app_problem(_OURS[exc.status_code](str(exc.detail)), request.url.path)
         phrase = HTTPStatus(exc.status_code).phrase
         slug = phrase.lower().replace(" ", "-")
         return problem(exc.status_code, slug, phrase, str(exc.detail), request.url.path)

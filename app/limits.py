@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-import json
-
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.errors import PayloadTooLarge, app_problem
+
+
+def _detail(max_bytes: int) -> str:
+    return f"The body is larger than {max_bytes} bytes."
+
 
 class BodyTooLarge(HTTPException):
-    """Raised inside receive() when the body passes the limit (rendered as 413 problem+json)."""
+    """Raised inside receive() when the body passes the limit. An HTTPException, not an AppError:
+    FastAPI passes those on while it reads a body (anything else becomes a 400), and the error
+    handlers render a 413 as PayloadTooLarge, the type ``_reject`` answers too."""
 
     def __init__(self, max_bytes: int) -> None:
-        super().__init__(413, f"The body is larger than {max_bytes} bytes.")
+        super().__init__(413, _detail(max_bytes))
 
 
 class BodySizeLimit:
@@ -29,7 +35,7 @@ class BodySizeLimit:
         limit = self.per_path.get(scope["path"].rstrip("/"), self.max_bytes)
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await self._reject(scope, send, limit)
+            await self._reject(scope, receive, send, limit)
             return
         seen, started = 0, False
 
@@ -50,21 +56,8 @@ class BodySizeLimit:
             await self.app(scope, limited, tracking)
         except BodyTooLarge:
             if not started:
-                await self._reject(scope, send, limit)
+                await self._reject(scope, receive, send, limit)
 
-    async def _reject(self, scope: Scope, send: Send, limit: int) -> None:
-        body = json.dumps(
-            {
-                "type": "https://thinkloop.dev/problems/payload-too-large",
-                "title": "Request body too large",
-                "status": 413,
-                "detail": f"The body is larger than {limit} bytes.",
-                "instance": scope["path"],
-            }
-        ).encode()
-        headers = [
-            (b"content-type", b"application/problem+json"),
-            (b"content-length", str(len(body)).encode()),
-        ]
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+    async def _reject(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        response = app_problem(PayloadTooLarge(_detail(limit)), scope["path"])
+        await response(scope, receive, send)
