@@ -17,6 +17,21 @@ MIGRATION_LOCK = 0x7468696E6B  # any constant shared by every thinkloop process:
 
 
 def _run(connection: Connection) -> None:
+    sqlite = connection.dialect.name == "sqlite"
+    if sqlite:
+        # SQLite alters a table by copying it into a new one and dropping the old; with foreign keys
+        # enforced, dropping a table other rows point at fails (or would delete them). So they are
+        # off while migrating (the pragma only takes effect outside a transaction) and every
+        # reference is checked before the migration commits.
+        connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+        connection.commit()  # end the transaction SQLAlchemy began for it, so the migration has its own
+    _migrate(connection)
+    if sqlite:
+        connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+        connection.commit()
+
+
+def _migrate(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
@@ -29,6 +44,10 @@ def _run(connection: Connection) -> None:
             # later ones then find the schema at head. Alembic reads the heads after this point.
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         context.run_migrations()
+        if connection.dialect.name == "sqlite":
+            broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise RuntimeError(f"the migration left rows pointing at nothing: {broken[:5]}")
 
 
 async def _online() -> None:

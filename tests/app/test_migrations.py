@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from sqlalchemy import inspect as sa_inspect
 from sqlmodel import SQLModel
 
 import app.models  # noqa: F401  (registers the tables)
@@ -50,3 +52,68 @@ async def test_processes_that_start_together_migrate_one_at_a_time(database_url:
     ]
     results = [(await p.wait(), (await p.stderr.read()).decode()[-500:]) for p in processes if p.stderr]
     assert [code for code, _ in results] == [0, 0, 0], results
+
+
+async def test_projects_migration_keeps_what_exists_and_moves_metadata_to_submissions(
+    database_url: str,
+) -> None:
+    """A database at 0007 with a key, a problem with metadata, a run of it and a dataset row: after
+    0008 they are in the project 'default', and the metadata is the run's and the row's."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from app.db import alembic_config
+
+    await asyncio.to_thread(command.upgrade, alembic_config(database_url), "0007")
+    engine = create_engine(database_url)
+    meta = '{"student": "Alice", "flaw": "unit_mismatch"}'
+    try:
+        async with engine.begin() as connection:
+            now = "2026-11-01 10:00:00"
+            await connection.execute(
+                text(
+                    "INSERT INTO api_keys (id, name, prefix, key_hash, scopes, created_at) "
+                    "VALUES ('k1', 'old', 'tlk_old', 'h1', '[\"read\"]', :now)"
+                ),
+                {"now": now},
+            )
+            await connection.execute(
+                text(
+                    "INSERT INTO problems (id, content_hash, question, solution, meta, created_at) "
+                    "VALUES ('p1', 'c1', 'q', 's', :meta, :now)"
+                ),
+                {"meta": meta, "now": now},
+            )
+            await connection.execute(
+                text(
+                    "INSERT INTO runs (id, problem_id, status, model, judge_model, policy, max_rounds, arm,"
+                    " created_at) VALUES ('r1', 'p1', 'accepted', 'm', 'j', 'default', 3, 'loop', :now)"
+                ),
+                {"now": now},
+            )
+            await connection.execute(
+                text(
+                    "INSERT INTO datasets (id, name, format, n_problems, created_at) "
+                    "VALUES ('d1', 'set', 'jsonl', 1, :now)"
+                ),
+                {"now": now},
+            )
+            await connection.execute(
+                text("INSERT INTO dataset_items (dataset_id, problem_id, position) VALUES ('d1', 'p1', 0)")
+            )
+        await migrate(database_url)
+        async with engine.connect() as connection:
+            key = (await connection.execute(text("SELECT project_id FROM api_keys"))).scalar()
+            run = (await connection.execute(text("SELECT project_id, meta FROM runs"))).one()
+            dataset = (await connection.execute(text("SELECT project_id FROM datasets"))).scalar()
+            row = (await connection.execute(text("SELECT meta FROM dataset_items"))).scalar()
+            names = (await connection.execute(text("SELECT name FROM projects"))).scalars().all()
+            columns = await connection.run_sync(
+                lambda sync: [c["name"] for c in sa_inspect(sync).get_columns("problems")]
+            )
+    finally:
+        await engine.dispose()
+    assert key == dataset == run[0] == "default" and names == ["default"]
+    as_dict = [json.loads(v) if isinstance(v, str) else v for v in (run[1], row)]
+    assert as_dict == [json.loads(meta)] * 2
+    assert "meta" not in columns
