@@ -39,8 +39,11 @@ def storable(text: str) -> str:
 
 
 def storable_if_text(value: ValueT) -> ValueT:
-    """``storable`` for a value that may be text or a number (metadata values): one error, not one
-    per member of the union."""
+    """``storable`` for a value that may not be text (a pydantic ``BeforeValidator``, or the
+    ``AfterValidator`` of a union such as a metadata value: one error, not one per member).
+
+    Before a constrained string (``max_length``, ``strip_whitespace``): pydantic-core refuses a lone
+    surrogate there itself, but only as "unable to parse raw data as a unicode string"."""
     if isinstance(value, str):
         storable(value)
     return value

@@ -5,16 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from agents.schemas import CallFailure
 from app.models import BatchItem
 from app.reporting.item_result import ItemResult
+from app.text import storable_if_text
 from graphs.scoring import PolicyName
 
 BatchStatus = Literal["queued", "running", "paused", "completed", "cancelled", "budget_exhausted"]
 ReportFormat = Literal["json", "md", "csv", "html"]
-ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200), BeforeValidator(storable_if_text)]
 MAX_BATCH_ITEMS = 100_000
 
 
@@ -28,7 +29,7 @@ class BatchCreate(BaseModel):
         },
     )
 
-    dataset_id: str = Field(max_length=64)
+    dataset_id: Annotated[str, BeforeValidator(storable_if_text)] = Field(max_length=64)
     models: list[ModelName] = Field(min_length=1, max_length=20, description="Models under test")
     judge_model: ModelName | None = Field(default=None, description="Judge model (default: settings)")
     policy: PolicyName | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response, status
+from pydantic import AfterValidator
 from sqlmodel import select
 
 from app.datasets import repository as datasets_repo
@@ -14,6 +15,7 @@ from app.deps import ReadKey, Session, WriteKey
 from app.errors import NotFound, Unprocessable, problem_responses
 from app.models import Dataset
 from app.pagination import page
+from app.text import storable
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
 _ERRORS = problem_responses({404: "No such dataset", 413: "File too large", 422: "Bad rows or file"})
@@ -79,7 +81,9 @@ async def upload_dataset(
     _: WriteKey,
     response: Response,
     name: Annotated[
-        str, Query(min_length=1, max_length=200, description="A name; its extension may tell the format")
+        str,
+        Query(min_length=1, max_length=200, description="A name; its extension may tell the format"),
+        AfterValidator(storable),
     ],
     fmt: Annotated[
         DatasetFormat | None, Query(alias="format", description="Override format detection")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AnyHttpUrl, BaseModel, BeforeValidator, ConfigDict, Field
 
 from agents.schemas import CallFailure, QuestionText, SolutionText, SolverResult
 from app.models import RunStatus
+from app.text import StorableText, storable_if_text
 from app.webhooks import DeliveryStatus
 from graphs.state import RoundFigures
 
@@ -25,9 +26,11 @@ class ProblemIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    question: QuestionText
-    solution: SolutionText = ""
-    metadata: dict[str, str | int | float | bool | None] = Field(default_factory=dict, max_length=32)
+    question: Annotated[QuestionText, BeforeValidator(storable_if_text)]
+    solution: Annotated[SolutionText, BeforeValidator(storable_if_text)] = ""
+    metadata: dict[
+        StorableText, Annotated[str | int | float | bool | None, AfterValidator(storable_if_text)]
+    ] = Field(default_factory=dict, max_length=32)
 
 
 class RunOptions(BaseModel):
