@@ -149,6 +149,18 @@ def _not_sent_as_json(request: Request, errors: list[dict[str, Any]]) -> bool:
     return not _is_json(declared) and any(e["loc"][:1] == ["body"] for e in errors)
 
 
+def _schema_mismatch(errors: list[dict[str, Any]]) -> str:
+    """A detail naming the first field at fault and why, so the text alone says what was wrong."""
+    if not errors:
+        return "The request does not match the schema."
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"])
+    more = f" (and {len(errors) - 1} more, in errors)" if len(errors) > 1 else ""
+    return (
+        f"The request does not match the schema: {where}: {first['msg'].removeprefix('Value error, ')}{more}."
+    )
+
+
 def _wrong_media_type(request: Request) -> UnsupportedMediaType:
     declared = request.headers.get("content-type") or "none"
     return UnsupportedMediaType(
@@ -170,7 +182,7 @@ def install_error_handlers(app: FastAPI) -> None:
             return app_problem(_wrong_media_type(request), request.url.path)
         malformed = any(e["type"] == "json_invalid" for e in errors)
         status, slug = (400, "malformed-json") if malformed else (422, "validation-error")
-        detail = "The body is not valid JSON." if malformed else "The request does not match the schema."
+        detail = "The body is not valid JSON." if malformed else _schema_mismatch(errors)
         return problem(status, slug, HTTPStatus(status).phrase, detail, request.url.path, errors=errors)
 
     @app.exception_handler(StarletteHTTPException)
