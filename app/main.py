@@ -27,6 +27,7 @@ from app.panels import load_registry, panel_factory
 from app.projects import endpoints as projects
 from app.runs import deliveries
 from app.runs import endpoints as runs
+from app.runs.actions import retaining
 from app.runs.service import open_executor
 from app.runs.stream import listening
 from app.settings import Settings, get_settings
@@ -61,6 +62,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # own; with Redis, `thinkloop worker`s do, and new runs are sent to them.
         if not settings.broker_url:
             await stack.enter_async_context(executor.running())
+        # Retention: runs older than THINKLOOP_RETENTION_DAYS are deleted, every trace of them.
+        await stack.enter_async_context(retaining(settings, app.state.sessions, executor.delete_checkpoints))
         # Streams: on PostgreSQL, other processes' announcements wake this one's streams of their runs.
         await stack.enter_async_context(listening(settings.database_url, executor.notifier))
         # -- end of background services --

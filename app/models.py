@@ -382,3 +382,30 @@ class CachedResponse(SQLModel, table=True):
     model: str = Field(max_length=200)
     text: str = Field(sa_column=Column(Text, nullable=False))
     created_at: datetime = _ts()
+
+
+class CacheUse(SQLModel, table=True):
+    """Which batch stored or reused a cached reply: deleting a batch deletes the replies that only
+    it used."""
+
+    __tablename__ = "llm_cache_uses"
+
+    key: str = Field(foreign_key="llm_cache.key", primary_key=True, max_length=64)
+    batch_id: str = Field(foreign_key="batches.id", primary_key=True, index=True)
+
+
+class AuditEvent(SQLModel, table=True):
+    """Who did what to which resource, written in the same transaction as the change itself."""
+
+    __tablename__ = "audit_events"
+    __table_args__ = (Index("ix_audit_events_project_id_created_at", "project_id", "created_at"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    created_at: datetime = _ts()
+    project_id: str = Field(max_length=64)  # no foreign key: the log outlives what it names
+    key_id: str | None = Field(default=None, max_length=64)  # None: the CLI, or the service itself
+    actor: str = Field(max_length=200)  # the key's name and prefix, "cli", or "retention"
+    action: str = Field(max_length=32)  # created, cancelled, paused, resumed, retried, deleted, revoked
+    target_type: str = Field(max_length=16)  # run, batch, dataset, project, key
+    target_id: str = Field(max_length=64)
+    detail: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))

@@ -65,6 +65,14 @@ class Settings(BaseSettings):
         description="How often a process looks for runs to take over (queued, or lease lapsed)",
     )
 
+    retention_days: float | None = Field(
+        default=None,
+        gt=0,
+        description="Runs submitted over the API are deleted (with every trace) this many days after "
+        "they were created, once ended; batches are kept until deleted. Default: kept",
+    )
+    retention_sweep_s: float = Field(default=3600.0, gt=0, description="How often old runs are purged")
+
     broker_url: str | None = Field(default=None, description="redis://... to run batches on workers")
     batch_concurrency: int = Field(default=8, ge=1, description="Batch items in flight per process")
     batch_lease_s: float = Field(

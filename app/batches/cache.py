@@ -5,21 +5,31 @@ from __future__ import annotations
 import contextlib
 import hashlib
 
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import short_session
-from app.models import DEFAULT_PROJECT, CachedResponse
+from app.models import DEFAULT_PROJECT, CachedResponse, CacheUse
 
 
 class SqlResponseCache:
     """A content-addressed cache shared by every process on the same database, and seen by one
     project only: a project's replies are stored under keys no other project asks for, so a cached
     reply (and whether there is one) never crosses projects. The default project keeps the plain
-    keys, so what it cached before projects existed stays usable."""
+    keys, so what it cached before projects existed stays usable.
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], project_id: str = DEFAULT_PROJECT) -> None:
-        self._sessions, self._project = sessions, project_id
+    With a ``batch_id``, every reply the batch stores or reuses is noted as used by it, so deleting
+    the batch deletes the replies no other batch used."""
+
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        project_id: str = DEFAULT_PROJECT,
+        batch_id: str | None = None,
+    ) -> None:
+        self._sessions, self._project, self._batch = sessions, project_id, batch_id
 
     def _scoped(self, key: str) -> str:
         if self._project == DEFAULT_PROJECT:
@@ -31,12 +41,26 @@ class SqlResponseCache:
         try:
             async with short_session(self._sessions) as session:
                 row = await session.get(CachedResponse, self._scoped(key))
+                if row is not None:
+                    await self._used(session, row.key)
                 return row.text if row else None
         except (OperationalError, InterfaceError):
             return None
 
     async def put(self, key: str, model: str, text: str) -> None:
         """Store a reply; a concurrent writer of the same key wins harmlessly, and an outage skips it."""
+        scoped = self._scoped(key)
         with contextlib.suppress(IntegrityError, OperationalError, InterfaceError):
             async with short_session(self._sessions) as session:
-                session.add(CachedResponse(key=self._scoped(key), model=model, text=text))
+                session.add(CachedResponse(key=scoped, model=model, text=text))
+        with contextlib.suppress(OperationalError, InterfaceError):
+            async with short_session(self._sessions) as session:
+                await self._used(session, scoped)
+
+    async def _used(self, session: AsyncSession, scoped: str) -> None:
+        if self._batch is None:
+            return
+        insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+        await session.execute(
+            insert(CacheUse).values(key=scoped, batch_id=self._batch).on_conflict_do_nothing()
+        )

@@ -36,6 +36,7 @@ from app.models import BATCH_TERMINAL, ApiKey, Batch, Dataset, DatasetItem
 from app.pagination import page
 from app.reporting.batch import build_report
 from app.reporting.formats import render_report
+from app.runs.deps import Executor
 
 router = APIRouter(prefix="/v1/batches", tags=["batches"])
 _ERRORS = problem_responses(
@@ -89,7 +90,7 @@ async def create_batch(
         policy=body.policy or settings.policy,
         project_id=key.project_id,
     )
-    batch = await service.create(spec)
+    batch = await service.create(spec, key)
     response.headers["Location"] = f"/v1/batches/{batch.id}"
     return await _public(service, batch)
 
@@ -119,12 +120,12 @@ async def _steer(
     batch_id: str,
     key: ApiKey,
     verb: str,
-    act: Callable[[str], Awaitable[object]],
+    act: Callable[[str, ApiKey], Awaitable[object]],
 ) -> BatchPublic:
     async with short_session(service.sessions) as session:
         await _get(session, batch_id, key.project_id)
     try:
-        await act(batch_id)
+        await act(batch_id, key)
     except LookupError as exc:
         raise NotFound(f"There is no batch {batch_id}.") from exc
     except BatchStateError as exc:
@@ -157,6 +158,23 @@ async def cancel_batch(batch_id: str, key: WriteKey, service: Batches) -> BatchP
 async def retry_failed_items(batch_id: str, key: WriteKey, service: Batches) -> BatchPublic:
     """Send the items that ended in error again. 409 for a cancelled or budget-stopped batch."""
     return await _steer(service, batch_id, key, "retry-failed", service.retry_failed)
+
+
+@router.delete(
+    "/{batch_id}", status_code=status.HTTP_204_NO_CONTENT, response_class=Response, responses=_ERRORS
+)
+async def delete_batch(batch_id: str, key: WriteKey, service: Batches, executor: Executor) -> Response:
+    """Delete an ended batch and every trace of it: items, their runs (rows, transcripts, deliveries,
+    checkpoints), cached replies no other batch used. 409 while it is active or items still run."""
+    async with short_session(service.sessions) as session:
+        await _get(session, batch_id, key.project_id)
+    try:
+        await service.delete(batch_id, key, executor.delete_checkpoints)
+    except LookupError as exc:
+        raise NotFound(f"There is no batch {batch_id}.") from exc
+    except BatchStateError as exc:
+        raise Conflict(f"Cannot delete this batch: {exc}.") from exc
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get(

@@ -239,7 +239,7 @@ class BatchRunner:
             if not await repo.complete(session, item_id, self.worker, **columns):
                 raise LeaseLost(run_id)
 
-        cache = SqlResponseCache(self.sessions, batch.project_id) if batch.use_cache else None
+        cache = SqlResponseCache(self.sessions, batch.project_id, batch.id) if batch.use_cache else None
         failed: dict[str, Any] = {}
         try:  # anything that goes wrong fails this item alone, never leaves it 'running'
             # After an outage the run resumes from its last checkpoint.

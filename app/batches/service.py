@@ -1,17 +1,35 @@
-"""Batch lifecycle: create, enqueue, pause, resume, cancel, retry failed items, progress."""
+"""Batch lifecycle: create, enqueue, pause, resume, cancel, retry failed items, delete, progress.
+Every change by a person (an API key, or the CLI) is written to the audit log with it."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlmodel import col, select
 from taskiq import AsyncBroker
 
 from app.batches import repository as repo
 from app.batches.broker import enqueue
 from app.db import short_session
-from app.models import DEFAULT_PROJECT, ITEM_TERMINAL, Batch, utcnow
+from app.models import (
+    BATCH_TERMINAL,
+    DEFAULT_PROJECT,
+    ITEM_TERMINAL,
+    ApiKey,
+    Batch,
+    BatchItem,
+    CachedResponse,
+    CacheUse,
+    ItemStatus,
+    Run,
+    utcnow,
+)
+from app.projects import audit
+from app.runs import repository as runs_repo
 
 
 class BatchStateError(ValueError):
@@ -41,13 +59,15 @@ class BatchService:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], broker: AsyncBroker) -> None:
         self.sessions, self.broker = sessions, broker
 
-    async def create(self, spec: BatchSpec) -> Batch:
+    async def create(self, spec: BatchSpec, key: ApiKey | None = None) -> Batch:
         """Store the batch and its items, then enqueue every item."""
         async with short_session(self.sessions) as session:
             batch = Batch(**spec.__dict__, status="queued")
             session.add(batch)
             await session.flush()
-            await repo.create_items(session, batch)
+            items = await repo.create_items(session, batch)
+            detail = {"dataset_id": spec.dataset_id, "models": spec.models, "items": items}
+            audit.record(session, key, "created", "batch", batch.id, batch.project_id, detail)
         await self._enqueue(batch.id)
         return batch
 
@@ -56,24 +76,26 @@ class BatchService:
             ids = await repo.pending_ids(session, batch_id, statuses)
         return await enqueue(self.broker, ids)
 
-    async def pause(self, batch_id: str) -> Batch:
+    async def pause(self, batch_id: str, key: ApiKey | None = None) -> Batch:
         """Stop starting items; running ones finish."""
-        return await self._transition(batch_id, {"queued", "running"}, "paused")
+        return await self._transition(batch_id, {"queued", "running"}, "paused", key, "paused")
 
-    async def resume(self, batch_id: str) -> Batch:
+    async def resume(self, batch_id: str, key: ApiKey | None = None) -> Batch:
         """Start again: pending items are sent to the queue anew."""
-        batch = await self._transition(batch_id, {"paused"}, "running")
+        batch = await self._transition(batch_id, {"paused"}, "running", key, "resumed")
         await self._enqueue(batch_id)
         return batch
 
-    async def cancel(self, batch_id: str) -> Batch:
+    async def cancel(self, batch_id: str, key: ApiKey | None = None) -> Batch:
         """Stop for good: pending items are cancelled; running ones finish."""
-        batch = await self._transition(batch_id, {"queued", "running", "paused"}, "cancelled")
+        batch = await self._transition(
+            batch_id, {"queued", "running", "paused"}, "cancelled", key, "cancelled"
+        )
         async with short_session(self.sessions) as session:
             await repo.set_items(session, batch_id, ("pending",), "cancelled")
         return batch
 
-    async def retry_failed(self, batch_id: str) -> int:
+    async def retry_failed(self, batch_id: str, key: ApiKey | None = None) -> int:
         """Send the items that ended in error (outcome ``error``, status ``failed``) again."""
         async with short_session(self.sessions) as session:
             batch = await self._get(session, batch_id)
@@ -82,10 +104,51 @@ class BatchService:
             moved = await repo.set_items(session, batch_id, ("failed",), "pending")
             if moved:
                 batch.status, batch.finished_at = "running", None
+            audit.record(session, key, "retried", "batch", batch_id, batch.project_id, {"items": moved})
         await self._enqueue(batch_id)
         return moved
 
-    async def _transition(self, batch_id: str, allowed: set[str], target: str) -> Batch:
+    async def delete(
+        self, batch_id: str, key: ApiKey | None, delete_checkpoints: Callable[[list[str]], Awaitable[None]]
+    ) -> None:
+        """Delete an ended batch and every trace of it: its items, their runs (rows, transcripts,
+        deliveries, and checkpoints through ``delete_checkpoints``), the cached replies no other
+        batch used, and problems nothing else refers to. BatchStateError while it is active or an
+        item still runs (cancel it first, and let its items in flight finish)."""
+        async with short_session(self.sessions) as session:
+            await self._deletable(session, batch_id)
+            runs = await _run_ids(session, batch_id)
+        await delete_checkpoints(runs)  # first: a failure leaves the batch, never its states
+        async with short_session(self.sessions) as session:
+            batch = await self._deletable(session, batch_id)
+            runs = await _run_ids(session, batch_id)  # a retry may have begun one meanwhile: refused above
+            used = select(col(CacheUse.key)).where(col(CacheUse.batch_id) == batch_id)
+            keys = set((await session.execute(used)).scalars().all())
+            await session.execute(delete(CacheUse).where(col(CacheUse.batch_id) == batch_id))
+            if keys:
+                still = select(col(CacheUse.key)).where(col(CacheUse.key).in_(keys))
+                kept = set((await session.execute(still)).scalars().all())
+                gone = delete(CachedResponse).where(col(CachedResponse.key).in_(keys - kept))
+                await session.execute(gone)
+            items = select(col(BatchItem.problem_id)).where(col(BatchItem.batch_id) == batch_id)
+            problems = set((await session.execute(items)).scalars().all())
+            await session.execute(delete(BatchItem).where(col(BatchItem.batch_id) == batch_id))
+            problems |= await runs_repo.delete_runs(session, runs)
+            await session.execute(delete(Batch).where(col(Batch.id) == batch_id))
+            await runs_repo.delete_orphan_problems(session, problems)
+            audit.record(session, key, "deleted", "batch", batch_id, batch.project_id, {"runs": len(runs)})
+
+    async def _deletable(self, session: AsyncSession, batch_id: str) -> Batch:
+        batch = await self._get(session, batch_id)
+        if batch.status not in BATCH_TERMINAL:
+            raise BatchStateError(f"the batch is {batch.status}: cancel it first")
+        if (await repo.counts(session, batch_id)).get(ItemStatus.RUNNING):
+            raise BatchStateError("items are still running: delete it once they finish")
+        return batch
+
+    async def _transition(
+        self, batch_id: str, allowed: set[str], target: str, key: ApiKey | None, action: str
+    ) -> Batch:
         extra = (
             {"finished_at": utcnow(), "stop_reason": "cancelled by request"} if target == "cancelled" else {}
         )
@@ -94,6 +157,7 @@ class BatchService:
             if not await repo.transition(session, batch_id, sorted(allowed), status=target, **extra):
                 raise BatchStateError(f"cannot go from {batch.status} to {target}")
             await session.refresh(batch)
+            audit.record(session, key, action, "batch", batch_id, batch.project_id)
             return batch
 
     async def _get(self, session: AsyncSession, batch_id: str) -> Batch:
@@ -130,3 +194,9 @@ async def progress(sessions: async_sessionmaker[AsyncSession], batch_id: str) ->
         "eta_s": eta,
         **spent,
     }
+
+
+async def _run_ids(session: AsyncSession, batch_id: str) -> list[str]:
+    """Every run of a batch's items, retried items' earlier runs included."""
+    query = select(col(Run.id)).where(col(Run.batch_id) == batch_id)
+    return list((await session.execute(query)).scalars().all())

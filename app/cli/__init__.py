@@ -18,6 +18,7 @@ cli.command("worker", help="The same as `thinkloop batch worker`.")(batch.worker
 cli.add_typer(keys.projects_cli, name="projects")
 cli.add_typer(keys.keys_cli, name="keys")
 cli.command("migrate")(service.migrate_command)
+cli.command("purge")(service.purge_command)
 cli.command()(service.serve)
 
 

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.cli.support import fail, in_session
 from app.models import DEFAULT_PROJECT, ApiKey, Project, utcnow
+from app.projects import audit
 from app.projects.keys import (
     NewKey,
     ProjectError,
@@ -30,8 +31,14 @@ projects_cli = typer.Typer(help="Create and list projects (tenants).", no_args_i
 @projects_cli.command("create")
 def projects_create(name: Annotated[str, typer.Argument(help="A unique name")]) -> None:
     """Create a project; its keys will see its runs, datasets and batches only."""
+
+    async def make(session: AsyncSession) -> Project:
+        project = await create_project(session, name)
+        audit.record(session, None, "created", "project", project.id, project.id, {"name": project.name})
+        return project
+
     try:
-        project = asyncio.run(in_session(lambda session: create_project(session, name)))
+        project = asyncio.run(in_session(make))
     except ProjectError as exc:
         fail(str(exc))
     typer.echo(f"{project.id}\t{project.name}")
@@ -62,7 +69,9 @@ def keys_create(
 
     async def make(session: AsyncSession) -> NewKey:
         owner = await find_project(session, project)
-        return await create_key(session, name, scopes, owner.id, expires)
+        made = await create_key(session, name, scopes, owner.id, expires)
+        audit.record(session, None, "created", "key", made.id, owner.id, {"scopes": made.scopes})
+        return made
 
     try:
         key = asyncio.run(in_session(make))
@@ -97,7 +106,14 @@ def keys_list(
 @keys_cli.command("revoke")
 def keys_revoke(key: Annotated[str, typer.Argument(help="The key's id or prefix")]) -> None:
     """Revoke an API key: it stops working at once."""
-    row = asyncio.run(in_session(lambda session: revoke_key(session, key)))
+
+    async def revoke(session: AsyncSession) -> ApiKey | None:
+        row = await revoke_key(session, key)
+        if row is not None:
+            audit.record(session, None, "revoked", "key", row.id, row.project_id)
+        return row
+
+    row = asyncio.run(in_session(revoke))
     if row is None:
         fail(f"no API key {key!r}")
     typer.echo(f"revoked {row.id} ({row.name})")

@@ -1,11 +1,13 @@
-"""`thinkloop serve` and `thinkloop migrate`."""
+"""`thinkloop serve`, `thinkloop migrate` and `thinkloop purge`."""
 
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Annotated
 
 import typer
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import migrate
 from app.settings import get_settings
@@ -31,3 +33,31 @@ def serve(
     uvicorn.run(
         create_app(settings), host=host or settings.host, port=port or settings.port, log_level="warning"
     )
+
+
+def purge_command(
+    older_than_days: Annotated[
+        float | None, typer.Option(min=0.0, help="Delete ended runs older than this (default: the setting)")
+    ] = None,
+) -> None:
+    """Delete every ended run submitted over the API that is older than N days, with every trace of it
+    (rows, transcript, deliveries, checkpoints); batches are kept until deleted."""
+    from app.checkpoints import open_checkpointer
+    from app.cli.support import fail, with_database
+    from app.runs.actions import purge
+
+    settings = get_settings()
+    days = older_than_days if older_than_days is not None else settings.retention_days
+    if days is None:
+        fail("give --older-than-days, or set THINKLOOP_RETENTION_DAYS")
+
+    async def work(sessions: async_sessionmaker[AsyncSession]) -> int:
+        async with open_checkpointer(settings.database_url, 2) as saver:
+
+            async def forget(run_ids: list[str]) -> None:
+                for run_id in run_ids:
+                    await saver.adelete_thread(run_id)
+
+            return await purge(sessions, forget, timedelta(days=days))
+
+    typer.echo(f"deleted {asyncio.run(with_database(settings, work))} run(s)")

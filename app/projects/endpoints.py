@@ -3,13 +3,17 @@ no project's runs, datasets or batches beyond its own, like any key."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response, status
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response, status
 
 from app.deps import AdminKey, Session
 from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import ApiKey, Project
-from app.projects import keys
+from app.projects import audit, keys
 from app.projects.schemas import (
+    AuditEntry,
+    AuditPage,
     KeyCreate,
     KeyCreated,
     KeyList,
@@ -50,13 +54,14 @@ async def _get_project(session: Session, project_id: str) -> Project:
     "/v1/projects", status_code=status.HTTP_201_CREATED, response_model=ProjectPublic, responses=_ERRORS
 )
 async def create_project(
-    body: ProjectCreate, session: Session, _: AdminKey, response: Response
+    body: ProjectCreate, session: Session, admin: AdminKey, response: Response
 ) -> ProjectPublic:
     """Create a project (a tenant); 409 if the name is taken."""
     try:
         project = await keys.create_project(session, body.name)
     except keys.ProjectError as exc:
         raise Conflict(f"{str(exc).capitalize()}.") from exc
+    audit.record(session, admin, "created", "project", project.id, project.id, {"name": project.name})
     await session.commit()
     response.headers["Location"] = f"/v1/projects/{project.id}"
     return _project(project)
@@ -74,13 +79,14 @@ async def list_projects(session: Session, _: AdminKey) -> ProjectList:
     response_model=KeyCreated,
     responses=_ERRORS,
 )
-async def create_key(project_id: str, body: KeyCreate, session: Session, _: AdminKey) -> KeyCreated:
+async def create_key(project_id: str, body: KeyCreate, session: Session, admin: AdminKey) -> KeyCreated:
     """Create a key of the project; its secret is in this response and never again."""
     await _get_project(session, project_id)
     try:
         made = await keys.create_key(session, body.name, list(body.scopes), project_id, body.expires_at)
     except ValueError as exc:
         raise Unprocessable(f"{str(exc).capitalize()}.") from exc
+    audit.record(session, admin, "created", "key", made.id, project_id, {"scopes": made.scopes})
     await session.commit()
     row = await session.get(ApiKey, made.id)
     assert row is not None
@@ -95,11 +101,30 @@ async def list_keys(project_id: str, session: Session, _: AdminKey) -> KeyList:
 
 
 @router.post("/v1/keys/{key_id}/revoke", response_model=KeyPublic, responses=_ERRORS)
-async def revoke_key(key_id: str, session: Session, _: AdminKey) -> KeyPublic:
+async def revoke_key(key_id: str, session: Session, admin: AdminKey) -> KeyPublic:
     """Revoke a key (of any project): it stops working at once. Revoking twice is harmless."""
     row = await session.get(ApiKey, key_id)
     if row is None:
         raise NotFound(f"There is no key {key_id}.")
     await keys.revoke_key(session, key_id)
+    audit.record(session, admin, "revoked", "key", key_id, row.project_id)
     await session.commit()
     return key_public(row)
+
+
+@router.get("/v1/audit", response_model=AuditPage, responses=_ERRORS)
+async def read_audit(
+    session: Session,
+    _: AdminKey,
+    project_id: Annotated[str | None, Query(max_length=64)] = None,
+    action: Annotated[str | None, Query(max_length=32)] = None,
+    target_id: Annotated[str | None, Query(max_length=64)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+) -> AuditPage:
+    """The audit log, newest first: who created, cancelled, steered, revoked or deleted what."""
+    rows, next_cursor = await audit.entries(
+        session, project_id=project_id, action=action, target_id=target_id, limit=limit, cursor=cursor
+    )
+    items = [AuditEntry.model_validate(row.model_dump()) for row in rows]
+    return AuditPage(items=items, next_cursor=next_cursor)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
@@ -72,3 +72,24 @@ class KeyList(BaseModel):
     items: list[KeyPublic] = Field(
         description="The project's keys, oldest first, revoked and expired included"
     )
+
+
+class AuditEntry(BaseModel):
+    """Who did what to which resource, and when."""
+
+    id: str = Field(description="Entry id")
+    created_at: datetime = Field(description="When (UTC)")
+    project_id: str = Field(description="The project the resource belongs to")
+    key_id: str | None = Field(description="The API key that did it; null for the CLI or the service")
+    actor: str = Field(description="The key's name and prefix, 'cli', or 'retention'")
+    action: str = Field(description="created, cancelled, paused, resumed, retried, revoked or deleted")
+    target_type: str = Field(description="run, batch, dataset, project or key")
+    target_id: str = Field(description="The resource's id")
+    detail: dict[str, Any] | None = Field(description="What else is worth knowing (e.g. items of a batch)")
+
+
+class AuditPage(BaseModel):
+    """GET /v1/audit: entries, newest first."""
+
+    items: list[AuditEntry] = Field(description="Entries, newest first")
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null at the end")

@@ -3,19 +3,24 @@ trace, follow its events. The endpoints in ``app.runs.endpoints`` only translate
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from functools import partial
 
-from sqlalchemy.exc import IntegrityError
+import structlog
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from agents.models import ModelRegistry
 from app.db import short_session
 from app.deps import check_models
 from app.errors import Conflict, NotFound, Unprocessable
-from app.models import RUN_TERMINAL, ApiKey, ProblemRow, Run
+from app.models import RUN_TERMINAL, ApiKey, ProblemRow, Run, utcnow
+from app.projects import audit
 from app.runs import repository as repo
 from app.runs.schemas import RunCreate, RunTrace
 from app.runs.service import RunExecutor
@@ -23,6 +28,8 @@ from app.runs.stream import Notifier, StreamEvent, announce
 from app.runs.trace import run_trace
 from app.settings import Settings
 from app.webhooks import WebhookOutbox, WebhookTargetRefused, check_target, enqueue
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass
@@ -90,9 +97,26 @@ async def submit(
         if earlier is None:
             raise
         return await _replay(session, earlier, digest)
+    audit.record(session, key, "created", "run", run.id, key.project_id)
     await session.commit()
     await executor.start(run.id)
     return Submitted(run, problem.question)
+
+
+async def delete(session: AsyncSession, run_id: str, key: ApiKey, executor: RunExecutor) -> None:
+    """Delete the project's ended run and every trace of it: its rows, transcript, webhook deliveries
+    and checkpoints, and its problem unless something else refers to it. 409 while it runs (cancel
+    it first) and for a batch item's run (delete the batch)."""
+    run = await get(session, run_id, key.project_id)
+    if run.status not in RUN_TERMINAL:
+        raise Conflict(f"The run is still {run.status}: cancel it first.")
+    if run.batch_id is not None:
+        raise Conflict(f"The run is an item of batch {run.batch_id}: delete the batch instead.")
+    await executor.delete_checkpoints([run_id])  # first: a failure leaves the run, never its states
+    problems = await repo.delete_runs(session, [run_id])
+    await repo.delete_orphan_problems(session, problems)
+    audit.record(session, key, "deleted", "run", run_id, key.project_id)
+    await session.commit()
 
 
 async def _replay(session: AsyncSession, run: Run, digest: str) -> Submitted:
@@ -122,15 +146,17 @@ async def trace(session: AsyncSession, run_id: str, project_id: str) -> RunTrace
 
 
 async def cancel(
-    session: AsyncSession, run_id: str, project_id: str, executor: RunExecutor, outbox: WebhookOutbox
+    session: AsyncSession, run_id: str, key: ApiKey, executor: RunExecutor, outbox: WebhookOutbox
 ) -> Submitted:
     """Cancel the project's queued or running run; 409 if it already ended or is a batch item's.
     Returns the run in its end state, from whichever process stored it."""
-    run = await get(session, run_id, project_id)
+    run = await get(session, run_id, key.project_id)
     if run.status in RUN_TERMINAL:
         raise Conflict(f"The run already ended ({run.status}).")
     if run.batch_id is not None:  # its item would be left without a result
         raise Conflict(f"The run is an item of batch {run.batch_id}: cancel the batch instead.")
+    audit.record(session, key, "cancelled", "run", run_id, key.project_id)
+    await session.commit()
     if not executor.cancel(run_id):
         # Executed elsewhere (that process loses the lease at its next renewal and stops the run)
         # or by nobody: the end state and its webhook are stored here. There is no end event, so
@@ -196,3 +222,57 @@ async def _stored(
         rows = await repo.events_after(session, run_id, after)
     events = [StreamEvent.of(row.seq, row.type, row.data) for row in rows]
     return events, run is None or run.status in RUN_TERMINAL
+
+
+DeleteCheckpoints = Callable[[list[str]], Awaitable[None]]
+
+
+async def purge(
+    sessions: async_sessionmaker[AsyncSession], delete_checkpoints: DeleteCheckpoints, older_than: timedelta
+) -> int:
+    """Delete every ended run submitted over the API that was created more than ``older_than`` ago,
+    with every trace of it, as ``delete`` does, and log each in the audit log (actor "retention").
+    Batch items' runs stay with their batch. Returns how many runs were deleted."""
+    before, total = utcnow() - older_than, 0
+    while True:
+        async with short_session(sessions) as session:
+            expired = await repo.expired_runs(session, before)
+        if not expired:
+            return total
+        ids = [run_id for run_id, _ in expired]
+        await delete_checkpoints(ids)
+        async with short_session(sessions) as session:
+            problems = await repo.delete_runs(session, ids)
+            await repo.delete_orphan_problems(session, problems)
+            why = {"reason": "retention"}
+            for run_id, project in expired:
+                audit.record(session, None, "deleted", "run", run_id, project, why, actor="retention")
+        total += len(ids)
+        log.info("runs.purged", count=len(ids))
+
+
+@contextlib.asynccontextmanager
+async def retaining(
+    settings: Settings, sessions: async_sessionmaker[AsyncSession], delete_checkpoints: DeleteCheckpoints
+) -> AsyncIterator[None]:
+    """Purge runs older than THINKLOOP_RETENTION_DAYS every THINKLOOP_RETENTION_SWEEP_S while the block
+    runs (any number of processes may: a run is deleted once). Does nothing without the setting."""
+    if settings.retention_days is None:
+        yield
+        return
+    age = timedelta(days=settings.retention_days)
+
+    async def sweep() -> None:
+        while True:
+            try:
+                await purge(sessions, delete_checkpoints, age)
+            except (DBAPIError, OSError) as exc:  # the database is away: next time
+                log.warning("runs.purge_failed", error=type(exc).__name__)
+            await asyncio.sleep(settings.retention_sweep_s)
+
+    task = asyncio.create_task(sweep(), name="runs-retention")
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

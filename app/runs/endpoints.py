@@ -92,8 +92,18 @@ async def cancel_run(
     run_id: str, session: Session, key: WriteKey, executor: Executor, outbox: Outbox
 ) -> RunPublic:
     """Cancel a queued or running run; 409 if it already ended or is a batch item's."""
-    cancelled = await actions.cancel(session, run_id, key.project_id, executor, outbox)
+    cancelled = await actions.cancel(session, run_id, key, executor, outbox)
     return run_public(cancelled.run, cancelled.question)
+
+
+@router.delete(
+    "/{run_id}", status_code=status.HTTP_204_NO_CONTENT, response_class=Response, responses=_ERRORS
+)
+async def delete_run(run_id: str, session: Session, key: WriteKey, executor: Executor) -> Response:
+    """Delete an ended run and every trace of it (rows, transcript, deliveries, checkpoints); 409 while
+    it runs or when it is a batch item's."""
+    await actions.delete(session, run_id, key, executor)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("/{run_id}/events", responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, delete, func, or_, update
@@ -13,13 +13,17 @@ from sqlmodel import col, select
 
 from agents.schemas import HolisticVerdict, JudgeResult, RevisionResult
 from app.models import (
+    RUN_TERMINAL,
     RUN_UNFINISHED,
+    BatchItem,
+    DatasetItem,
     ProblemRow,
     RevisionRow,
     RoundRow,
     Run,
     TranscriptEvent,
     VerdictRow,
+    WebhookDelivery,
     utcnow,
 )
 from app.pagination import page
@@ -375,3 +379,50 @@ async def questions(session: AsyncSession, ids: list[str]) -> dict[str, str]:
         )
     ).all()
     return {row[0]: row[1] for row in rows}
+
+
+async def delete_runs(session: AsyncSession, run_ids: Collection[str]) -> set[str]:
+    """Delete runs and every row recorded of them (verdicts, rounds, revisions, transcript, webhook
+    deliveries); returns their problems' ids, for ``delete_orphan_problems``. Checkpoints are the
+    checkpointer's (``RunExecutor.delete_checkpoints``)."""
+    if not run_ids:
+        return set()
+    ids = list(run_ids)
+    query = select(col(Run.problem_id)).where(col(Run.id).in_(ids))
+    problems = set((await session.execute(query)).scalars().all())
+    for table in (VerdictRow, RoundRow, RevisionRow, TranscriptEvent, WebhookDelivery):
+        await session.execute(delete(table).where(col(table.run_id).in_(ids)))
+    await session.execute(delete(Run).where(col(Run.id).in_(ids)))
+    return problems
+
+
+async def delete_orphan_problems(session: AsyncSession, problem_ids: Collection[str]) -> int:
+    """Delete the problems that no run, dataset row or batch item refers to any more."""
+    if not problem_ids:
+        return 0
+    ids = list(problem_ids)
+    referrers = (
+        select(col(Run.problem_id)).where(col(Run.problem_id).in_(ids)),
+        select(col(DatasetItem.problem_id)).where(col(DatasetItem.problem_id).in_(ids)),
+        select(col(BatchItem.problem_id)).where(col(BatchItem.problem_id).in_(ids)),
+    )
+    used: set[str] = set()
+    for query in referrers:
+        used |= set((await session.execute(query)).scalars().all())
+    orphans = delete(ProblemRow).where(col(ProblemRow.id).in_([i for i in ids if i not in used]))
+    result = await session.execute(orphans)
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+async def expired_runs(session: AsyncSession, before: datetime, limit: int = 500) -> list[tuple[str, str]]:
+    """(id, project) of finished runs created before ``before`` that are no batch's item."""
+    query = (
+        select(col(Run.id), col(Run.project_id))
+        .where(
+            col(Run.created_at) < before,
+            col(Run.status).in_(RUN_TERMINAL),
+            col(Run.batch_id).is_(None),
+        )
+        .limit(limit)
+    )
+    return [(row[0], row[1]) for row in (await session.execute(query)).all()]

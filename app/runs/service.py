@@ -8,7 +8,7 @@ import dataclasses
 import os
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -252,6 +252,11 @@ class RunExecutor:
                 if remaining <= 0:
                     return False
                 await follow.wait(min(remaining, self.settings.sse_reread_s))
+
+    async def delete_checkpoints(self, run_ids: Iterable[str]) -> None:
+        """Delete the checkpoints of ended runs (their graph states, which hold every version)."""
+        for run_id in run_ids:
+            await self.graph.checkpointer.adelete_thread(run_id)
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a running task; False when this process is not running it."""

@@ -83,3 +83,11 @@ def test_keys_of_a_project_with_an_expiry_are_listed_without_secrets(db_env: str
     assert rows[0].split("\t")[6] != "-"  # last used: the lookup above
     nowhere = runner.invoke(cli, ["keys", "create", "--name", "x", "--project", "nope"])
     assert nowhere.exit_code == 2 and "there is no project 'nope'" in nowhere.output
+
+
+def test_purge_needs_an_age_and_deletes_nothing_young(db_env: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("THINKLOOP_RETENTION_DAYS", raising=False)
+    missing = runner.invoke(cli, ["purge"])
+    assert missing.exit_code == 2 and "--older-than-days" in missing.output
+    done = runner.invoke(cli, ["purge", "--older-than-days", "30"])
+    assert done.exit_code == 0 and "deleted 0 run(s)" in done.output
