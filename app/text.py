@@ -9,6 +9,7 @@ ordinary text and is stored and answered unchanged.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from typing import Annotated, TypeVar
@@ -39,14 +40,22 @@ def storable(text: str) -> str:
 
 
 def storable_if_text(value: ValueT) -> ValueT:
-    """``storable`` for a value that may not be text (a pydantic ``BeforeValidator``, or the
-    ``AfterValidator`` of a union such as a metadata value: one error, not one per member).
+    """``storable`` for a value that may not be text, as a pydantic ``BeforeValidator``.
 
     Before a constrained string (``max_length``, ``strip_whitespace``): pydantic-core refuses a lone
     surrogate there itself, but only as "unable to parse raw data as a unicode string"."""
     if isinstance(value, str):
         storable(value)
     return value
+
+
+def storable_scalar(value: ValueT) -> ValueT:
+    """A JSON scalar we can store (a metadata value): storable text, or a finite number. JSON's
+    NaN and Infinity (which Python's parser accepts, and 1e999 becomes) are refused: PostgreSQL's
+    JSON cannot hold them, SQLite's can, and the two must answer alike."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"the number {value} is not finite, so it cannot be stored")
+    return storable_if_text(value)
 
 
 StorableText = Annotated[str, AfterValidator(storable)]

@@ -9,7 +9,7 @@ from pydantic import AfterValidator, AnyHttpUrl, BaseModel, BeforeValidator, Con
 
 from agents.schemas import CallFailure, QuestionText, SolutionText, SolverResult
 from app.models import RunStatus
-from app.text import StorableText, storable_if_text
+from app.text import StorableText, storable_if_text, storable_scalar
 from app.webhooks import DeliveryStatus
 from graphs.state import RoundFigures
 
@@ -29,7 +29,7 @@ class ProblemIn(BaseModel):
     question: Annotated[QuestionText, BeforeValidator(storable_if_text)]
     solution: Annotated[SolutionText, BeforeValidator(storable_if_text)] = ""
     metadata: dict[
-        StorableText, Annotated[str | int | float | bool | None, AfterValidator(storable_if_text)]
+        StorableText, Annotated[str | int | float | bool | None, AfterValidator(storable_scalar)]
     ] = Field(default_factory=dict, max_length=32)
 
 
