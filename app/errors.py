@@ -149,6 +149,17 @@ def _not_sent_as_json(request: Request, errors: list[dict[str, Any]]) -> bool:
     return not _is_json(declared) and any(e["loc"][:1] == ["body"] for e in errors)
 
 
+def _unreadable_json(exc: StarletteHTTPException) -> str | None:
+    """Why FastAPI could not parse a body that is JSON in form: Python's parser gave up on it (nested
+    past the recursion limit, an integer past the int-to-text digit limit). None for other errors."""
+    cause = exc.__cause__
+    if exc.status_code != 400 or not isinstance(cause, ValueError | RecursionError):
+        return None
+    if isinstance(cause, RecursionError):
+        return "The body cannot be read as JSON: it is nested too deeply."
+    return f"The body cannot be read as JSON: {str(cause).split(';')[0]}."
+
+
 def _schema_mismatch(errors: list[dict[str, Any]]) -> str:
     """A detail naming the first field at fault and why, so the text alone says what was wrong."""
     if not errors:
@@ -187,6 +198,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if (unreadable := _unreadable_json(exc)) is not None:
+            return problem(400, "malformed-json", "Bad Request", unreadable, request.url.path)
         if exc.status_code in _OURS:
             return app_problem(_OURS[exc.status_code](str(exc.detail)), request.url.path)
         phrase = HTTPStatus(exc.status_code).phrase

@@ -88,6 +88,8 @@ UNSTORABLE_RUNS = [
     pytest.param({"question": QUESTION, "metadata": {"student": f"A{NUL}"}}, "NUL", id="meta-nul"),
     pytest.param({"question": QUESTION, "metadata": {f"k{NUL}": "v"}}, "NUL", id="meta-key-nul"),
     pytest.param({"question": f"How{NUL} many?"}, "NUL", id="question-nul"),
+    pytest.param({"question": QUESTION, "metadata": {"a": "NaN"}}, "not finite", id="meta-nan"),
+    pytest.param({"question": QUESTION, "metadata": {"a": 1e999}}, "inf is not finite", id="meta-inf"),
 ]
 
 
@@ -96,7 +98,7 @@ async def test_unstorable_text_in_a_run_is_a_422_and_nothing_is_stored(
     api: Api, problem: dict[str, object], what: str
 ) -> None:
     # json.dumps keeps our backslashes, so the server reads the escape itself.
-    body = json.dumps({"problem": problem}).replace("\\\\u", "\\u")
+    body = json.dumps({"problem": problem}).replace("\\\\u", "\\u").replace('"NaN"', "NaN")
     answer = api.refused(post_json(api, "/v1/runs", body), 422, "validation-error", what)
     assert str(answer["detail"]).startswith("The request does not match the schema: body.problem.")
     assert what in str(answer["detail"])
@@ -257,6 +259,22 @@ def test_validate_command_reports_hostile_rows(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     assert f"{path}:2: error: " in result.output and f"{path}:3: error: " in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (
+            '{"problem": {"question": "q", "metadata": {"a": ' + "[" * 20_000 + "]" * 20_000 + "}}}",
+            "too deeply",
+        ),
+        ('{"problem": {"question": "q"}, "options": {"max_rounds": ' + "9" * 5_000 + "}}", "4300 digits"),
+    ],
+    ids=["nested", "huge-int"],
+)
+async def test_a_json_body_the_parser_refuses_is_a_400(api: Api, body: str, reason: str) -> None:
+    api.refused(post_json(api, "/v1/runs", body), 400, "malformed-json", "cannot be read as JSON", reason)
+    assert api.stored("runs") == []
 
 
 # -- 4. media types ----------------------------------------------------------------------------------
