@@ -37,6 +37,7 @@ from app.pagination import page
 from app.reporting.batch import build_report
 from app.reporting.formats import render_report
 from app.runs.deps import Executor
+from app.text import unstorable_reason
 
 router = APIRouter(prefix="/v1/batches", tags=["batches"])
 _ERRORS = problem_responses(
@@ -52,7 +53,7 @@ async def _public(service: BatchService, batch: Batch) -> BatchPublic:
 
 async def _get(session: AsyncSession, batch_id: str, project_id: str) -> Batch:
     """The project's batch; 404 for an unknown id and for another project's batch alike."""
-    batch = await session.get(Batch, batch_id)
+    batch = None if unstorable_reason(batch_id) else await session.get(Batch, batch_id)
     if batch is None or batch.project_id != project_id:
         raise NotFound(f"There is no batch {batch_id}.")
     return batch

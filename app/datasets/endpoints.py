@@ -6,19 +6,23 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response, status
 from pydantic import AfterValidator
-from sqlmodel import select
+from sqlmodel import col, select
 
 from app.datasets import repository as datasets_repo
 from app.datasets.parsing import MAX_DATASET_BYTES, DatasetError, ParsedDataset, RowError, parse_dataset
 from app.datasets.schemas import DatasetFormat, DatasetPage, DatasetPublic
 from app.deps import ReadKey, Session, WriteKey
-from app.errors import NotFound, Unprocessable, problem_responses
+from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import Dataset
 from app.pagination import page
-from app.text import storable
+from app.projects import audit
+from app.runs import repository as runs_repo
+from app.text import storable, unstorable_reason
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
-_ERRORS = problem_responses({404: "No such dataset", 413: "File too large", 422: "Bad rows or file"})
+_ERRORS = problem_responses(
+    {404: "No such dataset", 409: "Batches use it", 413: "File too large", 422: "Bad rows or file"}
+)
 MAX_LISTED_ISSUES = 100  # a hostile 10,000-row file must not make a 10,000-entry answer
 
 
@@ -78,7 +82,7 @@ def _public(dataset: Dataset, parsed: ParsedDataset | None = None) -> DatasetPub
 async def upload_dataset(
     request: Request,
     session: Session,
-    _: WriteKey,
+    key: WriteKey,
     response: Response,
     name: Annotated[
         str,
@@ -96,30 +100,55 @@ async def upload_dataset(
     """
     filename, chosen = _format(request.headers.get("content-type", ""), name, fmt)
     parsed = _parse(await request.body(), filename, chosen)
-    dataset = await datasets_repo.store_dataset(session, name, parsed)
+    dataset = await datasets_repo.store_dataset(session, name, parsed, project_id=key.project_id)
+    detail = {"name": name, "problems": dataset.n_problems}
+    audit.record(session, key, "created", "dataset", dataset.id, key.project_id, detail)
     await session.commit()
     response.headers["Location"] = f"/v1/datasets/{dataset.id}"
     return _public(dataset, parsed)
 
 
-@router.get("/{dataset_id}", response_model=DatasetPublic, responses=_ERRORS)
-async def get_dataset(dataset_id: str, session: Session, _: ReadKey) -> DatasetPublic:
-    """A registered problem set."""
-    dataset = await session.get(Dataset, dataset_id)
-    if dataset is None:
+async def _get(session: Session, dataset_id: str, project_id: str) -> Dataset:
+    """The project's dataset; 404 for an unknown id and for another project's dataset alike."""
+    dataset = None if unstorable_reason(dataset_id) else await session.get(Dataset, dataset_id)
+    if dataset is None or dataset.project_id != project_id:
         raise NotFound(f"There is no dataset {dataset_id}.")
-    return _public(dataset)
+    return dataset
+
+
+@router.get("/{dataset_id}", response_model=DatasetPublic, responses=_ERRORS)
+async def get_dataset(dataset_id: str, session: Session, key: ReadKey) -> DatasetPublic:
+    """A registered problem set."""
+    return _public(await _get(session, dataset_id, key.project_id))
+
+
+@router.delete(
+    "/{dataset_id}", status_code=status.HTTP_204_NO_CONTENT, response_class=Response, responses=_ERRORS
+)
+async def delete_dataset(dataset_id: str, session: Session, key: WriteKey) -> Response:
+    """Delete a problem set with its rows and their metadata, and the problems nothing else refers
+    to; 409 while batches evaluate it (delete them first)."""
+    await _get(session, dataset_id, key.project_id)
+    try:
+        problems = await datasets_repo.delete_dataset(session, dataset_id)
+    except datasets_repo.DatasetInUse as exc:
+        raise Conflict(f"Batches evaluate this dataset ({exc}): delete them first.") from exc
+    await runs_repo.delete_orphan_problems(session, problems)
+    audit.record(session, key, "deleted", "dataset", dataset_id, key.project_id)
+    await session.commit()
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("", response_model=DatasetPage, responses=_ERRORS)
 async def list_datasets(
     session: Session,
-    _: ReadKey,
+    key: ReadKey,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> DatasetPage:
-    """Problem sets, newest first."""
-    rows, next_cursor = await page(session, select(Dataset), Dataset, limit, cursor)
+    """The project's problem sets, newest first."""
+    query = select(Dataset).where(col(Dataset.project_id) == key.project_id)
+    rows, next_cursor = await page(session, query, Dataset, limit, cursor)
     return DatasetPage(items=[_public(d) for d in rows], next_cursor=next_cursor)
 
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import delete, insert
 from sqlalchemy import select as sa_select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
+from sqlmodel import col, select
 
 from app.datasets.parsing import DatasetRow, ParsedDataset
-from app.models import DEFAULT_PROJECT, Dataset, DatasetItem, ProblemRow, new_id, utcnow
+from app.models import DEFAULT_PROJECT, Batch, Dataset, DatasetItem, ProblemRow, new_id, utcnow
 
 
 async def store_dataset(
@@ -77,6 +77,24 @@ async def _problem_ids(session: AsyncSession, rows: Sequence[DatasetRow]) -> dic
         missing = [problem["content_hash"] for problem in new]
         ids |= dict((await session.execute(query.where(col(ProblemRow.content_hash).in_(missing)))).all())
     return ids
+
+
+class DatasetInUse(Exception):
+    """Batches still evaluate the dataset: they go first."""
+
+
+async def delete_dataset(session: AsyncSession, dataset_id: str) -> set[str]:
+    """Delete a dataset and its rows (with their metadata); returns its problems' ids, for
+    ``delete_orphan_problems``. DatasetInUse while a batch refers to it."""
+    query = select(col(Batch.id)).where(col(Batch.dataset_id) == dataset_id)
+    batches = list((await session.execute(query.limit(5))).scalars().all())
+    if batches:
+        raise DatasetInUse(", ".join(batches))
+    rows = select(col(DatasetItem.problem_id)).where(col(DatasetItem.dataset_id) == dataset_id)
+    problems = set((await session.execute(rows)).scalars().all())
+    await session.execute(delete(DatasetItem).where(col(DatasetItem.dataset_id) == dataset_id))
+    await session.execute(delete(Dataset).where(col(Dataset.id) == dataset_id))
+    return problems
 
 
 async def row_meta(session: AsyncSession, dataset_id: str, problem_id: str) -> dict[str, Any] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response, status
+from pydantic import AfterValidator
 from sse_starlette import EventSourceResponse
 
 from app.db import short_session
@@ -16,6 +17,7 @@ from app.runs import repository as repo
 from app.runs.deps import Executor, Outbox
 from app.runs.schemas import RunCreate, RunPage, RunPublic, RunTrace
 from app.runs.trace import run_public
+from app.text import storable_if_text
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 _ERRORS = problem_responses(
@@ -77,7 +79,7 @@ async def list_runs(
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
     status_filter: Annotated[RunStatus | None, Query(alias="status")] = None,
-    model: Annotated[str | None, Query(max_length=200)] = None,
+    model: Annotated[str | None, Query(max_length=200), AfterValidator(storable_if_text)] = None,
 ) -> RunPage:
     """The project's runs, newest first, with filters and cursor pagination."""
     runs, next_cursor = await repo.list_runs(

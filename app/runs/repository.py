@@ -28,6 +28,7 @@ from app.models import (
 )
 from app.pagination import page
 from app.problems import content_hash
+from app.text import unstorable_reason
 from graphs.result import RunResult
 from graphs.state import RoundFigures, RoundRecord
 
@@ -64,6 +65,8 @@ async def find_idempotent(session: AsyncSession, api_key_id: str, key: str) -> R
 
 async def project_run(session: AsyncSession, run_id: str, project_id: str) -> Run | None:
     """The project's run with this id; None for an unknown id and for another project's run alike."""
+    if unstorable_reason(run_id) is not None:  # no id holds NUL (PostgreSQL would refuse to look)
+        return None
     run = await session.get(Run, run_id)
     return run if run is not None and run.project_id == project_id else None
 

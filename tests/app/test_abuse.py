@@ -47,12 +47,10 @@ async def test_a_name_the_database_cannot_hold_is_a_422_not_a_500(
     response = await service.client.post(
         "/v1/datasets", params={"name": "evil\x00name.jsonl"}, content=body, headers=service.keys.auth()
     )
-    if database_url.startswith("sqlite"):  # SQLite stores NUL in text
-        assert response.status_code == 201
-    else:  # PostgreSQL cannot: a clear 422, and nothing half-written
-        assert "cannot be stored" in str(assert_problem(response, 422)["detail"])
-        listed = await service.client.get("/v1/datasets", headers=service.keys.auth("read"))
-        assert listed.json()["items"] == []
+    # PostgreSQL cannot store NUL in text, so neither database takes it: a clear 422, nothing stored
+    assert "NUL (U+0000)" in str(assert_problem(response, 422)["detail"])
+    listed = await service.client.get("/v1/datasets", headers=service.keys.auth("read"))
+    assert listed.json()["items"] == []
 
 
 async def test_ten_thousand_hostile_dataset_rows(service: Service) -> None:

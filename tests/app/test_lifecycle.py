@@ -205,3 +205,23 @@ async def test_the_audit_log_is_for_admins(service: Service) -> None:
         await service.client.get("/v1/audit", params={"limit": 1}, headers=service.keys.auth("admin"))
     ).json()
     assert len(page["items"]) == 1 and page["next_cursor"]
+
+
+async def test_deleting_a_dataset_waits_for_its_batches(service: Service, database_url: str) -> None:
+    from app.models import Dataset, DatasetItem
+
+    batch = await start(service)
+    await settle(service, batch["id"])
+    dataset_id = batch["dataset_id"]
+    busy = await service.client.delete(f"/v1/datasets/{dataset_id}", headers=service.keys.auth())
+    assert busy.status_code == 409 and batch["id"] in busy.json()["detail"]
+    assert (
+        await service.client.delete(f"/v1/batches/{batch['id']}", headers=service.keys.auth())
+    ).status_code == 204
+    gone = await service.client.delete(f"/v1/datasets/{dataset_id}", headers=service.keys.auth())
+    assert gone.status_code == 204
+    assert await _count(database_url, Dataset, col(Dataset.id) == dataset_id) == 0
+    assert await _count(database_url, DatasetItem, col(DatasetItem.dataset_id) == dataset_id) == 0
+    assert await _count(database_url, ProblemRow) == 0  # nothing else referred to its problems
+    actions = [(e["action"], e["target_type"]) for e in await _audit(service, target_id=dataset_id)]
+    assert actions == [("deleted", "dataset"), ("created", "dataset")]

@@ -169,3 +169,34 @@ async def test_cached_replies_are_seen_by_their_project_only(database_url: str) 
         assert await a.get("d" * 64) is None
     finally:
         await engine.dispose()
+
+
+async def test_another_projects_datasets_and_batches_are_not_there(service: Service) -> None:
+    from tests.app.test_batches_api import settle, start
+
+    batch = await start(service)
+    await settle(service, batch["id"])
+    dataset_id, batch_id = batch["dataset_id"], batch["id"]
+    client, other = service.client, service.keys.auth("other")
+    _not_found(await client.get(f"/v1/datasets/{dataset_id}", headers=other))
+    _not_found(await client.delete(f"/v1/datasets/{dataset_id}", headers=other))
+    assert (await client.get("/v1/datasets", headers=other)).json()["items"] == []
+    body = {"dataset_id": dataset_id, "models": ["sim"], "judge_model": "sim"}
+    refused = await client.post("/v1/batches", json=body, headers=other)
+    assert refused.status_code == 422 and f"There is no dataset {dataset_id}" in refused.json()["detail"]
+    for path in ("", "/report", "/items", "/events"):
+        _not_found(await client.get(f"/v1/batches/{batch_id}{path}", headers=other))
+    for verb in ("pause", "resume", "cancel", "retry-failed"):
+        _not_found(await client.post(f"/v1/batches/{batch_id}/{verb}", headers=other))
+    _not_found(await client.delete(f"/v1/batches/{batch_id}", headers=other))
+    assert (await client.get("/v1/batches", headers=other)).json()["items"] == []
+    # and the batch's item runs are the first project's alone
+    items = (await client.get(f"/v1/batches/{batch_id}/items", headers=service.keys.auth())).json()["items"]
+    _not_found(await client.get(f"/v1/runs/{items[0]['run_id']}", headers=other))
+    mine = (await client.get(f"/v1/runs/{items[0]['run_id']}", headers=service.keys.auth())).json()
+    assert mine["batch_id"] == batch_id and mine["problem"]["metadata"]  # the dataset row's metadata
+
+
+async def test_an_id_no_database_could_hold_is_simply_not_found(service: Service) -> None:
+    for path in ("/v1/runs/a%00b", "/v1/batches/a%00b", "/v1/datasets/a%00b", "/v1/runs/a%00b/events"):
+        _not_found(await service.client.get(path, headers=service.keys.auth()))
