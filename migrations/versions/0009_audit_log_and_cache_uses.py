@@ -43,7 +43,9 @@ def upgrade() -> None:
         sa.Column("detail", sa.JSON(), nullable=True),
         sa.PrimaryKeyConstraint("id"),
     )
-    op.create_index("ix_audit_events_project_id_created_at", "audit_events", ["project_id", "created_at"], unique=False)
+    op.create_index(
+        "ix_audit_events_project_id_created_at", "audit_events", ["project_id", "created_at"], unique=False
+    )
 
 
 def downgrade() -> None:
