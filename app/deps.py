@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Response
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agents.models import ModelRegistry, UnknownModelError
 from agents.panel import PanelFactory
-from app.auth import find_key
+from app.access.quotas import Quotas
+from app.access.signin import find_key
 from app.errors import Forbidden, Unauthorized, Unprocessable
 from app.models import ApiKey
 from app.settings import Settings
@@ -43,6 +44,12 @@ def get_registry(request: Request) -> ModelRegistry:
     return registry
 
 
+def get_quotas(request: Request) -> Quotas:
+    """The app's quotas (rate windows, daily caps, the sign-in brake)."""
+    quotas: Quotas = request.app.state.quotas
+    return quotas
+
+
 def get_factory(request: Request) -> PanelFactory:
     """The app's panel factory (one client per model, shared by every run)."""
     factory: PanelFactory = request.app.state.factory
@@ -63,18 +70,26 @@ def require_scope(scope: str) -> Callable[..., Awaitable[ApiKey]]:
 
     async def check(
         request: Request,
+        response: Response,
         bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
         header: Annotated[str | None, Depends(_header)],
     ) -> ApiKey:
         secret = bearer.credentials if bearer else header
         if not secret:
             raise Unauthorized("Send an API key as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'.")
+        quotas: Quotas = request.app.state.quotas
+        client = request.client.host if request.client else "unknown"
+        await quotas.check_signin(client)  # a client guessing keys is slowed to a few tries a minute
         async with request.app.state.sessions() as session:
             key = await find_key(session, secret)
         if key is None:
+            await quotas.signin_failed(client)
             raise Unauthorized("The API key is unknown, revoked or expired.")
         if scope not in key.scopes:
             raise Forbidden(f"This key lacks the '{scope}' scope.")
+        window = await quotas.admit(key)
+        if window is not None:
+            response.headers.update(window.headers())
         return key
 
     return check
@@ -84,6 +99,7 @@ Session = Annotated[AsyncSession, Depends(get_session)]
 Registry = Annotated[ModelRegistry, Depends(get_registry)]
 Factory = Annotated[PanelFactory, Depends(get_factory)]
 AppSettings = Annotated[Settings, Depends(get_settings_dep)]
+QuotasDep = Annotated[Quotas, Depends(get_quotas)]
 ReadKey = Annotated[ApiKey, Depends(require_scope("read"))]
 WriteKey = Annotated[ApiKey, Depends(require_scope("write"))]
 AdminKey = Annotated[ApiKey, Depends(require_scope("admin"))]

@@ -25,9 +25,10 @@ class AppError(Exception):
     slug = "internal-error"
     title = "Internal error"
 
-    def __init__(self, detail: str, **extra: Any) -> None:
+    def __init__(self, detail: str, headers: dict[str, str] | None = None, **extra: Any) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.headers = headers or {}
         self.extra = extra
 
 
@@ -79,6 +80,18 @@ class Unprocessable(AppError):
     status, slug, title = 422, "validation-error", "The request is invalid"
 
 
+class TooManyRequests(AppError):
+    """A rate limit or quota is spent; Retry-After says when to try again."""
+
+    status, slug, title = 429, "too-many-requests", "Too many requests"
+
+
+class QuotaExceeded(TooManyRequests):
+    """A project's daily token or cost cap for runs is spent."""
+
+    slug, title = "quota-exceeded", "Daily quota spent"
+
+
 # The framework's own errors (an unknown route, a body over the limit raised inside receive()) are
 # rendered as our type for their status, so one status never has two problem types.
 _FRAMEWORK_STATUSES = (BadRequest, Unauthorized, Forbidden, NotFound, Conflict, PayloadTooLarge)
@@ -89,6 +102,7 @@ _AUTH = {
     400: "Malformed request (invalid JSON or cursor)",
     401: "Missing or invalid API key",
     403: "Missing scope",
+    429: "A rate limit or quota is spent (Retry-After)",
 }
 
 
@@ -111,7 +125,15 @@ class ProblemResponse(JSONResponse):
         return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode()
 
 
-def problem(status: int, slug: str, title: str, detail: str, instance: str, **extra: Any) -> JSONResponse:
+def problem(
+    status: int,
+    slug: str,
+    title: str,
+    detail: str,
+    instance: str,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
     """A problem+json response."""
     body = {
         "type": f"https://thinkloop.dev/problems/{slug}",
@@ -121,13 +143,14 @@ def problem(status: int, slug: str, title: str, detail: str, instance: str, **ex
         "instance": instance,
         **extra,
     }
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if status == 401:
+        headers = (headers or {}) | {"WWW-Authenticate": "Bearer"}
     return ProblemResponse(body, status_code=status, headers=headers)
 
 
 def app_problem(exc: AppError, instance: str) -> JSONResponse:
     """The problem+json response of one of our errors."""
-    return problem(exc.status, exc.slug, exc.title, exc.detail, instance, **exc.extra)
+    return problem(exc.status, exc.slug, exc.title, exc.detail, instance, exc.headers, **exc.extra)
 
 
 def _is_json(content_type: str) -> bool:

@@ -12,6 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from agents.llm import preload
 from app import health
+from app.access.quotas import Quotas
 from app.batches import endpoints as batches
 from app.batches.broker import send_run
 from app.batches.runtime import batch_runtime, consuming
@@ -48,6 +49,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.engine, app.state.sessions = engine, session_factory(engine)
         app.state.registry, app.state.metrics = factory.registry, ServiceMetrics()
         app.state.factory = factory
+        app.state.quotas = Quotas(settings)  # rate windows in memory, or in Redis when configured
+        stack.push_async_callback(app.state.quotas.aclose)
         executor = await stack.enter_async_context(
             open_executor(settings, app.state.sessions, factory, app.state.metrics)
         )

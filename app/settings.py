@@ -73,6 +73,25 @@ class Settings(BaseSettings):
     )
     retention_sweep_s: float = Field(default=3600.0, gt=0, description="How often old runs are purged")
 
+    key_requests_per_minute: int = Field(
+        default=0, ge=0, description="Requests one API key may make per minute (429 beyond); 0: no limit"
+    )
+    project_requests_per_minute: int = Field(
+        default=0, ge=0, description="Requests all keys of one project may make per minute; 0: no limit"
+    )
+    signin_failures_per_minute: int = Field(
+        default=20,
+        ge=0,
+        description="Failed sign-ins (unknown, revoked or expired keys) one client address may make per "
+        "minute before every sign-in from it is refused with 429 for the rest of the window; 0: no brake",
+    )
+    project_daily_tokens: int | None = Field(
+        default=None, gt=0, description="Tokens a project's runs may spend per UTC day; new runs get 429"
+    )
+    project_daily_cost_usd: float | None = Field(
+        default=None, gt=0, description="USD a project's runs may spend per UTC day; new runs get 429"
+    )
+
     broker_url: str | None = Field(default=None, description="redis://... to run batches on workers")
     batch_concurrency: int = Field(default=8, ge=1, description="Batch items in flight per process")
     batch_lease_s: float = Field(

@@ -30,7 +30,7 @@ from app.batches.schemas import (
 from app.batches.service import BatchService, BatchSpec, BatchStateError, progress
 from app.datasets import repository as datasets_repo
 from app.db import short_session
-from app.deps import AppSettings, ReadKey, Registry, Session, WriteKey, check_models
+from app.deps import AppSettings, QuotasDep, ReadKey, Registry, Session, WriteKey, check_models
 from app.errors import BadRequest, Conflict, NotFound, Unprocessable, problem_responses
 from app.models import BATCH_TERMINAL, ApiKey, Batch, Dataset, DatasetItem
 from app.pagination import page
@@ -76,12 +76,14 @@ async def create_batch(
     service: Batches,
     registry: Registry,
     settings: AppSettings,
+    quotas: QuotasDep,
     response: Response,
 ) -> BatchPublic:
     """Evaluate every problem of a dataset with every model (× repeats, + control arm); 202 at once."""
     judge = body.judge_model or settings.judge_model
     check_models(registry, *body.models, judge)
     items = await _size(session, body, key.project_id)
+    await quotas.check_daily(session, key.project_id)
     if items > MAX_BATCH_ITEMS:
         raise Unprocessable(f"The batch would have {items} items; the limit is {MAX_BATCH_ITEMS}.")
     spec = BatchSpec(

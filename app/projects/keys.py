@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, or_, select
 
-from app.auth import hash_key
+from app.access.signin import hash_key
 from app.models import DEFAULT_PROJECT, ApiKey, Project, utcnow
 
 # read: see the project's runs, datasets and batches; write: create and steer them;

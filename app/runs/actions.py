@@ -16,6 +16,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from agents.models import ModelRegistry
+from app.access.quotas import Quotas
 from app.db import short_session
 from app.deps import check_models
 from app.errors import Conflict, NotFound, Unprocessable
@@ -54,6 +55,7 @@ async def submit(
     executor: RunExecutor,
     registry: ModelRegistry,
     settings: Settings,
+    quotas: Quotas,
 ) -> Submitted:
     """Store a new run and start it (here, or on a worker), or find the run an earlier request with
     the same Idempotency-Key stored (409 if that request was a different one)."""
@@ -70,6 +72,7 @@ async def submit(
         earlier = await repo.find_idempotent(session, key.id, idempotency_key)
         if earlier is not None:
             return await _replay(session, earlier, digest)
+    await quotas.check_daily(session, key.project_id)  # before anything is stored or spent
     problem = await repo.get_or_create_problem(session, body.problem.question, body.problem.solution)
     run = Run(
         project_id=key.project_id,

@@ -22,7 +22,7 @@ def db_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 async def _lookup(url: str, secret: str) -> list[str] | None:
-    from app.auth import find_key
+    from app.access.signin import find_key
     from app.db import create_engine, session_factory
 
     engine = create_engine(url)

@@ -1,0 +1,155 @@
+"""Quotas: requests per minute per key and per project, daily token and cost caps for a project's
+runs, and a brake on repeated failed sign-ins from one client.
+
+Rate windows come from the `limits` library (a moving window per key, atomic in Redis), in this
+process's memory or, with a Redis URL (THINKLOOP_LIMITS_URL, else a Redis broker), shared by every
+API process, so N replicas together keep one limit. A limit of 0 is no limit.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from limits import RateLimitItem, RateLimitItemPerMinute
+from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from limits.aio.strategies import MovingWindowRateLimiter
+from redis.asyncio import ConnectionPool
+from sqlalchemy import func
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col, select
+
+from app.errors import QuotaExceeded, TooManyRequests
+from app.models import ApiKey, RevisionRow, Run, VerdictRow, utcnow
+from app.settings import Settings
+
+KEY_PREFIX = "thinkloop:quotas"
+
+
+@dataclass(frozen=True)
+class Window:
+    """Where a caller stands in its tightest window: for the RateLimit-* headers."""
+
+    limit: int
+    remaining: int
+    reset_s: int
+
+    def headers(self) -> dict[str, str]:
+        """The RateLimit-Limit / -Remaining / -Reset headers (IETF httpapi draft, in seconds)."""
+        return {
+            "RateLimit-Limit": str(self.limit),
+            "RateLimit-Remaining": str(self.remaining),
+            "RateLimit-Reset": str(self.reset_s),
+        }
+
+
+class Quotas:
+    """The limits every API process checks before it does a request's work."""
+
+    def __init__(self, settings: Settings) -> None:
+        url = settings.shared_limits_url()
+        self._pool = ConnectionPool.from_url(url) if url else None
+        self.storage: Storage = (
+            RedisStorage(
+                f"async+{url}",
+                implementation="redispy",
+                key_prefix=KEY_PREFIX,
+                connection_pool=self._pool,  # type: ignore[arg-type]
+            )
+            if url
+            else MemoryStorage()
+        )
+        self.limiter = MovingWindowRateLimiter(self.storage)
+        self.settings = settings
+        self._per_key = _per_minute(settings.key_requests_per_minute)
+        self._per_project = _per_minute(settings.project_requests_per_minute)
+        self._failures = _per_minute(settings.signin_failures_per_minute)
+
+    async def admit(self, key: ApiKey) -> Window | None:
+        """Count a request of ``key`` against its key's and its project's windows; TooManyRequests
+        (with Retry-After and RateLimit-* headers) when either is spent. Returns the tighter window."""
+        windows = []
+        for item, scope, who in (
+            (self._per_key, "key", key.id),
+            (self._per_project, "project", key.project_id),
+        ):
+            if item is None:
+                continue
+            if not await self.limiter.hit(item, scope, who):
+                window = await self._window(item, scope, who)
+                raise TooManyRequests(
+                    f"This {scope} made {item.amount} requests in the last minute, its limit; "
+                    f"try again in {window.reset_s} s.",
+                    headers=window.headers() | {"Retry-After": str(window.reset_s)},
+                )
+            windows.append(await self._window(item, scope, who))
+        return min(windows, key=lambda w: w.remaining, default=None)
+
+    async def check_signin(self, client: str) -> None:
+        """TooManyRequests while ``client`` is over its failed sign-ins of the last minute."""
+        if self._failures is None or await self.limiter.test(self._failures, "signin", client):
+            return
+        window = await self._window(self._failures, "signin", client)
+        raise TooManyRequests(
+            f"Too many failed sign-ins from this client; try again in {window.reset_s} s.",
+            headers={"Retry-After": str(window.reset_s)},
+        )
+
+    async def signin_failed(self, client: str) -> None:
+        """Count a failed sign-in of ``client``."""
+        if self._failures is not None:
+            await self.limiter.hit(self._failures, "signin", client)
+
+    async def _window(self, item: RateLimitItem, *ids: str) -> Window:
+        stats = await self.limiter.get_window_stats(item, *ids)
+        reset = max(1, math.ceil(stats.reset_time - time.time()))
+        return Window(item.amount, max(0, stats.remaining), reset)
+
+    async def check_daily(self, session: AsyncSession, project_id: str) -> None:
+        """QuotaExceeded when the project's runs started today (UTC) have spent its daily token or
+        cost cap: checked before a run or a batch is stored, so no work starts past it."""
+        tokens_cap, cost_cap = self.settings.project_daily_tokens, self.settings.project_daily_cost_usd
+        if tokens_cap is None and cost_cap is None:
+            return
+        tokens, cost = await spent_today(session, project_id)
+        over_tokens = tokens_cap is not None and tokens >= tokens_cap
+        if over_tokens or (cost_cap is not None and cost >= cost_cap):
+            reset = _seconds_to_midnight(utcnow())
+            raise QuotaExceeded(
+                f"The project's runs spent {tokens} tokens and ${cost:.4f} today (UTC), at or over its "
+                f"daily cap ({tokens_cap if tokens_cap is not None else 'no'} tokens, "
+                f"${cost_cap if cost_cap is not None else '-'}); it resets at midnight UTC.",
+                headers={"Retry-After": str(reset)},
+                spent={"tokens": tokens, "cost_usd": round(cost, 6)},
+            )
+
+    async def aclose(self) -> None:
+        """Close the Redis connections, if any."""
+        if self._pool is not None:
+            await self._pool.aclose()
+
+
+async def spent_today(session: AsyncSession, project_id: str) -> tuple[int, float]:
+    """Tokens and cost of the judge and reviser calls of the project's runs created today (UTC)."""
+    midnight = utcnow().replace(hour=0, minute=0, second=0, microsecond=0)
+    runs = select(col(Run.id)).where(col(Run.project_id) == project_id, col(Run.created_at) >= midnight)
+    tokens, cost = 0, 0.0
+    for table in (VerdictRow, RevisionRow):
+        query = select(
+            func.coalesce(func.sum(table.input_tokens + table.output_tokens), 0),
+            func.coalesce(func.sum(table.cost_usd), 0.0),
+        ).where(col(table.run_id).in_(runs.scalar_subquery()))
+        row = (await session.execute(query)).one()
+        tokens, cost = tokens + int(row[0] or 0), cost + float(row[1] or 0.0)
+    return tokens, cost
+
+
+def _per_minute(amount: int) -> RateLimitItem | None:
+    return RateLimitItemPerMinute(amount) if amount > 0 else None
+
+
+def _seconds_to_midnight(now: datetime) -> int:
+    tomorrow = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return max(1, math.ceil((tomorrow - now).total_seconds()))
