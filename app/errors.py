@@ -11,6 +11,7 @@ import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -106,12 +107,58 @@ _AUTH = {
 }
 
 
+class Problem(BaseModel):
+    """An error, as RFC 9457 problem details (``application/problem+json``)."""
+
+    type: str = Field(
+        description="A URI naming the kind of problem; stable, so clients may branch on it",
+        examples=["https://thinkloop.dev/problems/not-found"],
+    )
+    title: str = Field(description="A short summary of the kind of problem", examples=["Not found"])
+    status: int = Field(description="The HTTP status code", examples=[404])
+    detail: str = Field(
+        description="What was wrong with this request, in words", examples=["There is no run 5dd6f164."]
+    )
+    instance: str = Field(description="The request path", examples=["/v1/runs/5dd6f164"])
+    errors: list[dict[str, Any]] | None = Field(
+        default=None, description="Validation errors: each field at fault (`loc`), why (`msg`), and a `type`"
+    )
+    known_models: list[str] | None = Field(default=None, description="With an unknown model: the known ones")
+
+
+PROBLEM_SCHEMA = {"$ref": "#/components/schemas/Problem"}
+
+
 def problem_responses(codes: dict[int, str]) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses`` for the auth errors plus ``codes``, each as problem+json."""
     return {
-        code: {"description": text, "content": {PROBLEM_JSON: {}}}
+        code: {"description": text, "content": {PROBLEM_JSON: {"schema": PROBLEM_SCHEMA}}}
         for code, text in sorted((_AUTH | codes).items())
     }
+
+
+def with_problem_schema(app: FastAPI) -> None:
+    """Add the Problem schema to the app's OpenAPI components (the error responses refer to it)."""
+    original = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            spec = original()
+            schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+            schemas["Problem"] = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
+            # FastAPI documents its own 422 as JSON of HTTPValidationError; ours is a Problem.
+            for operations in spec.get("paths", {}).values():
+                for operation in operations.values():
+                    if not isinstance(operation, dict):
+                        continue
+                    answer = operation.get("responses", {}).get("422")
+                    if answer is not None and PROBLEM_JSON not in answer.get("content", {}):
+                        answer["content"] = {PROBLEM_JSON: {"schema": PROBLEM_SCHEMA}}
+            for unused in ("HTTPValidationError", "ValidationError"):
+                schemas.pop(unused, None)
+        return app.openapi_schema or original()
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 class ProblemResponse(JSONResponse):

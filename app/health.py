@@ -9,7 +9,7 @@ from sqlalchemy import text
 
 from app.db import migrations_at_head
 from app.deps import ReadKey
-from app.errors import problem
+from app.errors import PROBLEM_JSON, PROBLEM_SCHEMA, problem
 
 router = APIRouter(tags=["operations"])
 
@@ -27,7 +27,11 @@ async def healthz() -> Health:
     return Health(status="ok")
 
 
-@router.get("/readyz", response_model=Health, responses={503: {"content": {"application/problem+json": {}}}})
+@router.get(
+    "/readyz",
+    response_model=Health,
+    responses={503: {"description": "Not ready", "content": {PROBLEM_JSON: {"schema": PROBLEM_SCHEMA}}}},
+)
 async def readyz(request: Request) -> Health | Response:
     """Readiness: the database answers and its migrations are at head."""
     checks = {"database": False, "migrations": False}

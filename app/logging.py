@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import logging
+import re
 import sys
+import time
+import uuid
 from typing import TextIO, cast
 
 import structlog
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 class _Stderr:
@@ -80,3 +84,50 @@ def _exception_fields(_: object, __: str, event: structlog.typing.EventDict) -> 
 def _drop_exc_info(_: object, __: str, event: structlog.typing.EventDict) -> structlog.typing.EventDict:
     event.pop("exc_info", None)
     return event
+
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+class RequestIds:
+    """Give every HTTP request an id: the client's ``X-Request-ID`` when it is a sane token (letters,
+    digits and ``._:-``, up to 128), else a new one. It is echoed in the response's ``X-Request-ID``,
+    bound to every log line written while the request is served, and logged once with the status and
+    duration (``http.request``), so a client's report can be matched to the server's log."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
+        request_id = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+        status = 500
+        started = time.perf_counter()
+
+        async def tagged(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [
+                    *[(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"],
+                    (b"x-request-id", request_id.encode()),
+                ]
+            await send(message)
+
+        with structlog.contextvars.bound_contextvars(request_id=request_id):
+            try:
+                await self.app(scope, receive, tagged)
+            finally:
+                _log.info(
+                    "http.request",
+                    method=scope["method"],
+                    path=scope["path"],
+                    status=status,
+                    duration_ms=round((time.perf_counter() - started) * 1000, 1),
+                )
+
+
+_log = structlog.get_logger("thinkloop.http")

@@ -20,9 +20,9 @@ from app.batches.service import BatchService
 from app.catalog import endpoints as catalog
 from app.datasets import endpoints as datasets
 from app.db import create_engine, session_factory
-from app.errors import install_error_handlers
+from app.errors import install_error_handlers, with_problem_schema
 from app.limits import BodySizeLimit
-from app.logging import configure_logging
+from app.logging import RequestIds, configure_logging
 from app.metrics import ServiceMetrics
 from app.panels import load_registry, panel_factory
 from app.projects import endpoints as projects
@@ -91,9 +91,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="1.0.0",
         summary="Judge flawed math word problems with seven agents and refine them until they pass.",
         lifespan=lifespan,
+        # operationId = the endpoint function's name (create_run, list_batches, …): stable across
+        # path and method changes, and what generated clients name their methods after
+        generate_unique_id_function=lambda route: route.name,
     )
     app.state.settings = settings
     install_error_handlers(app)
+    with_problem_schema(app)
     app.include_router(health.router)
     app.include_router(runs.router)
     app.include_router(deliveries.router)
@@ -106,9 +110,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.cors_origins,
-            allow_methods=["GET", "POST"],
-            allow_headers=["Authorization", "X-API-Key", "Content-Type", "Idempotency-Key", "Last-Event-ID"],
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=[
+                "Authorization",
+                "X-API-Key",
+                "Content-Type",
+                "Idempotency-Key",
+                "Last-Event-ID",
+                "X-Request-ID",
+            ],
+            expose_headers=[
+                "Location",
+                "X-Request-ID",
+                "Retry-After",
+                "RateLimit-Limit",
+                "RateLimit-Remaining",
+                "RateLimit-Reset",
+                "Idempotent-Replayed",
+            ],
         )
     per_path = datasets.UPLOAD_LIMITS | validity.BODY_LIMITS
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, per_path=per_path)
+    app.add_middleware(RequestIds)  # outermost: even a 413 or a CORS refusal carries the id
     return app

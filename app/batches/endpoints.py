@@ -185,7 +185,7 @@ async def delete_batch(batch_id: str, key: WriteKey, service: Batches, executor:
     responses={**_ERRORS, 200: {"content": {m: {} for m in MEDIA.values()}}},
     response_class=Response,
 )
-async def get_report(
+async def get_batch_report(
     batch_id: str,
     session: Session,
     key: ReadKey,
@@ -203,7 +203,7 @@ async def get_report(
 
 
 @router.get("/{batch_id}/items", response_model=BatchItemPage, responses=_ERRORS)
-async def list_items(
+async def list_batch_items(
     batch_id: str,
     session: Session,
     key: ReadKey,
@@ -238,7 +238,7 @@ def _item_cursor(cursor: str | None) -> int | None:
 
 
 @router.get("/{batch_id}/events", responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}})
-async def stream_progress(
+async def stream_batch_progress(
     batch_id: str, request: Request, key: ReadKey, settings: AppSettings
 ) -> EventSourceResponse:
     """Server-Sent Events: `batch.progress` whenever the counts change, then `batch.finished`."""

@@ -111,7 +111,7 @@ async def delete_run(run_id: str, session: Session, key: WriteKey, executor: Exe
 
 
 @router.get("/{run_id}/events", responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}})
-async def stream_events(
+async def stream_run_events(
     run_id: str,
     request: Request,
     key: ReadKey,

@@ -1,0 +1,92 @@
+"""The API contract integrators generate clients from: stable operationIds, a Problem schema on every
+error response, and a request id echoed and logged."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from agents.simulator import SimulatorServer
+from app.main import create_app
+from tests.app.conftest import Service, service_settings
+
+OPERATIONS = {
+    "cancel_batch", "cancel_run", "check_model", "create_batch", "create_key", "create_project",
+    "create_run", "delete_batch", "delete_dataset", "delete_run", "get_batch", "get_batch_report",
+    "get_dataset", "get_run", "healthz", "list_batch_items", "list_batches", "list_datasets",
+    "list_deliveries", "list_keys", "list_models", "list_projects", "list_runs", "metrics",
+    "pause_batch", "read_audit", "readyz", "redeliver_delivery", "resume_batch", "retry_failed_items",
+    "revoke_key", "stream_batch_progress", "stream_run_events", "upload_dataset", "validate_judges",
+}  # fmt: skip
+
+
+def _operations(spec: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        (path, method, operation)
+        for path, operations in spec["paths"].items()
+        for method, operation in operations.items()
+        if isinstance(operation, dict) and "operationId" in operation
+    ]
+
+
+async def test_operation_ids_are_the_endpoint_names(service: Service) -> None:
+    spec = (await service.client.get("/openapi.json")).json()
+    ids = [operation["operationId"] for _, _, operation in _operations(spec)]
+    assert len(ids) == len(set(ids)) and set(ids) == OPERATIONS
+
+
+async def test_every_error_response_is_documented_as_a_problem(service: Service) -> None:
+    spec = (await service.client.get("/openapi.json")).json()
+    problem = spec["components"]["schemas"]["Problem"]
+    assert {"type", "title", "status", "detail", "instance"} <= set(problem["required"])
+    for path, method, operation in _operations(spec):
+        for code, answer in operation["responses"].items():
+            if code.startswith(("4", "5")):
+                content = answer.get("content", {})
+                assert list(content) == ["application/problem+json"], (path, method, code)
+                assert content["application/problem+json"]["schema"] == {
+                    "$ref": "#/components/schemas/Problem"
+                }
+    assert "HTTPValidationError" not in spec["components"]["schemas"]
+
+
+async def test_a_request_id_is_echoed_or_made(service: Service) -> None:
+    mine = await service.client.get(
+        "/v1/runs", headers=service.keys.auth() | {"X-Request-ID": "tutor-42.a:b"}
+    )
+    assert mine.headers["x-request-id"] == "tutor-42.a:b"
+    made = await service.client.get("/v1/runs", headers=service.keys.auth())
+    assert len(made.headers["x-request-id"]) == 32
+    for insane in ("has space", "x" * 129, "<script>"):
+        replaced = await service.client.get(
+            "/v1/runs", headers=service.keys.auth() | {"X-Request-ID": insane}
+        )
+        assert replaced.headers["x-request-id"] != insane and len(replaced.headers["x-request-id"]) == 32
+    # errors carry it too, the ones raised before any endpoint runs included
+    assert "x-request-id" in (await service.client.get("/v1/runs")).headers
+    assert "x-request-id" in (await service.client.get("/v1/nowhere", headers=service.keys.auth())).headers
+    big = await service.client.post("/v1/runs", content=b"x" * 70_000, headers=service.keys.auth())
+    assert big.status_code == 413 and "x-request-id" in big.headers
+
+
+async def test_the_request_id_is_logged_with_the_request(
+    database_url: str, simulator_server: SimulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app.db import migrate
+
+    await migrate(database_url)
+    app = create_app(service_settings(database_url, simulator_server, log_level="INFO", log_json=True))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            capsys.readouterr()
+            answer = await client.get("/v1/runs/abc", headers={"X-Request-ID": "trace-me-7"})
+    assert answer.status_code == 401
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+    (logged,) = [line for line in lines if line.get("event") == "http.request"]
+    assert (
+        logged["request_id"] == "trace-me-7" and logged["status"] == 401 and logged["path"] == "/v1/runs/abc"
+    )
