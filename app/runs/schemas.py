@@ -141,13 +141,35 @@ class RoundPublic(RoundFigures):
     revision: RevisionPublic | None
 
 
+class Version(BaseModel):
+    """One judged version of the problem."""
+
+    round: int = Field(description="The round that judged it (1 is the original)")
+    question: str = Field(description="Its question")
+    solution: str = Field(description="Its stated solution")
+    quality: float | None = Field(description="Its composite quality Q, 0–1 (null: no judge voted)")
+
+
 class RunTrace(RunPublic):
     """GET /v1/runs/{id}: the full revision trace."""
 
-    problem: ProblemIn
-    rounds: list[RoundPublic]
-    metrics: dict[str, Any] | None
-    usage: dict[str, Any]
+    problem: ProblemIn = Field(description="The problem as submitted, with the submission's metadata")
+    rounds: list[RoundPublic] = Field(description="Every round, in order")
+    final: Version | None = Field(
+        default=None,
+        description="The last version judged: the accepted one when the run was accepted. Null before the "
+        "first round is scored",
+    )
+    best: Version | None = Field(
+        default=None,
+        description="The version with the highest Q (the earliest of equals): what to use from a run that "
+        "was not accepted. Null before the first round is scored",
+    )
+    best_round: int | None = Field(default=None, description="The round of ``best``")
+    metrics: dict[str, Any] | None = Field(
+        description="Run metrics (rounds_to_pass, avg_quality_final, …) once the run ended"
+    )
+    usage: dict[str, Any] = Field(description="Tokens, cost and calls of every stored call")
 
 
 class RunPage(BaseModel):

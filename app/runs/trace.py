@@ -8,7 +8,15 @@ from typing import Any
 from agents.schemas import JUDGES, SolverResult, Usage
 from app.models import ProblemRow, RevisionRow, RoundRow, Run, VerdictRow
 from app.runs.repository import FIGURES
-from app.runs.schemas import ProblemIn, RevisionPublic, RoundPublic, RunPublic, RunTrace, VerdictPublic
+from app.runs.schemas import (
+    ProblemIn,
+    RevisionPublic,
+    RoundPublic,
+    RunPublic,
+    RunTrace,
+    VerdictPublic,
+    Version,
+)
 
 
 def run_public(run: Run, question: str) -> RunPublic:
@@ -95,13 +103,31 @@ def run_trace(
     ]
     usage = _usage(judgements, revisions, [p.solver.usage for p in public_rounds if p.solver])
     result: dict[str, Any] = run.result or {}
+    final, best = _versions(rounds)
     return RunTrace(
         **run_public(run, problem.question).model_dump(),
         problem=ProblemIn(question=problem.question, solution=problem.solution, metadata=run.meta or {}),
         rounds=public_rounds,
+        final=final,
+        best=best,
+        best_round=best.round if best else None,
         metrics=result.get("metrics"),
         usage=usage,
     )
+
+
+def _versions(rounds: Sequence[RoundRow]) -> tuple[Version | None, Version | None]:
+    """The last version judged and the best one (highest Q, earliest of equals), as the CLI's
+    ``--json`` reports them (``graphs.result``)."""
+    if not rounds:
+        return None, None
+    last = max(rounds, key=lambda r: r.round)
+    best = max(rounds, key=lambda r: (r.quality if r.quality is not None else -1.0, -r.round))
+    return _version(last), _version(best)
+
+
+def _version(row: RoundRow) -> Version:
+    return Version(round=row.round, question=row.question, solution=row.solution, quality=row.quality)
 
 
 def _usage(

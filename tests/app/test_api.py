@@ -48,6 +48,9 @@ async def test_wait_returns_the_full_trace(service: Service) -> None:
     assert any(line.startswith("suggestion:") for line in first["feedback"])
     assert first["verdicts"][0]["prompt_version"].startswith("rubric@")
     assert trace["metrics"]["avg_quality_final"] > trace["metrics"]["avg_quality_all_steps"]
+    # the version to hand on: the accepted one is the last and the best
+    assert trace["final"] == trace["best"] and trace["best_round"] == 2
+    assert trace["final"]["question"] == second["question"] and trace["final"]["quality"] == second["quality"]
 
 
 async def test_post_answers_202_and_the_run_finishes(service: Service) -> None:

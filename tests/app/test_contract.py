@@ -90,3 +90,19 @@ async def test_the_request_id_is_logged_with_the_request(
     assert (
         logged["request_id"] == "trace-me-7" and logged["status"] == 401 and logged["path"] == "/v1/runs/abc"
     )
+
+
+def test_a_trace_names_its_final_and_its_best_version() -> None:
+    from app.models import RoundRow
+    from app.runs.trace import _versions
+
+    def row(n: int, quality: float | None) -> RoundRow:
+        return RoundRow(
+            run_id="r", round=n, question=f"q{n}", solution=f"s{n}", quality=quality, decision="revise"
+        )
+
+    final, best = _versions([row(1, 0.6), row(2, 0.8), row(3, 0.7)])
+    assert (final.round, best.round) == (3, 2) and best.question == "q2" and best.quality == 0.8  # type: ignore[union-attr]
+    final, best = _versions([row(1, None), row(2, 0.5), row(3, 0.5)])
+    assert (final.round, best.round) == (3, 2)  # type: ignore[union-attr]
+    assert _versions([]) == (None, None)
