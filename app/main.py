@@ -101,6 +101,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(runs.router)
     app.include_router(deliveries.router)
+    app.webhooks.include_router(deliveries.webhooks)
     app.include_router(datasets.router)
     app.include_router(batches.router)
     app.include_router(catalog.router)

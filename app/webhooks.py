@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 
 from app.db import short_session
-from app.models import Run, WebhookDelivery, utcnow
+from app.models import Run, WebhookDelivery, new_id, utcnow
 from app.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -106,12 +106,26 @@ def verify(secret: str, timestamp: str, body: bytes, signature: str, tolerance_s
     return hmac.compare_digest(sign(secret, timestamp, body), signature)
 
 
+def envelope(run: Run, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Every webhook event's body: ``type``, ``id`` (the event's, kept by a redelivery, so a receiver
+    can drop one it already has), ``created``, ``run_id`` and the run's ``status`` — the same names
+    as in traces and streams — then the event's own fields."""
+    return {
+        **payload,
+        "type": event,
+        "id": new_id(),
+        "created": utcnow().isoformat().replace("+00:00", "Z"),
+        "run_id": run.id,
+        "status": payload.get("status") or payload.get("outcome") or run.status,
+    }
+
+
 def enqueue(session: AsyncSession, run: Run, event: str, payload: dict[str, Any]) -> WebhookDelivery | None:
     """Add a pending delivery of ``event`` to the session (the caller commits it with the run's end
     state, so a stored end state always has its webhook); None when the run has no webhook_url."""
     if not run.webhook_url:
         return None
-    body = {**payload, "type": event, "run_id": run.id}
+    body = envelope(run, event, payload)
     delivery = WebhookDelivery(
         run_id=run.id, event=event, url=run.webhook_url, payload=body, status=DeliveryStatus.PENDING
     )

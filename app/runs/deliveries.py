@@ -10,7 +10,7 @@ from app.errors import NotFound, problem_responses
 from app.models import WebhookDelivery
 from app.runs import repository as repo
 from app.runs.deps import Outbox
-from app.runs.schemas import DeliveryLog, DeliveryPublic
+from app.runs.schemas import DeliveryLog, DeliveryPublic, RunFailedWebhook, RunFinishedWebhook
 from app.webhooks import DeliveryStatus, redact, redeliver
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
@@ -69,3 +69,17 @@ async def redeliver_delivery(
     await session.commit()  # before waking the sender, so it finds the row
     outbox.wake()
     return delivery_public(again)
+
+
+# The webhooks a run sends, for the OpenAPI document's `webhooks` section (nothing is served here).
+webhooks = APIRouter()
+
+
+@webhooks.post("run.finished", operation_id="run_finished")
+def run_finished(body: RunFinishedWebhook) -> None:
+    """POSTed to the run's webhook_url when it ends with a verdict or in error."""
+
+
+@webhooks.post("run.failed", operation_id="run_failed")
+def run_failed(body: RunFailedWebhook) -> None:
+    """POSTed to the run's webhook_url when it is cancelled or fails inside thinkloop."""

@@ -201,3 +201,34 @@ class DeliveryLog(BaseModel):
     """GET /v1/runs/{id}/deliveries: a run's webhook deliveries, newest first."""
 
     items: list[DeliveryPublic] = Field(description="Deliveries, newest first (redeliveries included)")
+
+
+class WebhookEvent(BaseModel):
+    """What every webhook POST carries (the headers Thinkloop-Event, Thinkloop-Delivery,
+    Thinkloop-Timestamp and, with a secret, Thinkloop-Signature: ``v1=<hex HMAC-SHA256 of
+    "<timestamp>.<body>">``). Answer any 2xx; anything else is retried with backoff."""
+
+    type: str = Field(description="The event: run.finished or run.failed")
+    id: str = Field(description="The event's id: a redelivery keeps it, so a receiver can drop repeats")
+    created: datetime = Field(description="When the event was made (UTC)")
+    run_id: str = Field(description="The run it is about: GET /v1/runs/{run_id} has its whole trace")
+    status: RunStatus = Field(description="The run's status, as in its trace and its event stream")
+
+
+class RunFinishedWebhook(WebhookEvent):
+    """The run ended with a verdict (accepted, exhausted, needs_review) or in error."""
+
+    type: Literal["run.finished"] = Field(description="run.finished")
+    outcome: str = Field(description="The same as status (kept for receivers written before status)")
+    stop_reason: str = Field(description="Why the loop stopped, in words")
+    rounds: int = Field(description="Rounds judged")
+    final_quality: float | None = Field(description="Q of the last version judged, 0–1")
+    rounds_to_pass: int | None = Field(description="The round that passed; null when none did")
+    metrics: dict[str, Any] = Field(description="The run's metrics, as in its trace")
+
+
+class RunFailedWebhook(WebhookEvent):
+    """The run ended without a verdict: cancelled, or failed inside thinkloop."""
+
+    type: Literal["run.failed"] = Field(description="run.failed")
+    reason: str = Field(description="Why, in words")

@@ -621,6 +621,7 @@ class RunExecutor:
             if finished
             else {"type": "run.finished", "outcome": result.outcome}
         )
+        event["status"] = result.outcome  # the run's status, named as in traces and webhooks
         await self._append(run.id, event, "run.finished", along=store)
         metrics = result.metrics
         self.metrics.observe_run(result.outcome, metrics["rounds_to_pass"], metrics["avg_quality_final"])

@@ -106,3 +106,11 @@ def test_a_trace_names_its_final_and_its_best_version() -> None:
     final, best = _versions([row(1, None), row(2, 0.5), row(3, 0.5)])
     assert (final.round, best.round) == (3, 2)  # type: ignore[union-attr]
     assert _versions([]) == (None, None)
+
+
+async def test_the_webhooks_are_in_the_openapi_document(service: Service) -> None:
+    spec = (await service.client.get("/openapi.json")).json()
+    assert set(spec["webhooks"]) == {"run.finished", "run.failed"}
+    finished = spec["components"]["schemas"]["RunFinishedWebhook"]
+    assert {"type", "id", "created", "run_id", "status"} <= set(finished["required"])
+    assert all(field.get("description") for field in finished["properties"].values())

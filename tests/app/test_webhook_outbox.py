@@ -68,7 +68,9 @@ async def test_enqueue_adds_a_pending_delivery_carrying_type_and_run_id(sessions
     stored = await delivery_row(sessions, delivery.id)
     assert (stored.status, stored.attempts, stored.event) == ("pending", 0, "run.failed")
     assert stored.url == "http://127.0.0.1:9/hook" and stored.lease_owner is None
+    envelope = {k: stored.payload.pop(k) for k in ("id", "created")}
     assert stored.payload == {"type": "run.failed", "run_id": run.id, "status": "error", "reason": "boom"}
+    assert len(envelope["id"]) == 32 and envelope["created"].endswith("Z")
     silent = await finished_run(sessions, None)
     async with short_session(sessions) as session:
         assert enqueue(session, silent, "run.finished", {}) is None

@@ -144,7 +144,13 @@ async def test_a_signed_delivery_is_retried_after_a_failure_with_the_same_id(ser
     assert verify(SECRET, headers[TIMESTAMP_HEADER.lower()], raw, headers[SIGNATURE_HEADER.lower()])
     assert not verify("wrong", headers[TIMESTAMP_HEADER.lower()], raw, headers[SIGNATURE_HEADER.lower()])
     assert headers["thinkloop-event"] == "run.finished"
-    assert json.loads(raw) == {"type": "run.finished", "run_id": run.id, "outcome": "accepted"}
+    body = json.loads(raw)
+    assert {body.pop("id"), body.pop("created")} and body == {
+        "type": "run.finished",
+        "run_id": run.id,
+        "outcome": "accepted",
+        "status": "accepted",
+    }
 
 
 async def test_deliveries_are_listed_newest_first_with_urls_redacted(service: Service) -> None:
@@ -188,11 +194,9 @@ async def test_redeliver_makes_a_new_delivery_that_is_sent(service: Service) -> 
         assert again["id"] != original.id and (again["status"], again["attempts"]) == ("pending", 0)
         await wait_for(sessions, again["id"], "delivered")
     assert receiver.by_delivery() == {again["id"]: [204]}
-    assert json.loads(receiver.hits[0].body) == {
-        "type": "run.finished",
-        "run_id": run.id,
-        "outcome": "accepted",
-    }
+    sent = json.loads(receiver.hits[0].body)
+    assert sent == original.payload and sent["id"] == original.payload["id"]  # the same event, same id
+    assert (sent["type"], sent["run_id"], sent["status"]) == ("run.finished", run.id, "accepted")
     listed = await service.client.get(f"/v1/runs/{run.id}/deliveries", headers=service.keys.auth("read"))
     assert [(d["id"], d["status"]) for d in listed.json()["items"]] == [
         (again["id"], "delivered"),
@@ -232,3 +236,9 @@ async def test_a_finished_run_is_delivered_through_the_outbox(service: Service) 
     payload = json.loads(receiver.hits[-1].body)
     assert (payload["type"], payload["run_id"], payload["outcome"]) == ("run.finished", run_id, "accepted")
     assert "metrics" in payload
+    # the envelope every event has, and the schema the OpenAPI document gives it
+    from app.runs.schemas import RunFinishedWebhook
+
+    event = RunFinishedWebhook.model_validate(payload)
+    assert event.status == "accepted" and len(event.id) == 32 and event.created.tzinfo is not None
+    assert receiver.hits[0].body == receiver.hits[-1].body  # a retry sends the same event (same id)
