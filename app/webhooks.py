@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import re
 import socket
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -47,39 +48,82 @@ class DeliveryStatus(StrEnum):
 
 
 class WebhookTargetRefused(ValueError):
-    """A webhook URL whose host is neither allow-listed nor loopback (server-side request forgery)."""
+    """A webhook URL whose host is not allow-listed (server-side request forgery)."""
 
 
-def _allowed_by_list(host: str, allow: Sequence[str]) -> bool:
-    """Exact names, ``*.domain`` suffixes, and IP networks in CIDR form."""
+# An allow-list entry with a port: host:port, host:*, [v6]:port (an entry without one allows any port
+# of a host that is not loopback).
+_PORTED = re.compile(r"^(?P<host>\[[^\]]+\]|[^:\[\]]+):(?P<port>\d{1,5}|\*)$")
+
+
+def _entries(allow: Sequence[str]) -> list[tuple[str, str | None]]:
+    found: list[tuple[str, str | None]] = []
     for entry in allow:
         entry = entry.lower().strip()
-        if entry.startswith("*.") and host.endswith(entry[1:]):
+        ported = _PORTED.match(entry)
+        found.append((ported["host"].strip("[]"), ported["port"]) if ported else (entry, None))
+    return found
+
+
+def _host_matches(host: str, pattern: str) -> bool:
+    """Exact names, ``*.domain`` suffixes, and IP networks in CIDR form."""
+    if pattern.startswith("*.") and host.endswith(pattern[1:]):
+        return True
+    if host == pattern:
+        return True
+    with contextlib.suppress(ValueError):
+        return ipaddress.ip_address(host) in ipaddress.ip_network(pattern, strict=False)
+    return False
+
+
+def _allowed_by_list(host: str, port: int, allow: Sequence[str], *, loopback: bool) -> bool:
+    """Whether an entry names the host (and the port, if it gives one). A loopback target needs an
+    entry that names its port (or ``*``): other services listen on this machine's loopback ports."""
+    for pattern, ports in _entries(allow):
+        if not _host_matches(host, pattern):
+            continue
+        if ports is None and not loopback:
             return True
-        if host == entry:
+        if ports is not None and (ports == "*" or int(ports) == port):
             return True
-        with contextlib.suppress(ValueError):
-            if ipaddress.ip_address(host) in ipaddress.ip_network(entry, strict=False):
-                return True
+    return False
+
+
+def _loopback_literal(host: str) -> bool:
+    if host == "localhost":
+        return True
+    with contextlib.suppress(ValueError):
+        return ipaddress.ip_address(host).is_loopback
     return False
 
 
 async def check_target(url: str, allow: Sequence[str]) -> None:
-    """Refuse a webhook URL unless its host is allow-listed or every address it resolves to is
-    loopback. Link-local (cloud metadata), private and public addresses need the allow-list."""
+    """Refuse a webhook URL unless THINKLOOP_WEBHOOK_ALLOW_HOSTS lets it through. A public, private
+    or link-local (cloud metadata) host needs an entry naming it; a loopback one (this machine, where
+    other services listen) needs an entry naming it *and its port* (``127.0.0.1:9000``,
+    ``localhost:*``). Nothing is allowed by default."""
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
     if parts.scheme not in ("http", "https") or not host:
         raise WebhookTargetRefused("only http(s) URLs with a host can receive webhooks")
-    if _allowed_by_list(host, allow):
-        return
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, parts.port or 443, type=socket.SOCK_STREAM)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        raise WebhookTargetRefused("the URL's port is not a port") from exc
+    if not _loopback_literal(host) and _allowed_by_list(host, port, allow, loopback=False):
+        return  # an allow-listed name is trusted as it resolves
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as exc:
         raise WebhookTargetRefused(f"the host {host!r} does not resolve") from exc
     addresses = {ipaddress.ip_address(info[4][0]) for info in infos}
-    for address in addresses:
-        if not address.is_loopback:
+    for address in sorted(addresses, key=str):
+        if address.is_loopback:
+            if not any(_allowed_by_list(name, port, allow, loopback=True) for name in (host, str(address))):
+                raise WebhookTargetRefused(
+                    f"{host}:{port} is on this machine; add '{host}:{port}' to THINKLOOP_WEBHOOK_ALLOW_HOSTS"
+                )
+        elif not _allowed_by_list(str(address), port, allow, loopback=False):
             kind = "link-local" if address.is_link_local else "private" if address.is_private else "public"
             raise WebhookTargetRefused(
                 f"the host {host!r} resolves to a {kind} address; add it to THINKLOOP_WEBHOOK_ALLOW_HOSTS"

@@ -73,6 +73,7 @@ def service_settings(database_url: str, simulator: SimulatorServer, **overrides:
             "sim": {"model": "sim-1", "base_url": simulator.base_url, "timeout_s": 5, "max_retries": 1}
         },
         "webhook_secret": "whsec-test",
+        "webhook_allow_hosts": ["127.0.0.1:*", "localhost:*"],  # the tests' receivers, on any port
         "webhook_backoff_s": 0.05,
         "sse_poll_s": 0.2,
         "sse_reread_s": 0.2,

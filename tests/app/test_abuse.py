@@ -92,9 +92,24 @@ async def test_webhooks_to_non_loopback_addresses_are_refused(service: Service, 
 
 
 async def test_the_allow_list_admits_named_hosts_and_networks() -> None:
-    await check_target("http://127.0.0.1:9/hook", [])
-    await check_target("http://localhost:9/hook", [])
+    # loopback: only a port named for it (another local service's /quitquitquit stays out of reach)
+    for url in ("http://127.0.0.1:9/hook", "http://localhost:9/hook", "http://[::1]:9/hook"):
+        with pytest.raises(WebhookTargetRefused, match="is on this machine"):
+            await check_target(url, [])
+        with pytest.raises(WebhookTargetRefused):
+            await check_target(url, ["127.0.0.1", "localhost", "127.0.0.1:10", "localhost:10"])
+    await check_target("http://127.0.0.1:9/hook", ["127.0.0.1:9"])
+    await check_target("http://localhost:9/hook", ["localhost:*"])
+    await check_target("http://localhost:9/hook", ["127.0.0.1:9", "[::1]:9"])  # by the addresses it has
+    await check_target("http://[::1]:9/hook", ["[::1]:9"])
+    await check_target("http://127.0.0.2:8080/quit", ["127.0.0.0/8:8080"])
+    with pytest.raises(WebhookTargetRefused):
+        await check_target("http://127.0.0.1:8080/quitquitquit?admin=1", ["127.0.0.1:9000"])
+    # elsewhere: the host (and the port, when the entry names one)
     await check_target("https://10.1.2.3/hook", ["10.0.0.0/8"])
+    await check_target("https://hooks.example.com:8443/x", ["hooks.example.com:8443"])
+    with pytest.raises(WebhookTargetRefused):
+        await check_target("https://hooks.example.com/x", ["hooks.example.com:8443"])
     await check_target("https://hooks.example.com/x", ["*.example.com"])
     with pytest.raises(WebhookTargetRefused):
         await check_target("https://10.1.2.3/hook", ["10.9.0.0/16"])

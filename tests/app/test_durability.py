@@ -41,6 +41,7 @@ def server_process(
             "THINKLOOP_MODELS__SIM__MODEL": "sim-1",
             "THINKLOOP_MODELS__SIM__BASE_URL": simulator.base_url,
             "THINKLOOP_MODELS__SIM__MAX_RETRIES": "0",
+            "THINKLOOP_WEBHOOK_ALLOW_HOSTS": '["127.0.0.1:*"]',  # the tests' receivers
         }
         | (extra_env or {})
     )
