@@ -9,6 +9,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import httpx
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi_offline import FastAPIOffline
 
 from agents.llm import preload
 from app import health
@@ -86,7 +87,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """The thinkloop API."""
     settings = settings or get_settings()
     configure_logging(settings.log_level, settings.log_json)
-    app = FastAPI(
+    # FastAPIOffline serves /docs and /redoc with their scripts and styles from the package itself
+    # (under /static-offline-docs), so the docs work with no network; FastAPI's load them from a CDN.
+    app = FastAPIOffline(
         title="thinkloop",
         version="1.0.0",
         summary="Judge flawed math word problems with seven agents and refine them until they pass.",

@@ -114,3 +114,14 @@ async def test_the_webhooks_are_in_the_openapi_document(service: Service) -> Non
     finished = spec["components"]["schemas"]["RunFinishedWebhook"]
     assert {"type", "id", "created", "run_id", "status"} <= set(finished["required"])
     assert all(field.get("description") for field in finished["properties"].values())
+
+
+async def test_the_docs_work_offline(service: Service) -> None:
+    for page in ("/docs", "/redoc"):
+        html = (await service.client.get(page)).text
+        assert "cdn.jsdelivr.net" not in html and "unpkg.com" not in html and "/openapi.json" in html
+    html = (await service.client.get("/docs")).text
+    for asset in ("/static-offline-docs/swagger-ui-bundle.js", "/static-offline-docs/swagger-ui.css"):
+        assert asset in html
+        served = await service.client.get(asset)
+        assert served.status_code == 200 and len(served.content) > 10_000, asset
