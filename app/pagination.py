@@ -62,6 +62,19 @@ def _instant(when: datetime) -> datetime:
     return instant
 
 
+def in_range(when: datetime) -> datetime:
+    """``when`` in UTC if it lies between EARLIEST and LATEST; ValueError otherwise (a pydantic
+    ``AfterValidator`` for time filters: year 1 or 9999 in another timezone overflows in the database
+    driver, a 500, where it should be a 422)."""
+    try:
+        instant = when.astimezone(UTC)
+    except OverflowError as exc:
+        raise ValueError(f"the time must lie between {EARLIEST.year} and {LATEST.year}") from exc
+    if not EARLIEST <= instant < LATEST:
+        raise ValueError(f"the time must lie between {EARLIEST.year} and {LATEST.year}")
+    return instant
+
+
 def _out_of_range(when: datetime) -> BadRequest:
     return BadRequest(
         f"The cursor's time {when.isoformat()} is out of range (rows are created between "

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response, status
-from pydantic import AfterValidator
+from pydantic import AfterValidator, AwareDatetime
 from sse_starlette import EventSourceResponse
 
 from app.db import short_session
 from app.deps import AppSettings, QuotasDep, ReadKey, Registry, Session, WriteKey
 from app.errors import problem_responses
 from app.models import RunStatus
+from app.pagination import in_range
 from app.runs import actions
 from app.runs import repository as repo
 from app.runs.deps import Executor, Outbox
@@ -20,6 +22,12 @@ from app.runs.trace import run_public
 from app.text import storable_if_text
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
+
+
+def _in_range(when: datetime | None) -> datetime | None:
+    return None if when is None else in_range(when)
+
+
 _ERRORS = problem_responses(
     {404: "No such run", 409: "Conflict", 413: "Body too large", 422: "Invalid request"}
 )
@@ -82,10 +90,37 @@ async def list_runs(
     cursor: Annotated[str | None, Query(max_length=500)] = None,
     status_filter: Annotated[RunStatus | None, Query(alias="status")] = None,
     model: Annotated[str | None, Query(max_length=200), AfterValidator(storable_if_text)] = None,
+    metadata: Annotated[
+        str | None,
+        Query(
+            max_length=400,
+            pattern=r"^[^:]{1,100}:.*$",
+            description="KEY:VALUE — runs whose metadata holds KEY with this text value (e.g. pupil:P-17)",
+        ),
+        AfterValidator(storable_if_text),
+    ] = None,
+    created_after: Annotated[
+        AwareDatetime | None,
+        Query(description="Runs created at or after this time (with a timezone)"),
+        AfterValidator(_in_range),
+    ] = None,
+    created_before: Annotated[
+        AwareDatetime | None,
+        Query(description="Runs created before this time (with a timezone)"),
+        AfterValidator(_in_range),
+    ] = None,
 ) -> RunPage:
     """The project's runs, newest first, with filters and cursor pagination."""
     runs, next_cursor = await repo.list_runs(
-        session, project_id=key.project_id, limit=limit, cursor=cursor, status=status_filter, model=model
+        session,
+        project_id=key.project_id,
+        limit=limit,
+        cursor=cursor,
+        status=status_filter,
+        model=model,
+        metadata=tuple(metadata.split(":", 1)) if metadata else None,  # type: ignore[arg-type]
+        created_after=created_after,
+        created_before=created_before,
     )
     questions = await repo.questions(session, [r.problem_id for r in runs])
     return RunPage(items=[run_public(r, questions[r.problem_id]) for r in runs], next_cursor=next_cursor)

@@ -79,9 +79,20 @@ async def list_runs(
     cursor: str | None,
     status: str | None,
     model: str | None,
+    metadata: tuple[str, str] | None = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
 ) -> tuple[Sequence[Run], str | None]:
-    """A page of the project's runs, newest first, and the cursor of the next page."""
+    """A page of the project's runs, newest first, and the cursor of the next page; ``metadata`` is
+    a (key, text value) the run's metadata must hold."""
     query = select(Run).where(col(Run.project_id) == project_id)
+    if metadata is not None:
+        key, value = metadata
+        query = query.where(col(Run.meta)[key].as_string() == value)
+    if created_after is not None:
+        query = query.where(col(Run.created_at) >= created_after)
+    if created_before is not None:
+        query = query.where(col(Run.created_at) < created_before)
     if status:
         query = query.where(col(Run.status) == status)
     if model:

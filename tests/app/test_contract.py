@@ -4,6 +4,7 @@ error response, and a request id echoed and logged."""
 from __future__ import annotations
 
 import json
+from datetime import tzinfo
 from typing import Any
 
 import httpx
@@ -125,3 +126,42 @@ async def test_the_docs_work_offline(service: Service) -> None:
         assert asset in html
         served = await service.client.get(asset)
         assert served.status_code == 200 and len(served.content) > 10_000, asset
+
+
+async def test_runs_are_filtered_by_metadata_and_time(service: Service) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    auth = service.keys.auth()
+    ids = {}
+    for pupil in ("P-1", "P-2", "P-1"):
+        body = {"problem": {"question": f"What is {len(ids)} + 1?", "metadata": {"pupil": pupil, "n": 7}}}
+        answer = await service.client.post("/v1/runs", json=body, headers=auth)
+        ids[answer.json()["id"]] = pupil
+
+    async def listed(**params: str) -> list[str]:
+        answer = await service.client.get("/v1/runs", params=params, headers=auth)
+        assert answer.status_code == 200, answer.text
+        return [item["id"] for item in answer.json()["items"]]
+
+    assert set(await listed(metadata="pupil:P-1")) == {i for i, p in ids.items() if p == "P-1"}
+    assert await listed(metadata="pupil:P-9") == [] and await listed(metadata="nobody:x") == []
+    now = datetime.now(UTC)
+    assert set(await listed(created_after=(now - timedelta(hours=1)).isoformat())) == set(ids)
+    assert await listed(created_after=(now + timedelta(hours=1)).isoformat()) == []
+    assert await listed(created_before=(now - timedelta(hours=1)).isoformat()) == []
+    in_paris = (now + timedelta(hours=1)).astimezone(timezone_paris()).isoformat()
+    assert set(await listed(created_before=in_paris)) == set(ids)
+    for bad in (
+        {"created_after": "2026-01-01T00:00:00"},  # no timezone
+        {"created_after": "0001-01-01T00:00:00+05:00"},
+        {"created_before": "9999-12-31T23:59:59-05:00"},
+        {"metadata": "no-colon"},
+    ):
+        answer = await service.client.get("/v1/runs", params=bad, headers=auth)
+        assert answer.status_code == 422 and answer.headers["content-type"] == "application/problem+json", bad
+
+
+def timezone_paris() -> tzinfo:
+    from datetime import timedelta, timezone
+
+    return timezone(timedelta(hours=1))
