@@ -90,3 +90,91 @@ def test_the_api_holds_to_its_schema(api: tuple[Any, dict[str, str]]) -> None:
             case.call_and_validate(headers=headers, checks=CHECKS, timeout=30)
 
         fuzz()
+
+
+@pytest.fixture
+def two_projects(
+    tmp_path: Path, simulator_server: SimulatorServer
+) -> Iterator[tuple[Any, dict[str, dict[str, str]]]]:
+    """The API on uvicorn with keys of two projects: A (the default project) and B."""
+    import asyncio
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'stateful.db'}"
+
+    async def prepare() -> dict[str, dict[str, str]]:
+        await migrate(url)
+        keys = await seed_keys(url)
+        return {"A": keys.auth("both"), "B": keys.auth("other")}
+
+    keys = asyncio.run(prepare())
+    with LiveServer(create_app(service_settings(url, simulator_server, wait_timeout_s=5))) as server:
+        yield schemathesis.openapi.from_url(f"{server.url}/openapi.json"), keys
+
+
+def test_two_projects_statefully_never_see_each_other(
+    two_projects: tuple[Any, dict[str, dict[str, str]]],
+) -> None:
+    """Sequences of calls linked through their ids (a run created, then read, streamed, cancelled,
+    deleted; a dataset uploaded, then used by a batch …), each made with project A's key or B's in
+    turn: no 500, problem+json errors, and nothing one project made is ever answered 2xx to the other."""
+    schema, keys = two_projects
+    owner: dict[str, str] = {}  # id of something made → the project that made it
+    state = {"calls": 0, "crossed": 0, "project": "A"}
+
+    def not_across_projects(
+        ctx: Any, response: schemathesis.Response, case: schemathesis.Case
+    ) -> bool | None:
+        caller = state["project"]
+        named = [str(value) for value in (case.path_parameters or {}).values()]
+        if any(owner.get(value) not in (None, caller) for value in named):
+            state["crossed"] += 1
+            assert response.status_code == 404, (case.method, case.formatted_path, response.status_code)
+        if response.status_code < 300 and response.content.startswith(b"{"):
+            items = response.json().get("items")
+            if isinstance(items, list):  # a list shows the caller's own things only
+                ids = [item.get("id") for item in items if isinstance(item, dict)]
+                assert [i for i in ids if owner.get(i) not in (None, caller)] == [], case.formatted_path
+        return True
+
+    class TwoProjects(schema.as_state_machine()):  # type: ignore[misc]
+        def setup(self) -> None:
+            self.step_number = 0  # each scenario alternates A, B, A, … from its first call
+
+        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
+            self.step_number += 1
+            state["calls"] += 1
+            state["project"] = "A" if self.step_number % 2 else "B"
+            return {"headers": keys[str(state["project"])], "timeout": 30}
+
+        def before_call(self, case: schemathesis.Case) -> None:
+            if (
+                case.path == "/v1/judges/validate"
+                and isinstance(case.body, dict)
+                and case.body.get("builtin")
+            ):
+                case.body["builtin"] = False  # seconds per request; test_validity_api covers it
+
+        def after_call(self, response: schemathesis.Response, case: schemathesis.Case) -> None:
+            if case.method == "POST" and response.status_code in (200, 201, 202):
+                made = response.json().get("id")
+                if isinstance(made, str) and made not in owner:
+                    owner[made] = str(state["project"])
+
+        def validate_response(
+            self, response: schemathesis.Response, case: schemathesis.Case, **kwargs: Any
+        ) -> None:
+            case.validate_response(response, checks=[*CHECKS, not_across_projects], transport_kwargs=kwargs)
+
+    TwoProjects.run(
+        settings=settings(
+            max_examples=40,
+            stateful_step_count=8,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            database=None,
+            derandomize=True,  # the same sequences on every run, so a crossing is always tried
+        )
+    )
+    # it did make things in both projects, and tried the other's ids (about 360 calls, 15 things made
+    # and 14 crossings in a run on this machine)
+    assert int(state["calls"]) > 40 and set(owner.values()) == {"A", "B"} and int(state["crossed"]) > 0
