@@ -25,7 +25,17 @@ class _Stderr:
 
 # Libraries that log whole statements or requests at INFO/DEBUG: secrets (webhook URLs with tokens,
 # provider keys in headers) would reach the logs. thinkloop's own events never carry them.
-PAYLOAD_LOGGERS = ("aiosqlite", "sqlalchemy", "psycopg", "httpx", "httpcore", "openai", "langchain")
+PAYLOAD_LOGGERS = (
+    "aiosqlite",
+    "sqlalchemy",
+    "psycopg",
+    "httpx",
+    "httpcore",
+    "httpx2",  # the OpenAI SDK's HTTP client: one INFO line per request, with its URL
+    "httpcore2",
+    "openai",
+    "langchain",
+)
 
 
 def configure_logging(level: str = "INFO", json_lines: bool = False) -> None:
@@ -33,7 +43,6 @@ def configure_logging(level: str = "INFO", json_lines: bool = False) -> None:
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         numeric = logging.INFO
-    logging.basicConfig(stream=sys.stderr, level=numeric, format="%(message)s", force=True)
     for name in PAYLOAD_LOGGERS:  # their debug lines carry SQL parameters, request bodies, headers
         logging.getLogger(name).setLevel(max(numeric, logging.WARNING))
     renderer: structlog.typing.Processor = (
@@ -47,14 +56,26 @@ def configure_logging(level: str = "INFO", json_lines: bool = False) -> None:
         exceptions.append(structlog.processors.format_exc_info)
     elif numeric > logging.DEBUG:
         exceptions.append(_drop_exc_info)
+    shared: list[structlog.typing.Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        *exceptions,
+    ]
+    # Libraries log through the standard library: their records are rendered by the same processors,
+    # so with THINKLOOP_LOG_JSON every line on stderr is one JSON object, theirs included.
+    handler = logging.StreamHandler(cast(TextIO, _Stderr()))
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[structlog.stdlib.add_logger_name, *shared],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(numeric)
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            *exceptions,
-            renderer,
-        ],
+        processors=[*shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=structlog.PrintLoggerFactory(file=cast(TextIO, _Stderr())),
         cache_logger_on_first_use=False,
