@@ -27,7 +27,7 @@ from app.logging import RequestIds, configure_logging
 from app.metrics import ServiceMetrics
 from app.panels import load_registry, panel_factory
 from app.projects import endpoints as projects
-from app.runs import deliveries
+from app.runs import deliveries, hooks
 from app.runs import endpoints as runs
 from app.runs.actions import retaining
 from app.runs.service import open_executor
@@ -104,6 +104,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(runs.router)
     app.include_router(deliveries.router)
+    app.include_router(hooks.router)
     app.webhooks.include_router(deliveries.webhooks)
     app.include_router(datasets.router)
     app.include_router(batches.router)

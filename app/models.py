@@ -162,6 +162,20 @@ class Run(SQLModel, table=True):
     arm: str = Field(default="loop", max_length=16)
 
 
+class WebhookEndpoint(SQLModel, table=True):
+    """A receiver registered by a project: every run of the project that ends is POSTed to it, signed
+    with its own secret."""
+
+    __tablename__ = "webhook_endpoints"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    project_id: str = Field(foreign_key="projects.id", index=True)
+    url: str = Field(sa_column=Column(Text, nullable=False))
+    description: str = Field(default="", max_length=200)
+    secret: str = Field(max_length=100)  # kept to sign with; shown when created
+    created_at: datetime = _ts()
+
+
 class WebhookDelivery(SQLModel, table=True):
     """One webhook to send (the transactional outbox): written with the run's end state, sent by
     any process, retried with backoff across restarts, and kept as the run's delivery log."""
@@ -170,7 +184,8 @@ class WebhookDelivery(SQLModel, table=True):
     __table_args__ = (Index("ix_webhook_deliveries_status_next", "status", "next_attempt_at"),)
 
     id: str = Field(default_factory=new_id, primary_key=True)
-    run_id: str = Field(foreign_key="runs.id", index=True)
+    run_id: str | None = Field(default=None, foreign_key="runs.id", index=True)  # None: a test event
+    endpoint_id: str | None = Field(default=None, foreign_key="webhook_endpoints.id", index=True)
     event: str = Field(max_length=64)
     url: str = Field(sa_column=Column(Text, nullable=False))
     payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))

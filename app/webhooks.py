@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 
 from app.db import short_session
-from app.models import Run, WebhookDelivery, new_id, utcnow
+from app.models import Run, WebhookDelivery, WebhookEndpoint, new_id, utcnow
 from app.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -164,14 +164,43 @@ def envelope(run: Run, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def enqueue(session: AsyncSession, run: Run, event: str, payload: dict[str, Any]) -> WebhookDelivery | None:
-    """Add a pending delivery of ``event`` to the session (the caller commits it with the run's end
-    state, so a stored end state always has its webhook); None when the run has no webhook_url."""
-    if not run.webhook_url:
-        return None
+async def enqueue(
+    session: AsyncSession, run: Run, event: str, payload: dict[str, Any]
+) -> list[WebhookDelivery]:
+    """Add a pending delivery of ``event`` to the session for the run's webhook_url and for every
+    endpoint its project registered (the caller commits them with the run's end state, so a stored
+    end state always has its webhooks). One event, one id, whichever receiver gets it."""
     body = envelope(run, event, payload)
+    query = select(col(WebhookEndpoint.id), col(WebhookEndpoint.url)).where(
+        col(WebhookEndpoint.project_id) == run.project_id
+    )
+    targets: list[tuple[str | None, str]] = [(None, run.webhook_url)] if run.webhook_url else []
+    targets += [(row[0], row[1]) for row in (await session.execute(query)).all()]
+    deliveries = [
+        WebhookDelivery(
+            run_id=run.id,
+            endpoint_id=endpoint,
+            event=event,
+            url=url,
+            payload=body,
+            status=DeliveryStatus.PENDING,
+        )
+        for endpoint, url in targets
+    ]
+    session.add_all(deliveries)
+    return deliveries
+
+
+def enqueue_test(session: AsyncSession, endpoint: WebhookEndpoint) -> WebhookDelivery:
+    """A ``ping`` event to one endpoint, to see that it receives and verifies (it names no run)."""
+    body = {
+        "type": "ping",
+        "id": new_id(),
+        "created": utcnow().isoformat().replace("+00:00", "Z"),
+        "endpoint_id": endpoint.id,
+    }
     delivery = WebhookDelivery(
-        run_id=run.id, event=event, url=run.webhook_url, payload=body, status=DeliveryStatus.PENDING
+        endpoint_id=endpoint.id, event="ping", url=endpoint.url, payload=body, status=DeliveryStatus.PENDING
     )
     session.add(delivery)
     return delivery
@@ -181,6 +210,7 @@ def redeliver(session: AsyncSession, original: WebhookDelivery) -> WebhookDelive
     """Add a new pending delivery with the original's event, payload and URL (a new delivery id)."""
     again = WebhookDelivery(
         run_id=original.run_id,
+        endpoint_id=original.endpoint_id,
         event=original.event,
         url=original.url,
         payload=original.payload,
@@ -318,18 +348,24 @@ class WebhookOutbox:
             rows = await session.execute(select(table).where(col(table.id).in_(ids)))
             return list(rows.scalars().all())
 
-    async def _send(self, delivery: WebhookDelivery) -> None:
+    async def _secret(self, delivery: WebhookDelivery) -> str | None:
+        """An endpoint's own secret; for a run's webhook_url, THINKLOOP_WEBHOOK_SECRET."""
+        if delivery.endpoint_id is not None:
+            async with short_session(self.sessions) as session:
+                secret_of = select(col(WebhookEndpoint.secret))
+                query = secret_of.where(col(WebhookEndpoint.id) == delivery.endpoint_id)
+                found: str | None = (await session.execute(query)).scalar()
+                return found
         secret = self.settings.webhook_secret
+        return secret.get_secret_value() if secret else None
+
+    async def _send(self, delivery: WebhookDelivery) -> None:
+        secret = await self._secret(delivery)
         attempt = Attempt(error=f"timed out after {self.settings.webhook_timeout_s:g} s")
         # a bound on the whole attempt (name lookup included), well inside the lease
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.settings.webhook_timeout_s):
-                attempt = await post(
-                    self.http,
-                    delivery,
-                    secret.get_secret_value() if secret else None,
-                    self.settings.webhook_allow_hosts,
-                )
+                attempt = await post(self.http, delivery, secret, self.settings.webhook_allow_hosts)
         await self._record(delivery, attempt)
 
     async def _record(self, delivery: WebhookDelivery, attempt: Attempt) -> None:

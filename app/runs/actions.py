@@ -167,7 +167,7 @@ async def cancel(
         webhook = {"run_id": run_id, "status": "cancelled", "reason": "cancelled by request"}
         if await repo.finish_run(session, run_id, "cancelled", "cancelled by request", None):
             await session.refresh(run)
-            enqueue(session, run, "run.failed", webhook)
+            await enqueue(session, run, "run.failed", webhook)
         await announce(session, run_id)
         await session.commit()
         executor.notifier.wake(run_id)

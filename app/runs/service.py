@@ -614,7 +614,7 @@ class RunExecutor:
                 raise LeaseLost(run.id)
             if settle is not None:
                 await settle(session, result)
-            enqueue(session, run, "run.finished", {**event, "metrics": result.metrics})
+            await enqueue(session, run, "run.finished", {**event, "metrics": result.metrics})
 
         event = (
             finished.model_dump(mode="json")
@@ -658,7 +658,7 @@ class RunExecutor:
                 await settle(session, None)
             run = await session.get(Run, run_id)
             assert run is not None
-            enqueue(session, run, "run.failed", {"status": status, "reason": reason})
+            await enqueue(session, run, "run.failed", {"status": status, "reason": reason})
 
         try:
             await self._append(run_id, event, "run.failed", along=store)

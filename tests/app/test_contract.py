@@ -21,6 +21,8 @@ OPERATIONS = {
     "list_deliveries", "list_keys", "list_models", "list_projects", "list_runs", "metrics",
     "pause_batch", "read_audit", "readyz", "redeliver_delivery", "resume_batch", "retry_failed_items",
     "revoke_key", "stream_batch_progress", "stream_run_events", "upload_dataset", "validate_judges",
+    "create_webhook_endpoint", "list_webhook_endpoints", "get_webhook_endpoint", "delete_webhook_endpoint",
+    "ping_webhook_endpoint", "list_endpoint_deliveries",
 }  # fmt: skip
 
 

@@ -64,8 +64,7 @@ async def make_due(sessions: Sessions, delivery_id: str) -> None:
 async def test_enqueue_adds_a_pending_delivery_carrying_type_and_run_id(sessions: Sessions) -> None:
     run = await finished_run(sessions, "http://127.0.0.1:9/hook")
     async with short_session(sessions) as session:
-        delivery = enqueue(session, run, "run.failed", {"status": "error", "reason": "boom"})
-    assert delivery is not None
+        (delivery,) = await enqueue(session, run, "run.failed", {"status": "error", "reason": "boom"})
     stored = await delivery_row(sessions, delivery.id)
     assert (stored.status, stored.attempts, stored.event) == ("pending", 0, "run.failed")
     assert stored.url == "http://127.0.0.1:9/hook" and stored.lease_owner is None
@@ -74,7 +73,7 @@ async def test_enqueue_adds_a_pending_delivery_carrying_type_and_run_id(sessions
     assert len(envelope["id"]) == 32 and envelope["created"].endswith("Z")
     silent = await finished_run(sessions, None)
     async with short_session(sessions) as session:
-        assert enqueue(session, silent, "run.finished", {}) is None
+        assert await enqueue(session, silent, "run.finished", {}) == []
 
 
 async def test_a_delivery_in_flight_is_not_claimed_by_a_second_sender(sessions: Sessions) -> None:

@@ -96,8 +96,7 @@ async def finished_run(sessions: Sessions, webhook_url: str | None) -> Run:
 async def enqueued(sessions: Sessions, run: Run, **changes: Any) -> WebhookDelivery:
     """A run.finished delivery of the run, committed (with ``changes`` to its row)."""
     async with short_session(sessions) as session:
-        delivery = enqueue(session, run, "run.finished", {"outcome": "accepted"})
-        assert delivery is not None
+        (delivery,) = await enqueue(session, run, "run.finished", {"outcome": "accepted"})
         for name, value in changes.items():
             setattr(delivery, name, value)
     return delivery

@@ -1,0 +1,160 @@
+"""/v1/webhook-endpoints: receivers a project registers. Every run of the project that ends is
+POSTed to each of them (besides a run's own webhook_url), signed with the endpoint's own secret."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+
+from fastapi import APIRouter, Response, status
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
+from sqlalchemy import update
+from sqlmodel import col, select
+
+from app.deps import AppSettings, ReadKey, Session, WriteKey
+from app.errors import NotFound, Unprocessable, problem_responses
+from app.models import WebhookDelivery, WebhookEndpoint
+from app.projects import audit
+from app.runs.deliveries import delivery_public
+from app.runs.deps import Outbox
+from app.runs.schemas import DeliveryLog, DeliveryPublic
+from app.webhooks import DeliveryStatus, WebhookTargetRefused, check_target, enqueue_test, redact
+
+router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"])
+_ERRORS = problem_responses({404: "No such endpoint", 422: "Invalid request, or a target refused"})
+
+
+class EndpointCreate(BaseModel):
+    """A receiver to register."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: AnyHttpUrl = Field(description="Where to POST events (it must pass THINKLOOP_WEBHOOK_ALLOW_HOSTS)")
+    description: str = Field(default="", max_length=200, description="What it is, for people")
+
+
+class EndpointPublic(BaseModel):
+    """A registered receiver."""
+
+    id: str = Field(description="Endpoint id")
+    url: str = Field(description="Its URL without user, password, query or fragment")
+    description: str = Field(description="What it is, for people")
+    created_at: datetime = Field(description="When it was registered (UTC)")
+
+
+class EndpointCreated(EndpointPublic):
+    """A receiver just registered, with the secret its events are signed with (shown this once)."""
+
+    secret: str = Field(description="HMAC-SHA256 key of its Thinkloop-Signature header: keep it")
+
+
+class EndpointList(BaseModel):
+    """The project's endpoints, oldest first."""
+
+    items: list[EndpointPublic] = Field(description="The project's endpoints, oldest first")
+
+
+def _public(endpoint: WebhookEndpoint) -> EndpointPublic:
+    return EndpointPublic(
+        id=endpoint.id,
+        url=redact(endpoint.url),
+        description=endpoint.description,
+        created_at=endpoint.created_at,
+    )
+
+
+async def _get(session: Session, endpoint_id: str, project_id: str) -> WebhookEndpoint:
+    endpoint = await session.get(WebhookEndpoint, endpoint_id)
+    if endpoint is None or endpoint.project_id != project_id:
+        raise NotFound(f"There is no webhook endpoint {endpoint_id}.")
+    return endpoint
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, response_model=EndpointCreated, responses=_ERRORS)
+async def create_webhook_endpoint(
+    body: EndpointCreate, session: Session, key: WriteKey, settings: AppSettings, response: Response
+) -> EndpointCreated:
+    """Register a receiver for every run of the project; its secret is in this answer only."""
+    try:
+        await check_target(str(body.url), settings.webhook_allow_hosts)
+    except WebhookTargetRefused as exc:
+        raise Unprocessable(f"url refused: {exc}.") from exc
+    endpoint = WebhookEndpoint(
+        project_id=key.project_id,
+        url=str(body.url),
+        description=body.description,
+        secret="whsec_" + secrets.token_urlsafe(24),
+    )
+    session.add(endpoint)
+    await session.flush()
+    audit.record(session, key, "created", "webhook-endpoint", endpoint.id, key.project_id)
+    await session.commit()
+    response.headers["Location"] = f"/v1/webhook-endpoints/{endpoint.id}"
+    return EndpointCreated(**_public(endpoint).model_dump(), secret=endpoint.secret)
+
+
+@router.get("", response_model=EndpointList, responses=_ERRORS)
+async def list_webhook_endpoints(session: Session, key: ReadKey) -> EndpointList:
+    """The project's endpoints (never their secrets)."""
+    query = (
+        select(WebhookEndpoint)
+        .where(col(WebhookEndpoint.project_id) == key.project_id)
+        .order_by(col(WebhookEndpoint.created_at))
+    )
+    return EndpointList(items=[_public(e) for e in (await session.execute(query)).scalars().all()])
+
+
+@router.get("/{endpoint_id}", response_model=EndpointPublic, responses=_ERRORS)
+async def get_webhook_endpoint(endpoint_id: str, session: Session, key: ReadKey) -> EndpointPublic:
+    """One endpoint of the project."""
+    return _public(await _get(session, endpoint_id, key.project_id))
+
+
+@router.delete(
+    "/{endpoint_id}", status_code=status.HTTP_204_NO_CONTENT, response_class=Response, responses=_ERRORS
+)
+async def delete_webhook_endpoint(endpoint_id: str, session: Session, key: WriteKey) -> Response:
+    """Stop sending to an endpoint: it is removed, and its deliveries not sent yet fail; sent ones
+    stay in the runs' delivery logs."""
+    await _get(session, endpoint_id, key.project_id)
+    mine = col(WebhookDelivery.endpoint_id) == endpoint_id
+    pending = col(WebhookDelivery.status) == DeliveryStatus.PENDING
+    await session.execute(
+        update(WebhookDelivery)
+        .where(mine, pending)
+        .values(status=DeliveryStatus.FAILED, last_error="the endpoint was deleted")
+    )
+    await session.execute(update(WebhookDelivery).where(mine).values(endpoint_id=None))
+    endpoint = await session.get(WebhookEndpoint, endpoint_id)
+    await session.delete(endpoint)
+    audit.record(session, key, "deleted", "webhook-endpoint", endpoint_id, key.project_id)
+    await session.commit()
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post(
+    "/{endpoint_id}/test",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=DeliveryPublic,
+    responses=_ERRORS,
+)
+async def ping_webhook_endpoint(
+    endpoint_id: str, session: Session, key: WriteKey, outbox: Outbox
+) -> DeliveryPublic:
+    """Send a `ping` event (signed like any other) to see that the endpoint receives and verifies."""
+    delivery = enqueue_test(session, await _get(session, endpoint_id, key.project_id))
+    await session.commit()
+    outbox.wake()
+    return delivery_public(delivery)
+
+
+@router.get("/{endpoint_id}/deliveries", response_model=DeliveryLog, responses=_ERRORS)
+async def list_endpoint_deliveries(endpoint_id: str, session: Session, key: ReadKey) -> DeliveryLog:
+    """What was sent to the endpoint, newest first."""
+    await _get(session, endpoint_id, key.project_id)
+    query = (
+        select(WebhookDelivery)
+        .where(col(WebhookDelivery.endpoint_id) == endpoint_id)
+        .order_by(col(WebhookDelivery.created_at).desc(), col(WebhookDelivery.id).desc())
+    )
+    return DeliveryLog(items=[delivery_public(d) for d in (await session.execute(query)).scalars().all()])
