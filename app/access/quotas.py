@@ -8,15 +8,18 @@ API process, so N replicas together keep one limit. A limit of 0 is no limit.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import structlog
 from limits import RateLimitItem, RateLimitItemPerMinute
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 from redis.asyncio import ConnectionPool
+from redis.exceptions import RedisError
 from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
@@ -26,6 +29,9 @@ from app.models import ApiKey, RevisionRow, Run, VerdictRow, utcnow
 from app.settings import Settings
 
 KEY_PREFIX = "thinkloop:quotas"
+log = structlog.get_logger(__name__)
+# The shared store is away (a Redis restart): quotas let requests through meanwhile.
+_STORE_DOWN = (RedisError, OSError)
 
 
 @dataclass(frozen=True)
@@ -69,7 +75,16 @@ class Quotas:
 
     async def admit(self, key: ApiKey) -> Window | None:
         """Count a request of ``key`` against its key's and its project's windows; TooManyRequests
-        (with Retry-After and RateLimit-* headers) when either is spent. Returns the tighter window."""
+        (with Retry-After and RateLimit-* headers) when either is spent. Returns the tighter window.
+        While the shared store (Redis) is unreachable the request is let through and a warning
+        logged: an outage of the limiter must not become an outage of the API."""
+        try:
+            return await self._admit(key)
+        except _STORE_DOWN as exc:
+            log.warning("quotas.unavailable", error=type(exc).__name__)
+            return None
+
+    async def _admit(self, key: ApiKey) -> Window | None:
         windows = []
         for item, scope, who in (
             (self._per_key, "key", key.id),
@@ -88,8 +103,15 @@ class Quotas:
         return min(windows, key=lambda w: w.remaining, default=None)
 
     async def check_signin(self, client: str) -> None:
-        """TooManyRequests while ``client`` is over its failed sign-ins of the last minute."""
-        if self._failures is None or await self.limiter.test(self._failures, "signin", client):
+        """TooManyRequests while ``client`` is over its failed sign-ins of the last minute (the brake
+        is off while the shared store is unreachable)."""
+        if self._failures is None:
+            return
+        try:
+            if await self.limiter.test(self._failures, "signin", client):
+                return
+        except _STORE_DOWN as exc:
+            log.warning("quotas.unavailable", error=type(exc).__name__)
             return
         window = await self._window(self._failures, "signin", client)
         raise TooManyRequests(
@@ -100,7 +122,8 @@ class Quotas:
     async def signin_failed(self, client: str) -> None:
         """Count a failed sign-in of ``client``."""
         if self._failures is not None:
-            await self.limiter.hit(self._failures, "signin", client)
+            with contextlib.suppress(*_STORE_DOWN):
+                await self.limiter.hit(self._failures, "signin", client)
 
     async def _window(self, item: RateLimitItem, *ids: str) -> Window:
         stats = await self.limiter.get_window_stats(item, *ids)

@@ -131,3 +131,15 @@ async def test_a_daily_token_cap_stops_new_runs_and_batches(
         # another project's day is its own
         other = await client.post("/v1/runs", json={"problem": PROBLEM}, headers=keys.auth("other"))
         assert other.status_code == 202
+
+
+async def test_quotas_let_requests_through_while_redis_is_away(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    keys = await _keys(database_url)
+    away = {"key_requests_per_minute": 1, "limits_url": "redis://127.0.0.1:1/0"}  # nothing listens there
+    async with api(database_url, simulator_server, **away) as client:
+        answers = [await client.get("/v1/runs", headers=keys.auth("read")) for _ in range(3)]
+        assert [a.status_code for a in answers] == [200, 200, 200]
+        assert "ratelimit-limit" not in answers[0].headers
+        assert (await client.get("/v1/runs", headers={"Authorization": "Bearer tlk_wrong"})).status_code == 401
