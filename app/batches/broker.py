@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Iterable
 from typing import Annotated
 
@@ -44,10 +43,12 @@ class EmbeddedBroker(InMemoryBroker):
         self.concurrency = concurrency
         self._ids: asyncio.Queue[int] = asyncio.Queue()
         self._lanes: list[asyncio.Task[None]] = []
+        self._closing = False
 
     def feed(self, item_ids: Iterable[int]) -> int:
         """Queue item ids for the lanes (started on first use); returns how many."""
         if not self._lanes:
+            self._closing = False
             self._lanes = [asyncio.create_task(self._lane()) for _ in range(self.concurrency)]
         sent = 0
         for item_id in item_ids:
@@ -66,7 +67,9 @@ class EmbeddedBroker(InMemoryBroker):
     async def _lane(self) -> None:
         task = self.find_task(TASK_NAME)
         assert task is not None
-        while True:
+        # taskiq's receiver catches the CancelledError of an item it runs (it records it as the
+        # item's failure), so a lane cancelled mid-item goes on: it stops at its next look here.
+        while not self._closing:
             item_id = await self._ids.get()
             try:
                 await task.kiq(item_id)  # runs the item here and now (await_inplace)
@@ -75,11 +78,10 @@ class EmbeddedBroker(InMemoryBroker):
 
     async def shutdown(self) -> None:
         """Stop the lanes; ids still queued stay pending in the database for the next start."""
+        self._closing = True
         for lane in self._lanes:
             lane.cancel()
-        for lane in self._lanes:
-            with contextlib.suppress(asyncio.CancelledError):
-                await lane
+        await asyncio.gather(*self._lanes, return_exceptions=True)
         self._lanes = []
         await super().shutdown()
 

@@ -30,10 +30,11 @@ async def test_items_wait_as_ids_and_run_once_each_within_the_concurrency() -> N
     broker.state.runner = recorder = Recorder()
     await broker.startup()
     try:
-        before = len(asyncio.all_tasks())
+        # compared as sets: tasks other tests left to finish on the shared loop may end meanwhile
+        before = asyncio.all_tasks()
         assert await enqueue(broker, range(2_000)) == 2_000
         await asyncio.sleep(0.05)
-        assert len(asyncio.all_tasks()) - before == 4  # the lanes, not one task per item
+        assert len(asyncio.all_tasks() - before) == 4  # the lanes, not one task per item
         assert recorder.running == 4
         recorder.release.set()
         for _ in range(400):
@@ -42,6 +43,7 @@ async def test_items_wait_as_ids_and_run_once_each_within_the_concurrency() -> N
             await asyncio.sleep(0.05)
         assert sorted(recorder.done) == list(range(2_000)) and recorder.most == 4
     finally:
+        recorder.release.set()  # a failed assertion must not leave items blocked: shutdown would wait
         await broker.shutdown()
 
 
@@ -57,3 +59,17 @@ async def test_closing_drops_what_was_not_sent() -> None:
     await asyncio.sleep(0.05)
     await broker.shutdown()
     assert sorted(recorder.done) == [0, 1]
+
+
+async def test_shutdown_returns_with_items_still_in_flight() -> None:
+    """taskiq swallows the cancellation of an item it runs; the lanes still stop (they used to go
+    on to the next id and wait on the queue for ever, so the service's shutdown hung)."""
+    broker = build_broker(None, concurrency=2, redelivery_s=30)
+    assert isinstance(broker, EmbeddedBroker)
+    broker.state.runner = recorder = Recorder()
+    await broker.startup()
+    await enqueue(broker, range(10))
+    await asyncio.sleep(0.05)
+    assert recorder.running == 2
+    await asyncio.wait_for(broker.shutdown(), 30)  # never released: the items are cut short
+    assert recorder.done == []
