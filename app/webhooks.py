@@ -150,15 +150,18 @@ def verify(secret: str, timestamp: str, body: bytes, signature: str, tolerance_s
     return hmac.compare_digest(sign(secret, timestamp, body), signature)
 
 
+def _stamped(event: str) -> dict[str, Any]:
+    """What every event's body starts with: its type, its own id, and when it was made."""
+    return {"type": event, "id": new_id(), "created": utcnow().isoformat().replace("+00:00", "Z")}
+
+
 def envelope(run: Run, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Every webhook event's body: ``type``, ``id`` (the event's, kept by a redelivery, so a receiver
     can drop one it already has), ``created``, ``run_id`` and the run's ``status`` — the same names
     as in traces and streams — then the event's own fields."""
     return {
         **payload,
-        "type": event,
-        "id": new_id(),
-        "created": utcnow().isoformat().replace("+00:00", "Z"),
+        **_stamped(event),
         "run_id": run.id,
         "status": payload.get("status") or payload.get("outcome") or run.status,
     }
@@ -193,12 +196,7 @@ async def enqueue(
 
 def enqueue_test(session: AsyncSession, endpoint: WebhookEndpoint) -> WebhookDelivery:
     """A ``ping`` event to one endpoint, to see that it receives and verifies (it names no run)."""
-    body = {
-        "type": "ping",
-        "id": new_id(),
-        "created": utcnow().isoformat().replace("+00:00", "Z"),
-        "endpoint_id": endpoint.id,
-    }
+    body = _stamped("ping") | {"endpoint_id": endpoint.id}
     delivery = WebhookDelivery(
         endpoint_id=endpoint.id, event="ping", url=endpoint.url, payload=body, status=DeliveryStatus.PENDING
     )

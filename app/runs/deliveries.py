@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, status
+from sqlalchemy import ColumnElement
 from sqlmodel import col, select
 
 from app.deps import ReadKey, Session, WriteKey
@@ -42,9 +43,14 @@ async def _run_exists(session: Session, run_id: str, project_id: str) -> None:
 async def list_deliveries(run_id: str, session: Session, key: ReadKey) -> DeliveryLog:
     """The run's webhook deliveries, newest first: status, attempts, next try, last answer or error."""
     await _run_exists(session, run_id, key.project_id)
+    return await delivery_log(session, col(WebhookDelivery.run_id) == run_id)
+
+
+async def delivery_log(session: Session, which: ColumnElement[bool]) -> DeliveryLog:
+    """The deliveries ``which`` selects (a run's, an endpoint's), newest first."""
     query = (
         select(WebhookDelivery)
-        .where(col(WebhookDelivery.run_id) == run_id)
+        .where(which)
         .order_by(col(WebhookDelivery.created_at).desc(), col(WebhookDelivery.id).desc())
     )
     rows = (await session.execute(query)).scalars().all()

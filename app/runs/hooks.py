@@ -15,7 +15,7 @@ from app.deps import AppSettings, ReadKey, Session, WriteKey
 from app.errors import NotFound, Unprocessable, problem_responses
 from app.models import WebhookDelivery, WebhookEndpoint
 from app.projects import audit
-from app.runs.deliveries import delivery_public
+from app.runs.deliveries import delivery_log, delivery_public
 from app.runs.deps import Outbox
 from app.runs.schemas import DeliveryLog, DeliveryPublic
 from app.webhooks import DeliveryStatus, WebhookTargetRefused, check_target, enqueue_test, redact
@@ -152,9 +152,4 @@ async def ping_webhook_endpoint(
 async def list_endpoint_deliveries(endpoint_id: str, session: Session, key: ReadKey) -> DeliveryLog:
     """What was sent to the endpoint, newest first."""
     await _get(session, endpoint_id, key.project_id)
-    query = (
-        select(WebhookDelivery)
-        .where(col(WebhookDelivery.endpoint_id) == endpoint_id)
-        .order_by(col(WebhookDelivery.created_at).desc(), col(WebhookDelivery.id).desc())
-    )
-    return DeliveryLog(items=[delivery_public(d) for d in (await session.execute(query)).scalars().all()])
+    return await delivery_log(session, col(WebhookDelivery.endpoint_id) == endpoint_id)
