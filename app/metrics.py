@@ -21,8 +21,8 @@ class ServiceMetrics:
         )
         self.quality = Histogram(
             "thinkloop_quality_score",
-            "Final AvgQualityScore (0-100)",
-            buckets=(10, 25, 50, 70, 80, 85, 90, 95, 100),
+            "Final AvgQualityScore (0-1)",
+            buckets=(0.1, 0.25, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0),
             registry=self.registry,
         )
         self.llm_latency = Histogram(

@@ -22,7 +22,7 @@ class ScoredRound:
 
 @dataclass(frozen=True)
 class RunMetrics:
-    """Metrics of one refinement run; quality figures are on the paper's 0-100 scale.
+    """Metrics of one refinement run; quality figures are on Q's own 0-1 scale, as everywhere.
 
     ``avg_quality_all_steps`` is AvgQualityScore as the paper's text defines it (mean over every
     evaluated round); ``avg_quality_final`` is what the reference code computes (final round).
@@ -66,9 +66,9 @@ def run_metrics(rounds: Sequence[ScoredRound], policy: ScoringPolicy) -> RunMetr
         passed=first_pass is not None,
         rounds_to_pass=first_pass,
         rounds_to_pass_censored=first_pass if first_pass is not None else policy.max_rounds + 1,
-        avg_quality_all_steps=_pct(fmean(_q(r) for r in valid)) if valid else None,
-        avg_quality_final=_pct(_q(final)) if final else None,
-        quality_change=_pct(_q(final) - _q(previous)) if final and previous else None,
+        avg_quality_all_steps=_unit(fmean(_q(r) for r in valid)) if valid else None,
+        avg_quality_final=_unit(_q(final)) if final else None,
+        quality_change=_unit(_q(final) - _q(previous)) if final and previous else None,
         level_final=dict(final.level_scores) if final else {},
         level_change=_level_change(final, previous),
     )
@@ -79,8 +79,8 @@ def _q(scored: ScoredRound) -> float:
     return scored.quality
 
 
-def _pct(value: float) -> float:
-    return round(100.0 * value, 2)
+def _unit(value: float) -> float:
+    return round(value, 4)
 
 
 def _level_change(final: ScoredRound | None, previous: ScoredRound | None) -> dict[str, float | None]:

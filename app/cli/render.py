@@ -124,8 +124,8 @@ class TraceRenderer:
         self.console.print(
             Panel(
                 f"outcome [bold]{event.outcome}[/bold] ({event.stop_reason}) after {event.rounds} round(s)\n"
-                f"RoundsToPass {rtp} · AvgQualityScore final {_fmt(event.avg_quality_final, 2)} · "
-                f"all steps {_fmt(event.avg_quality_all_steps, 2)}",
+                f"RoundsToPass {rtp} · AvgQualityScore final {_fmt(event.avg_quality_final, 3)} · "
+                f"all steps {_fmt(event.avg_quality_all_steps, 3)}",
                 title="Run finished",
             )
         )

@@ -169,12 +169,12 @@ def _level_means(scored: Sequence[ItemResult]) -> dict[str, float | None]:
 
 
 def _quality_by_round(scored: Sequence[ItemResult]) -> list[dict[str, float | int]]:
-    """Mean Q (0-100) of the scored items that reached each round."""
+    """Mean Q (0-1) of the scored items that reached each round."""
     by_round: dict[int, list[float]] = {}
     for result in scored:
         for judged in result.rounds:
             if judged.quality is not None:
-                by_round.setdefault(judged.round, []).append(100 * judged.quality)
+                by_round.setdefault(judged.round, []).append(judged.quality)
     return [{"round": r, "mean_quality": fmean(q), "items": len(q)} for r, q in sorted(by_round.items())]
 
 

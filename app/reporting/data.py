@@ -49,7 +49,7 @@ def problem_pass(results: Sequence[ItemResult]) -> float:
 
 
 def problem_quality(results: Sequence[ItemResult]) -> float | None:
-    """A problem's mean final AvgQualityScore (0-100) over its scored repeats."""
+    """A problem's mean final AvgQualityScore (0-1) over its scored repeats."""
     values = [r.metrics["avg_quality_final"] for r in results if r.metrics["avg_quality_final"] is not None]
     return fmean(values) if values else None
 

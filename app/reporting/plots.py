@@ -42,7 +42,7 @@ def bloom_radar(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def quality_by_round(rows: Sequence[dict[str, Any]]) -> str:
-    """Mean quality (0–100) of the items that reached each round."""
+    """Mean Q (0–1) of the items that reached each round."""
     figure = Figure(figsize=(6, 4))
     axes = figure.add_subplot()
     for row in rows:
@@ -50,10 +50,10 @@ def quality_by_round(rows: Sequence[dict[str, Any]]) -> str:
         axes.plot(
             [p["round"] for p in points], [p["mean_quality"] for p in points], marker="o", label=_label(row)
         )
-    axes.axhline(85, linestyle="--", color="grey", linewidth=1, label="pass threshold")
+    axes.axhline(0.85, linestyle="--", color="grey", linewidth=1, label="τ of the default policies")
     axes.set_xlabel("round")
-    axes.set_ylabel("mean quality score")
-    axes.set_ylim(0, 100)
+    axes.set_ylabel("mean quality Q")
+    axes.set_ylim(0, 1)
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_title("Quality by round")
     axes.legend(fontsize="small")

@@ -169,8 +169,8 @@ def _scored(report: dict[str, Any]) -> list[str]:
                 r["arm"],
                 f"{r['scored_items']} / {r['problems']}",
                 f"{f(rate, 1)}% ({ci(r['pass_rate_ci95'], 100)})",
-                f"{f(r['avg_quality_final'])} ({ci(r['avg_quality_final_ci95'])})",
-                f(r["avg_quality_all_steps"]),
+                f"{f(r['avg_quality_final'], 3)} ({ci(r['avg_quality_final_ci95'], digits=3)})",
+                f(r["avg_quality_all_steps"], 3),
                 f(r["rounds_to_pass_passers"]),
                 median_rounds(r["time_to_pass"]),
                 str(r["input_tokens"] + r["output_tokens"]),
@@ -250,7 +250,7 @@ def _comparisons(report: dict[str, Any]) -> list[str]:
             f(c["pass_rate_b"]),
             f"{c['a_only']} / {c['b_only']}",
             f"{p_value(c['mcnemar_p'])} ({p_value(c['mcnemar_p_holm'])})",
-            f"{f(c['delta_avg_quality'])} ({ci(c['delta_ci95'], digits=2)})",
+            f"{f(c['delta_avg_quality'], 3)} ({ci(c['delta_ci95'], digits=3)})",
             f"{p_value(c['delta_p'])} ({p_value(c['delta_p_holm'])})",
         ]
         for c in report["comparisons"]

@@ -117,3 +117,70 @@ async def test_projects_migration_keeps_what_exists_and_moves_metadata_to_submis
     as_dict = [json.loads(v) if isinstance(v, str) else v for v in (run[1], row)]
     assert as_dict == [json.loads(meta)] * 2
     assert "meta" not in columns
+
+
+async def test_quality_migration_moves_stored_metrics_to_q_scale_and_back(database_url: str) -> None:
+    """A run stored at 0010 with AvgQualityScore 84.5 (0-100) in its result and its run.finished
+    event reads 0.845 after 0011, like Q in its rounds; 0011's downgrade restores 84.5."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from app.db import alembic_config
+
+    config = alembic_config(database_url)
+    await asyncio.to_thread(command.upgrade, config, "0010")
+    engine = create_engine(database_url)
+    metrics = {
+        "avg_quality_final": 84.5,
+        "avg_quality_all_steps": 70.25,
+        "quality_change": -3.0,
+        "passed": True,
+    }
+    finished = {"type": "run.finished", "final_quality": 0.845, "avg_quality_final": 84.5, "metrics": metrics}
+    try:
+        async with engine.begin() as connection:
+            now = "2026-11-01 10:00:00"
+            await connection.execute(
+                text(
+                    "INSERT INTO problems (id, content_hash, question, solution, created_at) "
+                    "VALUES ('p1', 'c1', 'q', 's', :now)"
+                ),
+                {"now": now},
+            )
+            await connection.execute(
+                text(
+                    "INSERT INTO runs (id, problem_id, status, model, judge_model, policy, max_rounds, arm,"
+                    " created_at, result)"
+                    " VALUES ('r1', 'p1', 'accepted', 'm', 'j', 'default', 3, 'loop', :now, :result)"
+                ),
+                {"now": now, "result": json.dumps({"outcome": "accepted", "metrics": metrics})},
+            )
+            await connection.execute(
+                text(
+                    "INSERT INTO transcript_events (run_id, seq, type, data, created_at) "
+                    "VALUES ('r1', 1, 'run.finished', :data, :now)"
+                ),
+                {"now": now, "data": json.dumps(finished)},
+            )
+
+        async def stored() -> tuple[dict[str, object], dict[str, object]]:
+            async with engine.connect() as connection:
+                result = (await connection.execute(text("SELECT result FROM runs"))).scalar()
+                event = (await connection.execute(text("SELECT data FROM transcript_events"))).scalar()
+            return tuple(json.loads(v) if isinstance(v, str) else v for v in (result, event))  # type: ignore[return-value]
+
+        await migrate(database_url)
+        result, event = await stored()
+        assert result["metrics"] == {
+            **metrics,
+            "avg_quality_final": 0.845,
+            "avg_quality_all_steps": 0.7025,
+            "quality_change": -0.03,
+        }
+        assert event["avg_quality_final"] == 0.845 == event["final_quality"]
+        assert event["metrics"] == result["metrics"]
+        await asyncio.to_thread(command.downgrade, config, "0010")
+        result, event = await stored()
+        assert result["metrics"] == metrics and event == finished
+    finally:
+        await engine.dispose()

@@ -19,9 +19,9 @@ def scored(
 def test_passing_run_reports_first_round_above_tau() -> None:
     metrics = run_metrics([scored(1, 0.5), scored(2, 0.9), scored(3, 0.95)], PAPER)
     assert metrics.rounds_to_pass == 2 and metrics.passed
-    assert metrics.avg_quality_final == 95.0
-    assert metrics.avg_quality_all_steps == pytest.approx(100 * (0.5 + 0.9 + 0.95) / 3, abs=0.01)
-    assert metrics.quality_change == 5.0
+    assert metrics.avg_quality_final == 0.95
+    assert metrics.avg_quality_all_steps == pytest.approx((0.5 + 0.9 + 0.95) / 3, abs=1e-4)
+    assert metrics.quality_change == pytest.approx(0.05)
 
 
 def test_paper_counts_pass_strictly_above_tau() -> None:
@@ -46,7 +46,7 @@ def test_level_change_is_final_minus_previous() -> None:
 
 def test_invalid_rounds_are_left_out_of_quality() -> None:
     metrics = run_metrics([scored(1, None), scored(2, 0.6)], get_policy("default"))
-    assert metrics.avg_quality_all_steps == 60.0 and metrics.quality_change is None
+    assert metrics.avg_quality_all_steps == 0.6 and metrics.quality_change is None
 
 
 def test_summary_keeps_non_passers_visible() -> None:
