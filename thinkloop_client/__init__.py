@@ -1,0 +1,94 @@
+"""A typed Python client for the thinkloop API (``pip install thinkloop`` brings it).
+
+    from thinkloop_client import Client
+
+    with Client("http://127.0.0.1:8000", api_key="tlk_…") as tl:
+        run = tl.create_run("A choir of 12 sings a song in 4 minutes. How long do 36 singers take?",
+                            "4 × 3 = 12 minutes.", metadata={"pupil": "P-17"})
+        for event in tl.stream_run(run.id):
+            print(event.type)
+        trace = tl.get_run(run.id)
+        print(trace.status, trace.final.question if trace.final else None)
+
+It needs httpx, httpx-sse and pydantic only: none of the server's code.
+"""
+
+from thinkloop_client._calls import BatchOptions, Page, RunFilters, RunOptions
+from thinkloop_client.client import AsyncClient, Client
+from thinkloop_client.errors import (
+    Conflict,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    RateLimited,
+    ServerError,
+    ThinkloopError,
+    Unauthorized,
+)
+from thinkloop_client.models import (
+    Batch,
+    BatchItem,
+    BatchProgress,
+    CallFailure,
+    Dataset,
+    Delivery,
+    Event,
+    JudgeVerdict,
+    OtherEvent,
+    Problem,
+    ReviserThinking,
+    RevisionProposed,
+    Round,
+    RoundScored,
+    RoundStarted,
+    Run,
+    RunFailed,
+    RunFinished,
+    RunResumed,
+    RunStarted,
+    RunTrace,
+    Verdict,
+    Version,
+    WebhookEndpoint,
+)
+
+__all__ = [
+    "AsyncClient",
+    "Batch",
+    "BatchItem",
+    "BatchOptions",
+    "BatchProgress",
+    "CallFailure",
+    "Client",
+    "Conflict",
+    "Dataset",
+    "Delivery",
+    "Event",
+    "Forbidden",
+    "InvalidRequest",
+    "JudgeVerdict",
+    "NotFound",
+    "OtherEvent",
+    "Page",
+    "Problem",
+    "RateLimited",
+    "ReviserThinking",
+    "RevisionProposed",
+    "Round",
+    "RoundScored",
+    "RoundStarted",
+    "Run",
+    "RunFailed",
+    "RunFilters",
+    "RunFinished",
+    "RunOptions",
+    "RunResumed",
+    "RunStarted",
+    "RunTrace",
+    "ServerError",
+    "ThinkloopError",
+    "Unauthorized",
+    "Verdict",
+    "Version",
+    "WebhookEndpoint",
+]
