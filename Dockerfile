@@ -19,6 +19,7 @@ COPY agents ./agents
 COPY graphs ./graphs
 COPY prompts ./prompts
 COPY migrations ./migrations
+COPY thinkloop_client ./thinkloop_client
 RUN uv sync --frozen --no-dev --no-editable
 
 FROM python:3.11-slim AS runtime
