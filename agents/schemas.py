@@ -142,11 +142,14 @@ class Usage(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    input_tokens: int = 0
-    output_tokens: int = 0
-    latency_s: float = 0.0
-    cost_usd: float | None = None
-    calls: int = 0
+    input_tokens: int = Field(default=0, description="Prompt tokens billed")
+    output_tokens: int = Field(default=0, description="Completion tokens billed")
+    latency_s: float = Field(default=0.0, description="Seconds spent in the calls, retries included")
+    cost_usd: float | None = Field(
+        default=None,
+        description="Cost in US dollars from the configured prices; null when none are configured",
+    )
+    calls: int = Field(default=0, description="LLM calls made")
     retries: int = Field(default=0, description="HTTP attempts beyond one per call (429, 5xx, timeouts)")
 
     def __add__(self, other: Usage) -> Usage:
@@ -173,7 +176,10 @@ class CallFailure(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["endpoint", "malformed", "client", "internal"]
+    kind: Literal["endpoint", "malformed", "client", "internal"] = Field(
+        description="endpoint (no answer), malformed (replies never fit the schema), client (raised by the "
+        "client stack) or internal"
+    )
     model: str = Field(description="The registry name of the model that was called")
     host: str | None = Field(default=None, description="The endpoint's host[:port]; None for the default")
     status: int | None = Field(default=None, description="The HTTP status, when the endpoint answered one")
@@ -237,11 +243,18 @@ class SolverResult(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    round: int
-    solution: Solution | None = None
-    failure: CallFailure | None = None
-    raw_outputs: list[str] = Field(default_factory=list)
+    round: int = Field(description="The round whose question it solved")
+    solution: Solution | None = Field(
+        default=None, description="Its own worked solution and final answer; null when its call failed"
+    )
+    failure: CallFailure | None = Field(
+        default=None,
+        description="For a failed call: model, endpoint host, HTTP status, exception (nothing was compared)",
+    )
+    raw_outputs: list[str] = Field(
+        default_factory=list, description="The model's raw replies, kept for audit"
+    )
     reasoning: str = Field(default="", description="A reasoning model's own thinking, apart from its answer")
-    model: str
-    prompt_version: str
-    usage: Usage = Field(default_factory=Usage)
+    model: str = Field(description="The model that solved it")
+    prompt_version: str = Field(description="Version of the solver's prompt")
+    usage: Usage = Field(default_factory=Usage, description="Tokens, latency and cost of its calls")

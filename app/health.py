@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy import text
 
 from app.db import migrations_at_head
@@ -17,8 +17,10 @@ router = APIRouter(tags=["operations"])
 class Health(BaseModel):
     """Liveness or readiness."""
 
-    status: str
-    checks: dict[str, bool] = {}
+    status: str = Field(description="ok, or not-ready")
+    checks: dict[str, bool] = Field(
+        default_factory=dict, description="Each readiness check and whether it passed (database, migrations)"
+    )
 
 
 @router.get("/healthz", response_model=Health)

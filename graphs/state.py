@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, TypedDict
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agents.schemas import CallFailure, JudgeName, JudgeResult, Problem, RevisionResult, SolverResult
 from graphs.scoring import Decision, RoundScore
@@ -16,14 +16,20 @@ class RoundFigures(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    quality: float | None
-    pass_rate: float | None
-    agreement: float | None
-    confidence: float | None
-    n_voting: int
-    n_passing: int
-    n_failed: int = 0
-    decision: str
+    quality: float | None = Field(description="The composite quality Q, 0–1 (null: the round had no quorum)")
+    pass_rate: float | None = Field(description="Share of the seven judges that passed the version, 0–1")
+    agreement: float | None = Field(description="How closely the panel agrees the version meets the bar, 0–1")
+    confidence: float | None = Field(
+        description="The passing judges' confidence, averaged over all seven, 0–1"
+    )
+    n_voting: int = Field(description="Judges with a verdict")
+    n_passing: int = Field(description="Judges whose score reached their threshold")
+    n_failed: int = Field(
+        default=0, description="Judges whose call failed (abstentions that are not the judge's choice)"
+    )
+    decision: str = Field(
+        description="What the loop did next: accepted, revise, exhausted, needs_review or error"
+    )
 
     @classmethod
     def of(cls, score: RoundScore, decision: Decision) -> RoundFigures:

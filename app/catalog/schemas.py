@@ -22,11 +22,13 @@ class Capabilities(BaseModel):
 class ModelPublic(BaseModel):
     """A usable model name: the offline panel, or a configured endpoint."""
 
-    name: str
+    name: str = Field(description="The name to pass as model or judge_model")
     offline: bool = Field(description="True for the built-in deterministic panel, which needs no endpoint")
     model: str | None = Field(description="The model id the endpoint expects")
     endpoint: str | None = Field(description="The endpoint's host[:port]")
-    provider: Literal["openai", "azure"] | None = None
+    provider: Literal["openai", "azure"] | None = Field(
+        default=None, description="openai or azure for an endpoint; null for the offline panel"
+    )
     mode: Literal["json_schema", "tool_calling", "prompt"] | None = Field(
         description="How this process asks it for JSON now (learned from refusals, or from a check)"
     )
@@ -38,4 +40,4 @@ class ModelPublic(BaseModel):
 class ModelList(BaseModel):
     """Every usable model name."""
 
-    items: list[ModelPublic]
+    items: list[ModelPublic] = Field(description="Every usable model, the offline panel first")

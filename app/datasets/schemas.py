@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 DatasetFormat = Literal["jsonl", "csv", "think-csv"]
 
@@ -13,24 +13,29 @@ DatasetFormat = Literal["jsonl", "csv", "think-csv"]
 class RowIssue(BaseModel):
     """A row of the uploaded file, by its first line, and what is wrong with it."""
 
-    line: int
-    message: str
+    line: int = Field(description="The row's first line in the uploaded file (1-based)")
+    message: str = Field(description="What is wrong with it, or what it duplicates")
 
 
 class DatasetPublic(BaseModel):
     """A registered problem set; an upload's answer also lists folded duplicates and warnings."""
 
-    id: str
-    name: str
-    format: DatasetFormat
-    n_problems: int
-    created_at: datetime
-    duplicates: list[RowIssue] = []
-    warnings: list[RowIssue] = []
+    id: str = Field(description="Dataset id")
+    name: str = Field(description="The name it was uploaded with")
+    format: DatasetFormat = Field(description="How it was read: jsonl, csv or think-csv")
+    n_problems: int = Field(description="Problems stored (duplicates kept once)")
+    created_at: datetime = Field(description="When it was uploaded (UTC)")
+    duplicates: list[RowIssue] = Field(
+        default_factory=list,
+        description="Rows folded into an earlier identical row (upload answer and reads alike)",
+    )
+    warnings: list[RowIssue] = Field(
+        default_factory=list, description="Rows stored but suspicious (e.g. a solution that states no number)"
+    )
 
 
 class DatasetPage(BaseModel):
     """A page of datasets; pass ``next_cursor`` as ``cursor`` for the next one."""
 
-    items: list[DatasetPublic]
-    next_cursor: str | None
+    items: list[DatasetPublic] = Field(description="Datasets, newest first")
+    next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")

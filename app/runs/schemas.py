@@ -26,11 +26,20 @@ class ProblemIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    question: Annotated[QuestionText, BeforeValidator(storable_if_text)]
-    solution: Annotated[SolutionText, BeforeValidator(storable_if_text)] = ""
+    question: Annotated[QuestionText, BeforeValidator(storable_if_text)] = Field(
+        description="The word problem's text, as pupils would read it"
+    )
+    solution: Annotated[SolutionText, BeforeValidator(storable_if_text)] = Field(
+        default="", description="Its stated solution (may be empty: then only the question is judged)"
+    )
     metadata: dict[
         StorableText, Annotated[str | int | float | bool | None, AfterValidator(storable_scalar)]
-    ] = Field(default_factory=dict, max_length=32)
+    ] = Field(
+        default_factory=dict,
+        max_length=32,
+        description="Up to 32 keys of yours kept with this run (e.g. pupil, worksheet); never shared "
+        "with another submission of the same text",
+    )
 
 
 class RunOptions(BaseModel):
@@ -44,8 +53,17 @@ class RunOptions(BaseModel):
     judge_model: str | None = Field(
         default=None, max_length=200, description="Judge model (default: settings)"
     )
-    policy: Literal["default", "think-paper"] | None = None
-    max_rounds: int | None = Field(default=None, ge=1, le=10)
+    policy: Literal["default", "think-paper"] | None = Field(
+        default=None,
+        description="Scoring policy: default (sound) or think-paper (the reference's formulas); "
+        "default: settings",
+    )
+    max_rounds: int | None = Field(
+        default=None,
+        ge=1,
+        le=10,
+        description="At most this many judged versions, 1–10 (default: the policy's)",
+    )
 
 
 class RunCreate(BaseModel):
@@ -56,29 +74,39 @@ class RunCreate(BaseModel):
         json_schema_extra={"examples": [{"problem": _EXAMPLE_PROBLEM, "options": {"max_rounds": 3}}]},
     )
 
-    problem: ProblemIn
-    options: RunOptions = Field(default_factory=RunOptions)
+    problem: ProblemIn = Field(description="The problem to refine")
+    options: RunOptions = Field(
+        default_factory=RunOptions, description="Models, policy and round limit; every field optional"
+    )
     webhook_url: AnyHttpUrl | None = Field(default=None, description="POSTed a signed run.finished event")
 
 
 class RunPublic(BaseModel):
     """A run as listed: its state, options and headline figures."""
 
-    id: str
-    status: RunStatus
-    model: str
-    judge_model: str
-    policy: str
-    max_rounds: int
-    question: str
-    created_at: datetime
-    finished_at: datetime | None
-    stop_reason: str | None
+    id: str = Field(description="Run id")
+    status: RunStatus = Field(
+        description="queued, running, then its outcome: accepted, exhausted, needs_review, error or cancelled"
+    )
+    model: str = Field(description="The model under test (the reviser)")
+    judge_model: str = Field(description="The model behind the seven judges (rubric: the offline panel)")
+    policy: str = Field(description="The scoring policy it was judged under")
+    max_rounds: int = Field(description="Its round limit")
+    question: str = Field(description="The submitted question")
+    created_at: datetime = Field(description="When it was submitted (UTC)")
+    finished_at: datetime | None = Field(description="When it ended (UTC); null while queued or running")
+    stop_reason: str | None = Field(description="Why it ended, in words; null while queued or running")
     failure: CallFailure | None = Field(
         default=None, description="Why the run ended in error: model, endpoint host, HTTP status or exception"
     )
-    rounds_to_pass: int | None = None
-    avg_quality_final: float | None = None
+    rounds_to_pass: int | None = Field(
+        default=None, description="The first round that passed; null if none did (or not ended)"
+    )
+    avg_quality_final: float | None = Field(
+        default=None,
+        description="Q of the final round, 0–1 (AvgQualityScore as the reference computes it); null "
+        "if no round was scored",
+    )
     batch_id: str | None = Field(
         default=None, description="The batch this run is an item of; null for a run of its own"
     )
@@ -88,45 +116,65 @@ class RunPublic(BaseModel):
 class CallAccounting(BaseModel):
     """Who produced an output, with which prompt version, and what it cost."""
 
-    model: str
-    prompt_version: str
-    input_tokens: int
-    output_tokens: int
-    latency_s: float
-    cost_usd: float | None
+    model: str = Field(description="The model that produced it")
+    prompt_version: str = Field(
+        description="Version of the prompt (or rubric) it answered; changes whenever the text does"
+    )
+    input_tokens: int = Field(description="Prompt tokens billed")
+    output_tokens: int = Field(description="Completion tokens billed")
+    latency_s: float = Field(description="Seconds the call took, retries included")
+    cost_usd: float | None = Field(
+        description="Its cost in US dollars from the model's configured prices; null when none are configured"
+    )
 
 
 class VerdictPublic(CallAccounting):
     """One judge's verdict with its audit trail."""
 
-    judge: str
-    score: int | None
-    confidence: int | None
-    rationale: str | None
-    details: dict[str, Any] | None
-    abstained: bool
-    abstain_reason: str | None
-    failure: CallFailure | None = None
+    judge: str = Field(
+        description="remember, understand, apply, analyze, evaluate, create, or holistic (the Five Keys)"
+    )
+    score: int | None = Field(
+        description="0–100 on the level's anchored scale; null when the judge abstained"
+    )
+    confidence: int | None = Field(description="0–100: how sure the judge is; null when it abstained")
+    rationale: str | None = Field(
+        description="Why, in the judge's words (the offline panel names its checks in [brackets])"
+    )
+    details: dict[str, Any] | None = Field(
+        description="Structured extras: the holistic judge's five keys, the offline panel's checks"
+    )
+    abstained: bool = Field(description="True when there is no usable verdict: never a score, counted apart")
+    abstain_reason: str | None = Field(description="Why it abstained (its call failed, or it declined)")
+    failure: CallFailure | None = Field(
+        default=None, description="For a failed call: model, endpoint host, HTTP status, exception"
+    )
     reasoning: str = Field(default="", description="A reasoning model's own thinking before its verdict")
-    raw_outputs: list[str]
+    raw_outputs: list[str] = Field(
+        description="The model's raw replies, kept for audit (several when a malformed reply was retried)"
+    )
 
 
 class RevisionPublic(CallAccounting):
     """What the model under test made of a round's feedback."""
 
-    question: str | None
-    solution: str | None
-    thinking: str
-    error: str | None
-    failure: CallFailure | None = None
+    question: str | None = Field(description="The revised question; null when no usable revision came back")
+    solution: str | None = Field(description="The revised solution; null when no usable revision came back")
+    thinking: str = Field(description="The model's think-aloud as it revised, in full")
+    error: str | None = Field(description="Why there is no revision, in words")
+    failure: CallFailure | None = Field(
+        default=None, description="For a failed call: model, endpoint host, HTTP status, exception"
+    )
 
 
 class RoundPublic(RoundFigures):
     """One evaluated version, its seven verdicts, its scores, and the revision it led to."""
 
-    round: int
-    question: str
-    solution: str
+    round: int = Field(
+        description="1 is the submitted version; each later round judges the previous round's revision"
+    )
+    question: str = Field(description="The version's question")
+    solution: str = Field(description="The version's stated solution")
     verification: list[str] = Field(
         default_factory=list,
         description="Computations of the stated solution found wrong (none: all checked ones hold)",
@@ -136,9 +184,13 @@ class RoundPublic(RoundFigures):
         description="The solver's answer to the question alone, or its failed call (then nothing was "
         "compared); a disagreeing answer is a line in `verification`. None: no solver ran",
     )
-    verdicts: list[VerdictPublic]
-    feedback: list[str]
-    revision: RevisionPublic | None
+    verdicts: list[VerdictPublic] = Field(description="The seven judges' verdicts, abstentions included")
+    feedback: list[str] = Field(
+        description="What the panel told the reviser (the failing judges' rationales)"
+    )
+    revision: RevisionPublic | None = Field(
+        description="The revision this round led to; null for the last round"
+    )
 
 
 class Version(BaseModel):
@@ -175,8 +227,8 @@ class RunTrace(RunPublic):
 class RunPage(BaseModel):
     """A page of runs; pass ``next_cursor`` as ``cursor`` for the next one."""
 
-    items: list[RunPublic]
-    next_cursor: str | None
+    items: list[RunPublic] = Field(description="Runs, newest first")
+    next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")
 
 
 class DeliveryPublic(BaseModel):

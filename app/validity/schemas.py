@@ -62,65 +62,71 @@ class ValidityRequest(BaseModel):
 class Share(BaseModel):
     """``count`` of ``n`` versions, and their ratio (null when ``n`` is 0)."""
 
-    n: int
-    count: int
-    rate: float | None
+    n: int = Field(description="Versions counted")
+    count: int = Field(description="Versions with the property")
+    rate: float | None = Field(description="count ÷ n; null when n is 0")
 
 
 class FlawFigures(BaseModel):
     """One flaw type: its flawed items, the share detected and accepted, and twins accepted."""
 
-    n: int
-    detection: float | None
-    false_accept: float | None
-    twins_accepted: float | None
+    n: int = Field(description="Flawed items of this type")
+    detection: float | None = Field(
+        description="Share whose flaw a right judge (or the gate) flagged in round 1"
+    )
+    false_accept: float | None = Field(description="Share the panel accepted")
+    twins_accepted: float | None = Field(description="Share of their keyword-stuffed twins accepted")
 
 
 class ReliabilityBin(BaseModel):
     """A confidence bin [low, high) with votes in it: their mean confidence and how many were right."""
 
-    low: float
-    high: float
-    n: int
-    confidence: float
-    accuracy: float
+    low: float = Field(description="The bin's lower confidence bound, 0–1")
+    high: float = Field(description="The bin's upper bound (exclusive, but 1.0 is in the last bin)")
+    n: int = Field(description="Votes in the bin")
+    confidence: float = Field(description="Their mean confidence, 0–1")
+    accuracy: float = Field(description="Share of them that agree with the labels")
 
 
 class JudgeFigures(BaseModel):
     """One judge against the labels: agreement, Cohen's κ, and calibration (ECE, reliability table)."""
 
-    votes: int
-    agreement: float | None
-    kappa: float | None
-    ece: float | None
-    reliability: list[ReliabilityBin]
+    votes: int = Field(description="Verdicts the judge gave on labelled versions")
+    agreement: float | None = Field(description="Share of its verdicts that agree with the labels")
+    kappa: float | None = Field(
+        description="Cohen's κ of its verdicts against the labels; null when undefined"
+    )
+    ece: float | None = Field(description="Expected calibration error of its confidence, 0–1")
+    reliability: list[ReliabilityBin] = Field(
+        description="The reliability table behind the ECE (bins of width 0.1 that hold votes)"
+    )
 
 
 class SplitSummary(BaseModel):
     """Every measure over one split."""
 
-    split: str
+    split: str = Field(description="tune, heldout or all")
     detection: Share = Field(description="Flawed versions a judge of the flaw's levels (or the gate) failed")
     false_accept: Share = Field(description="Flawed versions the panel accepted")
     specificity: Share = Field(description="Sound versions (controls, corrected) accepted")
-    corrected_accepted: Share
-    controls_accepted: Share
+    corrected_accepted: Share = Field(description="Corrected versions accepted (the target is all)")
+    controls_accepted: Share = Field(description="Sound control problems accepted")
     adversarial_gap: Share = Field(description="Keyword-stuffed twins accepted (0 is the goal)")
-    paraphrases_accepted: Share
-    by_flaw: dict[str, FlawFigures]
-    judges: dict[str, JudgeFigures]
-    false_accepts: list[str]
-    rejected_sound: list[str]
-    twins_accepted: list[str]
+    paraphrases_accepted: Share = Field(description="Paraphrase twins of controls accepted")
+    by_flaw: dict[str, FlawFigures] = Field(description="The figures per flaw type")
+    judges: dict[str, JudgeFigures] = Field(description="Each judge against the labels")
+    false_accepts: list[str] = Field(description="Ids of flawed items the panel accepted")
+    rejected_sound: list[str] = Field(description="Ids of sound versions the panel did not accept")
+    twins_accepted: list[str] = Field(description="Ids of twins accepted, with their kind")
 
 
 class ValidityReport(BaseModel):
     """The bench's report: the same object as ``thinkloop judges validate --format json``."""
 
-    judge_model: str
-    policy: str
-    twins: bool
-    items: int
-    versions: int
-    splits: dict[str, SplitSummary]
+    judge_model: str = Field(description="The judge model measured (rubric: the offline panel)")
+    policy: str = Field(description="The scoring policy used")
+    twins: bool = Field(description="Whether adversarial twins were judged too")
+    items: int = Field(description="Labelled items judged")
+    versions: int = Field(description="Versions judged (flawed, corrected, controls; twins apart)")
+    splits: dict[str, SplitSummary] = Field(description="The figures per split, and over all")
     targets: dict[str, str | bool] = Field(description="'split': where they were measured; each target: met?")
