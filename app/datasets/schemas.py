@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 DatasetFormat = Literal["jsonl", "csv", "think-csv"]
 
@@ -19,6 +19,22 @@ class RowIssue(BaseModel):
 
 class DatasetPublic(BaseModel):
     """A registered problem set; an upload's answer also lists folded duplicates and warnings."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": "6fd4be5b0c7e4b1f9a2d3c4e5f6a7b8c",
+                    "name": "flawed-problems.jsonl",
+                    "format": "jsonl",
+                    "n_problems": 12,
+                    "created_at": "2026-11-23T09:00:00Z",
+                    "duplicates": [{"line": 14, "message": "the same problem as line 3"}],
+                    "warnings": [],
+                }
+            ]
+        }
+    )
 
     id: str = Field(description="Dataset id")
     name: str = Field(description="The name it was uploaded with")

@@ -29,17 +29,27 @@ class EndpointCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    url: AnyHttpUrl = Field(description="Where to POST events (it must pass THINKLOOP_WEBHOOK_ALLOW_HOSTS)")
-    description: str = Field(default="", max_length=200, description="What it is, for people")
+    url: AnyHttpUrl = Field(
+        description="Where to POST events (it must pass THINKLOOP_WEBHOOK_ALLOW_HOSTS)",
+        examples=["https://tutor.example/hooks/thinkloop"],
+    )
+    description: str = Field(
+        default="", max_length=200, description="What it is, for people", examples=["north school's grader"]
+    )
 
 
 class EndpointPublic(BaseModel):
     """A registered receiver."""
 
-    id: str = Field(description="Endpoint id")
-    url: str = Field(description="Its URL without user, password, query or fragment")
-    description: str = Field(description="What it is, for people")
-    created_at: datetime = Field(description="When it was registered (UTC)")
+    id: str = Field(description="Endpoint id", examples=["9c1d2e3f4a5b4c6d8e7f9a0b1c2d3e4f"])
+    url: str = Field(
+        description="Its URL without user, password, query or fragment",
+        examples=["https://tutor.example/hooks/thinkloop"],
+    )
+    description: str = Field(description="What it is, for people", examples=["north school's grader"])
+    created_at: datetime = Field(
+        description="When it was registered (UTC)", examples=["2026-11-23T09:00:00Z"]
+    )
 
 
 class EndpointCreated(EndpointPublic):

@@ -84,6 +84,30 @@ class RunCreate(BaseModel):
 class RunPublic(BaseModel):
     """A run as listed: its state, options and headline figures."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": "5dd6f164dde6407fb7dd519ec9a32a8a",
+                    "status": "accepted",
+                    "model": "rubric",
+                    "judge_model": "rubric",
+                    "policy": "default",
+                    "max_rounds": 3,
+                    "question": _EXAMPLE_PROBLEM["question"],
+                    "created_at": "2026-11-23T09:00:00Z",
+                    "finished_at": "2026-11-23T09:00:02Z",
+                    "stop_reason": "quality reached the threshold",
+                    "failure": None,
+                    "rounds_to_pass": 2,
+                    "avg_quality_final": 0.984,
+                    "batch_id": None,
+                    "arm": "loop",
+                }
+            ]
+        }
+    )
+
     id: str = Field(description="Run id")
     status: RunStatus = Field(
         description="queued, running, then its outcome: accepted, exhausted, needs_review, error or cancelled"
@@ -233,6 +257,25 @@ class RunPage(BaseModel):
 
 class DeliveryPublic(BaseModel):
     """One webhook delivery of a run and how its attempts went."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": "0b7f3c2e9a8d4e51b6c1f0a2d3e4f5a6",
+                    "event": "run.finished",
+                    "url": "https://tutor.example/hooks/thinkloop",
+                    "status": "delivered",
+                    "attempts": 2,
+                    "next_attempt_at": "2026-11-23T09:00:03Z",
+                    "last_status_code": 204,
+                    "last_error": None,
+                    "created_at": "2026-11-23T09:00:02Z",
+                    "delivered_at": "2026-11-23T09:00:03Z",
+                }
+            ]
+        }
+    )
 
     id: str = Field(description="The delivery id, sent as the Thinkloop-Delivery header on every attempt")
     event: str = Field(description="The event sent: run.finished or run.failed")
