@@ -5,16 +5,14 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import openai
-from langchain_openai import AzureChatOpenAI, ChatOpenAI
-from langchain_openai.chat_models.base import BaseChatOpenAI
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agents.attempts import count_attempt
-from agents.ratelimit import LimitSpec
-from agents.wire import NormalisingTransport
+if TYPE_CHECKING:  # the client stack loads only when a client is built (`thinkloop models` needs none)
+    from langchain_openai.chat_models.base import BaseChatOpenAI
+
+    from agents.ratelimit import LimitSpec
 
 OFFLINE_MODEL = "rubric"
 
@@ -134,6 +132,8 @@ def _read_toml(path: Path) -> dict[str, Mapping[str, object]]:
 
 def limit_spec(spec: ModelSpec) -> LimitSpec:
     """The provider limits of ``spec``."""
+    from agents.ratelimit import LimitSpec
+
     return LimitSpec(spec.name, spec.max_concurrency, spec.requests_per_minute, spec.tokens_per_minute)
 
 
@@ -143,6 +143,12 @@ def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> BaseChatOpenAI:
     Responses pass the normalising transport (``agents/wire.py``), so servers that answer in
     OpenAI's shape only approximately still parse; requests are counted per logical call.
     """
+    import openai
+    from langchain_openai import AzureChatOpenAI, ChatOpenAI
+
+    from agents.attempts import count_attempt
+    from agents.wire import NormalisingTransport
+
     key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) accept any key
     if spec.api_key_env is not None:
         if not env.get(spec.api_key_env):

@@ -5,17 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agents.models import ModelConfigError, UnknownModelError
-from agents.panel import PanelFactory
-from app.cli.support import fail, registry_from
-from app.logging import configure_logging
-from app.panels import panel_factory
-from app.settings import get_settings
-from graphs.scoring import get_policy
+from app.cli.support import MODELS_FILE_HELP, fail, registry_from
+
+if TYPE_CHECKING:
+    from agents.panel import PanelFactory
 
 judges_cli = typer.Typer(help="Measure how well a judge panel catches real flaws.", no_args_is_help=True)
 
@@ -29,14 +26,18 @@ def judges_validate(
     twins: Annotated[bool, typer.Option(help="Also judge adversarial twins and paraphrases")] = False,
     split: Annotated[str, typer.Option(help="tune | heldout | all")] = "all",
     policy: Annotated[str, typer.Option(help="default | think-paper")] = "default",
-    models_file: Annotated[Path | None, typer.Option(help="TOML model registry")] = None,
+    models_file: Annotated[Path | None, typer.Option(help=MODELS_FILE_HELP)] = None,
     fmt: Annotated[str, typer.Option("--format", help="md | json | html")] = "md",
     check: Annotated[bool, typer.Option(help="Exit 1 unless the targets are met")] = False,
 ) -> None:
     """Judge every version of a labelled set once: detection, false accepts, specificity, κ per
     judge, calibration and the adversarial gap, per split."""
+    from agents.models import ModelConfigError, UnknownModelError
     from agents.validity.labels import LabelsError, read_labelled
+    from app.logging import configure_logging
+    from app.panels import panel_factory
     from app.reporting.validity import to_html, to_markdown
+    from app.settings import get_settings
     from app.validity.service import builtin_set, select_split
 
     if fmt not in ("md", "json", "html") or split not in ("tune", "heldout", "all"):
@@ -69,6 +70,7 @@ async def _validate(
     factory: PanelFactory, items: list[Any], judge: str, policy: str, twins: bool
 ) -> dict[str, Any]:
     from app.validity.service import validate
+    from graphs.scoring import get_policy
 
     get_policy(policy)
     async with factory:

@@ -5,24 +5,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.cli.support import fail, in_session
-from app.models import DEFAULT_PROJECT, ApiKey, Project, utcnow
-from app.projects import audit
-from app.projects.keys import (
-    NewKey,
-    ProjectError,
-    create_key,
-    create_project,
-    find_project,
-    list_keys,
-    list_projects,
-    revoke_key,
-)
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from app.models import ApiKey, Project
+    from app.projects.keys import NewKey
+
+DEFAULT_PROJECT = "default"  # app.models.DEFAULT_PROJECT, without loading the tables for --help
 
 keys_cli = typer.Typer(help="Create, list and revoke API keys.", no_args_is_help=True)
 projects_cli = typer.Typer(help="Create and list projects (tenants).", no_args_is_help=True)
@@ -31,6 +26,8 @@ projects_cli = typer.Typer(help="Create and list projects (tenants).", no_args_i
 @projects_cli.command("create")
 def projects_create(name: Annotated[str, typer.Argument(help="A unique name")]) -> None:
     """Create a project; its keys will see its runs, datasets and batches only."""
+    from app.projects import audit
+    from app.projects.keys import ProjectError, create_project
 
     async def make(session: AsyncSession) -> Project:
         project = await create_project(session, name)
@@ -47,6 +44,8 @@ def projects_create(name: Annotated[str, typer.Argument(help="A unique name")]) 
 @projects_cli.command("list")
 def projects_list() -> None:
     """Every project: id and name."""
+    from app.projects.keys import list_projects
+
     rows: Sequence[Project] = asyncio.run(in_session(list_projects))
     for project in rows:
         typer.echo(f"{project.id}\t{project.name}")
@@ -64,6 +63,10 @@ def keys_create(
     ] = None,
 ) -> None:
     """Create an API key of a project and print it once; only its hash is stored."""
+    from app.models import utcnow
+    from app.projects import audit
+    from app.projects.keys import create_key, find_project
+
     scopes = scope or ["read", "write"]
     expires = utcnow() + timedelta(days=expires_in_days) if expires_in_days else None
 
@@ -87,6 +90,7 @@ def keys_list(
     project: Annotated[str | None, typer.Option(help="Only this project's (id or name)")] = None,
 ) -> None:
     """Keys with their project, scopes, expiry, last use and revocation; never a secret."""
+    from app.projects.keys import ProjectError, find_project, list_keys
 
     async def read(session: AsyncSession) -> Sequence[ApiKey]:
         owner = await find_project(session, project) if project else None
@@ -106,6 +110,8 @@ def keys_list(
 @keys_cli.command("revoke")
 def keys_revoke(key: Annotated[str, typer.Argument(help="The key's id or prefix")]) -> None:
     """Revoke an API key: it stops working at once."""
+    from app.projects import audit
+    from app.projects.keys import revoke_key
 
     async def revoke(session: AsyncSession) -> ApiKey | None:
         row = await revoke_key(session, key)

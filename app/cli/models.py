@@ -5,16 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agents.models import ModelConfigError, UnknownModelError
-from agents.panel import PanelFactory
-from agents.probe import Capabilities
-from app.cli.support import fail, registry_from
-from app.panels import panel_factory
-from app.settings import get_settings
+from app.cli.support import MODELS_FILE_HELP, fail, registry_from
+
+if TYPE_CHECKING:
+    from agents.panel import PanelFactory
+    from agents.probe import Capabilities
 
 models_cli = typer.Typer(help="List the usable models, or probe one endpoint.", invoke_without_command=True)
 
@@ -22,9 +21,11 @@ models_cli = typer.Typer(help="List the usable models, or probe one endpoint.", 
 @models_cli.callback()
 def models(
     context: typer.Context,
-    models_file: Annotated[Path | None, typer.Option(help="TOML model registry")] = None,
+    models_file: Annotated[Path | None, typer.Option(help=MODELS_FILE_HELP)] = None,
 ) -> None:
     """List the usable model names."""
+    from app.settings import get_settings
+
     if context.invoked_subcommand is not None:
         return
     registry = registry_from(get_settings(), models_file)
@@ -39,11 +40,14 @@ def models(
 @models_cli.command("check")
 def models_check(
     name: Annotated[str, typer.Argument(help="A model name from the registry")],
-    models_file: Annotated[Path | None, typer.Option(help="TOML model registry")] = None,
+    models_file: Annotated[Path | None, typer.Option(help=MODELS_FILE_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the capabilities as JSON")] = False,
 ) -> None:
     """Probe an endpoint once per capability and say how thinkloop will talk to it."""
+    from agents.models import ModelConfigError, UnknownModelError
     from app.cli.model_check import render_check
+    from app.panels import panel_factory
+    from app.settings import get_settings
 
     settings = get_settings()
     registry = registry_from(settings, models_file)

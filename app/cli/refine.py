@@ -4,33 +4,25 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
-from agents.models import ModelConfigError, UnknownModelError
-from agents.panel import PanelFactory
-from agents.schemas import Problem
-from app.cli.render import TraceRenderer
-from app.cli.support import fail, registry_from
-from app.logging import configure_logging
-from app.panels import panel_factory
-from app.problems import (
-    ProblemInputError,
-    example_names,
-    make_problem,
-    parse_problem,
-    read_example,
-    read_source,
-)
-from app.settings import get_settings
-from graphs.context import RunContext
-from graphs.result import RunResult, run_refinement
-from graphs.scoring import POLICY_NAMES, Outcome, ScoringPolicy, get_policy
+from app.cli.support import MODELS_FILE_HELP, fail, registry_from
+from app.problems import example_names
+from graphs.scoring import POLICY_NAMES
+
+if TYPE_CHECKING:
+    from agents.panel import PanelFactory
+    from agents.schemas import Problem
+    from app.cli.render import TraceRenderer
+    from graphs.result import RunResult
+    from graphs.scoring import ScoringPolicy
 
 
 def _problem(source: str | None, question: str | None, solution: str | None, example: str | None) -> Problem:
+    from app.problems import ProblemInputError, make_problem, parse_problem, read_example, read_source
+
     given = [x is not None for x in (source, question, example)]
     if sum(given) != 1:
         fail("give exactly one of PROBLEM (a JSON file, or - for stdin), --question or --example")
@@ -55,10 +47,18 @@ def refine(
     judge_model: Annotated[str | None, typer.Option(help="Judge model (default: rubric)")] = None,
     policy: Annotated[str | None, typer.Option(help="Scoring policy: " + " | ".join(POLICY_NAMES))] = None,
     max_rounds: Annotated[int | None, typer.Option(min=1, max=20, help="Evaluations at most")] = None,
-    models_file: Annotated[Path | None, typer.Option(help="TOML model registry")] = None,
+    models_file: Annotated[Path | None, typer.Option(help=MODELS_FILE_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full result as JSON")] = False,
 ) -> None:
     """Judge a problem with seven agents and revise it until it passes or rounds run out."""
+    from rich.console import Console
+
+    from app.cli.render import TraceRenderer
+    from app.logging import configure_logging
+    from app.panels import panel_factory
+    from app.settings import get_settings
+    from graphs.scoring import Outcome, get_policy
+
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_json)
     subject = _problem(problem, question, solution, example)
@@ -88,6 +88,10 @@ async def _refine(
     model: str,
     renderer: TraceRenderer | None,
 ) -> RunResult:
+    from agents.models import ModelConfigError, UnknownModelError
+    from graphs.context import RunContext
+    from graphs.result import run_refinement
+
     async with factory:
         try:
             panel = factory.build(judge_model, model)

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.db import migrate
-from app.settings import get_settings
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 
 def migrate_command() -> None:
     """Bring the database (THINKLOOP_DATABASE_URL) to the newest schema."""
+    from app.db import migrate
+    from app.settings import get_settings
+
     asyncio.run(migrate(get_settings().database_url))
     typer.echo("database at head")
 
@@ -26,7 +28,9 @@ def serve(
     """Migrate the database, then serve the HTTP API with uvicorn."""
     import uvicorn
 
+    from app.db import migrate
     from app.main import create_app
+    from app.settings import get_settings
 
     settings = get_settings()
     asyncio.run(migrate(settings.database_url))
@@ -45,6 +49,7 @@ def purge_command(
     from app.checkpoints import open_checkpointer
     from app.cli.support import fail, with_database
     from app.runs.actions import purge
+    from app.settings import get_settings
 
     settings = get_settings()
     days = older_than_days if older_than_days is not None else settings.retention_days

@@ -1,24 +1,29 @@
 """What every CLI command shares: the error exit, the model registry, and a migrated database for
-one unit of work."""
+one unit of work.
+
+Only Typer and Rich are imported when the CLI loads: `thinkloop --help` and every command pay for
+what they use and no more (SQLAlchemy, LangChain, the OpenAI SDK and the batch stack load inside
+the commands that need them; `tests/app/test_cli_imports.py` holds the line)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from agents.models import ModelConfigError, ModelRegistry
-from app.db import create_engine, migrate, session_factory, short_session
-from app.panels import load_registry
-from app.settings import Settings, get_settings
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+    from agents.models import ModelRegistry
+    from app.settings import Settings
 
 T = TypeVar("T")
 err = Console(stderr=True)
+MODELS_FILE_HELP = "TOML model registry (default: THINKLOOP_MODELS_FILE)"
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -31,6 +36,8 @@ async def with_database(
     settings: Settings, work: Callable[[async_sessionmaker[AsyncSession]], Awaitable[T]]
 ) -> T:
     """Migrate the configured database, hand ``work`` a session factory, and dispose of the engine."""
+    from app.db import create_engine, migrate, session_factory
+
     await migrate(settings.database_url)
     engine = create_engine(settings.database_url)
     try:
@@ -41,6 +48,8 @@ async def with_database(
 
 async def in_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
     """``work`` in one transaction on the configured (migrated) database."""
+    from app.db import short_session
+    from app.settings import get_settings
 
     async def run(sessions: async_sessionmaker[AsyncSession]) -> T:
         async with short_session(sessions) as session:
@@ -49,9 +58,18 @@ async def in_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
     return await with_database(get_settings(), run)
 
 
-def registry_from(settings: Settings, models_file: Path | None) -> ModelRegistry:
-    """The model registry from the file and the environment; a clear exit when it is unusable."""
+def registry_from(
+    settings: Settings, models_file: Path | None, required: tuple[str, ...] = ()
+) -> ModelRegistry:
+    """The model registry from the file and the environment, with every ``required`` name known;
+    a clear exit when it is unusable."""
+    from agents.models import ModelConfigError, UnknownModelError
+    from app.panels import load_registry
+
     try:
-        return load_registry(settings, models_file)
-    except ModelConfigError as exc:
+        registry = load_registry(settings, models_file)
+        for name in required:
+            registry.get(name)
+    except (ModelConfigError, UnknownModelError) as exc:
         fail(str(exc))
+    return registry
