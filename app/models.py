@@ -353,6 +353,8 @@ class Batch(SQLModel, table=True):
     stop_reason: str | None = Field(default=None, sa_column=Column(Text))
     created_at: datetime = _ts()
     finished_at: datetime | None = _ts(nullable=True)
+    # What the batch was run with, recorded when it was created (app/batches/manifest.py)
+    manifest: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
 
 
 class BatchItem(SQLModel, table=True):

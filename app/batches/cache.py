@@ -30,6 +30,7 @@ class SqlResponseCache:
         batch_id: str | None = None,
     ) -> None:
         self._sessions, self._project, self._batch = sessions, project_id, batch_id
+        self.hits = 0  # replies answered from the cache through this object (one per batch item)
 
     def _scoped(self, key: str) -> str:
         if self._project == DEFAULT_PROJECT:
@@ -43,6 +44,7 @@ class SqlResponseCache:
                 row = await session.get(CachedResponse, self._scoped(key))
                 if row is not None:
                     await self._used(session, row.key)
+                    self.hits += 1
                 return row.text if row else None
         except (OperationalError, InterfaceError):
             return None

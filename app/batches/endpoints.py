@@ -93,7 +93,7 @@ async def create_batch(
         policy=body.policy or settings.policy,
         project_id=key.project_id,
     )
-    batch = await service.create(spec, key)
+    batch = await service.create(spec, key, registry)
     response.headers["Location"] = f"/v1/batches/{batch.id}"
     return await _public(service, batch)
 

@@ -11,7 +11,16 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from app.models import BATCH_ACTIVE, Batch, BatchItem, DatasetItem, UTCDateTime, utcnow
+from app.models import (
+    BATCH_ACTIVE,
+    RUN_UNFINISHED,
+    Batch,
+    BatchItem,
+    DatasetItem,
+    Run,
+    UTCDateTime,
+    utcnow,
+)
 
 
 async def create_items(session: AsyncSession, batch: Batch) -> int:
@@ -138,13 +147,26 @@ async def link_run(session: AsyncSession, item_id: int, run_id: str) -> None:
 
 
 async def release(session: AsyncSession, worker: str) -> int:
-    """Hand back the items this worker still holds (it is shutting down): they become pending again."""
+    """Hand back the items this worker still holds (it is shutting down or was interrupted): they
+    become pending again, and their runs' leases are released with them, so any process (a
+    `thinkloop batch resume` started a second later) can claim both at once."""
+    held = select(col(BatchItem.run_id)).where(
+        col(BatchItem.status) == "running", col(BatchItem.claimed_by) == worker
+    )
+    runs = [r for r in (await session.execute(held)).scalars().all() if r is not None]
     statement = (
         update(BatchItem)
         .where(col(BatchItem.status) == "running", col(BatchItem.claimed_by) == worker)
         .values(status="pending", claimed_by=None, claimed_at=None, lease_until=None)
     )
-    return int((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
+    released = int((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
+    if runs:
+        await session.execute(
+            update(Run)
+            .where(col(Run.id).in_(runs), col(Run.lease_owner) == worker, col(Run.status).in_(RUN_UNFINISHED))
+            .values(lease_owner=None, lease_until=None)
+        )
+    return released
 
 
 async def counts(session: AsyncSession, batch_id: str) -> dict[str, int]:
@@ -258,3 +280,66 @@ async def item_page(
         query = query.where(col(BatchItem.id) > after)
     rows = (await session.execute(query.order_by(col(BatchItem.id)).limit(limit + 1))).scalars().all()
     return rows[:limit], (rows[limit - 1].id if len(rows) > limit else None)
+
+
+async def counts_by_model(session: AsyncSession, batch_id: str) -> dict[str, dict[str, int]]:
+    """Items by model and status (a progress bar per model)."""
+    query = (
+        select(col(BatchItem.model), col(BatchItem.status), func.count())
+        .where(col(BatchItem.batch_id) == batch_id)
+        .group_by(col(BatchItem.model), col(BatchItem.status))
+    )
+    out: dict[str, dict[str, int]] = {}
+    for model, status, n in (await session.execute(query)).all():
+        out.setdefault(model, {})[status] = int(n)
+    return out
+
+
+async def with_prefix(session: AsyncSession, prefix: str, limit: int = 10) -> Sequence[Batch]:
+    """Batches whose id is ``prefix`` or starts with it (an exact id first), newest first; at most
+    ``limit`` + 1, so a caller can tell there were more. Only hexadecimal prefixes match (ids are)."""
+    prefix = prefix.strip().lower()
+    if not prefix or any(c not in "0123456789abcdef" for c in prefix):
+        return []
+    exact = await session.get(Batch, prefix)
+    if exact is not None:
+        return [exact]
+    query = (
+        select(Batch)
+        .where(col(Batch.id).startswith(prefix))
+        .order_by(col(Batch.created_at).desc())
+        .limit(limit + 1)
+    )
+    return (await session.execute(query)).scalars().all()
+
+
+async def recent(session: AsyncSession, limit: int, status: str | None = None) -> Sequence[Batch]:
+    """The newest batches of every project (the CLI's list), optionally in one status."""
+    query = select(Batch)
+    if status:
+        query = query.where(col(Batch.status) == status)
+    return (await session.execute(query.order_by(col(Batch.created_at).desc()).limit(limit))).scalars().all()
+
+
+async def external_ids(session: AsyncSession, dataset_id: str) -> dict[str, str | None]:
+    """Each problem of a dataset with the id its row gave it (exports name items by it)."""
+    query = select(col(DatasetItem.problem_id), col(DatasetItem.external_id)).where(
+        col(DatasetItem.dataset_id) == dataset_id
+    )
+    return {str(problem): external for problem, external in (await session.execute(query)).all()}
+
+
+async def resumable_ids(session: AsyncSession, batch_id: str) -> list[int]:
+    """The batch's items left to do that nobody holds: pending, or running under a lapsed lease."""
+    query = (
+        select(col(BatchItem.id))
+        .where(
+            col(BatchItem.batch_id) == batch_id,
+            or_(
+                col(BatchItem.status) == "pending",
+                and_(col(BatchItem.status) == "running", _lapsed(utcnow())),
+            ),
+        )
+        .order_by(col(BatchItem.id))
+    )
+    return [i for i in (await session.execute(query)).scalars().all() if i is not None]

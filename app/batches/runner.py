@@ -73,6 +73,7 @@ class BatchRunner:
         # Items in flight in this process; budgets are checked when a slot frees, before claiming.
         self._slots = asyncio.Semaphore(concurrency)
         self._active = 0
+        self._in_flight: set[asyncio.Task[Any]] = set()  # the tasks processing items here
         self._idle = asyncio.Event()
         self._idle.set()
         self.lease = timedelta(seconds=lease_s)
@@ -84,12 +85,17 @@ class BatchRunner:
         """Run one item if it can be claimed; returns what happened (for logs and tests)."""
         self._active += 1
         self._idle.clear()
+        task = asyncio.current_task()
         try:
             async with self._slots:
                 if self.closing:  # shutting down: leave the item pending for the next process
                     return "closing"
+                if task is not None:
+                    self._in_flight.add(task)
                 return await self._process(item_id)
         finally:
+            if task is not None:
+                self._in_flight.discard(task)
             self._active -= 1
             if not self._active:
                 self._idle.set()
@@ -103,6 +109,21 @@ class BatchRunner:
         self.closing = True
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.drain(), grace_s)
+        return await self.release()
+
+    async def interrupt(self, within_s: float = 30.0) -> int:
+        """Stop now (the user interrupted): claim nothing more, stop the items in flight where they
+        are (each run keeps its checkpoints), and hand them back with their runs' leases, so that a
+        resume anywhere can take them at once; how many were handed back."""
+        self.closing = True
+        for task in list(self._in_flight):
+            task.cancel()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.drain(), within_s)
+        return await self.release()
+
+    async def release(self) -> int:
+        """Hand back every item this worker holds, and their runs (pending again, free to claim)."""
         try:
             async with short_session(self.sessions) as session:
                 released = await repo.release(session, self.worker)
@@ -235,7 +256,8 @@ class BatchRunner:
 
         async def settle(session: AsyncSession, result: RunResult | None) -> None:
             """The item's result, stored with its run's end: only while this worker holds the item."""
-            columns = _columns(result) if result is not None else failed
+            hits = cache.hits if cache is not None else 0
+            columns = _columns(result, hits) if result is not None else failed
             if not await repo.complete(session, item_id, self.worker, **columns):
                 raise LeaseLost(run_id)
 
@@ -314,15 +336,19 @@ def internal_failure(model: str, exc: Exception) -> CallFailure:
     )
 
 
-def _columns(result: RunResult) -> dict[str, Any]:
-    """The item's columns for a finished run: an error outcome is a failed item with its cause."""
+def _columns(result: RunResult, cache_hits: int = 0) -> dict[str, Any]:
+    """The item's columns for a finished run: an error outcome is a failed item with its cause.
+    ``cache_hits`` counts the replies this attempt took from the response cache (an item resumed
+    after an interruption counts those of its last attempt: earlier ones are in its checkpoints)."""
     usage, error = result.usage, result.outcome == Outcome.ERROR
+    summary = ItemResult.of(result)
+    summary.calls.cache_hits = cache_hits
     return {
         "status": ItemStatus.FAILED if error else ItemStatus.DONE,
         "outcome": result.outcome,
         "error": (result.failure.summary() if result.failure else result.stop_reason) if error else None,
         "failure": result.failure.model_dump() if result.failure else None,
-        "result": ItemResult.of(result).model_dump(mode="json"),
+        "result": summary.model_dump(mode="json"),
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
         "cost_usd": usage.cost_usd or 0.0,

@@ -47,11 +47,15 @@ async def batch_runtime(
 
 
 @asynccontextmanager
-async def consuming(broker: AsyncBroker, runner: BatchRunner, settings: Settings) -> AsyncIterator[None]:
+async def consuming(
+    broker: AsyncBroker, runner: BatchRunner, settings: Settings, *, resume_all: bool = True
+) -> AsyncIterator[None]:
     """Work on batch items in this process while the block runs.
 
-    Embedded: the in-process broker runs what is sent, and unfinished items of active batches are
-    sent again now (this process restarted; nothing else held them). Redis: read the stream,
+    Embedded: the in-process broker runs what is sent, and (with ``resume_all``, as the API does)
+    unfinished items of every active batch are sent again now (this process restarted; nothing
+    else held them). `thinkloop batch run|resume` pass False: they run their own batch's items, and
+    another batch left unfinished waits for its own `resume`. Redis: read the stream,
     acknowledging each message only after its item ran, and re-send the items of stalled batches
     (a dead worker's messages).
     """
@@ -59,7 +63,7 @@ async def consuming(broker: AsyncBroker, runner: BatchRunner, settings: Settings
     if settings.broker_url:
         tasks.append(asyncio.create_task(receive(broker, settings)))
         tasks.append(asyncio.create_task(sweep_forever(broker, runner, settings.redelivery_s)))
-    else:
+    elif resume_all:
         await resume_active(broker, runner)
     try:
         yield

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -14,8 +14,10 @@ from taskiq import AsyncBroker
 
 from app.batches import repository as repo
 from app.batches.broker import enqueue
+from app.batches.manifest import build_manifest
 from app.db import short_session
 from app.models import (
+    BATCH_ACTIVE,
     BATCH_TERMINAL,
     DEFAULT_PROJECT,
     ITEM_TERMINAL,
@@ -30,6 +32,9 @@ from app.models import (
 )
 from app.projects import audit
 from app.runs import repository as runs_repo
+
+if TYPE_CHECKING:
+    from agents.models import ModelRegistry
 
 
 class BatchStateError(ValueError):
@@ -59,10 +64,14 @@ class BatchService:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], broker: AsyncBroker) -> None:
         self.sessions, self.broker = sessions, broker
 
-    async def create(self, spec: BatchSpec, key: ApiKey | None = None) -> Batch:
-        """Store the batch and its items, then enqueue every item."""
+    async def create(
+        self, spec: BatchSpec, key: ApiKey | None = None, registry: ModelRegistry | None = None
+    ) -> Batch:
+        """Store the batch and its items, then enqueue every item. With the ``registry`` its models
+        come from, the batch's manifest is recorded (every entry point passes it)."""
         async with short_session(self.sessions) as session:
-            batch = Batch(**spec.__dict__, status="queued")
+            manifest = await build_manifest(session, registry, spec) if registry is not None else None
+            batch = Batch(**spec.__dict__, status="queued", manifest=manifest)
             session.add(batch)
             await session.flush()
             items = await repo.create_items(session, batch)
@@ -84,6 +93,25 @@ class BatchService:
         """Start again: pending items are sent to the queue anew."""
         batch = await self._transition(batch_id, {"paused"}, "running", key, "resumed")
         await self._enqueue(batch_id)
+        return batch
+
+    async def go_on(self, batch_id: str, key: ApiKey | None = None) -> Batch:
+        """Send a batch's items left to do (pending, or running under a lapsed lease) to the queue
+        again: how `thinkloop batch resume` continues an interrupted batch. A paused batch is
+        resumed first; an ended one raises BatchStateError."""
+        async with short_session(self.sessions) as session:
+            batch = await self._get(session, batch_id)
+        if batch.status == "paused":
+            batch = await self.resume(batch_id, key)
+        elif batch.status in BATCH_TERMINAL:
+            raise BatchStateError(f"the batch is {batch.status}: nothing to resume")
+        async with short_session(self.sessions) as session:
+            ids = await repo.resumable_ids(session, batch_id)
+            if not ids and not await repo.unfinished(session, batch_id):  # its last item's process died
+                await repo.transition(
+                    session, batch_id, BATCH_ACTIVE, status="completed", finished_at=utcnow()
+                )
+        await enqueue(self.broker, ids)
         return batch
 
     async def cancel(self, batch_id: str, key: ApiKey | None = None) -> Batch:
@@ -191,8 +219,11 @@ async def progress(sessions: async_sessionmaker[AsyncSession], batch_id: str) ->
         "items": states,
         "total": total,
         "finished": finished,
-        "eta_s": eta,
+        "eta_s": None if eta is None else round(eta, 1),
         **spent,
+        # sums of floats: shown to a person's precision, not as 0.013280000000000021
+        "cost_usd": round(spent["cost_usd"], 6),
+        "latency_s": round(spent["latency_s"], 3),
     }
 
 

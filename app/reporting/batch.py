@@ -26,6 +26,7 @@ from app.reporting.data import (
 )
 from app.reporting.flaws import by_flaw
 from app.reporting.item_result import ItemResult
+from app.reporting.manifest import complete_manifest
 from graphs.agreement import cohen_matrix, fleiss_kappa, gwet_ac1, krippendorff_alpha, pass_rates
 from graphs.paper_tables import LEVELS
 from graphs.scoring import Outcome, get_policy
@@ -64,6 +65,7 @@ def build_report(
         "agreement": {arm: _agreement(batch, groups, arm) for arm in arms},
         "comparisons": comparisons(groups, arms),
         "by_flaw": by_flaw(groups, flaws or {}),
+        "manifest": complete_manifest(batch, items),
     }
 
 

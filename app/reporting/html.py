@@ -10,6 +10,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template, select
 from agents.schemas import JUDGES
 from app.reporting import plots
 from app.reporting.data import OUTCOME_KEYS
+from app.reporting.manifest import manifest_lines
 from app.reporting.text import ci, f, median_rounds, p_value, pass_cell, repeats_line
 from graphs.paper_tables import LEVELS
 
@@ -39,6 +40,7 @@ def to_html(report: dict[str, Any]) -> str:
     }
     return _template().render(
         **report | {"by_flaw": report.get("by_flaw") or []},  # reports stored before the section
+        manifest_lines=manifest_lines(report["manifest"]) if report.get("manifest") else [],
         figures=figures,
         levels=LEVELS,
         judges=JUDGES,

@@ -24,11 +24,13 @@ class RoundSummary(BaseModel):
 
 
 class CallCounts(BaseModel):
-    """LLM calls answered, HTTP retries behind them, and judge verdicts missing."""
+    """LLM calls answered, HTTP retries behind them, judge verdicts missing, and replies taken from
+    the response cache (not counted among the calls: they cost nothing)."""
 
     llm_calls: int = 0
     retries: int = 0
     abstentions: int = 0
+    cache_hits: int = 0
 
 
 class ItemResult(BaseModel):

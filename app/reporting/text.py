@@ -7,6 +7,7 @@ import io
 from typing import Any
 
 from app.reporting.data import OUTCOME_KEYS
+from app.reporting.manifest import manifest_lines
 from graphs.paper_tables import LEVELS
 
 CSV_FIELDS = (
@@ -99,8 +100,15 @@ def to_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown: outcomes, errors, scored statistics, by flaw type, Table 1, comparisons,
     agreement."""
     lines = _header(report) + _outcomes(report) + _scored(report) + _by_flaw(report) + _table1(report)
-    lines += _comparisons(report) + _agreement(report)
+    lines += _comparisons(report) + _agreement(report) + _manifest(report)
     return "\n".join(lines) + "\n"
+
+
+def _manifest(report: dict[str, Any]) -> list[str]:
+    manifest = report.get("manifest")  # reports stored before the manifest have none
+    if not manifest:
+        return []
+    return ["", "## Manifest", "", *(f"- {line}" for line in manifest_lines(manifest))]
 
 
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
