@@ -1,40 +1,52 @@
-"""`thinkloop batch run|status|report|worker`."""
+"""`thinkloop batch run|resume|list|status|items|report|worker`.
+
+Every command that names a batch takes its id or any unique prefix of it. What they need (the
+database, the batch stack, the report) is imported inside them, so `thinkloop --help` loads none of it.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import signal
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from taskiq import AsyncBroker
 
-from agents.llm import preload
-from agents.models import ModelConfigError, ModelRegistry, UnknownModelError
-from app.batches import repository as repo
-from app.batches.runner import BatchRunner
-from app.batches.runtime import batch_runtime, consuming
-from app.batches.service import BatchService, BatchSpec, progress
-from app.cli.support import err, fail, with_database
-from app.datasets import repository as datasets_repo
-from app.datasets.parsing import DatasetError, parse_dataset
-from app.db import short_session
-from app.logging import configure_logging
-from app.models import Batch
-from app.panels import load_registry, panel_factory
-from app.reporting.batch import build_report
-from app.reporting.formats import REPORT_FORMATS, render_report
-from app.runs.service import open_executor
-from app.settings import Settings, get_settings
+from app.cli.support import MODELS_FILE_HELP, err, fail
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+    from agents.models import ModelRegistry
+    from app.batches.service import BatchService
+    from app.cli.batch_exec import Execution
+    from app.models import Batch
+    from app.settings import Settings
 
 batch_cli = typer.Typer(help="Evaluate models over a problem set.", no_args_is_help=True)
+REPORT_FORMATS = ("md", "json", "csv", "html")  # app.reporting.formats.REPORT_FORMATS (checked by a test)
+ITEM_FORMATS = ("jsonl", "csv", "parquet")  # app.reporting.item_export.ITEM_FORMATS (likewise)
+BatchId = Annotated[str, typer.Argument(help="The batch's id, or any unique prefix of it")]
+Format = Annotated[str, typer.Option("--format", help="Report format: md | json | csv | html")]
+
+
+def _settings() -> Settings:
+    from app.logging import configure_logging
+    from app.settings import get_settings
+
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_json)
+    return settings
+
+
+def _models(models: str) -> list[str]:
+    names = [m.strip() for m in models.split(",") if m.strip()]
+    if not names:
+        fail("give at least one model with --models")
+    return names
 
 
 @batch_cli.command("run")
@@ -49,19 +61,21 @@ def run(
     cache: Annotated[bool, typer.Option(help="Reuse identical temperature-0 replies")] = True,
     budget_tokens: Annotated[int | None, typer.Option(min=1)] = None,
     budget_usd: Annotated[float | None, typer.Option(min=0)] = None,
-    fmt: Annotated[str, typer.Option("--format", help="Report format: md | json | csv | html")] = "md",
+    models_file: Annotated[Path | None, typer.Option(help=MODELS_FILE_HELP)] = None,
+    fmt: Format = "md",
 ) -> None:
-    """Run a batch on this machine with a live progress bar, then print its report."""
-    if fmt not in REPORT_FORMATS:
-        fail(f"unknown format {fmt!r}; choose {', '.join(REPORT_FORMATS)}")
-    settings = get_settings()
-    configure_logging(settings.log_level, settings.log_json)
-    names = [m.strip() for m in models.split(",") if m.strip()]
-    if not names:
-        fail("give at least one model with --models")
+    """Run a batch on this machine with a live progress bar, then print its report. Ctrl-C (or
+    SIGHUP, SIGTERM) stops it and prints the `batch resume` command that finishes it."""
+    from app.cli.support import registry_from
+    from app.datasets.parsing import DatasetError, parse_dataset
+
+    _check_format(fmt)
+    settings = _settings()
+    names = _models(models)
+    judge = judge_model or settings.judge_model
+    registry = registry_from(settings, models_file, (*names, judge))
     try:
-        data = dataset.read_bytes()
-        parsed = parse_dataset(data, dataset.name)
+        parsed = parse_dataset(dataset.read_bytes(), dataset.name)
     except OSError as exc:
         fail(f"cannot read {dataset}: {exc.strerror}")
     except DatasetError as exc:
@@ -70,9 +84,9 @@ def run(
         for row in parsed.errors:
             err.print(f"{dataset}:{row.line}: {escape(row.message)}", soft_wrap=True)
         fail(f"{len(parsed.errors)} bad row(s); fix them (see `thinkloop datasets validate`)", code=1)
-    spec_args = {
+    spec_args: dict[str, Any] = {
         "models": names,
-        "judge_model": judge_model or settings.judge_model,
+        "judge_model": judge,
         "policy": policy,
         "max_rounds": max_rounds,
         "repeats": repeats,
@@ -81,9 +95,107 @@ def run(
         "budget_tokens": budget_tokens,
         "budget_usd": budget_usd,
     }
-    report = asyncio.run(_run(settings, dataset.stem, parsed, spec_args))
-    typer.echo(render_report(report, fmt).rstrip("\n"))
-    _exit_on_errors(report)
+
+    async def start(service: BatchService) -> str:
+        from app.batches.service import BatchSpec
+        from app.datasets import repository as datasets_repo
+        from app.db import short_session
+
+        async with short_session(service.sessions) as session:
+            stored = await datasets_repo.store_dataset(session, dataset.stem, parsed)
+        created = await service.create(BatchSpec(dataset_id=stored.id, **spec_args), registry=registry)
+        await _note_unfinished(service, created.id)
+        return created.id
+
+    _execute_and_report(settings, registry, start, fmt)
+
+
+@batch_cli.command("resume")
+def resume(
+    batch_id: BatchId,
+    models_file: Annotated[Path | None, typer.Option(help=MODELS_FILE_HELP)] = None,
+    fmt: Format = "md",
+) -> None:
+    """Finish an interrupted (or paused) batch on this machine: its items left to do, and those a
+    stopped process held; then print its report."""
+    from app.batches.service import BatchStateError
+    from app.cli.support import registry_from
+
+    _check_format(fmt)
+    settings = _settings()
+    batch: Batch = asyncio.run(_with_db(settings, lambda sessions: _find(sessions, batch_id)))
+    registry = registry_from(settings, models_file, (*batch.models, batch.judge_model))
+
+    async def start(service: BatchService) -> str:
+        try:
+            await service.go_on(batch.id)
+        except BatchStateError as exc:
+            fail(
+                f"cannot resume batch {batch.id}: {exc} "
+                f"(its report: `thinkloop batch report {batch.id[:12]}`)",
+                1,
+            )
+        return batch.id
+
+    _execute_and_report(settings, registry, start, fmt)
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in REPORT_FORMATS:
+        fail(f"unknown format {fmt!r}; choose {', '.join(REPORT_FORMATS)}")
+
+
+def _execute_and_report(settings: Settings, registry: ModelRegistry, start: Any, fmt: str) -> None:
+    """Execute here until the batch ends (print its report) or a signal stops it (say how to resume)."""
+    from app.cli.batch_exec import execute
+    from app.reporting.formats import render_report
+
+    async def work(sessions: async_sessionmaker[AsyncSession]) -> tuple[Execution, dict[str, Any] | None]:
+        done = await execute(settings, registry, sessions, start)
+        if done.interrupted is not None:
+            return done, await _progress(sessions, done.batch_id)
+        return done, await _report(sessions, done.batch_id)
+
+    done, shown = asyncio.run(_with_db(settings, work))
+    assert shown is not None
+    if done.interrupted is not None:
+        _interrupted(done, shown)
+    typer.echo(render_report(shown, fmt).rstrip("\n"))
+    _exit_on_errors(shown)
+
+
+def _interrupted(done: Execution, state: dict[str, Any]) -> None:
+    import signal
+
+    assert done.interrupted is not None
+    name = signal.Signals(done.interrupted.signum or signal.SIGINT).name
+    left = state["total"] - state["finished"]
+    err.print(
+        f"interrupted by {name}: {state['finished']} of {state['total']} item(s) finished, {left} left "
+        f"({done.handed_back} in flight handed back).\n"
+        f"resume with: thinkloop batch resume {done.batch_id[:12]}",
+        soft_wrap=True,
+        highlight=False,
+        markup=False,
+    )
+    raise typer.Exit(done.interrupted.exit_code)
+
+
+async def _note_unfinished(service: BatchService, batch_id: str) -> None:
+    """Name the batches left unfinished (this run does not finish them)."""
+    from app.cli.batch_views import short, unfinished_elsewhere
+    from app.db import short_session
+
+    async with short_session(service.sessions) as session:
+        others = await unfinished_elsewhere(session, batch_id)
+    for other, left in others:
+        err.print(
+            f"note: batch {short(other.id)} ({other.status}) has {left} item(s) left; this run leaves "
+            f"them: `thinkloop batch resume {short(other.id)}` finishes them.",
+            soft_wrap=True,
+            highlight=False,
+            markup=False,
+        )
 
 
 def _exit_on_errors(report: dict[str, Any]) -> None:
@@ -102,143 +214,148 @@ def _exit_on_errors(report: dict[str, Any]) -> None:
     raise typer.Exit(1)
 
 
-async def _run(settings: Settings, name: str, parsed: Any, spec_args: dict[str, Any]) -> dict[str, Any]:
-    registry = _registry(settings, [*spec_args["models"], spec_args["judge_model"]])
-
-    async def work(sessions: async_sessionmaker[AsyncSession]) -> dict[str, Any]:
-        async with _runtime(settings, registry, sessions) as (broker, runner):
-            async with short_session(sessions) as session:
-                dataset = await datasets_repo.store_dataset(session, name, parsed)
-            service = BatchService(sessions, broker)
-            batch = await service.create(BatchSpec(dataset_id=dataset.id, **spec_args))
-            await _watch(service, batch.id)
-            await runner.drain()
-            return await _report(sessions, batch.id)
+async def _with_db(settings: Settings, work: Any) -> Any:
+    from app.cli.support import with_database
 
     return await with_database(settings, work)
 
 
-def _registry(settings: Settings, required: list[str]) -> ModelRegistry:
-    """The model registry, refusing unknown names before anything is stored."""
-    try:
-        registry = load_registry(settings)
-        for model in required:
-            registry.get(model)
-    except (ModelConfigError, UnknownModelError) as exc:
-        fail(str(exc))
-    return registry
+async def _find(sessions: async_sessionmaker[AsyncSession], given: str) -> Batch:
+    from app.cli.batch_views import resolve
+    from app.db import short_session
+
+    async with short_session(sessions) as session:
+        return await resolve(session, given)
 
 
-@asynccontextmanager
-async def _runtime(
-    settings: Settings,
-    registry: ModelRegistry,
-    sessions: async_sessionmaker[AsyncSession],
-    *,
-    runs: bool = False,
-) -> AsyncIterator[tuple[AsyncBroker, BatchRunner]]:
-    """A started broker and runner that work on items while the block runs; closed on exit.
+async def _progress(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> dict[str, Any]:
+    from app.batches.service import progress
 
-    Items execute as runs through a run executor on the database's checkpointer. With ``runs``
-    (a worker), the executor also claims and executes runs submitted over the API.
-    """
-    async with AsyncExitStack() as stack:
-        factory = panel_factory(settings, registry)
-        await stack.enter_async_context(factory)
-        executor = await stack.enter_async_context(
-            open_executor(settings, sessions, factory, connections=settings.batch_concurrency)
-        )
-        if runs:
-            await stack.enter_async_context(executor.running())
-        broker, runner = await stack.enter_async_context(
-            batch_runtime(settings, executor, grace_s=settings.batch_grace_s)
-        )
-        await stack.enter_async_context(consuming(broker, runner, settings))
-        yield broker, runner
-
-
-async def _watch(service: BatchService, batch_id: str) -> None:
-    columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[detail]}"),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=err, transient=False) as bar:
-        task = bar.add_task(f"batch {batch_id[:8]}", total=None, detail="")
-        while True:
-            state = await service.progress(batch_id)
-            items = state["items"]
-            detail = (
-                f"errors {items.get('failed', 0)} · tokens {state['input_tokens'] + state['output_tokens']}"
-            )
-            bar.update(task, total=state["total"], completed=state["finished"], detail=detail)
-            if state["status"] not in ("queued", "running") and not items.get("running"):
-                return
-            await asyncio.sleep(0.25)
+    return await progress(sessions, batch_id)
 
 
 async def _report(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> dict[str, Any]:
+    from app.batches import repository as repo
+    from app.datasets import repository as datasets_repo
+    from app.db import short_session
+    from app.reporting.batch import build_report
+
+    batch = await _find(sessions, batch_id)
     async with short_session(sessions) as session:
-        batch = await session.get(Batch, batch_id)
-        if batch is None:
-            fail(f"no batch {batch_id!r}")
         flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
-        return build_report(batch, await repo.items(session, batch_id), flaws)
+        return build_report(batch, await repo.items(session, batch.id), flaws)
 
 
-async def _with_db(work: Any) -> Any:
-    settings = get_settings()
-    configure_logging(settings.log_level, settings.log_json)
-    return await with_database(settings, work)
+@batch_cli.command("list")
+def list_batches(
+    status: Annotated[str | None, typer.Option(help="Only batches in this status")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+) -> None:
+    """The newest batches: id, when, status, models, items finished, cost."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from app.batches import repository as repo
+    from app.batches.service import progress
+    from app.cli.batch_views import LIST_HEAD, list_rows
+    from app.db import short_session
+
+    async def read(sessions: async_sessionmaker[AsyncSession]) -> tuple[Any, list[dict[str, Any]]]:
+        async with short_session(sessions) as session:
+            batches = await repo.recent(session, limit, status)
+        return batches, [await progress(sessions, b.id) for b in batches]
+
+    batches, states = asyncio.run(_with_db(_settings(), read))
+    if as_json:
+        typer.echo(json.dumps(states, indent=2, default=str))
+        return
+    table = Table(*LIST_HEAD, box=None, pad_edge=False)
+    for row in list_rows(batches, states):
+        table.add_row(*row)
+    if batches:
+        Console(width=200).print(table)
+    else:
+        typer.echo("no batches")
 
 
 @batch_cli.command("status")
-def status(batch_id: Annotated[str, typer.Argument(help="The batch id")]) -> None:
-    """Items by state, tokens, cost and ETA of a batch."""
+def status(
+    batch_id: BatchId,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the progress as JSON")] = False,
+) -> None:
+    """Where a batch is: items by state and per model, what it spent, how long it ran, how to resume."""
+    from app.batches import repository as repo
+    from app.cli.batch_views import status_text
+    from app.db import short_session
 
-    async def work(sessions: async_sessionmaker[AsyncSession]) -> dict[str, Any]:
-        try:
-            return await progress(sessions, batch_id)
-        except LookupError:
-            fail(f"no batch {batch_id!r}")
+    async def read(sessions: async_sessionmaker[AsyncSession]) -> tuple[Any, Any, Any]:
+        batch = await _find(sessions, batch_id)
+        async with short_session(sessions) as session:
+            by_model = await repo.counts_by_model(session, batch.id)
+        return batch, await _progress(sessions, batch.id), by_model
 
-    typer.echo(json.dumps(asyncio.run(_with_db(work)), indent=2, default=str))
+    batch, state, by_model = asyncio.run(_with_db(_settings(), read))
+    typer.echo(json.dumps(state, indent=2, default=str) if as_json else status_text(batch, state, by_model))
 
 
 @batch_cli.command("report")
-def report(
-    batch_id: Annotated[str, typer.Argument(help="The batch id")],
-    fmt: Annotated[str, typer.Option("--format", help="md | json | csv | html")] = "md",
+def report(batch_id: BatchId, fmt: Format = "md") -> None:
+    """The batch's report: per model and arm, with confidence intervals, judge agreement and its
+    manifest (versions, dataset hash, endpoints, prompts, policy, times, cache hits)."""
+    from app.reporting.formats import render_report
+
+    _check_format(fmt)
+    shown = asyncio.run(_with_db(_settings(), lambda sessions: _report(sessions, batch_id)))
+    typer.echo(render_report(shown, fmt).rstrip("\n"))
+
+
+@batch_cli.command("items")
+def items(
+    batch_id: BatchId,
+    fmt: Annotated[str, typer.Option("--format", help="jsonl | csv | parquet")] = "jsonl",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here (default: stdout)")
+    ] = None,
 ) -> None:
-    """The batch's report: per model and arm, with confidence intervals and judge agreement."""
-    if fmt not in REPORT_FORMATS:
-        fail(f"unknown format {fmt!r}; choose {', '.join(REPORT_FORMATS)}")
-    typer.echo(
-        render_report(asyncio.run(_with_db(lambda sessions: _report(sessions, batch_id))), fmt).rstrip("\n")
-    )
+    """One row per item: model, arm, repeat, outcome, rounds, final score per level, tokens, cost,
+    cache hits and its trace (/v1/runs/{run_id}). The manifest is JSONL's first line, Parquet's
+    schema metadata (thinkloop.manifest), or for CSV the file FILE.manifest.json beside it."""
+    from app.cli.item_files import export
+
+    if fmt not in ITEM_FORMATS:
+        fail(f"unknown format {fmt!r}; choose {', '.join(ITEM_FORMATS)}")
+    if fmt == "parquet" and output is None and sys.stdout.isatty():
+        fail("parquet is binary: give --output FILE (or redirect stdout)")
+    written = asyncio.run(_with_db(_settings(), lambda sessions: export(sessions, batch_id, fmt, output)))
+    if output is not None:
+        err.print(written, highlight=False, markup=False, soft_wrap=True)
 
 
 @batch_cli.command("worker")
-def worker() -> None:
+def worker(models_file: Annotated[Path | None, typer.Option(help=MODELS_FILE_HELP)] = None) -> None:
     """Process batch items from the Redis broker (THINKLOOP_BROKER_URL), and runs, until stopped."""
-    settings = get_settings()
-    configure_logging(settings.log_level, settings.log_json)
+    settings = _settings()
     if not settings.broker_url:
         fail("set THINKLOOP_BROKER_URL (redis://...) to run a worker")
-    asyncio.run(_work(settings))
+    asyncio.run(_work(settings, models_file))
 
 
-async def _work(settings: Settings) -> None:
-    registry = _registry(settings, [])
+async def _work(settings: Settings, models_file: Path | None) -> None:
+    import signal
+
+    from agents.llm import preload
+    from app.cli.batch_exec import runtime
+    from app.cli.support import registry_from
+
+    registry = registry_from(settings, models_file)
 
     async def work(sessions: async_sessionmaker[AsyncSession]) -> None:
         stop = asyncio.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):  # stop gracefully: in-flight items finish or go back
             asyncio.get_running_loop().add_signal_handler(signum, stop.set)
         preload()
-        async with _runtime(settings, registry, sessions, runs=True):
+        async with runtime(settings, registry, sessions, runs=True):
             await stop.wait()
 
-    await with_database(settings, work)
+    await _with_db(settings, work)

@@ -45,7 +45,7 @@ def test_run_then_status_and_report(db: Path) -> None:
     assert versus["a"] == "rubric/loop" and versus["b"] == "rubric/control"
     assert versus["problems"] == loop["scored_items"] == 12 - loop["items"]["needs_review"]
     batch_id = report["batch"]["id"]
-    status = json.loads(runner.invoke(cli, ["batch", "status", batch_id]).output)
+    status = json.loads(runner.invoke(cli, ["batch", "status", batch_id, "--json"]).output)
     assert status["status"] == "completed" and sum(status["items"].values()) == 24
     markdown = runner.invoke(cli, ["batch", "report", batch_id]).output
     assert "## Outcomes" in markdown and "| rubric | loop | 12 |" in markdown
