@@ -1,0 +1,186 @@
+// A run's page: its rounds as they arrive over the run's event stream (verdict cards, the score,
+// the think-aloud as it streams, the revision as a diff), then the final problem.
+
+import { follow } from "./api.js";
+import { api } from "./api.js";
+import { diffBlock } from "./diff.js";
+import { append, badge, fill, fmt, h, problemBlock, short, when } from "./dom.js";
+
+const JUDGES = ["remember", "understand", "apply", "analyze", "evaluate", "create", "holistic"];
+const ENDED = new Set(["accepted", "exhausted", "needs_review", "error", "cancelled"]);
+const PASS_MARK = 85; // the default threshold of every judge; the round's figures say who passed
+
+class RoundView {
+  constructor(number, question, solution, previous) {
+    this.number = number;
+    this.question = question;
+    this.solution = solution;
+    this.cards = new Map();
+    this.figures = h("div", { class: "figures", "aria-label": `Round ${number} score` },
+      h("span", { class: "note" }, "Waiting for the panel…"));
+    this.verification = h("div", {});
+    this.thinking = null;
+    this.after = h("div", {});
+    const list = h("ul", { class: "cards", "aria-label": `Verdicts of round ${number}` },
+      JUDGES.map((judge) => {
+        const card = h("li", { class: "card waiting", "data-judge": judge },
+          h("h4", {}, judge), h("p", {}, "waiting for its verdict…"));
+        this.cards.set(judge, card);
+        return card;
+      }));
+    const changes = previous
+      ? h("div", {}, h("h4", {}, `What changed since round ${previous.number}`),
+        diffBlock("Question", previous.question, question), diffBlock("Solution", previous.solution, solution))
+      : null;
+    this.element = h("section", { class: "round", "aria-labelledby": `round-${number}`, "data-round": number },
+      h("h3", { id: `round-${number}` }, `Round ${number}`),
+      changes ?? h("div", {}, h("h4", {}, "Version judged"), problemBlock(question, solution)),
+      this.figures, list, this.verification, this.after);
+  }
+
+  verdict(v) {
+    const card = this.cards.get(v.judge);
+    if (!card) return;
+    const scored = v.score !== null && v.score !== undefined;
+    card.className = `card done ${scored && v.score >= PASS_MARK ? "high" : "low"}`;
+    fill(card,
+      h("h4", {}, v.judge),
+      scored
+        ? h("p", {}, h("strong", {}, `score ${v.score}`), ` · confidence ${v.confidence ?? "—"}`,
+          h("span", { class: v.score >= PASS_MARK ? "pass" : "fail" }, v.score >= PASS_MARK ? " · at or above 85" : " · below 85"))
+        : h("p", { class: "fail" }, `no verdict (${v.abstain_reason || "abstained"})`),
+      v.rationale ? h("p", {}, v.rationale) : null,
+      v.failure ? h("p", { class: "error" }, `${v.failure.exception || "error"}: ${v.failure.message || ""}`) : null);
+  }
+
+  scored(s) {
+    fill(this.figures,
+      h("span", {}, "Q ", h("strong", {}, fmt(s.quality))),
+      h("span", {}, "pass rate ", h("strong", {}, fmt(s.pass_rate))),
+      h("span", {}, "agreement ", h("strong", {}, fmt(s.agreement))),
+      h("span", {}, "confidence ", h("strong", {}, fmt(s.confidence))),
+      h("span", {}, h("strong", {}, `${s.n_passing}/${s.n_voting + (s.n_failed || 0)}`), " passing"),
+      h("span", {}, "decision ", badge(s.decision)));
+    if (s.verification?.length) {
+      fill(this.verification, h("p", { class: "error" }, "Wrong computations found: ", s.verification.join("; ")));
+    }
+  }
+
+  think(delta) {
+    if (!this.thinking) {
+      this.thinking = h("pre", { class: "thinking", tabindex: "0", "aria-label": `Think-aloud after round ${this.number}` });
+      append(this.after, h("h4", {}, "The model under test, thinking aloud"), this.thinking);
+    }
+    this.thinking.append(document.createTextNode(delta));
+    this.thinking.scrollTop = this.thinking.scrollHeight;
+  }
+
+  revised(problem, error) {
+    if (error) append(this.after, h("p", { class: "error" }, `No revision: ${error}`));
+    else if (problem) append(this.after, h("p", { class: "note" }, "It proposed a new version: judged in the next round."));
+  }
+}
+
+class RunPage {
+  constructor(main, trace, announce) {
+    this.rounds = new Map();
+    this.announce = announce;
+    this.status = h("p", {});
+    this.list = h("div", {});
+    this.final = h("section", { "aria-labelledby": "final-h" });
+    fill(main,
+      h("h1", { tabindex: "-1" }, `Run ${short(trace.id)}`),
+      this.status,
+      h("dl", { class: "meta" },
+        h("dt", {}, "Run id"), h("dd", {}, h("code", {}, trace.id)),
+        h("dt", {}, "Model under test"), h("dd", {}, trace.model),
+        h("dt", {}, "Judge model"), h("dd", {}, trace.judge_model),
+        h("dt", {}, "Policy · max rounds"), h("dd", {}, `${trace.policy} · ${trace.max_rounds}`),
+        h("dt", {}, "Created"), h("dd", {}, when(trace.created_at)),
+        trace.batch_id ? [h("dt", {}, "Batch item of"),
+          h("dd", {}, h("a", { href: `#/batches/${trace.batch_id}` }, `batch ${short(trace.batch_id)}`), ` (${trace.arm} arm)`)] : null),
+      h("section", { "aria-labelledby": "submitted-h" }, h("h2", { id: "submitted-h" }, "Problem as submitted"),
+        problemBlock(trace.problem.question, trace.problem.solution)),
+      h("section", { "aria-labelledby": "rounds-h" }, h("h2", { id: "rounds-h" }, "Rounds"), this.list),
+      this.final);
+    this.showStatus(trace);
+  }
+
+  showStatus(run) {
+    const live = !ENDED.has(run.status);
+    fill(this.status, "Status ", badge(run.status), live ? " · following it live" : "",
+      run.stop_reason ? ` · ${run.stop_reason}` : "");
+    this.status.dataset.status = run.status;
+  }
+
+  round(number, problem) {
+    if (this.rounds.has(number)) return this.rounds.get(number);
+    const previous = this.rounds.get(number - 1);
+    const view = new RoundView(number, problem?.question ?? "", problem?.solution ?? "", previous);
+    this.rounds.set(number, view);
+    append(this.list, view.element);
+    return view;
+  }
+
+  event(kind, data) {
+    if (kind === "round.started") this.round(data.round, data.problem);
+    else if (kind === "judge.verdict") this.round(data.round).verdict(data);
+    else if (kind === "round.scored") {
+      this.round(data.round).scored(data);
+      this.announce(`Round ${data.round} scored: Q ${fmt(data.quality)}, ${data.decision.replace("_", " ")}`);
+    } else if (kind === "reviser.thinking") this.round(data.round).think(data.delta);
+    else if (kind === "revision.proposed") this.round(data.round).revised(data.problem, data.error);
+  }
+
+  replay(trace) {
+    for (const r of trace.rounds) {
+      const view = this.round(r.round, r);
+      r.verdicts.forEach((v) => view.verdict(v));
+      if (r.decision) view.scored(r);
+      if (r.revision) {
+        if (r.revision.thinking) view.think(r.revision.thinking);
+        view.revised(r.revision.question ? r.revision : null, r.revision.error);
+      }
+    }
+  }
+
+  finish(trace) {
+    this.showStatus(trace);
+    const parts = [h("h2", { id: "final-h" }, "Final problem")];
+    if (trace.final) {
+      parts.push(h("p", {}, `The last version judged (round ${trace.final.round}), Q ${fmt(trace.final.quality)}:`),
+        problemBlock(trace.final.question, trace.final.solution));
+      if (trace.best && trace.best_round !== trace.final.round) {
+        parts.push(h("p", {}, `The best version was round ${trace.best_round}'s, Q ${fmt(trace.best.quality)}:`),
+          problemBlock(trace.best.question, trace.best.solution));
+      }
+    } else parts.push(h("p", {}, "No version was judged."));
+    if (trace.failure) parts.push(h("p", { class: "error" }, `Error: ${trace.failure.message || trace.failure.exception}`));
+    if (trace.metrics) {
+      parts.push(h("p", {}, `Rounds to pass: ${trace.metrics.rounds_to_pass ?? "none passed"} · ` +
+        `AvgQualityScore final ${fmt(trace.metrics.avg_quality_final)} · over all steps ${fmt(trace.metrics.avg_quality_all_steps)}`));
+    }
+    fill(this.final, parts);
+  }
+}
+
+export async function runView(main, runId, { signal, announce }) {
+  const trace = await api(`/v1/runs/${encodeURIComponent(runId)}`, { signal });
+  document.title = `Run ${short(trace.id)} · thinkloop viewer`;
+  const page = new RunPage(main, trace, announce);
+  if (ENDED.has(trace.status)) {
+    page.replay(trace);
+    page.finish(trace);
+    return;
+  }
+  let over = false;
+  const onEvent = (kind, data) => {
+    page.event(kind, data);
+    if (kind === "run.finished" || kind === "run.failed") over = true;
+  };
+  // Not awaited: the view is shown at once and fills in as the run goes.
+  follow(`/v1/runs/${encodeURIComponent(runId)}/events`, onEvent, { signal, isOver: () => over })
+    .then(() => api(`/v1/runs/${encodeURIComponent(runId)}`, { signal }))
+    .then((done) => { page.finish(done); announce(`Run ended: ${done.status.replace("_", " ")}`); })
+    .catch((error) => { if (!signal.aborted) append(page.status, h("span", { class: "error" }, ` · ${error.message}`)); });
+}

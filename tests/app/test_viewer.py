@@ -1,0 +1,331 @@
+"""The browser viewer at ``/``, in a real Chromium (Debian's package) driven by Playwright: pages load,
+a live run fills in as it goes, a comparison renders, the key travels only as a Bearer header, and
+every control is labelled, reachable by keyboard and readable.
+
+Screenshots go to THINKLOOP_SCREENSHOTS (``docs/screenshots`` refreshes the README's), or else to
+the session's temporary directory. Every wait is for a condition, with a generous bound."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from httpx_sse import aconnect_sse
+from playwright.async_api import Browser, ConsoleMessage, Locator, Page, async_playwright, expect
+
+from agents.simulator import Rule, SimulatorServer
+from app.db import migrate
+from app.main import create_app
+from tests.app.conftest import PROBLEM, Keys, LiveServer, seed_keys, service_settings
+
+DATASET = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
+# A bound for conditions on a busy 2-core machine, never a timing assertion.
+WAIT_MS = int(os.environ.get("VIEWER_WAIT_MS", "90000"))
+SCORE_AND_REVISE = [Rule(role="^Judge", score=40, times=7)]  # round 1 fails, the model revises, round 2
+
+
+def chromium_path() -> str:
+    """Debian's chromium (THINKLOOP_CHROMIUM overrides); a missing browser fails, never skips."""
+    found = (
+        os.environ.get("THINKLOOP_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    )
+    if not found:
+        pytest.fail("Chromium is not installed: `apt-get install -y chromium` (.ci/run installs it)")
+    return found
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Browser]:
+    """One headless Chromium for the module (Playwright drives it; it downloads no browser)."""
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        yield launched
+        await launched.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the tests write their screenshots."""
+    chosen = os.environ.get("THINKLOOP_SCREENSHOTS")
+    folder = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+async def server(tmp_path: Path, simulator_server: SimulatorServer) -> AsyncIterator[tuple[LiveServer, Keys]]:
+    """The API and the viewer on a real uvicorn server (SQLite), the simulator as model 'sim'."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'viewer.db'}"
+    await migrate(url)
+    keys = await seed_keys(url)
+    with LiveServer(create_app(service_settings(url, simulator_server))) as live:
+        yield live, keys
+
+
+async def new_page(browser: Browser, key: str | None = None) -> Page:
+    """A page (whose tab already holds ``key``, as after signing in); a script error fails the test."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 900}, reduced_motion="reduce")
+    if key:
+        await context.add_init_script(f"sessionStorage.setItem('thinkloop.key', {json.dumps(key)})")
+    page = await context.new_page()
+    page.on("pageerror", lambda error: SCRIPT_ERRORS.append(str(error)))
+    page.on("console", lambda m: SCRIPT_ERRORS.append(m.text) if _unexpected(m) else None)
+    return page
+
+
+SCRIPT_ERRORS: list[str] = []
+
+
+def _unexpected(message: ConsoleMessage) -> bool:
+    """An error in the console, but for the 401 that a refused key is meant to get."""
+    return message.type == "error" and "401" not in message.text
+
+
+@pytest.fixture(autouse=True)
+def _no_script_errors() -> Iterator[None]:
+    """No test passes with an uncaught error or an error in the console of its pages."""
+    SCRIPT_ERRORS.clear()
+    yield
+    assert SCRIPT_ERRORS == []
+
+
+async def screenshot(page: Page, top: Locator, path: Path) -> None:
+    """The view from ``top`` down, with no focus ring on the heading the view focused."""
+    await page.evaluate("document.activeElement.blur()")
+    await top.evaluate("e => e.scrollIntoView({block: 'start'})")
+    await page.screenshot(path=path)
+
+
+def api(server: LiveServer, keys: Keys) -> httpx.AsyncClient:
+    """A client of the API with a read-write key."""
+    return httpx.AsyncClient(base_url=server.url, headers=keys.auth(), timeout=60)
+
+
+async def finished_batch(client: httpx.AsyncClient, dataset_id: str, models: list[str]) -> str:
+    """Start a batch and follow its progress stream to ``batch.finished`` (a condition, not a time)."""
+    started = await client.post(
+        "/v1/batches", json={"dataset_id": dataset_id, "models": models, "max_rounds": 2}
+    )
+    assert started.status_code == 202, started.text
+    batch_id: str = started.json()["id"]
+    async with aconnect_sse(client, "GET", f"/v1/batches/{batch_id}/events") as source:
+        kinds = [sse.event async for sse in source.aiter_sse() if sse.data]
+    assert kinds[-1] == "batch.finished", kinds
+    return batch_id
+
+
+async def disagreements(
+    live: LiveServer, keys: Keys, a: tuple[str, str], b: tuple[str, str]
+) -> dict[str, Any]:
+    """From the items API: the problems both (batch, model) sides scored, and where one passed alone."""
+    passed: list[dict[str, bool]] = []
+    async with api(live, keys) as client:
+        for batch_id, model in (a, b):
+            items = (await client.get(f"/v1/batches/{batch_id}/items", params={"limit": 500})).json()["items"]
+            scored = [i for i in items if i["model"] == model and i["outcome"] in ("accepted", "exhausted")]
+            passed.append({i["problem_id"]: i["outcome"] == "accepted" for i in scored})
+    shared = passed[0].keys() & passed[1].keys()
+    return {"problems": len(shared), "problem_ids": [p for p in shared if passed[0][p] != passed[1][p]]}
+
+
+async def upload(client: httpx.AsyncClient, rows: int = 5) -> str:
+    """The first rows of the bundled flawed problems as a dataset."""
+    body = "\n".join(DATASET.read_text(encoding="utf-8").splitlines()[:rows]) + "\n"
+    answer = await client.post(
+        "/v1/datasets?name=viewer.jsonl", content=body, headers={"Content-Type": "application/x-ndjson"}
+    )
+    assert answer.status_code == 201, answer.text
+    return str(answer.json()["id"])
+
+
+async def test_the_page_asks_for_a_key_and_sends_it_only_as_a_bearer_header(
+    server: tuple[LiveServer, Keys], browser: Browser
+) -> None:
+    live, keys = server
+    async with api(live, keys) as client:
+        await client.post("/v1/runs?wait=true", json={"problem": PROBLEM})
+    page = await new_page(browser)
+    requests: list[tuple[str, str | None]] = []
+    page.on("request", lambda r: requests.append((r.url, r.headers.get("authorization"))))
+    await page.goto(live.url + "/")
+    await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    key_box = page.get_by_label("API key")
+    await key_box.fill("tlk_not-a-key")
+    await key_box.press("Enter")
+    await expect(page.get_by_role("alert")).to_contain_text("refused", timeout=WAIT_MS)
+    await key_box.fill(keys.read)
+    await key_box.press("Enter")
+    await expect(page.get_by_role("heading", name="Runs")).to_be_visible(timeout=WAIT_MS)
+    await expect(page.locator("table tbody tr")).to_have_count(1)
+    await page.locator("table tbody a").first.click()
+    await expect(page.locator(".card.done")).to_have_count(14, timeout=WAIT_MS)
+    api_calls = [(url, header) for url, header in requests if "/v1/" in url]
+    assert api_calls and all(keys.read not in url for url, _ in requests)
+    assert (api_calls[-1][1] or "") == f"Bearer {keys.read}"
+    await page.context.close()
+
+
+async def test_a_live_run_fills_in_as_it_goes(
+    server: tuple[LiveServer, Keys], browser: Browser, simulator_server: SimulatorServer, shots: Path
+) -> None:
+    live, keys = server
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"rules": SCORE_AND_REVISE, "latency_s": 0.05}))
+    state.held = True  # every model call waits: the page opens on a run that has no verdict yet
+    try:
+        async with api(live, keys) as client:
+            body = {"problem": PROBLEM, "options": {"model": "sim", "judge_model": "sim", "max_rounds": 2}}
+            run_id = (await client.post("/v1/runs", json=body)).json()["id"]
+        page = await new_page(browser, keys.read)
+        await page.goto(f"{live.url}/#/runs/{run_id}")
+        await expect(page.get_by_text("following it live")).to_be_visible(timeout=WAIT_MS)
+        assert await page.locator(".card.done").count() == 0
+        await page.evaluate("window.stillTheSamePage = true")
+    finally:
+        state.held = False
+    first = page.locator('[data-round="1"] .card.done')
+    await expect(first).to_have_count(7, timeout=WAIT_MS)
+    await expect(page.locator('[data-round="1"] .thinking')).not_to_be_empty(timeout=WAIT_MS)
+    await expect(page.locator('[data-round="2"] .card.done')).to_have_count(7, timeout=WAIT_MS)
+    await expect(page.locator("[data-status]")).to_have_attribute("data-status", "accepted", timeout=WAIT_MS)
+    await expect(page.get_by_role("heading", name="Final problem")).to_be_visible()
+    await expect(page.locator('[data-round="2"] .diff ins').first).to_be_attached()
+    assert await page.evaluate("window.stillTheSamePage") is True  # filled in live, never reloaded
+    await screenshot(page, page.locator('[data-round="1"] .figures'), shots / "viewer-run.png")
+    await page.context.close()
+
+
+async def test_a_batch_page_shows_progress_results_figures_and_its_items(
+    server: tuple[LiveServer, Keys], browser: Browser, shots: Path
+) -> None:
+    live, keys = server
+    async with api(live, keys) as client:
+        batch_id = await finished_batch(client, await upload(client), ["rubric", "sim"])
+    page = await new_page(browser, keys.read)
+    await page.goto(f"{live.url}/#/batches")
+    await page.get_by_role("link", name=batch_id[:8]).click()
+    await expect(page.get_by_role("heading", name=f"Batch {batch_id[:8]}")).to_be_visible(timeout=WAIT_MS)
+    await expect(page.get_by_text("10 of 10 items finished")).to_be_visible(timeout=WAIT_MS)
+    results = page.get_by_role("table", name="Per model and arm")
+    await expect(results.locator("tbody tr")).to_have_count(2, timeout=WAIT_MS)
+    await expect(page.get_by_role("img", name="Pass rate with its Wilson 95% interval")).to_be_visible()
+    await expect(page.get_by_role("img", name="Rounds to pass (Kaplan-Meier)")).to_be_visible()
+    await screenshot(page, page.get_by_role("heading", name="Results"), shots / "viewer-batch.png")
+    items = page.get_by_role("table", name="Items in order")
+    await expect(items.locator("tbody tr")).to_have_count(10)
+    await items.get_by_role("link").first.click()  # an item is a run: its trace, one click away
+    await expect(page.get_by_role("heading", name="Final problem")).to_be_visible(timeout=WAIT_MS)
+    await expect(page.get_by_role("link", name=f"batch {batch_id[:8]}")).to_be_visible()
+    await page.context.close()
+
+
+async def test_two_batches_compare_side_by_side_on_the_same_problems(
+    server: tuple[LiveServer, Keys], browser: Browser, shots: Path
+) -> None:
+    live, keys = server
+    async with api(live, keys) as client:
+        dataset = await upload(client)
+        both = await finished_batch(client, dataset, ["rubric", "sim"])
+        alone = await finished_batch(client, dataset, ["rubric"])
+    page = await new_page(browser, keys.read)
+    await page.goto(f"{live.url}/#/batches/{both}")
+    await page.get_by_role("link", name="Compare rubric with sim").click()
+    await expect(page.get_by_role("table", name="(A) against")).to_be_visible(timeout=WAIT_MS)
+    await expect(
+        page.get_by_text("The batch report's comparison of rubric/loop with sim/loop")
+    ).to_be_visible()
+    # Now across batches, through the form by keyboard: this batch's sim against the other's rubric.
+    await page.get_by_role("group", name="Side A").get_by_label("Model").select_option("sim")
+    await page.get_by_role("group", name="Side B").get_by_label("Batch").select_option(alone)
+    await page.get_by_role("group", name="Side B").get_by_label("Model").select_option("rubric")
+    await page.get_by_role("button", name="Compare").focus()
+    await page.keyboard.press("Enter")
+    summary = page.get_by_role("table", name="(A) against")
+    await expect(summary).to_contain_text(f"{alone[:8]} · rubric (loop) (B)", timeout=WAIT_MS)
+    expected = await disagreements(live, keys, (both, "sim"), (alone, "rubric"))
+    await expect(summary.locator("tbody td").first).to_have_text(str(expected["problems"]))
+    disagreeing = page.get_by_role("table", name="where one side passed")
+    await expect(disagreeing.locator("tbody tr")).to_have_count(len(expected["problem_ids"]))
+    await screenshot(
+        page, page.get_by_role("heading", name="Paired differences"), shots / "viewer-compare.png"
+    )
+    if expected["problem_ids"]:  # the question is read from a run of the problem; its runs are links
+        await expect(disagreeing.locator("tbody td").first).to_contain_text("?", timeout=WAIT_MS)
+        await disagreeing.get_by_role("link", name="B run 1").first.click()
+        await expect(page.get_by_role("heading", name="Final problem")).to_be_visible(timeout=WAIT_MS)
+    await page.context.close()
+
+
+# What "labelled, reachable and readable" means here, computed in the page itself.
+ACCESSIBILITY_PROBE = """() => {
+  const interactive = [...document.querySelectorAll(
+    'a[href], button, input, select, textarea, [tabindex="0"]')].filter((e) => e.offsetParent !== null);
+  interactive.forEach((e, i) => { e.dataset.probe = String(i); });
+  const name = (e) => (e.labels && e.labels.length ? e.labels[0].textContent : '') ||
+    e.getAttribute('aria-label') || e.textContent;
+  const unlabelled = interactive.filter((e) => !name(e).trim()).map((e) => e.outerHTML.slice(0, 80));
+  const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+  const linear = (v) => (v / 255 <= 0.03928 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4);
+  const lum = ([r, g, b]) => 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+  const background = (e) => {
+    for (; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c.length === 3 || c[3] > 0) return c;
+    }
+    return [255, 255, 255];
+  };
+  const lowContrast = [];
+  for (const e of document.querySelectorAll('body *')) {
+    const text = [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!text || e.closest('svg') || e.closest('.sr-only')) continue;
+    const [a, b] = [lum(rgb(getComputedStyle(e).color)), lum(background(e))];
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) lowContrast.push(`${e.tagName} ${ratio.toFixed(2)} ${e.textContent.slice(0, 30)}`);
+  }
+  const landmarks = ['header', 'nav', 'main', 'footer'].filter((t) => document.querySelector(t));
+  return { count: interactive.length, unlabelled, lowContrast, landmarks };
+}"""
+
+FOCUSED = """() => { const e = document.activeElement; const style = getComputedStyle(e);
+  return { probe: e.dataset.probe ?? '', html: e.outerHTML.slice(0, 80),
+           outline: style.outlineStyle + ' ' + style.outlineWidth }; }"""
+
+
+async def test_every_control_is_labelled_reachable_by_keyboard_and_readable(
+    server: tuple[LiveServer, Keys], browser: Browser
+) -> None:
+    live, keys = server
+    async with api(live, keys) as client:
+        batch_id = await finished_batch(client, await upload(client, rows=2), ["rubric", "sim"])
+        run_id = (await client.get("/v1/runs", params={"limit": 1})).json()["items"][0]["id"]
+    page = await new_page(browser, keys.read)
+    views = {
+        "#/runs": "Runs",
+        "#/batches": "Batches",
+        f"#/batches/{batch_id}": f"Batch {batch_id[:8]}",
+        f"#/runs/{run_id}": f"Run {run_id[:8]}",
+        "#/compare": "Compare on the same problems",
+    }
+    for view, heading in views.items():
+        await page.goto(f"{live.url}/{view}")
+        await expect(page.locator("main h1")).to_have_text(heading, timeout=WAIT_MS)
+        await expect(page.locator("main:not([aria-busy])")).to_be_attached(timeout=WAIT_MS)
+        probe: dict[str, Any] = await page.evaluate(ACCESSIBILITY_PROBE)
+        assert probe["landmarks"] == ["header", "nav", "main", "footer"], view
+        assert probe["unlabelled"] == [] and probe["lowContrast"] == [], (view, probe)
+        seen = set()
+        for _ in range(2 * probe["count"] + 2):  # Tab round the page (from the heading, as it opens)
+            await page.keyboard.press("Tab")
+            focused: dict[str, str] = await page.evaluate(FOCUSED)
+            if focused["html"].startswith("<body"):
+                continue  # past the last control, focus leaves the page before it wraps around
+            assert not focused["outline"].startswith("none"), (view, focused)  # a visible focus ring
+            seen.add(focused["probe"] or focused["html"])
+        assert seen == {str(i) for i in range(probe["count"])}, (view, seen, probe["count"])
+    await page.context.close()
