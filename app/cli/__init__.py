@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli import batch, datasets, judges, keys, models, paper, refine, service, simulate
+from app.cli import batch, datasets, judges, keys, models, paper, refine, service, simulate, view
 
 cli = typer.Typer(help="thinkloop: judge and refine flawed math word problems.", no_args_is_help=True)
 cli.command()(refine.refine)
@@ -26,6 +26,7 @@ cli.add_typer(keys.keys_cli, name="keys")
 cli.command("migrate")(service.migrate_command)
 cli.command("purge")(service.purge_command)
 cli.command()(service.serve)
+cli.command()(view.view)
 
 
 def _version(shown: bool) -> None:

@@ -1,0 +1,82 @@
+"""`thinkloop view`: the API and its browser viewer on this machine's settings, with the address to open
+and (by default) a read-only key to sign in with."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+KEY_DAYS = 1.0  # a key made for one viewing session stops working after a day
+
+
+def view(
+    host: Annotated[str | None, typer.Option(help="Address to bind (default: settings)")] = None,
+    port: Annotated[int | None, typer.Option(min=1, max=65535)] = None,
+    key: Annotated[
+        bool, typer.Option("--key/--no-key", help="Make a read-only key for this session and print it")
+    ] = True,
+    open_browser: Annotated[
+        bool, typer.Option("--open", help="Open the viewer in the default browser")
+    ] = False,
+) -> None:
+    """Serve the API and the viewer (as `thinkloop serve` does) and print the viewer's address."""
+    import asyncio
+
+    from app.db import migrate
+    from app.settings import get_settings
+
+    settings = get_settings()
+    asyncio.run(migrate(settings.database_url))
+    bound = host or settings.host
+    where = "127.0.0.1" if bound in ("0.0.0.0", "::", "") else bound  # a wildcard bind: link to loopback
+    url = f"http://{where if ':' not in where else f'[{where}]'}:{port or settings.port}/"
+    lines = [f"thinkloop viewer: {url}"]
+    if key:
+        secret = asyncio.run(_viewer_key())
+        lines.append(f"sign in with this read-only key (expires in {KEY_DAYS:g} day; shown once): {secret}")
+    lines.append("the API's documentation is at /docs; stop with Ctrl+C")
+    _serve(bound, port or settings.port, lines, url if open_browser else None)
+
+
+async def _viewer_key() -> str:
+    """A read-only key of the default project that expires, recorded in the audit log as others are."""
+    from datetime import timedelta
+
+    from app.cli.support import in_session
+    from app.models import DEFAULT_PROJECT, utcnow
+    from app.projects import audit
+    from app.projects.keys import create_key
+
+    async def make(session: AsyncSession) -> str:
+        expires = utcnow() + timedelta(days=KEY_DAYS)
+        made = await create_key(session, "viewer (thinkloop view)", ["read"], DEFAULT_PROJECT, expires)
+        audit.record(session, None, "created", "key", made.id, DEFAULT_PROJECT, {"scopes": made.scopes})
+        return made.secret
+
+    return await in_session(make)
+
+
+def _serve(host: str, port: int, lines: list[str], browse: str | None) -> None:
+    """uvicorn on the app; ``lines`` are printed once it listens (not before: the address must answer)."""
+    import uvicorn
+
+    from app.main import create_app
+    from app.settings import get_settings
+
+    class Announcing(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                for line in lines:
+                    typer.echo(line)
+                if browse:
+                    import webbrowser
+
+                    webbrowser.open(browse)
+
+    config = uvicorn.Config(create_app(get_settings()), host=host, port=port, log_level="warning")
+    Announcing(config).run()
