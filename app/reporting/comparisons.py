@@ -37,11 +37,12 @@ def _compare(kind: str, a: tuple[str, str], b: tuple[str, str], groups: Groups) 
     shared = [p for p in left if p in right]
     a_pass = [problem_pass(left[p]) >= 0.5 for p in shared]
     b_pass = [problem_pass(right[p]) >= 0.5 for p in shared]
-    deltas = [
-        qa - qb
+    qualities = [
+        (qa, qb)
         for p in shared
         if (qa := problem_quality(left[p])) is not None and (qb := problem_quality(right[p])) is not None
     ]
+    deltas = [qa - qb for qa, qb in qualities]
     test, difference = mcnemar_exact(a_pass, b_pass), paired_difference(deltas)
     return {
         "kind": kind,
@@ -56,6 +57,7 @@ def _compare(kind: str, a: tuple[str, str], b: tuple[str, str], groups: Groups) 
         "delta_avg_quality": difference.mean if difference else None,
         "delta_ci95": difference.ci95 if difference else None,
         "delta_p": difference.p_value if difference else None,
+        "pairs": [[round(qa, 4), round(qb, 4)] for qa, qb in qualities],  # per problem: (A, B) quality
     }
 
 

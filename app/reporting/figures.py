@@ -1,0 +1,287 @@
+"""A batch report's figures, fit for a paper: vector SVG (and PNG at print resolution), every number
+with its interval, a colour-blind-safe palette, labelled axes and no legend over the data.
+
+Each figure is drawn from the report's JSON alone (what ``GET /v1/batches/{id}/report`` returns), with
+matplotlib's object API (no pyplot state; safe in threads):
+
+- ``comparison``: pass rate (95 % Wilson) and AvgQualityScore (95 % BCa bootstrap) per model and arm;
+- ``levels``: the mean final score per Bloom level and the holistic judge, as small multiples;
+- ``rounds``: rounds to pass as Kaplan–Meier curves with their 95 % bands;
+- ``agreement``: Cohen's κ between every two judges, a heatmap per arm;
+- ``flaws``: pass rate per labelled flaw type, with Wilson intervals (when the dataset labels flaws);
+- ``paired``: the loop against its control on the same problems (when the batch has a control arm).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from agents.schemas import JUDGES
+
+# Okabe & Ito (2008): distinguishable with every common colour-vision deficiency, and in grey.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
+PRINT_DPI = 300
+_STYLE: dict[Any, Any] = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8}
+
+
+def _label(row: dict[str, Any]) -> str:
+    return f"{row['model']} ({row['arm']})"
+
+
+def _new(width: float, height: float) -> Figure:
+    figure = Figure(figsize=(width, height), layout="constrained")
+    return figure
+
+
+def _interval(value: float | None, ci: Sequence[float | None] | None) -> tuple[float, float] | None:
+    """Error-bar lengths below and above ``value``; None when there is no value or no interval."""
+    if value is None or not ci or ci[0] is None or ci[1] is None:
+        return None
+    return max(value - ci[0], 0.0), max(ci[1] - value, 0.0)
+
+
+def _dots(
+    axes: Axes, labels: list[str], values: list[float | None], errors: list[tuple[float, float] | None]
+) -> None:
+    """One dot per label, top to bottom, with its interval as a whisker."""
+    for i, (value, error) in enumerate(zip(values, errors, strict=True)):
+        if value is None:
+            axes.text(
+                0.5, i, "no scored items", va="center", ha="center", transform=axes.get_yaxis_transform()
+            )
+            continue
+        colour = PALETTE[i % len(PALETTE)]
+        bars = None if error is None else [[error[0]], [error[1]]]
+        axes.errorbar([value], [i], xerr=bars, fmt=MARKERS[i % len(MARKERS)], color=colour, capsize=3, ms=5)
+    axes.set_yticks(range(len(labels)), labels)
+    axes.set_ylim(len(labels) - 0.5, -0.5)
+    axes.grid(axis="x", linewidth=0.4, alpha=0.5)
+
+
+def comparison(report: dict[str, Any]) -> Figure | None:
+    """Pass rate and AvgQualityScore per model and arm, each with its 95 % interval."""
+    rows = report["rows"]
+    if not rows:
+        return None
+    figure = _new(7.0, 0.9 + 0.35 * len(rows))
+    left, right = figure.subplots(1, 2, sharey=True)
+    labels = [_label(r) for r in rows]
+    _dots(
+        left,
+        labels,
+        [r["pass_rate"] for r in rows],
+        [_interval(r["pass_rate"], r["pass_rate_ci95"]) for r in rows],
+    )
+    left.set_xlim(-0.02, 1.02)
+    left.set_xlabel("pass rate\n(95 % Wilson interval)")
+    quality = [r["avg_quality_final"] for r in rows]
+    _dots(
+        right,
+        labels,
+        quality,
+        [_interval(q, r["avg_quality_final_ci95"]) for q, r in zip(quality, rows, strict=True)],
+    )
+    right.set_xlim(-0.02, 1.02)
+    right.axvline(0.85, linestyle="--", color="grey", linewidth=0.8)
+    right.set_xlabel("AvgQualityScore, final round\n(95 % BCa bootstrap; dashed: τ = 0.85)")
+    figure.suptitle("Models compared over scored items")
+    return figure
+
+
+def levels(report: dict[str, Any]) -> Figure | None:
+    """Mean final score per Bloom level and the holistic judge: one small panel each, same scale."""
+    rows = [r for r in report["rows"] if any(v is not None for v in r["level_mean_final"].values())]
+    if not rows:
+        return None
+    figure = _new(7.0, 1.2 + 0.9 * len(rows))
+    panels = figure.subplots(2, 4, sharex=True, sharey=True).flatten()
+    labels = [_label(r) for r in rows]
+    for axes, judge in zip(panels, JUDGES, strict=False):
+        values = [r["level_mean_final"].get(judge) for r in rows]
+        _dots(axes, labels, values, [None] * len(rows))
+        axes.axvline(85, linestyle="--", color="grey", linewidth=0.8)
+        axes.set_xlim(-2, 102)
+        axes.set_title("holistic (Five Keys)" if judge == "holistic" else judge)
+    panels[-1].axis("off")
+    panels[-1].text(
+        0.0,
+        0.5,
+        "Mean final-round score, 0–100,\nover scored items.\nDashed: a judge's pass mark θ = 85.",
+        va="center",
+        fontsize=8,
+    )
+    figure.suptitle("Final score per Bloom level and the holistic judge")
+    return figure
+
+
+def rounds(report: dict[str, Any]) -> Figure | None:
+    """Kaplan–Meier curves of the share not yet passed after each round, with 95 % bands."""
+    rows = [r for r in report["rows"] if r.get("time_to_pass")]
+    if not rows:
+        return None
+    figure = _new(6.0, 3.8)
+    axes = figure.add_subplot()
+    for i, row in enumerate(rows):
+        curve = row["time_to_pass"]["curve"]
+        colour = PALETTE[i % len(PALETTE)]
+        steps = [0, *(p["round"] for p in curve)]
+        values = [1.0, *(p["not_passed"] for p in curve)]
+        axes.step(steps, values, where="post", color=colour, label=_label(row), linewidth=1.4)
+        low = [1.0, *(p["low"] if p["low"] is not None else p["not_passed"] for p in curve)]
+        high = [1.0, *(p["high"] if p["high"] is not None else p["not_passed"] for p in curve)]
+        axes.fill_between(steps, low, high, step="post", color=colour, alpha=0.15, linewidth=0)
+    axes.set_xlabel("round (versions judged)")
+    axes.set_ylabel("share of problems not yet passed")
+    axes.set_ylim(0, 1.02)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_title("Rounds to pass (Kaplan–Meier, 95 % bands; censored at each arm's limit)")
+    figure.legend(loc="outside lower center", ncols=min(len(rows), 4), frameon=False)
+    return figure
+
+
+def agreement(report: dict[str, Any]) -> Figure | None:
+    """Cohen's κ between every two judges, per arm, on a diverging scale from −1 to 1."""
+    arms = {arm: data for arm, data in (report.get("agreement") or {}).items() if data.get("cohen_kappa")}
+    if not arms:
+        return None
+    figure = _new(3.4 * len(arms) + 0.8, 3.6)
+    panels = figure.subplots(1, len(arms), squeeze=False)[0]
+    image = None
+    for axes, (arm, data) in zip(panels, arms.items(), strict=True):
+        kappa = data["cohen_kappa"]
+        judges = [j for j in JUDGES if j in kappa]
+        matrix = [
+            [kappa[a].get(b) if kappa[a].get(b) is not None else float("nan") for b in judges] for a in judges
+        ]
+        # A mesh of cells, not an image: it stays vector in SVG.
+        image = axes.pcolormesh(matrix, cmap="PuOr", vmin=-1, vmax=1, edgecolors="white", linewidth=0.5)
+        centres = [i + 0.5 for i in range(len(judges))]
+        axes.set_xticks(centres, judges, rotation=45, ha="right")
+        axes.set_yticks(centres, judges)
+        axes.invert_yaxis()
+        axes.set_aspect("equal")
+        for i, line in enumerate(matrix):
+            for j, value in enumerate(line):
+                if value == value:  # not NaN
+                    colour = "white" if abs(value) > 0.6 else "black"
+                    axes.text(
+                        j + 0.5, i + 0.5, f"{value:.2f}", ha="center", va="center", fontsize=6, color=colour
+                    )
+        axes.set_title(f"{arm}: {data['versions']} judged versions")
+    if image is not None:
+        bar = figure.colorbar(image, ax=list(panels), shrink=0.8, label="Cohen's κ")
+        if bar.solids is not None:
+            bar.solids.set_rasterized(False)  # matplotlib rasterizes long colour bars; keep it vector
+    figure.suptitle("Agreement between judges")
+    return figure
+
+
+def flaws(report: dict[str, Any]) -> Figure | None:
+    """Pass rate per labelled flaw type, one row per flaw and a marker per model and arm."""
+    entries = [e for e in report.get("by_flaw") or [] if e["pass_rate"] is not None]
+    if not entries:
+        return None
+    kinds = list(dict.fromkeys(f"{e['model']} ({e['arm']})" for e in entries))
+    names = sorted({e["flaw"] for e in entries})
+    figure = _new(7.0, 1.2 + 0.3 * len(names) * max(1, len(kinds)) ** 0.5)
+    axes = figure.add_subplot()
+    offset = 0.8 / max(len(kinds), 1)
+    for k, kind in enumerate(kinds):
+        ys: list[float] = []
+        xs: list[float] = []
+        bars: list[list[float]] = [[], []]
+        for entry in (e for e in entries if f"{e['model']} ({e['arm']})" == kind):
+            error = _interval(entry["pass_rate"], entry["pass_rate_ci95"]) or (0.0, 0.0)
+            ys.append(names.index(entry["flaw"]) - 0.4 + offset * (k + 0.5))
+            xs.append(entry["pass_rate"])
+            bars[0].append(error[0])
+            bars[1].append(error[1])
+        axes.errorbar(
+            xs,
+            ys,
+            xerr=bars,
+            fmt=MARKERS[k % len(MARKERS)],
+            color=PALETTE[k % len(PALETTE)],
+            capsize=2,
+            ms=4,
+            label=kind,
+        )
+    axes.set_yticks(range(len(names)), names)
+    axes.set_ylim(len(names) - 0.5, -0.5)
+    axes.set_xlim(-0.02, 1.02)
+    axes.grid(axis="x", linewidth=0.4, alpha=0.5)
+    axes.set_xlabel("pass rate over scored items (95 % Wilson interval)")
+    axes.set_title("By labelled flaw type")
+    figure.legend(loc="outside lower center", ncols=min(len(kinds), 4), frameon=False)
+    return figure
+
+
+def paired(report: dict[str, Any]) -> Figure | None:
+    """Each problem's final quality under the control and under the loop, joined by a line."""
+    pairs = [c for c in report.get("comparisons") or [] if c["kind"] == "loop_vs_control" and c.get("pairs")]
+    if not pairs:
+        return None
+    figure = _new(max(4.2, 3.0 * len(pairs) + 0.6), 3.8)
+    panels = figure.subplots(1, len(pairs), squeeze=False, sharey=True)[0]
+    for axes, comparison_ in zip(panels, pairs, strict=True):
+        for loop, control in comparison_["pairs"]:
+            colour = PALETTE[0] if loop > control else PALETTE[5] if loop < control else "grey"
+            axes.plot([0, 1], [control, loop], color=colour, alpha=0.6, linewidth=0.9, marker="o", ms=3)
+        axes.set_xticks([0, 1], ["control", "loop"])
+        axes.set_xlim(-0.3, 1.3)
+        axes.set_ylim(0, 1.02)
+        delta, ci = comparison_["delta_avg_quality"], comparison_["delta_ci95"]
+        interval = f" (95 % CI {ci[0]:.3f} to {ci[1]:.3f})" if ci and None not in ci else ""
+        mean = "—" if delta is None else f"{delta:+.3f}"
+        axes.set_title(f"{comparison_['a'].split('/')[0]}: Δ = {mean}{interval}", fontsize=8)
+        axes.set_xlabel("blue: higher with the loop; orange: lower", fontsize=7)
+    panels[0].set_ylabel("final quality Q per problem")
+    figure.suptitle("Loop vs control on the same problems")
+    return figure
+
+
+FIGURES: dict[str, Callable[[dict[str, Any]], Figure | None]] = {
+    "comparison": comparison,
+    "levels": levels,
+    "rounds": rounds,
+    "agreement": agreement,
+    "flaws": flaws,
+    "paired": paired,
+}
+
+
+def draw(report: dict[str, Any]) -> dict[str, Figure]:
+    """Every figure the report has data for, by name."""
+    import matplotlib
+
+    out = {}
+    with matplotlib.rc_context(_STYLE):
+        for name, make in FIGURES.items():
+            figure = make(report)
+            if figure is not None:
+                out[name] = figure
+    return out
+
+
+def svg(figure: Figure) -> str:
+    """The figure as standalone SVG text (glyphs as paths: no font needed to view it)."""
+    import matplotlib
+
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": "thinkloop"}):  # the same ids every time
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
+    return buffer.getvalue()
+
+
+def png(figure: Figure, dpi: int = PRINT_DPI) -> bytes:
+    """The figure as PNG at print resolution."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    return buffer.getvalue()

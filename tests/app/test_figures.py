@@ -1,0 +1,137 @@
+"""The paper figures, drawn from a real batch report: every one present, vector and print-resolution,
+every number with its interval, the colour-blind-safe palette only, labelled axes, and no legend
+over the data."""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PolyCollection
+from matplotlib.colors import to_hex
+from matplotlib.figure import Figure
+from typer.testing import CliRunner
+
+from app.cli import cli
+from app.reporting import figures
+
+SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
+ALLOWED = {to_hex(c) for c in figures.PALETTE} | {"#808080", "#000000", "#ffffff"}
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A batch of the flawed sample with a control arm, on the offline panel."""
+    database = tmp_path_factory.mktemp("figures") / "b.db"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("THINKLOOP_DATABASE_URL", f"sqlite+aiosqlite:///{database}")
+        args = [
+            "batch",
+            "run",
+            "--dataset",
+            str(SAMPLE),
+            "--models",
+            "rubric",
+            "--control",
+            "--format",
+            "json",
+        ]
+        result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output[result.output.index("{") :])  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def drawn(report: dict[str, Any]) -> dict[str, Figure]:
+    out = figures.draw(report)
+    for figure in out.values():
+        FigureCanvasAgg(figure).draw()  # lay out, so extents are final
+    return out
+
+
+def test_every_figure_is_drawn_from_the_report(drawn: dict[str, Figure]) -> None:
+    assert list(drawn) == ["comparison", "levels", "rounds", "agreement", "flaws", "paired"]
+
+
+def test_svg_is_standalone_vector_and_png_is_print_resolution(
+    drawn: dict[str, Figure], report: dict[str, Any]
+) -> None:
+    again = figures.draw(report)
+    for name, figure in drawn.items():
+        svg = figures.svg(figure)
+        root = ET.fromstring(svg)
+        assert root.tag.endswith("svg"), name
+        assert "<image" not in svg and "<script" not in svg, name  # no raster inside, nothing active
+        png = figures.png(figure)
+        assert png.startswith(b"\x89PNG"), name
+        width = struct.unpack(">I", png[16:20])[0]
+        assert width >= figure.get_figwidth() * figures.PRINT_DPI * 0.9, name
+        assert figures.svg(again[name]) == figures.svg(figures.draw(report)[name]), (
+            f"{name}: not reproducible"
+        )
+
+
+def _colours(figure: Figure) -> set[str]:
+    """Every colour of the data drawn: lines, markers, whiskers and bands."""
+    seen: set[str] = set()
+    for axes in figure.axes:
+        for line in axes.get_lines():
+            seen |= {to_hex(line.get_color()), to_hex(line.get_markerfacecolor())}
+        for collection in axes.collections:
+            if isinstance(collection, PolyCollection) or collection.get_array() is None:
+                seen |= {to_hex(c) for c in collection.get_facecolors()}
+                seen |= {to_hex(c) for c in collection.get_edgecolors()}
+    return seen
+
+
+def test_data_uses_the_colour_blind_safe_palette(drawn: dict[str, Figure]) -> None:
+    for name, figure in drawn.items():
+        stray = _colours(figure) - ALLOWED
+        assert not stray, f"{name}: {stray}"
+
+
+def test_every_axes_with_data_is_labelled(drawn: dict[str, Figure]) -> None:
+    for name, figure in drawn.items():
+        for axes in figure.axes:
+            if not axes.axison or axes.get_label() == "<colorbar>":
+                continue
+            siblings = axes.get_shared_y_axes().get_siblings(axes)
+            ticks = [t.get_text() for sibling in siblings for t in sibling.get_yticklabels()]
+            assert axes.get_title() or axes.get_xlabel(), f"{name}: an axes without title or label"
+            assert any(ticks) or any(a.get_ylabel() for a in siblings), f"{name}: an unlabelled y axis"
+
+
+def test_no_legend_covers_an_axes(drawn: dict[str, Figure]) -> None:
+    for name, figure in drawn.items():
+        renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+        legends = [*figure.legends, *(a.get_legend() for a in figure.axes if a.get_legend())]
+        for legend in legends:
+            box = legend.get_window_extent(renderer)
+            for axes in figure.axes:
+                if axes.axison and axes.get_label() != "<colorbar>":
+                    assert not box.overlaps(axes.get_window_extent(renderer)), f"{name}: legend over data"
+
+
+def test_numbers_carry_their_intervals(drawn: dict[str, Figure], report: dict[str, Any]) -> None:
+    comparison = drawn["comparison"]
+    whiskers = sum(len(c.get_segments()) for a in comparison.axes for c in a.collections)
+    with_interval = sum(r["pass_rate_ci95"] is not None for r in report["rows"])
+    with_interval += sum(r["avg_quality_final_ci95"] is not None for r in report["rows"])
+    assert whiskers == with_interval > 0
+    bands = [c for a in drawn["rounds"].axes for c in a.collections if isinstance(c, PolyCollection)]
+    assert len(bands) == len([r for r in report["rows"] if r["time_to_pass"]])
+    versus = next(c for c in report["comparisons"] if c["kind"] == "loop_vs_control")
+    assert len(versus["pairs"]) == versus["problems"]
+    title = drawn["paired"].axes[0].get_title()
+    assert re.search(r"Δ = [+-]\d\.\d{3} \(95 % CI", title), title
+
+
+def test_figures_are_skipped_without_their_data(report: dict[str, Any]) -> None:
+    bare = {**report, "by_flaw": [], "comparisons": [], "agreement": {}}
+    assert list(figures.draw(bare)) == ["comparison", "levels", "rounds"]
