@@ -1,0 +1,67 @@
+"""`thinkloop view`: a real process that prints the viewer's address once it answers, and a read-only
+key that signs in to it."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.app.conftest import PROBLEM, free_port
+
+START_S = 120  # imports alone take seconds on a busy machine: a bound, not a measure
+
+
+@pytest.fixture
+def viewing(tmp_path: Path) -> Iterator[list[str]]:
+    """`python -m app view` on a fresh SQLite file; yields what it printed once the address came."""
+    env = os.environ | {
+        "THINKLOOP_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'view.db'}",
+        "PYTHONUNBUFFERED": "1",
+    }
+    command = [sys.executable, "-m", "app", "view", "--port", str(free_port())]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    assert process.stdout is not None
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in process.stdout or []], daemon=True)
+    reader.start()
+    printed: list[str] = []
+    deadline = time.monotonic() + START_S
+    try:
+        while not any("stop with Ctrl+C" in line for line in printed):
+            assert time.monotonic() < deadline and process.poll() is None, printed
+            try:
+                printed.append(lines.get(timeout=1))
+            except queue.Empty:
+                continue
+        yield printed
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        reader.join(timeout=30)  # it ends at the pipe's end, once the process has gone
+        process.stdout.close()
+
+
+def test_view_prints_an_address_that_answers_and_a_key_that_reads_but_cannot_write(
+    viewing: list[str],
+) -> None:
+    text = "".join(viewing)
+    url = re.search(r"thinkloop viewer: (http://127\.0\.0\.1:\d+/)", text)
+    key = re.search(r"read-only key .*: (tlk_\S+)", text)
+    assert url and key, text
+    page = httpx.get(url.group(1), timeout=30)
+    assert page.status_code == 200 and "thinkloop viewer" in page.text
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    auth = {"Authorization": f"Bearer {key.group(1)}"}
+    assert httpx.get(url.group(1) + "v1/runs", headers=auth, timeout=30).status_code == 200
+    refused = httpx.post(url.group(1) + "v1/runs", json={"problem": PROBLEM}, headers=auth, timeout=30)
+    assert refused.status_code == 403  # the viewer's key reads; it cannot start or cancel anything
