@@ -63,9 +63,13 @@ class Flaw(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    type: FlawType
+    type: FlawType = Field(
+        description="The flaw's type, from the taxonomy (false_proportionality, arithmetic_worded, …)"
+    )
     levels: list[JudgeName] = Field(min_length=1, description="the judges that should catch it")
-    evidence: str = Field(min_length=1, max_length=1000)
+    evidence: str = Field(
+        min_length=1, max_length=1000, description="Where and why it is a flaw, in a sentence"
+    )
 
 
 class LabelledItem(BaseModel):
@@ -73,15 +77,23 @@ class LabelledItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(min_length=1, max_length=100)
-    split: Literal["tune", "heldout"]
-    kind: Literal["flawed", "control"]
-    question: QuestionText
-    solution: SolutionText
-    flaws: list[Flaw] = Field(default_factory=list)
-    corrected: Problem | None = None
-    answer: str | None = None
-    grade: int | None = Field(default=None, ge=1, le=13)
+    id: str = Field(min_length=1, max_length=100, description="A unique id within the set")
+    split: Literal["tune", "heldout"] = Field(
+        description="tune (may be tuned on) or heldout (kept out of all tuning, reported apart)"
+    )
+    kind: Literal["flawed", "control"] = Field(
+        description="flawed (with flaws) or control (a sound problem, no flaws)"
+    )
+    question: QuestionText = Field(description="The problem's question")
+    solution: SolutionText = Field(description="Its stated solution")
+    flaws: list[Flaw] = Field(default_factory=list, description="The labelled flaws of a flawed item")
+    corrected: Problem | None = Field(
+        default=None, description="A sound version of a flawed item, which should be accepted"
+    )
+    answer: str | None = Field(
+        default=None, description="The correct final answer, for people reading the set"
+    )
+    grade: int | None = Field(default=None, ge=1, le=13, description="School grade it is written for, 1–13")
 
     @model_validator(mode="after")
     def _consistent(self) -> LabelledItem:
