@@ -15,6 +15,7 @@ from sse_starlette import EventSourceResponse
 
 from app.batches import repository as repo
 from app.batches.deps import Batches
+from app.batches.exports import item_export
 from app.batches.schemas import (
     MAX_BATCH_ITEMS,
     BatchCreate,
@@ -23,6 +24,7 @@ from app.batches.schemas import (
     BatchPage,
     BatchProgress,
     BatchPublic,
+    ItemFormat,
     ItemOutcome,
     ItemStatus,
     ReportFormat,
@@ -36,6 +38,8 @@ from app.models import BATCH_TERMINAL, ApiKey, Batch, Dataset, DatasetItem
 from app.pagination import page
 from app.reporting.batch import build_report
 from app.reporting.formats import render_report
+from app.reporting.item_export import MEDIA_TYPES as ITEM_MEDIA
+from app.reporting.manifest import complete_manifest
 from app.runs.deps import Executor
 from app.text import unstorable_reason
 
@@ -227,6 +231,42 @@ async def list_batch_items(
         items=[BatchItemPublic.of(row) for row in rows],
         next_cursor=None if next_after is None else str(next_after),
     )
+
+
+@router.get(
+    "/{batch_id}/items/export",
+    responses={**_ERRORS, 200: {"content": {m.split(";")[0]: {} for m in ITEM_MEDIA.values()}}},
+    response_class=Response,
+)
+async def export_batch_items(
+    batch_id: str,
+    session: Session,
+    key: ReadKey,
+    fmt: Annotated[
+        ItemFormat, Query(alias="format", description="jsonl (manifest on the first line), csv, parquet")
+    ] = "jsonl",
+) -> Response:
+    """Every item of the batch as one row: model, arm, repeat, outcome, rounds, final score per judge,
+    tokens, cost, cache hits and `trace` (its run: GET /v1/runs/{run_id}). The manifest is JSONL's
+    first line or Parquet's schema metadata (`thinkloop.manifest`); for CSV it is at the URL of the
+    `Link` header (rel="describedby")."""
+    batch = await _get(session, batch_id, key.project_id)
+    made = await item_export(session, batch)
+    body = await run_in_threadpool(made.render, fmt)  # Parquet encoding is CPU work
+    headers = {"Content-Disposition": f'attachment; filename="batch-{batch.id}-items.{fmt}"'}
+    if fmt == "csv":
+        headers["Link"] = f'</v1/batches/{batch.id}/manifest>; rel="describedby"'
+    return Response(body, media_type=ITEM_MEDIA[fmt], headers=headers)
+
+
+@router.get("/{batch_id}/manifest", responses=_ERRORS)
+async def get_batch_manifest(batch_id: str, session: Session, key: ReadKey) -> dict[str, Any]:
+    """What the batch was run with: thinkloop version and git revision, the dataset's name and
+    content hash, each model's endpoint host, provider model id, temperature, seed and
+    structured-output mode, prompt versions, the policy and its parameters, start and end times,
+    and cache hits."""
+    batch = await _get(session, batch_id, key.project_id)
+    return complete_manifest(batch, await repo.items(session, batch.id))
 
 
 def _item_cursor(cursor: str | None) -> int | None:

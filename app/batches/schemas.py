@@ -15,6 +15,7 @@ from graphs.scoring import PolicyName
 
 BatchStatus = Literal["queued", "running", "paused", "completed", "cancelled", "budget_exhausted"]
 ReportFormat = Literal["json", "md", "csv", "html"]
+ItemFormat = Literal["jsonl", "csv", "parquet"]
 ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200), BeforeValidator(storable_if_text)]
 MAX_BATCH_ITEMS = 100_000
 

@@ -1,0 +1,88 @@
+"""GET /v1/batches/{id}/items/export and /manifest: per-item rows with the batch's manifest, scoped
+to the caller's project."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pyarrow.parquet as pq
+
+from agents.schemas import JUDGES
+from tests.app.conftest import Service
+from tests.app.test_api import assert_problem
+from tests.app.test_batches_api import settle, start
+
+
+async def test_items_export_as_parquet_jsonl_and_csv_carries_the_manifest(service: Service) -> None:
+    batch = await start(service, control_arm=True)
+    await settle(service, batch["id"])
+    url = f"/v1/batches/{batch['id']}/items/export"
+    read = service.keys.auth("read")
+
+    parquet = await service.client.get(url, params={"format": "parquet"}, headers=read)
+    assert parquet.status_code == 200 and parquet.headers["content-type"] == "application/vnd.apache.parquet"
+    table = pq.read_table(io.BytesIO(parquet.content))
+    frame = table.to_pandas()
+    assert len(frame) == 24 and set(frame["arm"]) == {"loop", "control"} and set(frame["model"]) == {"sim"}
+    assert {f"score_{judge}" for judge in JUDGES} <= set(frame.columns)
+    assert all(frame["trace"] == "/v1/runs/" + frame["run_id"])
+    manifest = json.loads(table.schema.metadata[b"thinkloop.manifest"])
+    assert manifest["batch_id"] == batch["id"] and manifest["recorded"] is True
+    (sim,) = manifest["models"]
+    assert sim["provider_model_id"] == "sim-1" and sim["roles"] == ["under_test", "judge"]
+    assert sim["endpoint_host"].startswith("127.0.0.1:") and sim["temperature"] == 0.0
+    assert len(manifest["dataset"]["content_hash"]) == 64 and manifest["dataset"]["problems"] == 12
+
+    jsonl = await service.client.get(url, params={"format": "jsonl"}, headers=read)
+    first, *rows = [json.loads(line) for line in jsonl.text.splitlines()]
+    assert first["manifest"]["dataset"] == manifest["dataset"] and len(rows) == 24
+    assert [r["item_id"] for r in rows] == sorted(frame["item_id"])
+
+    text = await service.client.get(url, params={"format": "csv"}, headers=read)
+    assert len(list(csv.DictReader(io.StringIO(text.text)))) == 24
+    described = text.headers["link"].split(";")[0].strip("<>")
+    assert described == f"/v1/batches/{batch['id']}/manifest"
+    again = (await service.client.get(described, headers=read)).json()
+    assert again["dataset"] == manifest["dataset"] and again["prompts"] == manifest["prompts"]
+
+
+async def test_another_projects_batch_is_not_found_and_a_bad_format_is_a_problem(service: Service) -> None:
+    batch = await start(service)
+    url = f"/v1/batches/{batch['id']}"
+    for path in (f"{url}/items/export", f"{url}/manifest"):
+        assert_problem(await service.client.get(path, headers=service.keys.auth("other")), 404)
+    bad = await service.client.get(
+        f"{url}/items/export", params={"format": "xlsx"}, headers=service.keys.auth("read")
+    )
+    assert_problem(bad, 422)
+    await settle(service, batch["id"])
+
+
+async def test_the_report_json_carries_the_manifest(service: Service) -> None:
+    batch = await start(service)
+    await settle(service, batch["id"])
+    report = (
+        await service.client.get(f"/v1/batches/{batch['id']}/report", headers=service.keys.auth("read"))
+    ).json()
+    manifest = report["manifest"]
+    assert manifest["thinkloop"]["version"] and manifest["policy"]["parameters"]["max_rounds"] == 3
+    assert set(manifest["prompts"]) >= {"reviser", "judge_holistic"}
+    assert manifest["times"]["first_item_started_at"] <= manifest["times"]["finished_at"]
+    exported = await service.client.get(
+        f"/v1/batches/{batch['id']}/items/export", headers=service.keys.auth("read")
+    )
+    hits = [json.loads(line)["cache_hits"] for line in exported.text.splitlines()[1:]]
+    # the same judged version reached by several items is answered from the cache after the first
+    assert manifest["cache"] == {
+        "enabled": True,
+        "hits": sum(hits),
+        "items_with_hits": sum(1 for h in hits if h),
+    }
+    page = (
+        await service.client.get(
+            f"/v1/batches/{batch['id']}/report", params={"format": "md"}, headers=service.keys.auth("read")
+        )
+    ).text
+    assert "## Manifest" in page and "sim-1 @ 127.0.0.1:" in page
