@@ -264,7 +264,7 @@ def answers_the_question(f: ProblemFacts) -> Result:
             if re.search(r"\d{1,2}:\d{2}|\bnoon\b|\bmidnight\b", final)
             else "the question asks for a time of day; the answer is not one"
         )
-    found = _other_of_a_pair(f) or _money_as_percent(f)
+    found = _other_of_a_pair(f) or _money_as_percent(f) or _negation_dropped(f)
     if found:
         return found
     if _DIFFERENCE.search(target) and "-" not in f.operators and "difference" not in final:
@@ -285,7 +285,7 @@ def answers_the_question(f: ProblemFacts) -> Result:
                 else f"the question asks {question}; the answer has no such unit"
             )
     nouns = _asked_nouns(target)
-    if nouns and not any(_answered(final, noun) for noun in nouns):
+    if nouns and not any(_answered(final, noun) for noun in nouns) and not _amount_answered(f, nouns):
         asked = nouns[0].lstrip("@")
         return f"the question asks for the {asked}; the solution's answer gives something else"
     return ""
@@ -311,6 +311,24 @@ def _other_of_a_pair(f: ProblemFacts) -> str:
     others = [o for o in _PAIRS[word] if re.search(rf"\b{o}\b", s)]
     if others and not re.search(rf"\b{word}\b", s):
         return f"the question asks for the {word} one; the solution finds the {others[0]} and stops there"
+    return ""
+
+
+_NEGATED_ASK = re.compile(
+    r"\b(?:do|does|did|are|is|were|was|can|could|will|would|have|has)(?: not|n't) ([a-z]+)"
+)
+_NEGATION = re.compile(r"\bnot\b|n't\b|\bnever\b|\bno\b|\bnon-|\bwithout\b|\brest\b|\bothers?\b|\bleft\b")
+
+
+def _negation_dropped(f: ProblemFacts) -> str:
+    """Asked how many do *not* play, the answer says how many play (the complement's other part)."""
+    asked = _NEGATED_ASK.search(f.target)
+    if not asked or len(asked.group(1)) < 3:
+        return ""
+    verb, final = _stem(asked.group(1)), f.final_sentence
+    said = {_stem(w) for w in re.findall(r"[a-z]+", final)}
+    if verb in said and not _NEGATION.search(final):
+        return f"the question asks about those that do not {asked.group(1)}; the answer counts those that do"
     return ""
 
 
@@ -366,6 +384,33 @@ def _answered(final: str, noun: str) -> bool:
         )
     words = [w for w in re.findall(r"[a-z]+", final) if w not in _SKIP_NOUNS and unit(w) is None]
     return not words or not any(_stem(w) != noun for w in words[-1:])
+
+
+_MONEY_IN = re.compile(r"[$£€]|\b(?:dollars?|pounds?|euros?|cents?|pence)\b")
+
+
+def _amount_answered(f: ProblemFacts, nouns: list[str]) -> bool:
+    """'How much interest' is answered by an amount of money, a mean by a quotient ('8 points per
+    game'): the answer has the asked kind of value although it does not name it."""
+    final = f.final_sentence
+    if any(n in ("mean", "average") for n in nouns):
+        return bool(re.search(r"÷|\bper\b|\beach\b|\ba (?:game|day|week|month|year|person)\b", final))
+    asked_money = re.search(r"\bhow much\b", f.target) and not any(n in _MEASURE_NOUN for n in nouns)
+    if not (asked_money and _MONEY_IN.search(final) and "%" not in final):
+        return False
+    asked = {_stem(w) for w in re.findall(r"[a-z]+", f.target)}
+    roles = {_stem(w) for w in re.findall(r"[a-z]+", final)} & _MONEY_ROLES
+    return roles <= asked  # "Zara spends $31" does not answer "how much change"
+
+
+_MONEY_ROLES = {
+    _stem(w)
+    for w in (
+        "spend", "spends", "spent", "pay", "pays", "paid", "cost", "costs", "total", "price", "change",
+        "save", "saves", "saved", "earn", "earns", "earned", "interest", "profit", "loss", "discount",
+        "tax", "tip", "wage", "bill", "fare", "refund", "deposit",
+    )
+}  # fmt: skip
 
 
 def _mentions(final: str, noun: str) -> bool:
@@ -438,7 +483,13 @@ def operation_fits(f: ProblemFacts) -> Result:
         return (
             "the question asks for the amount before something was taken away; that is found by adding back"
         )
-    if _REMOVAL.search(story) and _REMAINING.search(f.target) and "-" not in ops and "÷" not in ops:
+    if (
+        _REMOVAL.search(story)
+        and _REMAINING.search(f.target)
+        and "-" not in ops
+        and "÷" not in ops
+        and not ("+" not in ops and _TAKEN_IN_WORDS.search(f.s.lower()))
+    ):
         return "the story takes something away, but the solution never subtracts"
     if (
         _DIVIDES.search(f.target + " " + story)
@@ -454,6 +505,12 @@ def operation_fits(f: ProblemFacts) -> Result:
     if grouped and "×" not in ops and "+" in ops and not _equal_addends(f.s):
         return "equal groups (each … ) are combined by multiplying, but the solution adds unlike numbers"
     return ""
+
+
+# A subtraction said in words ("which leaves her with 25 euros"): only read when nothing is added.
+_TAKEN_IN_WORDS = re.compile(
+    r"\b(?:leaves?|leaving|left|remains?|remaining|takes? away|subtract\w*|minus|fewer|less)\b"
+)
 
 
 def _trial_product(f: ProblemFacts) -> bool:
@@ -749,7 +806,8 @@ _PLAUSIBLE: tuple[tuple[str, str, Fraction, str], ...] = (
         Fraction(80 * 1000, 3600),
         "a cyclist",
     ),
-    (r"car|bus|coach|van|lorry|truck|taxi", "speed", Fraction(300 * 1000, 3600), "a road vehicle"),
+    (r"bus|coach|minibus|van|lorry|truck|tractor", "speed", Fraction(160 * 1000, 3600), "a bus or lorry"),
+    (r"car|taxi", "speed", Fraction(300 * 1000, 3600), "a road vehicle"),
     (r"train", "speed", Fraction(600 * 1000, 3600), "a train"),
     (
         r"fuel tank|petrol tank|tank of (?:a|the|his|her) car|car's (?:fuel |petrol )?tank",
@@ -773,7 +831,8 @@ _TIME_LIMITS = (
     ),
     (r"(\d+) minutes? (?:a|per|in an|in one) hour\b", 60, "minutes in an hour"),
     (r"(\d+) months? (?:a|per|in a|in one) year\b", 12, "months in a year"),
-    (r"(\d+) days? (?:a|per|in a|in one) month\b", 31, "days in a month"),
+    (r"(\d+) days? (?:a|per|in a|in one|of the|in the|of this|in this) month\b", 31, "days in a month"),
+    (r"\bfebruary\b[^.?!]*?\b(\d+) days\b|\b(\d+) days (?:of|in) february\b", 29, "days in February"),
     (r"\bschool day (?:lasts|is) (\d+(?:\.\d+)?) hours?", 12, "hours in a school day"),
 )
 
@@ -789,9 +848,16 @@ def plausible(f: ProblemFacts) -> Result:
     return _probability(q) or _weather(q) or world.impossible_pace(f) or world.impossible_body(f) or ""
 
 
+# A length limits a thing's size only where the sentence speaks of its size ("18 km to his
+# grandmother's house" is a distance, not the house's height).
+_SIZE = re.compile(r"\b(?:tall|high|height|long|length|wide|width|deep|depth|size|measures?)\b")
+
+
 def _implausible_measure(sentence: str) -> str:
     for subject, dimension, limit, what in _PLAUSIBLE:
         if not re.search(rf"\b(?:{subject})\b", sentence):
+            continue
+        if dimension == "length" and not _SIZE.search(sentence):
             continue
         for number, name in re.findall(rf"(\d+(?:\.\d+)?) ?({UNIT_PATTERN})(?![\w/])", sentence):
             measured = unit(name)
@@ -810,9 +876,9 @@ def _impossible_count(sentence: str) -> str:
             values = [g for g in (groups if isinstance(groups, tuple) else (groups,)) if g]
             if values and Fraction(values[0]) > limit:
                 return f"{values[0]} {what} is impossible (at most {limit})"
-    age = re.search(r"\b(\d+) years? old\b", sentence)
-    if age and int(age.group(1)) > 120:
-        return f"nobody is {age.group(1)} years old"
+    for age in re.findall(r"\b(\d+) years? old\b", sentence):
+        if int(age) > 120:
+            return f"nobody is {age} years old"
     eggs = re.search(
         r"\b(?:a|one|each|every) (?:hen|chicken|duck) lays (\d+) eggs? (?:a|per|each|every) day", sentence
     )

@@ -174,7 +174,9 @@ class ProblemFacts:
         """The solution's last sentence with a number in it (where it states its answer)."""
         parts = [p for p in re.split(r"(?<=[.!?])\s+", self.s.strip()) if p.strip()]
         numbered = [p for p in parts if re.search(r"\d", p)]
-        return (numbered or parts or [""])[-1].lower()
+        last = (numbered or parts or [""])[-1].lower()
+        bare = _ASIDE.sub("", last)  # "so 14 bows (10 cm is left over)": the aside is not the answer
+        return bare if re.search(r"\d", bare) else last
 
     @cached_property
     def final_answer(self) -> Fraction | None:
@@ -219,11 +221,14 @@ class ProblemFacts:
         factors = [c for c in constants if c > 2 and c not in _STEPPING_STONES]
         results = sorted(self.verification.results, key=lambda r: r[0])
         strangers = []
+        written = [as_fraction(n) for n in _NUMBER.findall(self.s)]
         for match in _NUMBER.finditer(self.s):
             value = as_fraction(match.group(1))
             known |= {v for at, v in results if at <= match.start()}
             scaled = value in known or value * 100 in known or value / 100 in known
             stepped = _one_step(value, known, kinds, factors) if not strict else _rate_factor(value, known)
+            if not (scaled or value in constants or stepped) and not strict:
+                stepped = _split(value, known, written, factors)
             if scaled or value in constants or stepped:
                 known.add(value)
                 continue
@@ -242,6 +247,7 @@ class ProblemFacts:
         return kinds
 
 
+_ASIDE = re.compile(r"\s*\([^()]*\)")
 _STEPPING_STONES = {Fraction(n) for n in (5, 10, 25, 50)}  # 10 % then 5 %: used, not multiplied by
 _SIMPLIFY = re.compile(
     r"simplif|simplest|lowest terms|divid\w* (?:the )?(?:top|both|numerator)|common factor|cancel", re.I
@@ -276,11 +282,24 @@ def _one_step(
     for a in known:
         if value in (a + 1, a - 1, 100 - a) or any(value in (a * k, a / k) for k in factors):
             return True
+        if a and (value == 1 / a or (0 < a < 1 and value == 1 - a)):
+            return True  # a rate from a time (1/12 of the job a minute), the rest of a fraction
         for b in known:
             if value in (a * b,) or (b and value in (a / b, a // b, -(-a // b))):
                 return True
             if value in (a + b, a - b) and _same_kind(kinds.get(a), kinds.get(b)):
                 return True
+    return False
+
+
+def _split(value: Fraction, known: set[Fraction], written: list[Fraction], factors: list[Fraction]) -> bool:
+    """A known quantity taken apart: 35 % as 30 % + 5 % (the other part written in the solution),
+    75 minutes as 1 hour and 15 minutes (what is left over a unit factor)."""
+    for a in known:
+        if a > value > 0 and a - value != value and (a - value) in written:
+            return True
+        if any(a > k and value in (a % k, a // k) for k in factors):
+            return True
     return False
 
 

@@ -176,7 +176,7 @@ def perimeter_or_area(f: ProblemFacts) -> str:
     """The distance around a rectangle is 2 × (length + width), its area length × width: the
     answer must be the one asked, not the other."""
     q, target = f.q.lower(), f.target
-    if not re.search(r"\brectang\w*|\boblong\b|\bsquare\b", q) or f.final_answer is None:
+    if not re.search(r"\brectang\w*|\boblong\b|\bsquare\b", q) or f.final_answer is None or _measure_given(q):
         return ""
     sides = [v for v, _ in _lengths(q)]
     if re.search(r"\bsquare\b", q) and len(sides) == 1:

@@ -53,6 +53,8 @@ WORD_OPS = [
         "÷",
     ),
     (re.compile(r"\b(\d+) (\d+) (?=are\b|make\b|makes\b)", re.I), r"\1 × \2 "),  # "eight twelves are 96"
+    # "forty and twenty together, which is sixty": a sum in words
+    (re.compile(r"\b(\d+(?:\.\d+)?) and (\d+(?:\.\d+)?) together\b", re.I), r"\1 + \2"),
     # "twenty-five and eighteen make forty-one"
     (
         re.compile(

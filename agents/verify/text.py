@@ -52,7 +52,7 @@ _OPERATORS: list[Substitution] = [
     (re.compile(r"[−–—]"), "-"),
     (re.compile(r"[·∙⋅]"), "×"),
     (re.compile(r"(?<=\d)⁄(?=\d)"), "/"),  # NFKC writes ½ as 1⁄2
-    (re.compile(r"(?<=[\d)²])\s*[x*]\s*(?=[\d(√])"), " × "),
+    (re.compile(r"(?<=[\d)²])\s*[x*]\s*(?=[\d(√$£€])"), " × "),
     (re.compile(r"\bper ?cent\b", re.I), "%"),
     (re.compile(r"\b(?:km|kilomet(?:re|er)s?) (?:per|an|a) hour\b", re.I), "km/h"),
     (re.compile(r"\b(?:m|met(?:re|er)s?) (?:per|a) second\b", re.I), "m/s"),

@@ -100,13 +100,29 @@ class _Side:
 @lru_cache(maxsize=2048)
 def verify(solution: str) -> Verification:
     """Check every claim the solution states."""
-    text = with_digits(solution)
+    text = _ratios(with_digits(solution))
     names = variables(text)
     found = Verification()
     env: dict[str, Fraction] = {}
     for chain in _chains(tokens(text, names)):
         _check_chain(chain, env, found)
     return found
+
+
+_RATIO = re.compile(r"(?<![\d:.])(\d+(?:\.\d+)?)( : |:)(\d+(?:\.\d+)?)(?![\d:])")
+
+
+def _ratios(text: str) -> str:
+    """ "250 : 500 = 1 : 2" compares two ratios: each ``a : b`` is read as ``a / b`` (same length, so
+    offsets stay). A clock time (9:15) is not a ratio."""
+
+    def one(match: re.Match[str]) -> str:
+        a, colon, b = match.groups()
+        if colon == ":" and len(a) <= 2 and len(b) == 2:
+            return match.group(0)
+        return a + colon.replace(":", "/") + b
+
+    return _RATIO.sub(one, text)
 
 
 def _chains(toks: list[Token]) -> list[list[_Side]]:
@@ -181,7 +197,8 @@ def _trim(toks: list[Token]) -> list[Token]:
     while toks and toks[0].kind in ("op", "rp", "of", "unit") and toks[0].text not in ("√", "-", "$"):
         toks.pop(0)
     while toks and (
-        toks[-1].kind in ("lp", "of") or (toks[-1].kind == "op" and toks[-1].text not in ("²", "³", "%"))
+        toks[-1].kind in ("lp", "of", "cur")
+        or (toks[-1].kind == "op" and toks[-1].text not in ("²", "³", "%"))
     ):
         toks.pop()
     return toks
@@ -277,7 +294,8 @@ def _compare(left: _Side, right: _Side, a: Quantity, b: Quantity, operators: int
             return None
         ok = _same_clock(a, b)
         return Evidence("clock", claim, right.text, _clock_text(a), ok)
-    kind: Kind = "conversion" if _conversion(a, b) and operators == 0 else "arithmetic"
+    compound = len(a.units_seen | b.units_seen) > 1 and a.unit is not None and b.unit is not None
+    kind: Kind = "conversion" if (_conversion(a, b) or compound) and operators == 0 else "arithmetic"
     if a.unit is not None and b.unit is not None and a.unit.dimension != b.unit.dimension:
         return None  # "1000 m is 100 × 100 m" is fine; "3 hours is 150 km" is not a claim
     actual = _in_unit(a, b.unit) if convertible(a.unit, b.unit) else a.value
