@@ -35,7 +35,7 @@ def chromium_path() -> str:
     found = (
         os.environ.get("THINKLOOP_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     )
-    if not found:
+    if not found or not Path(found).is_file():
         pytest.fail("Chromium is not installed: `apt-get install -y chromium` (.ci/run installs it)")
     return found
 

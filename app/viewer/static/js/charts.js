@@ -35,7 +35,7 @@ export function intervalChart(caption, rows, { domain = [0, 1], format = (v) => 
   const left = 190;
   const right = width - 20;
   const rowH = 30;
-  const height = 40 + rows.length * rowH + 30;
+  const height = 40 + rows.length * rowH + 40;
   const scale = (v) => left + ((v - domain[0]) / (domain[1] - domain[0])) * (right - left);
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((t) => domain[0] + t * (domain[1] - domain[0]));
   const body = h("g", {},

@@ -47,7 +47,7 @@ class RoundView {
       h("h4", {}, v.judge),
       scored
         ? h("p", {}, h("strong", {}, `score ${v.score}`), ` · confidence ${v.confidence ?? "—"}`,
-          h("span", { class: v.score >= PASS_MARK ? "pass" : "fail" }, v.score >= PASS_MARK ? " · at or above 85" : " · below 85"))
+          " · ", h("span", { class: `nowrap ${v.score >= PASS_MARK ? "pass" : "fail"}` }, v.score >= PASS_MARK ? "85 or more" : "below 85"))
         : h("p", { class: "fail" }, `no verdict (${v.abstain_reason || "abstained"})`),
       v.rationale ? h("p", {}, v.rationale) : null,
       v.failure ? h("p", { class: "error" }, `${v.failure.exception || "error"}: ${v.failure.message || ""}`) : null);
