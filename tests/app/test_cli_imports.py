@@ -1,0 +1,56 @@
+"""The CLI starts fast because it loads little: checked by what a fresh interpreter has imported,
+never by a stopwatch (`bench/cold_start.py` prints the times)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+HEAVY = ("langchain_openai", "langchain_core", "openai", "sqlalchemy", "sqlmodel", "taskiq", "langgraph")
+HEAVY += ("app.batches", "app.db", "numpy", "pyarrow", "matplotlib")
+
+
+def loaded_after(code: str) -> set[str]:
+    """The heavy top-level packages (and app modules) a fresh interpreter holds after ``code``."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    modules = json.loads(done.stdout.splitlines()[-1])
+    return {name for name in HEAVY if any(m == name or m.startswith(name + ".") for m in modules)}
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import app.cli",
+        "from app.cli import cli\ntry:\n    cli(['--help'])\nexcept SystemExit:\n    pass",
+        "from app.cli import cli\ntry:\n    cli(['batch', '--help'])\nexcept SystemExit:\n    pass",
+        "from app.cli import cli\ntry:\n    cli(['models'])\nexcept SystemExit:\n    pass",
+    ],
+    ids=["import", "help", "batch-help", "models"],
+)
+def test_the_cli_loads_no_client_database_or_batch_stack(code: str) -> None:
+    assert loaded_after(code) == set()
+
+
+def test_the_cli_knows_the_names_it_repeats_to_stay_light() -> None:
+    from app.cli import batch, keys
+    from app.models import DEFAULT_PROJECT
+    from app.reporting.formats import REPORT_FORMATS
+    from app.reporting.item_export import ITEM_FORMATS
+
+    assert keys.DEFAULT_PROJECT == DEFAULT_PROJECT
+    assert batch.REPORT_FORMATS == REPORT_FORMATS and batch.ITEM_FORMATS == ITEM_FORMATS
+
+
+def test_version_names_the_release_and_revision() -> None:
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0 and result.output.startswith("thinkloop ")
