@@ -64,7 +64,10 @@ async def server(tmp_path: Path, simulator_server: SimulatorServer) -> AsyncIter
     url = f"sqlite+aiosqlite:///{tmp_path / 'viewer.db'}"
     await migrate(url)
     keys = await seed_keys(url)
-    with LiveServer(create_app(service_settings(url, simulator_server))) as live:
+    # A long timeout: the live-run test holds every model call while a busy machine opens the page.
+    sim = {"model": "sim-1", "base_url": simulator_server.base_url, "timeout_s": 120, "max_retries": 1}
+    settings = service_settings(url, simulator_server, models={"sim": sim})
+    with LiveServer(create_app(settings)) as live:
         yield live, keys
 
 
