@@ -166,6 +166,13 @@ async def test_the_page_asks_for_a_key_and_sends_it_only_as_a_bearer_header(
     await key_box.press("Enter")
     await expect(page.get_by_role("heading", name="Runs")).to_be_visible(timeout=WAIT_MS)
     await expect(page.locator("table tbody tr")).to_have_count(1)
+    await page.get_by_label("Status").select_option("error")  # filters go to the API, via the address
+    await page.get_by_role("button", name="Filter").click()
+    await expect(page.get_by_text("No run matches.")).to_be_visible(timeout=WAIT_MS)
+    assert "status=error" in page.url
+    await page.get_by_label("Status").select_option("accepted")
+    await page.get_by_role("button", name="Filter").click()
+    await expect(page.locator("table tbody tr")).to_have_count(1, timeout=WAIT_MS)
     await page.locator("table tbody a").first.click()
     await expect(page.locator(".card.done")).to_have_count(14, timeout=WAIT_MS)
     api_calls = [(url, header) for url, header in requests if "/v1/" in url]
