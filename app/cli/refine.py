@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from app.cli.support import MODELS_FILE_HELP, fail, registry_from
-from app.problems import example_names
 from graphs.scoring import POLICY_NAMES
 
 if TYPE_CHECKING:
@@ -18,6 +18,12 @@ if TYPE_CHECKING:
     from app.cli.render import TraceRenderer
     from graphs.result import RunResult
     from graphs.scoring import ScoringPolicy
+
+
+def example_names() -> list[str]:
+    """app.problems.example_names, without loading pydantic for --help (a test keeps them equal)."""
+    folder = resources.files("app").joinpath("samples")
+    return sorted(p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json"))
 
 
 def _problem(source: str | None, question: str | None, solution: str | None, example: str | None) -> Problem:

@@ -38,12 +38,13 @@ def test_the_cli_loads_no_client_database_or_batch_stack(code: str) -> None:
 
 
 def test_the_cli_knows_the_names_it_repeats_to_stay_light() -> None:
-    from app.cli import batch, keys
+    from app.cli import batch, keys, refine
     from app.models import DEFAULT_PROJECT
+    from app.problems import example_names
     from app.reporting.formats import REPORT_FORMATS
     from app.reporting.item_export import ITEM_FORMATS
 
-    assert keys.DEFAULT_PROJECT == DEFAULT_PROJECT
+    assert keys.DEFAULT_PROJECT == DEFAULT_PROJECT and refine.example_names() == example_names()
     assert batch.REPORT_FORMATS == REPORT_FORMATS and batch.ITEM_FORMATS == ITEM_FORMATS
 
 
