@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from agents.rubric import world
+from agents.rubric import roles, scaling, world
 from agents.rubric.facts import ProblemFacts, as_fraction, show
 from agents.verify.expressions import variables
 from agents.verify.text import disguised
@@ -63,7 +63,7 @@ def invented(f: ProblemFacts) -> Result:
     wrong = _wrong_results(f)
     strangers = [s for s in f.untraced if s not in wrong]
     if not strangers:
-        return world.missing_measure(f)
+        return world.missing_measure(f) or roles.stated_premise(f)
     shown = ", ".join(show(v) for v in strangers[:3])
     return f"the solution uses {shown}, which the question neither gives nor lets a solver work out"
 
@@ -78,6 +78,11 @@ def _wrong_results(f: ProblemFacts) -> set[Fraction]:
     return out
 
 
+# A question word that opens the sentence or a clause after a comma or "and": "What was her bill,
+# what share was for texts, and how many texts could she send?" asks three things.
+_WH_CLAUSE = re.compile(r"(?:^|,\s*(?:and\s+)?|\band\s+)(?:what|how|which|when|where|who|why)\b")
+
+
 def one_task(f: ProblemFacts) -> Result:
     """Exactly one question or task; a request to explain, check or justify the answer, or to give
     it in a form, is part of that task, not a second one (and not a question on its own)."""
@@ -86,6 +91,9 @@ def one_task(f: ProblemFacts) -> Result:
         return "the problem asks nothing: there is no question or task"
     if len(questions) > 1:
         return f"the problem asks {len(questions)} things; a pupil should be given one clear task"
+    clauses = len(_WH_CLAUSE.findall(questions[0].lower()))
+    if clauses > 1:
+        return f"one sentence asks {clauses} questions; a pupil should be given one clear task"
     return ""
 
 
@@ -431,7 +439,10 @@ def _mentions(final: str, noun: str) -> bool:
 
 # ---- whole things -----------------------------------------------------------------------------
 
-_COUNT_ASK = re.compile(r"how many ((?:full |whole |complete )?[a-z]+)")
+_COUNT_ASK = re.compile(
+    r"(?:how many|(?:greatest|largest|biggest|smallest|least|maximum|minimum|most|fewest) number of) "
+    r"((?:full |whole |complete )?[a-z]+)"
+)
 
 
 def whole_counts(f: ProblemFacts) -> Result:
@@ -498,7 +509,13 @@ def operation_fits(f: ProblemFacts) -> Result:
         and not _trial_product(f)
     ):
         return "the question asks how many parts fit into a whole: that needs a division"
-    found = world.rate_direction(f) or world.map_scale(f) or world.perimeter_or_area(f)
+    found = (
+        world.rate_direction(f)
+        or world.map_scale(f)
+        or world.perimeter_or_area(f)
+        or roles.groups_added(f)
+        or roles.ratio_direction(f)
+    )
     if found:
         return found
     grouped = _EACH.search(story) and re.search(r"how many\b", f.target) and not _DIVIDES.search(f.target)
@@ -627,7 +644,10 @@ _SPEED = re.compile(
     r"(\d+(?:\.\d+)?) ?km\b[^.?!]*?\bin (\d+(?:\.\d+)?) ?(minutes|hours|hour|h)\b"
     r"[^.?!]*?(\d+(?:\.\d+)?) ?km/h"
 )
-_LASTS = re.compile(r"\b(?:lasts?|takes?) (\d+(?:\.\d+)?) hours?(?: (?:and )?(\d+) minutes?)?")
+_LASTS = re.compile(
+    r"\b(?:lasts?|takes?|(?:a|the) (?:journey|trip|flight|ride|drive|crossing|lesson|match|film|show) "
+    r"(?:of|lasting)) (?:exactly |only |just )?(\d+(?:\.\d+)?) hours?(?: (?:and )?(\d+) minutes?)?"
+)
 _CLOCKS = re.compile(r"\b(\d{1,2}:\d{2})(?:\s?([ap])\.?m\.?)?")
 
 
@@ -649,7 +669,7 @@ def data_consistent(f: ProblemFacts) -> Result:
         found = check(q)
         if found:
             return found
-    return ""
+    return roles.change_agrees(f)
 
 
 def _parts_whole(q: str) -> str:
@@ -944,6 +964,7 @@ def proportional(f: ProblemFacts) -> Result:
         and changing
         and (_SIMULTANEOUS.search(q) or _INHERENT.search(q))
         and not _SEQUENTIAL.search(q)
+        and not scaling.shared_work(q)
     ):
         duration = _first_duration(q)
         if (
@@ -957,7 +978,12 @@ def proportional(f: ProblemFacts) -> Result:
                 f"the solution scales it"
             )
     return (
-        _area_scaling(f) or _sprint(f) or world.temperatures_added(f) or world.growth_scaled_by_age(f) or ""
+        _area_scaling(f)
+        or _sprint(f)
+        or world.temperatures_added(f)
+        or world.growth_scaled_by_age(f)
+        or scaling.does_not_scale(f)
+        or ""
     )
 
 
@@ -1008,7 +1034,8 @@ def _sprint(f: ProblemFacts) -> str:
 # ---- percentages and fractions of the right whole --------------------------------------------
 
 _SUCCESSIVE = re.compile(
-    r"\bof (?:what (?:was|is) left|the rest|the remainder|the remaining|the new \w+|the sale price|"
+    r"\bof (?:what (?:\w+ )?(?:was|is|has|have|had) left|what remains|"
+    r"the rest|the remainder|the remaining|the new \w+|the sale price|"
     r"those|them|the [\w-]+ (?:pupils|people|students|ones|children))\b|"
     r"\bof the [a-z]+ (?:(?:still )?in (?:it|them|the \w+)|that (?:is|was|are|were) left|"
     r"that remains?|left over|remaining)\b|"
@@ -1027,6 +1054,9 @@ def percent_base(f: ProblemFacts) -> Result:
     new price, a quarter of what was left, the tip on the bill with tax, this year's growth on last
     year's total; a price before a discount is found by dividing, not by adding the percentage back."""
     q, s = f.q.lower(), f.s.lower()
+    found = roles.percent_change_base(f) or roles.inclusive_price(f)
+    if found:
+        return found
     if "%" not in q and not re.search(r"\d+/\d+", q):
         return None
     if re.search(r"\bcancel|\bback to\b", s) and "%" in q:
@@ -1067,17 +1097,19 @@ def relevant_data(f: ProblemFacts) -> Result:
         found = check(q, s, f)
         if found:
             return found
-    return world.unlike_sum(f)
+    return world.unlike_sum(f) or roles.unused_roles(f)
 
 
 def _stop_in_moving_time(q: str, s: str, f: ProblemFacts) -> str:
     stop = re.search(
-        r"\b(?:stops?|break|lunch|rest|pause)\b[^.?!]*?(\d+)[- ]minute|"
+        r"\b(?:stop(?:s|ped)?|breaks?|lunch|rest(?:s|ed)?|pauses?|paused|waits?|waited)\b"
+        r"[^.?!]*?(\d+)[- ]minute|"
         r"(\d+)[- ]minute (?:stop|break|lunch|rest|pause)",
         q,
     )
     if not stop or not re.search(
-        r"\bwhile (?:\w+ )?(?:was |were |is )?(?:driving|moving|cycling|walking|running|riding|flying)\b",
+        r"\bwhile (?:\w+ )?(?:was |were |is )?(?:driving|moving|cycling|walking|running|riding|flying)\b|"
+        r"\b(?:driving|moving|cycling|walking|running|riding|flying|swimming) (?:speed|time|pace)\b",
         f.target,
     ):
         return ""

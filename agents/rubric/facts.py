@@ -43,7 +43,8 @@ CONSTANTS = {Fraction(n) for n in (0, 1, 2, 4, 100)} | {Fraction(1, 2)}
 CONTEXT_CONSTANTS: tuple[tuple[re.Pattern[str], tuple[Fraction, ...]], ...] = tuple(
     (re.compile(pattern, re.I), tuple(Fraction(v) for v in values))
     for pattern, values in (
-        (r"\bweeks?\b|\bdays?\b|\bdaily\b|\bweekly\b|\bfortnight", ("7", "14")),
+        (r"\bweeks?\b|\bdays?\b|\bdaily\b|\bweekly\b|\bfortnight", ("7",)),
+        (r"\bfortnight|\b2 weeks\b", ("14",)),
         (r"\bmonths?\b|\byears?\b|\bdozens?\b|\binch|\bfeet\b|\bfoot\b|\bannual", ("12",)),
         (r"\bhours?\b|\bdays?\b|\bdaily\b|\bovernight\b|\bnight\b", ("24",)),
         (r"\bweeks?\b|\byears?\b|\bannual", ("52",)),
@@ -196,6 +197,17 @@ class ProblemFacts:
         return ops & {"+", "-", "×", "÷"}
 
     @cached_property
+    def constants(self) -> set[Fraction]:
+        """Numbers a solution may use unasked: small ones, and the unit factors of what the text is
+        about (7 days in a week where it speaks of days, 180° where of angles)."""
+        text = self.q + " " + self.s
+        constants = set(CONSTANTS)
+        for pattern, values in CONTEXT_CONSTANTS:
+            if pattern.search(text):
+                constants |= set(values)
+        return constants
+
+    @cached_property
     def untraced(self) -> list[Fraction]:
         """Numbers the solution uses that the question neither gives nor lets it compute.
 
@@ -207,10 +219,7 @@ class ProblemFacts:
         """
         strict = bool(VAGUE.search(self.q))
         text = self.q + " " + self.s
-        constants = set(CONSTANTS)
-        for pattern, values in CONTEXT_CONSTANTS:
-            if pattern.search(text):
-                constants |= set(values)
+        constants = self.constants
         known = set(self.question_numbers) | _clock_parts(self.q)
         kinds = self._kinds
         known |= {v / 100 for v in known} | {v * 100 for v in known}

@@ -31,7 +31,7 @@ _CHECK_ID = re.compile(r"\[(\w+)\]")
 def rubric_version() -> str:
     """A hash of the rubric's source: the offline panel's 'prompt version'."""
     digest = hashlib.sha256()
-    for name in ("facts.py", "detectors.py", "checks.py", "repairs.py"):
+    for name in ("facts.py", "detectors.py", "world.py", "scaling.py", "roles.py", "checks.py", "repairs.py"):
         digest.update(resources.files(__package__).joinpath(name).read_bytes())
     for name in ("text.py", "units.py", "expressions.py", "verifier.py"):
         digest.update(resources.files("agents.verify").joinpath(name).read_bytes())

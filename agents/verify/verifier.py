@@ -100,7 +100,7 @@ class _Side:
 @lru_cache(maxsize=2048)
 def verify(solution: str) -> Verification:
     """Check every claim the solution states."""
-    text = _ratios(with_digits(solution))
+    text = _clock_words(_ratios(with_digits(solution)))
     names = variables(text)
     found = Verification()
     env: dict[str, Fraction] = {}
@@ -123,6 +123,28 @@ def _ratios(text: str) -> str:
         return a + colon.replace(":", "/") + b
 
     return _RATIO.sub(one, text)
+
+
+_SPAN = r"\d+ (?:hours?|minutes?)(?: (?:and )?\d+ minutes?)?"
+_TIME = r"\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?"
+_AFTER = re.compile(rf"\b({_SPAN}) (after|before) ({_TIME})")
+_MORE = re.compile(
+    rf"\b(\d+) more (minutes?|hours?) (?:brings?|takes?|gets?) (?:us|it|them|you|her|him|me) to ({_TIME})"
+)
+
+
+def _clock_words(text: str) -> str:
+    """Clock arithmetic said in words: "2 hours after 7:45 is 9:45" is 7:45 + 2 hours = 9:45, and
+    "20 more minutes brings us to 10:10" adds to the time of day reached just before."""
+    text = _AFTER.sub(lambda m: f"{m.group(3)} {'+' if m.group(2) == 'after' else '-'} {m.group(1)}", text)
+
+    def more(match: re.Match[str]) -> str:
+        before = re.findall(_TIME, text[: match.start()])
+        if not before:
+            return match.group(0)
+        return f"{before[-1]} + {match.group(1)} {match.group(2)} = {match.group(3)}"
+
+    return _MORE.sub(more, text)
 
 
 def _chains(toks: list[Token]) -> list[list[_Side]]:

@@ -150,7 +150,13 @@ async def test_holistic_gives_five_keys_and_suggestions_about_this_problem() -> 
 
 # Flawed tune items the rubric is known to pass, and why (a deterministic check cannot reach them).
 KNOWN_MISSES = {
-    "irrel-03": "adds the cinema's staff to its tickets: only world knowledge says staff take no seats"
+    "irrel-03": "adds the cinema's staff to its tickets: only world knowledge says staff take no seats",
+    "A-irr-03": "takes the 6 lettuces rabbits ate from the carrots: subtracting a number of other things "
+    "is right elsewhere (a cinema's 350 tickets taken from its seats), so only knowing that lettuces are "
+    "not carrots tells",
+    "B-irr-04": "subtracts an account's €100 minimum deposit from the €1,500 deposited: taking a limit "
+    "from an amount is right elsewhere (how much more a lift rated 600 kg can carry), so only knowing "
+    "what a minimum deposit is tells",
 }
 
 

@@ -156,3 +156,205 @@ def test_a_subtraction_said_in_words_is_a_subtraction() -> None:
 )
 def test_quantities_the_world_does_not_allow(question: str, impossible: bool) -> None:
     assert bool(d.plausible(ProblemFacts(question, "1 + 1 = 2."))) is impossible
+
+
+def test_clock_arithmetic_in_words_is_checked() -> None:
+    assert wrong(
+        "Two hours after a quarter to eight is a quarter to ten. Twenty more minutes brings us to ten past "
+        "ten."
+    )
+    assert not wrong(
+        "Two hours after a quarter to eight is a quarter to ten. Twenty more minutes brings us to five "
+        "past ten."
+    )
+
+
+# ---- what does not scale ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "flawed", "sound"),
+    [
+        (
+            "A loaf rises in 90 minutes. Ana puts 4 loaves on the same tray to rise together. How long "
+            "until they have risen?",
+            "One loaf takes 90 minutes, so 4 loaves take 4 × 90 = 360 minutes.",
+            "They rise side by side, so it still takes 90 minutes.",
+        ),
+        (
+            "A tablet charges fully in 3 hours. Five tablets are plugged in at the same time, each into "
+            "its own charger. How long until all are charged?",
+            "5 × 3 = 15 hours.",
+            "Each charges on its own charger at the same time, so 3 hours.",
+        ),
+        (
+            "Varnish on a 2 m² board dries in 6 hours. A 5 m² board is varnished in one go with the same "
+            "varnish. How many hours does it need to dry?",
+            "6 ÷ 2 = 3 hours per m², so 5 × 3 = 15 hours.",
+            "Drying does not depend on the size: 6 hours.",
+        ),
+    ],
+)
+def test_a_duration_that_runs_in_parallel_is_not_scaled(question: str, flawed: str, sound: str) -> None:
+    assert d.proportional(ProblemFacts(question, flawed))
+    assert not d.proportional(ProblemFacts(question, sound))
+
+
+def test_work_shared_out_may_be_scaled() -> None:
+    facts = ProblemFacts(
+        "3 pumps together empty a pond in 6 hours. How long do 2 pumps take at the same time?",
+        "One pump would take 3 × 6 = 18 hours, so 2 pumps take 18 ÷ 2 = 9 hours.",
+    )
+    assert not d.proportional(facts)
+
+
+@pytest.mark.parametrize(
+    ("solution", "flawed"),
+    [
+        ("4 cups at 30 °C give 4 × 30 = 120 °C.", True),
+        ("Water of one temperature stays at it: 30 °C.", False),
+    ],
+)
+def test_water_poured_together_keeps_its_temperature(solution: str, flawed: bool) -> None:
+    question = (
+        "A cup of water is at 30 °C. Ben pours 4 such cups into a bowl. What is the temperature in the bowl?"
+    )
+    assert bool(d.proportional(ProblemFacts(question, solution))) is flawed
+
+
+def test_the_size_of_each_thing_does_not_grow_with_how_many() -> None:
+    question = (
+        "A box of 10 nails costs €2 and every nail in it is 5 cm long. How long is each nail in a box of 30?"
+    )
+    assert d.proportional(ProblemFacts(question, "30 is 3 times 10, so 3 × 5 = 15 cm."))
+    assert not d.proportional(ProblemFacts(question, "The nails are the same: each is 5 cm long."))
+
+
+# ---- the roles of quantities --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "flawed", "sound"),
+    [
+        (
+            "A ticket's price went up from €40 to €50. By what percentage did it go up?",
+            "50 − 40 = 10 and 10 ÷ 50 = 0.2 = 20%.",
+            "50 − 40 = 10 and 10 ÷ 40 = 0.25 = 25%.",
+        ),
+        (
+            "A jacket costs €60 including 20% VAT. How much of the price is VAT?",
+            "20% of 60 = 12, so the VAT is €12.",
+            "Before VAT: 60 ÷ 1.2 = 50. VAT: 60 − 50 = €10.",
+        ),
+        (
+            "Omar has €90. He spends 1/3 of it on shoes, then 1/2 of what he has left on a coat. What does "
+            "the coat cost?",
+            "1/2 of 90 = 45, so €45.",
+            "1/3 of 90 = 30, 90 − 30 = 60, and 1/2 of 60 = 30, so €30.",
+        ),
+    ],
+)
+def test_a_percentage_or_fraction_of_the_right_whole(question: str, flawed: str, sound: str) -> None:
+    assert d.percent_base(ProblemFacts(question, flawed))
+    assert not d.percent_base(ProblemFacts(question, sound))
+
+
+@pytest.mark.parametrize(
+    ("question", "flawed", "sound"),
+    [
+        (
+            "Five pupils each bring 3 books to the class library. How many books do they bring?",
+            "5 + 3 = 8 books.",
+            "5 × 3 = 15 books.",
+        ),
+        (
+            "Mortar uses 300 g of cement for every 900 g of sand. Ali has 1.8 kg of sand. How much cement "
+            "does he need?",
+            "300 : 900 = 1 : 3. Sand: 1.8 kg = 1800 g. Cement = 1800 × 3 = 5400 g = 5.4 kg.",
+            "300 : 900 = 1 : 3. Sand: 1.8 kg = 1800 g. Cement = 1800 ÷ 3 = 600 g.",
+        ),
+    ],
+)
+def test_the_operation_follows_the_roles(question: str, flawed: str, sound: str) -> None:
+    assert d.operation_fits(ProblemFacts(question, flawed))
+    assert not d.operation_fits(ProblemFacts(question, sound))
+
+
+def test_a_fact_the_solution_states_but_the_question_never_gave_is_invented() -> None:
+    question = (
+        "A car uses 5 litres of fuel per 100 km, and fuel costs €2 per litre. What does the trip to the "
+        "coast cost?"
+    )
+    assert d.invented(ProblemFacts(question, "The trip is 300 km, so 3 × 5 = 15 litres and 15 × 2 = €30."))
+    week = "A hen house gives 12 eggs a day. How many eggs in a week?"
+    assert not d.invented(ProblemFacts(week, "A week has 7 days. 12 × 7 = 84 eggs."))
+
+
+def test_paid_minus_change_is_what_was_spent() -> None:
+    flawed = (
+        "Ada buys 3 pens at €1.50 each. She pays with a €10 note and gets €6 in change. What did the pens "
+        "cost?"
+    )
+    assert d.data_consistent(ProblemFacts(flawed, "3 × 1.50 = €4.50."))
+    sound = flawed.replace("€6", "€5.50")
+    assert not d.data_consistent(ProblemFacts(sound, "3 × 1.50 = €4.50."))
+
+
+def test_a_journey_between_two_clock_times_lasts_what_they_say() -> None:
+    q = (
+        "The bus leaves at 9:10 and arrives at 11:40, a journey of exactly 3 hours. It covers 150 km. What "
+        "is its speed?"
+    )
+    assert d.data_consistent(ProblemFacts(q, "150 ÷ 3 = 50 km/h."))
+    assert not d.data_consistent(ProblemFacts(q.replace("3 hours", "2.5 hours"), "150 ÷ 2.5 = 60 km/h."))
+
+
+def test_a_count_asked_as_the_greatest_number_is_whole() -> None:
+    q = "Books cost €6 each. Tim has €40. What is the greatest number of books he can buy?"
+    assert d.whole_counts(ProblemFacts(q, "40 ÷ 6 ≈ 6.67, so 6.67 books."))
+    assert not d.whole_counts(ProblemFacts(q, "40 ÷ 6 = 6 remainder 4, so 6 books."))
+
+
+def test_several_questions_in_one_sentence_are_several_tasks() -> None:
+    q = "A bag holds 6 apples. How many apples are in 4 bags, and what do they cost at 20p each?"
+    assert d.one_task(ProblemFacts(q, "6 × 4 = 24 apples; 24 × 20 = 480p."))
+    assert not d.one_task(ProblemFacts("A bag holds 6 apples. How many apples are in 4 bags?", "6 × 4 = 24."))
+
+
+@pytest.mark.parametrize(
+    ("question", "flawed", "sound"),
+    [
+        (
+            "A squash is 2 parts orange to 7 parts water, with 3 ice cubes in each glass. How much water "
+            "is in 900 ml of squash?",
+            "2 + 7 + 3 = 12 parts, 900 ÷ 12 = 75 ml, water 7 × 75 = 525 ml.",
+            "2 + 7 = 9 parts, 900 ÷ 9 = 100 ml, water 7 × 100 = 700 ml.",
+        ),
+        (
+            "A stall sells pies for €3 each. It baked 40 pies and sold 32; the rest were given away. How "
+            "much money did it take in?",
+            "40 × 3 = €120.",
+            "32 × 3 = €96.",
+        ),
+        (
+            "A minibus has 16 seats. 9 pupils and 2 teachers get on. 3 pupils are off sick and stay at "
+            "home. How many seats are empty?",
+            "9 + 2 + 3 = 14, 16 − 14 = 2 seats.",
+            "9 + 2 = 11, 16 − 11 = 5 seats.",
+        ),
+        (
+            "A game costs 4 coins. Ana has 18 coins and her brother Tom has 10 coins. Ana only uses her "
+            "own coins. How many games can Ana play?",
+            "18 + 10 = 28 and 28 ÷ 4 = 7 games.",
+            "18 ÷ 4 = 4 remainder 2, so 4 games.",
+        ),
+        (
+            "Eva cycles 12 km in 1 hour. Then she rests for 20 minutes. What was her cycling speed?",
+            "1 h + 20 min = 1 h 20 min = 4/3 h; 12 ÷ 4/3 = 9 km/h.",
+            "12 ÷ 1 = 12 km/h.",
+        ),
+    ],
+)
+def test_a_quantity_that_plays_no_part_is_left_out(question: str, flawed: str, sound: str) -> None:
+    assert d.relevant_data(ProblemFacts(question, flawed))
+    assert not d.relevant_data(ProblemFacts(question, sound))

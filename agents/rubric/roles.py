@@ -1,0 +1,286 @@
+"""The roles quantities play in a story, checked against what the solution does with them.
+
+A percentage change is taken of the starting value; a tax-inclusive price already holds the tax;
+"a for every b" scales the asked part, not the other; n children bringing m apples each make n × m,
+not n + m; a solution that states a fact the question never gave (the holiday lasts 14 days) has
+invented it; paid − change is what was spent. Each detector returns ``""`` when it finds nothing
+(or does not apply) and a sentence a writer can act on when it finds a flaw.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from agents.rubric.facts import ProblemFacts, show
+from agents.verify.units import UNIT_PATTERN, unit
+
+_NUM = r"(\d+(?:\.\d+)?)"
+_MONEY = r"[$£€]"
+
+# ---- percentages of the right whole ---------------------------------------------------------------
+
+_FROM_TO = re.compile(rf"\bfrom {_MONEY}?{_NUM}\b[^.?!]{{0,30}}?\bto {_MONEY}?{_NUM}\b")
+_CHANGE_ASK = re.compile(
+    r"\b(?:by )?what (?:percentage|percent|%)|\bpercentage (?:increase|decrease|change|rise|fall)"
+)
+
+
+def percent_change_base(f: ProblemFacts) -> str:
+    """'By what percentage did it go up from 200 to 250' is 50 ÷ 200: the change over the starting
+    value. An answer that divides by the new value (or by anything else) is not it."""
+    found = _FROM_TO.search(f.q.lower())
+    if not found or not _CHANGE_ASK.search(f.target):
+        return ""
+    start, end = Fraction(found.group(1)), Fraction(found.group(2))
+    stated = re.findall(rf"{_NUM} ?%", f.final_sentence)
+    if not start or start == end or not stated:
+        return ""
+    expected = abs(end - start) / start * 100
+    answer = Fraction(stated[-1])
+    if abs(answer - expected) <= Fraction(1, 2) or answer == 100 - expected:
+        return ""  # right (to rounding), or the new value as a share of the old: another check's
+    return (
+        f"a change from {show(start)} to {show(end)} is {float(expected):.3g} % of the starting value "
+        f"({show(abs(end - start))} ÷ {show(start)}); the solution gives {show(answer)} %"
+    )
+
+
+_INCLUSIVE = re.compile(rf"{_MONEY}?{_NUM} ?{_MONEY}?,? (?:including|incl\.?|inclusive of|with) {_NUM} ?%")
+
+
+def inclusive_price(f: ProblemFacts) -> str:
+    """€84 including 20 % VAT is 120 % of the price before tax: the tax is 84 ÷ 1.2 × 0.2, not 20 %
+    of 84."""
+    found = _INCLUSIVE.search(f.q.lower())
+    if not found:
+        return ""
+    total, rate = found.group(1), found.group(2)
+    decimal = show(Fraction(rate) / 100)
+    of_total = rf"{rate} ?% of {_MONEY}?{total}\b|{total} ?× ?{decimal}\b|{decimal} ?× ?{_MONEY}?{total}\b"
+    if re.search(of_total, f.s):
+        return (
+            f"{total} already includes the {rate} %: the {rate} % is of the price before it was added "
+            f"({total} ÷ {show(1 + Fraction(rate) / 100)}), not of {total}"
+        )
+    return ""
+
+
+# ---- which part a ratio scales --------------------------------------------------------------------
+
+_FOR_EVERY = re.compile(
+    rf"{_NUM} ?({UNIT_PATTERN}) (?:of )?([a-z]+) (?:for every|to every|for each|per) "
+    rf"{_NUM} ?({UNIT_PATTERN}) (?:of )?([a-z]+)"
+)
+
+
+def ratio_direction(f: ProblemFacts) -> str:
+    """'250 g of sugar for every 500 g of flour', asked the sugar for 1.2 kg of flour: 1200 × 250 ÷
+    500. A solution that scales the other way (1200 × 500 ÷ 250) has turned the ratio round."""
+    found = _FOR_EVERY.search(f.q.lower())
+    if not found:
+        return ""
+    a, unit_a, part, b, unit_b, whole = found.groups()
+    ua, ub = unit(unit_a), unit(unit_b)
+    if ua is None or ub is None or ua.dimension != ub.dimension or part not in f.target:
+        return ""
+    amounts = [
+        g.value * g.unit.scale
+        for g in f.givens
+        if g.unit is not None
+        and g.unit.dimension == ub.dimension
+        and g.value not in (Fraction(a), Fraction(b))
+    ]
+    answer = _final_measure(f, ua.dimension)
+    if len(amounts) != 1 or answer is None:
+        return ""
+    ratio = Fraction(a) * ua.scale / (Fraction(b) * ub.scale)
+    right, turned = amounts[0] * ratio, amounts[0] / ratio
+    if ratio != 1 and answer == turned != right:
+        return (
+            f"{a} {unit_a} of {part} go with every {b} {unit_b} of {whole}: the {part} is the {whole} × "
+            f"{show(ratio)}, but the solution multiplies by {show(1 / ratio)}"
+        )
+    return ""
+
+
+def _final_measure(f: ProblemFacts, dimension: str) -> Fraction | None:
+    """The answer's value in the dimension's base unit (2.4 kg → 2400 g)."""
+    measures = re.findall(rf"{_NUM} ?({UNIT_PATTERN})(?![\w/])", f.final_sentence)
+    for number, name in reversed(measures):
+        measured = unit(name)
+        if measured is not None and measured.dimension == dimension:
+            return Fraction(number) * measured.scale
+    return None
+
+
+# ---- equal groups ---------------------------------------------------------------------------------
+
+_GROUPS = re.compile(
+    rf"\b{_NUM} ([a-z]+) each (?:[a-z]+ ){{1,3}}?{_NUM}\b|"
+    rf"\beach of (?:the )?{_NUM} [a-z]+ (?:[a-z]+ ){{1,3}}?{_NUM}\b"
+)
+
+
+def groups_added(f: ProblemFacts) -> str:
+    """Six children each bring 4 apples: 6 × 4 apples. Adding the number of groups to the size of
+    one group (6 + 4) counts nothing."""
+    for groups in _GROUPS.findall(f.q.lower()):
+        n, _, m, n2, m2 = groups
+        count, size = (n, m) if n else (n2, m2)
+        if count == size:
+            continue
+        added = rf"(?<![\d.]){count} ?\+ ?{size}(?![\d.])|(?<![\d.]){size} ?\+ ?{count}(?![\d.])"
+        multiplied = rf"(?<![\d.]){count} ?× ?{size}(?![\d.])|(?<![\d.]){size} ?× ?{count}(?![\d.])"
+        if re.search(added, f.s) and not re.search(multiplied, f.s):
+            return f"{count} groups of {size} make {count} × {size}; the solution adds {count} + {size}"
+    return ""
+
+
+# ---- facts the solution states that the question never gave ----------------------------------------
+
+_PREMISE = re.compile(
+    r"(?:^|[.!?;]\s+)(?:the|a|an|each|every|one|his|her|their)\s+([a-z' ]{1,40}?)\s+"
+    r"(?:is|lasts|takes|covers|holds|costs|weighs|measures|contains|has)\s+"
+    rf"(?:about |around |roughly |usually |normally )?{_MONEY}?{_NUM}(?!\s*[-+×÷/=%:]|\d)",
+    re.I,
+)
+
+
+def stated_premise(f: ProblemFacts) -> str:
+    """'The holiday lasts 14 days', 'The drive is 200 km': a solution that states, as a fact, a
+    quantity the question neither gives nor computes has supplied missing data itself."""
+    known = set(f.question_numbers)
+    known |= {v / 100 for v in known} | {v * 100 for v in known}
+    results = {v for _, v in f.verification.results}
+    numbers = sorted(set(f.question_numbers))
+    pairs = {a * b for a in numbers for b in numbers if a != b} | {
+        a + b for a in numbers for b in numbers if a != b
+    }
+    for match in _PREMISE.finditer(f.s):
+        value = Fraction(match.group(2))
+        if value in known or value in results or value in pairs or value in f.constants:
+            continue
+        subject = match.group(1).strip()
+        return f"the solution states that the {subject} is {match.group(2)}, which the question never gives"
+    return ""
+
+
+# ---- data that contradict each other --------------------------------------------------------------
+
+_PAID = re.compile(rf"\bpays? (?:with|using) (?:a |an |one )?{_MONEY}{_NUM}")
+_CHANGE = re.compile(rf"\b(?:receives?|gets?|is given|given|back) {_MONEY}{_NUM} (?:in |of |as )?change\b")
+_EACH_PRICE = re.compile(rf"\b{_NUM} [a-z]+ (?:at|for|costing) {_MONEY}{_NUM} each\b")
+
+
+def change_agrees(f: ProblemFacts) -> str:
+    """Bought at a price, paid with a note, given change: the note minus the change is the cost."""
+    q = f.q.lower()
+    paid, change, bought = _PAID.search(q), _CHANGE.search(q), _EACH_PRICE.findall(q)
+    if not (paid and change and len(bought) == 1) or len(re.findall(_MONEY, q)) != 3:
+        return ""
+    count, price = (Fraction(x) for x in bought[0])
+    spent = Fraction(paid.group(1)) - Fraction(change.group(1))
+    if count * price != spent:
+        return (
+            f"{show(count)} at {show(price)} cost {show(count * price)}, but {paid.group(1)} paid with "
+            f"{change.group(1)} change means {show(spent)} was spent"
+        )
+    return ""
+
+
+# ---- quantities that play no part in what is asked ------------------------------------------------
+
+_PARTS = re.compile(r"\b(\d+) parts?\b")
+
+
+def extra_parts(f: ProblemFacts) -> str:
+    """'3 parts juice to 5 parts water, with 2 spoons of sugar': the whole is 3 + 5 parts; a sum of
+    the parts with another of the story's numbers counts something that is no part."""
+    parts = [Fraction(p) for p in _PARTS.findall(f.q.lower())]
+    if len(parts) < 2:
+        return ""
+    others = {n for n in f.question_numbers if n not in parts}
+    for terms in re.findall(r"\d+(?:\.\d+)?(?: ?\+ ?\d+(?:\.\d+)?)+", f.s):
+        values = [Fraction(x) for x in re.findall(r"\d+(?:\.\d+)?", terms)]
+        strangers = [v for v in values if v in others and v not in parts]
+        if all(p in values for p in parts) and strangers:
+            whole = " + ".join(show(p) for p in parts)
+            return f"the ratio has {whole} parts; {show(strangers[0])} is not one of them"
+    return ""
+
+
+_SOLD = re.compile(r"\bsold (\d+)\b|\b(\d+) (?:of them |[a-z]+ )?(?:were |was )?sold\b")
+_TAKINGS = re.compile(
+    r"\b(?:take in|took in|takes in|earn\w*|revenue|income|takings|make|made|money|receive\w*)\b"
+)
+
+
+def unsold_counted(f: ProblemFacts) -> str:
+    """Money taken in comes from what was sold: the price times the number sold, not the number
+    made or bought (those given away bring nothing in)."""
+    q = f.q.lower()
+    sold = _SOLD.search(q)
+    if not sold or not _TAKINGS.search(f.target):
+        return ""
+    count = sold.group(1) or sold.group(2)
+    prices = re.findall(rf"{_MONEY}{_NUM} each|{_NUM} ?{_MONEY} each", q)
+    others = {show(n) for n in f.question_numbers if n.denominator == 1} - {count}
+    for groups in prices:
+        price = groups[0] or groups[1]
+        used = [
+            other
+            for other in others
+            if re.search(
+                rf"(?<![\d.]){other} ?× ?{_MONEY}?{price}\b|(?<![\d.]){price} ?× ?{other}(?![\d.])", f.s
+            )
+        ]
+        if used and not re.search(rf"(?<![\d.]){count} ?×|× ?{count}(?![\d.])", f.s):
+            return f"only the {count} sold bring money in; the solution charges for {used[0]}"
+    return ""
+
+
+_ABSENT = re.compile(
+    r"\b(?:stay(?:s|ed)? (?:at )?home|off sick|absent|(?:are|is|were|was) not (?:coming|there|going)|"
+    r"do(?:es)? not (?:come|go)|did not (?:come|go)|stay(?:s|ed)? behind)\b"
+)
+_OCCUPANCY = re.compile(r"\b(?:empty|free|spare|available|present|on the|in the|needed|left over)\b")
+
+
+def absent_counted(f: ProblemFacts) -> str:
+    """Pupils who stay at home take no seat on the bus: a number the story says is not there is not
+    added to those who are (unless the question asks for everyone, present or not)."""
+    if not _OCCUPANCY.search(f.target) or re.search(
+        r"\b(?:altogether|in all|in total|whole class)\b", f.target
+    ):
+        return ""
+    absent = set()
+    for sentence in re.split(r"(?<=[.?!;])\s+", f.q.lower()):
+        if _ABSENT.search(sentence):
+            absent |= {Fraction(n) for n in re.findall(r"\b(\d+)\b", sentence)}
+    for terms in re.findall(r"\d+(?: ?\+ ?\d+)+", f.s):
+        values = {Fraction(x) for x in re.findall(r"\d+", terms)}
+        if values & absent and values - absent:
+            return f"the {show(min(values & absent))} who are not there are added to those who are"
+    return ""
+
+
+_OWN = re.compile(r"\b([A-Z][a-z]+) (?:only|just) (?:uses|spends|has|counts|gets) (?:his|her|their) own\b")
+_OWNS = re.compile(r"\b([A-Z][a-z]+) (?:has|had|owns|gets|saved|brings) (?:[$£€])?(\d+(?:\.\d+)?)\b")
+
+
+def others_quantity(f: ProblemFacts) -> str:
+    """'Jake only uses his own tokens': what his friend has is not his to use."""
+    own = _OWN.search(f.q)
+    if not own:
+        return ""
+    theirs = {n for who, n in _OWNS.findall(f.q) if who != own.group(1)}
+    for number in theirs:
+        if re.search(rf"(?<![\d.]){number} ?[-+×÷]|[-+×÷] ?{number}(?![\d.])", f.s):
+            return f"{own.group(1)} uses only his or her own; the solution also uses someone else's {number}"
+    return ""
+
+
+def unused_roles(f: ProblemFacts) -> str:
+    """Any quantity above that the solution uses although the story leaves it out."""
+    return extra_parts(f) or unsold_counted(f) or absent_counted(f) or others_quantity(f)

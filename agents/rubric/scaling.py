@@ -1,0 +1,143 @@
+"""What does not scale: a duration that runs in parallel, a temperature, the size of each thing.
+
+Each detector compares the solution's answer with what the question already fixes: a process
+that runs for everyone at once (phones each on its own charger, a wall that dries, dogs walked
+together) takes the time it takes for one; water poured together keeps a temperature between the
+temperatures poured; a pencil in a bigger pack is as long as one in a small pack. The answer is a
+flaw only when it is the fixed quantity scaled by a factor the story offers (a count, a ratio of
+two given numbers), so a solution that reaches another number by another route is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from agents.rubric.facts import ProblemFacts, show
+from agents.verify.units import UNIT_PATTERN, unit
+
+_DURATION_ASK = re.compile(
+    r"\bhow long\b|\bhow much time\b|\bhow many (?:minutes|hours|seconds|days)\b|"
+    r"\bafter how many (?:minutes|hours)\b|\buntil\b"
+)
+# Everyone (or everything) at once: the time is the time for one.
+_PARALLEL = re.compile(
+    r"\bat the same time\b|\ball at once\b|\bside by side\b|\bin one go\b|\bsimultaneous\w*|"
+    r"\beach (?:into|in|on|with|at|from) (?:its|their|his|her) own\b|\bseparate (?:chargers?|ovens?|pots?)\b"
+)
+# Processes whose length is their own, not a share of work.
+_OWN_TIME = re.compile(
+    r"\b(?:dry|dries|dried|drying|charge|charges|charged|charging|boil|boils|boiled|ripen|ripens|"
+    r"song|film|movie|symphony|concert|melt|melts|set|sets|rise|rises|bake|bakes|baked)\b"
+)
+# Work shared out: more hands (or pumps) finish sooner, and that is a real proportion.
+_SHARED = re.compile(
+    r"\b(?:workers?|builders?|painters?|pumps?|taps?|pipes?|machines?|printers?|cleaners?|robots?|"
+    r"harvesters?|diggers?|share|sharing|shared|same rate|one after (?:another|the other)|one at a time|"
+    r"in turn|batch(?:es)?|only (?:one|\d+))\b"
+)
+_DURATION = re.compile(r"(\d+(?:\.\d+)?) ?(seconds?|minutes?|hours?|days?|h|min)\b")
+
+
+def shared_work(q: str) -> bool:
+    """The story shares a job out (pumps, workers, taps): more of them rightly take less time."""
+    return bool(_SHARED.search(q))
+
+
+def parallel_duration(f: ProblemFacts) -> str:
+    """Three phones on three chargers charge in the time one does: the solution must not multiply
+    (or divide) that time by how many there are, nor by the ratio of two sizes."""
+    q = f.q.lower()
+    if not _DURATION_ASK.search(f.target) or _SHARED.search(q):
+        return ""
+    if not (_PARALLEL.search(q) or (_OWN_TIME.search(q) and re.search(r"\bsame\b|\btogether\b", q))):
+        return ""
+    found = _DURATION.search(q)
+    if found is None:
+        return ""
+    duration = Fraction(found.group(1))
+    scaled = _scaled(f, duration)
+    if scaled is None:
+        return ""
+    return (
+        f"everything here runs at once, so it still takes {show(duration)} {found.group(2)}; "
+        f"the solution scales the time to {show(scaled)}"
+    )
+
+
+def _factors(f: ProblemFacts) -> set[Fraction]:
+    """What a writer scales by: a count the story gives (or one more: "his dog and two others"), or
+    the ratio of two of its numbers."""
+    numbers = {n for n in f.question_numbers if n > 0}
+    out = {n for n in numbers if n.denominator == 1 and n <= 50} | {n + 1 for n in numbers if n <= 20}
+    out |= {a / b for a in numbers for b in numbers if a != b}
+    return out - {Fraction(1)}
+
+
+def _scaled(f: ProblemFacts, fixed: Fraction) -> Fraction | None:
+    """A value the solution reaches that is ``fixed`` times one of the story's factors."""
+    reached = {v for _, v in f.verification.results}
+    if f.final_answer is not None:
+        reached.add(f.final_answer)
+    for value in sorted(reached):
+        if value != fixed and fixed and any(value == fixed * k for k in _factors(f)):
+            return value
+    return None
+
+
+_TEMPERATURE = re.compile(r"(-?\d+(?:\.\d+)?) ?°\s?[cf]")
+_WARMING = re.compile(
+    r"\b(?:heat\w*|warm\w*|cool\w*|rise|rises|rose|increase\w*|drop\w*|falls?|fell|chang\w*|"
+    r"differen\w*|boil\w*|freez\w*|oven|kettle|stove|fridge|freezer|by how many|colder|hotter)\b"
+)
+
+
+def mixed_temperature(f: ProblemFacts) -> str:
+    """Water poured together has a temperature between those poured (the same one, if they are all
+    the same): a temperature multiplied by the number of glasses, or added up, is no temperature."""
+    q = f.q.lower()
+    if not re.search(r"\btemperature\b|\bhow (?:hot|warm|cold)\b", f.target) or _WARMING.search(q):
+        return ""
+    temperatures = [Fraction(t) for t in _TEMPERATURE.findall(q)]
+    stated = _TEMPERATURE.findall(f.s.lower())
+    if not temperatures or not stated:
+        return ""
+    answer = Fraction(stated[-1])  # the last temperature the solution states is its answer
+    if min(temperatures) <= answer <= max(temperatures):
+        return ""
+    shown = " and ".join(f"{show(t)} °C" for t in sorted(set(temperatures)))
+    return (
+        f"water poured together stays between the temperatures poured ({shown}); "
+        f"the solution's {show(answer)} °C adds or scales a temperature"
+    )
+
+
+_EACH_SIZE = re.compile(
+    r"\b(?:each|every) ([a-z]+)\b[^.?!]*?\b(?:is|are|weighs|measures|holds) "
+    rf"(\d+(?:\.\d+)?) ?({UNIT_PATTERN})\b"
+)
+
+
+def size_of_each(f: ProblemFacts) -> str:
+    """The question says how long (heavy, big) each thing is and asks it again for more of the same
+    things: the answer is the size given, not that size scaled by how many there are."""
+    asked = re.search(r"\b(?:each|every|one) ([a-z]+)\b", f.target)
+    if (
+        asked is None
+        or f.final_answer is None
+        or not re.search(r"\bhow (?:long|heavy|tall|wide|big)\b", f.target)
+    ):
+        return ""
+    for noun, number, name in _EACH_SIZE.findall(f.q.lower()):
+        measured = unit(name)
+        if not noun.startswith(asked.group(1)[:4]) or measured is None:
+            continue
+        size = Fraction(number)
+        if f.final_answer != size and _scaled(f, size) is not None:
+            return f"each {noun} is {number} {name} whatever the number of them; the solution scales it"
+    return ""
+
+
+def does_not_scale(f: ProblemFacts) -> str:
+    """Any of the above."""
+    return parallel_duration(f) or mixed_temperature(f) or size_of_each(f)
