@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.concurrency import run_in_threadpool
@@ -36,6 +36,7 @@ from app.deps import AppSettings, QuotasDep, ReadKey, Registry, Session, WriteKe
 from app.errors import BadRequest, Conflict, NotFound, Unprocessable, problem_responses
 from app.models import BATCH_TERMINAL, ApiKey, Batch, Dataset, DatasetItem
 from app.pagination import page
+from app.reporting import figures
 from app.reporting.batch import build_report
 from app.reporting.formats import render_report
 from app.reporting.item_export import MEDIA_TYPES as ITEM_MEDIA
@@ -267,6 +268,49 @@ async def get_batch_manifest(batch_id: str, session: Session, key: ReadKey) -> d
     and cache hits."""
     batch = await _get(session, batch_id, key.project_id)
     return complete_manifest(batch, await repo.items(session, batch.id))
+
+
+FigureName = Literal["comparison", "levels", "rounds", "agreement", "flaws", "paired"]  # figures.FIGURES
+_FIGURE_MEDIA = {"svg": "image/svg+xml", "png": "image/png"}
+_WHY_NO_DATA = {
+    "agreement": "no arm has judged versions to compare judges on",
+    "flaws": "its dataset labels no flaw types (metadata.flaw)",
+    "paired": "it has no control arm with problems scored in both arms",
+}
+
+
+@router.get(
+    "/{batch_id}/figures/{name}",
+    responses={**_ERRORS, 200: {"content": {media: {} for media in _FIGURE_MEDIA.values()}}},
+    response_class=Response,
+)
+async def get_batch_figure(
+    batch_id: str,
+    name: FigureName,
+    session: Session,
+    key: ReadKey,
+    fmt: Annotated[
+        Literal["svg", "png"], Query(alias="format", description="svg (vector) or png (300 dpi)")
+    ] = "svg",
+) -> Response:
+    """One of the report's figures, fit for a paper: comparison (pass rate and AvgQualityScore with
+    their intervals), levels (per Bloom level and the holistic judge), rounds (Kaplan–Meier), agreement
+    (Cohen's κ between judges), flaws (per labelled flaw type), paired (loop vs control per problem).
+    The file names the batch, its dataset's content hash and the thinkloop version in its metadata.
+    404 when the batch has no data for that figure."""
+    batch = await _get(session, batch_id, key.project_id)
+    items = await repo.items(session, batch_id)
+    flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
+    body = await run_in_threadpool(lambda: figures.render(build_report(batch, items, flaws), name, fmt))
+    if body is None:
+        why = _WHY_NO_DATA.get(name, "no item of it is scored yet")
+        raise NotFound(f"This batch has no data for the figure {name!r}: {why}.")
+    headers = {
+        "Content-Disposition": f'inline; filename="batch-{batch.id}-{name}.{fmt}"',
+        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",  # an SVG runs nothing
+        "X-Content-Type-Options": "nosniff",
+    }
+    return Response(body, media_type=_FIGURE_MEDIA[fmt], headers=headers)
 
 
 def _item_cursor(cursor: str | None) -> int | None:

@@ -1,4 +1,4 @@
-"""`thinkloop batch run|resume|list|status|items|report|worker`.
+"""`thinkloop batch run|resume|list|status|items|report|figures|worker`.
 
 Every command that names a batch takes its id or any unique prefix of it. What they need (the
 database, the batch stack, the report) is imported inside them, so `thinkloop --help` loads none of it.
@@ -330,6 +330,44 @@ def items(
     written = asyncio.run(_with_db(_settings(), lambda sessions: export(sessions, batch_id, fmt, output)))
     if output is not None:
         err.print(written, highlight=False, markup=False, soft_wrap=True)
+
+
+FIGURES = ("comparison", "levels", "rounds", "agreement", "flaws", "paired")  # app.reporting.figures.FIGURES
+
+
+@batch_cli.command("figures")
+def figures_files(
+    batch_id: BatchId,
+    out: Annotated[Path, typer.Option("--out", help="Directory to write into (made if missing)")] = Path("."),
+    fmt: Annotated[str, typer.Option("--format", help="svg | png | both")] = "both",
+) -> None:
+    """Write the report's figures fit for a paper, as SVG (vector) and/or PNG (300 dpi), with the
+    batch's manifest beside them: comparison, levels, rounds, agreement, and where the batch has the
+    data, flaws (labelled flaw types) and paired (loop vs control)."""
+    from app.reporting import figures
+
+    formats = ("svg", "png") if fmt == "both" else (fmt,)
+    if any(f not in figures.FIGURE_FORMATS for f in formats):
+        fail(f"unknown format {fmt!r}; choose svg, png or both")
+    shown = asyncio.run(_with_db(_settings(), lambda sessions: _report(sessions, batch_id)))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail(f"cannot write into {out}: {exc}")
+    stem = shown["batch"]["id"][:12]
+    written = []
+    for name in FIGURES:
+        for kind in formats:
+            body = figures.render(shown, name, kind)
+            if body is None:
+                break  # no data for it: not drawn in any format
+            path = out / f"batch-{stem}-{name}.{kind}"
+            path.write_bytes(body)
+            written.append(path)
+    manifest = out / f"batch-{stem}-manifest.json"
+    manifest.write_text(json.dumps(shown.get("manifest") or {}, indent=2, default=str) + "\n", "utf-8")
+    for path in [*written, manifest]:
+        typer.echo(str(path))
 
 
 @batch_cli.command("worker")

@@ -270,18 +270,56 @@ def draw(report: dict[str, Any]) -> dict[str, Figure]:
     return out
 
 
-def svg(figure: Figure) -> str:
-    """The figure as standalone SVG text (glyphs as paths: no font needed to view it)."""
+def provenance(report: dict[str, Any]) -> str:
+    """One line naming where a figure's numbers come from: the batch, its dataset's content hash and
+    the thinkloop that ran it (from the report's manifest), written into every figure file."""
+    manifest = report.get("manifest") or {}
+    dataset = manifest.get("dataset") or {}
+    made_by = manifest.get("thinkloop") or manifest.get("written_by") or {}
+    parts = [f"thinkloop batch {report['batch']['id']}"]
+    if dataset.get("name") or dataset.get("content_hash"):
+        name = dataset.get("name", dataset.get("id", "?"))
+        parts.append(f"dataset {name} ({dataset.get('content_hash', 'no hash')})")
+    if made_by.get("version"):
+        parts.append(f"thinkloop {made_by['version']} ({made_by.get('git_revision') or 'no git revision'})")
+    return "; ".join(parts)
+
+
+def svg(figure: Figure, description: str | None = None) -> str:
+    """The figure as standalone SVG text (glyphs as paths: no font needed to view it), with
+    ``description`` (e.g. :func:`provenance`) in its metadata."""
     import matplotlib
 
     buffer = io.StringIO()
+    metadata: dict[str, Any] = {"Date": None}
+    if description:
+        metadata["Description"] = description
     with matplotlib.rc_context({"svg.hashsalt": "thinkloop"}):  # the same ids every time
-        figure.savefig(buffer, format="svg", metadata={"Date": None})
+        figure.savefig(buffer, format="svg", metadata=metadata)
     return buffer.getvalue()
 
 
-def png(figure: Figure, dpi: int = PRINT_DPI) -> bytes:
-    """The figure as PNG at print resolution."""
+def png(figure: Figure, dpi: int = PRINT_DPI, description: str | None = None) -> bytes:
+    """The figure as PNG at print resolution, with ``description`` in a text chunk."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    metadata: dict[str, Any] = {"Software": None}
+    if description:
+        metadata["Description"] = description
+    figure.savefig(buffer, format="png", dpi=dpi, metadata=metadata)
     return buffer.getvalue()
+
+
+FIGURE_FORMATS = ("svg", "png")
+
+
+def render(report: dict[str, Any], name: str, fmt: str) -> bytes | None:
+    """One figure of the report as file content, or None when the report has no data for it."""
+    make = FIGURES[name]
+    import matplotlib
+
+    with matplotlib.rc_context(_STYLE):
+        figure = make(report)
+    if figure is None:
+        return None
+    about = provenance(report)
+    return svg(figure, about).encode() if fmt == "svg" else png(figure, description=about)

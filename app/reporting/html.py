@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 from functools import cache
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template, select_autoescape
 
 from agents.schemas import JUDGES
-from app.reporting import plots
+from app.reporting import figures
 from app.reporting.data import OUTCOME_KEYS
 from app.reporting.manifest import manifest_lines
 from app.reporting.text import ci, f, median_rounds, p_value, pass_cell, repeats_line
@@ -25,23 +26,46 @@ def _template() -> Template:
     return environment.get_template("report.html.j2")
 
 
+# What each figure shows, for people who cannot see it (alt) and for everyone (caption).
+ALT = {
+    "comparison": "Dot-and-whisker plot: pass rate and final AvgQualityScore per model and arm, 95% CIs",
+    "levels": "Small multiples: mean final score per Bloom level and the holistic judge, per model and arm",
+    "rounds": "Kaplan-Meier curves: share of problems not yet passed after each round, with 95% bands",
+    "agreement": "Heatmap per arm: Cohen's kappa between every two judges",
+    "flaws": "Dot-and-whisker plot: pass rate per labelled flaw type, per model and arm, with 95% intervals",
+    "paired": "Slope chart: each problem's final quality under the control and under the loop",
+}
+CAPTIONS = {
+    "comparison": "Over scored items; Wilson intervals for pass rates, BCa bootstrap over problems for Q.",
+    "levels": "Mean final-round score (0–100) of each judge; dashed: a judge's pass mark θ = 85.",
+    "rounds": "Censored at each arm's round limit; shaded: 95% confidence bands.",
+    "agreement": "Cohen's κ of pass/fail between judges over the arm's unique judged versions.",
+    "flaws": "Per flaw label of the dataset (metadata.flaw), over scored items.",
+    "paired": "Problems scored in both arms; Δ is the mean paired difference with its BCa interval.",
+}
+
+
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
 
 
 def to_html(report: dict[str, Any]) -> str:
-    """Outcomes, errors, scored statistics, by flaw type, Table 1, comparisons, agreement, and three
-    figures."""
-    rows = report["rows"]
-    figures = {
-        "radar": plots.bloom_radar(rows),
-        "quality": plots.quality_by_round(rows),
-        "rounds": plots.time_to_pass(rows),
-    }
+    """Outcomes, errors, scored statistics, by flaw type, Table 1, comparisons, agreement, and the
+    figures the report has data for (vector SVG, naming the batch in their metadata)."""
+    about = figures.provenance(report)
+    drawn = [
+        {
+            "name": name,
+            "alt": ALT[name],
+            "caption": CAPTIONS[name],
+            "svg": base64.b64encode(figures.svg(figure, about).encode()).decode("ascii"),
+        }
+        for name, figure in figures.draw(report).items()
+    ]
     return _template().render(
         **report | {"by_flaw": report.get("by_flaw") or []},  # reports stored before the section
         manifest_lines=manifest_lines(report["manifest"]) if report.get("manifest") else [],
-        figures=figures,
+        figures=drawn,
         levels=LEVELS,
         judges=JUDGES,
         outcome_keys=OUTCOME_KEYS,

@@ -100,10 +100,12 @@ def test_a_model_with_every_item_in_error_has_no_pass_rate(db: Path, monkeypatch
 
 
 def check_html(page: str, report: dict[str, Any]) -> None:
-    """Three decodable PNG figures, the outcome rows, and the plot data they were drawn from."""
-    figures = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
-    assert len(figures) == 3
-    assert all(base64.b64decode(f).startswith(b"\x89PNG") for f in figures)
+    """Every figure the report has data for as decodable SVG naming the batch, the outcome rows, and
+    the plot data they were drawn from."""
+    figures = re.findall(r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(figures) == 6  # a control arm and labelled flaws: every figure has its data
+    svgs = [base64.b64decode(f).decode() for f in figures]
+    assert all(s.lstrip().startswith("<?xml") and report["batch"]["id"] in s for s in svgs)
     assert page.count("<td>rubric</td>") >= 2 and "Paired comparisons on the same problems" in page
     loop = next(r for r in report["rows"] if r["arm"] == "loop")
     assert loop["time_to_pass"]["units"] == loop["problems"]

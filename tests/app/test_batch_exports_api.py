@@ -86,3 +86,23 @@ async def test_the_report_json_carries_the_manifest(service: Service) -> None:
         )
     ).text
     assert "## Manifest" in page and "sim-1 @ 127.0.0.1:" in page
+
+
+async def test_figures_are_served_as_svg_and_png_naming_their_batch(service: Service) -> None:
+    batch = await start(service, control_arm=True)
+    await settle(service, batch["id"])
+    url, read = f"/v1/batches/{batch['id']}/figures", service.keys.auth("read")
+    svg = await service.client.get(f"{url}/comparison", headers=read)
+    assert svg.status_code == 200 and svg.headers["content-type"] == "image/svg+xml"
+    assert svg.headers["content-security-policy"].startswith("default-src 'none'")
+    assert svg.text.lstrip().startswith("<?xml") and batch["id"] in svg.text and "<script" not in svg.text
+    png = await service.client.get(f"{url}/paired", params={"format": "png"}, headers=read)
+    assert png.status_code == 200 and png.content.startswith(b"\x89PNG")
+    assert_problem(await service.client.get(f"{url}/pie", headers=read), 422)
+    assert_problem(await service.client.get(f"{url}/levels", headers=service.keys.auth("other")), 404)
+    # Without a control arm there is nothing to pair: that figure has no data, and says why.
+    alone = await start(service)
+    await settle(service, alone["id"])
+    missing = await service.client.get(f"/v1/batches/{alone['id']}/figures/paired", headers=read)
+    assert_problem(missing, 404)
+    assert "no control arm" in missing.json()["detail"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -38,14 +39,17 @@ def test_the_cli_loads_no_client_database_or_batch_stack(code: str) -> None:
 
 
 def test_the_cli_knows_the_names_it_repeats_to_stay_light() -> None:
+    from app.batches.endpoints import FigureName
     from app.cli import batch, keys, refine
     from app.models import DEFAULT_PROJECT
     from app.problems import example_names
+    from app.reporting.figures import FIGURES
     from app.reporting.formats import REPORT_FORMATS
     from app.reporting.item_export import ITEM_FORMATS
 
     assert keys.DEFAULT_PROJECT == DEFAULT_PROJECT and refine.example_names() == example_names()
     assert batch.REPORT_FORMATS == REPORT_FORMATS and batch.ITEM_FORMATS == ITEM_FORMATS
+    assert batch.FIGURES == tuple(FIGURES) == typing.get_args(FigureName)
 
 
 def test_version_names_the_release_and_revision() -> None:

@@ -135,3 +135,41 @@ def test_numbers_carry_their_intervals(drawn: dict[str, Figure], report: dict[st
 def test_figures_are_skipped_without_their_data(report: dict[str, Any]) -> None:
     bare = {**report, "by_flaw": [], "comparisons": [], "agreement": {}}
     assert list(figures.draw(bare)) == ["comparison", "levels", "rounds"]
+
+
+def test_the_cli_writes_every_figure_as_svg_and_png_with_the_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = tmp_path / "b.db"
+    monkeypatch.setenv("THINKLOOP_DATABASE_URL", f"sqlite+aiosqlite:///{database}")
+    runner = CliRunner()
+    args = ["batch", "run", "--dataset", str(SAMPLE), "--models", "rubric", "--control", "--format", "json"]
+    made = runner.invoke(cli, args)
+    assert made.exit_code == 0, made.output
+    batch_id = json.loads(made.output[made.output.index("{") :])["batch"]["id"]
+    out = tmp_path / "figures"
+    result = runner.invoke(cli, ["batch", "figures", batch_id[:8], "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in out.iterdir())
+    stem = f"batch-{batch_id[:12]}"
+    expected = [f"{stem}-{n}.{k}" for n in figures.FIGURES for k in ("png", "svg")] + [
+        f"{stem}-manifest.json"
+    ]
+    assert names == sorted(expected) and result.output.split() == [str(out / n) for n in _in_order(expected)]
+    manifest = json.loads((out / f"{stem}-manifest.json").read_text())
+    svg = (out / f"{stem}-levels.svg").read_text()
+    assert manifest["dataset"]["content_hash"] in svg and batch_id in svg
+    png = (out / f"{stem}-levels.png").read_bytes()
+    assert manifest["dataset"]["content_hash"].encode() in png  # its Description text chunk
+    bad = runner.invoke(cli, ["batch", "figures", batch_id, "--format", "gif"])
+    assert bad.exit_code == 2 and "unknown format" in bad.output
+
+
+def _in_order(names: list[str]) -> list[str]:
+    """The order the command prints: each figure's SVG then PNG, the manifest last."""
+    figures_only = [n for n in names if not n.endswith(".json")]
+    ordered = sorted(
+        figures_only,
+        key=lambda n: (list(figures.FIGURES).index(n.rsplit("-", 1)[1].split(".")[0]), n.endswith(".png")),
+    )
+    return [*ordered, *(n for n in names if n.endswith(".json"))]
