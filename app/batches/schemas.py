@@ -30,12 +30,24 @@ class BatchCreate(BaseModel):
         },
     )
 
-    dataset_id: Annotated[str, BeforeValidator(storable_if_text)] = Field(max_length=64)
+    dataset_id: Annotated[str, BeforeValidator(storable_if_text)] = Field(
+        max_length=64, description="The dataset to evaluate (POST /v1/datasets)"
+    )
     models: list[ModelName] = Field(min_length=1, max_length=20, description="Models under test")
     judge_model: ModelName | None = Field(default=None, description="Judge model (default: settings)")
-    policy: PolicyName | None = None
-    max_rounds: int = Field(default=3, ge=1, le=10)
-    repeats: int = Field(default=1, ge=1, le=100)
+    policy: PolicyName | None = Field(
+        default=None, description="Scoring policy: default or think-paper (default: settings)"
+    )
+    max_rounds: int = Field(
+        default=3, ge=1, le=10, description="At most this many judged versions per item, 1–10"
+    )
+    repeats: int = Field(
+        default=1,
+        ge=1,
+        le=100,
+        description="Runs of each problem per model and arm, 1–100 (at temperature 0 with the cache, "
+        "repeats come out identical)",
+    )
     control_arm: bool = Field(default=False, description="Also one revision with no feedback, judged alike")
     use_cache: bool = Field(default=True, description="Answer identical temperature-0 calls from the cache")
     budget_tokens: int | None = Field(default=None, ge=1, description="Stop cleanly once spent")
@@ -45,42 +57,50 @@ class BatchCreate(BaseModel):
 class BatchProgress(BaseModel):
     """Items by state, what was spent, and an ETA from the rate so far."""
 
-    status: BatchStatus
-    stop_reason: str | None
-    items: dict[str, int]
-    total: int
-    finished: int
-    eta_s: float | None
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float
-    latency_s: float
+    status: BatchStatus = Field(
+        description="queued, running, paused, completed, cancelled or budget_exhausted"
+    )
+    stop_reason: str | None = Field(description="Why it stopped early (a budget, a cancel), in words")
+    items: dict[str, int] = Field(description="Items by status (pending, running, done, failed, cancelled)")
+    total: int = Field(description="Items in the batch")
+    finished: int = Field(description="Items that ended, whatever their outcome")
+    eta_s: float | None = Field(description="Seconds left at the rate so far; null before an item finished")
+    input_tokens: int = Field(description="Prompt tokens spent so far")
+    output_tokens: int = Field(description="Completion tokens spent so far")
+    cost_usd: float = Field(description="US dollars spent so far")
+    latency_s: float = Field(description="Seconds of LLM calls so far, summed over items")
 
 
 class BatchPublic(BaseModel):
     """A batch: what it evaluates and how far it got."""
 
-    id: str
-    dataset_id: str
-    models: list[str]
-    judge_model: str
-    policy: str
-    max_rounds: int
-    repeats: int
-    control_arm: bool
-    use_cache: bool
-    budget_tokens: int | None
-    budget_usd: float | None
-    created_at: datetime
-    finished_at: datetime | None = None
-    progress: BatchProgress
+    id: str = Field(description="Batch id (any unique prefix works in the CLI)")
+    dataset_id: str = Field(description="The dataset it evaluates")
+    models: list[str] = Field(description="The models under test")
+    judge_model: str = Field(description="The model behind the seven judges")
+    policy: str = Field(description="The scoring policy")
+    max_rounds: int = Field(description="The round limit of each item")
+    repeats: int = Field(description="Runs of each problem per model and arm")
+    control_arm: bool = Field(
+        description="Whether each problem also ran the control arm (one revision without feedback)"
+    )
+    use_cache: bool = Field(description="Whether identical temperature-0 calls are answered from the cache")
+    budget_tokens: int | None = Field(
+        description="Stop cleanly once this many tokens are spent; null: no limit"
+    )
+    budget_usd: float | None = Field(
+        description="Stop cleanly once this many US dollars are spent; null: no limit"
+    )
+    created_at: datetime = Field(description="When it was created (UTC)")
+    finished_at: datetime | None = Field(default=None, description="When it ended (UTC); null until then")
+    progress: BatchProgress = Field(description="Items by state, spending and an ETA")
 
 
 class BatchPage(BaseModel):
     """A page of batches; pass ``next_cursor`` as ``cursor`` for the next one."""
 
-    items: list[BatchPublic]
-    next_cursor: str | None
+    items: list[BatchPublic] = Field(description="Batches, newest first")
+    next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")
 
 
 ItemStatus = Literal["pending", "running", "done", "failed", "cancelled"]
@@ -90,14 +110,14 @@ ItemOutcome = Literal["accepted", "exhausted", "needs_review", "error", "cancell
 class BatchItemPublic(BaseModel):
     """One item: a problem under one model, arm and repeat; its outcome and what it cost."""
 
-    id: int
+    id: int = Field(description="Item id, unique within the batch's database")
     run_id: str | None = Field(
         description="The run recording the finished item's trace: GET /v1/runs/{run_id} (null until it ends)"
     )
-    problem_id: str
-    model: str
-    arm: str
-    repeat: int
+    problem_id: str = Field(description="The problem it runs (shared by every model, arm and repeat of it)")
+    model: str = Field(description="The model under test")
+    arm: str = Field(description="loop (the feedback loop) or control (one revision without feedback)")
+    repeat: int = Field(description="Which repeat of the problem, from 0")
     status: ItemStatus = Field(
         description="Where the item is: pending, running, done, failed (= error), cancelled"
     )
@@ -106,15 +126,17 @@ class BatchItemPublic(BaseModel):
     failure: CallFailure | None = Field(
         description="For an error: model, endpoint host, HTTP status, exception"
     )
-    stop_reason: str | None
+    stop_reason: str | None = Field(description="Why its run ended, in words")
     rounds: int = Field(description="Versions judged")
     final_quality: float | None = Field(description="Q of the last judged version (0-1)")
-    attempts: int
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float
-    latency_s: float
-    finished_at: datetime | None
+    attempts: int = Field(
+        description="Times it was claimed (more than 1: a worker was interrupted and it was resumed)"
+    )
+    input_tokens: int = Field(description="Prompt tokens of every call of the item")
+    output_tokens: int = Field(description="Completion tokens of every call of the item")
+    cost_usd: float = Field(description="Its cost in US dollars (0 when no prices are configured)")
+    latency_s: float = Field(description="Seconds its calls took, summed")
+    finished_at: datetime | None = Field(description="When it ended (UTC); null until then")
 
     @classmethod
     def of(cls, item: BatchItem) -> BatchItemPublic:
@@ -150,5 +172,5 @@ class BatchItemPublic(BaseModel):
 class BatchItemPage(BaseModel):
     """A page of a batch's items; pass ``next_cursor`` as ``cursor`` for the next one."""
 
-    items: list[BatchItemPublic]
-    next_cursor: str | None
+    items: list[BatchItemPublic] = Field(description="Items in order")
+    next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")

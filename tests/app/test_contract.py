@@ -57,6 +57,30 @@ async def test_every_error_response_is_documented_as_a_problem(service: Service)
     assert "HTTPValidationError" not in spec["components"]["schemas"]
 
 
+async def test_every_public_field_is_described_and_every_json_body_has_an_example(service: Service) -> None:
+    spec = (await service.client.get("/openapi.json")).json()
+    schemas = spec["components"]["schemas"]
+    undescribed = [
+        f"{name}.{field}"
+        for name, schema in schemas.items()
+        for field, prop in (schema.get("properties") or {}).items()
+        if not prop.get("description")
+    ]
+    assert undescribed == []
+    for path, method, operation in _operations(spec):
+        body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+        if body is None:
+            continue
+        schema = schemas[body["schema"]["$ref"].rsplit("/", 1)[1]]
+        required = schema.get("required", [])
+        by_field = all("examples" in schema["properties"][field] for field in required)
+        assert schema.get("examples") or by_field, (path, method, "a JSON body without an example")
+    hooks = spec["webhooks"]
+    assert hooks and all(
+        hook["post"]["requestBody"]["content"]["application/json"] for hook in hooks.values()
+    )
+
+
 async def test_a_request_id_is_echoed_or_made(service: Service) -> None:
     mine = await service.client.get(
         "/v1/runs", headers=service.keys.auth() | {"X-Request-ID": "tutor-42.a:b"}
