@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
-
-from langchain_core.messages import HumanMessage, SystemMessage
+from typing import TYPE_CHECKING, Protocol
 
 from agents.fencing import fence
-from agents.llm import LLMClient, ResponseCache
 from agents.schemas import HOLISTIC, HolisticVerdict, JudgeName, JudgeResult, JudgeVerdict, Problem
 from prompts import load_prompt
+
+if TYPE_CHECKING:  # the LLM stack loads when a model-backed judge is built, not for the offline panel
+    from agents.llm import LLMClient, ResponseCache
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,8 @@ class LLMJudge:
         """Ask the model for a verdict; after bounded re-asks, abstain and keep the raw output."""
         prompt = load_prompt(f"judge_{request.judge}")
         schema = HolisticVerdict if request.judge == HOLISTIC else JudgeVerdict
+        from langchain_core.messages import HumanMessage, SystemMessage
+
         messages = [SystemMessage(prompt.text), HumanMessage(fence(judge_payload(request)))]
         result = await self._client.structured(messages, schema, cache=self._cache)
         return JudgeResult(

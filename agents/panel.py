@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from agents.judges import Judge, LLMJudge
-from agents.llm import LLMClient, ResponseCache
-from agents.models import ModelRegistry, build_chat_model, limit_spec
-from agents.probe import Capabilities, probe
+from agents.models import ModelRegistry, limit_spec
 from agents.ratelimit import LimitStore
 from agents.reviser import LLMReviser, Reviser
 from agents.rubric.panel import RubricJudge, RubricReviser
 from agents.schemas import JUDGES, JudgeName
 from agents.solver import LLMSolver, Solver
+
+if TYPE_CHECKING:  # the client stack (openai, langchain-openai) loads with the first model-backed client
+    from agents.llm import LLMClient, ResponseCache
+    from agents.probe import Capabilities
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,9 @@ class PanelFactory:
         if spec is None:
             return None
         if name not in self._clients:
+            from agents.llm import LLMClient
+            from agents.models import build_chat_model
+
             limiter = self.limits.limiter(limit_spec(spec))
             self._clients[name] = LLMClient(spec, build_chat_model(spec, self.env), limiter)
         return self._clients[name]
@@ -54,6 +60,8 @@ class PanelFactory:
         client = self.client(name)
         if client is None:
             raise ValueError(f"{name!r} is the offline panel: it has no endpoint to check")
+        from agents.probe import probe
+
         found = await probe(client.spec, client.chat)
         self.capabilities[name] = found
         client.adopt(found.mode, "probed by models check")

@@ -16,16 +16,13 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import structlog
 from limits import RateLimitItemPerMinute
-from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from limits.aio.storage import MemoryStorage, Storage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter
-from redis.asyncio import ConnectionPool, Redis
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-from tenacity import retry, retry_if_exception_type, stop_after_delay
+from tenacity import retry, retry_if_exception, stop_after_delay
 
 from agents.retrying import OUTAGE_BACKOFF, log_retry
 
@@ -45,9 +42,27 @@ return 0
 """
 
 
+if TYPE_CHECKING:  # redis-py loads only with a Redis URL (a quarter second of every CLI start)
+    from redis.asyncio import Redis
+
+
+def _redis_away(exc: BaseException) -> bool:
+    """A lost connection or a timeout: Redis restarting, not a mistake in the call."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    return isinstance(exc, RedisConnectionError | RedisTimeoutError)
+
+
+def _redis_error() -> type[Exception]:
+    from redis.exceptions import RedisError
+
+    return RedisError
+
+
 # A call waits while Redis is away (a restart) instead of failing; after five minutes it gives up.
 _WAIT_FOR_REDIS = retry(
-    retry=retry_if_exception_type((RedisConnectionError, RedisTimeoutError)),
+    retry=retry_if_exception(_redis_away),
     wait=OUTAGE_BACKOFF,
     stop=stop_after_delay(300),
     before_sleep=log_retry("llm.limits_unavailable"),
@@ -73,6 +88,9 @@ class LimitStore:
         self.redis_url = redis_url
         self._redis: Redis | None = None
         if redis_url:  # one connection pool for the windows and the in-flight leases
+            from limits.aio.storage import RedisStorage
+            from redis.asyncio import ConnectionPool, Redis
+
             self._redis = Redis(connection_pool=ConnectionPool.from_url(redis_url))
             self.acquire_slot = self._redis.register_script(_ACQUIRE)  # hashed once, not per call
             self.storage: Storage = RedisStorage(
@@ -128,7 +146,7 @@ class ProviderLimiter:
                     with contextlib.suppress(asyncio.CancelledError):
                         await renewing
                 if token is not None:
-                    with contextlib.suppress(RedisError):  # unreachable: the lease expires instead
+                    with contextlib.suppress(_redis_error()):  # unreachable: the lease expires instead
                         await self.store.redis().zrem(self._slots_key, token)
 
     async def settle(self, estimated_tokens: int, actual_tokens: int) -> None:
@@ -181,7 +199,7 @@ class ProviderLimiter:
         """Keep a lease alive while its call runs (a missed renewal leaves two more tries)."""
         while True:
             await asyncio.sleep(self.spec.lease_s / 3)
-            with contextlib.suppress(RedisError):
+            with contextlib.suppress(_redis_error()):
                 async with self.store.redis().pipeline(transaction=True) as pipe:
                     pipe.zadd(self._slots_key, {token: time.time() + self.spec.lease_s}, xx=True)
                     pipe.pexpire(self._slots_key, math.ceil(self.spec.lease_s * 1000))

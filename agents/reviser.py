@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
-
-from langchain_core.messages import HumanMessage, SystemMessage
-from langchain_core.utils.json import parse_partial_json
+from typing import TYPE_CHECKING, Protocol
 
 from agents.fencing import fence
-from agents.llm import LLMClient, ResponseCache
 from agents.schemas import JudgeName, Problem, Revision, RevisionResult
 from prompts import load_prompt
+
+if TYPE_CHECKING:  # the LLM stack loads when a model-backed reviser is built, not for the offline one
+    from agents.llm import LLMClient, ResponseCache
 
 ThinkingSink = Callable[[str], None]
 
@@ -86,6 +85,8 @@ class ThinkingStreamer:
                 self._sink("\n\n")
             self._sent = 0
             return
+        from langchain_core.utils.json import parse_partial_json  # loaded once, by the first chunk
+
         try:
             partial = parse_partial_json(text_so_far)
         except ValueError:
@@ -124,6 +125,8 @@ class LLMReviser:
         self, prompt_name: str, payload: dict[str, object], round_no: int, on_thinking: ThinkingSink
     ) -> RevisionResult:
         prompt = load_prompt(prompt_name)
+        from langchain_core.messages import HumanMessage, SystemMessage
+
         messages = [SystemMessage(prompt.text), HumanMessage(fence(payload))]
         streamer = ThinkingStreamer(on_thinking)
         result = await self._client.structured(

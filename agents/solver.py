@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
-from langchain_core.messages import HumanMessage, SystemMessage
+from typing import TYPE_CHECKING, Protocol
 
 from agents.fencing import fence
-from agents.llm import LLMClient, ResponseCache
 from agents.schemas import Problem, Solution, SolverResult
 from prompts import load_prompt
+
+if TYPE_CHECKING:  # the LLM stack loads when a solver is built, not for the offline panel
+    from agents.llm import LLMClient, ResponseCache
 
 
 class Solver(Protocol):
@@ -35,6 +35,8 @@ class LLMSolver:
     async def solve(self, problem: Problem, round_no: int) -> SolverResult:
         """Ask for a worked solution and final answer; after bounded re-asks, report the failure."""
         prompt = load_prompt("solver")
+        from langchain_core.messages import HumanMessage, SystemMessage
+
         messages = [SystemMessage(prompt.text), HumanMessage(fence(solver_payload(problem)))]
         result = await self._client.structured(messages, Solution, cache=self._cache)
         return SolverResult(

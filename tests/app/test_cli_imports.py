@@ -59,3 +59,18 @@ def test_version_names_the_release_and_revision() -> None:
 
     result = CliRunner().invoke(cli, ["--version"])
     assert result.exit_code == 0 and result.output.startswith("thinkloop ")
+
+
+def test_the_offline_main_job_loads_no_model_client_or_redis() -> None:
+    """`thinkloop refine --example orchestra` on the offline panel needs LangGraph, not the OpenAI
+    client stack or redis-py (a second of every start between them)."""
+    code = (
+        "from app.cli import cli\nimport contextlib, io\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n        cli(['refine', '--example', 'orchestra'])\n    except SystemExit:\n        pass"
+    )
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    modules = json.loads(done.stdout.splitlines()[-1])
+    assert "graphs.refinement" in modules  # it did run the loop
+    assert not {m for m in modules if m.split(".")[0] in {"openai", "langchain_openai", "redis"}}
