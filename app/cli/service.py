@@ -25,17 +25,18 @@ def serve(
     host: Annotated[str | None, typer.Option(help="Address to bind (default: settings)")] = None,
     port: Annotated[int | None, typer.Option(min=1, max=65535)] = None,
 ) -> None:
-    """Migrate the database, then serve the HTTP API with uvicorn."""
-    import uvicorn
-
+    """Migrate the database, then serve the HTTP API and the viewer with uvicorn; once it listens,
+    print where."""
+    from app.cli.view import local_url, serve_announcing
     from app.db import migrate
-    from app.main import create_app
     from app.settings import get_settings
 
     settings = get_settings()
     asyncio.run(migrate(settings.database_url))
-    uvicorn.run(
-        create_app(settings), host=host or settings.host, port=port or settings.port, log_level="warning"
+    bound, chosen = host or settings.host, port or settings.port
+    url = local_url(bound, chosen)
+    serve_announcing(
+        bound, chosen, [f"thinkloop API at {url}: the viewer at /, docs at /docs; stop with Ctrl+C"]
     )
 
 

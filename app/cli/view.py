@@ -31,15 +31,20 @@ def view(
 
     settings = get_settings()
     asyncio.run(migrate(settings.database_url))
-    bound = host or settings.host
-    where = "127.0.0.1" if bound in ("0.0.0.0", "::", "") else bound  # a wildcard bind: link to loopback
-    url = f"http://{where if ':' not in where else f'[{where}]'}:{port or settings.port}/"
+    bound, chosen = host or settings.host, port or settings.port
+    url = local_url(bound, chosen)
     lines = [f"thinkloop viewer: {url}"]
     if key:
         secret = asyncio.run(_viewer_key())
         lines.append(f"sign in with this read-only key (expires in {KEY_DAYS:g} day; shown once): {secret}")
     lines.append("the API's documentation is at /docs; stop with Ctrl+C")
-    _serve(bound, port or settings.port, lines, url if open_browser else None)
+    serve_announcing(bound, chosen, lines, url if open_browser else None)
+
+
+def local_url(host: str, port: int) -> str:
+    """The address to open for a server bound to ``host``: loopback for a wildcard bind."""
+    where = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    return f"http://{where if ':' not in where else f'[{where}]'}:{port}/"
 
 
 async def _viewer_key() -> str:
@@ -60,7 +65,7 @@ async def _viewer_key() -> str:
     return await in_session(make)
 
 
-def _serve(host: str, port: int, lines: list[str], browse: str | None) -> None:
+def serve_announcing(host: str, port: int, lines: list[str], browse: str | None = None) -> None:
     """uvicorn on the app; ``lines`` are printed once it listens (not before: the address must answer)."""
     import uvicorn
 

@@ -24,11 +24,21 @@ START_S = 120  # imports alone take seconds on a busy machine: a bound, not a me
 @pytest.fixture
 def viewing(tmp_path: Path) -> Iterator[list[str]]:
     """`python -m app view` on a fresh SQLite file; yields what it printed once the address came."""
+    yield from _started(tmp_path, "view")
+
+
+@pytest.fixture
+def serving(tmp_path: Path) -> Iterator[list[str]]:
+    """`python -m app serve`, likewise."""
+    yield from _started(tmp_path, "serve")
+
+
+def _started(tmp_path: Path, verb: str) -> Iterator[list[str]]:
     env = os.environ | {
         "THINKLOOP_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'view.db'}",
         "PYTHONUNBUFFERED": "1",
     }
-    command = [sys.executable, "-m", "app", "view", "--port", str(free_port())]
+    command = [sys.executable, "-m", "app", verb, "--port", str(free_port())]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: queue.Queue[str] = queue.Queue()
     assert process.stdout is not None
@@ -65,3 +75,11 @@ def test_view_prints_an_address_that_answers_and_a_key_that_reads_but_cannot_wri
     assert httpx.get(url.group(1) + "v1/runs", headers=auth, timeout=30).status_code == 200
     refused = httpx.post(url.group(1) + "v1/runs", json={"problem": PROBLEM}, headers=auth, timeout=30)
     assert refused.status_code == 403  # the viewer's key reads; it cannot start or cancel anything
+
+
+def test_serve_says_where_it_listens_once_it_answers(serving: list[str]) -> None:
+    text = "".join(serving)
+    url = re.search(r"thinkloop API at (http://127\.0\.0\.1:\d+/)", text)
+    assert url and "the viewer at /" in text, text
+    assert httpx.get(url.group(1), timeout=30).status_code == 200
+    assert httpx.get(url.group(1) + "healthz", timeout=30).json()["status"] == "ok"
