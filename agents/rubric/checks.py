@@ -66,8 +66,13 @@ def _intent_kept(facts: ProblemFacts, ref: ProblemFacts | None) -> str | None:
     )
 
 
+def _quantities(facts: ProblemFacts) -> int:
+    """How many different quantities the question states (a time of day is one)."""
+    return len(set(facts.question_numbers)) + len(set(re.findall(r"\b\d{1,2}:\d{2}\b", facts.q)))
+
+
 def _states_quantities(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
-    return "" if facts.question_numbers else "the problem states no quantity a pupil could compute with"
+    return "" if _quantities(facts) else "the problem states no quantity a pupil could compute with"
 
 
 def _has_solution(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
@@ -87,7 +92,7 @@ def _readable(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
 
 
 def _quantities_vary(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
-    return "" if len(set(facts.question_numbers)) >= 2 else "with one quantity the structure cannot be varied"
+    return "" if _quantities(facts) >= 2 else "with one quantity the structure cannot be varied"
 
 
 INSTRUCTIONS = Check(

@@ -92,7 +92,7 @@ def one_task(f: ProblemFacts) -> Result:
     if len(questions) > 1:
         return f"the problem asks {len(questions)} things; a pupil should be given one clear task"
     clauses = len(_WH_CLAUSE.findall(questions[0].lower()))
-    if clauses > 1:
+    if clauses > 2:  # "how many boxes, and how many eggs are left over?" is one task in two parts
         return f"one sentence asks {clauses} questions; a pupil should be given one clear task"
     return ""
 
@@ -272,7 +272,7 @@ def answers_the_question(f: ProblemFacts) -> Result:
             if re.search(r"\d{1,2}:\d{2}|\bnoon\b|\bmidnight\b", final)
             else "the question asks for a time of day; the answer is not one"
         )
-    found = _other_of_a_pair(f) or _money_as_percent(f) or _negation_dropped(f)
+    found = _other_of_a_pair(f) or _money_as_percent(f) or _negation_dropped(f) or roles.change_for_result(f)
     if found:
         return found
     if _DIFFERENCE.search(target) and "-" not in f.operators and "difference" not in final:
@@ -403,12 +403,13 @@ def _amount_answered(f: ProblemFacts, nouns: list[str]) -> bool:
     final = f.final_sentence
     if any(n in ("mean", "average") for n in nouns):
         return bool(re.search(r"÷|\bper\b|\beach\b|\ba (?:game|day|week|month|year|person)\b", final))
-    asked_money = re.search(r"\bhow much\b", f.target) and not any(n in _MEASURE_NOUN for n in nouns)
-    if not (asked_money and _MONEY_IN.search(final) and "%" not in final):
+    amount = re.search(r"\bhow much\b", f.target) and not any(n in _MEASURE_NOUN for n in nouns)
+    measured = re.search(rf"\d ?(?:{UNIT_PATTERN})(?![\w/])", final)
+    if not (amount and (_MONEY_IN.search(final) or measured) and "%" not in final):
         return False
     asked = {_stem(w) for w in re.findall(r"[a-z]+", f.target)}
-    roles = {_stem(w) for w in re.findall(r"[a-z]+", final)} & _MONEY_ROLES
-    return roles <= asked  # "Zara spends $31" does not answer "how much change"
+    said = {_stem(w) for w in re.findall(r"[a-z]+", final)} & _MONEY_ROLES
+    return said <= asked  # "Zara spends $31" does not answer "how much change"
 
 
 _MONEY_ROLES = {
@@ -503,7 +504,7 @@ def operation_fits(f: ProblemFacts) -> Result:
     ):
         return "the story takes something away, but the solution never subtracts"
     if (
-        _DIVIDES.search(f.target + " " + story)
+        _DIVIDES.search(f.target + " " + story if re.search(r"\bhow many\b", f.target) else f.target)
         and "÷" not in ops
         and not ({"×", "-"} <= ops)
         and not _trial_product(f)
@@ -514,6 +515,7 @@ def operation_fits(f: ProblemFacts) -> Result:
         or world.map_scale(f)
         or world.perimeter_or_area(f)
         or roles.groups_added(f)
+        or roles.containers_needed(f)
         or roles.ratio_direction(f)
     )
     if found:
@@ -563,7 +565,13 @@ def units_consistent(f: ProblemFacts) -> Result:
     1 hour 45 minutes is 1.75 hours, not 1.45."""
     if not f.solution.strip():
         return None
-    clock_decimal = _minutes_as_decimals(f) or world.minutes_as_decimals(f) or world.length_products(f)
+    clock_decimal = (
+        _minutes_as_decimals(f)
+        or world.minutes_as_decimals(f)
+        or world.length_products(f)
+        or roles.rate_in_other_unit(f)
+        or roles.count_added_to_money(f)
+    )
     if clock_decimal:
         return clock_decimal
     names = variables(f.s)

@@ -46,6 +46,30 @@ def percent_change_base(f: ProblemFacts) -> str:
     )
 
 
+_AFTER_CHANGE = re.compile(
+    r"\b(?:new|final|sale|reduced|discounted|raised|increased) (?:price|cost|total|amount|value|wage|salary|"
+    r"rent|fare|bill|population|number)\b|\b(?:price|cost|value|amount) (?:after|now)\b"
+)
+
+
+def change_for_result(f: ProblemFacts) -> str:
+    """Asked the new price after a 20 % cut, the answer is the cut itself (20 % of the price): it
+    answers how much it changed, not what it changed to."""
+    if not _AFTER_CHANGE.search(f.target) or f.final_answer is None:
+        return ""
+    rates = [g.value for g in f.givens if g.percent]
+    bases = [g.value for g in f.givens if not g.percent]
+    for rate in rates:
+        for base in bases:
+            change = base * rate / 100
+            if f.final_answer == change and change not in (base - change, base + change):
+                return (
+                    f"the question asks for the amount after the change; {show(change)} is the change "
+                    f"itself ({show(rate)} % of {show(base)})"
+                )
+    return ""
+
+
 _INCLUSIVE = re.compile(rf"{_MONEY}?{_NUM} ?{_MONEY}?,? (?:including|incl\.?|inclusive of|with) {_NUM} ?%")
 
 
@@ -284,3 +308,59 @@ def others_quantity(f: ProblemFacts) -> str:
 def unused_roles(f: ProblemFacts) -> str:
     """Any quantity above that the solution uses although the story leaves it out."""
     return extra_parts(f) or unsold_counted(f) or absent_counted(f) or others_quantity(f)
+
+
+# ---- containers, prices and rates -------------------------------------------------------------------
+
+_CAPACITY = re.compile(
+    r"\b(?:each|every|a|one) ([a-z]+) (?:holds|seats|carries|fits|takes|can hold|can seat|can carry|"
+    r"can take|has room for) (?:up to |at most )?(\d+)\b"
+)
+
+
+def containers_needed(f: ProblemFacts) -> str:
+    """'Each table seats 6; how many tables are needed for 42?' is 42 ÷ 6 (rounded up): the number
+    of containers comes from dividing by what one holds, never from multiplying by it."""
+    for noun, size in _CAPACITY.findall(f.q.lower()):
+        asked = re.search(rf"\bhow many {noun[:4]}\w*\b", f.target)
+        if not asked or "÷" in f.operators or "/" in f.s or "remainder" in f.s.lower():
+            continue
+        multiplied = re.search(rf"(?<![\d.])\d+(?:\.\d+)? ?× ?{size}(?![\d.])|(?<![\d.]){size} ?× ?\d", f.s)
+        answer = f.final_answer
+        if multiplied and answer is not None and not re.search(rf"(?<![\d.]){show(answer)} ?×", f.s):
+            return f"how many {noun}s a number fills is found by dividing by the {size} one holds"
+    return ""
+
+
+_PRICE_PER = re.compile(rf"{_MONEY}{_NUM} (?:per|a|an|for each|for 1|for one) ({UNIT_PATTERN})\b")
+
+
+def rate_in_other_unit(f: ProblemFacts) -> str:
+    """£2 per kg times 500 g is not £1000: a rate per one unit meets an amount in another unit of
+    the same kind only after converting."""
+    for price, name in _PRICE_PER.findall(f.q.lower()):
+        per = unit(name)
+        if per is None:
+            continue
+        for given in f.givens:
+            if given.unit is None or given.unit.dimension != per.dimension or given.unit.scale == per.scale:
+                continue
+            amount = show(given.value)
+            product = rf"(?<![\d.]){amount} ?× ?{_MONEY}?{price}(?![\d.])|{price} ?× ?{amount}(?![\d.])"
+            if re.search(product, f.s):
+                return (
+                    f"{price} is per {name}, but {amount} is in {given.unit.name}: "
+                    f"the solution multiplies without converting"
+                )
+    return ""
+
+
+def count_added_to_money(f: ProblemFacts) -> str:
+    """'A book costs £8; what do 5 books cost?': 8 + 5 adds a number of books to an amount of money."""
+    money = {g.value for g in f.givens if g.unit is not None and g.unit.dimension == "money"}
+    counted = {g.value for g in f.givens if g.unit is None and not g.percent} - money
+    for a, b in re.findall(r"(?<![\d.:])(\d+(?:\.\d+)?) ?\+ ?(\d+(?:\.\d+)?)(?![\d.:])", f.s):
+        pair = {Fraction(a), Fraction(b)}
+        if len(pair) == 2 and pair & money and pair & counted and not pair <= money:
+            return f"{a} + {b} adds a number of things to an amount of money"
+    return ""

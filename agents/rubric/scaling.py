@@ -87,8 +87,13 @@ def _scaled(f: ProblemFacts, fixed: Fraction) -> Fraction | None:
 
 _TEMPERATURE = re.compile(r"(-?\d+(?:\.\d+)?) ?°\s?[cf]")
 _WARMING = re.compile(
-    r"\b(?:heat\w*|warm\w*|cool\w*|rise|rises|rose|increase\w*|drop\w*|falls?|fell|chang\w*|"
+    r"\b(?:heat\w*|warm\w*|cool\w*|rise|rises|rose|risen|rising|increase\w*|drop\w*|falls?|fell|chang\w*|"
     r"differen\w*|boil\w*|freez\w*|oven|kettle|stove|fridge|freezer|by how many|colder|hotter)\b"
+)
+
+
+_POURED = re.compile(
+    r"\b(?:pour\w*|mix\w*|fill\w*|combin\w*|jugs?|bowls?|bath|buckets?|tanks?|glass\w*|cups?|together)\b"
 )
 
 
@@ -97,6 +102,8 @@ def mixed_temperature(f: ProblemFacts) -> str:
     the same): a temperature multiplied by the number of glasses, or added up, is no temperature."""
     q = f.q.lower()
     if not re.search(r"\btemperature\b|\bhow (?:hot|warm|cold)\b", f.target) or _WARMING.search(q):
+        return ""
+    if not _POURED.search(q):
         return ""
     temperatures = [Fraction(t) for t in _TEMPERATURE.findall(q)]
     stated = _TEMPERATURE.findall(f.s.lower())

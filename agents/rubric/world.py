@@ -77,7 +77,7 @@ def missing_measure(f: ProblemFacts) -> str:
     for shape, asks, needs, what in _SHAPES:
         if not re.search(shape, q) or not asks.search(target):
             continue
-        if _measure_given(q):
+        if _measure_given(q) or _RELATED.search(q):
             return ""
         if len(lengths) < needs:
             name = re.search(shape, q).group(0)  # type: ignore[union-attr]
@@ -87,6 +87,13 @@ def missing_measure(f: ProblemFacts) -> str:
             )
         return ""
     return _speed_triangle(f)
+
+
+# A length given through another ("twice its width", "3 cm longer than"): no length is missing.
+_RELATED = re.compile(
+    r"\b(?:twice|double|half|triple|times (?:its|the|as)|as (?:long|wide|high|tall) as|"
+    r"(?:longer|shorter|wider|narrower|taller|higher) than)\b"
+)
 
 
 def _measure_given(q: str) -> bool:
@@ -255,7 +262,7 @@ def minutes_as_decimals(f: ProblemFacts) -> str:
 # ---- quantities that neither add nor scale -----------------------------------------------------
 
 _CHANGE = re.compile(
-    r"\b(?:rise|rises|rose|increase|increases|increased|warm(?:s|ed|er)? (?:up )?by|"
+    r"\b(?:rise|rises|rose|risen|rising|increase|increases|increased|warm(?:s|ed|er)? (?:up )?by|"
     r"heats? up by|goes up|went up|"
     r"drops?|dropped|falls?|fell|cools?|cooled|colder|warmer|difference|change|by how many|climbs?|climbed)\b"
 )
@@ -275,7 +282,7 @@ def temperatures_added(f: ProblemFacts) -> str:
 
 
 _AGE = re.compile(
-    r"\b(?:at )?age (\d+)\b|\b(\d+) years? old\b|\baged (\d+)\b|\bat (\d+)(?=,| years|\b)(?! ?[:%])"
+    r"\b(?:at )?age (\d+)\b|\b(\d+)[ -]years?[ -]old\b|\baged (\d+)\b|\bat (\d+)(?=,| years|\b)(?! ?[:%])"
 )
 _BODY = re.compile(
     r"\btall\b|\bheight\b|\bweighs?\b|\bweight\b|\bheavy\b|\bshoe size\b|\bfeet long\b|\bcm\b|\bkg\b"

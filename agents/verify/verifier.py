@@ -430,6 +430,7 @@ def _check_remainder(left: _Side, a: Quantity, b: Quantity, remainder: Fraction,
     )
     if ok:
         found.results.append((left.toks[-1].end, b.value))
+        found.results.append((left.toks[-1].end, remainder))
 
 
 def _solve(left: _Side, right: _Side, name: str, env: dict[str, Fraction]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from agents.reviser import Finding, RevisionRequest
 from agents.rubric.panel import RubricJudge, RubricReviser, rubric_version
 from agents.rubric.repairs import repair
 from agents.schemas import JUDGES, HolisticVerdict, JudgeName, Problem
-from agents.validity.labels import read_labelled
+from agents.validity.labels import TAXONOMY, read_labelled
 from agents.validity.twins import paraphrase, stuffed
 from agents.verify.text import with_digits
 from graphs.context import RunContext
@@ -245,3 +246,29 @@ async def test_no_repair_of_the_labelled_set_brings_a_number_into_the_question()
         before = set(number.findall(with_digits(problem.question)))
         after = set(number.findall(with_digits(revision.problem.question)))
         assert after <= before, f"{item.id}: {sorted(after - before)}"
+
+
+def _cases(name: str) -> list[dict[str, str]]:
+    path = Path(__file__).parent / "data" / name
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+async def test_problems_written_apart_from_the_set_are_judged_by_meaning() -> None:
+    """128 problems written after the panel, not from the labelled set: every sound one (and every
+    sound worked solution of the verifier's corpus) is accepted, every flawed one is caught by a
+    judge its flaw type names, but for the one marked as a known miss."""
+    context = RunContext(
+        judges={j: RubricJudge() for j in JUDGES}, reviser=RubricReviser(), policy=get_policy("default")
+    )
+    sound = [(c["question"], c["solution"]) for c in _cases("rubric_cases.jsonl") if c["kind"] == "sound"]
+    sound += [(c["question"], c["solution"]) for c in _cases("verifier_cases.jsonl") if not c["wrong"]]
+    for question, solution in sound:
+        accepted, decision, quality, _, gate = await judge_once(
+            Problem(question=question, solution=solution), context
+        )
+        assert accepted, f"{question}: {decision} at Q = {quality}, gate {gate}"
+    for case in (c for c in _cases("rubric_cases.jsonl") if c["kind"] == "flawed"):
+        problem = Problem(question=case["question"], solution=case["solution"])
+        result = await scores(problem)
+        caught = any(result[judge] < 85 for judge in TAXONOMY[case["type"]][1])
+        assert caught is not bool(case.get("known_miss")), case["question"]
