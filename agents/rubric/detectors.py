@@ -799,7 +799,8 @@ def _speed(q: str) -> str:
 
 # (subject words, unit dimension, largest plausible value in the dimension's base unit, what it is)
 _PLAUSIBLE: tuple[tuple[str, str, Fraction, str], ...] = (
-    (r"kitten|hamster|guinea pig|goldfish|budgie|mouse", "mass", Fraction(5000), "a small pet"),
+    (r"goldfish|hamster|mouse|budgie|gerbil", "mass", Fraction(1000), "a small pet"),
+    (r"kitten|guinea pig", "mass", Fraction(5000), "a small pet"),
     (r"cat|rabbit|hen|chicken|parrot|duck", "mass", Fraction(15000), "this animal"),
     (r"dog|puppy|goat|sheep|lamb|pig", "mass", Fraction(120000), "this animal"),
     (
@@ -1005,13 +1006,13 @@ def _count_changes(q: str) -> bool:
 
 
 def _first_duration(q: str) -> Fraction | None:
-    match = re.search(r"(\d+(?:\.\d+)?) ?(?:seconds?|minutes?|hours?|days?)\b", q)
+    match = re.search(r"(\d+(?:\.\d+)?)[ -]?(?:seconds?|minutes?|hours?|days?)\b", q)
     return Fraction(match.group(1)) if match else None
 
 
 def _area_scaling(f: ProblemFacts) -> str:
     q = f.q.lower()
-    sides = re.findall(r"sides? (?:of|are|is) (\d+(?:\.\d+)?) ?(?:cm|m|km)\b", q)
+    sides = re.findall(r"sides? (?:of |are |is )?(\d+(?:\.\d+)?) ?(?:cm|m|km)\b", q)
     if (
         not re.search(r"\bsquare\b(?! (?:metres?|meters?|centimetres?|kilometres?|m|cm))", q)
         or len(sides) < 2

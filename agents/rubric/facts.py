@@ -45,6 +45,11 @@ CONTEXT_CONSTANTS: tuple[tuple[re.Pattern[str], tuple[Fraction, ...]], ...] = tu
     for pattern, values in (
         (r"\bweeks?\b|\bdays?\b|\bdaily\b|\bweekly\b|\bfortnight", ("7",)),
         (r"\bfortnight|\b2 weeks\b", ("14",)),
+        (
+            r"\bmonths?\b|\b(?:january|february|march|april|may|june|july|august|september|october|"
+            r"november|december)\b",
+            ("28", "29", "30", "31"),
+        ),
         (r"\bmonths?\b|\byears?\b|\bdozens?\b|\binch|\bfeet\b|\bfoot\b|\bannual", ("12",)),
         (r"\bhours?\b|\bdays?\b|\bdaily\b|\bovernight\b|\bnight\b", ("24",)),
         (r"\bweeks?\b|\byears?\b|\bannual", ("52",)),
@@ -220,7 +225,7 @@ class ProblemFacts:
         strict = bool(VAGUE.search(self.q))
         text = self.q + " " + self.s
         constants = self.constants
-        known = set(self.question_numbers) | _clock_parts(self.q)
+        known = set(self.question_numbers) | _clock_parts(self.q) | _compound_durations(self.q)
         kinds = self._kinds
         known |= {v / 100 for v in known} | {v * 100 for v in known}
         rates = {g.value for g in self.givens if g.percent}
@@ -271,6 +276,14 @@ def _common_divisors(numbers: list[Fraction]) -> set[Fraction]:
         for b in whole[i + 1 :]:
             g = math.gcd(a, b)
             out |= {Fraction(d) for d in range(2, g + 1) if g % d == 0} if g <= 1000 else {Fraction(g)}
+    return out
+
+
+def _compound_durations(text: str) -> set[Fraction]:
+    """1 hour 15 minutes is 1.25 hours and 75 minutes."""
+    out: set[Fraction] = set()
+    for hours, minutes in re.findall(r"(\d+) ?(?:hours?|h) (?:and )?(\d+) ?(?:minutes?|min)\b", text):
+        out |= {int(hours) + Fraction(int(minutes), 60), Fraction(int(hours) * 60 + int(minutes))}
     return out
 
 

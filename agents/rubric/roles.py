@@ -164,8 +164,9 @@ def groups_added(f: ProblemFacts) -> str:
 # ---- facts the solution states that the question never gave ----------------------------------------
 
 _PREMISE = re.compile(
-    r"(?:^|[.!?;]\s+)(?:the|a|an|each|every|one|his|her|their)\s+([a-z' ]{1,40}?)\s+"
-    r"(?:is|lasts|takes|covers|holds|costs|weighs|measures|contains|has)\s+"
+    r"(?:^|[.!?;]\s+)(?:(?:the|a|an|each|every|one|his|her|their)\s+([a-z' ]{1,40}?)\s+"
+    r"(?:is|lasts|takes|covers|holds|costs|weighs|measures|contains|has)|"
+    r"(she|he|they|we)\s+(?:[a-z]+s|[a-z]+ed)\s+)\s*"
     rf"(?:about |around |roughly |usually |normally )?{_MONEY}?{_NUM}(?!\s*[-+×÷/=%:]|\d)",
     re.I,
 )
@@ -182,11 +183,11 @@ def stated_premise(f: ProblemFacts) -> str:
         a + b for a in numbers for b in numbers if a != b
     }
     for match in _PREMISE.finditer(f.s):
-        value = Fraction(match.group(2))
+        value = Fraction(match.group(3))
         if value in known or value in results or value in pairs or value in f.constants:
             continue
-        subject = match.group(1).strip()
-        return f"the solution states that the {subject} is {match.group(2)}, which the question never gives"
+        said = match.group(0).strip(" .!?;")
+        return f"the solution states “{said}”, a quantity the question never gives"
     return ""
 
 
@@ -305,9 +306,25 @@ def others_quantity(f: ProblemFacts) -> str:
     return ""
 
 
+_AGE = re.compile(r"\b(\d+)[ -]years?[ -]old\b|\baged (\d+)\b|\bage (?:of )?(\d+)\b")
+
+
+def age_added(f: ProblemFacts) -> str:
+    """Someone's age counts nothing but years: adding it to money or things, when the question does
+    not ask about ages, brings a distractor into the sum."""
+    if re.search(r"\bhow old\b|\bage\b|\byears?\b|\bborn\b", f.target):
+        return ""
+    ages = {Fraction(next(a for a in groups if a)) for groups in _AGE.findall(f.q.lower())}
+    for terms in re.findall(r"\d+(?:\.\d+)?(?: ?[+-] ?\d+(?:\.\d+)?)+", f.s):
+        values = {Fraction(x) for x in re.findall(r"\d+(?:\.\d+)?", terms)}
+        if values & ages and values - ages:
+            return f"{show(min(values & ages))} is someone's age; it has no part in what the question asks"
+    return ""
+
+
 def unused_roles(f: ProblemFacts) -> str:
     """Any quantity above that the solution uses although the story leaves it out."""
-    return extra_parts(f) or unsold_counted(f) or absent_counted(f) or others_quantity(f)
+    return extra_parts(f) or unsold_counted(f) or absent_counted(f) or others_quantity(f) or age_added(f)
 
 
 # ---- containers, prices and rates -------------------------------------------------------------------

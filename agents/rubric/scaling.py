@@ -36,7 +36,7 @@ _SHARED = re.compile(
     r"harvesters?|diggers?|share|sharing|shared|same rate|one after (?:another|the other)|one at a time|"
     r"in turn|batch(?:es)?|only (?:one|\d+))\b"
 )
-_DURATION = re.compile(r"(\d+(?:\.\d+)?) ?(seconds?|minutes?|hours?|days?|h|min)\b")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)[ -]?(seconds?|minutes?|hours?|days?|h|min)\b")
 
 
 def shared_work(q: str) -> bool:

@@ -440,6 +440,13 @@ def _noun(word: str) -> str:
     return word
 
 
+# Words that describe a counted noun without being it ("12 red pens", "8 small boxes").
+_ADJECTIVES = (
+    r"(?:red|blue|green|yellow|black|white|pink|purple|orange|brown|grey|gray|big|small|large|little|"
+    r"long|short|tall|new|old|full|empty|fresh|ripe|wooden|plastic|glass|paper)"
+)
+
+
 def unlike_sum(f: ProblemFacts) -> str:
     """'How many ducks' is not answered by adding the frogs: a sum that mixes the asked things with
     other things (that are not a kind of them) counts what was not asked."""
@@ -450,7 +457,9 @@ def unlike_sum(f: ProblemFacts) -> str:
     if target in _COLLECTIVE or unit(asked.group(1)) is not None:
         return ""
     nouns: dict[Fraction, set[str]] = {}
-    for number, word in re.findall(r"\b(\d+) (?:more |other |extra )?([a-z]+)", f.q.lower()):
+    for number, word in re.findall(
+        rf"\b(\d+) (?:more |other |extra )?(?:{_ADJECTIVES} )?([a-z]+)", f.q.lower()
+    ):
         if unit(word) is None and word not in _NOT_NOUNS:
             nouns.setdefault(as_fraction(number), set()).add(_noun(word))
     for terms in re.findall(r"\d+(?: ?\+ ?\d+)+", f.s):

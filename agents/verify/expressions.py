@@ -44,6 +44,7 @@ WORD_OPS = [
     (re.compile(r"(?<=\d) (?:is )?doubled\b", re.I), " × 2"),
     (re.compile(r"(?<=\d) (?:is )?halved\b", re.I), " ÷ 2"),
     (re.compile(r"\btwice (?=\d)", re.I), "2 × "),
+    (re.compile(r"\b(\d+) dozen\b", re.I), r"\1 × 12"),
     (
         re.compile(
             r"\b(?:divided by|shared (?:out )?(?:equally )?(?:among|between)|"

@@ -61,6 +61,10 @@ _OPERATORS: list[Substitution] = [
     (re.compile(r"(?<=\d),(?=\d{3}\b)"), ""),  # 1,500 -> 1500
 ]
 _CLOCK: list[Substitution] = [
+    (re.compile(r"\bhalf an hour\b", re.I), "30 minutes"),
+    (re.compile(r"\ba quarter of an hour\b", re.I), "15 minutes"),
+    (re.compile(r"\b3 quarters of an hour\b", re.I), "45 minutes"),
+    (re.compile(r"\b(in|for|within) an hour\b", re.I), r"\1 1 hour"),
     (re.compile(r"\bhalf past (\d{1,2})\b", re.I), r"\1:30"),
     (re.compile(r"\ba quarter past (\d{1,2})\b", re.I), r"\1:15"),
     (re.compile(r"\ba quarter to (\d{1,2})\b", re.I), lambda m: f"{int(m.group(1)) - 1}:45"),

@@ -434,3 +434,55 @@ def test_three_questions_in_one_sentence_are_several_tasks() -> None:
         "A pen costs £2. What do 3 pens cost, what is the change from £10, and how many pens does £9 buy?"
     )
     assert d.one_task(ProblemFacts(question, "3 × 2 = 6; 10 − 6 = 4; 9 ÷ 2 = 4 remainder 1."))
+
+
+def test_dozens_months_and_parts_of_an_hour_are_read() -> None:
+    assert not wrong("3 dozen = 3 × 12 = 36 eggs.")
+    april = ProblemFacts(
+        "A clock loses 3 minutes a day. How much does it lose in April?",
+        "April has 30 days. 30 × 3 = 90 minutes.",
+    )
+    assert april.untraced == []
+    fast = ProblemFacts(
+        "Ivo walks 20 km to the lake in half an hour. What is his speed?",
+        "20 ÷ 0.5 = 40 km/h.",
+    )
+    assert d.plausible(fast)
+    lap = ProblemFacts("A lap takes 1 hour 15 minutes. What is the speed over 10 km?", "10 ÷ 1.25 = 8 km/h.")
+    assert lap.untraced == []
+
+
+def test_a_duration_written_with_a_hyphen_is_a_duration() -> None:
+    question = "Six friends watch a 3-hour play together. How long would 12 friends take to watch it?"
+    assert d.proportional(ProblemFacts(question, "12 is twice 6, so 2 × 3 = 6 hours."))
+
+
+def test_a_square_twice_as_wide_has_four_times_the_area() -> None:
+    question = "A square of side 4 cm has an area of 16 cm². What is the area of a square of side 8 cm?"
+    assert d.proportional(ProblemFacts(question, "The side doubles, so 2 × 16 = 32 cm²."))
+    assert not d.proportional(ProblemFacts(question, "8 × 8 = 64 cm²."))
+
+
+def test_a_premise_a_person_is_said_to_do_is_invented_when_never_given() -> None:
+    question = "Ola earns £8 an hour. How much does she earn this week?"
+    assert d.invented(ProblemFacts(question, "She works 12 hours, so 12 × 8 = £96."))
+
+
+@pytest.mark.parametrize(
+    ("question", "flawed", "sound"),
+    [
+        (
+            "Leo buys 4 stickers at £1 each. His 9-year-old sister watches. How much does he spend?",
+            "4 × 1 = 4, 4 + 9 = £13.",
+            "4 × 1 = £4.",
+        ),
+        (
+            "A tin holds 15 green beads and 6 yellow buttons. How many beads are in 3 tins?",
+            "15 + 6 = 21. 21 × 3 = 63 beads.",
+            "15 × 3 = 45 beads.",
+        ),
+    ],
+)
+def test_an_age_or_other_things_are_not_counted_in(question: str, flawed: str, sound: str) -> None:
+    assert d.relevant_data(ProblemFacts(question, flawed))
+    assert not d.relevant_data(ProblemFacts(question, sound))
