@@ -55,7 +55,9 @@ class RunResult(BaseModel):
 
 def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:
     """The report of a finished run; ``final`` and ``best`` are always evaluated versions."""
-    rounds, revisions = state["rounds"], state.get("revisions", [])
+    rounds, revisions = state.get("rounds") or [], state.get("revisions", [])
+    if not rounds:
+        raise RuntimeError("the run's state holds no judged round: there is nothing to report")
     best = max(rounds, key=lambda r: (r.quality if r.quality is not None else -1.0, -r.round))
     calls = [
         *(o.usage for r in rounds for o in r.outcomes),

@@ -227,6 +227,9 @@ class ProblemFacts:
         constants = self.constants
         known = set(self.question_numbers) | _clock_parts(self.q) | _compound_durations(self.q)
         kinds = self._kinds
+        # What may be taken apart: a quantity the question gives or the solution computed, never a
+        # constant or a scaling of one (else 40 passes as 100 − 60 whenever a 60 is written anywhere).
+        wholes = set(known)
         known |= {v / 100 for v in known} | {v * 100 for v in known}
         rates = {g.value for g in self.givens if g.percent}
         known |= {1 + r / 100 for r in rates} | {1 - r / 100 for r in rates}  # × 1.15 for + 15 %
@@ -238,11 +241,13 @@ class ProblemFacts:
         written = [as_fraction(n) for n in _NUMBER.findall(self.s)]
         for match in _NUMBER.finditer(self.s):
             value = as_fraction(match.group(1))
-            known |= {v for at, v in results if at <= match.start()}
+            computed = {v for at, v in results if at <= match.start()}
+            known |= computed
+            wholes |= computed
             scaled = value in known or value * 100 in known or value / 100 in known
             stepped = _one_step(value, known, kinds, factors) if not strict else _rate_factor(value, known)
             if not (scaled or value in constants or stepped) and not strict:
-                stepped = _split(value, known, written, factors)
+                stepped = _split(value, wholes, written, factors)
             if scaled or value in constants or stepped:
                 known.add(value)
                 continue
@@ -314,10 +319,10 @@ def _one_step(
     return False
 
 
-def _split(value: Fraction, known: set[Fraction], written: list[Fraction], factors: list[Fraction]) -> bool:
-    """A known quantity taken apart: 35 % as 30 % + 5 % (the other part written in the solution),
+def _split(value: Fraction, wholes: set[Fraction], written: list[Fraction], factors: list[Fraction]) -> bool:
+    """A given quantity taken apart: 35 % as 30 % + 5 % (the other part written in the solution),
     75 minutes as 1 hour and 15 minutes (what is left over a unit factor)."""
-    for a in known:
+    for a in wholes:
         if a > value > 0 and a - value != value and (a - value) in written:
             return True
         if any(a > k and value in (a % k, a // k) for k in factors):

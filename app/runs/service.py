@@ -378,7 +378,9 @@ class RunExecutor:
                 finished = chunk  # published after the run's final state is stored
             else:
                 self._record_event(run_id, chunk)
-        if state is None:  # nothing was left to execute
+        if state is None or not state.get("rounds"):
+            # Nothing was left to execute, or a resumed stream's last values were taken before a round
+            # it had already judged: the checkpoint holds the run's whole state.
             state = (await self.graph.aget_state(config)).values
         return build_result(state, context.policy), finished
 

@@ -486,3 +486,18 @@ def test_a_premise_a_person_is_said_to_do_is_invented_when_never_given() -> None
 def test_an_age_or_other_things_are_not_counted_in(question: str, flawed: str, sound: str) -> None:
     assert d.relevant_data(ProblemFacts(question, flawed))
     assert not d.relevant_data(ProblemFacts(question, sound))
+
+
+def test_a_number_is_not_a_constant_taken_apart() -> None:
+    """40 is not 100 − 60 because a 60 is written somewhere: only a given or computed quantity may be
+    split (75 minutes as 1 hour and 15 minutes, 35 % as 30 % + 5 %)."""
+    stranger = ProblemFacts(
+        "A tank fills in 3 hours with one pump. How long with 3 pumps?",
+        "With half as many musicians it takes twice as long: 40 × 120 / 60 = 80 minutes.",
+    )
+    assert Fraction(40) in stranger.untraced and d.invented(stranger)
+    split = ProblemFacts(
+        "The walk up takes 35 minutes and the walk back 40 minutes. How long do they walk altogether?",
+        "35 + 40 = 75 minutes, which is 1 hour and 15 minutes.",
+    )
+    assert split.untraced == []

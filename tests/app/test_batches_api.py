@@ -133,8 +133,8 @@ async def test_a_batch_runs_to_completion_and_reports_in_every_format(service: S
     assert len(csv_text.splitlines()) == 5
     page = await service.client.get(path, params={"format": "html"}, headers=auth)
     assert page.headers["content-type"].startswith("text/html")
-    figures = re.findall(r'base64,([A-Za-z0-9+/=]+)"', page.text)
-    assert len(figures) == 3 and all(base64.b64decode(f)[:4] == b"\x89PNG" for f in figures)
+    figures = re.findall(r'data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', page.text)
+    assert len(figures) >= 5 and all(base64.b64decode(f).startswith(b"<?xml") for f in figures)
     assert_problem(await service.client.get(path, params={"format": "pdf"}, headers=auth), 422)
 
 
