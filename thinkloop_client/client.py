@@ -157,6 +157,7 @@ class Client:
                         finished = event.type in LAST_EVENTS
                 if finished or self.get_run(run_id).ended:
                     return
+                time.sleep(0.5)  # closed cleanly before the end (a proxy's idle timeout): reconnect
             except httpx.TransportError:
                 retries += 1
                 if retries > _STREAM_RETRIES:
@@ -356,6 +357,7 @@ class AsyncClient:
                         finished = event.type in LAST_EVENTS
                 if finished or (await self.get_run(run_id)).ended:
                     return
+                await asyncio.sleep(0.5)  # closed cleanly before the end: reconnect after the last event
             except httpx.TransportError:
                 retries += 1
                 if retries > _STREAM_RETRIES:

@@ -246,3 +246,41 @@ def test_every_client_field_is_in_the_servers_schema_with_a_compatible_type(whic
             assert theirs <= ours | {"null"} or theirs & ours, (model.__name__, field, ours, theirs)
             if "null" in theirs and info.is_required():
                 pytest.fail(f"{model.__name__}.{field} is required, but the server may send null")
+
+
+def test_a_stream_closed_before_the_end_resumes_after_the_last_event(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A proxy that cuts the stream mid-run: the client asks for the run, sees it still going, and
+    reconnects with Last-Event-ID; no event is lost or repeated."""
+    import httpx
+
+    from thinkloop_client import client as module
+
+    monkeypatch.setattr(module.time, "sleep", lambda _: None)
+    frames = {
+        "0": 'id: 1\nevent: run.started\ndata: {"type": "run.started"}\n\n'
+        'id: 2\nevent: reviser.thinking\ndata: {"type": "reviser.thinking", "round": 1, "delta": "hm"}\n\n',
+        "2": "id: 3\nevent: run.failed\n"
+        'data: {"type": "run.failed", "status": "cancelled", "reason": "stop"}\n\n',
+    }
+    asked: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/events"):
+            after = request.headers.get("last-event-id", "0")
+            asked.append(after)
+            return httpx.Response(200, text=frames[after], headers={"content-type": "text/event-stream"})
+        run = {"id": "r1", "status": "running", "model": "m", "judge_model": "j", "policy": "default"}
+        run |= {
+            "max_rounds": 3,
+            "question": "q",
+            "created_at": "2026-11-23T09:00:00Z",
+            "problem": {"question": "q"},
+        }
+        return httpx.Response(200, json=run)
+
+    with Client("http://thinkloop.test", "k", transport=httpx.MockTransport(answer)) as tl:
+        events = list(tl.stream_run("r1"))
+    assert asked == ["0", "2"] and [e.seq for e in events] == [1, 2, 3]
+    assert [e.type for e in events] == ["run.started", "reviser.thinking", "run.failed"]
