@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import Any, Self, TypeVar, Unpack
 
 import httpx
-from httpx_sse import aconnect_sse, connect_sse
+from httpx_sse import ServerSentEvent, aconnect_sse, connect_sse
 
 from thinkloop_client import _calls as calls
 from thinkloop_client._calls import BatchOptions, Call, Page, RunFilters, RunOptions
@@ -56,6 +56,25 @@ def _request(http: httpx.Client | httpx.AsyncClient, call: Call[Any]) -> httpx.R
         content=call.content,
         headers=dict(call.headers),
     )
+
+
+def _event(sse: ServerSentEvent, after: int) -> Event | None:
+    """A stream's frame as its typed event, numbered by its SSE id; None for a heartbeat."""
+    if not sse.data:
+        return None
+    seq = int(sse.id) if sse.id and sse.id.isdigit() else after
+    return parse_event(calls.event_data(sse.data), seq)
+
+
+class _Deadline:
+    """``timeout_s`` from now (None: never); ``check`` raises TimeoutError once it has passed."""
+
+    def __init__(self, timeout_s: float | None) -> None:
+        self._at = None if timeout_s is None else time.monotonic() + timeout_s
+
+    def check(self, still: str) -> None:
+        if self._at is not None and time.monotonic() >= self._at:
+            raise TimeoutError(still)
 
 
 class Client:
@@ -148,11 +167,9 @@ class Client:
                         source.response.read()
                         raise_for_problem(source.response)
                     for sse in source.iter_sse():
-                        if not sse.data:
-                            continue
-                        after = int(sse.id) if sse.id and sse.id.isdigit() else after
-                        event = parse_event(calls.event_data(sse.data), after)
-                        retries = 0
+                        if (event := _event(sse, after)) is None:
+                            continue  # a heartbeat
+                        after, retries = event.seq, 0
                         yield event
                         finished = event.type in LAST_EVENTS
                 if finished or self.get_run(run_id).ended:
@@ -166,10 +183,9 @@ class Client:
 
     def wait_for_run(self, run_id: str, *, poll_s: float = 1.0, timeout_s: float | None = None) -> RunTrace:
         """Block until the run ends and return its trace (``TimeoutError`` after ``timeout_s``)."""
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        deadline = _Deadline(timeout_s)
         while not (trace := self.get_run(run_id)).ended:
-            if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"run {run_id} is still {trace.status}")
+            deadline.check(f"run {run_id} is still {trace.status}")
             time.sleep(poll_s)
         return trace
 
@@ -235,10 +251,9 @@ class Client:
 
     def wait_for_batch(self, batch_id: str, *, poll_s: float = 2.0, timeout_s: float | None = None) -> Batch:
         """Block until the batch ends and return it (``TimeoutError`` after ``timeout_s``)."""
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        deadline = _Deadline(timeout_s)
         while not (batch := self.get_batch(batch_id)).ended:
-            if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"batch {batch_id} is still {batch.progress.status}")
+            deadline.check(f"batch {batch_id} is still {batch.progress.status}")
             time.sleep(poll_s)
         return batch
 
@@ -348,11 +363,9 @@ class AsyncClient:
                         await source.response.aread()
                         raise_for_problem(source.response)
                     async for sse in source.aiter_sse():
-                        if not sse.data:
-                            continue
-                        after = int(sse.id) if sse.id and sse.id.isdigit() else after
-                        event = parse_event(calls.event_data(sse.data), after)
-                        retries = 0
+                        if (event := _event(sse, after)) is None:
+                            continue  # a heartbeat
+                        after, retries = event.seq, 0
                         yield event
                         finished = event.type in LAST_EVENTS
                 if finished or (await self.get_run(run_id)).ended:
@@ -368,10 +381,9 @@ class AsyncClient:
         self, run_id: str, *, poll_s: float = 1.0, timeout_s: float | None = None
     ) -> RunTrace:
         """See :meth:`Client.wait_for_run`."""
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        deadline = _Deadline(timeout_s)
         while not (trace := await self.get_run(run_id)).ended:
-            if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"run {run_id} is still {trace.status}")
+            deadline.check(f"run {run_id} is still {trace.status}")
             await asyncio.sleep(poll_s)
         return trace
 
@@ -438,10 +450,9 @@ class AsyncClient:
         self, batch_id: str, *, poll_s: float = 2.0, timeout_s: float | None = None
     ) -> Batch:
         """See :meth:`Client.wait_for_batch`."""
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        deadline = _Deadline(timeout_s)
         while not (batch := await self.get_batch(batch_id)).ended:
-            if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"batch {batch_id} is still {batch.progress.status}")
+            deadline.check(f"batch {batch_id} is still {batch.progress.status}")
             await asyncio.sleep(poll_s)
         return batch
 
