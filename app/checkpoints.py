@@ -17,9 +17,17 @@ from psycopg_pool import AsyncConnectionPool
 from sqlalchemy.engine import make_url
 
 from app.db import is_sqlite, normalize_url
-from graphs.checkpoint import state_serde
+from graphs.checkpoint import RerunsFailedTasks, state_serde
 
 SETUP_LOCK = 7_246_115_002  # the advisory lock key of the checkpointer's table setup
+
+
+class SqliteSaver(RerunsFailedTasks, AsyncSqliteSaver):
+    """LangGraph's SQLite checkpointer; a resumed run executes its failed step again in full."""
+
+
+class PostgresSaver(RerunsFailedTasks, AsyncPostgresSaver):
+    """LangGraph's PostgreSQL checkpointer; a resumed run executes its failed step again in full."""
 
 
 @asynccontextmanager
@@ -35,7 +43,7 @@ async def open_checkpointer(
         await connection.execute("PRAGMA journal_mode=WAL")
         await connection.execute("PRAGMA synchronous=NORMAL")  # as the service's own connections
         try:
-            saver = AsyncSqliteSaver(connection, serde=state_serde())
+            saver = SqliteSaver(connection, serde=state_serde())
             await saver.setup()
             yield saver
         finally:
@@ -54,7 +62,7 @@ async def open_checkpointer(
     )
     await pool.open()
     try:
-        postgres = AsyncPostgresSaver(pool, serde=state_serde())  # type: ignore[arg-type]
+        postgres = PostgresSaver(pool, serde=state_serde())  # type: ignore[arg-type]
         # Processes starting together would race to create the same tables: one at a time. Waiting
         # by polling, not in pg_advisory_lock: a waiting statement's snapshot would stall the
         # holder's CREATE INDEX CONCURRENTLY, which waits for every older snapshot.
