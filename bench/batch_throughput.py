@@ -9,8 +9,16 @@ through Redis), the bound is
 
     items per minute = 60 × min(C × W, K / 8) / (S × L)
 
-Throughput is measured from the batch's own timestamps (created → finished), so process start-up
-is not counted. Everything runs on this machine: the simulator, PostgreSQL, Redis, the workers.
+Throughput is measured from the batch's own timestamps, so process start-up is not counted, in two
+ways: over the whole batch (created → finished), and in steady state, over the items that finish
+between the first 10 % and 90 % of the batch's finishes. A finite batch ends with lanes running dry
+while its last items finish (each lane waits out the longest item still in flight, up to one item's
+three steps), and it starts with every lane's first round arriving at once; the steady-state figure
+leaves out both ends and is what a long batch approaches. Each setup runs ``--problems`` problems per
+process (so two workers get twice the problems), which gives every lane the same number of items
+and the same share of ramp-up and tail.
+
+Everything runs on this machine: the simulator, PostgreSQL, Redis, the workers.
 
     uv run python bench/batch_throughput.py --latency 1.0 --concurrency 8 --problems 120
 """
@@ -25,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -57,23 +66,32 @@ def environment(base_url: str, database_url: str, concurrency: int, endpoint_lim
     return env
 
 
-async def elapsed(database_url: str, batch_id: str) -> tuple[int, float, float]:
-    """(items, seconds from the batch's creation to its completion, mean sequential steps per item:
-    rounds plus revisions), from the database."""
+async def elapsed(database_url: str, batch_id: str) -> tuple[int, float, float, float]:
+    """(items, seconds from the batch's creation to its completion, mean sequential steps per item
+    (rounds plus revisions), steady-state items per minute), from the database."""
     await migrate(database_url)
     engine = create_engine(database_url)
     try:
         async with short_session(session_factory(engine)) as session:
             batch = await session.get(Batch, batch_id)
             assert batch is not None and batch.finished_at is not None, batch
-            query = select(col(BatchItem.result)).where(col(BatchItem.batch_id) == batch_id)
-            results = list((await session.execute(query)).scalars().all())
+            query = select(col(BatchItem.result), col(BatchItem.finished_at)).where(
+                col(BatchItem.batch_id) == batch_id
+            )
+            rows = list((await session.execute(query)).all())
             seconds = (batch.finished_at - batch.created_at).total_seconds()
     finally:
         await engine.dispose()
-    rounds = [len(result["rounds"]) for result in results if result]
+    rounds = [len(result["rounds"]) for result, _ in rows if result]
     steps = sum(2 * r - 1 for r in rounds) / len(rounds)  # each round but the last was revised
-    return len(results), seconds, steps
+    return len(rows), seconds, steps, steady_rate([finished for _, finished in rows])
+
+
+def steady_rate(finished: list[datetime]) -> float:
+    """Items per minute between the 10th and the 90th percentile of the finish times."""
+    times = sorted(finished)
+    first, last = len(times) // 10, len(times) * 9 // 10
+    return 60 * (last - first) / (times[last] - times[first]).total_seconds()
 
 
 def embedded(env: dict[str, str], dataset: Path) -> str:
@@ -135,17 +153,19 @@ async def _create_and_wait(database_url: str, dataset: Path) -> str:
 
 
 def row(
-    name: str, workers: int, items: int, seconds: float, steps: float, args: argparse.Namespace
+    name: str, workers: int, measured: tuple[int, float, float, float], args: argparse.Namespace
 ) -> dict[str, Any]:
+    items, seconds, steps, steady = measured
     in_flight = min(args.concurrency * workers, args.endpoint_limit / ROUND_CALLS)
     bound = 60 * in_flight / (steps * args.latency)
-    achieved = 60 * items / seconds
     return {
         "setup": name,
+        "workers": workers,
         "items": items,
         "seconds": seconds,
         "steps": steps,
-        "achieved": achieved,
+        "achieved": 60 * items / seconds,
+        "steady": steady,
         "bound": bound,
     }
 
@@ -153,35 +173,41 @@ def row(
 async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp, simulator(args.latency) as base_url:
-        dataset = Path(tmp) / "problems.jsonl"
-        dataset.write_text(synthetic_jsonl(args.problems, seed=7))
+        datasets = {}
+        for workers in (1, 2):
+            datasets[workers] = Path(tmp) / f"problems-{workers}.jsonl"
+            datasets[workers].write_text(synthetic_jsonl(args.problems * workers, seed=7))
         sqlite = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
         env = environment(base_url, sqlite, args.concurrency, args.endpoint_limit)
-        batch_id = await asyncio.to_thread(embedded, env, dataset)
-        rows.append(row("embedded (SQLite)", 1, *await elapsed(sqlite, batch_id), args))
+        batch_id = await asyncio.to_thread(embedded, env, datasets[1])
+        rows.append(row("embedded (SQLite)", 1, await elapsed(sqlite, batch_id), args))
         for workers in (1, 2):
             with postgres_database() as database_url:
                 env = environment(base_url, database_url, args.concurrency, args.endpoint_limit)
-                batch_id = await on_redis(env, dataset, workers)
+                batch_id = await on_redis(env, datasets[workers], workers)
                 label = f"Redis, {workers} worker{'s' if workers > 1 else ''} (PostgreSQL)"
-                rows.append(row(label, workers, *await elapsed(database_url, batch_id), args))
+                rows.append(row(label, workers, await elapsed(database_url, batch_id), args))
     return rows
 
 
 def markdown(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
     lines = [
-        f"Batch throughput: {args.problems} problems × {len(MODELS)} models, rounds of "
+        f"Batch throughput: {args.problems} problems per process × {len(MODELS)} models, rounds of "
         f"{ROUND_CALLS} calls at once, {args.latency:g} s per call, {args.concurrency} items in flight "
         f"per process, endpoint limit {args.endpoint_limit} calls",
         "",
-        "| setup | items | steps per item | seconds | items/min | bound items/min | achieved ÷ bound |",
+        "| setup | items | steps per item | seconds | bound items/min | whole batch: items/min, ÷ bound "
+        "| steady state: items/min, ÷ bound |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['setup']} | {r['items']} | {r['steps']:.2f} | {r['seconds']:.1f} | {r['achieved']:.0f} | "
-            f"{r['bound']:.0f} | {r['achieved'] / r['bound']:.2f} |"
+            f"| {r['setup']} | {r['items']} | {r['steps']:.2f} | {r['seconds']:.1f} | {r['bound']:.0f} "
+            f"| {r['achieved']:.0f}, {r['achieved'] / r['bound']:.2f} | {r['steady']:.0f}, "
+            f"{r['steady'] / r['bound']:.2f} |"
         )
+    one, two = rows[1], rows[2]
+    lines += ["", f"Two workers ÷ one worker, steady state: {two['steady'] / one['steady']:.2f}×"]
     return "\n".join(lines)
 
 
@@ -190,6 +216,6 @@ if __name__ == "__main__":
     parser.add_argument("--latency", type=float, default=1.0, help="simulated seconds per call")
     parser.add_argument("--concurrency", type=int, default=8, help="items in flight per process")
     parser.add_argument("--endpoint-limit", type=int, default=128, help="judge calls in flight, all workers")
-    parser.add_argument("--problems", type=int, default=120)
+    parser.add_argument("--problems", type=int, default=120, help="problems per process")
     arguments = parser.parse_args()
     print(markdown(asyncio.run(main(arguments)), arguments))
