@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from agents.rubric import roles, scaling, world
+from agents.rubric import limits, roles, scaling, world
 from agents.rubric.facts import ProblemFacts, as_fraction, show
 from agents.verify.expressions import variables
 from agents.verify.text import disguised
@@ -673,6 +673,7 @@ def data_consistent(f: ProblemFacts) -> Result:
         _rectangle,
         world.angle_sums,
         world.mean_and_total,
+        limits.triangle_inequality,
     ):
         found = check(q)
         if found:
@@ -798,7 +799,14 @@ def _speed(q: str) -> str:
 # ---- quantities the world does not allow -----------------------------------------------------
 
 # (subject words, unit dimension, largest plausible value in the dimension's base unit, what it is)
+_PERSON = (
+    r"child|boy|girl|pupil|student|kid|adult|man|woman|person|teacher|dad|father|mum|mom|mother|"
+    r"grandad|grandpa|grandfather|grandma|granny|grandmother|uncle|aunt|brother|sister|son|daughter|"
+    r"mr|mrs|ms|miss|player|athlete|coach|nurse|doctor|baker|farmer|driver"
+)
 _PLAUSIBLE: tuple[tuple[str, str, Fraction, str], ...] = (
+    (r"snail|slug|worm|caterpillar", "speed", Fraction(1, 10), "a snail or a worm"),
+    (r"tortoise|turtle", "speed", Fraction(1), "a tortoise"),
     (r"goldfish|hamster|mouse|budgie|gerbil", "mass", Fraction(1000), "a small pet"),
     (r"kitten|guinea pig", "mass", Fraction(5000), "a small pet"),
     (r"cat|rabbit|hen|chicken|parrot|duck", "mass", Fraction(15000), "this animal"),
@@ -811,19 +819,19 @@ _PLAUSIBLE: tuple[tuple[str, str, Fraction, str], ...] = (
     ),
     (r"baby|toddler", "mass", Fraction(20000), "a small child"),
     (
-        r"child|boy|girl|pupil|student|kid|teenager|adult|man|woman|person|teacher",
+        rf"{_PERSON}|teenager",
         "mass",
         Fraction(250000),
         "a person",
     ),
     (
-        r"child|boy|girl|pupil|student|kid|adult|man|woman|person|teacher",
-        "length",
+        _PERSON,
+        "height",
         Fraction(25, 10),
         "a person's height",
     ),
     (r"classroom|room|kitchen|bedroom|hall|office|house", "length", Fraction(12), "a room's height"),
-    (r"giraffe|elephant|horse|camel", "length", Fraction(7), "this animal's height"),
+    (r"giraffe|elephant|horse|camel", "height", Fraction(7), "this animal's height"),
     (r"dog|cat|sheep|goat|pig|rabbit", "length", Fraction(15, 10), "this animal's size"),
     (r"tree", "length", Fraction(120), "a tree"),
     (r"door|desk|chair|wardrobe|sofa", "length", Fraction(4), "this piece of furniture"),
@@ -874,25 +882,51 @@ def plausible(f: ProblemFacts) -> Result:
         for found in (_implausible_measure(sentence), _impossible_count(sentence)):
             if found:
                 return found
-    return _probability(q) or _weather(q) or world.impossible_pace(f) or world.impossible_body(f) or ""
+    return (
+        _probability(q)
+        or _weather(q)
+        or world.impossible_pace(f)
+        or world.impossible_body(f)
+        or _computed(f)
+        or limits.negative_amount(f)
+        or limits.part_beyond_whole(f)
+        or limits.beyond_capacity(q)
+        or limits.hours_beyond_a_day(q)
+        or limits.boiling_water(f)
+        or ""
+    )
+
+
+def _computed(f: ProblemFacts) -> str:
+    """The solution's answer measured against what the question asks about: a dad 5.2 m tall, a
+    man of 210, a family car at 900 km/h."""
+    if not f.target:
+        return ""
+    found = _implausible_measure(f"{f.target} {f.final_sentence}") or _impossible_count(f.final_sentence)
+    return f"the answer: {found}" if found else ""
 
 
 # A length limits a thing's size only where the sentence speaks of its size ("18 km to his
 # grandmother's house" is a distance, not the house's height).
 _SIZE = re.compile(r"\b(?:tall|high|height|long|length|wide|width|deep|depth|size|measures?)\b")
+# A person's or an animal's height: the sentence must speak of how tall it is (a farmer's field is
+# 40 m long; the farmer is not).
+_TALL = re.compile(r"\b(?:tall|height)\b")
 
 
 def _implausible_measure(sentence: str) -> str:
     for subject, dimension, limit, what in _PLAUSIBLE:
         if not re.search(rf"\b(?:{subject})\b", sentence):
             continue
-        if dimension == "length" and not _SIZE.search(sentence):
+        if (dimension == "length" and not _SIZE.search(sentence)) or (
+            dimension == "height" and not _TALL.search(sentence)
+        ):
             continue
         for number, name in re.findall(rf"(\d+(?:\.\d+)?) ?({UNIT_PATTERN})(?![\w/])", sentence):
             measured = unit(name)
             if (
                 measured is not None
-                and measured.dimension == dimension
+                and measured.dimension == ("length" if dimension == "height" else dimension)
                 and Fraction(number) * measured.scale > limit
             ):
                 return f"{number} {name} is not possible for {what}"

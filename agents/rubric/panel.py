@@ -31,10 +31,11 @@ _CHECK_ID = re.compile(r"\[(\w+)\]")
 def rubric_version() -> str:
     """A hash of the rubric's source: the offline panel's 'prompt version'."""
     digest = hashlib.sha256()
-    for name in ("facts.py", "detectors.py", "world.py", "scaling.py", "roles.py", "checks.py", "repairs.py"):
-        digest.update(resources.files(__package__).joinpath(name).read_bytes())
-    for name in ("text.py", "units.py", "expressions.py", "verifier.py"):
-        digest.update(resources.files("agents.verify").joinpath(name).read_bytes())
+    # Every module of both packages, so that a new detector module changes the version by itself.
+    for package in (__package__, "agents.verify"):
+        for source in sorted(resources.files(package).iterdir(), key=lambda entry: entry.name):
+            if source.name.endswith(".py"):
+                digest.update(source.read_bytes())
     return f"rubric@{digest.hexdigest()[:12]}"
 
 

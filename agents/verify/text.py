@@ -108,10 +108,17 @@ def _words_to_digits(text: str) -> str:
     )
 
 
+# text2num reads every "second" as the ordinal ("3 metres per 2nd"): where it is a unit of time,
+# it is set aside while number words are converted.
+_SECOND_UNIT = re.compile(r"\b(per|a|an|one|each|every|\d+(?:\.\d+)?) second\b", re.I)
+_SECOND_KEPT = "SECONDUNITKEPT"
+
+
 @lru_cache(maxsize=4096)
 def with_digits(text: str) -> str:
     """``plain`` text with numbers written as digits, fractions as a/b, clock phrases as h:mm."""
-    out: str = _words_to_digits(plain(text))
+    kept = _SECOND_UNIT.sub(rf"\1 {_SECOND_KEPT}", plain(text))
+    out: str = _words_to_digits(kept).replace(_SECOND_KEPT, "second")
     for pattern, replacement in _OPERATORS + _CLOCK + _FRACTIONS:
         out = pattern.sub(replacement, out)
     return out
