@@ -316,6 +316,10 @@ class Dataset(SQLModel, table=True):
     format: str = Field(max_length=20)
     n_problems: int
     created_at: datetime = _ts()
+    # What the upload answered, by line (the first 100 of each): reads answer the same. Null for a
+    # dataset uploaded before they were kept.
+    duplicates: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
+    warnings: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
 
 
 class DatasetItem(SQLModel, table=True):

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response, status
 from pydantic import AfterValidator
 from sqlmodel import col, select
 
 from app.datasets import repository as datasets_repo
-from app.datasets.parsing import MAX_DATASET_BYTES, DatasetError, ParsedDataset, RowError, parse_dataset
+from app.datasets.parsing import MAX_DATASET_BYTES, DatasetError, ParsedDataset, listed, parse_dataset
 from app.datasets.schemas import DatasetFormat, DatasetPage, DatasetPublic
 from app.deps import ReadKey, Session, WriteKey
 from app.errors import Conflict, NotFound, Unprocessable, problem_responses
@@ -23,11 +23,6 @@ router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
 _ERRORS = problem_responses(
     {404: "No such dataset", 409: "Batches use it", 413: "File too large", 422: "Bad rows or file"}
 )
-MAX_LISTED_ISSUES = 100  # a hostile 10,000-row file must not make a 10,000-entry answer
-
-
-def _issues(rows: list[RowError]) -> list[dict[str, Any]]:
-    return [{"line": r.line, "message": r.message} for r in rows[:MAX_LISTED_ISSUES]]
 
 
 def _format(content_type: str, name: str, fmt: DatasetFormat | None) -> tuple[str, DatasetFormat | None]:
@@ -50,18 +45,17 @@ def _parse(data: bytes, filename: str, fmt: DatasetFormat | None) -> ParsedDatas
         raise Unprocessable(
             f"{len(parsed.errors)} row(s) are invalid; nothing was stored. Fix them and upload again.",
             error_count=len(parsed.errors),
-            row_errors=_issues(parsed.errors),
+            row_errors=listed(parsed.errors),
         )
     if not parsed.rows:
         raise Unprocessable("The file holds no problems.")
     return parsed
 
 
-def _public(dataset: Dataset, parsed: ParsedDataset | None = None) -> DatasetPublic:
-    extra = {}
-    if parsed is not None:
-        extra = {"duplicates": _issues(parsed.duplicates), "warnings": _issues(parsed.warnings)}
-    return DatasetPublic.model_validate(dataset.model_dump() | extra)
+def _public(dataset: Dataset) -> DatasetPublic:
+    """The dataset as uploads and reads answer it (none kept: uploaded before they were)."""
+    issues = {"duplicates": dataset.duplicates or [], "warnings": dataset.warnings or []}
+    return DatasetPublic.model_validate(dataset.model_dump() | issues)
 
 
 @router.post(
@@ -105,7 +99,7 @@ async def upload_dataset(
     audit.record(session, key, "created", "dataset", dataset.id, key.project_id, detail)
     await session.commit()
     response.headers["Location"] = f"/v1/datasets/{dataset.id}"
-    return _public(dataset, parsed)
+    return _public(dataset)
 
 
 async def _get(session: Session, dataset_id: str, project_id: str) -> Dataset:

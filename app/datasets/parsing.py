@@ -55,6 +55,14 @@ class RowError:
     message: str
 
 
+MAX_LISTED_ISSUES = 100  # a hostile 10,000-row file must not make a 10,000-entry answer
+
+
+def listed(rows: list[RowError]) -> list[dict[str, Any]]:
+    """The first rows of a list of issues, as ``{"line", "message"}`` (what answers and rows keep)."""
+    return [{"line": r.line, "message": r.message} for r in rows[:MAX_LISTED_ISSUES]]
+
+
 @dataclass
 class ParsedDataset:
     """What a file yielded: valid rows, rejected rows, and duplicates folded into earlier rows."""

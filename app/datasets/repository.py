@@ -13,7 +13,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from app.datasets.parsing import DatasetRow, ParsedDataset
+from app.datasets.parsing import DatasetRow, ParsedDataset, listed
 from app.models import DEFAULT_PROJECT, Batch, Dataset, DatasetItem, ProblemRow, new_id, utcnow
 
 
@@ -25,12 +25,19 @@ async def store_dataset(
     project_id: str = DEFAULT_PROJECT,
 ) -> Dataset:
     """A project's dataset of the parsed file's valid rows (problems shared across datasets by
-    content; each row keeps its own metadata).
+    content; each row keeps its own metadata), keeping the duplicates folded and the warnings.
 
     Rows go in chunks of bulk inserts: a 10,000-row file is about 60 statements, not 20,000, and no
     ORM object is kept per row.
     """
-    dataset = Dataset(project_id=project_id, name=name, format=parsed.format, n_problems=len(parsed.rows))
+    dataset = Dataset(
+        project_id=project_id,
+        name=name,
+        format=parsed.format,
+        n_problems=len(parsed.rows),
+        duplicates=listed(parsed.duplicates),
+        warnings=listed(parsed.warnings),
+    )
     session.add(dataset)
     await session.flush()
     for start in range(0, len(parsed.rows), chunk):
