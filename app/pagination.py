@@ -75,6 +75,22 @@ def in_range(when: datetime) -> datetime:
     return instant
 
 
+# The largest value our integer columns hold on every database (PostgreSQL's INTEGER is 32-bit,
+# SQLite's 64-bit): a larger number from a client failed in the driver or the database, a 500.
+MAX_INT32 = 2**31 - 1
+
+
+def sequence_number(text: str, what: str, advice: str = "") -> int:
+    """``text`` as a number of ours (a position, an event id): ASCII digits up to MAX_INT32;
+    BadRequest naming ``what`` otherwise (``str.isdigit`` alone accepts "²", which ``int`` refuses)."""
+    # The length test first: int() refuses more than 4,300 digits with a ValueError of its own.
+    if text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= MAX_INT32:
+        return int(text)
+    raise BadRequest(
+        f"The {what} {text[:40]!r} is not valid: it must be a whole number from 0 to {MAX_INT32}{advice}."
+    )
+
+
 def _out_of_range(when: datetime) -> BadRequest:
     return BadRequest(
         f"The cursor's time {when.isoformat()} is out of range (rows are created between "

@@ -33,9 +33,9 @@ from app.batches.service import BatchService, BatchSpec, BatchStateError, progre
 from app.datasets import repository as datasets_repo
 from app.db import short_session
 from app.deps import AppSettings, QuotasDep, ReadKey, Registry, Session, WriteKey, check_models
-from app.errors import BadRequest, Conflict, NotFound, Unprocessable, problem_responses
+from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import BATCH_TERMINAL, ApiKey, Batch, Dataset, DatasetItem
-from app.pagination import page
+from app.pagination import page, sequence_number
 from app.reporting import figures
 from app.reporting.batch import build_report
 from app.reporting.formats import render_report
@@ -316,9 +316,7 @@ async def get_batch_figure(
 def _item_cursor(cursor: str | None) -> int | None:
     if cursor is None:
         return None
-    if not cursor.isdigit():
-        raise BadRequest("The cursor is not valid; use next_cursor from a previous page.")
-    return int(cursor)
+    return sequence_number(cursor, "cursor", "; use next_cursor from a previous page")
 
 
 @router.get("/{batch_id}/events", responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}})

@@ -18,6 +18,8 @@ ReportFormat = Literal["json", "md", "csv", "html"]
 ItemFormat = Literal["jsonl", "csv", "parquet"]
 ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200), BeforeValidator(storable_if_text)]
 MAX_BATCH_ITEMS = 100_000
+MAX_BUDGET_TOKENS = 2**31 - 1  # the column is a 32-bit INTEGER on PostgreSQL
+MAX_BUDGET_USD = 1e12
 
 
 class BatchCreate(BaseModel):
@@ -50,8 +52,13 @@ class BatchCreate(BaseModel):
     )
     control_arm: bool = Field(default=False, description="Also one revision with no feedback, judged alike")
     use_cache: bool = Field(default=True, description="Answer identical temperature-0 calls from the cache")
-    budget_tokens: int | None = Field(default=None, ge=1, description="Stop cleanly once spent")
-    budget_usd: float | None = Field(default=None, ge=0, description="Stop cleanly once spent")
+    # Upper bounds: a larger number overflowed the database's integer, a 500.
+    budget_tokens: int | None = Field(
+        default=None, ge=1, le=MAX_BUDGET_TOKENS, description="Stop cleanly once this many tokens are spent"
+    )
+    budget_usd: float | None = Field(
+        default=None, ge=0, le=MAX_BUDGET_USD, description="Stop cleanly once this many US dollars are spent"
+    )
 
 
 class BatchProgress(BaseModel):

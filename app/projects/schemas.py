@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
+
+from app.pagination import in_range
+from app.text import storable_if_text
 
 Scope = Literal["read", "write", "admin"]
+# Text we store: NUL and lone surrogates refused by name on every database (before the length
+# check, which would refuse a surrogate only as undecodable data).
+Name = Annotated[str, BeforeValidator(storable_if_text)]
 
 
 class ProjectCreate(BaseModel):
@@ -15,7 +21,7 @@ class ProjectCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=200, description="Unique name", examples=["school-north"])
+    name: Name = Field(min_length=1, max_length=200, description="Unique name", examples=["school-north"])
 
 
 class ProjectPublic(BaseModel):
@@ -37,11 +43,13 @@ class KeyCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=200, description="Who or what uses it", examples=["tutor-app"])
+    name: Name = Field(
+        min_length=1, max_length=200, description="Who or what uses it", examples=["tutor-app"]
+    )
     scopes: list[Scope] = Field(
         default=["read", "write"], min_length=1, description="read, write and/or admin", examples=[["read"]]
     )
-    expires_at: AwareDatetime | None = Field(
+    expires_at: Annotated[AwareDatetime, AfterValidator(in_range)] | None = Field(
         default=None, description="When it stops working (with a timezone; default: never)"
     )
 

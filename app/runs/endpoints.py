@@ -13,7 +13,7 @@ from app.db import short_session
 from app.deps import AppSettings, QuotasDep, ReadKey, Registry, Session, WriteKey
 from app.errors import problem_responses
 from app.models import RunStatus
-from app.pagination import in_range
+from app.pagination import in_range, sequence_number
 from app.runs import actions
 from app.runs import repository as repo
 from app.runs.deps import Executor, Outbox
@@ -28,6 +28,7 @@ def _in_range(when: datetime | None) -> datetime | None:
     return None if when is None else in_range(when)
 
 
+_RESUME = "; send the id of an event this stream sent"
 _ERRORS = problem_responses(
     {404: "No such run", 409: "Conflict", 413: "Body too large", 422: "Invalid request"}
 )
@@ -152,13 +153,15 @@ async def stream_run_events(
     key: ReadKey,
     settings: AppSettings,
     executor: Executor,
-    last_event_id: Annotated[str | None, Header()] = None,
+    last_event_id: Annotated[
+        str | None, Header(max_length=100, description="Resume after this event id (an earlier event's id)")
+    ] = None,
 ) -> EventSourceResponse:
     """Server-Sent Events of the run's transcript: live, or replayed; resumes after Last-Event-ID."""
     sessions = request.app.state.sessions
     # No request-scoped session here: it would stay checked out for the whole stream.
     async with short_session(sessions) as session:
         await actions.get(session, run_id, key.project_id)
-    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+    after = sequence_number(last_event_id, "Last-Event-ID", _RESUME) if last_event_id else 0
     stream = actions.events(sessions, run_id, after, executor.notifier, settings.sse_reread_s)
     return EventSourceResponse(stream, ping=settings.sse_heartbeat_s)

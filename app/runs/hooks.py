@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime
+from typing import Annotated
 
 from fastapi import APIRouter, Response, status
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
+from pydantic import AnyHttpUrl, BaseModel, BeforeValidator, ConfigDict, Field
 from sqlalchemy import update
 from sqlmodel import col, select
 
@@ -18,6 +19,7 @@ from app.projects import audit
 from app.runs.deliveries import delivery_log, delivery_public
 from app.runs.deps import Outbox
 from app.runs.schemas import DeliveryLog, DeliveryPublic
+from app.text import storable_if_text, unstorable_reason
 from app.webhooks import DeliveryStatus, WebhookTargetRefused, check_target, enqueue_test, redact
 
 router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"])
@@ -33,7 +35,7 @@ class EndpointCreate(BaseModel):
         description="Where to POST events (it must pass THINKLOOP_WEBHOOK_ALLOW_HOSTS)",
         examples=["https://tutor.example/hooks/thinkloop"],
     )
-    description: str = Field(
+    description: Annotated[str, BeforeValidator(storable_if_text)] = Field(
         default="", max_length=200, description="What it is, for people", examples=["north school's grader"]
     )
 
@@ -74,7 +76,8 @@ def _public(endpoint: WebhookEndpoint) -> EndpointPublic:
 
 
 async def _get(session: Session, endpoint_id: str, project_id: str) -> WebhookEndpoint:
-    endpoint = await session.get(WebhookEndpoint, endpoint_id)
+    # No id holds NUL (PostgreSQL would refuse to look): unknown on every database alike.
+    endpoint = None if unstorable_reason(endpoint_id) else await session.get(WebhookEndpoint, endpoint_id)
     if endpoint is None or endpoint.project_id != project_id:
         raise NotFound(f"There is no webhook endpoint {endpoint_id}.")
     return endpoint

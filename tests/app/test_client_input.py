@@ -330,3 +330,147 @@ async def test_a_body_over_the_limit_is_one_413_problem(api: Api, how: str) -> N
     answer = api.refused(response, 413, "payload-too-large", "65536 bytes")
     assert answer["title"] == "Request body too large"
     assert api.stored("runs") == []
+
+
+# -- 6. numbers past the database's integers -----------------------------------------------------------
+
+LARGEST = 2**31 - 1  # what PostgreSQL's INTEGER holds
+PAST_INT64 = str(2**63)  # past even SQLite's INTEGER
+
+
+def a_batch(api: Api) -> str:
+    """A batch of one item, over a dataset of one problem; its id."""
+    dataset = api.client.post("/v1/datasets", params={"name": "one.jsonl"}, content=jsonl_rows(QUESTION))
+    assert dataset.status_code == 201, dataset.text
+    batch = api.client.post("/v1/batches", json={"dataset_id": dataset.json()["id"], "models": ["sim"]})
+    assert batch.status_code == 202, batch.text
+    return str(batch.json()["id"])
+
+
+@pytest.mark.parametrize("value", ["²", "1²", str(LARGEST + 1), PAST_INT64, "9" * 30, "-1", " 1"])
+async def test_a_batch_items_cursor_that_is_no_position_is_a_400(api: Api, value: str) -> None:
+    batch_id = a_batch(api)
+    response = api.client.get(f"/v1/batches/{batch_id}/items", params={"cursor": value})
+    answer = api.refused(response, 400, "bad-request", "The cursor", "next_cursor")
+    assert str(LARGEST) in str(answer["detail"])
+
+
+async def test_the_largest_batch_items_cursor_is_an_empty_page(api: Api) -> None:
+    batch_id = a_batch(api)
+    response = api.client.get(f"/v1/batches/{batch_id}/items", params={"cursor": str(LARGEST)})
+    assert response.status_code == 200 and response.json() == {"items": [], "next_cursor": None}
+
+
+@pytest.mark.parametrize("value", ["99999999999999999999999", PAST_INT64, "²", "x"])
+async def test_a_last_event_id_past_any_event_is_a_400_before_the_stream(api: Api, value: str) -> None:
+    run = api.client.post("/v1/runs", json={"problem": {"question": QUESTION}})
+    assert run.status_code == 202, run.text
+    resume = {"Last-Event-ID": value.encode("latin-1")}  # a header is Latin-1: "²" is one byte
+    response = api.client.get(f"/v1/runs/{run.json()['id']}/events", headers=resume)
+    api.refused(response, 400, "bad-request", "Last-Event-ID")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("budget_tokens", 10**29),
+        ("budget_tokens", 2**63),
+        ("budget_tokens", LARGEST + 1),
+        ("budget_usd", 1e300),
+    ],
+)
+async def test_a_budget_past_any_spend_is_a_422(api: Api, field: str, value: float) -> None:
+    dataset = api.client.post("/v1/datasets", params={"name": "one.jsonl"}, content=jsonl_rows(QUESTION))
+    body = {"dataset_id": dataset.json()["id"], "models": ["sim"], field: value}
+    answer = api.refused(api.client.post("/v1/batches", json=body), 422, "validation-error", field)
+    assert "less than or equal" in str(answer["detail"])
+    assert api.stored("batches") == []
+
+
+# -- 7. NUL and lone surrogates in the admin and webhook APIs, alike on every database ------------------
+
+
+@pytest.fixture
+def admin(live: tuple[LiveServer, Keys]) -> dict[str, str]:
+    """Headers of the admin key."""
+    return live[1].auth("admin")
+
+
+UNSTORABLE_NAMES = [
+    pytest.param(NUL, "NUL (U+0000)", id="nul"),
+    pytest.param(LONE_SURROGATE, "lone surrogate (U+D800)", id="surrogate"),
+]
+
+
+@pytest.mark.parametrize(("escape", "reason"), UNSTORABLE_NAMES)
+async def test_a_project_name_that_cannot_be_stored_is_a_422(
+    api: Api, admin: dict[str, str], escape: str, reason: str
+) -> None:
+    body = f'{{"name": "north{escape}"}}'
+    response = api.client.post(
+        "/v1/projects", content=body, headers=admin | {"Content-Type": "application/json"}
+    )
+    answer = api.refused(response, 422, "validation-error", reason)
+    assert str(answer["detail"]).startswith("The request does not match the schema: body.name: ")
+    names = [p["name"] for p in api.client.get("/v1/projects", headers=admin).json()["items"]]
+    assert not any(name.startswith("north") for name in names)
+
+
+@pytest.mark.parametrize(("escape", "reason"), UNSTORABLE_NAMES)
+async def test_a_key_name_that_cannot_be_stored_is_a_422(
+    api: Api, admin: dict[str, str], escape: str, reason: str
+) -> None:
+    project = api.client.post("/v1/projects", json={"name": "north"}, headers=admin).json()["id"]
+    body = f'{{"name": "app{escape}"}}'
+    headers = admin | {"Content-Type": "application/json"}
+    response = api.client.post(f"/v1/projects/{project}/keys", content=body, headers=headers)
+    answer = api.refused(response, 422, "validation-error", reason)
+    assert str(answer["detail"]).startswith("The request does not match the schema: body.name: ")
+    assert api.client.get(f"/v1/projects/{project}/keys", headers=admin).json()["items"] == []
+
+
+@pytest.mark.parametrize(("escape", "reason"), UNSTORABLE_NAMES)
+async def test_a_webhook_description_that_cannot_be_stored_is_a_422(
+    api: Api, escape: str, reason: str
+) -> None:
+    body = f'{{"url": "http://127.0.0.1:9/hooks", "description": "grader{escape}"}}'
+    answer = api.refused(post_json(api, "/v1/webhook-endpoints", body), 422, "validation-error", reason)
+    assert str(answer["detail"]).startswith("The request does not match the schema: body.description: ")
+    assert api.client.get("/v1/webhook-endpoints").json()["items"] == []
+
+
+async def test_a_key_expiring_past_any_time_we_keep_is_a_422(api: Api, admin: dict[str, str]) -> None:
+    project = api.client.post("/v1/projects", json={"name": "north"}, headers=admin).json()["id"]
+    body = {"name": "app", "expires_at": "9999-12-31T23:59:59-05:00"}
+    response = api.client.post(f"/v1/projects/{project}/keys", json=body, headers=admin)
+    api.refused(response, 422, "validation-error", "body.expires_at", "between 1970 and 9000")
+
+
+ID_WITH_NUL = "abc%00def"
+PATHS_WITH_AN_ID = [
+    pytest.param("GET", f"/v1/webhook-endpoints/{ID_WITH_NUL}", "both", id="endpoint"),
+    pytest.param("DELETE", f"/v1/webhook-endpoints/{ID_WITH_NUL}", "both", id="endpoint-delete"),
+    pytest.param("POST", f"/v1/webhook-endpoints/{ID_WITH_NUL}/test", "both", id="endpoint-test"),
+    pytest.param("GET", f"/v1/webhook-endpoints/{ID_WITH_NUL}/deliveries", "both", id="endpoint-log"),
+    pytest.param("GET", f"/v1/projects/{ID_WITH_NUL}/keys", "admin", id="keys"),
+    pytest.param("POST", f"/v1/keys/{ID_WITH_NUL}/revoke", "admin", id="revoke"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "key"), PATHS_WITH_AN_ID)
+async def test_an_id_with_nul_in_the_path_is_unknown_on_every_database(
+    api: Api, live: tuple[LiveServer, Keys], method: str, path: str, key: str
+) -> None:
+    response = api.client.request(method, path, headers=live[1].auth(key))
+    api.refused(response, 404, "not-found", "There is no")
+
+
+async def test_an_id_with_nul_in_a_new_key_path_is_unknown(api: Api, admin: dict[str, str]) -> None:
+    response = api.client.post(f"/v1/projects/{ID_WITH_NUL}/keys", json={"name": "app"}, headers=admin)
+    api.refused(response, 404, "not-found", "There is no project")
+
+
+@pytest.mark.parametrize("field", ["project_id", "action", "target_id"])
+async def test_an_audit_filter_with_nul_is_a_422(api: Api, admin: dict[str, str], field: str) -> None:
+    response = api.client.get("/v1/audit", params={field: "a\x00b"}, headers=admin)
+    api.refused(response, 422, "validation-error", f"query.{field}", "NUL (U+0000)")
