@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 PROBLEM_JSON = "application/problem+json"
 log = structlog.get_logger(__name__)
@@ -297,9 +298,35 @@ def install_error_handlers(app: FastAPI) -> None:
         response.headers["Retry-After"] = "5"
         return response
 
-    @app.exception_handler(Exception)
-    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("http.unhandled_error", path=request.url.path)
-        return problem(
-            500, "internal-error", "Internal error", "An unexpected error occurred.", request.url.path
-        )
+
+class UnhandledErrors:
+    """A 500 problem for an exception no handler took, answered inside ``RequestIds``.
+
+    Starlette runs an ``Exception`` handler in its outermost middleware, outside ours: that 500 had
+    no X-Request-ID and its log line no request_id. Here both do. Once the answer has begun (a
+    stream), nothing can be sent instead: the error is logged and raised for the server to close."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except Exception:
+            log.exception("http.unhandled_error", path=scope["path"], answered=started)
+            if started:
+                raise
+            detail = "An unexpected error occurred."
+            await problem(500, "internal-error", "Internal error", detail, scope["path"])(
+                scope, receive, send
+            )

@@ -21,7 +21,7 @@ from app.batches.service import BatchService
 from app.catalog import endpoints as catalog
 from app.datasets import endpoints as datasets
 from app.db import create_engine, session_factory
-from app.errors import install_error_handlers, with_problem_schema
+from app.errors import UnhandledErrors, install_error_handlers, with_problem_schema
 from app.limits import BodySizeLimit
 from app.logging import RequestIds, configure_logging
 from app.metrics import ServiceMetrics
@@ -138,5 +138,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
     per_path = datasets.UPLOAD_LIMITS | validity.BODY_LIMITS
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, per_path=per_path)
+    app.add_middleware(UnhandledErrors)  # inside RequestIds: a 500 carries the id, its log line too
     app.add_middleware(RequestIds)  # outermost: even a 413 or a CORS refusal carries the id
     return app

@@ -83,5 +83,8 @@ def serve_announcing(host: str, port: int, lines: list[str], browse: str | None 
 
                     webbrowser.open(browse)
 
-    config = uvicorn.Config(create_app(get_settings()), host=host, port=port, log_level="warning")
+    # log_config=None: uvicorn's own records go through our handler (JSON lines with
+    # THINKLOOP_LOG_JSON), not the plain-text handlers its default configuration installs.
+    app = create_app(get_settings())
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", log_config=None)
     Announcing(config).run()

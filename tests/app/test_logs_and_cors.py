@@ -90,3 +90,26 @@ async def test_cors_follows_settings(database_url: str, simulator_server: Simula
         denied = await client.options("/v1/runs", headers=preflight | {"Origin": "https://evil.example"})
     assert allowed.headers["access-control-allow-origin"] == "https://tutor.example"
     assert "access-control-allow-origin" not in denied.headers
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_an_unhandled_error_is_a_500_problem_with_the_request_id_in_answer_and_log(
+    database_url: str, simulator_server: SimulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = create_app(service_settings(database_url, simulator_server, log_json=True, log_level="INFO"))
+
+    async def explode() -> None:
+        raise RuntimeError("a bug")
+
+    app.add_api_route("/test-only/explode", explode)  # this test's app only
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        response = await client.get("/test-only/explode", headers={"X-Request-ID": "req-500"})
+    assert response.status_code == 500 and response.headers["x-request-id"] == "req-500"
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.json()["type"] == "https://thinkloop.dev/problems/internal-error"
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.strip()]
+    failed = next(line for line in lines if line["event"] == "http.unhandled_error")
+    assert failed["request_id"] == "req-500" and failed["exc_type"] == "RuntimeError"
+    logged = next(line for line in lines if line["event"] == "http.request")
+    assert (logged["request_id"], logged["status"]) == ("req-500", 500)
