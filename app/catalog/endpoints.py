@@ -8,11 +8,13 @@ from agents.llm import endpoint_host
 from agents.models import OFFLINE_MODEL, ModelConfigError, UnknownModelError
 from agents.panel import PanelFactory
 from app.catalog.schemas import Capabilities, ModelList, ModelPublic
-from app.deps import Factory, ReadKey, WriteKey
+from app.deps import AdminKey, Factory, ReadKey
 from app.errors import NotFound, Unprocessable, problem_responses
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
-_ERRORS = problem_responses({404: "No such model", 422: "The model has no endpoint to check"})
+_ERRORS = problem_responses(
+    {403: "The key lacks the scope", 404: "No such model", 422: "The model has no endpoint to check"}
+)
 
 
 def _public(factory: PanelFactory, name: str) -> ModelPublic:
@@ -53,9 +55,9 @@ async def list_models(factory: Factory, _: ReadKey) -> ModelList:
 
 
 @router.post("/{name}/check", response_model=ModelPublic, responses=_ERRORS)
-async def check_model(name: str, factory: Factory, _: WriteKey) -> ModelPublic:
+async def check_model(name: str, factory: Factory, _: AdminKey) -> ModelPublic:
     """Probe the endpoint once per capability (a few tiny requests, billed by the provider) and use
-    what works from now on."""
+    what works from now on, for every project: so an **admin** key's to call."""
     if name == OFFLINE_MODEL:
         raise Unprocessable("The offline panel has no endpoint to check.")
     try:

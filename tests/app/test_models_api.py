@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from agents.simulator import SimulatorServer
@@ -28,7 +29,7 @@ async def test_a_check_probes_the_endpoint_and_the_mode_follows(
 ) -> None:
     update = {"profile": "tgi"}
     simulator_server.state.configure(simulator_server.state.config.model_copy(update=update))
-    checked = await service.client.post("/v1/models/sim/check", headers=service.keys.auth("write"))
+    checked = await service.client.post("/v1/models/sim/check", headers=service.keys.auth("admin"))
     assert checked.status_code == 200, checked.text
     found = checked.json()
     caps = found["capabilities"]
@@ -40,10 +41,22 @@ async def test_a_check_probes_the_endpoint_and_the_mode_follows(
 
 
 async def test_check_errors(service: Service) -> None:
-    write = service.keys.auth("write")
-    assert_problem(await service.client.post("/v1/models/rubric/check", headers=write), 422)
-    assert_problem(await service.client.post("/v1/models/nope/check", headers=write), 404)
-    assert_problem(await service.client.post("/v1/models/sim/check", headers=service.keys.auth("read")), 403)
+    admin = service.keys.auth("admin")
+    assert_problem(await service.client.post("/v1/models/rubric/check", headers=admin), 422)
+    assert_problem(await service.client.post("/v1/models/nope/check", headers=admin), 404)
+
+
+@pytest.mark.parametrize("key", ["read", "write", "both", "other"])
+async def test_only_an_admin_key_may_check_a_model_for_every_project(
+    service: Service, simulator_server: SimulatorServer, key: str
+) -> None:
+    before = len(simulator_server.state.requests)
+    refused = await service.client.post("/v1/models/sim/check", headers=service.keys.auth(key))
+    assert_problem(refused, 403)
+    assert "admin" in refused.json()["detail"]
+    assert len(simulator_server.state.requests) == before  # nothing was probed
+    listed = (await service.client.get("/v1/models", headers=service.keys.auth("read"))).json()
+    assert next(m for m in listed["items"] if m["name"] == "sim")["capabilities"] is None
 
 
 def _registry(tmp_path: Path, simulator_server: SimulatorServer) -> Path:
