@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Dialect, Index, Text, TypeDecorator, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    Dialect,
+    Index,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
 from sqlmodel import Field, SQLModel
 
 
@@ -271,6 +281,20 @@ class RevisionRow(LLMCallColumns, table=True):
     error: str | None = Field(default=None, sa_column=Column(Text))
     failure: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     raw_outputs: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+
+
+class DailyUsage(SQLModel, table=True):
+    """What a project's LLM calls spent on one UTC day: the ledger its daily caps read. Added to in
+    the transaction that records each call's usage; deleting runs or batches leaves it as it is."""
+
+    __tablename__ = "daily_usage"
+
+    project_id: str = Field(foreign_key="projects.id", primary_key=True)
+    day: date = Field(primary_key=True)
+    # A busy project's day can pass 2**31 tokens.
+    input_tokens: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    output_tokens: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    cost_usd: float = 0.0
 
 
 class TranscriptEvent(SQLModel, table=True):

@@ -20,12 +20,11 @@ from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 from redis.asyncio import ConnectionPool
 from redis.exceptions import RedisError
-from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col, select
 
+from app.access import usage
 from app.errors import QuotaExceeded, TooManyRequests
-from app.models import ApiKey, RevisionRow, Run, VerdictRow, utcnow
+from app.models import ApiKey, utcnow
 from app.settings import Settings
 
 KEY_PREFIX = "thinkloop:quotas"
@@ -131,8 +130,8 @@ class Quotas:
         return Window(item.amount, max(0, stats.remaining), reset)
 
     async def check_daily(self, session: AsyncSession, project_id: str) -> None:
-        """QuotaExceeded when the project's runs started today (UTC) have spent its daily token or
-        cost cap: checked before a run or a batch is stored, so no work starts past it."""
+        """QuotaExceeded when the project's calls today (UTC) have spent its daily token or cost cap:
+        checked before a run or a batch is stored, so no work starts past it."""
         tokens_cap, cost_cap = self.settings.project_daily_tokens, self.settings.project_daily_cost_usd
         if tokens_cap is None and cost_cap is None:
             return
@@ -155,18 +154,9 @@ class Quotas:
 
 
 async def spent_today(session: AsyncSession, project_id: str) -> tuple[int, float]:
-    """Tokens and cost of the judge and reviser calls of the project's runs created today (UTC)."""
-    midnight = utcnow().replace(hour=0, minute=0, second=0, microsecond=0)
-    runs = select(col(Run.id)).where(col(Run.project_id) == project_id, col(Run.created_at) >= midnight)
-    tokens, cost = 0, 0.0
-    for table in (VerdictRow, RevisionRow):
-        query = select(
-            func.coalesce(func.sum(table.input_tokens + table.output_tokens), 0),
-            func.coalesce(func.sum(table.cost_usd), 0.0),
-        ).where(col(table.run_id).in_(runs.scalar_subquery()))
-        row = (await session.execute(query)).one()
-        tokens, cost = tokens + int(row[0] or 0), cost + float(row[1] or 0.0)
-    return tokens, cost
+    """Tokens and cost the project's LLM calls spent today (UTC), from the usage ledger: runs
+    deleted since keep counting."""
+    return await usage.spent_on(session, project_id, utcnow().date())
 
 
 def _per_minute(amount: int) -> RateLimitItem | None:

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from agents.schemas import HolisticVerdict, JudgeResult, RevisionResult
+from app.access import usage
 from app.models import (
     RUN_TERMINAL,
     RUN_UNFINISHED,
@@ -119,6 +120,7 @@ async def record_round(session: AsyncSession, run_id: str, record: RoundRecord) 
         )
     )
     session.add_all(_judgement(run_id, outcome) for outcome in record.outcomes)
+    await usage.charge_round(session, run_id, record)  # the daily caps' ledger, kept past deletion
     return True
 
 
@@ -187,6 +189,7 @@ async def record_revision(session: AsyncSession, run_id: str, outcome: RevisionR
             **accounting(outcome),
         )
     )
+    await usage.charge_revision(session, run_id, outcome)
     return True
 
 

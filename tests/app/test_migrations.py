@@ -184,3 +184,55 @@ async def test_quality_migration_moves_stored_metrics_to_q_scale_and_back(databa
         assert result["metrics"] == metrics and event == finished
     finally:
         await engine.dispose()
+
+
+async def test_usage_ledger_migration_starts_from_the_stored_calls(database_url: str) -> None:
+    """A run stored at 0013 with two judgements and a revision: after 0014 its project's ledger
+    holds their tokens and cost on the day the run was created."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from app.db import alembic_config
+
+    await asyncio.to_thread(command.upgrade, alembic_config(database_url), "0013")
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as connection:
+            now = "2026-11-01 10:00:00"
+            await connection.execute(
+                text(
+                    "INSERT INTO problems (id, content_hash, question, solution, created_at) "
+                    "VALUES ('p1', 'c1', 'q', 's', :now)"
+                ),
+                {"now": now},
+            )
+            await connection.execute(
+                text(
+                    "INSERT INTO runs (id, problem_id, status, model, judge_model, policy, max_rounds, arm,"
+                    " created_at) VALUES ('r1', 'p1', 'accepted', 'm', 'j', 'default', 3, 'loop', :now)"
+                ),
+                {"now": now},
+            )
+            for judge, cost in (("remember", 0.5), ("apply", None)):
+                await connection.execute(
+                    text(
+                        "INSERT INTO judgements (run_id, round, judge, model, prompt_version, input_tokens,"
+                        " output_tokens, latency_s, cost_usd, reasoning, raw_outputs)"
+                        " VALUES ('r1', 1, :judge, 'j', 'v', 100, 10, 0.1, :cost, '', '[]')"
+                    ),
+                    {"judge": judge, "cost": cost},
+                )
+            await connection.execute(
+                text(
+                    "INSERT INTO revisions (run_id, round, model, prompt_version, input_tokens,"
+                    " output_tokens, latency_s, cost_usd, thinking, raw_outputs)"
+                    " VALUES ('r1', 1, 'm', 'v', 7, 3, 0.1, 0.25, '', '[]')"
+                )
+            )
+        await migrate(database_url)
+        async with engine.connect() as connection:
+            query = "SELECT project_id, day, input_tokens, output_tokens, cost_usd FROM daily_usage"
+            rows = (await connection.execute(text(query))).all()
+    finally:
+        await engine.dispose()
+    assert [(p, str(d), i, o, c) for p, d, i, o, c in rows] == [("default", "2026-11-01", 207, 23, 0.75)]

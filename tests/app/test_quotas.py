@@ -4,12 +4,14 @@ and the brake on repeated failed sign-ins."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+import pytest
 import redis
 
 from agents.simulator import SimulatorServer
@@ -131,6 +133,56 @@ async def test_a_daily_token_cap_stops_new_runs_and_batches(
         # another project's day is its own
         other = await client.post("/v1/runs", json={"problem": PROBLEM}, headers=keys.auth("other"))
         assert other.status_code == 202
+
+
+async def test_deleting_the_days_runs_gives_no_spend_back(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    """The cap reads a ledger that deleting runs (and batches) leaves alone: what was spent today
+    stays spent, to the token, and the project is still refused."""
+    keys = await _keys(database_url)
+    async with api(database_url, simulator_server, project_daily_tokens=1) as client:
+        body = {"problem": PROBLEM, "options": {"model": "sim", "judge_model": "sim"}}
+        run = (await client.post("/v1/runs", json=body, params={"wait": "true"}, headers=keys.auth())).json()
+        spent = run["usage"]["input_tokens"] + run["usage"]["output_tokens"]
+        assert spent > 1
+        assert (await client.delete(f"/v1/runs/{run['id']}", headers=keys.auth())).status_code == 204
+        assert (await client.get("/v1/runs", headers=keys.auth())).json()["items"] == []
+        problem = _too_many(await client.post("/v1/runs", json=body, headers=keys.auth()), "quota-exceeded")
+        assert problem["spent"]["tokens"] == spent
+
+
+async def test_a_daily_cost_cap_counts_a_deleted_batchs_calls(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    keys = await _keys(database_url)
+    priced = {"model": "sim-1", "base_url": simulator_server.base_url, "timeout_s": 5, "max_retries": 1}
+    priced["price"] = {"input_per_mtok": 1000.0, "output_per_mtok": 1000.0}
+    async with api(
+        database_url, simulator_server, models={"sim": priced}, project_daily_cost_usd=0.01
+    ) as client:
+        dataset = await client.post(
+            "/v1/datasets",
+            params={"name": "one.jsonl"},
+            content=b'{"question": "What is 2 + 2?", "solution": "2 + 2 = 4"}\n',
+            headers=keys.auth() | {"Content-Type": "application/x-ndjson"},
+        )
+        batch = {"dataset_id": dataset.json()["id"], "models": ["sim"], "judge_model": "sim", "max_rounds": 1}
+        created = await client.post("/v1/batches", json=batch, headers=keys.auth())
+        assert created.status_code == 202, created.text
+        batch_id = created.json()["id"]
+        for _ in range(600):
+            got = (await client.get(f"/v1/batches/{batch_id}", headers=keys.auth())).json()
+            if got["progress"]["status"] == "completed" and not got["progress"]["items"].get("running"):
+                break
+            await asyncio.sleep(0.05)
+        cost = got["progress"]["cost_usd"]
+        assert cost >= 0.01, got
+        assert (await client.delete(f"/v1/batches/{batch_id}", headers=keys.auth())).status_code == 204
+        problem = _too_many(
+            await client.post("/v1/batches", json=batch, headers=keys.auth()), "quota-exceeded"
+        )
+        assert problem["spent"]["cost_usd"] == pytest.approx(cost, rel=1e-6)
 
 
 async def test_quotas_let_requests_through_while_redis_is_away(
