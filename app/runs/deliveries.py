@@ -11,7 +11,13 @@ from app.errors import NotFound, problem_responses
 from app.models import WebhookDelivery
 from app.runs import repository as repo
 from app.runs.deps import Outbox
-from app.runs.schemas import DeliveryLog, DeliveryPublic, RunFailedWebhook, RunFinishedWebhook
+from app.runs.schemas import (
+    DeliveryLog,
+    DeliveryPublic,
+    PingWebhook,
+    RunFailedWebhook,
+    RunFinishedWebhook,
+)
 from app.webhooks import DeliveryStatus, redact, redeliver
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
@@ -89,3 +95,8 @@ def run_finished(body: RunFinishedWebhook) -> None:
 @webhooks.post("run.failed", operation_id="run_failed")
 def run_failed(body: RunFailedWebhook) -> None:
     """POSTed to the run's webhook_url when it is cancelled or fails inside thinkloop."""
+
+
+@webhooks.post("ping", operation_id="ping")
+def ping(body: PingWebhook) -> None:
+    """POSTed to a registered endpoint by POST /v1/webhook-endpoints/{id}/test."""

@@ -278,7 +278,7 @@ class DeliveryPublic(BaseModel):
     )
 
     id: str = Field(description="The delivery id, sent as the Thinkloop-Delivery header on every attempt")
-    event: str = Field(description="The event sent: run.finished or run.failed")
+    event: str = Field(description="The event sent: run.finished, run.failed or ping")
     url: str = Field(description="The receiver's URL without user, password, query or fragment")
     status: DeliveryStatus = Field(
         description="pending (to be sent or retried), delivered (a 2xx answer), or failed (attempts "
@@ -298,32 +298,74 @@ class DeliveryLog(BaseModel):
     items: list[DeliveryPublic] = Field(description="Deliveries, newest first (redeliveries included)")
 
 
-class WebhookEvent(BaseModel):
+class _Stamped(BaseModel):
     """What every webhook POST carries (the headers Thinkloop-Event, Thinkloop-Delivery,
     Thinkloop-Timestamp and, with a secret, Thinkloop-Signature: ``v1=<hex HMAC-SHA256 of
     "<timestamp>.<body>">``). Answer any 2xx; anything else is retried with backoff."""
 
-    type: str = Field(description="The event: run.finished or run.failed")
-    id: str = Field(description="The event's id: a redelivery keeps it, so a receiver can drop repeats")
-    created: datetime = Field(description="When the event was made (UTC)")
-    run_id: str = Field(description="The run it is about: GET /v1/runs/{run_id} has its whole trace")
-    status: RunStatus = Field(description="The run's status, as in its trace and its event stream")
+    type: str = Field(description="The event: run.finished, run.failed or ping", examples=["run.finished"])
+    id: str = Field(
+        description="The event's id: a redelivery keeps it, so a receiver can drop repeats",
+        examples=["0e8d1c2b3a4f4e5d9c8b7a6f5e4d3c2b"],
+    )
+    created: datetime = Field(description="When the event was made (UTC)", examples=["2026-11-23T09:00:02Z"])
+
+
+class WebhookEvent(_Stamped):
+    """What every webhook POST about a run carries: the stamp, the run and its status."""
+
+    run_id: str = Field(
+        description="The run it is about: GET /v1/runs/{run_id} has its whole trace",
+        examples=["5dd6f164dde6407fb7dd519ec9a32a8a"],
+    )
+    status: RunStatus = Field(
+        description="The run's status, as in its trace and its event stream", examples=["accepted"]
+    )
 
 
 class RunFinishedWebhook(WebhookEvent):
     """The run ended with a verdict (accepted, exhausted, needs_review) or in error."""
 
-    type: Literal["run.finished"] = Field(description="run.finished")
-    outcome: str = Field(description="The same as status (kept for receivers written before status)")
-    stop_reason: str = Field(description="Why the loop stopped, in words")
-    rounds: int = Field(description="Rounds judged")
-    final_quality: float | None = Field(description="Q of the last version judged, 0–1")
-    rounds_to_pass: int | None = Field(description="The round that passed; null when none did")
-    metrics: dict[str, Any] = Field(description="The run's metrics, as in its trace")
+    type: Literal["run.finished"] = Field(description="run.finished", examples=["run.finished"])
+    outcome: str = Field(
+        description="The same as status (kept for receivers written before status)", examples=["accepted"]
+    )
+    stop_reason: str = Field(
+        description="Why the loop stopped, in words", examples=["every judge passed the version in round 2"]
+    )
+    rounds: int = Field(description="Rounds judged", examples=[2])
+    final_quality: float | None = Field(description="Q of the last version judged, 0–1", examples=[0.99])
+    rounds_to_pass: int | None = Field(description="The round that passed; null when none did", examples=[2])
+    avg_quality_final: float | None = Field(
+        description="Q of the final version, 0–1 (as in the run's metrics); null when none was scored",
+        examples=[0.99],
+    )
+    avg_quality_all_steps: float | None = Field(
+        description="Mean Q over every judged version, 0–1; null when none was scored", examples=[0.69]
+    )
+    failure: CallFailure | None = Field(
+        default=None,
+        description="With status error: the call that failed (model, endpoint host, HTTP status, "
+        "exception, message); null otherwise",
+    )
+    metrics: dict[str, Any] = Field(
+        description="The run's metrics, as in its trace",
+        examples=[{"rounds_to_pass": 2, "avg_quality_final": 0.99, "avg_quality_all_steps": 0.69}],
+    )
 
 
 class RunFailedWebhook(WebhookEvent):
     """The run ended without a verdict: cancelled, or failed inside thinkloop."""
 
-    type: Literal["run.failed"] = Field(description="run.failed")
-    reason: str = Field(description="Why, in words")
+    type: Literal["run.failed"] = Field(description="run.failed", examples=["run.failed"])
+    reason: str = Field(description="Why, in words", examples=["cancelled by request"])
+
+
+class PingWebhook(_Stamped):
+    """POST /v1/webhook-endpoints/{id}/test: a signed event about no run, to see that the endpoint
+    receives it and verifies its signature."""
+
+    type: Literal["ping"] = Field(description="ping", examples=["ping"])
+    endpoint_id: str = Field(
+        description="The endpoint it was sent to", examples=["9c1d2e3f4a5b4c6d8e7f9a0b1c2d3e4f"]
+    )

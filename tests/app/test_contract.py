@@ -138,7 +138,7 @@ def test_a_trace_names_its_final_and_its_best_version() -> None:
 
 async def test_the_webhooks_are_in_the_openapi_document(service: Service) -> None:
     spec = (await service.client.get("/openapi.json")).json()
-    assert set(spec["webhooks"]) == {"run.finished", "run.failed"}
+    assert set(spec["webhooks"]) == {"run.finished", "run.failed", "ping"}
     finished = spec["components"]["schemas"]["RunFinishedWebhook"]
     assert {"type", "id", "created", "run_id", "status"} <= set(finished["required"])
     assert all(field.get("description") for field in finished["properties"].values())
