@@ -99,6 +99,11 @@ class Settings(BaseSettings):
     )
     batch_outage_s: float = Field(default=300.0, description="Items wait this long for the database")
     batch_grace_s: float = Field(default=30.0, description="Shutdown: in-flight items may finish")
+    resume_batches: bool = Field(
+        default=True,
+        description="Embedded broker: at start, send the unfinished items of every active batch again "
+        "(off: the process runs only batches created or resumed through it; `thinkloop view`)",
+    )
     limits_url: str | None = Field(
         default=None, description="redis://... for provider limits shared by all processes (default: broker)"
     )

@@ -19,6 +19,7 @@ from tenacity import (
     stop_after_delay,
 )
 
+from agents.models import UnknownModelError
 from agents.retrying import OUTAGE_BACKOFF, log_retry
 from agents.schemas import CallFailure
 from app.batches import repository as repo
@@ -193,6 +194,10 @@ class BatchRunner:
             return f"batch {batch.status}"
         if await self._over_budget(session, batch):
             return "budget"
+        unknown = self._unknown_model(item.model, batch.judge_model)
+        if unknown is not None:  # another process's registry has it: leave the item to that one
+            log.warning("batch.item_model_unknown", item_id=item_id, model=unknown, worker=self.worker)
+            return f"unknown model {unknown}"
         if not await repo.claim(session, item_id, self.worker, self.lease):
             return "taken"
         await repo.transition(session, batch.id, ("queued",), status="running")
@@ -223,6 +228,20 @@ class BatchRunner:
             await repo.link_run(session, item_id, run.id)
             run_id = run.id
         return batch, item, run_id
+
+    def _unknown_model(self, *names: str) -> str | None:
+        """The first of ``names`` this process's model registry does not know, if any.
+
+        Registries differ between processes (`thinkloop view` on a laptop, a worker with the
+        provider's keys): an item is run only where its models are known, and otherwise stays
+        pending, untouched, for a process that knows them. Failing it here made opening the viewer
+        turn another process's batch into errors."""
+        for name in names:
+            try:
+                self.executor.factory.registry.get(name)
+            except UnknownModelError:
+                return name
+        return None
 
     async def _db(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
         """One short transaction, retried while the database is unreachable (up to ``outage_s``)."""

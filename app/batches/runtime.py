@@ -52,10 +52,12 @@ async def consuming(
 ) -> AsyncIterator[None]:
     """Work on batch items in this process while the block runs.
 
-    Embedded: the in-process broker runs what is sent, and (with ``resume_all``, as the API does)
-    unfinished items of every active batch are sent again now (this process restarted; nothing
-    else held them). `thinkloop batch run|resume` pass False: they run their own batch's items, and
-    another batch left unfinished waits for its own `resume`. Redis: read the stream,
+    Embedded: the in-process broker runs what is sent, and (with ``resume_all``, as the API does,
+    unless ``settings.resume_batches`` is off) unfinished items of every active batch are sent again
+    now (this process restarted; nothing else held them). `thinkloop batch run|resume` pass False:
+    they run their own batch's items, and another batch left unfinished waits for its own `resume`;
+    a viewer started to look at data turns the setting off, so that opening it changes nothing.
+    Either way an item whose model this process does not know stays pending. Redis: read the stream,
     acknowledging each message only after its item ran, and re-send the items of stalled batches
     (a dead worker's messages).
     """
@@ -63,7 +65,7 @@ async def consuming(
     if settings.broker_url:
         tasks.append(asyncio.create_task(receive(broker, settings)))
         tasks.append(asyncio.create_task(sweep_forever(broker, runner, settings.redelivery_s)))
-    elif resume_all:
+    elif resume_all and settings.resume_batches:
         await resume_active(broker, runner)
     try:
         yield

@@ -54,6 +54,8 @@ async def harness(database_url: str, simulator_server: SimulatorServer) -> Async
             name: {"model": name, "base_url": simulator_server.base_url, "max_retries": 0}
             for name in ("m1", "m2")
         }
+        # an endpoint that answers every call with 404: its items fail (an unknown model stays pending)
+        | {"broken": {"model": "b", "base_url": f"{simulator_server.base_url}/missing", "max_retries": 0}}
     )
     factory = PanelFactory(registry, {})
     broker = build_broker(None, concurrency=8, redelivery_s=30)
@@ -136,14 +138,82 @@ async def test_pause_resume_cancel_and_retry(harness: Harness, simulator_server:
 
 async def test_failed_items_can_be_retried_alone(harness: Harness, simulator_server: SimulatorServer) -> None:
     simulator_server.state.configure(simulator_server.state.config.model_copy(update={"latency_s": 0.0}))
-    spec = BatchSpec(harness.dataset_id, ["m1", "nope"], judge_model="rubric", use_cache=False)
+    spec = BatchSpec(harness.dataset_id, ["m1", "broken"], judge_model="rubric", use_cache=False)
     batch = await harness.service.create(spec)
     progress = await harness.wait(batch.id)
-    assert progress["items"] == {"done": 12, "failed": 12}  # the unknown model's items fail, the rest go on
-    assert await harness.service.retry_failed(batch.id) == 12
+    items = progress["items"]
+    assert isinstance(items, dict)
+    # the failing endpoint's items fail where it is called (problems passing at once never call it)
+    failed = items["failed"]
+    assert failed > 0 and items == {"done": 24 - failed, "failed": failed}
+    assert await harness.service.retry_failed(batch.id) == failed
     again = await harness.wait(batch.id)
-    assert again["items"] == {"done": 12, "failed": 12}
-    assert await item_count(harness, batch_id=batch.id, model="nope", attempts=2) == 12
+    assert again["items"] == items
+    assert await item_count(harness, batch_id=batch.id, model="broken", attempts=2) == failed
+
+
+async def test_a_process_that_does_not_know_the_model_leaves_its_items_pending(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    """A process whose registry lacks the batch's model (a viewer on a laptop) neither claims nor
+    fails its items; a process that knows the model completes the batch later."""
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    idle = build_broker(None, concurrency=1, redelivery_s=30)  # never started: items wait in the database
+    async with short_session(sessions) as session:
+        dataset = await store_dataset(session, "sample", parse_dataset(SAMPLE.read_bytes(), SAMPLE.name))
+    service = BatchService(sessions, idle)
+    batch = await service.create(BatchSpec(dataset.id, ["elsewhere"], judge_model="rubric", use_cache=False))
+    async with short_session(sessions) as session:
+        query = select(BatchItem.id).where(BatchItem.batch_id == batch.id)
+        ids = list((await session.execute(query)).scalars().all())
+    stranger = PanelFactory(ModelRegistry.from_sources(extra={}), {})
+    knower = PanelFactory(
+        ModelRegistry.from_sources(
+            extra={"elsewhere": {"model": "m", "base_url": simulator_server.base_url, "max_retries": 0}}
+        ),
+        {},
+    )
+    try:
+        async with batch_runner(sessions, stranger, database_url, worker="viewer") as runner:
+            outcomes = {await runner.process(item_id) for item_id in ids}
+        assert outcomes == {"unknown model elsewhere"}
+        untouched = await service.progress(batch.id)
+        assert untouched["status"] == "queued" and untouched["items"] == {"pending": 12}
+        async with short_session(sessions) as session:
+            attempts = select(func.sum(BatchItem.attempts)).where(BatchItem.batch_id == batch.id)
+            assert (await session.execute(attempts)).scalar_one() == 0  # never claimed
+        async with batch_runner(sessions, knower, database_url, worker="lab") as runner:
+            outcomes = {await runner.process(item_id) for item_id in ids}
+        assert outcomes == {"done"}
+        finished = await service.progress(batch.id)
+        assert finished["status"] == "completed" and finished["items"] == {"done": 12}
+    finally:
+        await stranger.aclose()
+        await knower.aclose()
+        await engine.dispose()
+
+
+@pytest.mark.parametrize("resume", [True, False])
+async def test_the_resume_batches_setting_decides_whether_a_start_resends_active_batches(
+    database_url: str, resume: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.batches import runtime
+    from app.settings import Settings
+
+    sent: list[object] = []
+
+    async def record(broker: object, runner: object) -> int:
+        sent.append(broker)
+        return 0
+
+    monkeypatch.setattr(runtime, "resume_active", record)
+    settings = Settings(_env_file=None, database_url=database_url, resume_batches=resume)  # type: ignore[call-arg]
+    broker = build_broker(None, concurrency=1, redelivery_s=30)
+    async with runtime.consuming(broker, object(), settings):  # type: ignore[arg-type]
+        pass
+    assert len(sent) == (1 if resume else 0)
 
 
 async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
