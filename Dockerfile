@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# Build: docker build -t thinkloop .
+# Build: docker build --build-arg GIT_REVISION="$(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD || echo +dirty)" -t thinkloop .
+#        (the image has no .git: without the argument, manifests record no git revision)
 # API:   docker run -p 8000:8000 -v thinkloop-data:/data thinkloop            (migrates, then serves)
 # Key:   docker run --rm -v thinkloop-data:/data thinkloop keys create --name my-app
 # CLI:   docker run --rm thinkloop refine --example orchestra
@@ -35,6 +36,9 @@ ENV PATH=/opt/venv/bin:$PATH \
     THINKLOOP_LOG_JSON=true \
     THINKLOOP_LOG_LEVEL=INFO \
     THINKLOOP_DATABASE_URL=sqlite+aiosqlite:////data/thinkloop.db
+# Last, so that a new revision rebuilds only this layer; manifests and --version report it.
+ARG GIT_REVISION=
+ENV THINKLOOP_GIT_REVISION=$GIT_REVISION
 USER thinkloop
 WORKDIR /home/thinkloop
 VOLUME ["/data"]

@@ -1,7 +1,8 @@
-"""Which thinkloop this is: the installed version and, in a git checkout, the revision."""
+"""Which thinkloop this is: the installed version and the revision it was built or checked out from."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from functools import cache
 from importlib import metadata
@@ -19,21 +20,36 @@ def version() -> str:
         return "unknown"
 
 
+# Set at build time where there is no checkout (the Dockerfile's GIT_REVISION build argument).
+BUILD_REVISION_ENV = "THINKLOOP_GIT_REVISION"
+
+
 @cache
 def git_revision() -> str | None:
-    """The checkout's commit (12 hex digits); None outside a checkout or without git. (Read-only:
-    ``git describe --dirty`` would refresh the index, which another git command may hold.)"""
-    if not (ROOT / ".git").exists():
+    """The revision this code came from: the build's (``THINKLOOP_GIT_REVISION``, e.g. a Docker
+    image's, which has no .git), else the checkout's commit (12 hex digits) with ``+dirty`` when
+    tracked files differ from it; None when neither is known."""
+    built = os.environ.get(BUILD_REVISION_ENV, "").strip()
+    return built or checkout_revision(ROOT)
+
+
+def checkout_revision(root: Path) -> str | None:
+    """``root``'s HEAD as 12 hex digits, ``+dirty`` when a tracked file is modified; None outside a
+    checkout or without git. (Read-only: ``git describe --dirty`` and a plain ``git status``
+    refresh the index, which another git command may hold; untracked files are not the code.)"""
+    if not (root / ".git").exists():
         return None
+    head = _git(root, "rev-parse", "--short=12", "HEAD")
+    if not head:
+        return None
+    changes = _git(root, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no")
+    return f"{head}+dirty" if changes else head
+
+
+def _git(root: Path, *args: str) -> str | None:
+    """The stripped output of ``git args`` in ``root``; None when it fails."""
     try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        )
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=5, check=True)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() or None
