@@ -24,6 +24,7 @@ from app.batches.schemas import (
     BatchPage,
     BatchProgress,
     BatchPublic,
+    BatchStatus,
     ItemFormat,
     ItemOutcome,
     ItemStatus,
@@ -35,7 +36,7 @@ from app.db import short_session
 from app.deps import AppSettings, QuotasDep, ReadKey, Registry, Session, WriteKey, check_models
 from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import BATCH_TERMINAL, ApiKey, Batch, Dataset, DatasetItem
-from app.pagination import page, sequence_number
+from app.pagination import CreatedAfter, CreatedBefore, created_between, page, sequence_number
 from app.reporting import figures
 from app.reporting.batch import build_report
 from app.reporting.formats import render_report
@@ -108,11 +109,22 @@ async def list_batches(
     session: Session,
     key: ReadKey,
     service: Batches,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="At most this many batches")] = 20,
+    cursor: Annotated[
+        str | None, Query(max_length=500, description="next_cursor of the previous page")
+    ] = None,
+    status_filter: Annotated[
+        BatchStatus | None, Query(alias="status", description="Only batches in this state")
+    ] = None,
+    created_after: CreatedAfter = None,
+    created_before: CreatedBefore = None,
 ) -> BatchPage:
-    """The project's batches, newest first, each with its progress."""
+    """The project's batches, newest first, each with its progress; filtered by ``status`` and
+    creation time, paged with ``cursor``."""
     query = select(Batch).where(col(Batch.project_id) == key.project_id)
+    if status_filter is not None:
+        query = query.where(col(Batch.status) == status_filter)
+    query = created_between(query, Batch, created_after, created_before)
     rows, next_cursor = await page(session, query, Batch, limit, cursor)
     return BatchPage(items=[await _public(service, b) for b in rows], next_cursor=next_cursor)
 

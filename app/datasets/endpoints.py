@@ -14,7 +14,7 @@ from app.datasets.schemas import DatasetFormat, DatasetPage, DatasetPublic
 from app.deps import ReadKey, Session, WriteKey
 from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import Dataset
-from app.pagination import page
+from app.pagination import CreatedAfter, CreatedBefore, created_between, page
 from app.projects import audit
 from app.runs import repository as runs_repo
 from app.text import storable, unstorable_reason
@@ -137,11 +137,16 @@ async def delete_dataset(dataset_id: str, session: Session, key: WriteKey) -> Re
 async def list_datasets(
     session: Session,
     key: ReadKey,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="At most this many problem sets")] = 20,
+    cursor: Annotated[
+        str | None, Query(max_length=500, description="next_cursor of the previous page")
+    ] = None,
+    created_after: CreatedAfter = None,
+    created_before: CreatedBefore = None,
 ) -> DatasetPage:
-    """The project's problem sets, newest first."""
+    """The project's problem sets, newest first; filtered by creation time, paged with ``cursor``."""
     query = select(Dataset).where(col(Dataset.project_id) == key.project_id)
+    query = created_between(query, Dataset, created_after, created_before)
     rows, next_cursor = await page(session, query, Dataset, limit, cursor)
     return DatasetPage(items=[_public(d) for d in rows], next_cursor=next_cursor)
 

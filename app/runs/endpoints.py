@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response, status
-from pydantic import AfterValidator, AwareDatetime
+from pydantic import AfterValidator
 from sse_starlette import EventSourceResponse
 
 from app.db import short_session
 from app.deps import AppSettings, QuotasDep, ReadKey, Registry, Session, WriteKey
 from app.errors import problem_responses
 from app.models import RunStatus
-from app.pagination import in_range, sequence_number
+from app.pagination import CreatedAfter, CreatedBefore, sequence_number
 from app.runs import actions
 from app.runs import repository as repo
 from app.runs.deps import Executor, Outbox
@@ -22,10 +21,6 @@ from app.runs.trace import run_public
 from app.text import storable_if_text
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
-
-
-def _in_range(when: datetime | None) -> datetime | None:
-    return None if when is None else in_range(when)
 
 
 _RESUME = "; send the id of an event this stream sent"
@@ -100,16 +95,8 @@ async def list_runs(
         ),
         AfterValidator(storable_if_text),
     ] = None,
-    created_after: Annotated[
-        AwareDatetime | None,
-        Query(description="Runs created at or after this time (with a timezone)"),
-        AfterValidator(_in_range),
-    ] = None,
-    created_before: Annotated[
-        AwareDatetime | None,
-        Query(description="Runs created before this time (with a timezone)"),
-        AfterValidator(_in_range),
-    ] = None,
+    created_after: CreatedAfter = None,
+    created_before: CreatedBefore = None,
 ) -> RunPage:
     """The project's runs, newest first, with filters and cursor pagination."""
     runs, next_cursor = await repo.list_runs(

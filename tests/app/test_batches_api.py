@@ -308,3 +308,48 @@ async def test_a_batch_over_the_item_limit_is_refused(
     body = {"dataset_id": dataset["id"], "models": ["sim", "rubric"]}  # 24 items
     response = await service.client.post("/v1/batches", json=body, headers=service.keys.auth())
     assert "24 items; the limit is 20" in str(assert_problem(response, 422)["detail"])
+
+
+async def test_batches_and_datasets_are_filtered_by_status_and_time_and_still_page(service: Service) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    read = service.keys.auth("read")
+    one_row = b'{"question": "What is 2 + 2?"}\n'
+    dataset_ids = [(await upload(service, one_row, name=f"set{n}.jsonl")).json()["id"] for n in range(3)]
+    batches = [
+        await service.client.post(
+            "/v1/batches", json={"dataset_id": d, "models": ["sim"]}, headers=service.keys.auth()
+        )
+        for d in dataset_ids
+    ]
+    batch_ids = [b.json()["id"] for b in batches]
+    for batch_id in batch_ids:
+        await settle(service, batch_id)
+
+    async def listed(collection: str, **params: str) -> list[str]:
+        seen, cursor = [], None
+        while True:  # one item a page: the filters hold across the keyset pages
+            page_params = params | {"limit": "1"} | ({"cursor": cursor} if cursor else {})
+            answer = await service.client.get(f"/v1/{collection}", params=page_params, headers=read)
+            assert answer.status_code == 200, answer.text
+            seen += [item["id"] for item in answer.json()["items"]]
+            if (cursor := answer.json()["next_cursor"]) is None:
+                return seen
+
+    now = datetime.now(UTC)
+    hour_ago, in_an_hour = (now - timedelta(hours=1)).isoformat(), (now + timedelta(hours=1)).isoformat()
+    for collection, ids in (("batches", batch_ids), ("datasets", dataset_ids)):
+        assert await listed(collection, created_after=hour_ago) == list(reversed(ids))
+        assert await listed(collection, created_after=in_an_hour) == []
+        assert await listed(collection, created_before=hour_ago) == []
+        assert await listed(collection, created_after=hour_ago, created_before=in_an_hour) == list(
+            reversed(ids)
+        )
+        for bad in (
+            {"created_after": "2026-01-01T00:00:00"},  # no timezone
+            {"created_before": "9999-12-31T23:59:59-05:00"},
+        ):
+            assert_problem(await service.client.get(f"/v1/{collection}", params=bad, headers=read), 422)
+    assert await listed("batches", status="completed") == list(reversed(batch_ids))
+    assert await listed("batches", status="paused") == []
+    assert_problem(await service.client.get("/v1/batches", params={"status": "done"}, headers=read), 422)
