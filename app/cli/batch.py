@@ -252,13 +252,14 @@ def list_batches(
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
-    """The newest batches: id, when, status, models, items finished, cost."""
+    """The newest batches: id, when, status, models, items finished, cost (``--json``: each one's
+    progress, models, judge model and creation time)."""
     from rich.console import Console
     from rich.table import Table
 
     from app.batches import repository as repo
     from app.batches.service import progress
-    from app.cli.batch_views import LIST_HEAD, list_rows
+    from app.cli.batch_views import LIST_HEAD, list_json, list_rows
     from app.db import short_session
 
     async def read(sessions: async_sessionmaker[AsyncSession]) -> tuple[Any, list[dict[str, Any]]]:
@@ -268,7 +269,7 @@ def list_batches(
 
     batches, states = asyncio.run(_with_db(_settings(), read))
     if as_json:
-        typer.echo(json.dumps(states, indent=2, default=str))
+        typer.echo(json.dumps(list_json(batches, states), indent=2, default=str))
         return
     table = Table(*LIST_HEAD, box=None, pad_edge=False)
     for row in list_rows(batches, states):

@@ -8,10 +8,11 @@ import asyncio
 import contextlib
 import signal
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
+from rich.console import Console, RenderableType
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,6 +22,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from taskiq import AsyncBroker
 
@@ -126,17 +128,31 @@ async def execute(
     return Execution(batch_id, interrupt, handed_back)
 
 
-def _bar() -> Progress:
-    return Progress(
+class BatchBar(Progress):
+    """The progress table (the batch, then each model), and under it one line of what the batch has
+    spent. On one row with the bar, the spending made a row of about 120 columns, which rich cut to
+    ``2…`` at 80 (a terminal's default width, and what a pipe or a log gets)."""
+
+    spent = ""
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        """The table, then the spending line."""
+        yield self.make_tasks_table(self.tasks)
+        if self.spent:
+            yield Text(self.spent, overflow="fold")
+
+
+def bar(console: Console = err) -> BatchBar:
+    """A progress display whose rows fit in 80 columns (a short bar, the rate as n/min)."""
+    return BatchBar(
         TextColumn("[bold]{task.description}"),
-        BarColumn(),
+        BarColumn(bar_width=16),
         MofNCompleteColumn(),
         TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
         TextColumn("eta"),
         TimeRemainingColumn(),
-        TextColumn("{task.fields[detail]}"),
-        console=err,
+        console=console,
         transient=False,
     )
 
@@ -145,8 +161,8 @@ async def watch(service: BatchService, batch_id: str, stop: asyncio.Event) -> bo
     """Show the batch's progress (overall, then per model) until it ends (True) or ``stop`` is set
     (False)."""
     started = time.monotonic()
-    with _bar() as bar:
-        overall = bar.add_task(f"batch {batch_id[:12]}", total=None, rate="", detail="")
+    with bar() as shown:
+        overall = shown.add_task(f"batch {batch_id[:12]}", total=None, rate="")
         models: dict[str, TaskID] = {}
         first: int | None = None
         while True:
@@ -157,18 +173,18 @@ async def watch(service: BatchService, batch_id: str, stop: asyncio.Event) -> bo
             minutes = max(time.monotonic() - started, 1e-9) / 60
             items = state["items"]
             tokens = state["input_tokens"] + state["output_tokens"]
-            bar.update(
+            shown.update(
                 overall,
                 total=state["total"],
                 completed=state["finished"],
-                rate=f"{(state['finished'] - first) / minutes:.1f} items/min",
-                detail=f"errors {items.get('failed', 0)} · tokens {tokens:,} · ${state['cost_usd']:.4f}",
+                rate=f"{(state['finished'] - first) / minutes:.1f}/min",
             )
+            shown.spent = f"  errors {items.get('failed', 0)} · tokens {tokens:,} · ${state['cost_usd']:.4f}"
             for model, counts in by_model.items():
                 if model not in models:
-                    models[model] = bar.add_task(f"  {model}", total=None, rate="", detail="")
+                    models[model] = shown.add_task(f"  {model}", total=None, rate="")
                 done = sum(n for s, n in counts.items() if s in ITEM_TERMINAL)
-                bar.update(models[model], total=sum(counts.values()), completed=done)
+                shown.update(models[model], total=sum(counts.values()), completed=done)
             if state["status"] not in ("queued", "running") and not items.get("running"):
                 return True  # ended, or paused (over the API) with nothing left in flight
             with contextlib.suppress(TimeoutError):

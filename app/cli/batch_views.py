@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.batches import repository as repo
 from app.cli.support import fail
-from app.models import BATCH_TERMINAL, Batch, utcnow
+from app.models import BATCH_ACTIVE, BATCH_TERMINAL, Batch, utcnow
 
 SHORT = 12  # hex digits of an id shown to a person (48 bits: unique among any real number of batches)
 
@@ -75,12 +75,32 @@ def status_text(batch: Batch, state: dict[str, Any], by_model: dict[str, dict[st
     lines += [
         f"  spent      {tokens:,} tokens · {money(state['cost_usd'])} · "
         f"LLM time {duration(state['latency_s'])}",
-        f"  created    {_when(batch.created_at)} UTC · running for {duration(elapsed)}"
+        f"  created    {_when(batch.created_at)} UTC · {_how_long(batch, elapsed)}"
         + (f" · about {duration(state['eta_s'])} left" if state["eta_s"] is not None else ""),
     ]
     if batch.status not in BATCH_TERMINAL and state["finished"] < state["total"]:
         lines.append(f"  resume     thinkloop batch resume {short(batch.id)}")
     return "\n".join(lines)
+
+
+def _how_long(batch: Batch, elapsed: float) -> str:
+    """'running for 3m 05s' while the batch can still go on; once it ended, how long it ran and when
+    it finished (a finished batch is not running)."""
+    if batch.status in BATCH_TERMINAL:
+        ended = f", finished {_when(batch.finished_at)} UTC" if batch.finished_at else ""
+        return f"ran for {duration(elapsed)}{ended}"
+    if batch.status in BATCH_ACTIVE:
+        return f"running for {duration(elapsed)}"
+    return f"{batch.status}, {duration(elapsed)} since it was created"
+
+
+def list_json(batches: Sequence[Batch], states: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`batch list --json`: each batch's progress with what the table shows beside it (its models,
+    judge and creation time)."""
+    return [
+        {**s, "models": b.models, "judge_model": b.judge_model, "created_at": b.created_at.isoformat()}
+        for b, s in zip(batches, states, strict=True)
+    ]
 
 
 def list_rows(batches: Sequence[Batch], states: Sequence[dict[str, Any]]) -> list[list[str]]:
