@@ -424,6 +424,21 @@ _COLLECTIVE = {
 }  # fmt: skip
 
 
+# People are never a kind of thing: "3 children" added to balloons count what was not asked.
+_PEOPLE = {
+    "people", "person", "children", "child", "pupil", "student", "passenger", "guest", "visitor",
+    "player", "member", "worker",
+}  # fmt: skip
+
+
+def _stranger(noun: str, target: str) -> bool:
+    """A noun that cannot be a kind of the asked thing (a collective one may be, unless it is people
+    and the asked thing is not)."""
+    if noun not in _COLLECTIVE:
+        return True
+    return noun in _PEOPLE and target not in _PEOPLE and target not in _COLLECTIVE
+
+
 _NOT_NOUNS = {
     "in", "on", "at", "to", "of", "for", "by", "and", "or", "but", "more", "less", "fewer", "each", "per",
     "times", "a", "an", "the", "is", "are", "was", "were", "with", "from", "into", "left", "all", "his",
@@ -434,7 +449,16 @@ _NOT_NOUNS = {
 
 def _noun(word: str) -> str:
     word = word.lower()
-    for suffix, repl in (("ies", "y"), ("ves", "f"), ("es", "e"), ("s", "")):
+    for suffix, repl in (
+        ("ies", "y"),
+        ("ves", "f"),
+        ("xes", "x"),
+        ("ches", "ch"),
+        ("shes", "sh"),
+        ("sses", "ss"),
+        ("es", "e"),
+        ("s", ""),
+    ):
         if word.endswith(suffix) and len(word) > len(suffix) + 2:
             return word[: -len(suffix)] + repl
     return word
@@ -447,10 +471,14 @@ _ADJECTIVES = (
 )
 
 
+# "How much did the stall take for apples?": takings for one kind of thing, the noun ending the question.
+_ASKED_FOR = re.compile(r"\b(?:for|from|on) (?:the |its |her |his |their )?(?<!and )([a-z]+)\?\s*$")
+
+
 def unlike_sum(f: ProblemFacts) -> str:
     """'How many ducks' is not answered by adding the frogs: a sum that mixes the asked things with
     other things (that are not a kind of them) counts what was not asked."""
-    asked = re.search(r"how many ([a-z]+)", f.target)
+    asked = re.search(r"how many ([a-z]+)", f.target) or _ASKED_FOR.search(f.target)
     if not asked:
         return ""
     target = _noun(asked.group(1))
@@ -467,11 +495,14 @@ def unlike_sum(f: ProblemFacts) -> str:
         kinds = [nouns.get(v, set()) for v in values]
         if any(target in k for k in kinds):
             strangers = {
-                n for k in kinds if target not in k for n in k if n not in _COLLECTIVE and n != target
+                n for k in kinds if target not in k for n in k if n != target and _stranger(n, target)
             }
+            # "how many pears and plums", "for apples and pears?": the question asks about both
+            joined = rf"\b{asked.group(1)} (?:and|or) (?:\w+ )?" if asked.re is not _ASKED_FOR else r"\b"
+            strangers = {n for n in strangers if not re.search(rf"{joined}{n}", f.target)}
             if strangers and all(len(k) == 1 for k in kinds if k):
                 return (
-                    f"the question asks how many {asked.group(1)}; "
+                    f"the question asks about the {asked.group(1)} only; "
                     f"the sum also counts {', '.join(sorted(strangers))}"
                 )
     return ""

@@ -58,7 +58,7 @@ _OPERATORS: list[Substitution] = [
     (re.compile(r"\b(?:m|met(?:re|er)s?) (?:per|a) second\b", re.I), "m/s"),
     (re.compile(r"\bmiles (?:per|an|a) hour\b", re.I), "mph"),
     (re.compile(r"(?<=\d)[ \u202f\u00a0](?=\d{3}\b)"), ""),  # 10 000 -> 10000
-    (re.compile(r"(?<=\d),(?=\d{3}\b)"), ""),  # 1,500 -> 1500
+    (re.compile(r"(?<=\d),(?=\d{3}(?!\d)(?!,\d))|(?<=\d),(?=\d{3},\d{3})"), ""),  # 1,500 and 1,950p
 ]
 _CLOCK: list[Substitution] = [
     (re.compile(r"\bhalf an hour\b", re.I), "30 minutes"),

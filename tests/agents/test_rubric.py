@@ -254,11 +254,11 @@ def _cases(name: str) -> list[dict[str, str]]:
 
 
 async def test_problems_written_apart_from_the_set_are_judged_by_meaning() -> None:
-    """198 problems (125 sound, 73 flawed) written apart from the labelled set while the panel was
+    """205 problems (129 sound, 76 flawed) written apart from the labelled set while the panel was
     being generalised (the panel was adjusted on them, so they guard against regressions; they do
     not measure generalisation): every sound one, and every sound worked solution of the verifier's
-    corpus, is accepted; every flawed one is caught by a judge its flaw type names, but for the one
-    marked as a known miss."""
+    corpus, is accepted; every flawed one is caught by a judge its flaw type names, but for those
+    marked as known misses."""
     context = RunContext(
         judges={j: RubricJudge() for j in JUDGES}, reviser=RubricReviser(), policy=get_policy("default")
     )
