@@ -15,8 +15,10 @@ matplotlib's object API (no pyplot state; safe in threads):
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
+from xml.sax.saxutils import escape
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -27,6 +29,7 @@ from agents.schemas import JUDGES
 # Okabe & Ito (2008): distinguishable with every common colour-vision deficiency, and in grey.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
+ARM_LINESTYLES = {"loop": "-", "control": (0, (4, 2))}  # solid for the loop, dashed for its control
 PRINT_DPI = 300
 _STYLE: dict[Any, Any] = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8}
 
@@ -109,6 +112,11 @@ def levels(report: dict[str, Any]) -> Figure | None:
         axes.axvline(85, linestyle="--", color="grey", linewidth=0.8)
         axes.set_xlim(-2, 102)
         axes.set_title("holistic (Five Keys)" if judge == "holistic" else judge)
+    # Each panel above nothing (the bottom row, and the top row's last, above the note) gets the
+    # x axis's ticks and label.
+    for axes in panels[3:7]:
+        axes.xaxis.set_tick_params(labelbottom=True)
+        axes.set_xlabel("mean final score (0–100)")
     panels[-1].axis("off")
     panels[-1].text(
         0.0,
@@ -133,7 +141,20 @@ def rounds(report: dict[str, Any]) -> Figure | None:
         colour = PALETTE[i % len(PALETTE)]
         steps = [0, *(p["round"] for p in curve)]
         values = [1.0, *(p["not_passed"] for p in curve)]
-        axes.step(steps, values, where="post", color=colour, label=_label(row), linewidth=1.4)
+        # Colour alone fails in grey print and where curves overlap (a control arm's single round
+        # often equals the loop's first): the arm sets the dash and each row has its own marker.
+        axes.step(
+            steps,
+            values,
+            where="post",
+            color=colour,
+            label=_label(row),
+            linewidth=1.4,
+            linestyle=ARM_LINESTYLES.get(row["arm"], "-."),
+            marker=MARKERS[i % len(MARKERS)],
+            markersize=5,
+            markerfacecolor="white" if row["arm"] == "control" else colour,
+        )
         low = [1.0, *(p["low"] if p["low"] is not None else p["not_passed"] for p in curve)]
         high = [1.0, *(p["high"] if p["high"] is not None else p["not_passed"] for p in curve)]
         axes.fill_between(steps, low, high, step="post", color=colour, alpha=0.15, linewidth=0)
@@ -285,9 +306,21 @@ def provenance(report: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def svg(figure: Figure, description: str | None = None) -> str:
+# Where a figure file carries its batch's whole manifest: an element of this namespace inside the
+# SVG's <metadata>, and a PNG text chunk of this keyword (both hold the manifest as JSON).
+MANIFEST_NS = "urn:thinkloop:manifest"
+MANIFEST_KEY = "thinkloop.manifest"
+
+
+def manifest_json(report: dict[str, Any]) -> str | None:
+    """The report's manifest as JSON text (sorted keys: the same bytes every time), or None."""
+    manifest = report.get("manifest")
+    return json.dumps(manifest, sort_keys=True, default=str) if manifest else None
+
+
+def svg(figure: Figure, description: str | None = None, manifest: str | None = None) -> str:
     """The figure as standalone SVG text (glyphs as paths: no font needed to view it), with
-    ``description`` (e.g. :func:`provenance`) in its metadata."""
+    ``description`` (e.g. :func:`provenance`) and the ``manifest`` JSON in its metadata."""
     import matplotlib
 
     buffer = io.StringIO()
@@ -296,15 +329,28 @@ def svg(figure: Figure, description: str | None = None) -> str:
         metadata["Description"] = description
     with matplotlib.rc_context({"svg.hashsalt": "thinkloop"}):  # the same ids every time
         figure.savefig(buffer, format="svg", metadata=metadata)
-    return buffer.getvalue()
+    text = buffer.getvalue()
+    if manifest is None:
+        return text
+    # matplotlib writes only Dublin Core keys: the manifest goes in as an element of our own namespace.
+    element = f'<thinkloop:manifest xmlns:thinkloop="{MANIFEST_NS}">{escape(manifest)}</thinkloop:manifest>'
+    if "</metadata>" in text:
+        return text.replace("</metadata>", f"  {element}\n </metadata>", 1)
+    start = text.index(">", text.index("<svg")) + 1
+    return f"{text[:start]}\n <metadata>{element}</metadata>{text[start:]}"
 
 
-def png(figure: Figure, dpi: int = PRINT_DPI, description: str | None = None) -> bytes:
-    """The figure as PNG at print resolution, with ``description`` in a text chunk."""
+def png(
+    figure: Figure, dpi: int = PRINT_DPI, description: str | None = None, manifest: str | None = None
+) -> bytes:
+    """The figure as PNG at print resolution, with ``description`` and the ``manifest`` JSON in text
+    chunks (``Description`` and ``thinkloop.manifest``)."""
     buffer = io.BytesIO()
     metadata: dict[str, Any] = {"Software": None}
     if description:
         metadata["Description"] = description
+    if manifest is not None:
+        metadata[MANIFEST_KEY] = manifest
     figure.savefig(buffer, format="png", dpi=dpi, metadata=metadata)
     return buffer.getvalue()
 
@@ -321,5 +367,7 @@ def render(report: dict[str, Any], name: str, fmt: str) -> bytes | None:
         figure = make(report)
     if figure is None:
         return None
-    about = provenance(report)
-    return svg(figure, about).encode() if fmt == "svg" else png(figure, description=about)
+    about, manifest = provenance(report), manifest_json(report)
+    if fmt == "svg":
+        return svg(figure, about, manifest).encode()
+    return png(figure, description=about, manifest=manifest)

@@ -173,3 +173,46 @@ def _in_order(names: list[str]) -> list[str]:
         key=lambda n: (list(figures.FIGURES).index(n.rsplit("-", 1)[1].split(".")[0]), n.endswith(".png")),
     )
     return [*ordered, *(n for n in names if n.endswith(".json"))]
+
+
+def test_kaplan_meier_curves_differ_without_colour(drawn: dict[str, Figure], report: dict[str, Any]) -> None:
+    """In grey, or where curves overlap, each curve still has its own dash and marker: the control
+    arm dashed with hollow markers, the loop solid."""
+    lines = [line for line in drawn["rounds"].axes[0].get_lines() if not line.get_label().startswith("_")]
+    assert len(lines) == len([r for r in report["rows"] if r["time_to_pass"]]) >= 2
+    styles = {line.get_label(): (str(line.get_linestyle()), line.get_marker()) for line in lines}
+    assert len(set(styles.values())) == len(lines), styles
+    loop = next(line for line in lines if "(loop)" in str(line.get_label()))
+    control = next(line for line in lines if "(control)" in str(line.get_label()))
+    assert loop.get_linestyle() == "-" and control.get_linestyle() != "-"
+    assert to_hex(control.get_markerfacecolor()) == "#ffffff" != to_hex(loop.get_markerfacecolor())
+
+
+def test_the_levels_figure_labels_its_x_axis(drawn: dict[str, Figure]) -> None:
+    shown = [axes for axes in drawn["levels"].axes if axes.axison]
+    labelled = [axes for axes in shown if axes.get_xlabel() == "mean final score (0–100)"]
+    # the three panels at the bottom, and the one above the note
+    assert len(shown) == 7 and len(labelled) == 4
+    for axes in labelled:
+        assert any(t.get_visible() and t.get_text() for t in axes.get_xticklabels())
+
+
+def test_figure_files_carry_the_whole_manifest(report: dict[str, Any]) -> None:
+    from io import BytesIO
+
+    from PIL import Image
+
+    expected = json.loads(json.dumps(report["manifest"], default=str))
+    for name in figures.FIGURES:
+        svg = figures.render(report, name, "svg")
+        assert svg is not None
+        found = ET.fromstring(svg).find(f".//{{{figures.MANIFEST_NS}}}manifest")
+        assert found is not None and found.text is not None, name
+        assert json.loads(found.text) == expected, name
+        png = figures.render(report, name, "png")
+        assert png is not None
+        with Image.open(BytesIO(png)) as image:
+            text = image.text  # type: ignore[attr-defined]
+        assert json.loads(text[figures.MANIFEST_KEY]) == expected, name
+        assert report["batch"]["id"] in text["Description"], name
+    assert figures.render(report, "levels", "svg") == figures.render(report, "levels", "svg")
