@@ -40,6 +40,12 @@ class BadRequest(AppError):
     status, slug, title = 400, "bad-request", "Bad request"
 
 
+class MalformedJson(AppError):
+    """The body is not JSON we can read (invalid, nested too deeply, a number past the digit limit)."""
+
+    status, slug, title = 400, "malformed-json", "The body is not readable JSON"
+
+
 class Unauthorized(AppError):
     """No valid API key."""
 
@@ -262,15 +268,15 @@ def install_error_handlers(app: FastAPI) -> None:
         errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
         if _not_sent_as_json(request, errors):
             return app_problem(_wrong_media_type(request), request.url.path)
-        malformed = any(e["type"] == "json_invalid" for e in errors)
-        status, slug = (400, "malformed-json") if malformed else (422, "validation-error")
-        detail = "The body is not valid JSON." if malformed else _schema_mismatch(errors)
-        return problem(status, slug, HTTPStatus(status).phrase, detail, request.url.path, errors=errors)
+        # One title per problem type, whichever path raised it (ours or the framework's).
+        if any(e["type"] == "json_invalid" for e in errors):
+            return app_problem(MalformedJson("The body is not valid JSON.", errors=errors), request.url.path)
+        return app_problem(Unprocessable(_schema_mismatch(errors), errors=errors), request.url.path)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if (unreadable := _unreadable_json(exc)) is not None:
-            return problem(400, "malformed-json", "Bad Request", unreadable, request.url.path)
+            return app_problem(MalformedJson(unreadable), request.url.path)
         if exc.status_code in _OURS:
             return app_problem(_OURS[exc.status_code](str(exc.detail)), request.url.path)
         phrase = HTTPStatus(exc.status_code).phrase

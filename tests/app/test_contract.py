@@ -192,3 +192,34 @@ def timezone_paris() -> tzinfo:
     from datetime import timedelta, timezone
 
     return timezone(timedelta(hours=1))
+
+
+async def test_each_problem_type_has_one_title_whichever_path_raised_it(service: Service) -> None:
+    from app.errors import AppError, BadRequest, MalformedJson, Unprocessable
+
+    auth, json_body = service.keys.auth(), {"Content-Type": "application/json"}
+
+    async def post(body: str) -> httpx.Response:
+        return await service.client.post("/v1/runs", content=body, headers=auth | json_body)
+
+    answers = [
+        (Unprocessable, await post('{"problem": {"question": ""}}')),  # the schema (FastAPI)
+        (Unprocessable, await post('{"problem": {"question": "q"}, "options": {"model": "gpt-9"}}')),  # ours
+        (MalformedJson, await post('{"problem": ')),  # FastAPI's JSON error
+        (
+            MalformedJson,
+            await post('{"problem": {"question": "q"}, "x": ' + "9" * 5_000 + "}"),
+        ),  # the parser's
+        (BadRequest, await service.client.get("/v1/runs", params={"cursor": "garbage!"}, headers=auth)),
+    ]
+    for kind, answer in answers:
+        body = answer.json()
+        assert (answer.status_code, body["type"].rsplit("/", 1)[1]) == (kind.status, kind.slug), body
+        assert body["title"] == kind.title, body
+    titles: dict[str, set[str]] = {}
+    pending: list[type[AppError]] = [AppError]
+    while pending:
+        kind = pending.pop()
+        titles.setdefault(kind.slug, set()).add(kind.title)
+        pending += kind.__subclasses__()
+    assert all(len(named) == 1 for named in titles.values()), titles
