@@ -301,14 +301,29 @@ def status(
 
 
 @batch_cli.command("report")
-def report(batch_id: BatchId, fmt: Format = "md") -> None:
+def report(
+    batch_id: BatchId,
+    fmt: Format = "md",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here (default: stdout)")
+    ] = None,
+) -> None:
     """The batch's report: per model and arm, with confidence intervals, judge agreement and its
-    manifest (versions, dataset hash, endpoints, prompts, policy, times, cache hits)."""
+    manifest (versions, dataset hash, endpoints, prompts, policy, times, cache hits); for CSV, the
+    manifest is the file FILE.manifest.json beside it."""
+    from app.cli.item_files import note_no_manifest, write_report
     from app.reporting.formats import render_report
 
     _check_format(fmt)
     shown = asyncio.run(_with_db(_settings(), lambda sessions: _report(sessions, batch_id)))
-    typer.echo(render_report(shown, fmt).rstrip("\n"))
+    text = render_report(shown, fmt).rstrip("\n")
+    if output is not None:
+        written = write_report(text + "\n", fmt, output, shown.get("manifest"))
+        err.print(written, highlight=False, markup=False, soft_wrap=True)
+        return
+    typer.echo(text)
+    if fmt == "csv":
+        note_no_manifest(f"thinkloop batch report {shown['batch']['id'][:12]} --format csv -o FILE", "json")
 
 
 @batch_cli.command("items")

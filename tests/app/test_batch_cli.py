@@ -50,9 +50,17 @@ def test_run_then_status_and_report(db: Path) -> None:
     markdown = runner.invoke(cli, ["batch", "report", batch_id]).output
     assert "## Outcomes" in markdown and "| rubric | loop | 12 |" in markdown
     assert "## Paired comparisons on the same problems" in markdown and "Gwet's AC1" in markdown
-    csv_text = runner.invoke(cli, ["batch", "report", batch_id, "--format", "csv"]).output
+    shown_csv = runner.invoke(cli, ["batch", "report", batch_id, "--format", "csv"])
+    csv_text = shown_csv.stdout
     assert csv_text.splitlines()[0].startswith("model,arm,items_accepted,items_exhausted")
     assert len(csv_text.splitlines()) == 3
+    # a CSV cannot hold the manifest: stderr says where it is; with -o it is written beside the file
+    assert "CSV on stdout has no manifest" in shown_csv.stderr and "-o FILE" in shown_csv.stderr
+    target = db.parent / "report.csv"
+    written = runner.invoke(cli, ["batch", "report", batch_id[:8], "--format", "csv", "-o", str(target)])
+    assert written.exit_code == 0 and target.read_text() == csv_text
+    sidecar = json.loads((db.parent / "report.csv.manifest.json").read_text())
+    assert sidecar == json.loads(json.dumps(report["manifest"], default=str))
     check_html(runner.invoke(cli, ["batch", "report", batch_id, "--format", "html"]).output, report)
 
 

@@ -4,6 +4,7 @@ resume it by an id prefix, export its items to Parquet and open them in pandas."
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import re
@@ -194,6 +195,10 @@ def test_csv_export_writes_its_manifest_beside_it(tmp_path: Path, env: dict[str,
     assert len(pd.read_csv(target)) == 3
     manifest = json.loads((tmp_path / "items.csv.manifest.json").read_text())
     assert manifest["batch_id"] == batch_id and manifest["models"][0]["offline"] is True
+    on_stdout = runner.invoke(cli, ["batch", "items", batch_id, "--format", "csv"])
+    assert len(pd.read_csv(io.StringIO(on_stdout.stdout))) == 3
+    said = " ".join(on_stdout.stderr.split())
+    assert "CSV on stdout has no manifest" in said and "--format csv -o FILE" in said
     lines = runner.invoke(cli, ["batch", "items", batch_id]).output.splitlines()
     assert json.loads(lines[0])["manifest"]["dataset"] == manifest["dataset"] and len(lines) == 4
     bad = runner.invoke(cli, ["batch", "items", batch_id, "--format", "xlsx"])
