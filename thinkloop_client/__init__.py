@@ -13,7 +13,7 @@
 It needs httpx, httpx-sse and pydantic only: none of the server's code.
 """
 
-from thinkloop_client._calls import BatchOptions, Page, RunFilters, RunOptions
+from thinkloop_client._calls import AuditFilters, BatchOptions, Page, RunFilters, RunOptions
 from thinkloop_client.client import AsyncClient, Client
 from thinkloop_client.errors import (
     Conflict,
@@ -26,6 +26,7 @@ from thinkloop_client.errors import (
     Unauthorized,
 )
 from thinkloop_client.models import (
+    AuditEntry,
     Batch,
     BatchItem,
     BatchProgress,
@@ -34,8 +35,11 @@ from thinkloop_client.models import (
     Delivery,
     Event,
     JudgeVerdict,
+    Key,
+    ModelInfo,
     OtherEvent,
     Problem,
+    Project,
     ReviserThinking,
     RevisionProposed,
     Round,
@@ -54,6 +58,8 @@ from thinkloop_client.models import (
 
 __all__ = [
     "AsyncClient",
+    "AuditEntry",
+    "AuditFilters",
     "Batch",
     "BatchItem",
     "BatchOptions",
@@ -67,10 +73,13 @@ __all__ = [
     "Forbidden",
     "InvalidRequest",
     "JudgeVerdict",
+    "Key",
+    "ModelInfo",
     "NotFound",
     "OtherEvent",
     "Page",
     "Problem",
+    "Project",
     "RateLimited",
     "ReviserThinking",
     "RevisionProposed",

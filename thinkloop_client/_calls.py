@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -16,10 +16,14 @@ from typing import Any, Generic, Literal, TypedDict, TypeVar, Unpack
 import httpx
 
 from thinkloop_client.models import (
+    AuditEntry,
     Batch,
     BatchItem,
     Dataset,
     Delivery,
+    Key,
+    ModelInfo,
+    Project,
     Run,
     RunTrace,
     WebhookEndpoint,
@@ -76,6 +80,10 @@ def _json(response: httpx.Response) -> Any:
 
 def _text(response: httpx.Response) -> str:
     return response.text
+
+
+def _bytes(response: httpx.Response) -> bytes:
+    return response.content
 
 
 def _run_or_trace(response: httpx.Response) -> Run:
@@ -252,15 +260,32 @@ def delete_batch(batch_id: str) -> Call[None]:
 
 
 def batch_items(
-    batch_id: str, *, status: str | None = None, limit: int = 100, cursor: str | None = None
+    batch_id: str,
+    *,
+    status: str | None = None,
+    outcome: str | None = None,
+    limit: int = 100,
+    cursor: str | None = None,
 ) -> Call[Page[BatchItem]]:
-    params = _drop_none({"status": status, "limit": limit, "cursor": cursor})
+    params = _drop_none({"status": status, "outcome": outcome, "limit": limit, "cursor": cursor})
     return Call("GET", f"/v1/batches/{batch_id}/items", _page(BatchItem), params=params)
 
 
 def batch_report(batch_id: str, *, format: str = "json") -> Call[Any]:
     read = _json if format == "json" else _text
     return Call("GET", f"/v1/batches/{batch_id}/report", read, params={"format": format})
+
+
+def export_batch_items(batch_id: str, *, format: str = "jsonl") -> Call[bytes]:
+    return Call("GET", f"/v1/batches/{batch_id}/items/export", _bytes, params={"format": format})
+
+
+def batch_manifest(batch_id: str) -> Call[dict[str, Any]]:
+    return Call("GET", f"/v1/batches/{batch_id}/manifest", _json)
+
+
+def batch_figure(batch_id: str, name: str, *, format: str = "svg") -> Call[bytes]:
+    return Call("GET", f"/v1/batches/{batch_id}/figures/{name}", _bytes, params={"format": format})
 
 
 # Webhook endpoints --------------------------------------------------------------------------------
@@ -276,6 +301,10 @@ def list_webhook_endpoints() -> Call[list[WebhookEndpoint]]:
     return Call("GET", "/v1/webhook-endpoints", _items(WebhookEndpoint))
 
 
+def get_webhook_endpoint(endpoint_id: str) -> Call[WebhookEndpoint]:
+    return Call("GET", f"/v1/webhook-endpoints/{endpoint_id}", _one(WebhookEndpoint))
+
+
 def delete_webhook_endpoint(endpoint_id: str) -> Call[None]:
     return Call("DELETE", f"/v1/webhook-endpoints/{endpoint_id}", _nothing)
 
@@ -288,7 +317,80 @@ def endpoint_deliveries(endpoint_id: str) -> Call[list[Delivery]]:
     return Call("GET", f"/v1/webhook-endpoints/{endpoint_id}/deliveries", _items(Delivery))
 
 
-# The SSE stream -----------------------------------------------------------------------------------
+# Models and judges --------------------------------------------------------------------------------
+
+
+def list_models() -> Call[list[ModelInfo]]:
+    return Call("GET", "/v1/models", _items(ModelInfo))
+
+
+def check_model(name: str) -> Call[ModelInfo]:
+    return Call("POST", f"/v1/models/{name}/check", _one(ModelInfo))
+
+
+def validate_judges(
+    items: Sequence[Mapping[str, Any]] | None,
+    *,
+    builtin: bool,
+    judge_model: str | None,
+    twins: bool,
+    split: str,
+    policy: str | None,
+    format: str,
+) -> Call[Any]:
+    body = {
+        "items": None if items is None else [dict(item) for item in items],
+        "builtin": builtin,
+        "judge_model": judge_model,
+        "twins": twins,
+        "split": split,
+        "policy": policy,
+    }
+    read = _json if format == "json" else _text
+    return Call("POST", "/v1/judges/validate", read, params={"format": format}, json=_drop_none(body))
+
+
+# Projects, keys and the audit log (admin scope) ---------------------------------------------------
+
+
+def create_project(name: str) -> Call[Project]:
+    return Call("POST", "/v1/projects", _one(Project), json={"name": name})
+
+
+def list_projects() -> Call[list[Project]]:
+    return Call("GET", "/v1/projects", _items(Project))
+
+
+def create_key(
+    project_id: str, name: str, *, scopes: Sequence[str], expires_at: datetime | None
+) -> Call[Key]:
+    body = _drop_none({"name": name, "scopes": list(scopes), "expires_at": _when(expires_at)})
+    return Call("POST", f"/v1/projects/{project_id}/keys", _one(Key), json=body)
+
+
+def list_keys(project_id: str) -> Call[list[Key]]:
+    return Call("GET", f"/v1/projects/{project_id}/keys", _items(Key))
+
+
+def revoke_key(key_id: str) -> Call[Key]:
+    return Call("POST", f"/v1/keys/{key_id}/revoke", _one(Key))
+
+
+class AuditFilters(TypedDict, total=False):
+    """Which audit entries to list; every key is optional."""
+
+    project_id: str
+    action: str  # created, cancelled, paused, resumed, retried, revoked, deleted
+    target_id: str
+    limit: int  # 1-100 per page
+
+
+def list_audit(cursor: str | None = None, **filters: Unpack[AuditFilters]) -> Call[Page[AuditEntry]]:
+    params = _drop_none({**filters, "cursor": cursor})
+    return Call("GET", "/v1/audit", _page(AuditEntry), params=params)
+
+
+# The SSE streams ----------------------------------------------------------------------------------
 
 
 def event_data(data: str) -> dict[str, Any]:

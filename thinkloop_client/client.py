@@ -18,7 +18,10 @@ import httpx
 from httpx_sse import ServerSentEvent, aconnect_sse, connect_sse
 
 from thinkloop_client import _calls as calls
+from thinkloop_client._admin import AdminMethods, AsyncAdminMethods
+from thinkloop_client._base import STREAM_RETRIES
 from thinkloop_client._calls import BatchOptions, Call, Page, RunFilters, RunOptions
+from thinkloop_client._research import AsyncResearchMethods, ResearchMethods
 from thinkloop_client.errors import raise_for_problem
 from thinkloop_client.models import (
     LAST_EVENTS,
@@ -35,7 +38,6 @@ from thinkloop_client.models import (
 
 T = TypeVar("T")
 DEFAULT_URL = "http://127.0.0.1:8000"
-_STREAM_RETRIES = 5
 
 
 def _settings(base_url: str | None, api_key: str | None) -> tuple[str, dict[str, str]]:
@@ -77,7 +79,7 @@ class _Deadline:
             raise TimeoutError(still)
 
 
-class Client:
+class Client(ResearchMethods, AdminMethods):
     """The blocking client. ``Client(base_url, api_key)``; both default to ``THINKLOOP_URL`` and
     ``THINKLOOP_API_KEY`` (then ``http://127.0.0.1:8000`` and no key). Use it as a context manager,
     or call :meth:`close`."""
@@ -177,7 +179,7 @@ class Client:
                 time.sleep(0.5)  # closed cleanly before the end (a proxy's idle timeout): reconnect
             except httpx.TransportError:
                 retries += 1
-                if retries > _STREAM_RETRIES:
+                if retries > STREAM_RETRIES:
                     raise
                 time.sleep(min(0.2 * 2**retries, 5.0))
 
@@ -238,11 +240,13 @@ class Client:
         """Delete a batch and its items' runs."""
         self._send(calls.delete_batch(batch_id))
 
-    def iter_batch_items(self, batch_id: str, *, status: str | None = None) -> Iterator[BatchItem]:
-        """Every item of the batch (optionally with one status)."""
+    def iter_batch_items(
+        self, batch_id: str, *, status: str | None = None, outcome: str | None = None
+    ) -> Iterator[BatchItem]:
+        """Every item of the batch in order (optionally with one status, or one outcome)."""
         return self._pages(
-            calls.batch_items(batch_id, status=status),
-            lambda c: calls.batch_items(batch_id, status=status, cursor=c),
+            calls.batch_items(batch_id, status=status, outcome=outcome),
+            lambda c: calls.batch_items(batch_id, status=status, outcome=outcome, cursor=c),
         )
 
     def batch_report(self, batch_id: str, *, format: str = "json") -> Any:
@@ -266,6 +270,10 @@ class Client:
         """The project's receivers, oldest first."""
         return self._send(calls.list_webhook_endpoints())
 
+    def get_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint:
+        """One receiver (without its secret)."""
+        return self._send(calls.get_webhook_endpoint(endpoint_id))
+
     def delete_webhook_endpoint(self, endpoint_id: str) -> None:
         """Remove a receiver."""
         self._send(calls.delete_webhook_endpoint(endpoint_id))
@@ -279,7 +287,7 @@ class Client:
         return self._send(calls.endpoint_deliveries(endpoint_id))
 
 
-class AsyncClient:
+class AsyncClient(AsyncResearchMethods, AsyncAdminMethods):
     """The asyncio client: the same methods as :class:`Client`, awaited."""
 
     def __init__(
@@ -373,7 +381,7 @@ class AsyncClient:
                 await asyncio.sleep(0.5)  # closed cleanly before the end: reconnect after the last event
             except httpx.TransportError:
                 retries += 1
-                if retries > _STREAM_RETRIES:
+                if retries > STREAM_RETRIES:
                     raise
                 await asyncio.sleep(min(0.2 * 2**retries, 5.0))
 
@@ -435,11 +443,13 @@ class AsyncClient:
         """Delete a batch and its items' runs."""
         await self._send(calls.delete_batch(batch_id))
 
-    def iter_batch_items(self, batch_id: str, *, status: str | None = None) -> AsyncIterator[BatchItem]:
-        """Every item of the batch (optionally with one status)."""
+    def iter_batch_items(
+        self, batch_id: str, *, status: str | None = None, outcome: str | None = None
+    ) -> AsyncIterator[BatchItem]:
+        """See :meth:`Client.iter_batch_items`."""
         return self._pages(
-            calls.batch_items(batch_id, status=status),
-            lambda c: calls.batch_items(batch_id, status=status, cursor=c),
+            calls.batch_items(batch_id, status=status, outcome=outcome),
+            lambda c: calls.batch_items(batch_id, status=status, outcome=outcome, cursor=c),
         )
 
     async def batch_report(self, batch_id: str, *, format: str = "json") -> Any:
@@ -463,6 +473,10 @@ class AsyncClient:
     async def list_webhook_endpoints(self) -> list[WebhookEndpoint]:
         """The project's receivers, oldest first."""
         return await self._send(calls.list_webhook_endpoints())
+
+    async def get_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint:
+        """One receiver (without its secret)."""
+        return await self._send(calls.get_webhook_endpoint(endpoint_id))
 
     async def delete_webhook_endpoint(self, endpoint_id: str) -> None:
         """Remove a receiver."""

@@ -225,6 +225,57 @@ class WebhookEndpoint(_Resource):
     secret: str | None = None
 
 
+class Project(_Resource):
+    """A project: its keys see its runs, datasets and batches, and nothing of another project's."""
+
+    id: str
+    name: str
+    created_at: datetime
+
+
+class Key(_Resource):
+    """An API key of a project; ``secret`` is present only in the answer that created it."""
+
+    id: str
+    project_id: str
+    name: str
+    prefix: str
+    scopes: list[str]
+    created_at: datetime
+    expires_at: datetime | None = None
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+    secret: str | None = None
+
+
+class AuditEntry(_Resource):
+    """One change in the audit log: who (``actor``, ``key_id``) did what to which thing, and when."""
+
+    id: str
+    created_at: datetime
+    project_id: str
+    key_id: str | None = None
+    actor: str
+    action: str
+    target_type: str
+    target_id: str
+    detail: dict[str, Any] | None = None
+
+
+class ModelInfo(_Resource):
+    """A usable model name: the offline panel, or a configured endpoint with how JSON is asked for."""
+
+    name: str
+    offline: bool
+    model: str | None = None
+    endpoint: str | None = None
+    provider: str | None = None
+    mode: str | None = None
+    learned: list[str] = Field(default_factory=list)
+    reasoning: str | None = None
+    capabilities: dict[str, Any] | None = None
+
+
 # Events of a run's stream -------------------------------------------------------------------------
 
 

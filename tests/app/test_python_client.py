@@ -4,23 +4,31 @@ its models checked field by field against the server's OpenAPI schema."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import typing
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.app.conftest import Keys, LiveServer
+from agents.simulator import SimulatorServer
+from app.db import migrate
+from app.main import create_app
+from tests.app.conftest import Keys, LiveServer, seed_keys, service_settings
 from thinkloop_client import (
     AsyncClient,
     Batch,
     BatchItem,
+    BatchProgress,
     Client,
     Conflict,
     Dataset,
     Delivery,
+    Forbidden,
     InvalidRequest,
     JudgeVerdict,
     NotFound,
@@ -157,6 +165,249 @@ async def test_webhook_endpoints_through_the_client(live: tuple[LiveServer, Keys
         assert await tl.list_webhook_endpoints() == []
 
 
+# Every public method of both clients, against a live server -------------------------------------
+
+CONTROL = {
+    "id": "apples",
+    "split": "tune",
+    "kind": "control",
+    "question": "Tom has 3 bags with 4 apples in each bag. How many apples does Tom have?",
+    "solution": "3 × 4 = 12, so Tom has 12 apples.",
+}
+ONLY_HERE = {"close", "aclose"}
+
+
+def public_methods(kind: type[Any]) -> set[str]:
+    """The methods a user of the client calls."""
+    return {n for n in dir(kind) if not n.startswith("_") and callable(getattr(kind, n))} - ONLY_HERE
+
+
+class Tour:
+    """A client of either kind driven from async code (a blocking one in a thread); every method
+    called is noted in ``called``, and lazy answers (iterators, streams) are read to the end."""
+
+    def __init__(self, client: Client | AsyncClient, called: set[str]) -> None:
+        self.client, self.called = client, called
+
+    async def __call__(self, method_name: str, /, *args: Any, **kwargs: Any) -> Any:
+        self.called.add(method_name)
+        method = getattr(self.client, method_name)
+        if isinstance(self.client, Client):
+            return await asyncio.to_thread(lambda: _read(method(*args, **kwargs)))
+        answer = method(*args, **kwargs)
+        if inspect.isawaitable(answer):
+            return await answer
+        return [item async for item in answer] if isinstance(answer, AsyncIterator) else answer
+
+
+def _read(answer: Any) -> Any:
+    return list(answer) if isinstance(answer, Iterator) else answer
+
+
+@asynccontextmanager
+async def tour(kind: str, url: str, key: str, called: set[str]) -> AsyncIterator[Tour]:
+    """A blocking or an asyncio client on the server with this key."""
+    if kind == "blocking":
+        with Client(url, key) as blocking:
+            yield Tour(blocking, called)
+    else:
+        async with AsyncClient(url, key) as awaiting:
+            yield Tour(awaiting, called)
+
+
+@pytest.fixture
+async def live_with_broken(
+    database_url: str, simulator_server: SimulatorServer
+) -> AsyncIterator[tuple[LiveServer, Keys]]:
+    """The API on uvicorn with the simulator as 'sim' and an endpoint that answers 404 as 'broken'."""
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"rules": [], "latency_s": 0.05}))
+    await migrate(database_url)
+    keys = await seed_keys(database_url)
+    base = {"model": "sim-1", "base_url": simulator_server.base_url, "timeout_s": 5, "max_retries": 1}
+    broken = {"model": "b", "base_url": f"{simulator_server.base_url}/missing", "max_retries": 0}
+    settings = service_settings(database_url, simulator_server, models={"sim": base, "broken": broken})
+    with LiveServer(create_app(settings)) as server:
+        yield server, keys
+    state.configure(state.config.model_copy(update={"latency_s": 0.0}))
+
+
+async def _runs_and_webhooks(tl: Tour) -> None:
+    endpoint = await tl("create_webhook_endpoint", "http://127.0.0.1:9/hook", description="nobody listens")
+    assert isinstance(endpoint, WebhookEndpoint) and endpoint.secret
+    got = await tl("get_webhook_endpoint", endpoint.id)
+    assert (got.id, got.url, got.description, got.secret) == (
+        endpoint.id,
+        endpoint.url,
+        "nobody listens",
+        None,
+    )
+    assert [e.id for e in await tl("list_webhook_endpoints")] == [endpoint.id]
+    run = await tl("create_run", *ORCHESTRA, metadata={"pupil": "P-9"}, max_rounds=2)
+    events = await tl("stream_run", run.id)
+    assert events[0].type == "run.started" and isinstance(events[-1], RunFinished)
+    trace = await tl("wait_for_run", run.id, poll_s=0.05)
+    assert trace.ended and trace.status == events[-1].status
+    assert (await tl("get_run", run.id)).rounds == trace.rounds
+    second = await tl("create_run", *ORCHESTRA, wait=True)
+    page = await tl("list_runs", limit=1)
+    assert [r.id for r in page.items] == [second.id] and page.next_cursor
+    assert [r.id for r in await tl("iter_runs", metadata=("pupil", "P-9"))] == [run.id]
+    (sent,) = await tl("run_deliveries", run.id)  # the endpoint hears of every run that ends
+    assert sent.event == "run.finished" and sent.url == endpoint.url
+    again = await tl("redeliver", run.id, sent.id)
+    assert isinstance(again, Delivery) and again.id != sent.id and again.event == sent.event
+    assert {d.id for d in await tl("run_deliveries", run.id)} == {sent.id, again.id}
+    ping = await tl("ping_webhook_endpoint", endpoint.id)
+    assert ping.event == "ping" and ping.id in [d.id for d in await tl("endpoint_deliveries", endpoint.id)]
+    with pytest.raises(Conflict):
+        await tl("cancel_run", run.id)
+    await tl("delete_run", run.id)
+    with pytest.raises(NotFound):
+        await tl("get_run", run.id)
+    await tl("delete_webhook_endpoint", endpoint.id)
+    with pytest.raises(NotFound):
+        await tl("get_webhook_endpoint", endpoint.id)
+
+
+async def _steered_batch(tl: Tour, dataset_id: str) -> str:
+    """Paused, resumed and cancelled while its items wait on the simulator; returns its id."""
+    batch = await tl("create_batch", dataset_id, ["sim"], judge_model="sim", repeats=3)
+    assert (await tl("pause_batch", batch.id)).progress.status == "paused"
+    assert (await tl("resume_batch", batch.id)).progress.status == "running"
+    assert (await tl("cancel_batch", batch.id)).progress.status == "cancelled"
+    last = (await tl("stream_batch", batch.id))[-1]  # the stream ends once no item runs
+    assert last.status == "cancelled" and last.items.get("cancelled", 0) > 0 and "running" not in last.items
+    with pytest.raises(Conflict):
+        await tl("resume_batch", batch.id)
+    return str(batch.id)
+
+
+async def _failed_items_retried(tl: Tour, dataset_id: str) -> str:
+    """A batch whose model under test answers 404: its revised items fail, and are sent again."""
+    batch = await tl("create_batch", dataset_id, ["broken"])
+    done = await tl("wait_for_batch", batch.id, poll_s=0.05)
+    failed = done.progress.items.get("failed", 0)
+    assert done.ended and failed > 0
+    assert (await tl("retry_failed", batch.id)).progress.status == "running"
+    again = await tl("wait_for_batch", batch.id, poll_s=0.05)
+    assert again.progress.items == done.progress.items
+    errors = await tl("iter_batch_items", batch.id, status="failed")
+    assert len(errors) == failed and all(item.outcome == "error" for item in errors)
+    return str(batch.id)
+
+
+async def _batch_outputs(tl: Tour, dataset_id: str) -> str:
+    """A finished batch as a researcher reads it: progress, items, exports, manifest, figure, report."""
+    batch = await tl("create_batch", dataset_id, ["rubric"], control_arm=True, max_rounds=2)
+    progress = await tl("stream_batch", batch.id)
+    assert isinstance(progress[-1], BatchProgress) and progress[-1].status == "completed"
+    assert [p.finished for p in progress] == sorted(p.finished for p in progress)
+    assert (await tl("get_batch", batch.id)).progress.finished == batch.progress.total == 24
+    items = await tl("iter_batch_items", batch.id)
+    accepted = await tl("iter_batch_items", batch.id, outcome="accepted")
+    assert len(items) == 24 and {i.id for i in accepted} <= {i.id for i in items}
+    assert all(i.outcome == "accepted" for i in accepted)
+    lines = (await tl("export_batch_items", batch.id)).decode().splitlines()
+    assert json.loads(lines[0])["manifest"]["batch_id"] == batch.id and len(lines) == 25
+    assert len((await tl("export_batch_items", batch.id, format="csv")).decode().splitlines()) == 25
+    manifest = await tl("batch_manifest", batch.id)
+    assert manifest["batch_id"] == batch.id and manifest["dataset"]["problems"] == 12
+    assert b"<svg" in await tl("batch_figure", batch.id, "comparison")
+    assert {row["model"] for row in (await tl("batch_report", batch.id))["rows"]} >= {"rubric"}
+    return str(batch.id)
+
+
+async def _datasets_and_batches(tl: Tour) -> None:
+    rows = SAMPLE.read_bytes().splitlines()
+    dataset = await tl("upload_dataset", b"\n".join([*rows, rows[0]]), name="tour.jsonl")
+    assert dataset.n_problems == 12 and [d.line for d in dataset.duplicates] == [13]
+    assert (await tl("get_dataset", dataset.id)).duplicates == dataset.duplicates
+    assert [d.id for d in await tl("iter_datasets")] == [dataset.id]
+    batches = [
+        await _steered_batch(tl, dataset.id),
+        await _failed_items_retried(tl, dataset.id),
+        await _batch_outputs(tl, dataset.id),
+    ]
+    assert [b.id for b in await tl("iter_batches")] == batches[::-1]
+    with pytest.raises(Conflict):
+        await tl("delete_dataset", dataset.id)  # batches evaluate it
+    for batch_id in batches:
+        await tl("delete_batch", batch_id)
+    with pytest.raises(NotFound):
+        await tl("get_batch", batches[0])
+    await tl("delete_dataset", dataset.id)
+    with pytest.raises(NotFound):
+        await tl("get_dataset", dataset.id)
+
+
+async def _models_and_judges(tl: Tour) -> None:
+    assert [m.name for m in await tl("list_models")] == ["rubric", "broken", "sim"]
+    with pytest.raises(Forbidden):
+        await tl("check_model", "sim")  # what it learns changes the model for every project: admin's
+    report = await tl("validate_judges", [CONTROL], split="tune")
+    assert (
+        report["items"] == 1
+        and report["judge_model"] == "rubric"
+        and list(report["splits"]) == ["tune", "all"]
+    )
+    assert "rubric" in await tl("validate_judges", [CONTROL], format="md")
+
+
+async def _projects_keys_audit(admin: Tour, kind: str, url: str) -> None:
+    checked = await admin("check_model", "sim")
+    assert checked.name == "sim" and checked.capabilities and checked.mode == "json_schema"
+    with pytest.raises(InvalidRequest):
+        await admin("check_model", "rubric")  # the offline panel has no endpoint to probe
+    project = await admin("create_project", f"school-{kind}")
+    assert project.id in [p.id for p in await admin("list_projects")]
+    expires = datetime.now(UTC) + timedelta(days=30)
+    key = await admin("create_key", project.id, "tutor-app", expires_at=expires)
+    assert key.secret and key.scopes == ["read", "write"] and key.expires_at == expires
+    (listed,) = await admin("list_keys", project.id)
+    assert listed.id == key.id and listed.secret is None
+    async with tour(kind, url, key.secret, admin.called) as theirs:
+        assert await theirs("iter_runs") == []  # a new project: nothing to see
+        revoked = await admin("revoke_key", key.id)
+        assert revoked.revoked_at is not None
+        with pytest.raises(Unauthorized):
+            await theirs("iter_runs")
+    entries = await admin("iter_audit", project_id=project.id, limit=1)  # a page per entry
+    assert [(e.action, e.target_type) for e in entries] == [
+        ("revoked", "key"),
+        ("created", "key"),
+        ("created", "project"),
+    ]
+
+
+@pytest.mark.parametrize("kind", ["blocking", "async"])
+async def test_every_public_method_of_both_clients_against_a_live_server(
+    live_with_broken: tuple[LiveServer, Keys], kind: str
+) -> None:
+    server, keys = live_with_broken
+    called: set[str] = set()
+    async with tour(kind, server.url, keys.both, called) as tl:
+        await _runs_and_webhooks(tl)
+        await _datasets_and_batches(tl)
+        await _models_and_judges(tl)
+        with pytest.raises(Forbidden):
+            await tl("iter_audit")  # admin is not a data scope, nor the other way round
+    async with tour(kind, server.url, keys.admin, called) as admin:
+        await _projects_keys_audit(admin, kind, server.url)
+    kind_of_client = Client if kind == "blocking" else AsyncClient
+    assert called == public_methods(kind_of_client)
+
+
+def test_both_clients_have_the_same_methods() -> None:
+    assert public_methods(Client) == public_methods(AsyncClient)
+    for name in public_methods(Client):
+        blocking, awaiting = (
+            inspect.signature(getattr(Client, name)),
+            inspect.signature(getattr(AsyncClient, name)),
+        )
+        assert list(blocking.parameters) == list(awaiting.parameters), name
+
+
 # The client's models against the server's schema --------------------------------------------------
 
 COMPONENTS = {
@@ -175,6 +426,10 @@ COMPONENTS = {
     client_models.BatchProgress: "BatchProgress",
     client_models.BatchItem: "BatchItemPublic",
     client_models.WebhookEndpoint: "EndpointCreated",
+    client_models.Project: "ProjectPublic",
+    client_models.Key: "KeyCreated",
+    client_models.AuditEntry: "AuditEntry",
+    client_models.ModelInfo: "ModelPublic",
 }
 EVENTS = {
     client_models.RoundStarted: "RoundStarted",
