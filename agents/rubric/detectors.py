@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from agents.rubric import limits, roles, scaling, world
+from agents.rubric import limits, operations, roles, scaling, world
 from agents.rubric.facts import ProblemFacts, as_fraction, show
 from agents.verify.expressions import variables
 from agents.verify.text import disguised
@@ -517,6 +517,7 @@ def operation_fits(f: ProblemFacts) -> Result:
         or roles.groups_added(f)
         or roles.containers_needed(f)
         or roles.ratio_direction(f)
+        or operations.operation_mismatch(f)
     )
     if found:
         return found
