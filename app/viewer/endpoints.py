@@ -16,9 +16,10 @@ from starlette.staticfiles import StaticFiles
 STATIC = Path(__file__).parent / "static"
 STATIC_PATH = "/viewer/static"
 # Scripts and styles from this server only: no inline script, nothing from a CDN, no framing.
+# Images may be blob: URLs: the figures, fetched with the key (an <img src> cannot send it).
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
         "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",

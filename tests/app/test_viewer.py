@@ -8,7 +8,9 @@ the session's temporary directory. Every wait is for a condition, with a generou
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -28,6 +30,7 @@ DATASET = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-p
 # A bound for conditions on a busy 2-core machine, never a timing assertion.
 WAIT_MS = int(os.environ.get("VIEWER_WAIT_MS", "90000"))
 SCORE_AND_REVISE = [Rule(role="^Judge", score=40, times=7)]  # round 1 fails, the model revises, round 2
+FIGURES = ("comparison", "levels", "rounds", "agreement", "flaws", "paired")  # app.reporting.figures
 
 
 def chromium_path() -> str:
@@ -91,8 +94,11 @@ SCRIPT_ERRORS: list[str] = []
 
 
 def _unexpected(message: ConsoleMessage) -> bool:
-    """An error in the console, but for the 401 that a refused key is meant to get."""
-    return message.type == "error" and "401" not in message.text
+    """An error in the console, but for the 401 that a refused key is meant to get, and the 404 of a
+    figure the batch has no data for (the page says so in its place)."""
+    if message.type != "error" or "401" in message.text:
+        return False
+    return not ("404" in message.text and "/figures/" in message.location.get("url", ""))
 
 
 @pytest.fixture(autouse=True)
@@ -131,15 +137,50 @@ async def finished_batch(client: httpx.AsyncClient, dataset_id: str, models: lis
 async def disagreements(
     live: LiveServer, keys: Keys, a: tuple[str, str], b: tuple[str, str]
 ) -> dict[str, Any]:
-    """From the items API: the problems both (batch, model) sides scored, and where one passed alone."""
-    passed: list[dict[str, bool]] = []
+    """From the items API, what the comparison of two (batch, model) sides must show: the problems
+    both scored, each side's pass rate, who passed alone, the mean paired difference of final Q, and
+    the problems where one passed alone (one repeat each: a problem passes when its item did)."""
+    sides: list[dict[str, dict[str, Any]]] = []
     async with api(live, keys) as client:
         for batch_id, model in (a, b):
             items = (await client.get(f"/v1/batches/{batch_id}/items", params={"limit": 500})).json()["items"]
             scored = [i for i in items if i["model"] == model and i["outcome"] in ("accepted", "exhausted")]
-            passed.append({i["problem_id"]: i["outcome"] == "accepted" for i in scored})
-    shared = passed[0].keys() & passed[1].keys()
-    return {"problems": len(shared), "problem_ids": [p for p in shared if passed[0][p] != passed[1][p]]}
+            sides.append({i["problem_id"]: i for i in scored})
+    shared = [p for p in sides[0] if p in sides[1]]  # in side A's order, as the page pairs them
+    passed = [{p: side[p]["outcome"] == "accepted" for p in shared} for side in sides]
+    deltas = [
+        sides[0][p]["final_quality"] - sides[1][p]["final_quality"]
+        for p in shared
+        if sides[0][p]["final_quality"] is not None and sides[1][p]["final_quality"] is not None
+    ]
+    a_only = sum(passed[0][p] and not passed[1][p] for p in shared)
+    b_only = sum(passed[1][p] and not passed[0][p] for p in shared)
+    discordant = a_only + b_only  # the exact two-sided McNemar test: binomial on the discordant pairs
+    tail = sum(math.comb(discordant, i) for i in range(min(a_only, b_only) + 1)) / 2**discordant
+    return {
+        "problems": len(shared),
+        "mcnemar": f"{min(1.0, 2 * tail):.3f}" if shared else "—",
+        "pass_a": f"{100 * sum(passed[0].values()) / len(shared):.1f}%" if shared else "—",
+        "pass_b": f"{100 * sum(passed[1].values()) / len(shared):.1f}%" if shared else "—",
+        "only": f"{a_only} / {b_only}",
+        "delta": f"{sum(deltas) / len(deltas):.3f}" if deltas else "—",
+        "problem_ids": [p for p in shared if passed[0][p] != passed[1][p]],
+    }
+
+
+async def expect_comparison(page: Page, expected: dict[str, Any]) -> None:
+    """The comparison's summary row holds the paired numbers, and its list of disagreements names
+    exactly the problems where one side passed alone."""
+    cells = page.get_by_role("table", name="(A) against").locator("tbody td")
+    numbers = ["problems", "pass_a", "pass_b", "only", "mcnemar", "delta"]
+    await expect(cells).to_have_text([str(expected[n]) for n in numbers], timeout=WAIT_MS)
+    if not expected["problem_ids"]:
+        await expect(page.get_by_text("They agree on every shared problem.")).to_be_visible()
+        return
+    disagreeing = page.get_by_role("table", name="where one side passed")
+    await expect(disagreeing.locator("tbody tr")).to_have_count(len(expected["problem_ids"]))
+    shown = await disagreeing.locator("[data-question]").evaluate_all("es => es.map(e => e.dataset.question)")
+    assert sorted(shown) == sorted(expected["problem_ids"])
 
 
 async def upload(client: httpx.AsyncClient, rows: int = 5) -> str:
@@ -231,12 +272,69 @@ async def test_a_batch_page_shows_progress_results_figures_and_its_items(
     await expect(results.locator("tbody tr")).to_have_count(2, timeout=WAIT_MS)
     await expect(page.get_by_role("img", name="Pass rate with its Wilson 95% interval")).to_be_visible()
     await expect(page.get_by_role("img", name="Rounds to pass (Kaplan-Meier)")).to_be_visible()
+    # The report's six figures: each one the batch has data for as an image, the others say why not.
+    async with api(live, keys) as client:
+        found = {
+            name: (await client.get(f"/v1/batches/{batch_id}/figures/{name}")).status_code for name in FIGURES
+        }
+    assert set(found.values()) <= {200, 404} and list(found.values()).count(200) >= 4, found
+    for name, status in found.items():
+        figure = page.locator(f'figure[data-figure="{name}"]')
+        if status == 200:
+            image = figure.get_by_role("img")
+            await expect(image).to_be_visible(timeout=WAIT_MS)
+            await expect(image).to_have_attribute("alt", re.compile(r"\w{3,}"))
+            await expect(image).to_have_js_property("complete", True)
+            assert await image.evaluate("e => e.naturalWidth") > 0, name  # drawn, not a broken image
+        else:
+            await expect(figure.locator("[data-no-figure]")).to_contain_text(
+                f"no data for the figure '{name}'", timeout=WAIT_MS
+            )
+            assert await figure.locator("img").count() == 0, name
     await screenshot(page, page.get_by_role("heading", name="Results"), shots / "viewer-batch.png")
     items = page.get_by_role("table", name="Items in order")
     await expect(items.locator("tbody tr")).to_have_count(10)
     await items.get_by_role("link").first.click()  # an item is a run: its trace, one click away
     await expect(page.get_by_role("heading", name="Final problem")).to_be_visible(timeout=WAIT_MS)
     await expect(page.get_by_role("link", name=f"batch {batch_id[:8]}")).to_be_visible()
+    await page.context.close()
+
+
+LIVE_VALUES = """() => { window.finishedSeen = [];
+  const record = () => { const p = document.querySelector('#progress [data-finished]');
+    if (p) window.finishedSeen.push(Number(p.dataset.finished)); };
+  new MutationObserver(record).observe(document.querySelector('#progress'),
+    { childList: true, subtree: true });
+  record(); }"""
+
+
+async def test_a_running_batch_s_progress_moves_on_the_page(
+    server: tuple[LiveServer, Keys], browser: Browser, simulator_server: SimulatorServer
+) -> None:
+    """Every model call is held while the page opens on the batch (nothing finished); once the calls
+    are answered, the page's progress moves to the end from the batch's event stream, unreloaded."""
+    live, keys = server
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"rules": [], "latency_s": 0.05}))
+    state.held = True
+    try:
+        async with api(live, keys) as client:
+            body = {"dataset_id": await upload(client, rows=3), "models": ["sim"], "judge_model": "sim"}
+            started = await client.post("/v1/batches", json={**body, "max_rounds": 1})
+            assert started.status_code == 202, started.text
+            batch_id = started.json()["id"]
+        page = await new_page(browser, keys.read)
+        await page.goto(f"{live.url}/#/batches/{batch_id}")
+        await expect(page.get_by_text("0 of 3 items finished")).to_be_visible(timeout=WAIT_MS)
+        await page.evaluate(LIVE_VALUES)
+        await page.evaluate("window.stillTheSamePage = true")
+    finally:
+        state.held = False
+    await expect(page.get_by_text("3 of 3 items finished")).to_be_visible(timeout=WAIT_MS)
+    await expect(page.locator("#progress .badge").first).to_have_text("completed", timeout=WAIT_MS)
+    assert await page.evaluate("window.stillTheSamePage") is True  # followed live, never reloaded
+    seen: list[int] = await page.evaluate("window.finishedSeen")
+    assert seen[0] == 0 and seen[-1] == 3 and seen == sorted(seen), seen
     await page.context.close()
 
 
@@ -252,6 +350,7 @@ async def test_two_batches_compare_side_by_side_on_the_same_problems(
     await page.goto(f"{live.url}/#/batches/{both}")
     await page.get_by_role("link", name="Compare rubric with sim").click()
     await expect(page.get_by_role("table", name="(A) against")).to_be_visible(timeout=WAIT_MS)
+    await expect_comparison(page, await disagreements(live, keys, (both, "rubric"), (both, "sim")))
     await expect(
         page.get_by_text("The batch report's comparison of rubric/loop with sim/loop")
     ).to_be_visible()
@@ -264,9 +363,8 @@ async def test_two_batches_compare_side_by_side_on_the_same_problems(
     summary = page.get_by_role("table", name="(A) against")
     await expect(summary).to_contain_text(f"{alone[:8]} · rubric (loop) (B)", timeout=WAIT_MS)
     expected = await disagreements(live, keys, (both, "sim"), (alone, "rubric"))
-    await expect(summary.locator("tbody td").first).to_have_text(str(expected["problems"]))
+    await expect_comparison(page, expected)
     disagreeing = page.get_by_role("table", name="where one side passed")
-    await expect(disagreeing.locator("tbody tr")).to_have_count(len(expected["problem_ids"]))
     await screenshot(
         page, page.get_by_role("heading", name="Paired differences"), shots / "viewer-compare.png"
     )
@@ -331,6 +429,7 @@ async def test_every_control_is_labelled_reachable_by_keyboard_and_readable(
         await page.goto(f"{live.url}/{view}")
         await expect(page.locator("main h1")).to_have_text(heading, timeout=WAIT_MS)
         await expect(page.locator("main:not([aria-busy])")).to_be_attached(timeout=WAIT_MS)
+        await expect(page.locator("main [aria-busy]")).to_have_count(0, timeout=WAIT_MS)  # figures in
         probe: dict[str, Any] = await page.evaluate(ACCESSIBILITY_PROBE)
         assert probe["landmarks"] == ["header", "nav", "main", "footer"], view
         assert probe["unlabelled"] == [] and probe["lowContrast"] == [], (view, probe)

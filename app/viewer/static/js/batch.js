@@ -1,8 +1,10 @@
 // A batch's page: live progress over its event stream, the per-model table with 95% intervals and
-// figures from its report, its comparisons, and its items (each a run: one click to its trace).
+// figures from its report (and the server's six figures for a paper), its comparisons, and its
+// items (each a run: one click to its trace).
 
 import { api, follow, query } from "./api.js";
 import { intervalChart, survivalChart } from "./charts.js";
+import { paperFigures } from "./figures.js";
 import { append, badge, fill, fmt, h, interval, labelled, pct, select, short, table, when } from "./dom.js";
 
 const ENDED = new Set(["completed", "cancelled", "budget_exhausted"]);
@@ -88,7 +90,10 @@ async function reportSection(section, batch, { signal }) {
     modelTable(report.rows),
     report.comparisons.length ? comparisonTable(report.comparisons) : null,
     h("h2", {}, "Figures"),
-    figures(report.rows, batch.max_rounds));
+    figures(report.rows, batch.max_rounds),
+    h("h3", {}, "The report's figures for a paper"),
+    h("p", { class: "note" }, "As ", h("code", {}, "thinkloop batch figures"), " writes them: vector SVG carrying the batch's manifest."),
+    paperFigures(batch.id, { signal }));
 }
 
 function itemsSection(section, batch, params, { signal, navigate }) {
