@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from agents.rubric import limits, operations, roles, scaling, world
+from agents.rubric import limits, operations, roles, scaling, stated, world
 from agents.rubric.facts import ProblemFacts, as_fraction, show
 from agents.verify.expressions import variables
 from agents.verify.text import disguised
@@ -272,7 +272,13 @@ def answers_the_question(f: ProblemFacts) -> Result:
             if re.search(r"\d{1,2}:\d{2}|\bnoon\b|\bmidnight\b", final)
             else "the question asks for a time of day; the answer is not one"
         )
-    found = _other_of_a_pair(f) or _money_as_percent(f) or _negation_dropped(f) or roles.change_for_result(f)
+    found = (
+        _other_of_a_pair(f)
+        or _money_as_percent(f)
+        or _negation_dropped(f)
+        or roles.change_for_result(f)
+        or stated.answer_drifts(f)
+    )
     if found:
         return found
     if _DIFFERENCE.search(target) and "-" not in f.operators and "difference" not in final:
@@ -679,7 +685,7 @@ def data_consistent(f: ProblemFacts) -> Result:
         found = check(q)
         if found:
             return found
-    return roles.change_agrees(f)
+    return roles.change_agrees(f) or stated.stated_twice(f.q)
 
 
 def _parts_whole(q: str) -> str:
