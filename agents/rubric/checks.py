@@ -92,7 +92,9 @@ def _readable(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
 
 
 def _quantities_vary(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
-    return "" if _quantities(facts) >= 2 else "with one quantity the structure cannot be varied"
+    # One stated quantity can be varied too ("a square of area 64 m²"): only a problem with none
+    # has nothing to vary.
+    return "" if _quantities(facts) >= 1 else "with no stated quantity there is nothing to vary"
 
 
 INSTRUCTIONS = Check(

@@ -376,8 +376,17 @@ def count_added_to_money(f: ProblemFacts) -> str:
     """'A book costs £8; what do 5 books cost?': 8 + 5 adds a number of books to an amount of money."""
     money = {g.value for g in f.givens if g.unit is not None and g.unit.dimension == "money"}
     counted = {g.value for g in f.givens if g.unit is None and not g.percent} - money
-    for a, b in re.findall(r"(?<![\d.:])(\d+(?:\.\d+)?) ?\+ ?(\d+(?:\.\d+)?)(?![\d.:])", f.s):
+    for match in re.finditer(r"(?<![\d.:])(\d+(?:\.\d+)?) ?\+ ?(\d+(?:\.\d+)?)(?![\d.:])", f.s):
+        if _multiplied(f.s, match):
+            continue  # "3 × £2 + 4 × £0.50": the 2 and the 4 are factors of two products
+        a, b = match.groups()
         pair = {Fraction(a), Fraction(b)}
         if len(pair) == 2 and pair & money and pair & counted and not pair <= money:
             return f"{a} + {b} adds a number of things to an amount of money"
     return ""
+
+
+def _multiplied(text: str, match: re.Match[str]) -> bool:
+    """A term of the sum is a factor of a product or a quotient beside it."""
+    before, after = text[: match.start()].rstrip(" £$€"), text[match.end() :].lstrip(" p")
+    return before.endswith(("×", "÷", "*", "/")) or after.startswith(("×", "÷", "*", "/"))

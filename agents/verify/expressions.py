@@ -79,7 +79,7 @@ class Token:
 
 
 _DEFINED = re.compile(r"\blet\s+([a-zA-Z])\s+(?:be|denote|represent|stand for)\b", re.I)
-_ASSIGNED = re.compile(r"(?:^|[.,;:(→⇒]\s*|\b(?:and|so|then|check)\s+)([a-zA-Z])\s*=")
+_ASSIGNED = re.compile(r"(?:^|[.,;:(→⇒]\s*|\b(?:and|so|then|check)\s+)([a-zA-Z])\s*=", re.M)
 
 
 def variables(text: str) -> set[str]:

@@ -104,9 +104,20 @@ def verify(solution: str) -> Verification:
     names = variables(text)
     found = Verification()
     env: dict[str, Fraction] = {}
-    for chain in _chains(tokens(text, names)):
+    for chain in _chains(_line_breaks(text, tokens(text, names))):
         _check_chain(chain, env, found)
     return found
+
+
+def _line_breaks(text: str, toks: list[Token]) -> list[Token]:
+    """A line break ends a computation ("… = 78" and "3n + 6 = 78" on the next line are two
+    claims, not "78 3n"): a token that stands for the break is put between the lines."""
+    out: list[Token] = []
+    for token in toks:
+        if out and "\n" in text[out[-1].end : token.start]:
+            out.append(Token("word", "\n", out[-1].end, token.start))
+        out.append(token)
+    return out
 
 
 _RATIO = re.compile(r"(?<![\d:.])(\d+(?:\.\d+)?)( : |:)(\d+(?:\.\d+)?)(?![\d:])")
@@ -176,10 +187,20 @@ def _chains(toks: list[Token]) -> list[list[_Side]]:
     return [c for c in chains if len(c) >= 2]
 
 
+_HEADING = {"for", "in", "of", "per", "on", "after", "over", "during", "each", "every"}
+
+
 def _label(toks: list[Token], index: int) -> bool:
-    """A noun between a number and an operator or equality labels the number ("3 apples + 4")."""
+    """A noun between a number and an operator or equality labels the number ("3 apples + 4"),
+    unless a preposition makes number and noun a heading ("Interest for 1 year = 3 % of …")."""
+    heading = (
+        toks[index + 1].kind == "eq" and index >= 2 and toks[index - 2].text.lower() in _HEADING
+        if index < len(toks) - 1
+        else False
+    )
     return (
-        toks[index].kind == "word"
+        not heading
+        and toks[index].kind == "word"
         and toks[index].text.isalpha()
         and 0 < index < len(toks) - 1
         and toks[index - 1].kind in ("num", "frac", "mixed")
@@ -327,6 +348,8 @@ def _compare(left: _Side, right: _Side, a: Quantity, b: Quantity, operators: int
         ok = True  # "72 km/h = 72000 m ÷ 3600 s = 20": the same speed in m/s
     if not ok and _converted_by_factor(left, a, b):
         ok = True  # "1500 g ÷ 1000 = 1.5 kg": the division is the conversion
+    if not ok and _percent(right) and not _percent(left) and any(t.text == "100" for t in left.toks):
+        ok = abs(float(actual) - float(b.value) * 100) <= tolerance * 100  # "90 ÷ 600 × 100 = 15 %"
     if operators == 0 and kind == "arithmetic" and (ok or right.link in _WORD_EQ):
         return None  # "5 = 5", or two numbers joined by a word: nothing was computed
     return Evidence(kind, claim, right.text, _show(actual), ok)

@@ -167,3 +167,23 @@ def test_an_independent_corpus_finds_every_wrong_step_and_no_other(case: dict[st
         assert errors, f"missed: {case['wrong']}"
     else:
         assert not errors, [e.line() for e in errors]
+
+
+@pytest.mark.parametrize(
+    ("solution", "wrong"),
+    [
+        ("90 ÷ 600 × 100 = 15 %, so 15 % of the seats are empty.", []),
+        ("90 ÷ 600 × 100 = 20 %, so 20 % of the seats are empty.", ["90 ÷ 600 × 100 = 20 %"]),
+        ("Interest for one year = 3% of £2,400 = 0.03 × 2,400 = £72. For 4 years: £72 × 4 = £288.", []),
+        ("Cost for 4 tickets = 4 × £5 = £21.", ["4 × £ 5 = £ 21"]),
+        ("n + (n + 2) + (n + 4) = 78\n3n + 6 = 78\n3n = 72\nn = 24\nThe largest is 28.", []),
+        ("n + (n + 2) + (n + 4) = 78\n3n + 6 = 78\n3n = 72\nn = 25\nThe largest is 29.", ["n = 25"]),
+        ("65 × 30p = 1,950p = £19.50.", []),
+        ("65 × 30p = 1,850p = £18.50.", ["65 × 30 p = 1850 p"]),
+    ],
+)
+def test_percent_times_100_headings_lines_and_thousands(solution: str, wrong: list[str]) -> None:
+    """A percentage written as 'a ÷ b × 100 = c %', a heading such as 'for one year =' (not the
+    number 1), one computation per line, and thousands separators before a unit."""
+    errors = [e.claim for e in verify(solution).errors]
+    assert errors == wrong
