@@ -57,8 +57,8 @@ class Problem(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    question: QuestionText
-    solution: SolutionText = ""
+    question: QuestionText = Field(description="The word problem's text, as pupils would read it")
+    solution: SolutionText = Field(default="", description="Its stated solution (may be empty)")
 
 
 class _Strict(BaseModel):

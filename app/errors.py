@@ -16,6 +16,8 @@ from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.openapi_examples import fill_property_examples
+
 PROBLEM_JSON = "application/problem+json"
 log = structlog.get_logger(__name__)
 
@@ -128,9 +130,21 @@ class Problem(BaseModel):
     )
     instance: str = Field(description="The request path", examples=["/v1/runs/5dd6f164"])
     errors: list[dict[str, Any]] | None = Field(
-        default=None, description="Validation errors: each field at fault (`loc`), why (`msg`), and a `type`"
+        default=None,
+        description="Validation errors: each field at fault (`loc`), why (`msg`), and a `type`",
+        examples=[
+            [
+                {
+                    "loc": ["body", "options", "max_rounds"],
+                    "msg": "Input should be less than or equal to 10",
+                    "type": "less_than_equal",
+                }
+            ]
+        ],
     )
-    known_models: list[str] | None = Field(default=None, description="With an unknown model: the known ones")
+    known_models: list[str] | None = Field(
+        default=None, description="With an unknown model: the known ones", examples=[["rubric", "gpt4o"]]
+    )
 
 
 PROBLEM_SCHEMA = {"$ref": "#/components/schemas/Problem"}
@@ -144,14 +158,28 @@ def problem_responses(codes: dict[int, str]) -> dict[int | str, dict[str, Any]]:
     }
 
 
+def _rename_schema(schemas: dict[str, Any], old: str, new: str) -> None:
+    """Name the component schema ``old`` ``new``, with the references among the schemas (in place).
+
+    Only the schemas refer to it: the operations' ``Problem`` references are the error responses'."""
+    text = json.dumps(schemas).replace(f'"#/components/schemas/{old}"', f'"#/components/schemas/{new}"')
+    renamed: dict[str, Any] = json.loads(text)
+    renamed[new] = renamed.pop(old)
+    schemas.clear()
+    schemas.update(renamed)
+
+
 def with_problem_schema(app: FastAPI) -> None:
-    """Add the Problem schema to the app's OpenAPI components (the error responses refer to it)."""
+    """Add the Problem schema to the app's OpenAPI components (the error responses refer to it), and
+    an example to every property (``fill_property_examples``)."""
     original = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             spec = original()
             schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+            if "Problem" in schemas:  # a word problem (a labelled item's `corrected`) took the name
+                _rename_schema(schemas, "Problem", "WordProblem")
             schemas["Problem"] = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
             # FastAPI documents its own 422 as JSON of HTTPValidationError; ours is a Problem.
             for operations in spec.get("paths", {}).values():
@@ -163,6 +191,7 @@ def with_problem_schema(app: FastAPI) -> None:
                         answer["content"] = {PROBLEM_JSON: {"schema": PROBLEM_SCHEMA}}
             for unused in ("HTTPValidationError", "ValidationError"):
                 schemas.pop(unused, None)
+            fill_property_examples(schemas)
         return app.openapi_schema or original()
 
     app.openapi = openapi  # type: ignore[method-assign]

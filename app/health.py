@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import text
 
 from app.db import migrations_at_head
@@ -16,6 +16,10 @@ router = APIRouter(tags=["operations"])
 
 class Health(BaseModel):
     """Liveness or readiness."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"status": "ok", "checks": {"database": True, "migrations": True}}]}
+    )
 
     status: str = Field(description="ok, or not-ready")
     checks: dict[str, bool] = Field(

@@ -7,7 +7,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request, Response, status
+from fastapi import APIRouter, Path, Query, Request, Response, status
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, func, select
@@ -46,6 +46,7 @@ from app.runs.deps import Executor
 from app.text import unstorable_reason
 
 router = APIRouter(prefix="/v1/batches", tags=["batches"])
+BatchId = Annotated[str, Path(description="The batch's id")]
 _ERRORS = problem_responses(
     {404: "No such batch", 409: "The batch's state forbids this", 422: "Invalid request"}
 )
@@ -130,7 +131,7 @@ async def list_batches(
 
 
 @router.get("/{batch_id}", response_model=BatchPublic, responses=_ERRORS)
-async def get_batch(batch_id: str, session: Session, key: ReadKey, service: Batches) -> BatchPublic:
+async def get_batch(batch_id: BatchId, session: Session, key: ReadKey, service: Batches) -> BatchPublic:
     """A batch and its progress: items by state, tokens, cost and ETA."""
     return await _public(service, await _get(session, batch_id, key.project_id))
 
@@ -157,25 +158,25 @@ async def _steer(
 
 
 @router.post("/{batch_id}/pause", response_model=BatchPublic, responses=_ERRORS)
-async def pause_batch(batch_id: str, key: WriteKey, service: Batches) -> BatchPublic:
+async def pause_batch(batch_id: BatchId, key: WriteKey, service: Batches) -> BatchPublic:
     """Start no more items; items in flight finish. 409 unless queued or running."""
     return await _steer(service, batch_id, key, "pause", service.pause)
 
 
 @router.post("/{batch_id}/resume", response_model=BatchPublic, responses=_ERRORS)
-async def resume_batch(batch_id: str, key: WriteKey, service: Batches) -> BatchPublic:
+async def resume_batch(batch_id: BatchId, key: WriteKey, service: Batches) -> BatchPublic:
     """Go on with a paused batch. 409 unless paused."""
     return await _steer(service, batch_id, key, "resume", service.resume)
 
 
 @router.post("/{batch_id}/cancel", response_model=BatchPublic, responses=_ERRORS)
-async def cancel_batch(batch_id: str, key: WriteKey, service: Batches) -> BatchPublic:
+async def cancel_batch(batch_id: BatchId, key: WriteKey, service: Batches) -> BatchPublic:
     """Stop for good: pending items are cancelled, items in flight finish. 409 once ended."""
     return await _steer(service, batch_id, key, "cancel", service.cancel)
 
 
 @router.post("/{batch_id}/retry-failed", response_model=BatchPublic, responses=_ERRORS)
-async def retry_failed_items(batch_id: str, key: WriteKey, service: Batches) -> BatchPublic:
+async def retry_failed_items(batch_id: BatchId, key: WriteKey, service: Batches) -> BatchPublic:
     """Send the items that ended in error again. 409 for a cancelled or budget-stopped batch."""
     return await _steer(service, batch_id, key, "retry-failed", service.retry_failed)
 
@@ -183,7 +184,7 @@ async def retry_failed_items(batch_id: str, key: WriteKey, service: Batches) -> 
 @router.delete(
     "/{batch_id}", status_code=status.HTTP_204_NO_CONTENT, response_class=Response, responses=_ERRORS
 )
-async def delete_batch(batch_id: str, key: WriteKey, service: Batches, executor: Executor) -> Response:
+async def delete_batch(batch_id: BatchId, key: WriteKey, service: Batches, executor: Executor) -> Response:
     """Delete an ended batch and every trace of it: items, their runs (rows, transcripts, deliveries,
     checkpoints), cached replies no other batch used. 409 while it is active or items still run."""
     async with short_session(service.sessions) as session:
@@ -203,10 +204,13 @@ async def delete_batch(batch_id: str, key: WriteKey, service: Batches, executor:
     response_class=Response,
 )
 async def get_batch_report(
-    batch_id: str,
+    batch_id: BatchId,
     session: Session,
     key: ReadKey,
-    fmt: Annotated[ReportFormat, Query(alias="format")] = "json",
+    fmt: Annotated[
+        ReportFormat,
+        Query(alias="format", description="json, md (Markdown), csv, or html (one page, plots)"),
+    ] = "json",
 ) -> Response:
     """Per model and arm: the paper's tables, pass rate, tokens, cost and latency with 95% intervals,
     judge agreement, the feedback-vs-control comparison, and (when the dataset labels them) outcomes
@@ -221,15 +225,17 @@ async def get_batch_report(
 
 @router.get("/{batch_id}/items", response_model=BatchItemPage, responses=_ERRORS)
 async def list_batch_items(
-    batch_id: str,
+    batch_id: BatchId,
     session: Session,
     key: ReadKey,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    limit: Annotated[int, Query(ge=1, le=500, description="At most this many items")] = 100,
     cursor: Annotated[
         str | None, Query(max_length=40, description="next_cursor of the previous page")
     ] = None,
-    status_filter: Annotated[ItemStatus | None, Query(alias="status")] = None,
-    outcome: Annotated[ItemOutcome | None, Query()] = None,
+    status_filter: Annotated[
+        ItemStatus | None, Query(alias="status", description="Only items in this state")
+    ] = None,
+    outcome: Annotated[ItemOutcome | None, Query(description="Only items that ended this way")] = None,
 ) -> BatchItemPage:
     """A batch's items in order, each with its outcome, error and cause, rounds, tokens and cost.
 
@@ -252,7 +258,7 @@ async def list_batch_items(
     response_class=Response,
 )
 async def export_batch_items(
-    batch_id: str,
+    batch_id: BatchId,
     session: Session,
     key: ReadKey,
     fmt: Annotated[
@@ -273,7 +279,7 @@ async def export_batch_items(
 
 
 @router.get("/{batch_id}/manifest", responses=_ERRORS)
-async def get_batch_manifest(batch_id: str, session: Session, key: ReadKey) -> dict[str, Any]:
+async def get_batch_manifest(batch_id: BatchId, session: Session, key: ReadKey) -> dict[str, Any]:
     """What the batch was run with: thinkloop version and git revision, the dataset's name and
     content hash, each model's endpoint host, provider model id, temperature, seed and
     structured-output mode, prompt versions, the policy and its parameters, start and end times,
@@ -297,8 +303,8 @@ _WHY_NO_DATA = {
     response_class=Response,
 )
 async def get_batch_figure(
-    batch_id: str,
-    name: FigureName,
+    batch_id: BatchId,
+    name: Annotated[FigureName, Path(description="Which figure of the report")],
     session: Session,
     key: ReadKey,
     fmt: Annotated[
@@ -333,7 +339,7 @@ def _item_cursor(cursor: str | None) -> int | None:
 
 @router.get("/{batch_id}/events", responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}})
 async def stream_batch_progress(
-    batch_id: str, request: Request, key: ReadKey, settings: AppSettings
+    batch_id: BatchId, request: Request, key: ReadKey, settings: AppSettings
 ) -> EventSourceResponse:
     """Server-Sent Events: `batch.progress` whenever the counts change, then `batch.finished`."""
     sessions = request.app.state.sessions

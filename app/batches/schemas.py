@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
@@ -36,12 +36,16 @@ class BatchCreate(BaseModel):
         max_length=64, description="The dataset to evaluate (POST /v1/datasets)"
     )
     models: list[ModelName] = Field(min_length=1, max_length=20, description="Models under test")
-    judge_model: ModelName | None = Field(default=None, description="Judge model (default: settings)")
+    judge_model: ModelName | None = Field(
+        default=None, description="Judge model (default: settings)", examples=["rubric"]
+    )
     policy: PolicyName | None = Field(
-        default=None, description="Scoring policy: default or think-paper (default: settings)"
+        default=None,
+        description="Scoring policy: default or think-paper (default: settings)",
+        examples=["default"],
     )
     max_rounds: int = Field(
-        default=3, ge=1, le=10, description="At most this many judged versions per item, 1–10"
+        default=3, ge=1, le=10, description="At most this many judged versions per item, 1–10", examples=[3]
     )
     repeats: int = Field(
         default=1,
@@ -49,20 +53,92 @@ class BatchCreate(BaseModel):
         le=100,
         description="Runs of each problem per model and arm, 1–100 (at temperature 0 with the cache, "
         "repeats come out identical)",
+        examples=[1],
     )
     control_arm: bool = Field(default=False, description="Also one revision with no feedback, judged alike")
-    use_cache: bool = Field(default=True, description="Answer identical temperature-0 calls from the cache")
+    use_cache: bool = Field(
+        default=True, description="Answer identical temperature-0 calls from the cache", examples=[True]
+    )
     # Upper bounds: a larger number overflowed the database's integer, a 500.
     budget_tokens: int | None = Field(
-        default=None, ge=1, le=MAX_BUDGET_TOKENS, description="Stop cleanly once this many tokens are spent"
+        default=None,
+        ge=1,
+        le=MAX_BUDGET_TOKENS,
+        description="Stop cleanly once this many tokens are spent",
+        examples=[2_000_000],
     )
     budget_usd: float | None = Field(
-        default=None, ge=0, le=MAX_BUDGET_USD, description="Stop cleanly once this many US dollars are spent"
+        default=None,
+        ge=0,
+        le=MAX_BUDGET_USD,
+        description="Stop cleanly once this many US dollars are spent",
+        examples=[25.0],
     )
+
+
+_EXAMPLE_PROGRESS: dict[str, Any] = {
+    "status": "paused",
+    "stop_reason": "paused by request",
+    "items": {"done": 20, "running": 4, "pending": 24},
+    "total": 48,
+    "finished": 20,
+    "eta_s": 7.08,
+    "input_tokens": 182_400,
+    "output_tokens": 21_950,
+    "cost_usd": 0.68,
+    "latency_s": 96.4,
+}
+_EXAMPLE_BATCH: dict[str, Any] = {
+    "id": "6fd4be5b0c7e4b1f9a2d3c4e5f6a7b8c",
+    "dataset_id": "3f2c1d0e9b8a4c7d8e6f5a4b3c2d1e0f",
+    "models": ["gpt4o", "qwen-local"],
+    "judge_model": "rubric",
+    "policy": "default",
+    "max_rounds": 3,
+    "repeats": 1,
+    "control_arm": True,
+    "use_cache": True,
+    "budget_tokens": 2_000_000,
+    "budget_usd": 25.0,
+    "created_at": "2026-11-23T09:00:00Z",
+    "finished_at": "2026-11-23T09:04:31Z",
+    "progress": _EXAMPLE_PROGRESS,
+}
+_EXAMPLE_ITEM: dict[str, Any] = {
+    "id": 1042,
+    "run_id": "a056477daa7643fc9bce169ea3018c97",
+    "problem_id": "b71e0c2d9a8f4e3b8c1d2e3f4a5b6c7d",
+    "model": "qwen-local",
+    "arm": "loop",
+    "repeat": 0,
+    "status": "failed",
+    "outcome": "error",
+    "error": "qwen-local @ 10.0.0.5:8000: HTTP 503 APIStatusError: Service Unavailable",
+    "failure": {
+        "kind": "endpoint",
+        "model": "qwen-local",
+        "host": "10.0.0.5:8000",
+        "status": 503,
+        "exception": "APIStatusError",
+        "message": "Service Unavailable",
+    },
+    "stop_reason": "the model under test gave no usable revision: HTTP 503",
+    "rounds": 1,
+    "final_quality": 0.3917,
+    "attempts": 1,
+    "input_tokens": 9_120,
+    "output_tokens": 1_204,
+    "cost_usd": 0.0,
+    "latency_s": 14.2,
+    "finished_at": "2026-11-23T09:01:12Z",
+}
+_EXAMPLE_CURSOR = "WyIyMDI2LTExLTIzVDA5OjAwOjAwKzAwOjAwIiwgIjZmZDRiZTViIl0"
 
 
 class BatchProgress(BaseModel):
     """Items by state, what was spent, and an ETA from the rate so far."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_PROGRESS]})
 
     status: BatchStatus = Field(
         description="queued, running, paused, completed, cancelled or budget_exhausted"
@@ -80,6 +156,8 @@ class BatchProgress(BaseModel):
 
 class BatchPublic(BaseModel):
     """A batch: what it evaluates and how far it got."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_BATCH]})
 
     id: str = Field(description="Batch id (any unique prefix works in the CLI)")
     dataset_id: str = Field(description="The dataset it evaluates")
@@ -106,6 +184,10 @@ class BatchPublic(BaseModel):
 class BatchPage(BaseModel):
     """A page of batches; pass ``next_cursor`` as ``cursor`` for the next one."""
 
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"items": [_EXAMPLE_BATCH], "next_cursor": _EXAMPLE_CURSOR}]}
+    )
+
     items: list[BatchPublic] = Field(description="Batches, newest first")
     next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")
 
@@ -116,6 +198,8 @@ ItemOutcome = Literal["accepted", "exhausted", "needs_review", "error", "cancell
 
 class BatchItemPublic(BaseModel):
     """One item: a problem under one model, arm and repeat; its outcome and what it cost."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_ITEM]})
 
     id: int = Field(description="Item id, unique within the batch's database")
     run_id: str | None = Field(
@@ -178,6 +262,10 @@ class BatchItemPublic(BaseModel):
 
 class BatchItemPage(BaseModel):
     """A page of a batch's items; pass ``next_cursor`` as ``cursor`` for the next one."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"items": [_EXAMPLE_ITEM], "next_cursor": "1042"}]}
+    )
 
     items: list[BatchItemPublic] = Field(description="Items in order")
     next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")

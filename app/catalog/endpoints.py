@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Path
 
 from agents.llm import endpoint_host
 from agents.models import OFFLINE_MODEL, ModelConfigError, UnknownModelError
@@ -12,6 +14,7 @@ from app.deps import AdminKey, Factory, ReadKey
 from app.errors import NotFound, Unprocessable, problem_responses
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
+ModelName = Annotated[str, Path(description="A model name, as GET /v1/models lists them")]
 _ERRORS = problem_responses(
     {403: "The key lacks the scope", 404: "No such model", 422: "The model has no endpoint to check"}
 )
@@ -55,7 +58,7 @@ async def list_models(factory: Factory, _: ReadKey) -> ModelList:
 
 
 @router.post("/{name}/check", response_model=ModelPublic, responses=_ERRORS)
-async def check_model(name: str, factory: Factory, _: AdminKey) -> ModelPublic:
+async def check_model(name: ModelName, factory: Factory, _: AdminKey) -> ModelPublic:
     """Probe the endpoint once per capability (a few tiny requests, billed by the provider) and use
     what works from now on, for every project: so an **admin** key's to call."""
     if name == OFFLINE_MODEL:

@@ -2,13 +2,36 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+_EXAMPLE_CAPABILITIES: dict[str, Any] = {
+    "json_schema": "refused (HTTP 422)",
+    "tools": "supported",
+    "streaming": "ok (role in the first chunk, [DONE] sent)",
+    "usage_in_stream": "in the last chunk",
+    "reasoning": "<think> tag in the content",
+    "fixes": ["content null with tool calls"],
+    "mode": "tool_calling",
+}
+_EXAMPLE_MODEL: dict[str, Any] = {
+    "name": "qwen-local",
+    "offline": False,
+    "model": "qwen2.5-7b-instruct",
+    "endpoint": "10.0.0.5:8000",
+    "provider": "openai",
+    "mode": "tool_calling",
+    "learned": ["probed by models check: json_schema refused (HTTP 422)"],
+    "reasoning": "auto",
+    "capabilities": _EXAMPLE_CAPABILITIES,
+}
 
 
 class Capabilities(BaseModel):
     """What a probe of the endpoint found (``POST /v1/models/{name}/check``)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_CAPABILITIES]})
 
     json_schema: str = Field(description="supported, ignored (prose), refused (HTTP 4xx) or failed")
     tools: str = Field(description="supported, ignored (prose), refused (HTTP 4xx) or failed")
@@ -21,6 +44,8 @@ class Capabilities(BaseModel):
 
 class ModelPublic(BaseModel):
     """A usable model name: the offline panel, or a configured endpoint."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_MODEL]})
 
     name: str = Field(description="The name to pass as model or judge_model")
     offline: bool = Field(description="True for the built-in deterministic panel, which needs no endpoint")
@@ -39,5 +64,7 @@ class ModelPublic(BaseModel):
 
 class ModelList(BaseModel):
     """Every usable model name."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"items": [_EXAMPLE_MODEL]}]})
 
     items: list[ModelPublic] = Field(description="Every usable model, the offline panel first")

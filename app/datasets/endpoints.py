@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response, status
+from fastapi import APIRouter, Path, Query, Request, Response, status
 from pydantic import AfterValidator
 from sqlmodel import col, select
 
@@ -20,6 +20,7 @@ from app.runs import repository as runs_repo
 from app.text import storable, unstorable_reason
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
+DatasetId = Annotated[str, Path(description="The dataset's id")]
 _ERRORS = problem_responses(
     {404: "No such dataset", 409: "Batches use it", 413: "File too large", 422: "Bad rows or file"}
 )
@@ -111,7 +112,7 @@ async def _get(session: Session, dataset_id: str, project_id: str) -> Dataset:
 
 
 @router.get("/{dataset_id}", response_model=DatasetPublic, responses=_ERRORS)
-async def get_dataset(dataset_id: str, session: Session, key: ReadKey) -> DatasetPublic:
+async def get_dataset(dataset_id: DatasetId, session: Session, key: ReadKey) -> DatasetPublic:
     """A registered problem set."""
     return _public(await _get(session, dataset_id, key.project_id))
 
@@ -119,7 +120,7 @@ async def get_dataset(dataset_id: str, session: Session, key: ReadKey) -> Datase
 @router.delete(
     "/{dataset_id}", status_code=status.HTTP_204_NO_CONTENT, response_class=Response, responses=_ERRORS
 )
-async def delete_dataset(dataset_id: str, session: Session, key: WriteKey) -> Response:
+async def delete_dataset(dataset_id: DatasetId, session: Session, key: WriteKey) -> Response:
     """Delete a problem set with its rows and their metadata, and the problems nothing else refers
     to; 409 while batches evaluate it (delete them first)."""
     await _get(session, dataset_id, key.project_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Path, Query, Response, status
 from pydantic import AfterValidator
 
 from app.deps import AdminKey, Session
@@ -26,6 +26,8 @@ from app.projects.schemas import (
 from app.text import storable_if_text, unstorable_reason
 
 router = APIRouter(tags=["admin"])
+KeyId = Annotated[str, Path(description="The key's id (not its secret)")]
+ProjectId = Annotated[str, Path(description="The project's id")]
 _STORABLE = AfterValidator(storable_if_text)  # a filter with NUL: 422 on every database, by name
 _ERRORS = problem_responses(
     {
@@ -83,7 +85,7 @@ async def list_projects(session: Session, _: AdminKey) -> ProjectList:
     response_model=KeyCreated,
     responses=_ERRORS,
 )
-async def create_key(project_id: str, body: KeyCreate, session: Session, admin: AdminKey) -> KeyCreated:
+async def create_key(project_id: ProjectId, body: KeyCreate, session: Session, admin: AdminKey) -> KeyCreated:
     """Create a key of the project; its secret is in this response and never again."""
     await _get_project(session, project_id)
     try:
@@ -98,14 +100,14 @@ async def create_key(project_id: str, body: KeyCreate, session: Session, admin: 
 
 
 @router.get("/v1/projects/{project_id}/keys", response_model=KeyList, responses=_ERRORS)
-async def list_keys(project_id: str, session: Session, _: AdminKey) -> KeyList:
+async def list_keys(project_id: ProjectId, session: Session, _: AdminKey) -> KeyList:
     """The project's keys with their scopes, expiry and last use; never a secret."""
     await _get_project(session, project_id)
     return KeyList(items=[key_public(k) for k in await keys.list_keys(session, project_id)])
 
 
 @router.post("/v1/keys/{key_id}/revoke", response_model=KeyPublic, responses=_ERRORS)
-async def revoke_key(key_id: str, session: Session, admin: AdminKey) -> KeyPublic:
+async def revoke_key(key_id: KeyId, session: Session, admin: AdminKey) -> KeyPublic:
     """Revoke a key (of any project): it stops working at once. Revoking twice is harmless."""
     row = None if unstorable_reason(key_id) else await session.get(ApiKey, key_id)
     if row is None:
@@ -131,8 +133,10 @@ async def read_audit(
     target_id: Annotated[
         str | None, Query(max_length=64, description="Only entries about this resource id"), _STORABLE
     ] = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    limit: Annotated[int, Query(ge=1, le=200, description="At most this many entries")] = 50,
+    cursor: Annotated[
+        str | None, Query(max_length=500, description="next_cursor of the previous page")
+    ] = None,
 ) -> AuditPage:
     """The audit log, newest first: who created, cancelled, steered, revoked or deleted what."""
     rows, next_cursor = await audit.entries(

@@ -15,6 +15,34 @@ Scope = Literal["read", "write", "admin"]
 # check, which would refuse a surrogate only as undecodable data).
 Name = Annotated[str, BeforeValidator(storable_if_text)]
 
+_EXAMPLE_PROJECT: dict[str, Any] = {
+    "id": "884c7932be6a48c1aab6f455d2bc364e",
+    "name": "school-north",
+    "created_at": "2026-11-23T06:42:25Z",
+}
+_EXAMPLE_KEY: dict[str, Any] = {
+    "id": "c6144a29bfff41528da94b6db09f2730",
+    "project_id": "884c7932be6a48c1aab6f455d2bc364e",
+    "name": "north-tutor-app",
+    "prefix": "tlk_a4zC2qaM",
+    "scopes": ["read", "write"],
+    "created_at": "2026-11-23T06:42:25Z",
+    "expires_at": "2027-06-30T00:00:00Z",
+    "last_used_at": "2026-11-23T06:42:41Z",
+    "revoked_at": "2026-12-01T08:00:00Z",
+}
+_EXAMPLE_ENTRY: dict[str, Any] = {
+    "id": "0b1c2d3e4f5a4b6c8d7e9f0a1b2c3d4e",
+    "created_at": "2026-11-23T06:42:41Z",
+    "project_id": "884c7932be6a48c1aab6f455d2bc364e",
+    "key_id": "c6144a29bfff41528da94b6db09f2730",
+    "actor": "north-tutor-app (tlk_a4zC2qaM…)",
+    "action": "deleted",
+    "target_type": "run",
+    "target_id": "5dd6f164dde6407fb7dd519ec9a32a8a",
+    "detail": {"items": 48},
+}
+
 
 class ProjectCreate(BaseModel):
     """A new project."""
@@ -27,6 +55,8 @@ class ProjectCreate(BaseModel):
 class ProjectPublic(BaseModel):
     """A project (tenant): its keys see its runs, datasets and batches only."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_PROJECT]})
+
     id: str = Field(description="Project id")
     name: str = Field(description="Unique name")
     created_at: datetime = Field(description="When it was created (UTC)")
@@ -34,6 +64,8 @@ class ProjectPublic(BaseModel):
 
 class ProjectList(BaseModel):
     """GET /v1/projects."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"items": [_EXAMPLE_PROJECT]}]})
 
     items: list[ProjectPublic] = Field(description="Every project, oldest first")
 
@@ -50,12 +82,16 @@ class KeyCreate(BaseModel):
         default=["read", "write"], min_length=1, description="read, write and/or admin", examples=[["read"]]
     )
     expires_at: Annotated[AwareDatetime, AfterValidator(in_range)] | None = Field(
-        default=None, description="When it stops working (with a timezone; default: never)"
+        default=None,
+        description="When it stops working (with a timezone; default: never)",
+        examples=["2027-06-30T00:00:00Z"],
     )
 
 
 class KeyPublic(BaseModel):
     """An API key as listed: never its secret."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_KEY]})
 
     id: str = Field(description="Key id")
     project_id: str = Field(description="The project it belongs to")
@@ -65,17 +101,25 @@ class KeyPublic(BaseModel):
     created_at: datetime = Field(description="When it was created (UTC)")
     expires_at: datetime | None = Field(description="When it stops working, if ever")
     last_used_at: datetime | None = Field(description="Its last use (recorded at most once a minute)")
-    revoked_at: datetime | None = Field(description="When it was revoked, if it was")
+    revoked_at: datetime | None = Field(
+        description="When it was revoked, if it was", examples=["2026-12-01T08:00:00Z"]
+    )
 
 
 class KeyCreated(KeyPublic):
     """A key just created: the only response that ever holds its secret."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [_EXAMPLE_KEY | {"revoked_at": None, "secret": "tlk_a4zC2qaM-oRjX…"}]}
+    )
 
     secret: str = Field(description="The key itself: shown once, stored only as a hash")
 
 
 class KeyList(BaseModel):
     """GET /v1/projects/{id}/keys."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"items": [_EXAMPLE_KEY]}]})
 
     items: list[KeyPublic] = Field(
         description="The project's keys, oldest first, revoked and expired included"
@@ -84,6 +128,8 @@ class KeyList(BaseModel):
 
 class AuditEntry(BaseModel):
     """Who did what to which resource, and when."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_ENTRY]})
 
     id: str = Field(description="Entry id")
     created_at: datetime = Field(description="When (UTC)")
@@ -98,6 +144,17 @@ class AuditEntry(BaseModel):
 
 class AuditPage(BaseModel):
     """GET /v1/audit: entries, newest first."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "items": [_EXAMPLE_ENTRY],
+                    "next_cursor": "WyIyMDI2LTExLTIzVDA2OjQyOjQxKzAwOjAwIiwgIjBiMWMiXQ",
+                }
+            ]
+        }
+    )
 
     items: list[AuditEntry] = Field(description="Entries, newest first")
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null at the end")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+from typing import Annotated
+
+from fastapi import APIRouter, Path, status
 from sqlalchemy import ColumnElement
 from sqlmodel import col, select
 
@@ -21,6 +23,8 @@ from app.runs.schemas import (
 from app.webhooks import DeliveryStatus, redact, redeliver
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
+DeliveryId = Annotated[str, Path(description="The delivery's id, from the run's delivery log")]
+RunId = Annotated[str, Path(description="The run's id")]
 _ERRORS = problem_responses({404: "No such run, or no such delivery of the run"})
 
 
@@ -46,7 +50,7 @@ async def _run_exists(session: Session, run_id: str, project_id: str) -> None:
 
 
 @router.get("/{run_id}/deliveries", response_model=DeliveryLog, responses=_ERRORS)
-async def list_deliveries(run_id: str, session: Session, key: ReadKey) -> DeliveryLog:
+async def list_deliveries(run_id: RunId, session: Session, key: ReadKey) -> DeliveryLog:
     """The run's webhook deliveries, newest first: status, attempts, next try, last answer or error."""
     await _run_exists(session, run_id, key.project_id)
     return await delivery_log(session, col(WebhookDelivery.run_id) == run_id)
@@ -70,7 +74,7 @@ async def delivery_log(session: Session, which: ColumnElement[bool]) -> Delivery
     responses=_ERRORS,
 )
 async def redeliver_delivery(
-    run_id: str, delivery_id: str, session: Session, key: WriteKey, outbox: Outbox
+    run_id: RunId, delivery_id: DeliveryId, session: Session, key: WriteKey, outbox: Outbox
 ) -> DeliveryPublic:
     """Send a delivery again: 202 with a new pending delivery (a new id) of the same event and payload."""
     await _run_exists(session, run_id, key.project_id)

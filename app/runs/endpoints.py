@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request, Response, status
+from fastapi import APIRouter, Header, Path, Query, Request, Response, status
 from pydantic import AfterValidator
 from sse_starlette import EventSourceResponse
 
@@ -21,6 +21,7 @@ from app.runs.trace import run_public
 from app.text import storable_if_text
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
+RunId = Annotated[str, Path(description="The run's id")]
 
 
 _RESUME = "; send the id of an event this stream sent"
@@ -44,9 +45,19 @@ async def create_run(
     settings: AppSettings,
     quotas: QuotasDep,
     response: Response,
-    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            max_length=200,
+            description="Your key for this submission: a retry with it returns the same run "
+            "(Idempotent-Replayed: true); with a different body it is a 409",
+        ),
+    ] = None,
     wait: Annotated[bool, Query(description="Answer when the run ends (bounded by wait_s)")] = False,
-    wait_s: Annotated[float | None, Query(gt=0, le=600)] = None,
+    wait_s: Annotated[
+        float | None,
+        Query(gt=0, le=600, description="With wait=true: wait at most this many seconds"),
+    ] = None,
 ) -> RunTrace | RunPublic:
     """Start a refinement run; 202 with the run, or with ?wait=true the finished trace."""
     submitted = await actions.submit(
@@ -73,7 +84,7 @@ async def create_run(
 
 
 @router.get("/{run_id}", response_model=RunTrace, responses=_ERRORS)
-async def get_run(run_id: str, session: Session, key: ReadKey) -> RunTrace:
+async def get_run(run_id: RunId, session: Session, key: ReadKey) -> RunTrace:
     """The full revision trace: every round's version, verdicts, scores, feedback and think-aloud."""
     return await actions.trace(session, run_id, key.project_id)
 
@@ -82,10 +93,18 @@ async def get_run(run_id: str, session: Session, key: ReadKey) -> RunTrace:
 async def list_runs(
     session: Session,
     key: ReadKey,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    cursor: Annotated[str | None, Query(max_length=500)] = None,
-    status_filter: Annotated[RunStatus | None, Query(alias="status")] = None,
-    model: Annotated[str | None, Query(max_length=200), AfterValidator(storable_if_text)] = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="At most this many runs")] = 20,
+    cursor: Annotated[
+        str | None, Query(max_length=500, description="next_cursor of the previous page")
+    ] = None,
+    status_filter: Annotated[
+        RunStatus | None, Query(alias="status", description="Only runs with this status")
+    ] = None,
+    model: Annotated[
+        str | None,
+        Query(max_length=200, description="Only runs of this model under test"),
+        AfterValidator(storable_if_text),
+    ] = None,
     metadata: Annotated[
         str | None,
         Query(
@@ -116,7 +135,7 @@ async def list_runs(
 
 @router.post("/{run_id}/cancel", response_model=RunPublic, responses=_ERRORS)
 async def cancel_run(
-    run_id: str, session: Session, key: WriteKey, executor: Executor, outbox: Outbox
+    run_id: RunId, session: Session, key: WriteKey, executor: Executor, outbox: Outbox
 ) -> RunPublic:
     """Cancel a queued or running run; 409 if it already ended or is a batch item's."""
     cancelled = await actions.cancel(session, run_id, key, executor, outbox)
@@ -126,7 +145,7 @@ async def cancel_run(
 @router.delete(
     "/{run_id}", status_code=status.HTTP_204_NO_CONTENT, response_class=Response, responses=_ERRORS
 )
-async def delete_run(run_id: str, session: Session, key: WriteKey, executor: Executor) -> Response:
+async def delete_run(run_id: RunId, session: Session, key: WriteKey, executor: Executor) -> Response:
     """Delete an ended run and every trace of it (rows, transcript, deliveries, checkpoints); 409 while
     it runs or when it is a batch item's."""
     await actions.delete(session, run_id, key, executor)
@@ -135,7 +154,7 @@ async def delete_run(run_id: str, session: Session, key: WriteKey, executor: Exe
 
 @router.get("/{run_id}/events", responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}})
 async def stream_run_events(
-    run_id: str,
+    run_id: RunId,
     request: Request,
     key: ReadKey,
     settings: AppSettings,

@@ -7,7 +7,7 @@ import secrets
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Path, Response, status
 from pydantic import AnyHttpUrl, BaseModel, BeforeValidator, ConfigDict, Field
 from sqlalchemy import update
 from sqlmodel import col, select
@@ -23,6 +23,7 @@ from app.text import storable_if_text, unstorable_reason
 from app.webhooks import DeliveryStatus, WebhookTargetRefused, check_target, enqueue_test, redact
 
 router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"])
+EndpointId = Annotated[str, Path(description="The webhook endpoint's id")]
 _ERRORS = problem_responses({404: "No such endpoint", 422: "Invalid request, or a target refused"})
 
 
@@ -57,13 +58,28 @@ class EndpointPublic(BaseModel):
 class EndpointCreated(EndpointPublic):
     """A receiver just registered, with the secret its events are signed with (shown this once)."""
 
-    secret: str = Field(description="HMAC-SHA256 key of its Thinkloop-Signature header: keep it")
+    secret: str = Field(
+        description="HMAC-SHA256 key of its Thinkloop-Signature header: keep it",
+        examples=["whsec_oqWH3c9d0Jk2vX7mTq1bYp4sLr8nZe6A"],
+    )
 
 
 class EndpointList(BaseModel):
     """The project's endpoints, oldest first."""
 
-    items: list[EndpointPublic] = Field(description="The project's endpoints, oldest first")
+    items: list[EndpointPublic] = Field(
+        description="The project's endpoints, oldest first",
+        examples=[
+            [
+                {
+                    "id": "9c1d2e3f4a5b4c6d8e7f9a0b1c2d3e4f",
+                    "url": "https://tutor.example/hooks/thinkloop",
+                    "description": "north school's grader",
+                    "created_at": "2026-11-23T09:00:00Z",
+                }
+            ]
+        ],
+    )
 
 
 def _public(endpoint: WebhookEndpoint) -> EndpointPublic:
@@ -118,7 +134,7 @@ async def list_webhook_endpoints(session: Session, key: ReadKey) -> EndpointList
 
 
 @router.get("/{endpoint_id}", response_model=EndpointPublic, responses=_ERRORS)
-async def get_webhook_endpoint(endpoint_id: str, session: Session, key: ReadKey) -> EndpointPublic:
+async def get_webhook_endpoint(endpoint_id: EndpointId, session: Session, key: ReadKey) -> EndpointPublic:
     """One endpoint of the project."""
     return _public(await _get(session, endpoint_id, key.project_id))
 
@@ -126,7 +142,7 @@ async def get_webhook_endpoint(endpoint_id: str, session: Session, key: ReadKey)
 @router.delete(
     "/{endpoint_id}", status_code=status.HTTP_204_NO_CONTENT, response_class=Response, responses=_ERRORS
 )
-async def delete_webhook_endpoint(endpoint_id: str, session: Session, key: WriteKey) -> Response:
+async def delete_webhook_endpoint(endpoint_id: EndpointId, session: Session, key: WriteKey) -> Response:
     """Stop sending to an endpoint: it is removed, and its deliveries not sent yet fail; sent ones
     stay in the runs' delivery logs."""
     await _get(session, endpoint_id, key.project_id)
@@ -152,7 +168,7 @@ async def delete_webhook_endpoint(endpoint_id: str, session: Session, key: Write
     responses=_ERRORS,
 )
 async def ping_webhook_endpoint(
-    endpoint_id: str, session: Session, key: WriteKey, outbox: Outbox
+    endpoint_id: EndpointId, session: Session, key: WriteKey, outbox: Outbox
 ) -> DeliveryPublic:
     """Send a `ping` event (signed like any other) to see that the endpoint receives and verifies."""
     delivery = enqueue_test(session, await _get(session, endpoint_id, key.project_id))
@@ -162,7 +178,7 @@ async def ping_webhook_endpoint(
 
 
 @router.get("/{endpoint_id}/deliveries", response_model=DeliveryLog, responses=_ERRORS)
-async def list_endpoint_deliveries(endpoint_id: str, session: Session, key: ReadKey) -> DeliveryLog:
+async def list_endpoint_deliveries(endpoint_id: EndpointId, session: Session, key: ReadKey) -> DeliveryLog:
     """What was sent to the endpoint, newest first."""
     await _get(session, endpoint_id, key.project_id)
     return await delivery_log(session, col(WebhookDelivery.endpoint_id) == endpoint_id)

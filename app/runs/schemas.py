@@ -48,21 +48,23 @@ class RunOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str | None = Field(
-        default=None, max_length=200, description="Model under test (default: settings)"
+        default=None, max_length=200, description="Model under test (default: settings)", examples=["gpt4o"]
     )
     judge_model: str | None = Field(
-        default=None, max_length=200, description="Judge model (default: settings)"
+        default=None, max_length=200, description="Judge model (default: settings)", examples=["rubric"]
     )
     policy: Literal["default", "think-paper"] | None = Field(
         default=None,
         description="Scoring policy: default (sound) or think-paper (the reference's formulas); "
         "default: settings",
+        examples=["default"],
     )
     max_rounds: int | None = Field(
         default=None,
         ge=1,
         le=10,
         description="At most this many judged versions, 1–10 (default: the policy's)",
+        examples=[3],
     )
 
 
@@ -78,35 +80,36 @@ class RunCreate(BaseModel):
     options: RunOptions = Field(
         default_factory=RunOptions, description="Models, policy and round limit; every field optional"
     )
-    webhook_url: AnyHttpUrl | None = Field(default=None, description="POSTed a signed run.finished event")
+    webhook_url: AnyHttpUrl | None = Field(
+        default=None,
+        description="POSTed a signed run.finished event",
+        examples=["https://tutor.example/hooks/thinkloop"],
+    )
+
+
+_EXAMPLE_RUN: dict[str, Any] = {
+    "id": "5dd6f164dde6407fb7dd519ec9a32a8a",
+    "status": "accepted",
+    "model": "rubric",
+    "judge_model": "rubric",
+    "policy": "default",
+    "max_rounds": 3,
+    "question": _EXAMPLE_PROBLEM["question"],
+    "created_at": "2026-11-23T09:00:00Z",
+    "finished_at": "2026-11-23T09:00:02Z",
+    "stop_reason": "quality reached the threshold",
+    "failure": None,
+    "rounds_to_pass": 2,
+    "avg_quality_final": 0.984,
+    "batch_id": None,
+    "arm": "loop",
+}
 
 
 class RunPublic(BaseModel):
     """A run as listed: its state, options and headline figures."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "id": "5dd6f164dde6407fb7dd519ec9a32a8a",
-                    "status": "accepted",
-                    "model": "rubric",
-                    "judge_model": "rubric",
-                    "policy": "default",
-                    "max_rounds": 3,
-                    "question": _EXAMPLE_PROBLEM["question"],
-                    "created_at": "2026-11-23T09:00:00Z",
-                    "finished_at": "2026-11-23T09:00:02Z",
-                    "stop_reason": "quality reached the threshold",
-                    "failure": None,
-                    "rounds_to_pass": 2,
-                    "avg_quality_final": 0.984,
-                    "batch_id": None,
-                    "arm": "loop",
-                }
-            ]
-        }
-    )
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_RUN]})
 
     id: str = Field(description="Run id")
     status: RunStatus = Field(
@@ -132,9 +135,94 @@ class RunPublic(BaseModel):
         "if no round was scored",
     )
     batch_id: str | None = Field(
-        default=None, description="The batch this run is an item of; null for a run of its own"
+        default=None,
+        description="The batch this run is an item of; null for a run of its own",
+        examples=["6fd4be5b0c7e4b1f9a2d3c4e5f6a7b8c"],
     )
     arm: str = Field(default="loop", description="loop (the feedback loop) or control (one blind revision)")
+
+
+_ACCOUNTING: dict[str, Any] = {
+    "model": "rubric",
+    "prompt_version": "rubric-3f9a1c",
+    "input_tokens": 0,
+    "output_tokens": 0,
+    "latency_s": 0.004,
+    "cost_usd": None,
+}
+_EXAMPLE_FAILURE: dict[str, Any] = {
+    "kind": "endpoint",
+    "model": "gpt4o",
+    "host": "api.openai.com",
+    "status": 503,
+    "exception": "APIStatusError",
+    "message": "Service Unavailable",
+}
+_EXAMPLE_VERDICT: dict[str, Any] = _ACCOUNTING | {
+    "judge": "evaluate",
+    "score": 35,
+    "confidence": 80,
+    "rationale": "[proportionality] 60 musicians play a symphony in the same 40 minutes.",
+    "details": {"checks": ["proportionality"]},
+    "abstained": False,
+    "abstain_reason": None,
+    "failure": None,
+    "reasoning": "",
+    "raw_outputs": ['{"score": 35, "confidence": 80, "rationale": "…"}'],
+}
+_EXAMPLE_REVISION: dict[str, Any] = _ACCOUNTING | {
+    "question": "An orchestra of 120 musicians plays a symphony in 40 minutes. How long does the same "
+    "symphony take when 60 musicians play it?",
+    "solution": "The length of a symphony does not depend on the number of players: 40 minutes.",
+    "thinking": "The judges say the time does not scale with the players…",
+    "error": None,
+    "failure": None,
+}
+_EXAMPLE_VERSION: dict[str, Any] = {
+    "round": 2,
+    "question": _EXAMPLE_REVISION["question"],
+    "solution": _EXAMPLE_REVISION["solution"],
+    "quality": 0.984,
+}
+_EXAMPLE_ROUND: dict[str, Any] = {
+    "round": 1,
+    "question": _EXAMPLE_PROBLEM["question"],
+    "solution": _EXAMPLE_PROBLEM["solution"],
+    "quality": 0.3917,
+    "pass_rate": 0.43,
+    "agreement": 0.71,
+    "confidence": 0.8,
+    "n_voting": 7,
+    "n_passing": 3,
+    "n_failed": 0,
+    "decision": "revise",
+    "verification": [],
+    "solver": {
+        "round": 1,
+        "solution": {
+            "working": "A symphony lasts as long whoever plays it.",
+            "answer": "40 minutes",
+            "value": 40,
+            "unit": "minutes",
+        },
+        "failure": None,
+        "raw_outputs": ['{"working": "…", "answer": "40 minutes", "value": 40, "unit": "minutes"}'],
+        "reasoning": "",
+        "model": "gpt4o",
+        "prompt_version": "solver-7c21e0",
+        "usage": {
+            "input_tokens": 412,
+            "output_tokens": 58,
+            "latency_s": 1.21,
+            "cost_usd": 0.0016,
+            "calls": 1,
+            "retries": 0,
+        },
+    },
+    "verdicts": [_EXAMPLE_VERDICT],
+    "feedback": [_EXAMPLE_VERDICT["rationale"]],
+    "revision": _EXAMPLE_REVISION,
+}
 
 
 class CallAccounting(BaseModel):
@@ -148,12 +236,16 @@ class CallAccounting(BaseModel):
     output_tokens: int = Field(description="Completion tokens billed")
     latency_s: float = Field(description="Seconds the call took, retries included")
     cost_usd: float | None = Field(
-        description="Its cost in US dollars from the model's configured prices; null when none are configured"
+        description="Its cost in US dollars from the model's configured prices; null when none are "
+        "configured",
+        examples=[0.0016],
     )
 
 
 class VerdictPublic(CallAccounting):
     """One judge's verdict with its audit trail."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_VERDICT]})
 
     judge: str = Field(
         description="remember, understand, apply, analyze, evaluate, create, or holistic (the Five Keys)"
@@ -169,7 +261,10 @@ class VerdictPublic(CallAccounting):
         description="Structured extras: the holistic judge's five keys, the offline panel's checks"
     )
     abstained: bool = Field(description="True when there is no usable verdict: never a score, counted apart")
-    abstain_reason: str | None = Field(description="Why it abstained (its call failed, or it declined)")
+    abstain_reason: str | None = Field(
+        description="Why it abstained (its call failed, or it declined)",
+        examples=["the call failed: gpt4o @ api.openai.com: HTTP 503 APIStatusError"],
+    )
     failure: CallFailure | None = Field(
         default=None, description="For a failed call: model, endpoint host, HTTP status, exception"
     )
@@ -182,10 +277,15 @@ class VerdictPublic(CallAccounting):
 class RevisionPublic(CallAccounting):
     """What the model under test made of a round's feedback."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_REVISION]})
+
     question: str | None = Field(description="The revised question; null when no usable revision came back")
     solution: str | None = Field(description="The revised solution; null when no usable revision came back")
     thinking: str = Field(description="The model's think-aloud as it revised, in full")
-    error: str | None = Field(description="Why there is no revision, in words")
+    error: str | None = Field(
+        description="Why there is no revision, in words",
+        examples=["the model under test gave no usable revision: HTTP 503"],
+    )
     failure: CallFailure | None = Field(
         default=None, description="For a failed call: model, endpoint host, HTTP status, exception"
     )
@@ -193,6 +293,8 @@ class RevisionPublic(CallAccounting):
 
 class RoundPublic(RoundFigures):
     """One evaluated version, its seven verdicts, its scores, and the revision it led to."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_ROUND]})
 
     round: int = Field(
         description="1 is the submitted version; each later round judges the previous round's revision"
@@ -220,6 +322,8 @@ class RoundPublic(RoundFigures):
 class Version(BaseModel):
     """One judged version of the problem."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_VERSION]})
+
     round: int = Field(description="The round that judged it (1 is the original)")
     question: str = Field(description="Its question")
     solution: str = Field(description="Its stated solution")
@@ -228,6 +332,27 @@ class Version(BaseModel):
 
 class RunTrace(RunPublic):
     """GET /v1/runs/{id}: the full revision trace."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                _EXAMPLE_RUN
+                | {
+                    "problem": _EXAMPLE_PROBLEM,
+                    "rounds": [_EXAMPLE_ROUND],
+                    "final": _EXAMPLE_VERSION,
+                    "best": _EXAMPLE_VERSION,
+                    "best_round": 2,
+                    "metrics": {
+                        "rounds_to_pass": 2,
+                        "avg_quality_final": 0.984,
+                        "avg_quality_all_steps": 0.69,
+                    },
+                    "usage": {"input_tokens": 0, "output_tokens": 0, "cost_usd": None, "calls": 15},
+                }
+            ]
+        }
+    )
 
     problem: ProblemIn = Field(description="The problem as submitted, with the submission's metadata")
     rounds: list[RoundPublic] = Field(description="Every round, in order")
@@ -248,8 +373,15 @@ class RunTrace(RunPublic):
     usage: dict[str, Any] = Field(description="Tokens, cost and calls of every stored call")
 
 
+_EXAMPLE_CURSOR = "WyIyMDI2LTExLTIzVDA5OjAwOjAwKzAwOjAwIiwgIjVkZDZmMTY0Il0"
+
+
 class RunPage(BaseModel):
     """A page of runs; pass ``next_cursor`` as ``cursor`` for the next one."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"items": [_EXAMPLE_RUN], "next_cursor": _EXAMPLE_CURSOR}]}
+    )
 
     items: list[RunPublic] = Field(description="Runs, newest first")
     next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")
@@ -287,7 +419,10 @@ class DeliveryPublic(BaseModel):
     attempts: int = Field(description="POSTs tried so far")
     next_attempt_at: datetime = Field(description="When a pending delivery is due next (UTC)")
     last_status_code: int | None = Field(description="The HTTP status of the last answer; None: no answer")
-    last_error: str | None = Field(description="Why the last attempt failed; None after a success")
+    last_error: str | None = Field(
+        description="Why the last attempt failed; None after a success",
+        examples=["HTTP 502 from the receiver"],
+    )
     created_at: datetime = Field(description="When the delivery was written (with the run's end state)")
     delivered_at: datetime | None = Field(description="When a 2xx answer came; None until then")
 

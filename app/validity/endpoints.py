@@ -56,7 +56,9 @@ async def validate_judges(
     _: WriteKey,
     factory: Factory,
     settings: AppSettings,
-    fmt: Annotated[ValidityFormat, Query(alias="format")] = "json",
+    fmt: Annotated[
+        ValidityFormat, Query(alias="format", description="json (as the CLI's --format json), md or html")
+    ] = "json",
 ) -> ValidityReport | Response:
     """Judge every version of labelled items once, as round 1 of the loop, and measure the panel
     against the labels per split: detection, false accepts, specificity, Cohen's κ and calibration

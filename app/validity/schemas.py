@@ -25,6 +25,13 @@ _EXAMPLE_ITEM: dict[str, Any] = {
             "evidence": "a song lasts the same time however many people sing it",
         }
     ],
+    "corrected": {
+        "question": "A choir of 12 singers sings a song that lasts 4 minutes. How long will the song "
+        "last if 36 singers sing it together?",
+        "solution": "The length of a song does not depend on how many sing it: 4 minutes.",
+    },
+    "answer": "4 minutes",
+    "grade": 5,
 }
 
 
@@ -44,13 +51,19 @@ class ValidityRequest(BaseModel):
         max_length=MAX_VERSIONS,
         description="Labelled items, each an object as one line of a labelled JSONL file",
     )
-    builtin: bool = Field(default=False, description="Judge the labelled set shipped with thinkloop")
+    builtin: bool = Field(
+        default=False, description="Judge the labelled set shipped with thinkloop", examples=[True]
+    )
     judge_model: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
-        default=None, description="The panel to measure (default: settings)"
+        default=None, description="The panel to measure (default: settings)", examples=["rubric"]
     )
     twins: bool = Field(default=False, description="Also judge adversarial twins and paraphrases")
-    split: Split = Field(default="all", description="Judge only the tune or held-out items")
-    policy: PolicyName | None = Field(default=None, description="Scoring policy (default: settings)")
+    split: Split = Field(
+        default="all", description="Judge only the tune or held-out items", examples=["tune"]
+    )
+    policy: PolicyName | None = Field(
+        default=None, description="Scoring policy (default: settings)", examples=["default"]
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> ValidityRequest:
@@ -59,8 +72,40 @@ class ValidityRequest(BaseModel):
         return self
 
 
+_SHARE: dict[str, Any] = {"n": 26, "count": 7, "rate": 0.269}
+_FLAW: dict[str, Any] = {"n": 4, "detection": 0.75, "false_accept": 0.25, "twins_accepted": 0.5}
+_BIN: dict[str, Any] = {"low": 0.8, "high": 0.9, "n": 31, "confidence": 0.84, "accuracy": 0.77}
+_JUDGE: dict[str, Any] = {"votes": 84, "agreement": 0.81, "kappa": 0.52, "ece": 0.07, "reliability": [_BIN]}
+_SPLIT: dict[str, Any] = {
+    "split": "heldout",
+    "detection": _SHARE,
+    "false_accept": _SHARE,
+    "specificity": _SHARE,
+    "corrected_accepted": _SHARE,
+    "controls_accepted": _SHARE,
+    "adversarial_gap": _SHARE,
+    "paraphrases_accepted": _SHARE,
+    "by_flaw": {"false_proportionality": _FLAW},
+    "judges": {"evaluate": _JUDGE},
+    "false_accepts": ["prop-07"],
+    "rejected_sound": ["ctrl-03"],
+    "twins_accepted": ["prop-01 (keyword-stuffed)"],
+}
+_REPORT: dict[str, Any] = {
+    "judge_model": "rubric",
+    "policy": "default",
+    "twins": True,
+    "items": 52,
+    "versions": 180,
+    "splits": {"heldout": _SPLIT},
+    "targets": {"split": "heldout", "false_accept below 10 %": False},
+}
+
+
 class Share(BaseModel):
     """``count`` of ``n`` versions, and their ratio (null when ``n`` is 0)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_SHARE]})
 
     n: int = Field(description="Versions counted")
     count: int = Field(description="Versions with the property")
@@ -69,6 +114,8 @@ class Share(BaseModel):
 
 class FlawFigures(BaseModel):
     """One flaw type: its flawed items, the share detected and accepted, and twins accepted."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_FLAW]})
 
     n: int = Field(description="Flawed items of this type")
     detection: float | None = Field(
@@ -81,6 +128,8 @@ class FlawFigures(BaseModel):
 class ReliabilityBin(BaseModel):
     """A confidence bin [low, high) with votes in it: their mean confidence and how many were right."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [_BIN]})
+
     low: float = Field(description="The bin's lower confidence bound, 0–1")
     high: float = Field(description="The bin's upper bound (exclusive, but 1.0 is in the last bin)")
     n: int = Field(description="Votes in the bin")
@@ -90,6 +139,8 @@ class ReliabilityBin(BaseModel):
 
 class JudgeFigures(BaseModel):
     """One judge against the labels: agreement, Cohen's κ, and calibration (ECE, reliability table)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_JUDGE]})
 
     votes: int = Field(description="Verdicts the judge gave on labelled versions")
     agreement: float | None = Field(description="Share of its verdicts that agree with the labels")
@@ -104,6 +155,8 @@ class JudgeFigures(BaseModel):
 
 class SplitSummary(BaseModel):
     """Every measure over one split."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_SPLIT]})
 
     split: str = Field(description="tune, heldout or all")
     detection: Share = Field(description="Flawed versions a judge of the flaw's levels (or the gate) failed")
@@ -122,6 +175,8 @@ class SplitSummary(BaseModel):
 
 class ValidityReport(BaseModel):
     """The bench's report: the same object as ``thinkloop judges validate --format json``."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_REPORT]})
 
     judge_model: str = Field(description="The judge model measured (rubric: the offline panel)")
     policy: str = Field(description="The scoring policy used")
