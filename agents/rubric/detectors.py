@@ -63,9 +63,21 @@ def invented(f: ProblemFacts) -> Result:
     wrong = _wrong_results(f)
     strangers = [s for s in f.untraced if s not in wrong]
     if not strangers:
-        return world.missing_measure(f) or roles.stated_premise(f)
+        return world.missing_measure(f) or roles.stated_premise(f) or _assumed(f)
     shown = ", ".join(show(v) for v in strangers[:3])
     return f"the solution uses {shown}, which the question neither gives nor lets a solver work out"
+
+
+# "Assume it sold the same number on Sunday": the solution supplies what the question left out.
+_ASSUMES = re.compile(r"\b(?:assume|assuming|assumed|suppose|supposing|let'?s say|we guess|guess that)\b")
+
+
+def _assumed(f: ProblemFacts) -> str:
+    """A solution that has to assume a quantity answers a question with missing data (unless the
+    question itself asks to assume it)."""
+    if _ASSUMES.search(f.q.lower()) or not _ASSUMES.search(f.s.lower()):
+        return ""
+    return "the solution has to assume what the question does not say: a quantity it needs is missing"
 
 
 def _wrong_results(f: ProblemFacts) -> set[Fraction]:
@@ -1091,11 +1103,13 @@ _SUCCESSIVE = re.compile(
     r"that remains?|left over|remaining)\b|"
     r"\bon the (?:total|new)\b|\bincluding\b|\banother \d+(?:\.\d+)? ?%|"
     r"\bthen (?:\w+ ){0,5}(?:by )?\d+(?:\.\d+)? ?%|\beach year\b|\bevery year\b|"
+    r"\b(?:of|to) the (?:reduced|discounted|new|increased|raised) (?:price|value|cost|amount|total)\b|"
+    r"\ba further \d+(?:\.\d+)? ?%|"
     r"\ba (?:week|month|year) later\b"
 )
 _APPLIED = re.compile(
-    r"(\d+(?:\.\d+)?) ?% of \$?(\d+(?:\.\d+)?)|(\d+/\d+) of \$?(\d+(?:\.\d+)?)|"
-    r"\$?(\d+(?:\.\d+)?) × (0\.\d+|1\.\d+)"
+    r"(\d+(?:\.\d+)?) ?% of [$£€]?(\d+(?:\.\d+)?)|(\d+/\d+) of [$£€]?(\d+(?:\.\d+)?)|"
+    r"[$£€]?(\d+(?:\.\d+)?) × (0\.\d+|1\.\d+)"
 )
 
 
