@@ -214,13 +214,16 @@ async def get_batch_report(
 ) -> Response:
     """Per model and arm: the paper's tables, pass rate, tokens, cost and latency with 95% intervals,
     judge agreement, the feedback-vs-control comparison, and (when the dataset labels them) outcomes
-    and pass rate per flaw type; as JSON, Markdown, CSV or HTML with plots."""
+    and pass rate per flaw type; as JSON, Markdown, CSV or HTML with plots. JSON, Markdown and HTML
+    carry the batch's manifest; CSV, which has no place for it, points to it in a `Link` header
+    (rel="describedby")."""
     batch = await _get(session, batch_id, key.project_id)
     items = await repo.items(session, batch_id)
     flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
     # statistics (bootstrap) and plots are CPU work: off the event loop
     body = await run_in_threadpool(lambda: render_report(build_report(batch, items, flaws), fmt))
-    return Response(body, media_type=MEDIA[fmt])
+    headers = {"Link": f'</v1/batches/{batch.id}/manifest>; rel="describedby"'} if fmt == "csv" else None
+    return Response(body, media_type=MEDIA[fmt], headers=headers)
 
 
 @router.get("/{batch_id}/items", response_model=BatchItemPage, responses=_ERRORS)
@@ -314,8 +317,8 @@ async def get_batch_figure(
     """One of the report's figures, fit for a paper: comparison (pass rate and AvgQualityScore with
     their intervals), levels (per Bloom level and the holistic judge), rounds (Kaplan–Meier), agreement
     (Cohen's κ between judges), flaws (per labelled flaw type), paired (loop vs control per problem).
-    The file names the batch, its dataset's content hash and the thinkloop version in its metadata.
-    404 when the batch has no data for that figure."""
+    The file carries the batch's whole manifest (as JSON in the SVG's metadata, in a PNG text chunk
+    `thinkloop.manifest`). 404 when the batch has no data for that figure."""
     batch = await _get(session, batch_id, key.project_id)
     items = await repo.items(session, batch_id)
     flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)

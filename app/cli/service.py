@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from app.cli.support import MODELS_FILE_HELP
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -24,19 +27,19 @@ def migrate_command() -> None:
 def serve(
     host: Annotated[str | None, typer.Option(help="Address to bind (default: settings)")] = None,
     port: Annotated[int | None, typer.Option(min=1, max=65535)] = None,
+    models_file: Annotated[Path | None, typer.Option(help=MODELS_FILE_HELP)] = None,
 ) -> None:
     """Migrate the database, then serve the HTTP API and the viewer with uvicorn; once it listens,
     print where."""
-    from app.cli.view import local_url, serve_announcing
+    from app.cli.view import app_settings, local_url, serve_announcing
     from app.db import migrate
-    from app.settings import get_settings
 
-    settings = get_settings()
+    settings = app_settings(models_file)
     asyncio.run(migrate(settings.database_url))
     bound, chosen = host or settings.host, port or settings.port
     url = local_url(bound, chosen)
     serve_announcing(
-        bound, chosen, [f"thinkloop API at {url}: the viewer at /, docs at /docs; stop with Ctrl+C"]
+        settings, bound, chosen, [f"thinkloop API at {url}: the viewer at /, docs at /docs; stop with Ctrl+C"]
     )
 
 

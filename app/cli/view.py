@@ -3,12 +3,17 @@ and (by default) a read-only key to sign in with."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from app.cli.support import MODELS_FILE_HELP
+
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
+
+    from app.settings import Settings
 
 KEY_DAYS = 1.0  # a key made for one viewing session stops working after a day
 
@@ -22,14 +27,15 @@ def view(
     open_browser: Annotated[
         bool, typer.Option("--open", help="Open the viewer in the default browser")
     ] = False,
+    models_file: Annotated[Path | None, typer.Option(help=MODELS_FILE_HELP)] = None,
 ) -> None:
-    """Serve the API and the viewer (as `thinkloop serve` does) and print the viewer's address."""
+    """Serve the API and the viewer (as `thinkloop serve` does) and print the viewer's address.
+    Looking never changes data: unlike `serve`, it does not take up other batches' unfinished items."""
     import asyncio
 
     from app.db import migrate
-    from app.settings import get_settings
 
-    settings = get_settings()
+    settings = app_settings(models_file, resume_batches=False)
     asyncio.run(migrate(settings.database_url))
     bound, chosen = host or settings.host, port or settings.port
     url = local_url(bound, chosen)
@@ -38,7 +44,17 @@ def view(
         secret = asyncio.run(_viewer_key())
         lines.append(f"sign in with this read-only key (expires in {KEY_DAYS:g} day; shown once): {secret}")
     lines.append("the API's documentation is at /docs; stop with Ctrl+C")
-    serve_announcing(bound, chosen, lines, url if open_browser else None)
+    serve_announcing(settings, bound, chosen, lines, url if open_browser else None)
+
+
+def app_settings(models_file: Path | None, **overrides: Any) -> Settings:
+    """This machine's settings, with a models file given on the command line and ``overrides``."""
+    from app.settings import get_settings
+
+    settings = get_settings()
+    if models_file is not None:
+        overrides["models_file"] = models_file
+    return settings.model_copy(update=overrides) if overrides else settings
 
 
 def local_url(host: str, port: int) -> str:
@@ -65,12 +81,13 @@ async def _viewer_key() -> str:
     return await in_session(make)
 
 
-def serve_announcing(host: str, port: int, lines: list[str], browse: str | None = None) -> None:
+def serve_announcing(
+    settings: Settings, host: str, port: int, lines: list[str], browse: str | None = None
+) -> None:
     """uvicorn on the app; ``lines`` are printed once it listens (not before: the address must answer)."""
     import uvicorn
 
     from app.main import create_app
-    from app.settings import get_settings
 
     class Announcing(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
@@ -85,6 +102,6 @@ def serve_announcing(host: str, port: int, lines: list[str], browse: str | None 
 
     # log_config=None: uvicorn's own records go through our handler (JSON lines with
     # THINKLOOP_LOG_JSON), not the plain-text handlers its default configuration installs.
-    app = create_app(get_settings())
+    app = create_app(settings)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", log_config=None)
     Announcing(config).run()

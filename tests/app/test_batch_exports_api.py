@@ -86,6 +86,13 @@ async def test_the_report_json_carries_the_manifest(service: Service) -> None:
         )
     ).text
     assert "## Manifest" in page and "sim-1 @ 127.0.0.1:" in page
+    csv = await service.client.get(
+        f"/v1/batches/{batch['id']}/report", params={"format": "csv"}, headers=service.keys.auth("read")
+    )
+    link = csv.headers["link"]
+    assert link == f'</v1/batches/{batch["id"]}/manifest>; rel="describedby"'
+    linked = await service.client.get(link[1 : link.index(">")], headers=service.keys.auth("read"))
+    assert linked.json() == manifest
 
 
 async def test_figures_are_served_as_svg_and_png_naming_their_batch(service: Service) -> None:

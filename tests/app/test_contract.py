@@ -91,7 +91,7 @@ async def test_every_public_field_is_described_and_has_an_example_and_every_json
 
 
 # app/datasets/schemas.py is being changed by other work: its page's cursor gets its example there.
-AWAITING_AN_EXAMPLE = ["DatasetPage.next_cursor"]
+AWAITING_AN_EXAMPLE: list[str] = []
 
 
 async def test_every_parameter_is_described(service: Service) -> None:

@@ -83,3 +83,30 @@ def test_serve_says_where_it_listens_once_it_answers(serving: list[str]) -> None
     assert url and "the viewer at /" in text, text
     assert httpx.get(url.group(1), timeout=30).status_code == 200
     assert httpx.get(url.group(1) + "healthz", timeout=30).json()["status"] == "ok"
+
+
+@pytest.mark.parametrize(("verb", "resumes"), [("view", False), ("serve", True)])
+def test_view_takes_up_no_batch_and_both_read_a_models_file(
+    verb: str, resumes: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Looking changes nothing: `view` starts the app without re-sending other batches' unfinished
+    items (`serve`, the service, does); both take `--models-file` into the app's settings."""
+    from typer.testing import CliRunner
+
+    import app.cli.view as view_module
+    from app.cli import cli
+    from app.settings import Settings
+
+    models = tmp_path / "models.toml"
+    models.write_text('[models.sim]\nmodel = "sim-1"\nbase_url = "http://127.0.0.1:9/v1"\n', "utf-8")
+    monkeypatch.setenv("THINKLOOP_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'view.db'}")
+    started: list[Settings] = []
+    monkeypatch.setattr(view_module, "serve_announcing", lambda settings, *_, **__: started.append(settings))
+    plain = CliRunner().invoke(cli, [verb, "--no-key"] if verb == "view" else [verb])
+    assert plain.exit_code == 0, plain.output
+    result = CliRunner().invoke(
+        cli, [verb, "--models-file", str(models), *(["--no-key"] if verb == "view" else [])]
+    )
+    assert result.exit_code == 0, result.output
+    assert [s.resume_batches for s in started] == [resumes, resumes]
+    assert started[-1].models_file == models and started[0].models_file != models
