@@ -130,6 +130,7 @@ _EXAMPLE_ITEM: dict[str, Any] = {
     "output_tokens": 1_204,
     "cost_usd": 0.0,
     "latency_s": 14.2,
+    "cache_hits": 0,
     "finished_at": "2026-11-23T09:01:12Z",
 }
 _EXAMPLE_CURSOR = "WyIyMDI2LTExLTIzVDA5OjAwOjAwKzAwOjAwIiwgIjZmZDRiZTViIl0"
@@ -227,6 +228,9 @@ class BatchItemPublic(BaseModel):
     output_tokens: int = Field(description="Completion tokens of every call of the item")
     cost_usd: float = Field(description="Its cost in US dollars (0 when no prices are configured)")
     latency_s: float = Field(description="Seconds its calls took, summed")
+    cache_hits: int = Field(
+        description="Replies taken from the response cache instead of the endpoint (0 with the cache off)"
+    )
     finished_at: datetime | None = Field(description="When it ended (UTC); null until then")
 
     @classmethod
@@ -257,6 +261,7 @@ class BatchItemPublic(BaseModel):
             stop_reason=result.stop_reason if result else None,
             rounds=len(result.rounds) if result else 0,
             final_quality=result.rounds[-1].quality if result and result.rounds else None,
+            cache_hits=result.calls.cache_hits if result else 0,
         )
 
 

@@ -74,6 +74,8 @@ async def test_the_report_json_carries_the_manifest(service: Service) -> None:
         f"/v1/batches/{batch['id']}/items/export", headers=service.keys.auth("read")
     )
     hits = [json.loads(line)["cache_hits"] for line in exported.text.splitlines()[1:]]
+    listed = await service.client.get(f"/v1/batches/{batch['id']}/items", headers=service.keys.auth("read"))
+    assert sorted(i["cache_hits"] for i in listed.json()["items"]) == sorted(hits)  # marked per item
     # the same judged version reached by several items is answered from the cache after the first
     assert manifest["cache"] == {
         "enabled": True,

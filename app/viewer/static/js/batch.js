@@ -116,6 +116,7 @@ function itemsSection(section, batch, params, { signal, navigate }) {
     { label: "Outcome", cell: (i) => (i.outcome ? badge(i.outcome) : "—") },
     { label: "Rounds", num: true, cell: (i) => i.rounds },
     { label: "Final Q", num: true, cell: (i) => fmt(i.final_quality) },
+    { label: "Cache hits", num: true, cell: (i) => i.cache_hits },
     { label: "Error", cell: (i) => i.error || "" },
   ];
   const more = async (cursor) => {
