@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.schemas import CallFailure, Problem, RevisionResult, Usage
 from graphs.context import RunContext
-from graphs.events import RunEvent
+from graphs.events import RunEvent, RunFinished
 from graphs.metrics import run_metrics, scored_rounds
 from graphs.refinement import build_refinement_graph, recursion_limit
 from graphs.scoring import SCORED_OUTCOMES, Outcome, ScoringPolicy
@@ -51,6 +51,21 @@ class RunResult(BaseModel):
     def scored(self) -> bool:
         """Whether the outcome is the model's pass or failure (accepted or exhausted)."""
         return self.outcome in SCORED_OUTCOMES
+
+
+def finished_event(result: RunResult) -> RunFinished:
+    """The run.finished event of a result, for a run whose stream ended before its own (a resumed
+    run whose finish step had already run): the same fields the finish node writes."""
+    return RunFinished(
+        outcome=result.outcome,
+        stop_reason=result.stop_reason,
+        rounds=len(result.rounds),
+        final_quality=result.rounds[-1].quality if result.rounds else None,
+        rounds_to_pass=result.metrics.get("rounds_to_pass"),
+        avg_quality_final=result.metrics.get("avg_quality_final"),
+        avg_quality_all_steps=result.metrics.get("avg_quality_all_steps"),
+        failure=result.failure,
+    )
 
 
 def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:

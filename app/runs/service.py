@@ -34,7 +34,7 @@ from graphs.baseline import run_control
 from graphs.context import RunContext
 from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundScored, RunEvent, RunFinished
 from graphs.refinement import build_refinement_graph, recursion_limit
-from graphs.result import RunResult, build_result
+from graphs.result import RunResult, build_result, finished_event
 from graphs.scoring import get_policy
 from graphs.state import RefinementState
 
@@ -618,11 +618,7 @@ class RunExecutor:
                 await settle(session, result)
             await enqueue(session, run, "run.finished", {**event, "metrics": result.metrics})
 
-        event = (
-            finished.model_dump(mode="json")
-            if finished
-            else {"type": "run.finished", "outcome": result.outcome}
-        )
+        event = (finished or finished_event(result)).model_dump(mode="json")
         event["status"] = result.outcome  # the run's status, named as in traces and webhooks
         await self._append(run.id, event, "run.finished", along=store)
         metrics = result.metrics

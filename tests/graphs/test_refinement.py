@@ -12,7 +12,7 @@ from agents.schemas import Problem
 from agents.simulator import Rule, SimulatorServer
 from graphs.context import RunContext
 from graphs.events import RunEvent
-from graphs.result import RunResult, run_refinement
+from graphs.result import RunResult, finished_event, run_refinement
 from tests.conftest import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
@@ -220,6 +220,18 @@ async def test_rubric_loop_accepts_repaired_orchestra(rubric_context: Ctx) -> No
         "same time however many take part" in result.final.question and "40 minutes" in result.final.solution
     )
     assert any(e.type == "reviser.thinking" for e in events)
+
+
+async def test_a_result_rebuilds_the_run_finished_event_its_finish_step_wrote(
+    rubric_context: Ctx, sim: Sim, llm_context: Ctx
+) -> None:
+    """A run whose stream ended before its run.finished (resumed after its finish step) stores the
+    event rebuilt from its result: the same fields, so webhooks and streams see one shape."""
+    sim([FAIL_ROUND])
+    for context in (rubric_context(), llm_context()):
+        result, events = await run(context)
+        [streamed] = [e for e in events if e.type == "run.finished"]
+        assert finished_event(result) == streamed
 
 
 async def test_round_guard_refuses_to_exceed_max_rounds(rubric_context: Ctx) -> None:
