@@ -53,14 +53,15 @@ def arithmetic(f: ProblemFacts) -> Result:
     if not f.solution.strip():
         return None
     errors = f.verification.errors
-    return "; ".join(e.line() for e in errors[:3]) if errors else ""
+    return "; ".join(e.line() for e in errors[:3]) if errors else stated.listed_sum(f)
 
 
 def invented(f: ProblemFacts) -> Result:
     """The solution uses no number the question does not give (missing data it filled in itself)."""
     if not f.solution.strip():
         return None
-    wrong = _wrong_results(f)
+    # a wrong result is the verifier's finding; the total of listed values, said in words, is traced
+    wrong = _wrong_results(f) | {sum(stated.listed_values(f), Fraction(0))}
     strangers = [s for s in f.untraced if s not in wrong]
     if not strangers:
         return world.missing_measure(f) or roles.stated_premise(f) or _assumed(f)

@@ -18,12 +18,15 @@ from agents.verify.units import UNIT_PATTERN, unit
 
 _DURATION_ASK = re.compile(
     r"\bhow long\b|\bhow much time\b|\bhow many (?:minutes|hours|seconds|days)\b|"
-    r"\bafter how many (?:minutes|hours)\b|\buntil\b"
+    r"\bafter how many (?:minutes|hours)\b|\buntil\b|\bat what time\b|\bwhen will\b"
 )
 # Everyone (or everything) at once: the time is the time for one.
 _PARALLEL = re.compile(
     r"\bat the same time\b|\ball at once\b|\bside by side\b|\bin one go\b|\bsimultaneous\w*|"
-    r"\beach (?:into|in|on|with|at|from) (?:its|their|his|her) own\b|\bseparate (?:chargers?|ovens?|pots?)\b"
+    r"\beach (?:into|in|on|with|at|from) (?:its|their|his|her) own\b|\bseparate (?:chargers?|ovens?|pots?)\b|"
+    # a time the story fixes whatever else changes
+    r"\b(?:one|1) (?:in|on|at) each\b|\bwhatever the\b|\bhowever (?:many|much|heavy|full|big)\b|"
+    r"\bno matter how (?:many|much|heavy|full|big)\b"
 )
 # Processes whose length is their own, not a share of work.
 _OWN_TIME = re.compile(

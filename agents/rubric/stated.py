@@ -107,6 +107,8 @@ def age_relation(question: str) -> str:
 # ---- a list of values and its stated mean ---------------------------------------------------------
 
 _LISTED = re.compile(r":\s*((?:\d+(?:\.\d+)? ?[a-z]*,\s*)+\d+(?:\.\d+)? ?[a-z]*,? and \d+(?:\.\d+)?)")
+# "scored 7, 9, 6, 10 and 8": a list without a colon before it
+_LISTED_PLAIN = re.compile(r"\b((?:\d+(?:\.\d+)?,\s*){2,}\d+(?:\.\d+)?,? and \d+(?:\.\d+)?)\b")
 _MEAN = re.compile(rf"\b(?:mean|average)(?: [a-z]+)? (?:is|was|of) {_NUM}\b")
 
 
@@ -121,6 +123,31 @@ def listed_mean(q: str) -> str:
         return (
             f"the {len(values)} values listed have a mean of {show(actual)}, not the {mean.group(1)} stated"
         )
+    return ""
+
+
+# "add up to 42" said in words, not "add up to 62 + 58 + …" (a computation the verifier checks)
+_SUM_SAID = re.compile(
+    r"\b(?:add up to|adds up to|added up (?:is|make|makes)|sum (?:is|of them is)|"
+    rf"total (?:is|of them is)|make a total of) {_NUM}\b(?! ?[-+×÷*/=])"
+)
+
+
+def listed_values(f: ProblemFacts) -> list[Fraction]:
+    """The values a question lists ("scored 7, 9, 6, 10 and 8"), if it lists three or more."""
+    listed = _LISTED.search(f.q.lower()) or _LISTED_PLAIN.search(f.q.lower())
+    values = [Fraction(v) for v in re.findall(r"\d+(?:\.\d+)?", listed.group(1))] if listed else []
+    return values if len(values) >= 3 else []
+
+
+def listed_sum(f: ProblemFacts) -> str:
+    """'Five pupils scored 7, 9, 6, 10 and 8 … The five scores add up to forty-two': they make 40."""
+    values, said = listed_values(f), _SUM_SAID.search(f.s.lower())
+    if not values or not said:
+        return ""
+    total = sum(values, Fraction(0))
+    if total != Fraction(said.group(1)):
+        return f"the {len(values)} values listed add up to {show(total)}, not {said.group(1)}"
     return ""
 
 
