@@ -97,7 +97,7 @@ class TooManyRequests(AppError):
 
 
 class QuotaExceeded(TooManyRequests):
-    """A project's daily token or cost cap for runs is spent."""
+    """A project's or a key's daily token or cost cap for runs is spent."""
 
     slug, title = "quota-exceeded", "Daily quota spent"
 

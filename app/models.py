@@ -119,6 +119,9 @@ class Project(SQLModel, table=True):
     id: str = Field(default_factory=new_id, primary_key=True)
     name: str = Field(unique=True, max_length=200)
     created_at: datetime = _ts()
+    # The project's own daily caps; None: the global setting (THINKLOOP_PROJECT_DAILY_*).
+    daily_tokens: int | None = Field(default=None, sa_column=Column(BigInteger, nullable=True))
+    daily_cost_usd: float | None = None
 
 
 def _project() -> Any:
@@ -297,6 +300,19 @@ class DailyUsage(SQLModel, table=True):
     cost_usd: float = 0.0
 
 
+class KeyDailyUsage(SQLModel, table=True):
+    """What the runs of one API key spent on one UTC day: the ledger its daily caps read, charged
+    with the project's. No foreign key, like ``Run.api_key_id``: the ledger outlives what it names."""
+
+    __tablename__ = "key_daily_usage"
+
+    api_key_id: str = Field(primary_key=True, max_length=64)
+    day: date = Field(primary_key=True)
+    input_tokens: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    output_tokens: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    cost_usd: float = 0.0
+
+
 class TranscriptEvent(SQLModel, table=True):
     """An append-only event of a run's transcript, numbered per run from 1."""
 
@@ -377,6 +393,7 @@ class Batch(SQLModel, table=True):
     use_cache: bool = True
     budget_tokens: int | None = None
     budget_usd: float | None = None
+    api_key_id: str | None = Field(default=None, max_length=64)  # who created it; None: the CLI
     status: str = Field(index=True, max_length=32)
     stop_reason: str | None = Field(default=None, sa_column=Column(Text))
     created_at: datetime = _ts()

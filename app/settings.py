@@ -91,6 +91,12 @@ class Settings(BaseSettings):
     project_daily_cost_usd: float | None = Field(
         default=None, gt=0, description="USD a project's runs may spend per UTC day; new runs get 429"
     )
+    key_daily_tokens: int | None = Field(
+        default=None, gt=0, description="Tokens one API key's runs may spend per UTC day; new runs get 429"
+    )
+    key_daily_cost_usd: float | None = Field(
+        default=None, gt=0, description="USD one API key's runs may spend per UTC day; new runs get 429"
+    )
 
     broker_url: str | None = Field(default=None, description="redis://... to run batches on workers")
     batch_concurrency: int = Field(default=8, ge=1, description="Batch items in flight per process")

@@ -13,7 +13,7 @@
 It needs httpx, httpx-sse and pydantic only: none of the server's code.
 """
 
-from thinkloop_client._calls import AuditFilters, BatchOptions, Page, RunFilters, RunOptions
+from thinkloop_client._calls import AuditFilters, BatchOptions, Page, ProjectCaps, RunFilters, RunOptions
 from thinkloop_client.client import AsyncClient, Client
 from thinkloop_client.errors import (
     Conflict,
@@ -80,6 +80,7 @@ __all__ = [
     "Page",
     "Problem",
     "Project",
+    "ProjectCaps",
     "RateLimited",
     "ReviserThinking",
     "RevisionProposed",

@@ -9,7 +9,7 @@ from typing import Unpack
 
 from thinkloop_client import _calls as calls
 from thinkloop_client._base import AsyncBase, SyncBase
-from thinkloop_client._calls import AuditFilters
+from thinkloop_client._calls import AuditFilters, ProjectCaps
 from thinkloop_client.models import AuditEntry, Key, Project
 
 DATA_SCOPES = ("read", "write")
@@ -18,9 +18,15 @@ DATA_SCOPES = ("read", "write")
 class AdminMethods(SyncBase):
     """Make projects and keys, revoke keys, read the audit log."""
 
-    def create_project(self, name: str) -> Project:
-        """Make a project (409 if the name is taken)."""
-        return self._send(calls.create_project(name))
+    def create_project(self, name: str, **caps: Unpack[ProjectCaps]) -> Project:
+        """Make a project, with its own daily caps (``daily_tokens``, ``daily_cost_usd``) if given
+        (409 if the name is taken)."""
+        return self._send(calls.create_project(name, **caps))
+
+    def update_project(self, project_id: str, **caps: Unpack[ProjectCaps]) -> Project:
+        """Change a project's own daily caps: only those given change; None sets one back to the
+        server's global setting."""
+        return self._send(calls.update_project(project_id, **caps))
 
     def list_projects(self) -> list[Project]:
         """Every project."""
@@ -55,9 +61,13 @@ class AdminMethods(SyncBase):
 class AsyncAdminMethods(AsyncBase):
     """The same as :class:`AdminMethods`, awaited."""
 
-    async def create_project(self, name: str) -> Project:
+    async def create_project(self, name: str, **caps: Unpack[ProjectCaps]) -> Project:
         """See :meth:`Client.create_project`."""
-        return await self._send(calls.create_project(name))
+        return await self._send(calls.create_project(name, **caps))
+
+    async def update_project(self, project_id: str, **caps: Unpack[ProjectCaps]) -> Project:
+        """See :meth:`Client.update_project`."""
+        return await self._send(calls.update_project(project_id, **caps))
 
     async def list_projects(self) -> list[Project]:
         """See :meth:`Client.list_projects`."""

@@ -353,8 +353,19 @@ def validate_judges(
 # Projects, keys and the audit log (admin scope) ---------------------------------------------------
 
 
-def create_project(name: str) -> Call[Project]:
-    return Call("POST", "/v1/projects", _one(Project), json={"name": name})
+class ProjectCaps(TypedDict, total=False):
+    """A project's own daily caps; None: the server's global setting. Only the keys given are sent."""
+
+    daily_tokens: int | None
+    daily_cost_usd: float | None
+
+
+def create_project(name: str, **caps: Unpack[ProjectCaps]) -> Call[Project]:
+    return Call("POST", "/v1/projects", _one(Project), json={"name": name, **caps})
+
+
+def update_project(project_id: str, **caps: Unpack[ProjectCaps]) -> Call[Project]:
+    return Call("PATCH", f"/v1/projects/{project_id}", _one(Project), json=dict(caps))
 
 
 def list_projects() -> Call[list[Project]]:

@@ -231,6 +231,8 @@ class Project(_Resource):
     id: str
     name: str
     created_at: datetime
+    daily_tokens: int | None = None  # its own daily caps; None: the server's global setting
+    daily_cost_usd: float | None = None
 
 
 class Key(_Resource):

@@ -1,4 +1,6 @@
-"""The usage ledger: what each project's LLM calls spent per UTC day, for the daily caps.
+"""The usage ledgers: what each project's, and each API key's, LLM calls spent per UTC day, for
+the daily caps. A run is charged to its key (a batch item's run to the key that created its batch);
+a run with no key (the CLI's) to its project only.
 
 A run's rows (judgements, revisions, its rounds' solver calls) go when the run is deleted; the
 ledger stays, so deleting runs never gives spend back. Each call's usage is added in the same
@@ -10,14 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import date
+from typing import Any
 
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col, select
+from sqlmodel import col, func, select
 
 from agents.schemas import RevisionResult, Usage
-from app.models import DailyUsage, Run, utcnow
+from app.models import Batch, DailyUsage, KeyDailyUsage, Run, utcnow
 from graphs.state import RoundRecord
 
 
@@ -35,10 +38,11 @@ async def charge_revision(session: AsyncSession, run_id: str, outcome: RevisionR
 
 
 async def charge(session: AsyncSession, run_id: str, usages: Iterable[Usage]) -> None:
-    """Add these calls' tokens and cost to the run's project's row of today (UTC), made if new.
+    """Add these calls' tokens and cost to today's (UTC) row of the run's project and of its key,
+    made if new.
 
-    One upsert: concurrent writers of one project add to the same row without losing an update.
-    Calls that cost nothing (the offline panel) write nothing.
+    One upsert per ledger: concurrent writers of one project add to the same row without losing an
+    update. Calls that cost nothing (the offline panel) write nothing.
     """
     spent = list(usages)
     input_tokens = sum(u.input_tokens for u in spent)
@@ -46,21 +50,48 @@ async def charge(session: AsyncSession, run_id: str, usages: Iterable[Usage]) ->
     cost = sum(u.cost_usd or 0.0 for u in spent)
     if not (input_tokens or output_tokens or cost):
         return
-    project = select(col(Run.project_id)).where(col(Run.id) == run_id)
-    project_id = (await session.execute(project)).scalar()
-    if project_id is None:
+    owners = (
+        select(col(Run.project_id), func.coalesce(col(Run.api_key_id), col(Batch.api_key_id)))
+        .outerjoin(Batch, col(Batch.id) == col(Run.batch_id))
+        .where(col(Run.id) == run_id)
+    )
+    found = (await session.execute(owners)).first()
+    if found is None:
         return
-    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
     values = {"input_tokens": input_tokens, "output_tokens": output_tokens, "cost_usd": cost}
-    statement = insert(DailyUsage).values(project_id=project_id, day=utcnow().date(), **values)
-    added = {name: getattr(DailyUsage, name) + getattr(statement.excluded, name) for name in values}
-    await session.execute(statement.on_conflict_do_update(index_elements=["project_id", "day"], set_=added))
+    await _add(session, DailyUsage, {"project_id": found[0]}, values)
+    if found[1] is not None:
+        await _add(session, KeyDailyUsage, {"api_key_id": found[1]}, values)
+
+
+async def _add(
+    session: AsyncSession,
+    ledger: type[DailyUsage | KeyDailyUsage],
+    owner: dict[str, str],
+    values: dict[str, Any],
+) -> None:
+    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    statement = insert(ledger).values(**owner, day=utcnow().date(), **values)
+    added = {name: getattr(ledger, name) + getattr(statement.excluded, name) for name in values}
+    keys = [*owner, "day"]
+    await session.execute(statement.on_conflict_do_update(index_elements=keys, set_=added))
 
 
 async def spent_on(session: AsyncSession, project_id: str, day: date) -> tuple[int, float]:
     """Tokens (in and out) and cost the project's calls spent on ``day`` (UTC)."""
     query = select(DailyUsage).where(col(DailyUsage.project_id) == project_id, col(DailyUsage.day) == day)
-    row = (await session.execute(query)).scalars().first()
+    return _totals((await session.execute(query)).scalars().first())
+
+
+async def key_spent_on(session: AsyncSession, key_id: str, day: date) -> tuple[int, float]:
+    """Tokens (in and out) and cost the key's runs spent on ``day`` (UTC)."""
+    query = select(KeyDailyUsage).where(
+        col(KeyDailyUsage.api_key_id) == key_id, col(KeyDailyUsage.day) == day
+    )
+    return _totals((await session.execute(query)).scalars().first())
+
+
+def _totals(row: DailyUsage | KeyDailyUsage | None) -> tuple[int, float]:
     if row is None:
         return 0, 0.0
     return row.input_tokens + row.output_tokens, row.cost_usd

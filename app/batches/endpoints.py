@@ -90,7 +90,7 @@ async def create_batch(
     judge = body.judge_model or settings.judge_model
     check_models(registry, *body.models, judge)
     items = await _size(session, body, key.project_id)
-    await quotas.check_daily(session, key.project_id)
+    await quotas.check_daily(session, key)
     if items > MAX_BATCH_ITEMS:
         raise Unprocessable(f"The batch would have {items} items; the limit is {MAX_BATCH_ITEMS}.")
     spec = BatchSpec(

@@ -71,7 +71,8 @@ class BatchService:
         come from, the batch's manifest is recorded (every entry point passes it)."""
         async with short_session(self.sessions) as session:
             manifest = await build_manifest(session, registry, spec) if registry is not None else None
-            batch = Batch(**spec.__dict__, status="queued", manifest=manifest)
+            key_id = key.id if key is not None else None  # its items' runs are charged to this key
+            batch = Batch(**spec.__dict__, api_key_id=key_id, status="queued", manifest=manifest)
             session.add(batch)
             await session.flush()
             items = await repo.create_items(session, batch)

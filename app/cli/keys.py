@@ -24,14 +24,30 @@ projects_cli = typer.Typer(help="Create and list projects (tenants).", no_args_i
 
 
 @projects_cli.command("create")
-def projects_create(name: Annotated[str, typer.Argument(help="A unique name")]) -> None:
+def projects_create(
+    name: Annotated[str, typer.Argument(help="A unique name")],
+    daily_tokens: Annotated[
+        int | None,
+        typer.Option(
+            min=0, help="Tokens its runs may spend per UTC day (default: THINKLOOP_PROJECT_DAILY_TOKENS)"
+        ),
+    ] = None,
+    daily_cost_usd: Annotated[
+        float | None,
+        typer.Option(
+            min=0, help="USD its runs may spend per UTC day (default: THINKLOOP_PROJECT_DAILY_COST_USD)"
+        ),
+    ] = None,
+) -> None:
     """Create a project; its keys will see its runs, datasets and batches only."""
     from app.projects import audit
     from app.projects.keys import ProjectError, create_project
 
     async def make(session: AsyncSession) -> Project:
-        project = await create_project(session, name)
-        audit.record(session, None, "created", "project", project.id, project.id, {"name": project.name})
+        project = await create_project(session, name, daily_tokens, daily_cost_usd)
+        caps = {"daily_tokens": daily_tokens, "daily_cost_usd": daily_cost_usd}
+        detail = {"name": project.name} | {k: v for k, v in caps.items() if v is not None}
+        audit.record(session, None, "created", "project", project.id, project.id, detail)
         return project
 
     try:

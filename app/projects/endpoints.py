@@ -22,6 +22,7 @@ from app.projects.schemas import (
     ProjectCreate,
     ProjectList,
     ProjectPublic,
+    ProjectUpdate,
 )
 from app.text import storable_if_text, unstorable_reason
 
@@ -40,7 +41,7 @@ _ERRORS = problem_responses(
 
 
 def _project(project: Project) -> ProjectPublic:
-    return ProjectPublic(id=project.id, name=project.name, created_at=project.created_at)
+    return ProjectPublic.model_validate(project.model_dump())
 
 
 def key_public(key: ApiKey) -> KeyPublic:
@@ -62,12 +63,13 @@ async def _get_project(session: Session, project_id: str) -> Project:
 async def create_project(
     body: ProjectCreate, session: Session, admin: AdminKey, response: Response
 ) -> ProjectPublic:
-    """Create a project (a tenant); 409 if the name is taken."""
+    """Create a project (a tenant), with its own daily caps if given; 409 if the name is taken."""
     try:
-        project = await keys.create_project(session, body.name)
+        project = await keys.create_project(session, body.name, body.daily_tokens, body.daily_cost_usd)
     except keys.ProjectError as exc:
         raise Conflict(f"{str(exc).capitalize()}.") from exc
-    audit.record(session, admin, "created", "project", project.id, project.id, {"name": project.name})
+    detail = body.model_dump(exclude_none=True) | {"name": project.name}
+    audit.record(session, admin, "created", "project", project.id, project.id, detail)
     await session.commit()
     response.headers["Location"] = f"/v1/projects/{project.id}"
     return _project(project)
@@ -77,6 +79,23 @@ async def create_project(
 async def list_projects(session: Session, _: AdminKey) -> ProjectList:
     """Every project, oldest first."""
     return ProjectList(items=[_project(p) for p in await keys.list_projects(session)])
+
+
+@router.patch("/v1/projects/{project_id}", response_model=ProjectPublic, responses=_ERRORS)
+async def update_project(
+    project_id: ProjectId, body: ProjectUpdate, session: Session, admin: AdminKey
+) -> ProjectPublic:
+    """Change a project's own daily caps: the fields sent change (null: back to the global
+    setting), the others stay; checked from the next run or batch on."""
+    project = await _get_project(session, project_id)
+    changes = body.model_dump(include=body.model_fields_set)
+    for name, value in changes.items():
+        setattr(project, name, value)
+    if changes:
+        audit.record(session, admin, "updated", "project", project.id, project.id, changes)
+    await session.commit()
+    await session.refresh(project)
+    return _project(project)
 
 
 @router.post(

@@ -37,12 +37,17 @@ class NewKey:
     expires_at: datetime | None
 
 
-async def create_project(session: AsyncSession, name: str) -> Project:
-    """A new project; ProjectError if the name is taken."""
+async def create_project(
+    session: AsyncSession, name: str, daily_tokens: int | None = None, daily_cost_usd: float | None = None
+) -> Project:
+    """A new project, with its own daily caps if given (None: the global setting); ProjectError if
+    the name is taken."""
     name = name.strip()
     if not name:
         raise ProjectError("a project needs a name")
-    project = Project(name=name)
+    if (daily_tokens or 0) < 0 or (daily_cost_usd or 0) < 0:
+        raise ProjectError("a daily cap cannot be negative")
+    project = Project(name=name, daily_tokens=daily_tokens, daily_cost_usd=daily_cost_usd)
     try:
         async with session.begin_nested():
             session.add(project)

@@ -19,6 +19,8 @@ _EXAMPLE_PROJECT: dict[str, Any] = {
     "id": "884c7932be6a48c1aab6f455d2bc364e",
     "name": "school-north",
     "created_at": "2026-11-23T06:42:25Z",
+    "daily_tokens": 2000000,
+    "daily_cost_usd": None,
 }
 _EXAMPLE_KEY: dict[str, Any] = {
     "id": "c6144a29bfff41528da94b6db09f2730",
@@ -44,12 +46,47 @@ _EXAMPLE_ENTRY: dict[str, Any] = {
 }
 
 
+DailyTokens = Annotated[
+    int | None,
+    Field(
+        ge=0,
+        description="Tokens the project's runs may spend per UTC day; null: the global setting "
+        "(THINKLOOP_PROJECT_DAILY_TOKENS)",
+        examples=[2000000],
+    ),
+]
+DailyCost = Annotated[
+    float | None,
+    Field(
+        ge=0,
+        allow_inf_nan=False,
+        description="USD the project's runs may spend per UTC day; null: the global setting "
+        "(THINKLOOP_PROJECT_DAILY_COST_USD)",
+        examples=[25.0],
+    ),
+]
+
+
 class ProjectCreate(BaseModel):
-    """A new project."""
+    """A new project, with its own daily caps if it needs them."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: Name = Field(min_length=1, max_length=200, description="Unique name", examples=["school-north"])
+    daily_tokens: DailyTokens = None
+    daily_cost_usd: DailyCost = None
+
+
+class ProjectUpdate(BaseModel):
+    """A change to a project's daily caps: only the fields sent change; null sets one back to the
+    global setting."""
+
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"daily_tokens": 500000, "daily_cost_usd": None}]}
+    )
+
+    daily_tokens: DailyTokens = None
+    daily_cost_usd: DailyCost = None
 
 
 class ProjectPublic(BaseModel):
@@ -60,6 +97,12 @@ class ProjectPublic(BaseModel):
     id: str = Field(description="Project id")
     name: str = Field(description="Unique name")
     created_at: datetime = Field(description="When it was created (UTC)")
+    daily_tokens: int | None = Field(
+        description="Its own daily token cap; null: the global setting", examples=[2000000]
+    )
+    daily_cost_usd: float | None = Field(
+        description="Its own daily cost cap in USD; null: the global setting", examples=[25.0]
+    )
 
 
 class ProjectList(BaseModel):

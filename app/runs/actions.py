@@ -72,7 +72,7 @@ async def submit(
         earlier = await repo.find_idempotent(session, key.id, idempotency_key)
         if earlier is not None:
             return await _replay(session, earlier, digest)
-    await quotas.check_daily(session, key.project_id)  # before anything is stored or spent
+    await quotas.check_daily(session, key)  # before anything is stored or spent
     problem = await repo.get_or_create_problem(session, body.problem.question, body.problem.solution)
     run = Run(
         project_id=key.project_id,

@@ -23,7 +23,7 @@ OPERATIONS = {
     "revoke_key", "stream_batch_progress", "stream_run_events", "upload_dataset", "validate_judges",
     "create_webhook_endpoint", "list_webhook_endpoints", "get_webhook_endpoint", "delete_webhook_endpoint",
     "ping_webhook_endpoint", "list_endpoint_deliveries",
-    "export_batch_items", "get_batch_manifest", "get_batch_figure",
+    "export_batch_items", "get_batch_manifest", "get_batch_figure", "update_project",
 }  # fmt: skip
 
 

@@ -85,6 +85,30 @@ def test_keys_of_a_project_with_an_expiry_are_listed_without_secrets(db_env: str
     assert nowhere.exit_code == 2 and "there is no project 'nope'" in nowhere.output
 
 
+async def _caps(url: str, name: str) -> tuple[int | None, float | None]:
+    from app.db import create_engine, session_factory
+    from app.projects.keys import find_project
+
+    engine = create_engine(url)
+    try:
+        async with session_factory(engine)() as session:
+            project = await find_project(session, name)
+            return project.daily_tokens, project.daily_cost_usd
+    finally:
+        await engine.dispose()
+
+
+def test_a_project_created_with_its_own_daily_caps(db_env: str) -> None:
+    options = ["--daily-tokens", "5000", "--daily-cost-usd", "2.5"]
+    made = runner.invoke(cli, ["projects", "create", "school-east", *options])
+    assert made.exit_code == 0, made.output
+    assert asyncio.run(_caps(db_env, "school-east")) == (5000, 2.5)
+    assert runner.invoke(cli, ["projects", "create", "plain"]).exit_code == 0
+    assert asyncio.run(_caps(db_env, "plain")) == (None, None)  # the global settings
+    negative = runner.invoke(cli, ["projects", "create", "wrong", "--daily-tokens", "-1"])
+    assert negative.exit_code == 2
+
+
 def test_purge_needs_an_age_and_deletes_nothing_young(db_env: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("THINKLOOP_RETENTION_DAYS", raising=False)
     missing = runner.invoke(cli, ["purge"])

@@ -236,3 +236,58 @@ async def test_usage_ledger_migration_starts_from_the_stored_calls(database_url:
     finally:
         await engine.dispose()
     assert [(p, str(d), i, o, c) for p, d, i, o, c in rows] == [("default", "2026-11-01", 207, 23, 0.75)]
+
+
+async def test_key_ledger_migration_charges_api_and_batch_runs_to_their_keys(database_url: str) -> None:
+    """At 0014: a run of key k1, a batch item's run of a batch k2 created (the audit log says so)
+    and a CLI run, each with one judgement. After 0015 the batch has its key, the key ledger holds
+    k1's and k2's calls on their runs' day, and the CLI run is charged to no key."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from app.db import alembic_config
+
+    await asyncio.to_thread(command.upgrade, alembic_config(database_url), "0014")
+    engine = create_engine(database_url)
+    now = {"now": "2026-11-02 09:00:00"}
+    statements = [
+        "INSERT INTO problems (id, content_hash, question, solution, created_at)"
+        " VALUES ('p1', 'c1', 'q', 's', :now)",
+        "INSERT INTO datasets (id, project_id, name, format, n_problems, created_at)"
+        " VALUES ('d1', 'default', 'd', 'jsonl', 1, :now)",
+        "INSERT INTO batches (id, project_id, dataset_id, models, judge_model, policy, max_rounds, repeats,"
+        " control_arm, use_cache, status, created_at)"
+        " VALUES ('b1', 'default', 'd1', '[\"m\"]', 'j', 'default', 1, 1, false, true, 'completed', :now)",
+        "INSERT INTO audit_events (id, created_at, project_id, key_id, actor, action, target_type, target_id)"
+        " VALUES ('a1', :now, 'default', 'k2', 'app', 'created', 'batch', 'b1')",
+    ]
+    runs = {"r1": ("'k1'", "NULL"), "r2": ("NULL", "'b1'"), "r3": ("NULL", "NULL")}
+    for run, (key, batch) in runs.items():
+        statements.append(
+            "INSERT INTO runs (id, problem_id, status, model, judge_model, policy, max_rounds, arm,"
+            " created_at, api_key_id, batch_id)"
+            f" VALUES ('{run}', 'p1', 'accepted', 'm', 'j', 'default', 3, 'loop', :now, {key}, {batch})"
+        )
+        statements.append(
+            "INSERT INTO judgements (run_id, round, judge, model, prompt_version, input_tokens,"
+            " output_tokens, latency_s, cost_usd, reasoning, raw_outputs)"
+            f" VALUES ('{run}', 1, 'apply', 'j', 'v', 100, 10, 0.1, 0.5, '', '[]')"
+        )
+    try:
+        async with engine.begin() as connection:
+            for statement in statements:
+                await connection.execute(text(statement), now)
+        await migrate(database_url)
+        async with engine.connect() as connection:
+            query = "SELECT api_key_id, day, input_tokens, output_tokens, cost_usd FROM key_daily_usage"
+            rows = sorted((await connection.execute(text(query))).all())
+            batch_key = (await connection.execute(text("SELECT api_key_id FROM batches"))).scalar()
+            caps = (await connection.execute(text("SELECT daily_tokens, daily_cost_usd FROM projects"))).all()
+    finally:
+        await engine.dispose()
+    assert batch_key == "k2"
+    assert [(k, str(d), i, o, c) for k, d, i, o, c in rows] == [
+        ("k1", "2026-11-02", 100, 10, 0.5),
+        ("k2", "2026-11-02", 100, 10, 0.5),
+    ]
+    assert caps == [(None, None)]

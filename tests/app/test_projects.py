@@ -126,6 +126,40 @@ async def test_admin_keys_manage_projects_and_keys(service: Service) -> None:
     _not_found(await client.post("/v1/keys/nope/revoke", headers=admin))
 
 
+async def test_admin_keys_set_and_change_a_projects_daily_caps(service: Service) -> None:
+    client, admin = service.client, service.keys.auth("admin")
+    body = {"name": "school-west", "daily_tokens": 5000, "daily_cost_usd": 2.5}
+    made = (await client.post("/v1/projects", json=body, headers=admin)).json()
+    assert (made["daily_tokens"], made["daily_cost_usd"]) == (5000, 2.5)
+    url = f"/v1/projects/{made['id']}"
+    changed = await client.patch(url, json={"daily_cost_usd": None}, headers=admin)
+    assert changed.status_code == 200, changed.text
+    assert (changed.json()["daily_tokens"], changed.json()["daily_cost_usd"]) == (5000, None)  # unsent: kept
+    listed = {p["id"]: p for p in (await client.get("/v1/projects", headers=admin)).json()["items"]}
+    assert (listed[made["id"]]["daily_tokens"], listed[made["id"]]["daily_cost_usd"]) == (5000, None)
+    entries = (await client.get("/v1/audit", params={"target_id": made["id"]}, headers=admin)).json()["items"]
+    assert [(e["action"], e["detail"]) for e in entries] == [
+        ("updated", {"daily_cost_usd": None}),
+        ("created", body),
+    ]
+
+
+async def test_a_projects_caps_are_checked_on_change(service: Service) -> None:
+    client, admin = service.client, service.keys.auth("admin")
+    project = (await client.post("/v1/projects", json={"name": "school-south"}, headers=admin)).json()
+    assert (project["daily_tokens"], project["daily_cost_usd"]) == (None, None)
+    url = f"/v1/projects/{project['id']}"
+    for wrong in ({"daily_tokens": -1}, {"daily_cost_usd": -0.5}, {"name": "renamed"}):
+        assert (await client.patch(url, json=wrong, headers=admin)).status_code == 422
+    assert (
+        await client.post("/v1/projects", json={"name": "x", "daily_tokens": -1}, headers=admin)
+    ).status_code == 422
+    _not_found(await client.patch("/v1/projects/nope", json={"daily_tokens": 1}, headers=admin))
+    refused = await client.patch(url, json={"daily_tokens": 1}, headers=service.keys.auth("both"))
+    assert refused.status_code == 403
+    assert (await client.get("/v1/audit", params={"action": "updated"}, headers=admin)).json()["items"] == []
+
+
 async def test_only_admin_keys_reach_the_admin_api_and_admin_is_no_data_scope(service: Service) -> None:
     client = service.client
     for which in ("read", "write", "both", "other"):

@@ -359,8 +359,10 @@ async def _projects_keys_audit(admin: Tour, kind: str, url: str) -> None:
     assert checked.name == "sim" and checked.capabilities and checked.mode == "json_schema"
     with pytest.raises(InvalidRequest):
         await admin("check_model", "rubric")  # the offline panel has no endpoint to probe
-    project = await admin("create_project", f"school-{kind}")
-    assert project.id in [p.id for p in await admin("list_projects")]
+    project = await admin("create_project", f"school-{kind}", daily_tokens=5000)
+    assert project.id in [p.id for p in await admin("list_projects")] and project.daily_tokens == 5000
+    changed = await admin("update_project", project.id, daily_tokens=None, daily_cost_usd=2.5)
+    assert (changed.daily_tokens, changed.daily_cost_usd) == (None, 2.5)
     expires = datetime.now(UTC) + timedelta(days=30)
     key = await admin("create_key", project.id, "tutor-app", expires_at=expires)
     assert key.secret and key.scopes == ["read", "write"] and key.expires_at == expires
@@ -376,6 +378,7 @@ async def _projects_keys_audit(admin: Tour, kind: str, url: str) -> None:
     assert [(e.action, e.target_type) for e in entries] == [
         ("revoked", "key"),
         ("created", "key"),
+        ("updated", "project"),
         ("created", "project"),
     ]
 

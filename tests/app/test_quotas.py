@@ -196,3 +196,92 @@ async def test_quotas_let_requests_through_while_redis_is_away(
         assert "ratelimit-limit" not in answers[0].headers
         wrong = await client.get("/v1/runs", headers={"Authorization": "Bearer tlk_wrong"})
         assert wrong.status_code == 401
+
+
+SIM_RUN = {"problem": PROBLEM, "options": {"model": "sim", "judge_model": "sim"}}
+
+
+async def test_a_keys_daily_cap_leaves_the_projects_other_keys_working(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    keys = await _keys(database_url)
+    async with api(database_url, simulator_server, key_daily_tokens=1) as client:
+        first = await client.post(
+            "/v1/runs", json=SIM_RUN, params={"wait": "true"}, headers=keys.auth("both")
+        )
+        assert first.status_code == 200 and first.json()["usage"]["input_tokens"] > 0
+        problem = _too_many(
+            await client.post("/v1/runs", json=SIM_RUN, headers=keys.auth("both")), "quota-exceeded"
+        )
+        assert problem["detail"].startswith("This key's runs spent")
+        # the project's other key has a day of its own
+        assert (await client.post("/v1/runs", json=SIM_RUN, headers=keys.auth("write"))).status_code == 202
+
+
+async def test_deleting_a_keys_runs_gives_it_no_spend_back(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    keys = await _keys(database_url)
+    async with api(database_url, simulator_server, key_daily_tokens=1) as client:
+        run = (
+            await client.post("/v1/runs", json=SIM_RUN, params={"wait": "true"}, headers=keys.auth("both"))
+        ).json()
+        spent = run["usage"]["input_tokens"] + run["usage"]["output_tokens"]
+        assert (await client.delete(f"/v1/runs/{run['id']}", headers=keys.auth("both"))).status_code == 204
+        problem = _too_many(
+            await client.post("/v1/runs", json=SIM_RUN, headers=keys.auth("both")), "quota-exceeded"
+        )
+        assert problem["spent"]["tokens"] == spent
+
+
+async def test_a_batchs_items_are_charged_to_the_key_that_created_it(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    keys = await _keys(database_url)
+    priced = {"model": "sim-1", "base_url": simulator_server.base_url, "timeout_s": 5, "max_retries": 1}
+    priced["price"] = {"input_per_mtok": 1000.0, "output_per_mtok": 1000.0}
+    async with api(database_url, simulator_server, models={"sim": priced}, key_daily_cost_usd=0.01) as client:
+        dataset = await client.post(
+            "/v1/datasets",
+            params={"name": "one.jsonl"},
+            content=b'{"question": "What is 2 + 2?", "solution": "2 + 2 = 4"}\n',
+            headers=keys.auth("both") | {"Content-Type": "application/x-ndjson"},
+        )
+        batch = {"dataset_id": dataset.json()["id"], "models": ["sim"], "judge_model": "sim", "max_rounds": 1}
+        created = await client.post("/v1/batches", json=batch, headers=keys.auth("both"))
+        assert created.status_code == 202, created.text
+        for _ in range(600):
+            got = (await client.get(f"/v1/batches/{created.json()['id']}", headers=keys.auth("both"))).json()
+            if got["progress"]["status"] == "completed" and not got["progress"]["items"].get("running"):
+                break
+            await asyncio.sleep(0.05)
+        problem = _too_many(
+            await client.post("/v1/runs", json=SIM_RUN, headers=keys.auth("both")), "quota-exceeded"
+        )
+        assert problem["spent"]["cost_usd"] == pytest.approx(got["progress"]["cost_usd"], rel=1e-6)
+        assert (await client.post("/v1/runs", json=SIM_RUN, headers=keys.auth("write"))).status_code == 202
+
+
+async def test_a_projects_own_cap_stands_in_for_the_global_one(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    keys = await _keys(database_url)
+    async with api(database_url, simulator_server, project_daily_tokens=10**9) as client:
+        admin = keys.auth("admin")
+        made = await client.post("/v1/projects", json={"name": "capped", "daily_tokens": 1}, headers=admin)
+        assert made.status_code == 201 and made.json()["daily_tokens"] == 1
+        key = await client.post(f"/v1/projects/{made.json()['id']}/keys", json={"name": "app"}, headers=admin)
+        capped = {"Authorization": f"Bearer {key.json()['secret']}"}
+        for auth in (capped, keys.auth("both")):
+            ran = await client.post("/v1/runs", json=SIM_RUN, params={"wait": "true"}, headers=auth)
+            assert ran.status_code == 200 and ran.json()["usage"]["input_tokens"] > 1
+        problem = _too_many(await client.post("/v1/runs", json=SIM_RUN, headers=capped), "quota-exceeded")
+        assert "(1 tokens" in problem["detail"]
+        # the project at the global cap is not refused
+        assert (await client.post("/v1/runs", json=SIM_RUN, headers=keys.auth("both"))).status_code == 202
+        # back to the global cap: the capped project may run again
+        patched = await client.patch(
+            f"/v1/projects/{made.json()['id']}", json={"daily_tokens": None}, headers=admin
+        )
+        assert patched.status_code == 200 and patched.json()["daily_tokens"] is None
+        assert (await client.post("/v1/runs", json=SIM_RUN, headers=capped)).status_code == 202
