@@ -29,7 +29,9 @@ def projects_create(
     daily_tokens: Annotated[
         int | None,
         typer.Option(
-            min=0, help="Tokens its runs may spend per UTC day (default: THINKLOOP_PROJECT_DAILY_TOKENS)"
+            min=0,
+            max=10**15,
+            help="Tokens its runs may spend per UTC day (default: THINKLOOP_PROJECT_DAILY_TOKENS)",
         ),
     ] = None,
     daily_cost_usd: Annotated[

@@ -46,10 +46,12 @@ _EXAMPLE_ENTRY: dict[str, Any] = {
 }
 
 
+MAX_DAILY_TOKENS = 10**15  # within a 64-bit column on every database, and far beyond any day
 DailyTokens = Annotated[
     int | None,
     Field(
         ge=0,
+        le=MAX_DAILY_TOKENS,
         description="Tokens the project's runs may spend per UTC day; null: the global setting "
         "(THINKLOOP_PROJECT_DAILY_TOKENS)",
         examples=[2000000],

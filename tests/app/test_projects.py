@@ -149,7 +149,8 @@ async def test_a_projects_caps_are_checked_on_change(service: Service) -> None:
     project = (await client.post("/v1/projects", json={"name": "school-south"}, headers=admin)).json()
     assert (project["daily_tokens"], project["daily_cost_usd"]) == (None, None)
     url = f"/v1/projects/{project['id']}"
-    for wrong in ({"daily_tokens": -1}, {"daily_cost_usd": -0.5}, {"name": "renamed"}):
+    wrongs = ({"daily_tokens": -1}, {"daily_tokens": 2**63}, {"daily_cost_usd": -0.5}, {"name": "renamed"})
+    for wrong in wrongs:
         assert (await client.patch(url, json=wrong, headers=admin)).status_code == 422
     assert (
         await client.post("/v1/projects", json={"name": "x", "daily_tokens": -1}, headers=admin)
