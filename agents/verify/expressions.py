@@ -87,14 +87,21 @@ def variables(text: str) -> set[str]:
     return set(_DEFINED.findall(text)) | set(_ASSIGNED.findall(text))
 
 
+def with_word_ops(text: str) -> str:
+    """Worded operators as symbols ("plus" → "+"); applying it twice changes nothing more, so token
+    offsets can be read against its result."""
+    for pattern, replacement in WORD_OPS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
 def tokens(text: str, names: set[str] | None = None) -> list[Token]:
     """Normalised text (digits, symbols) as tokens; worded operators become symbols first.
 
     A single letter is a unit only right after a number and when the text does not use it as a
     variable (``25m`` is 25 metres unless ``m`` is defined: "so m = 8").
     """
-    for pattern, replacement in WORD_OPS:
-        text = pattern.sub(replacement, text)
+    text = with_word_ops(text)
     names = variables(text) if names is None else names
     out: list[Token] = []
     for match in _TOKEN.finditer(text):

@@ -26,6 +26,7 @@ from agents.verify.expressions import (
     Token,
     tokens,
     variables,
+    with_word_ops,
 )
 from agents.verify.text import with_digits
 from agents.verify.units import Unit, convertible, unit
@@ -100,7 +101,8 @@ class _Side:
 @lru_cache(maxsize=2048)
 def verify(solution: str) -> Verification:
     """Check every claim the solution states."""
-    text = _clock_words(_ratios(with_digits(solution)))
+    # the text the tokens' offsets refer to, so that line breaks are found where they are
+    text = with_word_ops(_clock_words(_ratios(with_digits(solution))))
     names = variables(text)
     found = Verification()
     env: dict[str, Fraction] = {}
