@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Generic, Literal, TypedDict, TypeVar, Unpack
+from urllib.parse import quote
 
 import httpx
 
@@ -325,7 +326,8 @@ def list_models() -> Call[list[ModelInfo]]:
 
 
 def check_model(name: str) -> Call[ModelInfo]:
-    return Call("POST", f"/v1/models/{name}/check", _one(ModelInfo))
+    # a model's name is the registry's free-form key ("openai/gpt-4o"): one path segment, escaped
+    return Call("POST", f"/v1/models/{quote(name, safe='')}/check", _one(ModelInfo))
 
 
 def validate_judges(

@@ -164,8 +164,12 @@ async def pause_batch(batch_id: BatchId, key: WriteKey, service: Batches) -> Bat
 
 
 @router.post("/{batch_id}/resume", response_model=BatchPublic, responses=_ERRORS)
-async def resume_batch(batch_id: BatchId, key: WriteKey, service: Batches) -> BatchPublic:
-    """Go on with a paused batch. 409 unless paused."""
+async def resume_batch(
+    batch_id: BatchId, key: WriteKey, service: Batches, session: Session, quotas: QuotasDep
+) -> BatchPublic:
+    """Go on with a paused batch. 409 unless paused; 429 when the key or project is at a daily cap
+    (new work, as a new run or batch would be)."""
+    await quotas.check_daily(session, key)
     return await _steer(service, batch_id, key, "resume", service.resume)
 
 
@@ -176,8 +180,12 @@ async def cancel_batch(batch_id: BatchId, key: WriteKey, service: Batches) -> Ba
 
 
 @router.post("/{batch_id}/retry-failed", response_model=BatchPublic, responses=_ERRORS)
-async def retry_failed_items(batch_id: BatchId, key: WriteKey, service: Batches) -> BatchPublic:
-    """Send the items that ended in error again. 409 for a cancelled or budget-stopped batch."""
+async def retry_failed_items(
+    batch_id: BatchId, key: WriteKey, service: Batches, session: Session, quotas: QuotasDep
+) -> BatchPublic:
+    """Send the items that ended in error again. 409 for a cancelled or budget-stopped batch; 429
+    when the key or project is at a daily cap."""
+    await quotas.check_daily(session, key)
     return await _steer(service, batch_id, key, "retry-failed", service.retry_failed)
 
 

@@ -3,6 +3,7 @@ read, write and/or admin, and belongs to one project; it may expire, and its las
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +38,14 @@ class NewKey:
     expires_at: datetime | None
 
 
+def _check_caps(daily_tokens: int | None, daily_cost_usd: float | None) -> None:
+    """A cap is a finite amount from 0 up: NaN would compare false with every spend and switch the
+    cap off unseen (and be stored differently by SQLite and PostgreSQL)."""
+    for cap in (daily_tokens, daily_cost_usd):
+        if cap is not None and (not math.isfinite(cap) or cap < 0):
+            raise ProjectError(f"a daily cap is a finite amount from 0 up, not {cap}")
+
+
 async def create_project(
     session: AsyncSession, name: str, daily_tokens: int | None = None, daily_cost_usd: float | None = None
 ) -> Project:
@@ -45,8 +54,7 @@ async def create_project(
     name = name.strip()
     if not name:
         raise ProjectError("a project needs a name")
-    if (daily_tokens or 0) < 0 or (daily_cost_usd or 0) < 0:
-        raise ProjectError("a daily cap cannot be negative")
+    _check_caps(daily_tokens, daily_cost_usd)
     project = Project(name=name, daily_tokens=daily_tokens, daily_cost_usd=daily_cost_usd)
     try:
         async with session.begin_nested():

@@ -107,6 +107,9 @@ def test_a_project_created_with_its_own_daily_caps(db_env: str) -> None:
     assert asyncio.run(_caps(db_env, "plain")) == (None, None)  # the global settings
     negative = runner.invoke(cli, ["projects", "create", "wrong", "--daily-tokens", "-1"])
     assert negative.exit_code == 2
+    for value in ("nan", "inf"):  # NaN would compare false with every spend: the cap silently off
+        refused = runner.invoke(cli, ["projects", "create", f"cap-{value}", "--daily-cost-usd", value])
+        assert refused.exit_code != 0 and "error" in refused.output.lower(), refused.output
 
 
 def test_purge_needs_an_age_and_deletes_nothing_young(db_env: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -178,6 +178,9 @@ async def test_a_daily_cost_cap_counts_a_deleted_batchs_calls(
             await asyncio.sleep(0.05)
         cost = got["progress"]["cost_usd"]
         assert cost >= 0.01, got
+        for steer in ("retry-failed", "resume"):  # new work on an old batch is capped like a new one
+            steered = await client.post(f"/v1/batches/{batch_id}/{steer}", headers=keys.auth())
+            _too_many(steered, "quota-exceeded")
         assert (await client.delete(f"/v1/batches/{batch_id}", headers=keys.auth())).status_code == 204
         problem = _too_many(
             await client.post("/v1/batches", json=batch, headers=keys.auth()), "quota-exceeded"
