@@ -9,6 +9,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 
 from agents.schemas import CallFailure
 from app.models import BatchItem
+from app.pagination import MAX_INT32
 from app.reporting.item_result import ItemResult
 from app.text import storable_if_text
 from graphs.scoring import PolicyName
@@ -18,7 +19,7 @@ ReportFormat = Literal["json", "md", "csv", "html"]
 ItemFormat = Literal["jsonl", "csv", "parquet"]
 ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200), BeforeValidator(storable_if_text)]
 MAX_BATCH_ITEMS = 100_000
-MAX_BUDGET_TOKENS = 2**31 - 1  # the column is a 32-bit INTEGER on PostgreSQL
+MAX_BUDGET_TOKENS = MAX_INT32  # the column is a 32-bit INTEGER on PostgreSQL
 MAX_BUDGET_USD = 1e12
 
 

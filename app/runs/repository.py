@@ -27,7 +27,7 @@ from app.models import (
     WebhookDelivery,
     utcnow,
 )
-from app.pagination import page
+from app.pagination import created_between, page
 from app.problems import content_hash
 from app.text import unstorable_reason
 from graphs.result import RunResult
@@ -90,10 +90,7 @@ async def list_runs(
     if metadata is not None:
         key, value = metadata
         query = query.where(col(Run.meta)[key].as_string() == value)
-    if created_after is not None:
-        query = query.where(col(Run.created_at) >= created_after)
-    if created_before is not None:
-        query = query.where(col(Run.created_at) < created_before)
+    query = created_between(query, Run, created_after, created_before)
     if status:
         query = query.where(col(Run.status) == status)
     if model:
