@@ -94,3 +94,12 @@ async def migrations_at_head(engine: AsyncEngine) -> bool:
     async with engine.connect() as connection:
         current = await connection.run_sync(lambda c: MigrationContext.configure(c).get_current_revision())
     return current == head
+
+
+def dialect_insert(session: AsyncSession) -> Any:
+    """The INSERT construct of the session's database (PostgreSQL's or SQLite's), for the
+    ON CONFLICT clauses both have but plain SQLAlchemy does not."""
+    from sqlalchemy.dialects.postgresql import insert as pg_insert
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert

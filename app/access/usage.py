@@ -14,12 +14,11 @@ from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, func, select
 
 from agents.schemas import RevisionResult, Usage
+from app.db import dialect_insert
 from app.models import Batch, DailyUsage, KeyDailyUsage, Run, utcnow
 from graphs.state import RoundRecord
 
@@ -70,7 +69,7 @@ async def _add(
     owner: dict[str, str],
     values: dict[str, Any],
 ) -> None:
-    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    insert = dialect_insert(session)
     statement = insert(ledger).values(**owner, day=utcnow().date(), **values)
     added = {name: getattr(ledger, name) + getattr(statement.excluded, name) for name in values}
     keys = [*owner, "day"]

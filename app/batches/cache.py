@@ -5,12 +5,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.db import short_session
+from app.db import dialect_insert, short_session
 from app.models import DEFAULT_PROJECT, CachedResponse, CacheUse
 
 
@@ -62,7 +60,7 @@ class SqlResponseCache:
     async def _used(self, session: AsyncSession, scoped: str) -> None:
         if self._batch is None:
             return
-        insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+        insert = dialect_insert(session)
         await session.execute(
             insert(CacheUse).values(key=scoped, batch_id=self._batch).on_conflict_do_nothing()
         )

@@ -8,12 +8,11 @@ from typing import Any
 
 from sqlalchemy import delete, insert
 from sqlalchemy import select as sa_select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from app.datasets.parsing import DatasetRow, ParsedDataset, listed
+from app.db import dialect_insert
 from app.models import DEFAULT_PROJECT, Batch, Dataset, DatasetItem, ProblemRow, new_id, utcnow
 
 
@@ -77,7 +76,7 @@ async def _problem_ids(session: AsyncSession, rows: Sequence[DatasetRow]) -> dic
     ]
     if new:
         # Another upload may store the same problem meanwhile: skip it, then read its id.
-        dialect = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+        dialect = dialect_insert(session)
         await session.execute(
             dialect(ProblemRow).on_conflict_do_nothing(index_elements=["content_hash"]), new
         )

@@ -213,10 +213,20 @@ async def live(
     database_url: str, simulator_server: SimulatorServer
 ) -> AsyncIterator[tuple[LiveServer, Keys]]:
     """The API on a real uvicorn server (SSE needs one), with keys; the simulator at 50 ms a call."""
+    async with live_server(database_url, simulator_server) as served:
+        yield served
+
+
+@asynccontextmanager
+async def live_server(
+    database_url: str, simulator_server: SimulatorServer, **overrides: Any
+) -> AsyncIterator[tuple[LiveServer, Keys]]:
+    """``live`` with settings ``overrides`` (for a test that needs other models, say)."""
     state = simulator_server.state
     state.configure(state.config.model_copy(update={"rules": [], "latency_s": 0.05}))
     await migrate(database_url)
     keys = await seed_keys(database_url)
-    with LiveServer(create_app(service_settings(database_url, simulator_server))) as server:
+    settings = service_settings(database_url, simulator_server, **overrides)
+    with LiveServer(create_app(settings)) as server:
         yield server, keys
     state.configure(state.config.model_copy(update={"latency_s": 0.0}))

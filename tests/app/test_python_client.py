@@ -16,9 +16,8 @@ from typing import Any
 import pytest
 
 from agents.simulator import SimulatorServer
-from app.db import migrate
 from app.main import create_app
-from tests.app.conftest import Keys, LiveServer, seed_keys, service_settings
+from tests.app.conftest import Keys, LiveServer, live_server
 from thinkloop_client import (
     AsyncClient,
     Batch,
@@ -220,16 +219,10 @@ async def live_with_broken(
     database_url: str, simulator_server: SimulatorServer
 ) -> AsyncIterator[tuple[LiveServer, Keys]]:
     """The API on uvicorn with the simulator as 'sim' and an endpoint that answers 404 as 'broken'."""
-    state = simulator_server.state
-    state.configure(state.config.model_copy(update={"rules": [], "latency_s": 0.05}))
-    await migrate(database_url)
-    keys = await seed_keys(database_url)
     base = {"model": "sim-1", "base_url": simulator_server.base_url, "timeout_s": 5, "max_retries": 1}
     broken = {"model": "b", "base_url": f"{simulator_server.base_url}/missing", "max_retries": 0}
-    settings = service_settings(database_url, simulator_server, models={"sim": base, "broken": broken})
-    with LiveServer(create_app(settings)) as server:
-        yield server, keys
-    state.configure(state.config.model_copy(update={"latency_s": 0.0}))
+    async with live_server(database_url, simulator_server, models={"sim": base, "broken": broken}) as served:
+        yield served
 
 
 async def _runs_and_webhooks(tl: Tour) -> None:
@@ -483,7 +476,6 @@ def _schema_types(schema: dict[str, Any], components: dict[str, Any]) -> set[str
 
 @pytest.mark.parametrize("which", ["resources", "events"])
 def test_every_client_field_is_in_the_servers_schema_with_a_compatible_type(which: str) -> None:
-    from app.main import create_app
     from graphs.events import RUN_EVENT_ADAPTER
 
     if which == "resources":
