@@ -6,7 +6,7 @@ from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Subquery, and_, func, insert, literal, or_, true, type_coerce, union_all, update
+from sqlalchemy import Subquery, and_, case, func, insert, literal, or_, true, type_coerce, union_all, update
 from sqlalchemy import select as sa_select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
@@ -81,25 +81,28 @@ async def transition(
 
 
 async def claim(session: AsyncSession, item_id: int, worker: str, lease: timedelta) -> bool:
-    """Take an item of an active batch: pending, or running under an expired lease (its worker died)."""
+    """Take an item of an active batch: pending, running under an expired lease (its worker died),
+    or running under ``worker``'s own claim. The last is this worker's earlier claim whose commit
+    reached the database while its acknowledgement was lost to an outage: the retry finds the item
+    taken by itself. The caller makes sure it is not already running the item (a duplicate delivery);
+    that retry does not count as another attempt."""
     now = utcnow()
     active = select(col(Batch.id)).where(col(Batch.status).in_(BATCH_ACTIVE))
+    running = col(BatchItem.status) == "running"
+    ours = and_(running, col(BatchItem.claimed_by) == worker)
     statement = (
         update(BatchItem)
         .where(
             col(BatchItem.id) == item_id,
             col(BatchItem.batch_id).in_(active),
-            or_(
-                col(BatchItem.status) == "pending",
-                and_(col(BatchItem.status) == "running", _lapsed(now)),
-            ),
+            or_(col(BatchItem.status) == "pending", and_(running, _lapsed(now)), ours),
         )
         .values(
             status="running",
             claimed_by=worker,
             claimed_at=now,
             lease_until=now + lease,
-            attempts=BatchItem.attempts + 1,
+            attempts=case((ours, BatchItem.attempts), else_=BatchItem.attempts + 1),
         )
     )
     return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]

@@ -75,6 +75,7 @@ class BatchRunner:
         self._slots = asyncio.Semaphore(concurrency)
         self._active = 0
         self._in_flight: set[asyncio.Task[Any]] = set()  # the tasks processing items here
+        self._here: set[int] = set()  # the items those tasks process (not claimed twice)
         self._idle = asyncio.Event()
         self._idle.set()
         self.lease = timedelta(seconds=lease_s)
@@ -136,7 +137,18 @@ class BatchRunner:
         return released
 
     async def _process(self, item_id: int) -> str:
+        if item_id in self._here:  # delivered twice: this process runs it already
+            return "taken"
+        self._here.add(item_id)
         try:
+            return await self._claimed(item_id)
+        finally:
+            self._here.discard(item_id)
+
+    async def _claimed(self, item_id: int) -> str:
+        try:
+            # A claim is retried through an outage; one whose commit landed unacknowledged finds the
+            # item held by this worker, which repo.claim accepts (nothing here runs it: see _process).
             claimed = await self._db(lambda session: self._claim(session, item_id))
         except _Taken:
             return "taken"

@@ -139,6 +139,34 @@ async def test_an_item_is_a_run_that_can_be_followed_while_it_executes(
     assert len(rounds) == len(item.result["rounds"])  # the same rounds as the item's summary
 
 
+async def test_an_item_delivered_again_to_the_process_running_it_is_not_run_twice(
+    world: World, simulator_server: SimulatorServer
+) -> None:
+    """A claim accepts an item already held by this worker (a committed claim whose answer was
+    lost); a second delivery while this process runs the item must still be turned away."""
+    broker = build_broker(None, concurrency=2, redelivery_s=30)
+    async with batch_runner(world.sessions, world.factory, world.database_url) as runner:
+        broker.state.runner = runner
+        await broker.startup()
+        try:
+            simulator_server.state.held = True  # the item's first calls wait
+            batch = await BatchService(world.sessions, broker).create(
+                BatchSpec(world.dataset_id, ["sim"], judge_model="sim", max_rounds=3)
+            )
+            [item] = await until(lambda: _with_run(world, batch.id), "the item never got its run")
+            assert item.id is not None
+            again = await runner.process(item.id)
+            simulator_server.state.held = False
+            await until(lambda: _finished(world, batch.id), "the item did not finish")
+            await runner.drain()
+        finally:
+            simulator_server.state.held = False
+            await broker.shutdown()
+    [done] = await world.items(batch.id)
+    assert again == "taken" and done.status == "done" and done.attempts == 1
+    assert "run.resumed" not in [event["type"] for event in await world.transcript(done.run_id or "")]
+
+
 async def _with_run(world: World, batch_id: str) -> list[BatchItem] | None:
     items = await world.items(batch_id)
     return items if items and items[0].run_id else None

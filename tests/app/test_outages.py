@@ -29,7 +29,7 @@ from app.datasets.repository import store_dataset
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
-from app.models import BatchItem
+from app.models import BatchItem, Run
 from tests.app.conftest import batch_runner, free_port, seed_keys, service_settings
 from tests.app.test_workers import start_worker
 
@@ -128,6 +128,8 @@ class TcpProxy:
         self.target_port, self.port = target_port, free_port()
         self.down = False
         self._writers: set[asyncio.StreamWriter] = set()
+        self._armed: bytes | None = None
+        self.reply_lost = asyncio.Event()
         self._server: asyncio.Server | None = None
 
     async def __aenter__(self) -> TcpProxy:
@@ -146,19 +148,36 @@ class TcpProxy:
             writer.close()
         self._writers.clear()
 
+    def lose_commit_reply(self, after: bytes) -> None:
+        """Once: on the first connection that sends ``after`` and then COMMIT, let the COMMIT reach
+        the server, swallow the server's answer and drop that connection. The transaction is
+        committed and the client only sees its connection fail (a commit of unknown outcome)."""
+        self._armed = after
+
     async def _link(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
         if self.down:
             client_writer.close()
             return
         server_reader, server_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         self._writers |= {client_writer, server_writer}
+        link = {"seen": False, "committing": False}
         await asyncio.gather(
-            self._pump(client_reader, server_writer), self._pump(server_reader, client_writer)
+            self._pump(client_reader, server_writer, link, upstream=True),
+            self._pump(server_reader, client_writer, link, upstream=False),
         )
 
-    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _pump(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, link: dict[str, bool], upstream: bool
+    ) -> None:
         try:
             while data := await reader.read(65536):
+                if self._armed is not None and upstream:
+                    link["seen"] = link["seen"] or self._armed in data
+                    link["committing"] = link["seen"] and b"COMMIT" in data
+                elif self._armed is not None and link["committing"]:  # the server has committed
+                    self._armed = None
+                    self.reply_lost.set()
+                    break  # its answer goes nowhere; closing this side ends the link
                 writer.write(data)
                 await writer.drain()
         except (ConnectionError, OSError):
@@ -226,6 +245,61 @@ async def test_the_database_goes_away_mid_batch_and_nothing_committed_is_lost(
     await observer.dispose()
     assert before and counts == {"done": 40}, counts
     assert {i: after[i] for i in before} == before  # what was committed before the outage is intact
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_a_claim_committed_while_its_answer_was_lost_is_still_run(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    """The item's claim reaches the database and commits, and the connection drops before the
+    worker hears so: its retry finds the item running under its own name. The item is run (once,
+    as one attempt, with one run), not left 'running' until the lease lapses."""
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"rules": [], "latency_s": 0.01}))
+    await migrate(database_url)
+    observer = create_engine(database_url)  # the test and the API side talk to PostgreSQL directly
+    watch = session_factory(observer)
+    async with TcpProxy() as proxy:
+        proxied = database_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+        engine = create_engine(proxied)
+        entry = {"model": "sim-1", "base_url": simulator_server.base_url}
+        factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": entry}), {})
+        broker = build_broker(None, concurrency=2, redelivery_s=600)  # no redelivery to rescue it
+        stack = contextlib.AsyncExitStack()
+        runner = await stack.enter_async_context(
+            batch_runner(session_factory(engine), factory, proxied, lease_s=600, concurrency=2, outage_s=60)
+        )
+        broker.state.runner = runner
+        await broker.startup()
+        try:
+            async with short_session(watch) as session:
+                parsed = parse_dataset(synthetic_jsonl(1).encode(), "c.jsonl")
+                dataset = await store_dataset(session, f"c-{uuid.uuid4().hex[:6]}", parsed)
+            proxy.lose_commit_reply(after=b"UPDATE batch_items")  # the first claim's
+            batch = await BatchService(watch, broker).create(
+                BatchSpec(dataset.id, ["sim"], judge_model="sim", use_cache=False)
+            )
+            for _ in range(3000):  # a hang guard, not a timing check
+                counts = await _counts(watch, batch.id)
+                if counts == {"done": 1} or (proxy.reply_lost.is_set() and runner._idle.is_set()):
+                    break
+                await asyncio.sleep(0.1)
+            await runner.drain()
+        finally:
+            await broker.shutdown()
+            await stack.aclose()
+            await factory.aclose()
+            await engine.dispose()
+    async with short_session(watch) as session:
+        counts = await _counts(watch, batch.id)
+        items = (await session.execute(select(BatchItem).where(BatchItem.batch_id == batch.id))).scalars()
+        attempts = [item.attempts for item in items]
+        runs = (await session.execute(select(Run.id).where(Run.batch_id == batch.id))).all()
+    await observer.dispose()
+    assert proxy.reply_lost.is_set()  # the claim's answer was lost
+    assert counts == {"done": 1}, counts
+    assert attempts == [1] and len(runs) == 1
 
 
 @pytest.mark.postgres
