@@ -44,7 +44,7 @@ class RoundLimitExceeded(RuntimeError):
     """The loop's own guard: a round beyond max_rounds was about to start."""
 
 
-def evaluate(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+async def evaluate(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Start the next round (the judges fan out from here)."""
     number = state.get("round", 0) + 1
     structlog.contextvars.bind_contextvars(round=number)
@@ -112,7 +112,7 @@ def gate_evidence(problem: Problem, solver: SolverResult | None) -> list[str]:
     return lines
 
 
-def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Combine this round's verdicts into Q and decide where to go."""
     policy, number = runtime.context.policy, state["round"]
     outcomes = sorted(
@@ -256,7 +256,7 @@ def route_after_revise(state: RefinementState) -> str:
     return "evaluate" if state["decision"] == Decision.REVISE else "finish"
 
 
-def finish(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+async def finish(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Emit run.finished with RoundsToPass and AvgQualityScore."""
     metrics = run_metrics(scored_rounds(state["rounds"]), runtime.context.policy)
     runtime.stream_writer(

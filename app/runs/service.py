@@ -427,27 +427,32 @@ class RunExecutor:
 
     async def _start(self, run_id: str, resuming: bool, restart: bool = False) -> None:
         """Mark the run running and say so in its transcript. ``restart``: the run starts over (it
-        has no checkpoints), so what an interrupted attempt recorded is dropped."""
-        async with short_session(self.sessions) as session:
+        has no checkpoints), so what an interrupted attempt recorded is dropped. A fresh start is
+        one transaction (the status with its first event), as it sits before the item's first call."""
+
+        async def running(session: AsyncSession) -> None:
             await self._still_held(session, run_id)
             run = await session.get(Run, run_id)
             assert run is not None
             run.status = "running"
+
+        if not resuming:
+            await self._append(run_id, {"type": "run.started"}, "run.started", along=running)
+            return
+        async with short_session(self.sessions) as session:
+            await running(session)
             dropped: list[int] = []
-            if resuming and restart:
+            if restart:
                 await repo.discard_attempt(session, run_id)
                 self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
-            elif resuming:
+            else:
                 # A revise step cut short will think again: only the finished attempt's think-aloud stays.
                 dropped = await repo.discard_unfinished_thinking(session, run_id)
-        if resuming:
-            log.info("run.resumed", executor=self.worker)
-            event: dict[str, Any] = {"type": "run.resumed", "executor": self.worker}
-            if dropped:
-                event["discarded_thinking_rounds"] = dropped
-            await self._append(run_id, event, None)
-        else:
-            await self._append(run_id, {"type": "run.started"}, "run.started")
+        log.info("run.resumed", executor=self.worker)
+        event: dict[str, Any] = {"type": "run.resumed", "executor": self.worker}
+        if dropped:
+            event["discarded_thinking_rounds"] = dropped
+        await self._append(run_id, event, None)
 
     def _record_update(self, run_id: str, update: dict[str, Any]) -> None:
         self._flush_thinking(run_id)

@@ -241,4 +241,4 @@ async def test_round_guard_refuses_to_exceed_max_rounds(rubric_context: Ctx) -> 
 
     runtime = Runtime(context=rubric_context(max_rounds=2), stream_writer=lambda _: None)
     with pytest.raises(RoundLimitExceeded):
-        evaluate({"round": 2, "current": ORCHESTRA}, runtime)
+        await evaluate({"round": 2, "current": ORCHESTRA}, runtime)
