@@ -10,7 +10,19 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from agents.rubric import limits, operations, roles, scaling, stated, world
+from agents.rubric import (
+    answers,
+    dimensions,
+    limits,
+    magnitudes,
+    operations,
+    relations,
+    roles,
+    scaling,
+    selection,
+    stated,
+    world,
+)
 from agents.rubric.facts import ProblemFacts, as_fraction, show
 from agents.verify.expressions import variables
 from agents.verify.text import disguised
@@ -179,6 +191,13 @@ _SKIP_NOUNS = {
     "heavy",
     "much",
     "many",
+    "not",
+    "left",
+    "now",
+    "altogether",
+    "there",
+    "remain",
+    "remaining",
 }
 # A measure noun is answered by any unit of its dimension ("the mass … in kg": 2 kg).
 _MEASURE_NOUN = {
@@ -235,8 +254,12 @@ def _asked_nouns(target: str) -> list[str]:
             and not re.match(r"[\d./]+$", w)
             and not (unit(w) is not None and i and re.match(r"[\d./]+$", raw[i - 1]))  # "250 ml glasses"
         ]
+        if words and words[0] in ("degrees", "degree"):
+            return ["@angle", "@temperature"]  # an angle or a temperature, as the answer says
         if words and unit(words[0]) is not None:
             return [f"@{unit(words[0]).dimension}"]  # type: ignore[union-attr]
+        if len(words) > 1 and words[0] in ("cubic", "square") and unit(words[1]) is not None:
+            return ["@volume3" if words[0] == "cubic" else "@area"]  # "how many cubic metres"
         return [_stem(w) for w in words[:2] if unit(w) is None]
     found = re.search(
         r"what (?:is|was|are|were|will be) (?:the |its |his |her |their |each )?((?:[a-z]+[ ?.]*){0,3})",
@@ -291,6 +314,7 @@ def answers_the_question(f: ProblemFacts) -> Result:
         or _negation_dropped(f)
         or roles.change_for_result(f)
         or stated.answer_drifts(f)
+        or answers.answer_role(f)
     )
     if found:
         return found
@@ -300,15 +324,16 @@ def answers_the_question(f: ProblemFacts) -> Result:
         if "%" not in final:
             return "the question asks for a percentage; the answer is not one"
         for cue, words in _DIRECTION.items():
-            if cue in target and not any(w in final for w in words):
+            if cue in target and not any(w in final for w in words) and not _change_percent(f):
                 return (
                     f"the question asks by how much it changed ({cue}…); the answer gives another percentage"
                 )
     for question, units in _MEASURE.items():
         if question in target:
+            bare_age = question == "how old" and not re.search(rf"\d ?(?:{UNIT_PATTERN})\b", final)
             return (
                 ""
-                if any(u in final for u in units)
+                if any(u in final for u in units) or bare_age  # "so Mum is 36"
                 else f"the question asks {question}; the answer has no such unit"
             )
     nouns = _asked_nouns(target)
@@ -316,6 +341,17 @@ def answers_the_question(f: ProblemFacts) -> Result:
         asked = nouns[0].lstrip("@")
         return f"the question asks for the {asked}; the solution's answer gives something else"
     return ""
+
+
+def _change_percent(f: ProblemFacts) -> bool:
+    """The answer's percentage is the change between two of the question's values, over the first
+    ("12 km, then 15 km": 25 %)."""
+    stated = re.findall(r"(\d+(?:\.\d+)?) ?%", f.final_sentence)
+    if not stated:
+        return False
+    value = Fraction(stated[-1])
+    numbers = [n for n in f.question_numbers if n]
+    return any(abs(b - a) / a * 100 == value for a in numbers for b in numbers if a != b)
 
 
 _PAIRS = {
@@ -368,7 +404,12 @@ _MONEY_ASK = re.compile(
 def _money_as_percent(f: ProblemFacts) -> str:
     """Asked for an amount of money, the answer is a percentage (a rate, not the amount)."""
     final = f.final_sentence
-    if not _MONEY_ASK.search(f.target) or _PERCENT_ASK.search(f.target) or "%" not in final:
+    if (
+        not _MONEY_ASK.search(f.target)
+        or _PERCENT_ASK.search(f.target)
+        or re.search(r"percent|%", f.target)  # "what is her percentage profit"
+        or "%" not in final
+    ):
         return ""
     if re.search(r"[$£€]|\b(?:dollars?|pounds?|euros?|cents?|pence)\b", final):
         return ""
@@ -397,9 +438,15 @@ def _answered(final: str, noun: str) -> bool:
     the measure's unit and names no other measure; a count answered without any noun passes."""
     if _mentions(final, noun):
         return True
+    if noun == "probability" and re.search(r"\b\d+/\d+\b(?!.*\d)|\b0?\.\d+\b(?!.*\d)|%", final):
+        return True  # "13/52 = 1/4": a probability is answered by a fraction
     if noun.startswith("@") or noun in _NAMED:
         return False
     dimension = _MEASURE_NOUN.get(noun)
+    if dimension == "speed" and re.search(
+        rf"\d ?(?:{UNIT_PATTERN}) (?:per|an?|each|every) (?:second|minute|hour|day)\b", final
+    ):
+        return True  # "200 metres per minute" is a speed
     if dimension is not None or noun in ("perimeter",):
         dimension = dimension or "length"
         has_unit = any(
@@ -443,6 +490,8 @@ _MONEY_ROLES = {
 
 def _mentions(final: str, noun: str) -> bool:
     tokens_ = re.findall(r"[$£€]|[\w²³/°]+", final)
+    if noun == "@angle" and re.search(r"\d ?°(?! ?[cf]\b)|\bdegrees\b", final):
+        return True
     if noun.startswith("@"):
         return any((u := unit(w)) is not None and u.dimension == noun[1:] for w in tokens_)
     words = {_stem(w) for w in re.findall(r"[\w²³]+", final)}
@@ -527,6 +576,7 @@ def operation_fits(f: ProblemFacts) -> Result:
         and "÷" not in ops
         and not ({"×", "-"} <= ops)
         and not _trial_product(f)
+        and not re.search(r"\b\d+/\d+ of\b|\bhalf of\b", f.s.lower())  # a fraction of a whole divides it
     ):
         return "the question asks how many parts fit into a whole: that needs a division"
     found = (
@@ -599,20 +649,34 @@ def units_consistent(f: ProblemFacts) -> Result:
     units |= _propagated(f.s, units)
     for match in _BINARY.finditer(f.s):
         cur_a, a, unit_a, op, cur_b, b, unit_b = match.groups()
+        bound = re.match(r"\s*[×÷*/]", f.s[match.end() :]) or re.search(r"[×÷*/]\s*$", f.s[: match.start()])
+        if op in "+-" and bound:
+            continue  # "120 + 4 × 100": the 4 belongs to a product, not to the sum
         unit_a = None if unit_a in names else unit_a
         unit_b = None if unit_b in names else unit_b
         left = unit(cur_a or unit_a) or units.get(Fraction(a))
         right = unit(cur_b or unit_b) or units.get(Fraction(b))
         if left is None or right is None:
             continue
-        if op in "+-" and (left.dimension != right.dimension or left.scale != right.scale):
+        if op in "+-" and left.dimension != right.dimension:
+            return f"{match.group(0).strip()} combines {left.name} with {right.name} without converting"
+        if op in "+-" and left.scale != right.scale and not _converted_in_chain(f, match.group(0)):
             return f"{match.group(0).strip()} combines {left.name} with {right.name} without converting"
         if op == "×" and _rate_time_clash(left, right):
             return (
                 f"{match.group(0).strip()} multiplies a rate per "
                 f"{left.name if left.dimension == 'time' else right.name} by a time in other units"
             )
-    return ""
+    return dimensions.unit_chain(f)
+
+
+def _converted_in_chain(f: ProblemFacts, written: str) -> bool:
+    """'3 min + 30 s + 3 min = 6 minutes 30 seconds': units mixed in a sum whose stated result is
+    right once each term is taken in its own unit."""
+    for step in dimensions.steps(f):
+        if written.strip() in step.claim and step.stated.unit is not None and step.computed is not None:
+            return not dimensions.unit_chain_step(step)
+    return False
 
 
 def _minutes_as_decimals(f: ProblemFacts) -> str:
@@ -698,7 +762,7 @@ def data_consistent(f: ProblemFacts) -> Result:
         found = check(q)
         if found:
             return found
-    return roles.change_agrees(f) or stated.stated_twice(f.q)
+    return roles.change_agrees(f) or stated.stated_twice(f.q) or relations.contradiction(f)
 
 
 def _parts_whole(q: str) -> str:
@@ -757,6 +821,9 @@ def _time_window(q: str) -> str:
     clocks = _CLOCKS.findall(q)
     if not lasts or len(clocks) < 2:
         return ""
+    said = next((s for s in re.split(r"(?<=[.?!])\s+(?=[a-z0-9])", q) if lasts.group(0) in s), "")
+    if re.search(r"\b(?:lunch|break|stop|rest|pause|interval|wait)\b", said):
+        return ""  # a lunch that lasts an hour is part of the day, not the whole of it
     stated = Fraction(lasts.group(1)) * 60 + int(lasts.group(2) or 0)
     start, end = _minutes(*clocks[0]), _minutes(*clocks[1])
     window = (end - start) % 1440
@@ -875,7 +942,7 @@ _PLAUSIBLE: tuple[tuple[str, str, Fraction, str], ...] = (
 )
 _TIME_LIMITS = (
     (
-        r"(\d+(?:\.\d+)?) hours? (?:a|per|each|every|in a|in one) day\b|"
+        r"(\d+(?:\.\d+)?) hours? (?:a|per|each|every|in a|in one) (?:day|night)\b|"
         r"\bday (?:lasts|of|has) (\d+(?:\.\d+)?) hours",
         24,
         "hours in a day",
@@ -913,6 +980,7 @@ def plausible(f: ProblemFacts) -> Result:
         or limits.beyond_capacity(q)
         or limits.hours_beyond_a_day(q)
         or limits.boiling_water(f)
+        or magnitudes.impossible_thing(f)
         or ""
     )
 
@@ -973,12 +1041,18 @@ def _impossible_count(sentence: str) -> str:
 def _probability(q: str) -> str:
     if not re.search(r"\b(?:probability|chance|likelihood)\b", q):
         return ""
-    for number in re.findall(r"(?<![\d.])(\d+\.\d+|\d+)(?![\d.]*\s?%)", q):
-        if 1 < Fraction(number) < 100 and re.search(
-            rf"(?:probability|chance)[^.?!]*\b{re.escape(number)}\b", q
-        ):
+    # the number the probability is said to be ("the probability that it rains is 1.3", "a chance
+    # of 1.5"), not a number of the event it is about ("greater than 4", "tossed 2 times")
+    for number in _PROBABILITY_IS.findall(q):
+        if 1 < Fraction(number) < 100:
             return f"a probability of {number} is impossible (it lies between 0 and 1)"
     return ""
+
+
+_PROBABILITY_IS = re.compile(
+    r"\b(?:probability|chance|likelihood)\b(?: (?:that|of) [^.?!,]{0,60}?)? (?:is|was|=|of|equals|will be) "
+    r"(\d+(?:\.\d+)?)\b(?! ?%| ?in\b| ?out of\b| ?times\b| (?!and\b|or\b|but\b|so\b)[a-z])"
+)
 
 
 def _weather(q: str) -> str:
@@ -1024,8 +1098,7 @@ def proportional(f: ProblemFacts) -> Result:
     changing = _count_changes(q)
     if (
         _DURATION_ASK.search(f.target)
-        and changing
-        and (_SIMULTANEOUS.search(q) or _INHERENT.search(q))
+        and ((changing and _INHERENT.search(q)) or _SIMULTANEOUS.search(q))
         and not _SEQUENTIAL.search(q)
         and not scaling.shared_work(q)
     ):
@@ -1035,6 +1108,7 @@ def proportional(f: ProblemFacts) -> Result:
             and f.final_answer is not None
             and f.final_answer != duration
             and ({"×", "÷"} & f.operators)
+            and scaling.scaled_time(f, f.final_answer)
         ):
             return (
                 f"the time does not change with how many take part (it is still {float(duration):g}); "
@@ -1042,6 +1116,7 @@ def proportional(f: ProblemFacts) -> Result:
             )
     return (
         _area_scaling(f)
+        or scaling.same_amount(f)
         or _sprint(f)
         or world.temperatures_added(f)
         or world.growth_scaled_by_age(f)
@@ -1050,12 +1125,15 @@ def proportional(f: ProblemFacts) -> Result:
     )
 
 
+_IRREGULAR = {"men": "man", "women": "woman", "children": "child", "people": "person", "mice": "mouse"}
+
+
 def _count_changes(q: str) -> bool:
     """The story has one kind of thing in two different numbers (12 singers, then 36 singers)."""
     counts: dict[str, set[str]] = {}
     for number, noun in re.findall(r"\b(\d+) ([a-z]+)", q):
         if unit(noun) is None and noun not in _SKIP_NOUNS:
-            counts.setdefault(_stem(noun), set()).add(number)
+            counts.setdefault(_IRREGULAR.get(noun, _stem(noun)), set()).add(number)
     return any(len(numbers) >= 2 for numbers in counts.values())
 
 
@@ -1162,7 +1240,13 @@ def relevant_data(f: ProblemFacts) -> Result:
         found = check(q, s, f)
         if found:
             return found
-    return world.unlike_sum(f) or roles.unused_roles(f)
+    return (
+        world.unlike_sum(f)
+        or roles.unused_roles(f)
+        or selection.wrong_alternative(f)
+        or selection.clock_part_used(f)
+        or selection.declined_used(f)
+    )
 
 
 def _stop_in_moving_time(q: str, s: str, f: ProblemFacts) -> str:

@@ -19,7 +19,11 @@ from agents.verify.text import plain, with_digits
 from agents.verify.units import UNIT_PATTERN, Unit, unit
 from agents.verify.verifier import Verification, verify
 
-_NUMBER = re.compile(r"(?<![\w.:/])(\d+ \d+/\d+|\d+/\d+|\d+(?:\.\d+)?)(?![\w:/]|\.\d)")
+# A number, also written against its unit ("65p", "250ml"), but not inside a word or a clock time.
+_NUMBER = re.compile(
+    r"(?<![\w.:/])(\d+ \d+/\d+|\d+/\d+|\d+(?:\.\d+)?)"
+    r"(?!(?!(?:p|m|cm|mm|km|kg|g|ml|l|h|s|min|kph|mph)\b)[\w:/]|\.\d)"
+)
 _QUANTITY = re.compile(rf"([$£€])?\s?(\d+(?:\.\d+)?)\s?(%|{UNIT_PATTERN})?(?![\w])")
 _SENTENCE = re.compile(r"(?<=[.?!])\s+(?=[A-Z0-9$£€(])")
 _TASK = re.compile(
@@ -69,6 +73,11 @@ CONTEXT_CONSTANTS: tuple[tuple[re.Pattern[str], tuple[Fraction, ...]], ...] = tu
         (r"%|\bper ?cent", ("10", "5", "50", "25", "1")),
         (r"\bquarters?\b|\bsquares?\b|\brectang", ("4",)),
         (r"\bcubes?\b|\bdice\b|\bdie\b|\bhexagon", ("6",)),
+        (r"\b(?:edges|vertices|corners)\b", ("8", "12")),  # a cuboid's vertices and edges
+        (r"\bcards\b|\bdeck\b", ("52", "13", "26", "4")),  # a pack of playing cards
+        (r"\bdecades?\b", ("10",)),
+        (r"\bcentur(?:y|ies)\b", ("100",)),
+        (r"\bmillenni", ("1000",)),
     )
 )
 _CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})")
@@ -180,6 +189,8 @@ class ProblemFacts:
         """The solution's last sentence with a number in it (where it states its answer)."""
         parts = [p for p in re.split(r"(?<=[.!?])\s+", self.s.strip()) if p.strip()]
         numbered = [p for p in parts if re.search(r"\d", p)]
+        if len(numbered) > 1 and _CHECKING.match(numbered[-1]):
+            numbered.pop()  # "Check: 20 % of 50 = 10, and 50 + 10 = 60" verifies the answer before it
         last = (numbered or parts or [""])[-1].lower()
         bare = _ASIDE.sub("", last)  # "so 14 bows (10 cm is left over)": the aside is not the answer
         return bare if re.search(r"\d", bare) else last
@@ -226,6 +237,7 @@ class ProblemFacts:
         text = self.q + " " + self.s
         constants = self.constants
         known = set(self.question_numbers) | _clock_parts(self.q) | _compound_durations(self.q)
+        known |= _compound_parts(self.s, known | {v for _, v in self.verification.results})
         kinds = self._kinds
         # What may be taken apart: a quantity the question gives or the solution computed, never a
         # constant or a scaling of one (else 40 passes as 100 − 60 whenever a 60 is written anywhere).
@@ -267,6 +279,8 @@ class ProblemFacts:
 
 
 _ASIDE = re.compile(r"\s*\([^()]*\)")
+_CHECKING = re.compile(r"\s*(?:check(?:ing)?|to check|as a check)\b", re.I)
+_SMALL = {Fraction(n) for n in range(1, 13)}
 _STEPPING_STONES = {Fraction(n) for n in (5, 10, 25, 50)}  # 10 % then 5 %: used, not multiplied by
 _SIMPLIFY = re.compile(
     r"simplif|simplest|lowest terms|divid\w* (?:the )?(?:top|both|numerator)|common factor|cancel", re.I
@@ -292,6 +306,18 @@ def _compound_durations(text: str) -> set[Fraction]:
     return out
 
 
+def _compound_parts(text: str, known: set[Fraction]) -> set[Fraction]:
+    """2.5 hours written as 2 hours 30 minutes, 17.5 minutes as 17 minutes 30 seconds: both parts
+    come from the known value."""
+    out: set[Fraction] = set()
+    for big, small in (("hours?|h", "minutes?|min"), ("minutes?|min", "seconds?|s")):
+        for whole, part in re.findall(rf"(\d+) ?(?:{big}) (?:and )?(\d+) ?(?:{small})\b", text):
+            w, p = int(whole), int(part)
+            if w + Fraction(p, 60) in known or w * 60 + p in known:
+                out |= {Fraction(w), Fraction(p)}
+    return out
+
+
 def _clock_parts(text: str) -> set[Fraction]:
     parts: set[Fraction] = set()
     for hours, minutes in _CLOCK.findall(text):
@@ -311,11 +337,15 @@ def _one_step(
             return True
         if a and (value == 1 / a or (0 < a < 1 and value == 1 - a)):
             return True  # a rate from a time (1/12 of the job a minute), the rest of a fraction
+        if a and value < 1 and any(value == c / a for c in _SMALL):
+            return True  # 2/6 of the outcomes: a small count over a known total, a share below 1
         for b in known:
             if value in (a * b,) or (b and value in (a / b, a // b, -(-a // b))):
                 return True
             if value in (a + b, a - b) and _same_kind(kinds.get(a), kinds.get(b)):
                 return True
+            if value in (a + 2 * b, a - 2 * b) and _same_kind(kinds.get(a), kinds.get(b)):
+                return True  # a path 1 m wide all round: 20 + 2 × 1
     return False
 
 

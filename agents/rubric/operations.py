@@ -14,6 +14,7 @@ import re
 from fractions import Fraction
 
 from agents.rubric.facts import ProblemFacts, show
+from agents.verify.units import UNIT_PATTERN, unit
 
 _NUM = r"(\d+(?:\.\d+)?)"
 _MONEY = r"[$£€]"
@@ -80,7 +81,7 @@ def change_direction(f: ProblemFacts) -> str:
 _INTO = re.compile(
     rf"\b(?:cut|sawn|sawed|split|divided|shared|broken|folded|chopped|sliced) (?:equally )?into {_NUM} "
     r"(?:equal |same-sized |identical )?"
-    r"(?:pieces|parts|lengths|portions|slices|strips|shares|bits|sections)\b"
+    r"(?:pieces|parts|lengths|portions|slices|strips|shares|bits|sections|[a-z]+s)\b"
 )
 
 
@@ -181,6 +182,152 @@ def duration_added_to_money(f: ProblemFacts) -> str:
     return ""
 
 
+# ---- one of N equal shares of a whole is smaller than the whole: the whole ÷ N ------------------------
+
+_SHARED_AMONG = re.compile(
+    r"\b(?:shared?|shares|split|splits|divided|divides)(?: out)?"
+    r"(?: (?:[$£€])?\d+(?:\.\d+)?(?: [a-z]+){0,2})? (?:equally |evenly )?(?:among|between) "
+    rf"(?:the |her |his |their |its )?{_NUM}\b"
+)
+_PACK = re.compile(
+    rf"\b(?:a|one|each) (?:pack|box|bag|set|packet|crate|carton|tin|jar|bunch|tray|roll|bottle)s? of {_NUM} "
+    rf"(?:[a-z]+ ){{1,3}}?(?:costs?|weighs?|holds?|contains?|is|sells? for) (?:{_MONEY})?{_NUM}\b"
+)
+_EACH_ASK = re.compile(r"\b(?:each|one|a single|per|every|1 [a-z]+)\b")
+_KIND = re.compile(rf"([$£€])|\b\d+(?:\.\d+)? ?({UNIT_PATTERN})(?![\w/])")
+
+
+def _kinds(text: str) -> set[str]:
+    """The kinds of quantity a text states (money, length, mass, …)."""
+    out = set()
+    for currency, name in _KIND.findall(text):
+        found = unit(currency or name)
+        if found is not None:
+            out.add(found.dimension)
+    return out
+
+
+_FACTORS = (Fraction(1), Fraction(10), Fraction(100), Fraction(1000))
+
+
+def _wholes_and_counts(q: str) -> list[tuple[Fraction, Fraction, set[str]]]:
+    """(whole, number of equal shares, the whole's kinds) the story states."""
+    out = []
+    for sentence in re.split(r"(?<=[.?!])\s+", q):
+        for found in (_INTO.search(sentence), _SHARED_AMONG.search(sentence)):
+            if found is None:
+                continue
+            before = re.findall(rf"{_NUM}", sentence[: found.start(1)])
+            if before:
+                out.append(
+                    (Fraction(before[-1]), Fraction(found.group(1)), _kinds(sentence[: found.start(1)]))
+                )
+        for match in _PACK.finditer(sentence):
+            count, total = match.groups()
+            out.append((Fraction(total), Fraction(count), _kinds(match.group(0))))
+    return [(whole, n, kinds) for whole, n, kinds in out if n > 1]
+
+
+def share_of_a_whole(f: ProblemFacts) -> str:
+    """'A pack of 8 yoghurts costs £2.40 — one costs?', '24 m cut into 4 equal pieces — each?': one
+    share is a whole the story gives (or the solution works out) divided by the number of shares,
+    in some unit; an answer no whole divided by N gives came from another operation."""
+    answer = f.final_answer
+    if answer is None or not f.target or not _EACH_ASK.search(f.target):
+        return ""
+    known = set(f.question_numbers) | {v for _, v in f.verification.results}
+    answered = _kinds(f.final_sentence)
+    for whole, n, kinds in _wholes_and_counts(f.q.lower()):
+        if kinds and answered and not kinds & answered:
+            continue  # the pack's price, asked about each one's length
+        if any(answer * n * k in known or answer * n / k in known for k in _FACTORS):
+            return ""
+        floor = any(answer * n <= w * k < (answer + 1) * n for w in known for k in _FACTORS)
+        if floor:
+            return ""  # whole shares with some left over
+        return (
+            f"one of {show(n)} equal shares of {show(whole)} is {show(whole / n)}; "
+            f"the solution's {show(answer)} is not the whole divided by {show(n)}"
+        )
+    return ""
+
+
+_PACKED_IN = re.compile(rf"\b(?:in|into) ([a-z]+) of {_NUM}\b")
+
+
+def containers_filled(f: ProblemFacts) -> str:
+    """'96 buns in bags of 8; how many bags?' is 96 ÷ 8 (or its whole part, or one more): never
+    more bags than buns."""
+    answer = f.final_answer
+    if answer is None:
+        return ""
+    written = set(f.solution_numbers)
+    for container, size in _PACKED_IN.findall(f.q.lower()):
+        asked = re.search(rf"\bhow many {container[:4]}", f.target)
+        each = Fraction(size)
+        if not asked or not each:
+            continue
+        # a total the story gives or the solution works out (not one it made by multiplying by the size)
+        totals = set(f.question_numbers) | {
+            r for _, r in f.verification.results if not any(r == x * each for x in written)
+        }
+        if any(total - each < c * each < total + each for total in totals for c in written if c < total):
+            return ""  # some number written is the total divided by the size (or its whole part, or one more)
+        return (
+            f"filling {container} of {size} takes the total divided by {size}; "
+            f"{show(answer)} {container} is not that"
+        )
+    return ""
+
+
+# ---- taking away cannot leave more than there was ----------------------------------------------------
+
+_HAD = re.compile(
+    rf"\b(?:had|has|have|bought|baked|picked|collected|made|owns?) "
+    rf"(?:({_MONEY}){_NUM}|{_NUM}((?: [a-z]+){{0,3}}))"
+)
+_TAKEN = re.compile(
+    r"\b(?:gave|gives|give|sold|sells|lost|loses|ate|eats|spent|spends|used|uses|broke|breaks|"
+    r"donated|donates|threw|throws|lent|lends|posted|sent|dropped|drank|drinks)\b"
+)
+_GAINED = re.compile(
+    r"\b(?:gets?|got|buys?|bought|finds?|found|receives?|received|wins?|won|earns?|earned|collects?|"
+    r"collected|more|another|adds?|added|given|picks?|picked|grows?|grew|saves?|saved)\b"
+)
+
+
+_SKIP = {"more", "of", "does", "do", "did", "is", "are", "was", "were", "will", "can"}
+
+
+def more_after_taking(f: ProblemFacts) -> str:
+    """'Sam had 45 stickers and gave 12 to his sister; how many has he now?' cannot be more than 45."""
+    if not re.search(r"\b(?:left|now|remain\w*|still)\b", f.target) or f.final_answer is None:
+        return ""
+    q = f.q.lower()
+    had = _HAD.search(q)
+    if not had or not _TAKEN.search(q[had.end() :]) or _GAINED.search(q[had.end() :]):
+        return ""
+    money, amount, count, noun = had.groups()
+    if count and re.match(r" ?[$£€\d]", q[had.end() :]):
+        return ""  # "has 3 £2 coins": a count of coins, not the amount had
+    if money and not re.search(r"[$£€]|\b(?:pence|p|cents?)\b", f.final_sentence):
+        other = [k for k in _kinds(f.final_sentence) if k != "money"]
+        counted = re.search(r"\d+(?:\.\d+)? ([a-z]+)", f.final_sentence)
+        if other or (counted and counted.group(1) not in _SKIP and unit(counted.group(1)) is None):
+            return ""  # had £8 in coins, asked how many coins: the answer is not that money
+    asked = re.search(r"how many ([a-z]+)", f.target)
+    words = (noun or "").split()
+    if words and asked and asked.group(1) not in _SKIP and all(asked.group(1)[:4] != w[:4] for w in words):
+        return ""  # what was had is not what is asked about ("3 £2 coins", asked about money)
+    start = Fraction(amount or count)
+    if f.final_answer > start:
+        return (
+            f"after giving, spending or losing some of the {show(start)}, fewer are left, "
+            f"not {show(f.final_answer)}"
+        )
+    return ""
+
+
 def operation_mismatch(f: ProblemFacts) -> str:
     """The first relation whose operation the solution gets wrong."""
     for check in (
@@ -191,6 +338,9 @@ def operation_mismatch(f: ProblemFacts) -> str:
         time_from_rate,
         speed_from_product,
         duration_added_to_money,
+        share_of_a_whole,
+        containers_filled,
+        more_after_taking,
     ):
         found = check(f)
         if found:

@@ -59,7 +59,12 @@ def parallel_duration(f: ProblemFacts) -> str:
     if found is None:
         return ""
     duration = Fraction(found.group(1))
-    scaled = _scaled(f, duration)
+    if _PARALLEL.search(q):
+        scaled = _scaled(f, duration)
+    else:  # "the same songs": only the answer counts, not a step adding up several songs in turn
+        scaled = f.final_answer
+        if scaled is None or scaled == duration or not any(scaled == duration * k for k in _factors(f)):
+            scaled = None
     if scaled is None:
         return ""
     return (
@@ -86,6 +91,37 @@ def _scaled(f: ProblemFacts, fixed: Fraction) -> Fraction | None:
         if value != fixed and fixed and any(value == fixed * k for k in _factors(f)):
             return value
     return None
+
+
+def scaled_time(f: ProblemFacts, value: Fraction) -> bool:
+    """``value`` is a duration the question gives, or one the solution worked out before, scaled
+    by a factor the story offers (42 = 28 × 45/30): a time scaled, not a time added up."""
+    durations = {Fraction(n) for n, _ in _DURATION.findall(f.q.lower())}
+    durations |= {v for _, v in f.verification.results if v != value}
+    factors = _factors(f)
+    return any(d and value != d and value / d in factors for d in durations)
+
+
+_AMOUNT_IN = re.compile(
+    rf"(\d+(?:\.\d+)?) ?({UNIT_PATTERN}|[a-z]+)\b[^.?!]{{0,25}}?"
+    r"\bin (\d+(?:\.\d+)?) ?(seconds?|minutes?|hours?|days?)\b"
+)
+
+
+def same_amount(f: ProblemFacts) -> str:
+    """'A kettle boils 1 litre in 3 minutes; how long to boil 1 litre for 4 people?': the same
+    amount takes the same time, whatever else the story counts."""
+    if not _DURATION_ASK.search(f.target) or f.final_answer is None or _SHARED.search(f.q.lower()):
+        return ""
+    for amount, what, time, _ in _AMOUNT_IN.findall(f.q.lower()):
+        asked = re.search(rf"(?<![\d.]){re.escape(amount)} ?{re.escape(what)}\b", f.target)
+        duration = Fraction(time)
+        if asked and f.final_answer != duration and _scaled(f, duration) == f.final_answer:
+            return (
+                f"the question asks about the same {amount} {what} that takes {time}; "
+                f"the solution scales the time to {show(f.final_answer)}"
+            )
+    return ""
 
 
 _TEMPERATURE = re.compile(r"(-?\d+(?:\.\d+)?) ?°\s?[cf]")
@@ -148,6 +184,33 @@ def size_of_each(f: ProblemFacts) -> str:
     return ""
 
 
+_AGES = re.compile(
+    r"\b(\d+)(?:[ -]years?[ -]old\b| years?\b)|\b(?:aged|is|was|turns|will be) (\d+)\b(?! times)"
+)
+
+
+def ages_scaled(f: ProblemFacts) -> str:
+    """'When Leo was 5, Ava was 15; how old is Ava when Leo is 10?': every age grows by the same
+    number of years, so Ava is 20; doubling her age because his doubled is no rule."""
+    if f.final_answer is None or not re.search(r"\bhow old\b|\bage\b", f.target):
+        return ""
+    ages = {Fraction(a or b) for a, b in _AGES.findall(f.q.lower())}
+    known = {v for _, v in f.verification.results} - ages - {f.final_answer}  # an age worked out
+    for a in ages:
+        for b in ages:
+            if not a or a == b:
+                continue
+            for v in known:
+                factor = re.escape(show(b / a))
+                written = re.search(rf"(?<![\d.]){factor} ?×|× ?{factor}(?![\d.])", f.s)
+                if v and written and f.final_answer == v * b / a and f.final_answer != v + b - a:
+                    return (
+                        f"ages all grow by the same number of years ({show(b - a)}), not in proportion: "
+                        f"the solution scales {show(v)} by {show(b / a)}"
+                    )
+    return ""
+
+
 def does_not_scale(f: ProblemFacts) -> str:
     """Any of the above."""
-    return parallel_duration(f) or mixed_temperature(f) or size_of_each(f)
+    return parallel_duration(f) or mixed_temperature(f) or size_of_each(f) or ages_scaled(f)

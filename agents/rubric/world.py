@@ -97,13 +97,16 @@ _RELATED = re.compile(
 
 
 def _measure_given(q: str) -> bool:
-    """The question states the measure itself (an area of 48 m², holds 200 litres)."""
-    return bool(
-        re.search(
-            rf"(?:area|perimeter|volume|holds?|capacity)\b[^.?!]{{0,20}}?"
-            rf"\d+(?:\.\d+)? ?({UNIT_PATTERN}|m²|cm²)",
-            q,
-        )
+    """The question states the measure itself (an area of 48 m², holds 200 litres, a 120-litre
+    tank): an amount of an area or a volume needs no lengths."""
+    if re.search(
+        rf"(?:area|perimeter|volume|holds?|capacity)\b[^.?!]{{0,20}}?\d+(?:\.\d+)? ?({UNIT_PATTERN}|m²|cm²)",
+        q,
+    ):
+        return True
+    return any(
+        (u := unit(name)) is not None and u.dimension in ("volume", "volume3", "area")
+        for name in re.findall(rf"\d+(?:\.\d+)?[ -]?({UNIT_PATTERN})(?![\w/])", q)
     )
 
 
@@ -490,7 +493,10 @@ def unlike_sum(f: ProblemFacts) -> str:
     ):
         if unit(word) is None and word not in _NOT_NOUNS:
             nouns.setdefault(as_fraction(number), set()).add(_noun(word))
-    for terms in re.findall(r"\d+(?: ?\+ ?\d+)+", f.s):
+    given = set(f.question_numbers)
+    for terms, total in re.findall(r"(\d+(?: ?\+ ?\d+)+)(?: ?= ?(\d+))?", f.s):
+        if total and Fraction(total) in given:
+            continue  # "8 + 7 + 6 = 21, which matches the bag": the parts checked against the whole
         values = [Fraction(x) for x in re.findall(r"\d+", terms)]
         kinds = [nouns.get(v, set()) for v in values]
         if any(target in k for k in kinds):

@@ -24,7 +24,7 @@ _TOKEN = re.compile(
   | (?P<num>\d+(?:\.\d+)?)
   | (?P<cur>[$£€])
   | (?P<unit>(?:{UNIT_PATTERN})(?![\w/]))
-  | (?P<eq>=|≈|(?:,\s*)?\b(?:which\s+is|that\s+is)\b|"""
+  | (?P<eq>=|≈|(?:,\s*)?\b(?:which\s+is|that\s+is|which\s+(?:makes|gives|leaves|equals))\b|"""
     rf"""\b(?:comes?\s+to|is|are|makes?|gives?|equals?|leaves|was)\b)
   | (?P<op>[+\-×÷/^²³√%])
   | (?P<lp>\()
@@ -36,7 +36,44 @@ _TOKEN = re.compile(
     """,
     re.X,
 )
+_N = r"(\d+(?:\.\d+)?)"
+_GROUPS = (
+    r"(?:boxes|bags|packs|packets|rows|groups|teams|lots|sets|crates|trays|jars|bottles|cartons|tables|"
+    r"shelves|baskets|plates|pages|tins|cases|bunches|handfuls)"
+)
 WORD_OPS = [
+    # operations named before their numbers: "the sum of 12 and 5", "taking 5 from 12"
+    (re.compile(rf"\bthe sum of {_N} and {_N}", re.I), r"\1 + \2"),
+    (re.compile(rf"\bthe product of {_N} and {_N}", re.I), r"\1 × \2"),
+    (re.compile(rf"\bthe difference between {_N} and {_N}", re.I), r"\1 - \2"),
+    (
+        re.compile(rf"\b(?:taking|take|subtracting|subtract|removing) {_N} (?:away )?from {_N}", re.I),
+        r"\2 - \1",
+    ),
+    (re.compile(rf"\b(?:adding|add) {_N} to {_N}", re.I), r"\2 + \1"),
+    (re.compile(rf"\b(?:adding|add) {_N} and {_N}", re.I), r"\1 + \2"),
+    (re.compile(rf"\b(?:dividing|divide) {_N} by {_N}", re.I), r"\1 ÷ \2"),
+    (re.compile(rf"\b(?:multiplying|multiply) {_N} by {_N}", re.I), r"\1 × \2"),
+    (re.compile(rf"\b{_N} divided into (?:groups|parts|shares|piles) of {_N}", re.I), r"\1 ÷ \2"),
+    (re.compile(rf"\b(?:double|doubling) {_N}", re.I), r"2 × \1"),
+    (re.compile(rf"\b(?:triple|tripling|treble) {_N}", re.I), r"3 × \1"),
+    # "5 more than 12" is 12 + 5; "5 less than 12", "5 fewer than 12" is 12 - 5
+    (re.compile(rf"\b{_N} more than {_N}(?= (?:is|are|makes?|gives?|equals?)\b)", re.I), r"\2 + \1"),
+    (
+        re.compile(rf"\b{_N} (?:less|fewer) than {_N}(?= (?:is|are|makes?|gives?|equals?)\b)", re.I),
+        r"\2 - \1",
+    ),
+    # "12 and 5 more is 18", "12 apples and then 5 more, which makes 18"
+    (
+        re.compile(
+            rf"\b{_N} ((?:[a-z]+ ){{0,2}})and (?:then |another |gets |buys |finds |adds )?{_N} more\b", re.I
+        ),
+        r"\1 \2+ \3",
+    ),
+    # "14 add 9 is 23"
+    (re.compile(r"(?<=\d) (?:add|and add) (?=\d)", re.I), " + "),
+    # "4 boxes of 6 eggs": equal groups
+    (re.compile(rf"\b{_N} {_GROUPS} of {_N}\b", re.I), r"\1 × \2"),
     (re.compile(r"\bplus\b", re.I), "+"),
     (re.compile(r"\b(?:minus|take away)\b", re.I), "-"),
     (re.compile(r"\b(?:times|multiplied by|lots of|groups of)\b", re.I), "×"),

@@ -74,7 +74,23 @@ _CLOCK: list[Substitution] = [
     ),
     (re.compile(r"\b(\d{1,2}) o'clock\b", re.I), r"\1:00"),
 ]
+_SMALL: dict[str, str] = {
+    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+    "eight": "8", "nine": "9",
+}  # fmt: skip
+_DENOMINATORS = {
+    "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourths": 4,
+    "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7, "eighth": 8,
+    "eighths": 8, "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10, "twelfths": 12, "hundredths": 100,
+}  # fmt: skip
 _FRACTIONS: list[Substitution] = [
+    # "two-thirds", "3-quarters": a hyphenated fraction word (text2num leaves "two-thirds" alone)
+    (
+        re.compile(
+            rf"\b(one|two|three|four|five|six|seven|eight|nine|\d+)-({'|'.join(_DENOMINATORS)})\b", re.I
+        ),
+        lambda m: f"{_SMALL.get(m.group(1).lower(), m.group(1))}/{_DENOMINATORS[m.group(2).lower()]}",
+    ),
     (re.compile(r"\b(\d+) and (?:a|one) half\b", re.I), r"\1 1/2"),
     (re.compile(r"\b(\d+) and (?:a|one) quarter\b", re.I), r"\1 1/4"),
     (re.compile(r"\b(\d+) (\d+)(?:st|nd|rd|th)s?\b(?= of\b)", re.I), r"\1/\2"),
@@ -86,6 +102,28 @@ _FRACTIONS: list[Substitution] = [
     (re.compile(r"\b(?:a|one) third\b", re.I), "1/3"),
 ]
 
+
+# Money said in words: "two pounds forty-five" is £2.45, "three dollars and fifty cents" $3.50.
+_MONEY: list[Substitution] = [
+    (
+        re.compile(
+            r"\b(\d+) pounds? (?:and )?(\d{1,2})(?: ?(?:pence|p))?\b"
+            r"(?! ?(?:pounds?|kg|g|%|ounces?|oz|stone))",
+            re.I,
+        ),
+        lambda m: f"£{m.group(1)}.{int(m.group(2)):02d}",
+    ),
+    (
+        re.compile(r"\b(\d+) dollars? (?:and )?(\d{1,2}) cents?\b", re.I),
+        lambda m: f"${m.group(1)}.{int(m.group(2)):02d}",
+    ),
+    (
+        re.compile(r"\b(\d+) euros? (?:and )?(\d{1,2}) cents?\b", re.I),
+        lambda m: f"€{m.group(1)}.{int(m.group(2)):02d}",
+    ),
+]
+# "2⅓": NFKC would run the whole number into the fraction's numerator (21/3).
+_VULGAR = re.compile(r"(?<=\d)(?=[½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞])")
 
 _AND = re.compile(r"\s+and\s+", re.I)
 _SCALE_WORD = re.compile(r"(?:hundred|thousand|million|billion)\W*$", re.I)
@@ -117,8 +155,8 @@ _SECOND_KEPT = "SECONDUNITKEPT"
 @lru_cache(maxsize=4096)
 def with_digits(text: str) -> str:
     """``plain`` text with numbers written as digits, fractions as a/b, clock phrases as h:mm."""
-    kept = _SECOND_UNIT.sub(rf"\1 {_SECOND_KEPT}", plain(text))
+    kept = _SECOND_UNIT.sub(rf"\1 {_SECOND_KEPT}", plain(_VULGAR.sub(" ", text)))
     out: str = _words_to_digits(kept).replace(_SECOND_KEPT, "second")
-    for pattern, replacement in _OPERATORS + _CLOCK + _FRACTIONS:
+    for pattern, replacement in _OPERATORS + _CLOCK + _FRACTIONS + _MONEY:
         out = pattern.sub(replacement, out)
     return out

@@ -48,6 +48,10 @@ _WORD_EQ = {
     "comes to",
     "which is",
     "that is",
+    "which makes",
+    "which gives",
+    "which leaves",
+    "which equals",
 }
 
 
@@ -92,6 +96,7 @@ class _Side:
     toks: list[Token]
     link: str  # the equality that precedes this side ("" for the first)
     remainder: Fraction | None = None
+    labelled: bool = False  # a noun names what its number counts ("3 parts = 24")
 
     @property
     def text(self) -> str:
@@ -177,7 +182,7 @@ def _chains(toks: list[Token]) -> list[list[_Side]]:
         elif token.kind in _EXPRESSION or _compound_and(toks, index):
             side.toks.append(token)
         elif _label(toks, index):
-            pass  # "240 texts × 5 cents": the noun names what is counted
+            side.labelled = True  # "240 texts × 5 cents": the noun names what is counted
 
         else:
             current.append(side)
@@ -212,13 +217,19 @@ def _label(toks: list[Token], index: int) -> bool:
 
 
 def _compound_and(toks: list[Token], index: int) -> bool:
-    """The "and" of "1 hour and 5 minutes" belongs to the quantity."""
-    return (
+    """The "and" of "1 hour and 5 minutes" belongs to the quantity (a larger unit, then a smaller
+    one of the same kind: "300 cm and 2.4 m" are two quantities)."""
+    if not (
         toks[index].text == "and"
         and 0 < index < len(toks) - 2
         and toks[index - 1].kind == "unit"
         and toks[index + 1].kind == "num"
         and toks[index + 2].kind == "unit"
+    ):
+        return False
+    big, small = unit(toks[index - 1].text), unit(toks[index + 2].text)
+    return (
+        big is not None and small is not None and big.dimension == small.dimension and big.scale > small.scale
     )
 
 
@@ -274,6 +285,12 @@ def _check_pair(
     (qa, ops_a), (qb, ops_b) = a, b
     if right.link in _WORD_EQ and ops_a == 0 and not _conversion(qa, qb):
         return  # "the answer is 5": a linking word, not a computation
+    if (
+        ops_a == 0
+        and qa.unit is None
+        and (left.labelled or (ops_b == 0 and right.labelled and qb.unit is None))
+    ):
+        return  # "3 parts = 24", "4 pints = 4 × 0.57": what a number of things stands for
     if (
         _bare_percent(left) != _bare_percent(right)
         and not (_percent(left) and _percent(right))

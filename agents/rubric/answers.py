@@ -1,0 +1,80 @@
+"""Whether the solution's last statement is the result the question asks for, by what it does.
+
+A question that asks what is left, what is empty, how many altogether or how much change is
+answered by a result the solution works out, not by a number the question already gives; an answer
+labelled as a total does not answer a question about what remains (nor the other way round); and
+"how many do they have together" is not answered by what one of them has.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.rubric.facts import ProblemFacts, show
+
+# what the question asks for: a remainder or a difference, or a total
+_REMAINDER = re.compile(
+    r"\b(?:left|remain\w*|empty|spare|unused|change|more than|fewer than|less than|difference|"
+    r"how many more|how much more|how many fewer|how much less|still|not)\b|n't\b"
+)
+_TOTAL = re.compile(r"\b(?:altogether|in total|in all|together|combined|total|both)\b")
+_TOTAL_SAID = re.compile(r"\b(?:altogether|in total|in all|total|combined)\b")
+_JOINED = re.compile(r"\b(?:altogether|in total|in all|together|total|combined|between them)\b|\+")
+_NAME = re.compile(r"\b([A-Z][a-z]+)\b")
+_NOT_NAMES = {
+    "The", "A", "An", "How", "What", "Each", "Every", "If", "When", "In", "On", "At", "His", "Her",
+    "Their", "She", "He", "They", "It", "There", "This", "That", "After", "Before", "Then", "So", "One",
+    "Mr", "Mrs", "Ms", "Miss", "Dr", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
+    "Sunday", "January", "February", "March", "April", "May", "June", "July", "August", "September",
+    "October", "November", "December", "Year", "Class", "Step", "Check", "Total", "Answer", "All",
+}  # fmt: skip
+
+
+def given_as_answer(f: ProblemFacts) -> str:
+    """Asked what is left (or how many altogether), the solution only repeats a given number."""
+    answer = f.final_answer
+    asks = _REMAINDER.search(f.target) or re.search(r"\b(?:altogether|in total|in all)\b", f.target)
+    if (
+        answer is None
+        or not asks
+        or re.search(r"\bhow long\b|\bhow much time\b|\bminutes\b|\bhours\b", f.target)
+    ):
+        return ""  # a time the story fixes may rightly be the answer
+    if answer not in f.question_numbers or len(set(f.question_numbers)) < 2:
+        return ""
+    if answer in {v for _, v in f.verification.results} or f.verification.checked:
+        return ""
+    return f"the answer {show(answer)} only repeats a number the question gives; nothing asked is worked out"
+
+
+def total_for_remainder(f: ProblemFacts) -> str:
+    """Asked what is empty or left, the answer is labelled as the total (or the other way round)."""
+    final = f.final_sentence
+    asks_rest = _REMAINDER.search(f.target) and not _TOTAL.search(f.target)
+    if asks_rest and _TOTAL_SAID.search(final) and not _REMAINDER.search(final):
+        return "the question asks what remains; the solution's answer is a total"
+    return ""
+
+
+def one_for_all(f: ProblemFacts) -> str:
+    """'How many do they have together?' answered with what one of them has."""
+    if not re.search(r"\b(?:together|altogether|in total|in all|combined|between them)\b", f.target):
+        return ""
+    names = {n for n in _NAME.findall(f.question) if n not in _NOT_NAMES}
+    if len(names) < 2:
+        return ""
+    said = {n for n in _NAME.findall(f.final_sentence.title()) if n in names}
+    raw = {n for n in _NAME.findall(_last_sentence(f.solution)) if n in names}
+    if len(raw) == 1 and not _JOINED.search(f.final_sentence) and not said - raw:
+        return f"the question asks how many they have together; the answer gives {next(iter(raw))}'s alone"
+    return ""
+
+
+def _last_sentence(solution: str) -> str:
+    parts = [p for p in re.split(r"(?<=[.!?])\s+", solution.strip()) if re.search(r"\d|[a-z]", p)]
+    return parts[-1] if parts else ""
+
+
+def answer_role(f: ProblemFacts) -> str:
+    """Any of the above."""
+    return given_as_answer(f) or total_for_remainder(f) or one_for_all(f)

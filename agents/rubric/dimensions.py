@@ -1,0 +1,494 @@
+"""Dimensional analysis of the solution's computation chain.
+
+Every number the solution computes with gets the unit the text gives it: the unit written beside
+it, else the unit of the question's quantity of that value (when the question gives that value
+once), else the unit its own earlier computation produced. Units are carried through each step
+as exponents of length, mass, time and money with an exact scale (km is 1000 m, a minute 60 s),
+so a step is checked for what it *means*, not for its words:
+
+* a sum or a difference joins quantities of one kind (minutes are not added to pounds);
+* a stated result has the dimension its operands give (litres × litres per minute is no time,
+  metres per second² × seconds × kilograms is no speed);
+* a stated result is the operands' value in the stated unit (45 km ÷ 30 minutes is 1.5 km per
+  *minute*, so "= 1.5 km/h" forgets a conversion; 1 m² is 10 000 cm², not 100).
+
+A step with a number whose unit cannot be told is left alone, and so is a result that differs
+from its operands only by one "per time" (a wage per hour written as a bare £8): only a
+difference no misread rate explains is reported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+from agents.rubric.facts import ProblemFacts, show
+from agents.verify.expressions import variables
+from agents.verify.units import UNIT_PATTERN, unit
+
+Dims = tuple[int, int, int, int]  # exponents of length, mass, time, money
+NONE: Dims = (0, 0, 0, 0)
+_BASE = {
+    "length": ((1, 0, 0, 0), Fraction(1)),
+    "mass": ((0, 1, 0, 0), Fraction(1)),
+    "time": ((0, 0, 1, 0), Fraction(1)),
+    "money": ((0, 0, 0, 1), Fraction(1)),
+    "area": ((2, 0, 0, 0), Fraction(1)),
+    "volume": ((3, 0, 0, 0), Fraction(1, 1000)),  # a litre is a thousandth of a cubic metre
+    "volume3": ((3, 0, 0, 0), Fraction(1)),
+    "speed": ((1, 0, -1, 0), Fraction(1)),
+}
+_NAMES = {(1, 0, 0, 0): "a length", (0, 1, 0, 0): "a mass", (0, 0, 1, 0): "a time", (0, 0, 0, 1): "money"}
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A value in base units (m, g, s, dollar) and its dimension."""
+
+    value: Fraction
+    dims: Dims
+
+
+def _add(a: Dims, b: Dims, sign: int = 1) -> Dims:
+    return (a[0] + sign * b[0], a[1] + sign * b[1], a[2] + sign * b[2], a[3] + sign * b[3])
+
+
+def _simple(name: str) -> tuple[Dims, Fraction] | None:
+    """A single unit's dimension and scale (None for temperatures, angles, or no unit)."""
+    found = unit(name)
+    if found is None or found.dimension not in _BASE:
+        return None
+    dims, factor = _BASE[found.dimension]
+    return dims, found.scale * factor
+
+
+_UNIT = rf"(?:{UNIT_PATTERN})(?![\w])"
+_SQUARE = r"square (?:metres?|meters?|centimetres?|centimeters?|kilometres?|kilometers?)"
+_PER = r"(?:\s?/\s?|\s(?:per|an?|each|every|for each|for every|for one|for 1)\s)"
+# A quantity as written: currency, number, then a unit or a rate ("£8 an hour", "0.6 g/cm³").
+_TERM = re.compile(
+    rf"([$£€])?\s?(\d+(?:\.\d+)?)"
+    rf"(?:\s?(m/s²|{_UNIT}|{_SQUARE})(²|³)?)?"
+    rf"(?:{_PER}({_SQUARE}|(?:{UNIT_PATTERN})(?:³|²)?(?![\w/])|(?!\d)[a-z]+))?"
+)
+
+
+def _square(name: str) -> str:
+    return re.sub(r"^square (\w+?)s?$", r"\1", name)
+
+
+def _unit_of(
+    currency: str | None, name: str | None, power: str | None, per: str | None
+) -> tuple[Dims, Fraction] | None:
+    """The dimension and scale a written quantity has; None where it cannot be told."""
+    dims, scale = NONE, Fraction(1)
+    if currency:
+        dims, scale = (0, 0, 0, 1), Fraction(1)
+        if name:
+            return None  # "£3 kg": a price per kilogram badly written
+    elif name == "m/s²":
+        dims, scale = (1, 0, -2, 0), Fraction(1)
+    elif name:
+        base = _simple(_square(name))
+        if base is None:
+            return None
+        dims, scale = base
+        times = 2 if name.startswith("square") or power == "²" else 3 if power == "³" else 1
+        dims, scale = (dims[0] * times, dims[1] * times, dims[2] * times, dims[3] * times), scale**times
+    if per:
+        power_per = 3 if per.endswith("³") else 2 if per.endswith("²") or per.startswith("square") else 1
+        base = _simple(_square(per.rstrip("²³")))
+        if base is not None:
+            per_dims, per_scale = base
+            per_dims = tuple(d * power_per for d in per_dims)  # type: ignore[assignment]
+            dims, scale = _add(dims, per_dims, -1), scale / per_scale**power_per
+        elif unit(per) is not None:
+            return None  # per degree, per cent: nothing to carry
+        # per a counted thing ("£2 each", "5p for each text"): the unit of the numerator
+    return dims, scale
+
+
+@dataclass(frozen=True)
+class _Written:
+    value: Fraction
+    unit: tuple[Dims, Fraction] | None  # None: the text writes no unit
+    start: int
+    end: int
+
+
+def _written(text: str) -> list[_Written]:
+    out = []
+    for match in _TERM.finditer(text):
+        currency, number, name, power, per = match.groups()
+        if re.match(r"\d{1,2}:\d{2}", text[match.start(2) : match.start(2) + 5]):
+            continue
+        if match.start(2) and text[match.start(2) - 1] in ".:/":
+            continue
+        measured = _unit_of(currency, name, power, per) if (currency or name or per) else None
+        end = match.end() if measured is not None else match.end(2)
+        out.append(_Written(Fraction(number), measured, match.start(2), end))
+    return out
+
+
+def question_units(f: ProblemFacts) -> dict[Fraction, tuple[Dims, Fraction]]:
+    """The unit of each value the question states once (or always with one unit)."""
+    seen: dict[Fraction, set[tuple[Dims, Fraction]]] = {}
+    text = _compounds(re.sub(r"\b\d{1,2}:\d{2}\b", " ", f.q))
+    for written in _written(text):
+        if written.unit is None:
+            after = text[written.end : written.end + 20]
+            if re.match(r"\s?%", after):
+                continue
+            # a bare number names a count ("120 mugs"): dimensionless
+            noun = re.match(r"\s([a-z]+)(?![\w/²³°])", after)
+            kind = (NONE, Fraction(1)) if noun and unit(noun.group(1)) is None else None
+            if kind is None:
+                seen.setdefault(written.value, set()).add((NONE, Fraction(-1)))  # unknown
+                continue
+            seen.setdefault(written.value, set()).add(kind)
+        else:
+            seen.setdefault(written.value, set()).add(_per_before(text, written))
+    return {v: next(iter(units)) for v, units in seen.items() if len(units) == 1 and next(iter(units))[1] > 0}
+
+
+# "Each kg earns 80p", "every litre costs £1.20": the rate's "per" written before its number
+_PER_BEFORE = re.compile(rf"\b(?:each|every|per|one|a) ({UNIT_PATTERN})\b(?:\s[a-z]+){{1,2}}\s*$", re.I)
+
+
+def _per_before(text: str, written: _Written) -> tuple[Dims, Fraction]:
+    assert written.unit is not None
+    found = _PER_BEFORE.search(text[max(0, written.start - 30) : written.start].rstrip("$£€ "))
+    per = _simple(found.group(1)) if found else None
+    if per is None:
+        return written.unit
+    (dims, scale), (per_dims, per_scale) = written.unit, per
+    return _add(dims, per_dims, -1), scale / per_scale
+
+
+# ---- the solution's steps ---------------------------------------------------------------------
+
+_OP = re.compile(r"\s*([+\-×÷*])\s*|\s+(/)\s+|(?<=\d)(/)(?=\s?\d)|\s+(of)\s+")
+_CLAUSE = re.compile(r"\.(?!\d)|[;:](?!\d)|\n|,\s+(?=[a-zA-Z])|\bso\b|\bthen\b|\band\b")
+# "2 h 15 min", "1 hour and 45 minutes", "1 m 20 cm": one quantity, written in its smaller unit.
+_COMPOUND = re.compile(rf"(\d+(?:\.\d+)?)\s?({_UNIT})(?:,?\s(?:and\s)?)(\d+(?:\.\d+)?)\s?({_UNIT})")
+# "2.5 hours is 150 minutes": a conversion said with a linking word.
+_LINKED = re.compile(rf"(\d(?:\.\d+)?\s?(?:{_UNIT})[²³]?)\s+(?:is|are|equals|makes|gives)\s+(?=\d)")
+_DRAWN = re.compile(r"\b(?:map|scale|plan|model|drawing|diagram|represents?)\b")
+
+
+def _compounds(text: str) -> str:
+    def one(match: re.Match[str]) -> str:
+        big, small = unit(match.group(2)), unit(match.group(4))
+        if big is None or small is None or big.dimension != small.dimension or big.scale <= small.scale:
+            return match.group(0)
+        total = Fraction(match.group(1)) * big.scale / small.scale + Fraction(match.group(3))
+        return f"{show(total)} {match.group(4)}"
+
+    return _COMPOUND.sub(one, text)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One claim ``a op b … = result`` with what its operands can mean."""
+
+    claim: str
+    readings: list[tuple[Measure | None, str]]  # each reading's value with units, and any clash
+    bare: Fraction | None  # the arithmetic on the numbers alone
+    stated: _Written  # the result as written
+    operands: int
+    explicit: bool  # every operand's unit is written beside it
+    left_unit: tuple[Dims, Fraction] | None  # a lone operand's written unit
+    remainder: bool = False  # "50 ÷ 12 = 4 remainder 2": the result is a whole part
+
+    @property
+    def computed(self) -> Measure | None:
+        """The first reading's value (the one that trusts every unit looked up)."""
+        return self.readings[0][0] if self.readings else None
+
+
+# Bare numbers a solution often uses as counts or factors even where the question gives the same
+# value with a unit ("100 × 15 s" for 100 lots of 100 m; "30 ÷ 2" for twice as many walkers).
+_FACTORS = {Fraction(n) for n in (10, 24, 52, 60, 100, 365, 1000, 3600)}
+
+
+def _ambiguous(term: _Written, looked_up: bool) -> bool:
+    return looked_up and (term.value in _FACTORS or (term.value.denominator == 1 and term.value <= 12))
+
+
+Units = dict[Fraction, tuple[Dims, Fraction]]
+
+
+def _multiplier(ops: list[str], index: int) -> bool:
+    """A factor of a product, or a divisor: where a bare count (twice, 20 lots of) may stand."""
+    before = ops[index - 1] if index > 0 else ""
+    after = ops[index] if index < len(ops) else ""
+    return before in ("×", "*", "of", "÷", "/") or after in ("×", "*", "of")
+
+
+def _kinds(term: _Written, lookup: Units, rates: Units, factor: bool) -> list[tuple[Dims, Fraction] | None]:
+    """What one operand can be: its written unit (a bare "£8" of "£8 an hour" is the rate), else
+    the unit looked up for its value, or a plain count when that value is often one."""
+    kind = term.unit
+    rate = rates.get(term.value)
+    if kind is not None and rate is not None and rate[0] != kind[0] and _numerator(rate[0], kind[0]):
+        return [rate]
+    if kind is not None:
+        return [kind]
+    found = lookup.get(term.value)
+    if found is None:
+        return [None]
+    return [found, (NONE, Fraction(1))] if factor and _ambiguous(term, True) and found[0] != NONE else [found]
+
+
+def _evaluate(
+    terms: list[_Written], ops: list[str], lookup: Units, rates: Units
+) -> list[tuple[Measure | None, str]]:
+    """Every reading of the operands, each evaluated with × and ÷ before + and −."""
+    # only a factor of a product or quotient may be a bare count: a term added or subtracted is
+    # a quantity of the sum's kind
+    factor = [_multiplier(ops, i) for i in range(len(terms))]
+    options = [_kinds(term, lookup, rates, factor[i]) for i, term in enumerate(terms)]
+    readings: list[list[tuple[Dims, Fraction] | None]] = [[]]
+    for choice in options:
+        readings = [[*r, c] for r in readings for c in choice][:16]
+    return [_reading(terms, ops, kinds) for kinds in readings]
+
+
+def _reading(
+    terms: list[_Written], ops: list[str], kinds: list[tuple[Dims, Fraction] | None]
+) -> tuple[Measure | None, str]:
+    measures = [
+        None if k is None else Measure(t.value * k[1], k[0]) for t, k in zip(terms, kinds, strict=True)
+    ]
+    groups: list[Measure | None] = []
+    signs: list[str] = []
+    current = measures[0]
+    for op, measure in zip(ops, measures[1:], strict=True):
+        if op in "+-":
+            groups.append(current)
+            signs.append(op)
+            current = measure
+        elif current is None or measure is None:
+            current = None
+        elif op in ("×", "*", "of"):
+            current = Measure(current.value * measure.value, _add(current.dims, measure.dims))
+        elif measure.value == 0:
+            return None, ""
+        else:
+            current = Measure(current.value / measure.value, _add(current.dims, measure.dims, -1))
+    groups.append(current)
+    total = groups[0]
+    for sign, measure in zip(signs, groups[1:], strict=True):
+        if total is None or measure is None:
+            total = None
+            continue
+        if total.dims != measure.dims:
+            if total.dims != NONE and measure.dims != NONE:
+                said = (
+                    f"adds {_name(total.dims)} to {_name(measure.dims)}"
+                    if sign == "+"
+                    else f"takes {_name(measure.dims)} from {_name(total.dims)}"
+                )
+                return None, said
+            total = None
+            continue
+        total = Measure(
+            total.value + measure.value if sign == "+" else total.value - measure.value, total.dims
+        )
+    return total, ""
+
+
+def _bare(terms: list[_Written], ops: list[str]) -> Fraction | None:
+    """The arithmetic on the numbers alone, × and ÷ first."""
+    groups: list[Fraction] = []
+    signs: list[str] = []
+    current = terms[0].value
+    for op, term in zip(ops, terms[1:], strict=True):
+        if op in "+-":
+            groups.append(current)
+            signs.append(op)
+            current = term.value
+        elif op in ("×", "*", "of"):
+            current *= term.value
+        elif term.value == 0:
+            return None
+        else:
+            current /= term.value
+    groups.append(current)
+    total = groups[0]
+    for sign, value in zip(signs, groups[1:], strict=True):
+        total = total + value if sign == "+" else total - value
+    return total
+
+
+def _numerator(rate: Dims, written: Dims) -> bool:
+    """The written unit is the rate's without its "per …" ("£" of "£ per m²")."""
+    gap = _add(rate, written, -1)
+    return all(g <= 0 for g in gap) and any(w > 0 for w in written)
+
+
+def _name(dims: Dims) -> str:
+    return _NAMES.get(dims, "a quantity of another kind")
+
+
+_EXPR = re.compile(
+    rf"(?:[$£€]?\s?\d+(?:\.\d+)?(?:\s?(?:{_UNIT}|%)[²³]?)?(?:\s?/\s?(?:{_UNIT})[²³]?)?)"
+    rf"(?:(?:\s*[+\-×÷*/]\s*|\s+of\s+)[$£€]?\s?\d+(?:\.\d+)?(?:\s?(?:{_UNIT}|%)[²³]?)?(?:\s?/\s?(?:{_UNIT})[²³]?)?)*"
+)
+
+
+def steps(f: ProblemFacts) -> list[Step]:
+    """Every ``a op b = c`` the solution writes (no brackets), with units carried along."""
+    lookup = question_units(f)
+    rates = {v: u for v, u in lookup.items() if u[0] != NONE and sum(abs(x) for x in u[0]) > 1}
+    known: Units = {}
+    out: list[Step] = []
+    text = re.sub(r"\b\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?", " CLOCK ", f.s)
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    text = _LINKED.sub(r"\1 = ", _compounds(text))
+    names = variables(text)
+    letters = re.compile(rf"\d\s?(?:{'|'.join(sorted(names))})\b") if names else None
+    for clause in _CLAUSE.split(text):
+        if not clause or "=" not in clause or "(" in clause or (letters and letters.search(clause)):
+            continue
+        sides = clause.split("=")
+        lefts: list[str] = []
+        rights: list[str] = []
+        for index, side in enumerate(sides):
+            found = [] if "CLOCK" in side else list(_EXPR.finditer(side))  # a time of day is no quantity
+            lefts.append(found[-1].group(0) if index == 0 and found else found[0].group(0) if found else "")
+            single = found and not _OP.search(found[0].group(0).strip())
+            rights.append(side[found[0].start() :].strip() if single else "")  # a result is one quantity
+        for index in range(len(sides) - 1):
+            step = _step(lefts[index], rights[index + 1], {**lookup, **known}, rates)
+            if step is None:
+                continue
+            out.append(step)
+            if step.stated.unit is not None:
+                known[step.stated.value] = step.stated.unit
+            elif step.computed is not None and step.stated.value and not step.remainder:
+                scale = step.computed.value / step.stated.value if step.computed.dims != NONE else Fraction(1)
+                known[step.stated.value] = (step.computed.dims, scale)
+    return out
+
+
+def _step(left: str, right: str, lookup: Units, rates: Units) -> Step | None:
+    if not left or not right:
+        return None
+    pieces = [p for p in _OP.split(left) if p is not None]
+    terms_text, ops = pieces[0::2], pieces[1::2]
+    terms: list[_Written] = []
+    for piece in terms_text:
+        written = _written(piece.strip())
+        if len(written) != 1:
+            return None
+        terms.append(written[0])
+    for i, piece in enumerate(terms_text):
+        if piece.strip().endswith("%"):
+            terms[i] = _Written(terms[i].value / 100, (NONE, Fraction(1)), 0, 0)
+    stated = _written(right)
+    if not stated or stated[0].start > 2 or re.match(r"[^%]*\d\s?%", right):
+        return None
+    explicit = all(t.unit is not None for t in terms)
+    return Step(
+        f"{left} = {right.strip()}",
+        _evaluate(terms, ops, lookup, rates),
+        _bare(terms, ops),
+        stated[0],
+        len(terms),
+        explicit,
+        terms[0].unit if len(terms) == 1 else None,
+        bool(re.match(r"[^a-z]*\d(?:\.\d+)?\s*(?:remainder|r\s?\d)", right)),
+    )
+
+
+def _close(a: Fraction, b: Fraction, written: str) -> bool:
+    decimals = re.search(r"\.(\d+)", written)
+    slack = Fraction(1, 2 * 10 ** len(decimals.group(1))) if decimals else Fraction(0)
+    return abs(a - b) <= slack + abs(b) * Fraction(1, 10**9)
+
+
+def unit_chain(f: ProblemFacts) -> str:
+    """The first step whose units do not fit under any reading of its numbers, said as a writer
+    can act on it."""
+    drawn = bool(_DRAWN.search(f.q.lower()))
+    for step in steps(f):
+        found = unit_chain_step(step, drawn)
+        if found:
+            return found
+    return ""
+
+
+def unit_chain_step(step: Step, drawn: bool = False) -> str:
+    """Why one step's units do not fit ("" if some reading of its numbers fits)."""
+    if step.operands < 2:
+        return _conversion(step, drawn)
+    verdicts = [_misfit(step, measure, clash) for measure, clash in step.readings]
+    return "" if not verdicts or not all(verdicts) else verdicts[0]
+
+
+def _base_gap(gap: Dims) -> bool:
+    """A gap of one length or one mass (litres per km read as km, kg × m/s read as m/s): no count
+    of things with an area, nor a rate per time read as an amount, explains it."""
+    if abs(gap[2]) >= 2 and not gap[0] and not gap[1] and not gap[3]:
+        return True  # km/h ÷ h: no single rate misread as an amount explains a time squared
+    return abs(gap[0]) + abs(gap[1]) == 1 and not gap[2] and not gap[3]
+
+
+def _misfit(step: Step, computed: Measure | None, clash: str) -> str:
+    """Why this reading of the step does not fit ("" if it does, or if it cannot be told)."""
+    if clash:
+        return f"{step.claim} {clash}: quantities of different kinds do not add"
+    if computed is not None and step.stated.unit is None and computed.dims == NONE and step.operands > 1:
+        # "1.5 ÷ 300 = 0.005 cups": litres over millilitres is 5, a number of cups
+        bare_fits = step.bare is not None and _close(step.bare, step.stated.value, step.claim)
+        if bare_fits and not _close(computed.value, step.stated.value, step.claim):
+            return (
+                f"{step.claim}: in one unit the result is {show(computed.value)}, not the bare "
+                "number: a unit was not converted"
+            )
+        return ""
+    if computed is None or step.stated.unit is None:
+        return ""
+    stated_dims, stated_scale = step.stated.unit
+    if computed.dims != stated_dims:
+        gap = _add(computed.dims, stated_dims, -1)
+        single = sum(1 for g in gap if g) == 1
+        if computed.dims == NONE or stated_dims == NONE or (single and not _base_gap(gap)):
+            return ""  # a rate read as a plain amount, a count of things with a size: not sure
+        return (
+            f"{step.claim}: the operands make {_name(computed.dims)}, not {_name(stated_dims)}; "
+            "the units of this step do not fit (a wrong operation, or a quantity that does not belong)"
+        )
+    in_stated = computed.value / stated_scale
+    if (
+        step.bare is not None
+        and _close(step.bare, step.stated.value, step.claim)
+        and not _close(in_stated, step.stated.value, step.claim)
+    ):
+        return (
+            f"{step.claim}: with its units the result is {show(in_stated)} in the stated unit, "
+            "not the bare number: a unit was not converted"
+        )
+    return ""
+
+
+def _conversion(step: Step, drawn: bool) -> str:
+    """'1 m² = 100 cm²', '2.5 hours = 2 hours 50 minutes': one quantity said in another unit."""
+    computed = step.computed
+    if step.stated.unit is None:
+        return ""
+    stated_dims, stated_scale = step.stated.unit
+    if (
+        drawn
+        or computed is None
+        or computed.dims != stated_dims
+        or not step.explicit
+        or step.left_unit == step.stated.unit
+    ):
+        return ""
+    in_stated = computed.value / stated_scale
+    if _close(in_stated, step.stated.value, step.claim.split("=")[-1]):
+        return ""
+    return f"{step.claim}: it is {show(in_stated)} in that unit — the conversion is wrong"

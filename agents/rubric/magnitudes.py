@@ -1,0 +1,251 @@
+"""How big everyday things are: a quantity a question gives a thing, against what the world allows.
+
+A table of common things (animals, people, food, objects, vehicles, containers) with the range of
+mass, length, speed and capacity each can have, far wider than the usual (a cat of 0.3-15 kg, an
+apple under 1 kg, a mug under 1 litre), and the counts fixed by nature or by definition (a spider's
+8 legs, a triangle's 3 sides). A quantity belongs to a thing when the sentence says so: "a 48 kg
+cat", "the cat weighs 48 kg", "a pencil 2 m long", "a mug holds 20 litres", "a spider has 10 legs".
+A quantity of something else in the same sentence ("a 2 kg bag of apples") is not the thing's.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from agents.rubric.facts import ProblemFacts
+from agents.verify.units import UNIT_PATTERN, unit
+
+F = Fraction
+_KG, _G, _M, _CM, _L, _KMH = F(1000), F(1), F(1), F(1, 100), F(1), F(1000, 3600)
+
+# thing (regex of its noun, singular or plural) → {dimension: (least, most)} in base units
+# (g, m, litres, m/s). Generous bounds: only what no such thing can be.
+_THINGS: tuple[tuple[str, dict[str, tuple[Fraction, Fraction]]], ...] = (
+    (r"(?:house )?cats?|kittens?", {"mass": (100 * _G, 15 * _KG), "length": (10 * _CM, 150 * _CM)}),
+    (r"dogs?|puppy|puppies", {"mass": (300 * _G, 120 * _KG), "length": (10 * _CM, 2 * _M)}),
+    (r"hamsters?|mice|mouse|gerbils?|goldfish", {"mass": (5 * _G, 1 * _KG), "length": (2 * _CM, 40 * _CM)}),
+    (r"rabbits?|guinea pigs?", {"mass": (100 * _G, 15 * _KG)}),
+    (r"hens?|chickens?|ducks?|parrots?", {"mass": (100 * _G, 8 * _KG)}),
+    (r"horses?|cows?|camels?", {"mass": (20 * _KG, 1500 * _KG), "speed": (F(0), 90 * _KMH)}),
+    (r"elephants?", {"mass": (50 * _KG, 12000 * _KG)}),
+    (r"sheep|goats?|pigs?", {"mass": (2 * _KG, 400 * _KG)}),
+    (r"babies|baby|newborns?", {"mass": (300 * _G, 20 * _KG), "length": (20 * _CM, 120 * _CM)}),
+    (
+        r"men|man|women|woman|adults?|teachers?|dads?|fathers?|mums?|moms?|mothers?|grandmas?|grandpas?",
+        {"mass": (20 * _KG, 300 * _KG), "length": (50 * _CM, F(25, 10) * _M), "speed": (F(0), 45 * _KMH)},
+    ),
+    (
+        r"boys?|girls?|pupils?|children|child|kids?|students?",
+        {"mass": (2 * _KG, 200 * _KG), "length": (40 * _CM, F(23, 10) * _M), "speed": (F(0), 45 * _KMH)},
+    ),
+    (
+        r"apples?|oranges?|pears?|bananas?|lemons?|peach(?:es)?|tomato(?:es)?|potato(?:es)?",
+        {"mass": (5 * _G, 1 * _KG)},
+    ),
+    (r"eggs?", {"mass": (F(1, 2) * _G, 2 * _KG)}),  # a hummingbird's to an ostrich's
+    (r"grapes?|strawberr(?:y|ies)|cherr(?:y|ies)|peas?|sweets?|beans?", {"mass": (F(1, 10) * _G, 100 * _G)}),
+    (r"pencils?|pens?|crayons?|felt[- ]tips?", {"mass": (1 * _G, 200 * _G), "length": (2 * _CM, 50 * _CM)}),
+    (r"coins?", {"mass": (F(1, 2) * _G, 100 * _G)}),
+    (r"(?:mobile )?phones?", {"mass": (50 * _G, 2 * _KG), "length": (5 * _CM, 40 * _CM)}),
+    (r"laptops?", {"mass": (300 * _G, 8 * _KG)}),
+    (r"books?|novels?|dictionar(?:y|ies)", {"mass": (20 * _G, 8 * _KG)}),
+    (r"bicycles?|bikes?", {"mass": (2 * _KG, 50 * _KG), "speed": (F(0), 80 * _KMH)}),
+    (r"cars?|taxis?", {"mass": (300 * _KG, 6000 * _KG), "length": (2 * _M, 8 * _M)}),
+    (r"buses|bus|coaches|coach|lorr(?:y|ies)|trucks?", {"length": (3 * _M, 30 * _M)}),
+    (r"(?:aero)?planes?|aircraft|jets?", {"speed": (F(0), 3000 * _KMH)}),
+    (r"boats?|ships?|ferr(?:y|ies)|yachts?", {"speed": (F(0), 120 * _KMH)}),
+    (r"snails?|slugs?|worms?", {"speed": (F(0), F(1, 10))}),
+    (r"cups?|mugs?|glass(?:es)?|teacups?", {"volume": (10 * _L / 1000, 2 * _L)}),
+    (r"(?:tea)?spoons?|tablespoons?", {"volume": (F(1, 1000), F(50, 1000))}),
+    (r"bottles?|jugs?|kettles?|cans?|tins?|cartons?|flasks?", {"volume": (5 * _L / 1000, 25 * _L)}),
+    (r"buckets?|watering cans?", {"volume": (F(1, 2) * _L, 40 * _L)}),
+    (r"baths?|bathtubs?", {"volume": (20 * _L, 1000 * _L)}),
+    (r"doors?", {"length": (30 * _CM, 6 * _M)}),
+    (r"trees?", {"length": (10 * _CM, 120 * _M)}),
+    (r"giraffes?", {"length": (1 * _M, 7 * _M)}),
+    (r"rulers?", {"length": (5 * _CM, 2 * _M)}),
+    (r"desks?|sofas?|wardrobes?", {"length": (20 * _CM, 5 * _M)}),
+)
+_DIMENSION = {"mass": "mass", "length": "length", "speed": "speed", "volume": "volume"}
+_QTY = rf"(\d+(?:\.\d+)?)[ -]?({UNIT_PATTERN})(?![\w/²³])"
+# the thing's own measure: "weighs 48 kg", "is 2 m long/tall", "holds 20 litres", "runs at 30 km/h"
+_VERB = (
+    r"(?:'s? \w+ )?(?:weighs?|weighed|weighing|has a mass of|is|was|are|were|stands?|measures?|grows? to|"
+    r"holds?|can hold|held|has a capacity of|(?:runs?|walks?|swims?|flies|fly|drives?|rides?|travels?|"
+    r"moves?|crawls?|sails?|goes|gallops?) at(?: a (?:top |steady |average )?speed of)?)"
+)
+
+
+# after the quantity: a distance to somewhere or a difference, not the thing's own measure
+_RELATIVE = re.compile(
+    r"\s*(?:away|from|to|ahead|behind|apart|above|below|under|over|into|across|along|\w+er\b|"
+    r"more|less|fewer)\b"
+)
+
+
+def _sentences(q: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.?!])\s+|;\s*", q.lower()) if s]
+
+
+def _in_base(number: str, name: str, dimension: str) -> Fraction | None:
+    found = unit(name)
+    if found is None or found.dimension != _DIMENSION[dimension]:
+        return None
+    return Fraction(number) * found.scale
+
+
+def _out_of_range(value: Fraction, bounds: tuple[Fraction, Fraction]) -> bool:
+    return not bounds[0] <= value <= bounds[1]
+
+
+def thing_measures(q: str) -> str:
+    """A thing given a mass, a length, a speed or a capacity that no such thing has."""
+    for sentence in _sentences(q):
+        for noun, ranges in _THINGS:
+            for dimension, bounds in ranges.items():
+                # "a 48 kg cat", "a 480-litre mug" (the measure right before the noun)
+                attributive = (
+                    rf"\b(?:a|an|one|the|his|her|their|my|our) {_QTY} (?:[a-z]+ )?({noun})\b(?! of\b)"
+                )
+                # "the cat weighs 48 kg", "Mia's dog is 3 m tall"
+                predicate = (
+                    rf"\b({noun})\b(?: (?:now|only|also|usually|still|can|could))? {_VERB} "
+                    rf"(?:about |only |exactly |nearly )?{_QTY}"
+                )
+                for pattern, first in ((attributive, 1), (predicate, 2)):
+                    for match in re.finditer(pattern, sentence):
+                        number, name = match.group(first), match.group(first + 1)
+                        tail = sentence[match.end() : match.end() + 12]
+                        if first == 2 and (
+                            _RELATIVE.match(tail) or re.search(r"\bof (?:\d+ )?$", sentence[: match.start()])
+                        ):
+                            continue  # "3 km from home", "38 cm taller", "a bag of apples weighs 2 kg"
+                        value = _in_base(number, name, dimension)
+                        if value is not None and _out_of_range(value, bounds):
+                            thing = match.group(3 if first == 1 else 1)
+                            return f"{number} {name} is not possible for {_article(thing)}"
+    return ""
+
+
+def _article(noun: str) -> str:
+    if noun.endswith("s"):
+        return noun
+    return f"an {noun}" if noun[0] in "aeiou" else f"a {noun}"
+
+
+# counts fixed by nature or by definition
+_FIXED: tuple[tuple[str, str, tuple[int, ...]], ...] = (
+    (r"spiders?", r"legs?", (8,)),
+    (r"ants?|bees?|beetles?|insects?|flies|butterfl(?:y|ies)|ladybirds?|grasshoppers?", r"legs?", (6,)),
+    (r"dogs?|cats?|cows?|horses?|sheep|goats?|pigs?|lions?|tigers?|elephants?|rabbits?", r"legs?", (4,)),
+    (
+        r"hens?|chickens?|ducks?|birds?|geese|goose|ostrich(?:es)?|people|persons?|children|pupils?",
+        r"legs?",
+        (2,),
+    ),
+    (r"octopus(?:es)?|octopi", r"arms?|legs?|tentacles?", (8,)),
+    (r"triangles?", r"sides?|corners?|vertices|angles?", (3,)),
+    (
+        r"squares?|rectangles?|quadrilaterals?|parallelograms?|rhombus(?:es)?|trapezi\w+",
+        r"sides?|corners?|vertices|angles?",
+        (4,),
+    ),
+    (r"pentagons?", r"sides?|corners?|vertices|angles?", (5,)),
+    (r"hexagons?", r"sides?|corners?|vertices|angles?", (6,)),
+    (r"octagons?", r"sides?|corners?|vertices|angles?", (8,)),
+    (r"cubes?|dice|die", r"faces?|sides?", (6,)),
+    (r"bicycles?|bikes?", r"wheels?", (2,)),
+    (r"tricycles?", r"wheels?", (3,)),
+    (r"hands?", r"fingers?", (4, 5)),
+    (r"weeks?", r"days?", (7,)),
+    (r"months?", r"days?", (28, 29, 30, 31)),
+    (r"years?", r"months?", (12,)),
+    (r"years?", r"weeks?", (52,)),
+    (r"days?", r"hours?", (24,)),
+    (r"hours?", r"minutes?", (60,)),
+    (r"minutes?", r"seconds?", (60,)),
+    (r"dozens?", r"(?:eggs?|items?|things?)", (12,)),
+)
+
+
+def fixed_counts(q: str) -> str:
+    """A spider with 10 legs, a triangle with 4 sides, a week of 8 days."""
+    for sentence in _sentences(q):
+        for thing, part, allowed in _FIXED:
+            pattern = (
+                rf"\b(?:a|an|each|every|one|the|this|that) (?:[a-z]+ )?({thing}) (?:has|have|had|with|of) "
+                rf"(?:exactly |only |just )?(\d+) ([a-z]+ )?({part})\b"
+            )
+            for match in re.finditer(pattern, sentence):
+                count, qualified = int(match.group(2)), bool(match.group(3))
+                # "a week of 5 school days" counts some of them: only more than all is impossible
+                if (count > max(allowed)) if qualified else (count not in allowed):
+                    said = " or ".join(str(n) for n in allowed)
+                    return f"{_article(match.group(1))} has {said} {match.group(4).rstrip('s')}s, not {count}"
+    return ""
+
+
+# what a person or a vehicle can do: (pattern with the number first, most, what)
+_ABILITY: tuple[tuple[str, Fraction, str], ...] = (
+    (
+        r"\bswim(?:s|mer|mers|ming)?\b[^.?!]{0,20}?\bat (?:a speed of )?(\d+(?:\.\d+)?) ?km/h",
+        F(10),
+        "km/h swimming",
+    ),
+    (r"\breads? (\d+(?:\.\d+)?) pages? (?:a|per|each|every) minute", F(10), "pages read a minute"),
+    (r"\btypes? (\d+(?:\.\d+)?) words? (?:a|per|each|every) minute", F(250), "words typed a minute"),
+    (
+        r"\b(?:bus|coach)(?:es)?\b[^.?!]{0,25}?\b(?:carries|carry|holds|seats|takes) (\d+)",
+        F(150),
+        "people on a bus",
+    ),
+    (
+        r"\bminibus(?:es)?\b[^.?!]{0,25}?\b(?:carries|carry|holds|seats|takes) (\d+)",
+        F(25),
+        "people in a minibus",
+    ),
+)
+# a person's own temperature (a fever, a body): about 25-45 °C
+_BODY = re.compile(
+    r"\b(?:body temperature|fever|(?:his|her|their|my|your|[a-z]+'s) temperature)\b[^.?!]{0,25}?"
+    r"(-?\d+(?:\.\d+)?) ?°\s?c"
+)
+
+
+def abilities(q: str) -> str:
+    """A swimmer at 40 km/h, 500 pages read a minute, a bus carrying 400, a fever of 52 °C."""
+    text = q.lower()
+    for pattern, most, what in _ABILITY:
+        for number in re.findall(pattern, text):
+            if Fraction(number) > most:
+                return f"{number} {what} is beyond what anyone (or any such vehicle) can do (at most {most})"
+    for number in _BODY.findall(text):
+        if not 25 <= Fraction(number) <= 45:
+            return (
+                f"a person's temperature of {number} °C is impossible (it stays between about 35 and 42 °C)"
+            )
+    return ""
+
+
+# an elder and at least how many years older than the child named
+_ELDERS = (
+    (r"mother|father|mum|mom|dad|parent", 12),
+    (r"grandmother|grandfather|grandma|grandpa|granny|grandad|grandparent", 30),
+)
+
+
+def elder_too_young(question: str) -> str:
+    """'Nadia's mother is 25 and Nadia is 30': a parent is older than the child by many years."""
+    for elders, gap in _ELDERS:
+        pattern = rf"\b([A-Z][a-z]+)'s ({elders})\b (?:is|was) (\d+)\b(?! times)"
+        for name, elder, age in re.findall(pattern, question):
+            child = re.search(rf"\b{name} (?:is|was) (\d+)\b(?! times)", question)
+            if child and int(age) < int(child.group(1)) + gap:
+                return f"{name}'s {elder} cannot be {age} when {name} is {child.group(1)}"
+    return ""
+
+
+def impossible_thing(f: ProblemFacts) -> str:
+    """Any of the above, read from the question."""
+    return thing_measures(f.q) or fixed_counts(f.q) or abilities(f.q) or elder_too_young(f.q)
