@@ -429,6 +429,8 @@ class BatchItem(SQLModel, table=True):
     error: str | None = Field(default=None, sa_column=Column(Text))
     failure: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    # Why the last process handed this pending item left it alone (no such model there); null once claimed
+    waiting: str | None = Field(default=None, sa_column=Column(Text))
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0

@@ -53,6 +53,7 @@ from thinkloop_client.models import (
     RunTrace,
     Verdict,
     Version,
+    WaitingItems,
     WebhookEndpoint,
 )
 
@@ -100,5 +101,6 @@ __all__ = [
     "Unauthorized",
     "Verdict",
     "Version",
+    "WaitingItems",
     "WebhookEndpoint",
 ]

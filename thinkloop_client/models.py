@@ -161,6 +161,13 @@ class Dataset(_Resource):
     warnings: list[RowIssue] = Field(default_factory=list)
 
 
+class WaitingItems(_Resource):
+    """Pending items a process was handed and left alone (its registry lacks their model), and why."""
+
+    reason: str
+    items: int
+
+
 class BatchProgress(_Resource):
     """A batch's items by state, what was spent, and an ETA."""
 
@@ -170,6 +177,7 @@ class BatchProgress(_Resource):
     total: int
     finished: int
     eta_s: float | None = None
+    waiting: list[WaitingItems] = Field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0

@@ -103,9 +103,39 @@ async def claim(session: AsyncSession, item_id: int, worker: str, lease: timedel
             claimed_at=now,
             lease_until=now + lease,
             attempts=case((ours, BatchItem.attempts), else_=BatchItem.attempts + 1),
+            waiting=None,
         )
     )
     return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
+
+
+async def turn_away(session: AsyncSession, item_id: int, reason: str) -> None:
+    """Say why a pending item was left alone (a write only when the reason changes)."""
+    statement = (
+        update(BatchItem)
+        .where(
+            col(BatchItem.id) == item_id,
+            col(BatchItem.status) == "pending",
+            or_(col(BatchItem.waiting).is_(None), col(BatchItem.waiting) != reason),
+        )
+        .values(waiting=reason)
+    )
+    await session.execute(statement)
+
+
+async def waiting(session: AsyncSession, batch_id: str) -> list[dict[str, Any]]:
+    """The batch's pending items that processes turned away, by reason (most first)."""
+    statement = (
+        sa_select(col(BatchItem.waiting), func.count())
+        .where(
+            col(BatchItem.batch_id) == batch_id,
+            col(BatchItem.status) == "pending",
+            col(BatchItem.waiting).is_not(None),
+        )
+        .group_by(col(BatchItem.waiting))
+    )
+    rows = (await session.execute(statement)).all()
+    return [{"reason": r, "items": n} for r, n in sorted(rows, key=lambda row: (-row[1], row[0]))]
 
 
 def _lapsed(now: datetime) -> Any:

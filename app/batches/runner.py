@@ -209,6 +209,7 @@ class BatchRunner:
         unknown = self._unknown_model(item.model, batch.judge_model)
         if unknown is not None:  # another process's registry has it: leave the item to that one
             log.warning("batch.item_model_unknown", item_id=item_id, model=unknown, worker=self.worker)
+            await repo.turn_away(session, item_id, f"{self.worker} has no model '{unknown}' in its registry")
             return f"unknown model {unknown}"
         if not await repo.claim(session, item_id, self.worker, self.lease):
             return "taken"

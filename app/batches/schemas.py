@@ -84,6 +84,7 @@ _EXAMPLE_PROGRESS: dict[str, Any] = {
     "total": 48,
     "finished": 20,
     "eta_s": 7.08,
+    "waiting": [],
     "input_tokens": 182_400,
     "output_tokens": 21_950,
     "cost_usd": 0.68,
@@ -137,6 +138,16 @@ _EXAMPLE_ITEM: dict[str, Any] = {
 _EXAMPLE_CURSOR = "WyIyMDI2LTExLTIzVDA5OjAwOjAwKzAwOjAwIiwgIjZmZDRiZTViIl0"
 
 
+class WaitingItems(BaseModel):
+    """Pending items a process was handed and left alone, and why."""
+
+    reason: str = Field(
+        description="Why, in words: the process and the model its registry lacks",
+        examples=["worker-2:4121 has no model 'qwen-local' in its registry"],
+    )
+    items: int = Field(description="Pending items left alone for this reason", examples=[12])
+
+
 class BatchProgress(BaseModel):
     """Items by state, what was spent, and an ETA from the rate so far."""
 
@@ -150,6 +161,11 @@ class BatchProgress(BaseModel):
     total: int = Field(description="Items in the batch")
     finished: int = Field(description="Items that ended, whatever their outcome")
     eta_s: float | None = Field(description="Seconds left at the rate so far; null before an item finished")
+    waiting: list[WaitingItems] = Field(
+        default_factory=list,
+        description="Pending items that processes were handed but left alone, by reason (a model no "
+        "process that took them up knows); they wait for a process that knows it",
+    )
     input_tokens: int = Field(description="Prompt tokens spent so far")
     output_tokens: int = Field(description="Completion tokens spent so far")
     cost_usd: float = Field(description="US dollars spent so far")

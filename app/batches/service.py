@@ -208,6 +208,7 @@ async def progress(sessions: async_sessionmaker[AsyncSession], batch_id: str) ->
             raise LookupError(batch_id)
         states = await repo.counts(session, batch_id)
         spent = await repo.totals(session, batch_id)
+        waiting = await repo.waiting(session, batch_id) if states.get("pending") else []
     total = sum(states.values())
     finished = sum(states.get(s, 0) for s in ITEM_TERMINAL)
     elapsed = ((batch.finished_at or utcnow()) - batch.created_at).total_seconds()
@@ -221,6 +222,7 @@ async def progress(sessions: async_sessionmaker[AsyncSession], batch_id: str) ->
         "total": total,
         "finished": finished,
         "eta_s": None if eta is None else round(eta, 1),
+        "waiting": waiting,
         **spent,
         # sums of floats: shown to a person's precision, not as 0.013280000000000021
         "cost_usd": round(spent["cost_usd"], 6),

@@ -9,16 +9,18 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
+from sqlmodel import col
 
 from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.simulator import SimulatorServer
 from app.batches.broker import build_broker
 from app.batches.service import BatchService, BatchSpec, BatchStateError
+from app.cli.batch_views import status_text
 from app.datasets.parsing import parse_dataset
 from app.datasets.repository import store_dataset
 from app.db import create_engine, migrate, session_factory, short_session
-from app.models import BatchItem, CachedResponse
+from app.models import Batch, BatchItem, CachedResponse
 from tests.app.conftest import batch_runner
 
 SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
@@ -181,6 +183,12 @@ async def test_a_process_that_does_not_know_the_model_leaves_its_items_pending(
         assert outcomes == {"unknown model elsewhere"}
         untouched = await service.progress(batch.id)
         assert untouched["status"] == "queued" and untouched["items"] == {"pending": 12}
+        # The batch says why its items wait, and the status a person reads says what to do.
+        reason = "viewer has no model 'elsewhere' in its registry"
+        assert untouched["waiting"] == [{"reason": reason, "items": 12}]
+        async with short_session(sessions) as session:
+            shown = status_text(await session.get_one(Batch, batch.id), untouched, {})
+        assert f"waiting    12 pending item(s) left alone: {reason}; add the model" in shown
         async with short_session(sessions) as session:
             attempts = select(func.sum(BatchItem.attempts)).where(BatchItem.batch_id == batch.id)
             assert (await session.execute(attempts)).scalar_one() == 0  # never claimed
@@ -189,6 +197,12 @@ async def test_a_process_that_does_not_know_the_model_leaves_its_items_pending(
         assert outcomes == {"done"}
         finished = await service.progress(batch.id)
         assert finished["status"] == "completed" and finished["items"] == {"done": 12}
+        assert finished["waiting"] == []
+        async with short_session(sessions) as session:
+            left = select(func.count()).where(
+                BatchItem.batch_id == batch.id, col(BatchItem.waiting).is_not(None)
+            )
+            assert (await session.execute(left)).scalar_one() == 0  # a claim clears the reason
     finally:
         await stranger.aclose()
         await knower.aclose()

@@ -167,7 +167,11 @@ class TcpProxy:
         )
 
     async def _pump(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, link: dict[str, bool], upstream: bool
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        link: dict[str, bool],
+        upstream: bool,
     ) -> None:
         try:
             while data := await reader.read(65536):
