@@ -18,6 +18,7 @@ from agents.simulator import SimulatorServer
 from agents.simulator.rules import Rule
 from app.batches.broker import build_broker
 from app.batches.repository import create_items
+from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec
 from app.checkpoints import open_checkpointer
 from app.datasets.parsing import parse_dataset
@@ -103,33 +104,40 @@ async def until(check: Any, what: str, tries: int = 6000) -> Any:
     raise AssertionError(what)
 
 
-async def test_an_item_is_a_run_that_can_be_followed_while_it_executes(
-    world: World, simulator_server: SimulatorServer
-) -> None:
+@contextlib.asynccontextmanager
+async def held_item(world: World, simulator: SimulatorServer) -> AsyncIterator[tuple[BatchRunner, BatchItem]]:
+    """A one-item batch on the embedded broker, its item running with its first calls held;
+    released when the block ends, and the item run to its end."""
     broker = build_broker(None, concurrency=2, redelivery_s=30)
     async with batch_runner(world.sessions, world.factory, world.database_url) as runner:
         broker.state.runner = runner
         await broker.startup()
         try:
-            simulator_server.state.held = True  # the item's first calls wait
-            service = BatchService(world.sessions, broker)
-            batch = await service.create(
+            simulator.state.held = True  # the item's first calls wait
+            batch = await BatchService(world.sessions, broker).create(
                 BatchSpec(world.dataset_id, ["sim"], judge_model="sim", max_rounds=3)
             )
             [item] = await until(lambda: _with_run(world, batch.id), "the item never got its run")
-            assert item.status == "running" and item.run_id is not None
-            # The run exists while the item executes: a follower sees it and its first events.
-            started = await until(lambda: world.transcript(item.run_id or ""), "the run never started")
-            assert started[0]["type"] == "run.started"
-            run = await world.run(item.run_id)
-            assert (run.status, run.batch_id, run.arm, run.model) == ("running", batch.id, "loop", "sim")
-            simulator_server.state.held = False
+            yield runner, item
+            simulator.state.held = False
             await until(lambda: _finished(world, batch.id), "the item did not finish")
             await runner.drain()
         finally:
-            simulator_server.state.held = False
+            simulator.state.held = False
             await broker.shutdown()
-    [item] = await world.items(batch.id)
+
+
+async def test_an_item_is_a_run_that_can_be_followed_while_it_executes(
+    world: World, simulator_server: SimulatorServer
+) -> None:
+    async with held_item(world, simulator_server) as (_, item):
+        assert item.status == "running" and item.run_id is not None
+        # The run exists while the item executes: a follower sees it and its first events.
+        started = await until(lambda: world.transcript(item.run_id or ""), "the run never started")
+        assert started[0]["type"] == "run.started"
+        run = await world.run(item.run_id)
+        assert (run.status, run.batch_id, run.arm, run.model) == ("running", item.batch_id, "loop", "sim")
+    [item] = await world.items(item.batch_id)
     run = await world.run(item.run_id or "")
     assert item.status == "done" and run.status == item.outcome and run.lease_until is None
     kinds = [event["type"] for event in await world.transcript(run.id)]
@@ -144,25 +152,10 @@ async def test_an_item_delivered_again_to_the_process_running_it_is_not_run_twic
 ) -> None:
     """A claim accepts an item already held by this worker (a committed claim whose answer was
     lost); a second delivery while this process runs the item must still be turned away."""
-    broker = build_broker(None, concurrency=2, redelivery_s=30)
-    async with batch_runner(world.sessions, world.factory, world.database_url) as runner:
-        broker.state.runner = runner
-        await broker.startup()
-        try:
-            simulator_server.state.held = True  # the item's first calls wait
-            batch = await BatchService(world.sessions, broker).create(
-                BatchSpec(world.dataset_id, ["sim"], judge_model="sim", max_rounds=3)
-            )
-            [item] = await until(lambda: _with_run(world, batch.id), "the item never got its run")
-            assert item.id is not None
-            again = await runner.process(item.id)
-            simulator_server.state.held = False
-            await until(lambda: _finished(world, batch.id), "the item did not finish")
-            await runner.drain()
-        finally:
-            simulator_server.state.held = False
-            await broker.shutdown()
-    [done] = await world.items(batch.id)
+    async with held_item(world, simulator_server) as (runner, item):
+        assert item.id is not None
+        again = await runner.process(item.id)
+    [done] = await world.items(item.batch_id)
     assert again == "taken" and done.status == "done" and done.attempts == 1
     assert "run.resumed" not in [event["type"] for event in await world.transcript(done.run_id or "")]
 

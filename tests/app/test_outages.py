@@ -9,20 +9,24 @@ import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import redis
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from taskiq import AsyncBroker
 
 from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.simulator import SimulatorServer
 from app.batches.broker import build_broker
 from app.batches.repository import counts
+from app.batches.runner import BatchRunner
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
 from app.datasets.repository import store_dataset
@@ -199,54 +203,72 @@ async def _done_results(sessions: object, batch_id: str) -> dict[int, object]:
         return {int(i): r for i, r in (await session.execute(query)).all()}
 
 
+@dataclass
+class Proxied:
+    """A batch runner (and its embedded broker) that reaches PostgreSQL through ``proxy``; the test
+    watches and creates batches over ``watch``, straight to the server."""
+
+    proxy: TcpProxy
+    sessions: async_sessionmaker[AsyncSession]
+    watch: async_sessionmaker[AsyncSession]
+    broker: AsyncBroker
+    runner: BatchRunner
+
+
+@contextlib.asynccontextmanager
+async def behind_a_proxy(
+    database_url: str, simulator_server: SimulatorServer, *, latency_s: float, **runner: Any
+) -> AsyncIterator[Proxied]:
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"rules": [], "latency_s": latency_s}))
+    await migrate(database_url)
+    observer = create_engine(database_url)
+    async with TcpProxy() as proxy, contextlib.AsyncExitStack() as stack:
+        proxied = database_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+        engine = create_engine(proxied)
+        stack.push_async_callback(observer.dispose)
+        stack.push_async_callback(engine.dispose)
+        entry = {"model": "sim-1", "base_url": simulator_server.base_url}
+        factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": entry}), {})
+        stack.push_async_callback(factory.aclose)
+        sessions = session_factory(engine)
+        broker = build_broker(None, concurrency=8, redelivery_s=600)  # embedded: nothing redelivers
+        batches = await stack.enter_async_context(batch_runner(sessions, factory, proxied, **runner))
+        broker.state.runner = batches
+        await broker.startup()
+        stack.push_async_callback(broker.shutdown)
+        yield Proxied(proxy, sessions, session_factory(observer), broker, batches)
+
+
+async def _sample(sessions: async_sessionmaker[AsyncSession], rows: int) -> str:
+    async with short_session(sessions) as session:
+        parsed = parse_dataset(synthetic_jsonl(rows).encode(), "d.jsonl")
+        return (await store_dataset(session, f"d-{uuid.uuid4().hex[:6]}", parsed)).id
+
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 async def test_the_database_goes_away_mid_batch_and_nothing_committed_is_lost(
     database_url: str, simulator_server: SimulatorServer
 ) -> None:
-    state = simulator_server.state
-    state.configure(state.config.model_copy(update={"rules": [], "latency_s": 0.05}))
-    await migrate(database_url)
-    observer = create_engine(database_url)  # the test watches directly, not through the proxy
-    watch = session_factory(observer)
-    async with TcpProxy() as proxy:
-        proxied = database_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
-        engine = create_engine(proxied)
-        sessions = session_factory(engine)
-        entry = {"model": "sim-1", "base_url": simulator_server.base_url}
-        factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": entry}), {})
-        broker = build_broker(None, concurrency=8, redelivery_s=30)
-        stack = contextlib.AsyncExitStack()
-        runner = await stack.enter_async_context(
-            batch_runner(sessions, factory, proxied, lease_s=60, concurrency=4, outage_s=60)
-        )
-        broker.state.runner = runner
-        await broker.startup()
-        try:
-            async with short_session(sessions) as session:
-                parsed = parse_dataset(synthetic_jsonl(40).encode(), "d.jsonl")
-                dataset = await store_dataset(session, "outage", parsed)
-            service = BatchService(sessions, broker)
-            batch = await service.create(BatchSpec(dataset.id, ["sim"], judge_model="sim", use_cache=False))
-            before: dict[int, object] = {}
-            for _ in range(3000):  # a hang guard, not a timing check
-                counts = await _counts(watch, batch.id)
-                if not before and counts.get("done", 0) >= 8:
-                    before = await _done_results(watch, batch.id)
-                    proxy.cut()  # mid-batch: items are in flight, others wait to be claimed
-                    await asyncio.sleep(2.0)
-                    proxy.down = False
-                if counts == {"done": 40}:
-                    break
-                await asyncio.sleep(0.1)
-            await runner.drain()
-        finally:
-            await broker.shutdown()
-            await stack.aclose()
-            await factory.aclose()
-            await engine.dispose()
-    after = await _done_results(watch, batch.id)
-    await observer.dispose()
+    limits = {"lease_s": 60, "concurrency": 4, "outage_s": 60}
+    async with behind_a_proxy(database_url, simulator_server, latency_s=0.05, **limits) as world:
+        dataset_id = await _sample(world.sessions, 40)
+        service = BatchService(world.sessions, world.broker)
+        batch = await service.create(BatchSpec(dataset_id, ["sim"], judge_model="sim", use_cache=False))
+        before: dict[int, object] = {}
+        for _ in range(3000):  # a hang guard, not a timing check
+            counts = await _counts(world.watch, batch.id)
+            if not before and counts.get("done", 0) >= 8:
+                before = await _done_results(world.watch, batch.id)
+                world.proxy.cut()  # mid-batch: items are in flight, others wait to be claimed
+                await asyncio.sleep(2.0)
+                world.proxy.down = False
+            if counts == {"done": 40}:
+                break
+            await asyncio.sleep(0.1)
+        await world.runner.drain()
+        after = await _done_results(world.watch, batch.id)
     assert before and counts == {"done": 40}, counts
     assert {i: after[i] for i in before} == before  # what was committed before the outage is intact
 
@@ -259,49 +281,24 @@ async def test_a_claim_committed_while_its_answer_was_lost_is_still_run(
     """The item's claim reaches the database and commits, and the connection drops before the
     worker hears so: its retry finds the item running under its own name. The item is run (once,
     as one attempt, with one run), not left 'running' until the lease lapses."""
-    state = simulator_server.state
-    state.configure(state.config.model_copy(update={"rules": [], "latency_s": 0.01}))
-    await migrate(database_url)
-    observer = create_engine(database_url)  # the test and the API side talk to PostgreSQL directly
-    watch = session_factory(observer)
-    async with TcpProxy() as proxy:
-        proxied = database_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
-        engine = create_engine(proxied)
-        entry = {"model": "sim-1", "base_url": simulator_server.base_url}
-        factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": entry}), {})
-        broker = build_broker(None, concurrency=2, redelivery_s=600)  # no redelivery to rescue it
-        stack = contextlib.AsyncExitStack()
-        runner = await stack.enter_async_context(
-            batch_runner(session_factory(engine), factory, proxied, lease_s=600, concurrency=2, outage_s=60)
+    limits = {"lease_s": 600, "concurrency": 2, "outage_s": 60}
+    async with behind_a_proxy(database_url, simulator_server, latency_s=0.01, **limits) as world:
+        dataset_id = await _sample(world.watch, 1)
+        world.proxy.lose_commit_reply(after=b"UPDATE batch_items")  # the first claim's
+        batch = await BatchService(world.watch, world.broker).create(
+            BatchSpec(dataset_id, ["sim"], judge_model="sim", use_cache=False)
         )
-        broker.state.runner = runner
-        await broker.startup()
-        try:
-            async with short_session(watch) as session:
-                parsed = parse_dataset(synthetic_jsonl(1).encode(), "c.jsonl")
-                dataset = await store_dataset(session, f"c-{uuid.uuid4().hex[:6]}", parsed)
-            proxy.lose_commit_reply(after=b"UPDATE batch_items")  # the first claim's
-            batch = await BatchService(watch, broker).create(
-                BatchSpec(dataset.id, ["sim"], judge_model="sim", use_cache=False)
-            )
-            for _ in range(3000):  # a hang guard, not a timing check
-                counts = await _counts(watch, batch.id)
-                if counts == {"done": 1} or (proxy.reply_lost.is_set() and runner._idle.is_set()):
-                    break
-                await asyncio.sleep(0.1)
-            await runner.drain()
-        finally:
-            await broker.shutdown()
-            await stack.aclose()
-            await factory.aclose()
-            await engine.dispose()
-    async with short_session(watch) as session:
-        counts = await _counts(watch, batch.id)
-        items = (await session.execute(select(BatchItem).where(BatchItem.batch_id == batch.id))).scalars()
-        attempts = [item.attempts for item in items]
-        runs = (await session.execute(select(Run.id).where(Run.batch_id == batch.id))).all()
-    await observer.dispose()
-    assert proxy.reply_lost.is_set()  # the claim's answer was lost
+        for _ in range(3000):  # a hang guard, not a timing check
+            if world.proxy.reply_lost.is_set():
+                break
+            await asyncio.sleep(0.1)
+        await world.runner.drain()  # the item's processing, claim retried, has ended
+        async with short_session(world.watch) as session:
+            counts = await _counts(world.watch, batch.id)
+            query = select(BatchItem.attempts).where(BatchItem.batch_id == batch.id)
+            attempts = list((await session.execute(query)).scalars())
+            runs = (await session.execute(select(Run.id).where(Run.batch_id == batch.id))).all()
+    assert world.proxy.reply_lost.is_set()  # the claim's answer was lost
     assert counts == {"done": 1}, counts
     assert attempts == [1] and len(runs) == 1
 
