@@ -57,7 +57,8 @@ async def list_models(factory: Factory, _: ReadKey) -> ModelList:
         raise Unprocessable(str(exc)) from exc
 
 
-@router.post("/{name}/check", response_model=ModelPublic, responses=_ERRORS)
+# ":path": a registry name may hold "/" (a provider's "org/model"); its %2F arrives decoded
+@router.post("/{name:path}/check", response_model=ModelPublic, responses=_ERRORS)
 async def check_model(name: ModelName, factory: Factory, _: AdminKey) -> ModelPublic:
     """Probe the endpoint once per capability (a few tiny requests, billed by the provider) and use
     what works from now on, for every project: so an **admin** key's to call."""

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import quote
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
 from agents.simulator import SimulatorServer
 from app.cli import cli
-from tests.app.conftest import Service
+from app.db import migrate
+from app.main import create_app
+from tests.app.conftest import Service, seed_keys, service_settings
 from tests.app.test_api import assert_problem
 
 runner = CliRunner()
@@ -44,6 +48,27 @@ async def test_check_errors(service: Service) -> None:
     admin = service.keys.auth("admin")
     assert_problem(await service.client.post("/v1/models/rubric/check", headers=admin), 422)
     assert_problem(await service.client.post("/v1/models/nope/check", headers=admin), 404)
+
+
+async def test_a_model_whose_name_holds_a_slash_can_be_checked(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    """Registry names are the operator's; "org/model" is a common one. The Python client sends the
+    name as one escaped path segment, which the server receives decoded."""
+    await migrate(database_url)
+    keys = await seed_keys(database_url)
+    entry = {"model": "sim-1", "base_url": simulator_server.base_url, "timeout_s": 5, "max_retries": 1}
+    settings = service_settings(database_url, simulator_server, models={"team/sim": entry})
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+            path = f"/v1/models/{quote('team/sim', safe='')}/check"
+            checked = await http.post(path, headers=keys.auth("admin"))
+            missing = await http.post("/v1/models/team%2Fnope/check", headers=keys.auth("admin"))
+    assert checked.status_code == 200, checked.text
+    assert checked.json()["name"] == "team/sim" and checked.json()["capabilities"] is not None
+    assert_problem(missing, 404)
 
 
 @pytest.mark.parametrize("key", ["read", "write", "both", "other"])
