@@ -28,6 +28,7 @@ from thinkloop_client.errors import (
 from thinkloop_client.models import (
     AuditEntry,
     Batch,
+    BatchComparison,
     BatchItem,
     BatchProgress,
     CallFailure,
@@ -62,6 +63,7 @@ __all__ = [
     "AuditEntry",
     "AuditFilters",
     "Batch",
+    "BatchComparison",
     "BatchItem",
     "BatchOptions",
     "BatchProgress",

@@ -19,6 +19,7 @@ import httpx
 from thinkloop_client.models import (
     AuditEntry,
     Batch,
+    BatchComparison,
     BatchItem,
     Dataset,
     Delivery,
@@ -275,6 +276,21 @@ def batch_items(
 def batch_report(batch_id: str, *, format: str = "json") -> Call[Any]:
     read = _json if format == "json" else _text
     return Call("GET", f"/v1/batches/{batch_id}/report", read, params={"format": format})
+
+
+def compare_batches(
+    batch_id: str,
+    model: str,
+    with_model: str,
+    *,
+    arm: str = "loop",
+    with_batch: str | None = None,
+    with_arm: str = "loop",
+) -> Call[BatchComparison]:
+    params = _drop_none(
+        {"model": model, "with_model": with_model, "arm": arm, "with_batch": with_batch, "with_arm": with_arm}
+    )
+    return Call("GET", f"/v1/batches/{batch_id}/compare", _one(BatchComparison), params=params)
 
 
 def export_batch_items(batch_id: str, *, format: str = "jsonl") -> Call[bytes]:

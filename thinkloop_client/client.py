@@ -26,6 +26,7 @@ from thinkloop_client.errors import raise_for_problem
 from thinkloop_client.models import (
     LAST_EVENTS,
     Batch,
+    BatchComparison,
     BatchItem,
     Dataset,
     Delivery,
@@ -253,6 +254,24 @@ class Client(ResearchMethods, AdminMethods):
         """The batch report: a dict for json, the text for md, csv and html."""
         return self._send(calls.batch_report(batch_id, format=format))
 
+    def compare_batches(
+        self,
+        batch_id: str,
+        model: str,
+        with_model: str,
+        *,
+        arm: str = "loop",
+        with_batch: str | None = None,
+        with_arm: str = "loop",
+    ) -> BatchComparison:
+        """``model``/``arm`` of this batch against ``with_model``/``with_arm`` of ``with_batch`` (default:
+        this batch), paired on the problems both scored: McNemar, BCa interval, Wilcoxon."""
+        return self._send(
+            calls.compare_batches(
+                batch_id, model, with_model, arm=arm, with_batch=with_batch, with_arm=with_arm
+            )
+        )
+
     def wait_for_batch(self, batch_id: str, *, poll_s: float = 2.0, timeout_s: float | None = None) -> Batch:
         """Block until the batch ends and return it (``TimeoutError`` after ``timeout_s``)."""
         deadline = _Deadline(timeout_s)
@@ -455,6 +474,22 @@ class AsyncClient(AsyncResearchMethods, AsyncAdminMethods):
     async def batch_report(self, batch_id: str, *, format: str = "json") -> Any:
         """See :meth:`Client.batch_report`."""
         return await self._send(calls.batch_report(batch_id, format=format))
+
+    async def compare_batches(
+        self,
+        batch_id: str,
+        model: str,
+        with_model: str,
+        *,
+        arm: str = "loop",
+        with_batch: str | None = None,
+        with_arm: str = "loop",
+    ) -> BatchComparison:
+        """See :meth:`Client.compare_batches`."""
+        call = calls.compare_batches(
+            batch_id, model, with_model, arm=arm, with_batch=with_batch, with_arm=with_arm
+        )
+        return await self._send(call)
 
     async def wait_for_batch(
         self, batch_id: str, *, poll_s: float = 2.0, timeout_s: float | None = None

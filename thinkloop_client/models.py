@@ -183,6 +183,23 @@ class BatchProgress(_Resource):
     cost_usd: float = 0.0
 
 
+class BatchComparison(_Resource):
+    """Two sides (a batch's model and arm each) paired on the problems both scored."""
+
+    a: str
+    b: str
+    problems: int
+    pass_rate_a: float | None = None
+    pass_rate_b: float | None = None
+    a_only: int = 0
+    b_only: int = 0
+    mcnemar_p: float | None = None
+    delta_avg_quality: float | None = None
+    delta_ci95: list[float] | None = None
+    delta_p: float | None = None
+    pairs: list[list[float]] = Field(default_factory=list)
+
+
 class Batch(_Resource):
     """A batch: a dataset × models under test × repeats, and how far it got."""
 

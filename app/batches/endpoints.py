@@ -18,6 +18,7 @@ from app.batches.deps import Batches
 from app.batches.exports import item_export
 from app.batches.schemas import (
     MAX_BATCH_ITEMS,
+    BatchComparison,
     BatchCreate,
     BatchItemPage,
     BatchItemPublic,
@@ -39,6 +40,8 @@ from app.models import BATCH_TERMINAL, ApiKey, Batch, Dataset, DatasetItem
 from app.pagination import CreatedAfter, CreatedBefore, created_between, page, sequence_number
 from app.reporting import figures
 from app.reporting.batch import build_report
+from app.reporting.comparisons import compare
+from app.reporting.data import entries_of
 from app.reporting.formats import render_report
 from app.reporting.item_export import MEDIA_TYPES as ITEM_MEDIA
 from app.reporting.manifest import complete_manifest
@@ -232,6 +235,45 @@ async def get_batch_report(
     body = await run_in_threadpool(lambda: render_report(build_report(batch, items, flaws), fmt))
     headers = {"Link": f'</v1/batches/{batch.id}/manifest>; rel="describedby"'} if fmt == "csv" else None
     return Response(body, media_type=MEDIA[fmt], headers=headers)
+
+
+Arm = Literal["loop", "control"]
+
+
+@router.get("/{batch_id}/compare", response_model=BatchComparison, responses=_ERRORS)
+async def compare_batches(
+    batch_id: BatchId,
+    session: Session,
+    key: ReadKey,
+    model: Annotated[str, Query(description="Side A's model under test (one of this batch's)")],
+    with_model: Annotated[str, Query(description="Side B's model under test")],
+    arm: Annotated[Arm, Query(description="Side A's arm")] = "loop",
+    with_batch: Annotated[
+        str | None, Query(description="Side B's batch (default: this one); it must be of this key's project")
+    ] = None,
+    with_arm: Annotated[Arm, Query(description="Side B's arm")] = "loop",
+) -> BatchComparison:
+    """A model and arm of this batch against another of this or another batch, paired on the problems
+    both scored: pass rates with the exact McNemar test, and the mean difference of the final
+    AvgQualityScore with its BCa bootstrap interval and Wilcoxon p-value. Batches of the same
+    dataset share problems; unrelated ones give no pairs. 422 for a model the batch does not run."""
+    sides = []
+    for batch_ref, name, which in ((batch_id, model, arm), (with_batch or batch_id, with_model, with_arm)):
+        batch = await _get(session, batch_ref, key.project_id)
+        if name not in batch.models:
+            raise Unprocessable(
+                f"Batch {batch.id} does not run model {name!r} (it runs {', '.join(batch.models)})."
+            )
+        if which == "control" and not batch.control_arm:
+            raise Unprocessable(f"Batch {batch.id} has no control arm.")
+        entries = entries_of(
+            [i for i in await repo.items(session, batch.id) if i.model == name and i.arm == which]
+        )
+        sides.append((f"{batch.id} · {name}/{which}", entries))
+    (a, left), (b, right) = sides
+    # the bootstrap is CPU work: off the event loop
+    row = await run_in_threadpool(lambda: compare("batches", a, left, b, right))
+    return BatchComparison.model_validate(row)
 
 
 @router.get("/{batch_id}/items", response_model=BatchItemPage, responses=_ERRORS)

@@ -291,3 +291,37 @@ class BatchItemPage(BaseModel):
 
     items: list[BatchItemPublic] = Field(description="Items in order")
     next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")
+
+
+class BatchComparison(BaseModel):
+    """One model and arm of a batch against another (of the same batch or another one) on the
+    problems both scored: the report's paired comparison, for any two sides."""
+
+    a: str = Field(description="Side A: batch id, then model/arm", examples=["6fd4be5b0c7e · gpt4o/loop"])
+    b: str = Field(
+        description="Side B: batch id, then model/arm", examples=["91ac2e7d44b0 · qwen-local/loop"]
+    )
+    problems: int = Field(description="Problems both sides scored (the pairs)", examples=[48])
+    pass_rate_a: float | None = Field(
+        description="Side A's share of those problems passed (a problem passes when at least half its "
+        "scored repeats pass); null without pairs",
+        examples=[0.625],
+    )
+    pass_rate_b: float | None = Field(description="The same for side B", examples=[0.5])
+    a_only: int = Field(description="Problems only side A passed", examples=[9])
+    b_only: int = Field(description="Problems only side B passed", examples=[3])
+    mcnemar_p: float | None = Field(
+        description="Exact McNemar p-value of the pass/fail pairs; null without pairs", examples=[0.146]
+    )
+    delta_avg_quality: float | None = Field(
+        description="Mean per-problem difference A − B of the final AvgQualityScore (0-1)", examples=[0.041]
+    )
+    delta_ci95: list[float] | None = Field(
+        description="BCa bootstrap 95% interval of that mean, over problems", examples=[[0.008, 0.077]]
+    )
+    delta_p: float | None = Field(
+        description="Wilcoxon signed-rank p-value of the differences", examples=[0.021]
+    )
+    pairs: list[list[float]] = Field(
+        description="Per problem, side A's and side B's final AvgQualityScore", examples=[[[0.9123, 0.8811]]]
+    )

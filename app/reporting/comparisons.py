@@ -33,7 +33,15 @@ def comparisons(groups: Groups, arms: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def _compare(kind: str, a: tuple[str, str], b: tuple[str, str], groups: Groups) -> dict[str, Any]:
-    left, right = by_problem(groups.get(a, [])), by_problem(groups.get(b, []))
+    return compare(kind, f"{a[0]}/{a[1]}", groups.get(a, []), f"{b[0]}/{b[1]}", groups.get(b, []))
+
+
+def compare(
+    kind: str, a: str, a_entries: Sequence[Entry], b: str, b_entries: Sequence[Entry]
+) -> dict[str, Any]:
+    """One paired comparison of two sides' items (of one batch or two) on the problems both scored,
+    without the Holm adjustment, which only a family of comparisons has."""
+    left, right = by_problem(a_entries), by_problem(b_entries)
     shared = [p for p in left if p in right]
     a_pass = [problem_pass(left[p]) >= 0.5 for p in shared]
     b_pass = [problem_pass(right[p]) >= 0.5 for p in shared]
@@ -46,8 +54,8 @@ def _compare(kind: str, a: tuple[str, str], b: tuple[str, str], groups: Groups) 
     test, difference = mcnemar_exact(a_pass, b_pass), paired_difference(deltas)
     return {
         "kind": kind,
-        "a": f"{a[0]}/{a[1]}",
-        "b": f"{b[0]}/{b[1]}",
+        "a": a,
+        "b": b,
         "problems": len(shared),
         "pass_rate_a": sum(a_pass) / len(shared) if shared else None,
         "pass_rate_b": sum(b_pass) / len(shared) if shared else None,

@@ -115,3 +115,57 @@ async def test_figures_are_served_as_svg_and_png_naming_their_batch(service: Ser
     missing = await service.client.get(f"/v1/batches/{alone['id']}/figures/paired", headers=read)
     assert_problem(missing, 404)
     assert "no control arm" in missing.json()["detail"]
+
+
+async def test_two_sides_of_any_batches_compare_as_the_report_does(service: Service) -> None:
+    """GET /v1/batches/{id}/compare pairs a model and arm with another, of this batch or another:
+    within one batch it gives the report's own numbers (McNemar, BCa interval, Wilcoxon)."""
+    first = await start(service, control_arm=True)
+    second = await start(service)
+    await settle(service, first["id"])
+    await settle(service, second["id"])
+    read = service.keys.auth("read")
+    url = f"/v1/batches/{first['id']}/compare"
+    within = await service.client.get(
+        url, params={"model": "sim", "with_model": "sim", "with_arm": "control"}, headers=read
+    )
+    assert within.status_code == 200, within.text
+    report = (await service.client.get(f"/v1/batches/{first['id']}/report", headers=read)).json()
+    [row] = [c for c in report["comparisons"] if c["kind"] == "loop_vs_control"]
+    got = within.json()
+    assert got["problems"] == row["problems"] > 0 and got["pairs"] == row["pairs"]
+    for field in (
+        "pass_rate_a",
+        "pass_rate_b",
+        "a_only",
+        "b_only",
+        "mcnemar_p",
+        "delta_avg_quality",
+        "delta_p",
+    ):
+        assert got[field] == row[field], field
+    assert got["delta_ci95"] == row["delta_ci95"]
+    across = await service.client.get(
+        url, params={"model": "sim", "with_batch": second["id"], "with_model": "sim"}, headers=read
+    )
+    assert across.status_code == 200, across.text
+    pair = across.json()
+    assert pair["a"] == f"{first['id']} · sim/loop" and pair["b"] == f"{second['id']} · sim/loop"
+    assert pair["problems"] == row["problems"]  # the same dataset's problems, scored in both batches
+    refused = {
+        "unknown model": ({"model": "gpt-9", "with_model": "sim"}, 422),
+        "no control arm": (
+            {"model": "sim", "with_batch": second["id"], "with_model": "sim", "with_arm": "control"},
+            422,
+        ),
+        "no such batch": ({"model": "sim", "with_batch": "nope", "with_model": "sim"}, 404),
+        "bad arm": ({"model": "sim", "with_model": "sim", "arm": "both"}, 422),
+    }
+    for why, (params, code) in refused.items():
+        response = await service.client.get(url, params=params, headers=read)
+        assert response.status_code == code, why
+        assert_problem(response, code)
+    other = await service.client.get(
+        url, params={"model": "sim", "with_model": "sim"}, headers=service.keys.auth("other")
+    )
+    assert_problem(other, 404)

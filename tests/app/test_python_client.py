@@ -21,6 +21,7 @@ from tests.app.conftest import Keys, LiveServer, live_server
 from thinkloop_client import (
     AsyncClient,
     Batch,
+    BatchComparison,
     BatchItem,
     BatchProgress,
     Client,
@@ -308,6 +309,8 @@ async def _batch_outputs(tl: Tour, dataset_id: str) -> str:
     assert manifest["batch_id"] == batch.id and manifest["dataset"]["problems"] == 12
     assert b"<svg" in await tl("batch_figure", batch.id, "comparison")
     assert {row["model"] for row in (await tl("batch_report", batch.id))["rows"]} >= {"rubric"}
+    compared = await tl("compare_batches", batch.id, "rubric", "rubric", with_arm="control")
+    assert isinstance(compared, BatchComparison) and compared.problems == len(compared.pairs) == 12
     return str(batch.id)
 
 
@@ -420,6 +423,8 @@ COMPONENTS = {
     client_models.RowIssue: "RowIssue",
     client_models.Batch: "BatchPublic",
     client_models.BatchProgress: "BatchProgress",
+    client_models.WaitingItems: "WaitingItems",
+    client_models.BatchComparison: "BatchComparison",
     client_models.BatchItem: "BatchItemPublic",
     client_models.WebhookEndpoint: "EndpointCreated",
     client_models.Project: "ProjectPublic",

@@ -138,14 +138,18 @@ async def disagreements(
     live: LiveServer, keys: Keys, a: tuple[str, str], b: tuple[str, str]
 ) -> dict[str, Any]:
     """From the items API, what the comparison of two (batch, model) sides must show: the problems
-    both scored, each side's pass rate, who passed alone, the mean paired difference of final Q, and
-    the problems where one passed alone (one repeat each: a problem passes when its item did)."""
+    both scored, each side's pass rate, who passed alone, the mean paired difference of final Q (its
+    interval and test from the compare endpoint), and the problems where one passed alone (one repeat
+    each: a problem passes when its item did)."""
     sides: list[dict[str, dict[str, Any]]] = []
     async with api(live, keys) as client:
         for batch_id, model in (a, b):
             items = (await client.get(f"/v1/batches/{batch_id}/items", params={"limit": 500})).json()["items"]
             scored = [i for i in items if i["model"] == model and i["outcome"] in ("accepted", "exhausted")]
             sides.append({i["problem_id"]: i for i in scored})
+        # the paired mean's BCa interval and Wilcoxon p come from the server, as the report's do
+        params = {"model": a[1], "with_batch": b[0], "with_model": b[1]}
+        stats = (await client.get(f"/v1/batches/{a[0]}/compare", params=params)).json()
     shared = [p for p in sides[0] if p in sides[1]]  # in side A's order, as the page pairs them
     passed = [{p: side[p]["outcome"] == "accepted" for p in shared} for side in sides]
     deltas = [
@@ -164,6 +168,8 @@ async def disagreements(
         "pass_b": f"{100 * sum(passed[1].values()) / len(shared):.1f}%" if shared else "—",
         "only": f"{a_only} / {b_only}",
         "delta": f"{sum(deltas) / len(deltas):.3f}" if deltas else "—",
+        "ci": f"{stats['delta_ci95'][0]:.3f}–{stats['delta_ci95'][1]:.3f}" if stats["delta_ci95"] else "—",
+        "wilcoxon": f"{stats['delta_p']:.3f}" if stats["delta_p"] is not None else "—",
         "problem_ids": [p for p in shared if passed[0][p] != passed[1][p]],
     }
 
@@ -172,7 +178,7 @@ async def expect_comparison(page: Page, expected: dict[str, Any]) -> None:
     """The comparison's summary row holds the paired numbers, and its list of disagreements names
     exactly the problems where one side passed alone."""
     cells = page.get_by_role("table", name="(A) against").locator("tbody td")
-    numbers = ["problems", "pass_a", "pass_b", "only", "mcnemar", "delta"]
+    numbers = ["problems", "pass_a", "pass_b", "only", "mcnemar", "delta", "ci", "wilcoxon"]
     await expect(cells).to_have_text([str(expected[n]) for n in numbers], timeout=WAIT_MS)
     if not expected["problem_ids"]:
         await expect(page.get_by_text("They agree on every shared problem.")).to_be_visible()

@@ -1,6 +1,7 @@
 // Two batches, or two models of one batch, side by side on the problems both scored: paired
 // differences and the problems where they disagree (each side's runs one click away). Within one
-// batch the report's own comparison (McNemar, BCa interval, Wilcoxon, Holm) is shown beside it.
+// batch the report's own comparison (McNemar, BCa interval, Wilcoxon, Holm) is shown beside it; for
+// any two sides the server's compare endpoint gives the paired mean's BCa interval and Wilcoxon p.
 
 import { allPages, api, query } from "./api.js";
 import { append, badge, fill, fmt, h, interval, labelled, pct, select, short, table } from "./dom.js";
@@ -70,7 +71,7 @@ function pairs(left, right) {
   });
 }
 
-function summary(rows, names) {
+function summary(rows, names, stats) {
   const aOnly = rows.filter((r) => r.a.pass && !r.b.pass).length;
   const bOnly = rows.filter((r) => r.b.pass && !r.a.pass).length;
   const deltas = rows.map((r) => r.delta).filter((d) => d !== null);
@@ -82,6 +83,9 @@ function summary(rows, names) {
     { label: "Only A / only B passed", num: true, cell: () => `${aOnly} / ${bOnly}` },
     { label: "Exact McNemar p", num: true, cell: () => (rows.length ? fmt(mcnemarExact(aOnly, bOnly)) : "—") },
     { label: "Mean final Q, A − B (paired)", num: true, cell: () => fmt(mean(deltas)) },
+    // From the server (the report's statistics): the BCa interval and Wilcoxon test of that mean.
+    { label: "Its BCa 95% interval", num: true, cell: () => (stats ? interval(stats.delta_ci95) : "—") },
+    { label: "Wilcoxon p", num: true, cell: () => (stats ? fmt(stats.delta_p) : "—") },
   ], [{}]);
 }
 
@@ -129,13 +133,16 @@ async function results(body, refs, { signal }) {
   const names = { a: `${short(refs.a.batch)} · ${refs.a.model} (${refs.a.arm})`, b: `${short(refs.b.batch)} · ${refs.b.model} (${refs.b.arm})` };
   const disagree = rows.filter((r) => r.disagree).sort((x, y) => Math.abs(y.delta ?? 0) - Math.abs(x.delta ?? 0));
   const same = refs.a.batch === refs.b.batch ? await api(`/v1/batches/${refs.a.batch}/report`, { signal }) : null;
+  const stats = rows.length ? await api(`/v1/batches/${encodeURIComponent(refs.a.batch)}/compare${query({
+    model: refs.a.model, arm: refs.a.arm, with_batch: refs.b.batch, with_model: refs.b.model, with_arm: refs.b.arm,
+  })}`, { signal }) : null;
   const shown = disagree.slice(0, SHOWN);
   const list = disagree.length
     ? problemTable(`${disagree.length} problem(s) where one side passed and the other did not${disagree.length > SHOWN ? ` (the first ${SHOWN})` : ""}`, shown, true)
     : h("p", {}, "They agree on every shared problem.");
   fill(body,
     h("h2", { id: "paired-h" }, "Paired differences"),
-    rows.length ? summary(rows, names) : h("p", {}, "No problem was scored on both sides (compare batches of the same dataset)."),
+    rows.length ? summary(rows, names, stats) : h("p", {}, "No problem was scored on both sides (compare batches of the same dataset)."),
     same ? reportRow(same, refs) : null,
     h("h2", {}, "Where they disagree"), list,
     rows.length ? h("details", {}, h("summary", {}, `Every shared problem (${rows.length})`),
