@@ -266,9 +266,7 @@ async def compare_batches(
             )
         if which == "control" and not batch.control_arm:
             raise Unprocessable(f"Batch {batch.id} has no control arm.")
-        entries = entries_of(
-            [i for i in await repo.items(session, batch.id) if i.model == name and i.arm == which]
-        )
+        entries = entries_of(await repo.items(session, batch.id, name, which))
         sides.append((f"{batch.id} · {name}/{which}", entries))
     (a, left), (b, right) = sides
     # the bootstrap is CPU work: off the event loop

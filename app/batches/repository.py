@@ -288,9 +288,16 @@ async def set_items(
     return int((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
 
 
-async def items(session: AsyncSession, batch_id: str) -> Sequence[BatchItem]:
-    """Every item of a batch, finished or not (a report counts them all), in creation order."""
+async def items(
+    session: AsyncSession, batch_id: str, model: str | None = None, arm: str | None = None
+) -> Sequence[BatchItem]:
+    """Every item of a batch (of one model and arm, when given), finished or not (a report counts
+    them all), in creation order."""
     query = select(BatchItem).where(col(BatchItem.batch_id) == batch_id)
+    if model is not None:
+        query = query.where(col(BatchItem.model) == model)
+    if arm is not None:
+        query = query.where(col(BatchItem.arm) == arm)
     return (await session.execute(query.order_by(col(BatchItem.id)))).scalars().all()
 
 

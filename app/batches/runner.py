@@ -74,8 +74,7 @@ class BatchRunner:
         # Items in flight in this process; budgets are checked when a slot frees, before claiming.
         self._slots = asyncio.Semaphore(concurrency)
         self._active = 0
-        self._in_flight: set[asyncio.Task[Any]] = set()  # the tasks processing items here
-        self._here: set[int] = set()  # the items those tasks process (not claimed twice)
+        self._in_flight: dict[int, asyncio.Task[Any]] = {}  # the items processed here, by their tasks
         self._idle = asyncio.Event()
         self._idle.set()
         self.lease = timedelta(seconds=lease_s)
@@ -88,16 +87,18 @@ class BatchRunner:
         self._active += 1
         self._idle.clear()
         task = asyncio.current_task()
+        assert task is not None  # a coroutine is always run by a task
         try:
             async with self._slots:
                 if self.closing:  # shutting down: leave the item pending for the next process
                     return "closing"
-                if task is not None:
-                    self._in_flight.add(task)
+                if item_id in self._in_flight:  # delivered twice: this process runs it already
+                    return "taken"
+                self._in_flight[item_id] = task
                 return await self._process(item_id)
         finally:
-            if task is not None:
-                self._in_flight.discard(task)
+            if self._in_flight.get(item_id) is task:
+                del self._in_flight[item_id]
             self._active -= 1
             if not self._active:
                 self._idle.set()
@@ -118,7 +119,7 @@ class BatchRunner:
         are (each run keeps its checkpoints), and hand them back with their runs' leases, so that a
         resume anywhere can take them at once; how many were handed back."""
         self.closing = True
-        for task in list(self._in_flight):
+        for task in list(self._in_flight.values()):
             task.cancel()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.drain(), within_s)
@@ -137,18 +138,9 @@ class BatchRunner:
         return released
 
     async def _process(self, item_id: int) -> str:
-        if item_id in self._here:  # delivered twice: this process runs it already
-            return "taken"
-        self._here.add(item_id)
-        try:
-            return await self._claimed(item_id)
-        finally:
-            self._here.discard(item_id)
-
-    async def _claimed(self, item_id: int) -> str:
         try:
             # A claim is retried through an outage; one whose commit landed unacknowledged finds the
-            # item held by this worker, which repo.claim accepts (nothing here runs it: see _process).
+            # item held by this worker, which repo.claim accepts (nothing here runs it: see process).
             claimed = await self._db(lambda session: self._claim(session, item_id))
         except _Taken:
             return "taken"

@@ -78,7 +78,7 @@ def status_text(batch: Batch, state: dict[str, Any], by_model: dict[str, dict[st
         f"  created    {_when(batch.created_at)} UTC · {_how_long(batch, elapsed)}"
         + (f" · about {duration(state['eta_s'])} left" if state["eta_s"] is not None else ""),
     ]
-    for group in state.get("waiting", []):
+    for group in state["waiting"]:
         lines.append(
             f"  waiting    {group['items']} pending item(s) left alone: {group['reason']}; add the model to "
             "a process's models file, or cancel the batch"

@@ -29,6 +29,7 @@ def _state(finished: int, total: int) -> dict[str, Any]:
         "finished": finished,
         "stop_reason": None,
         "eta_s": None,
+        "waiting": [],
         "input_tokens": 10,
         "output_tokens": 5,
         "cost_usd": 0.0,
