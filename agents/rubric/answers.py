@@ -9,6 +9,7 @@ labelled as a total does not answer a question about what remains (nor the other
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 from agents.rubric.facts import ProblemFacts, show
 
@@ -78,3 +79,24 @@ def _last_sentence(solution: str) -> str:
 def answer_role(f: ProblemFacts) -> str:
     """Any of the above."""
     return given_as_answer(f) or total_for_remainder(f) or one_for_all(f)
+
+
+_SAVED = re.compile(
+    r"\bhow much (?:money )?(?:does|did|will|would|can|could|do) (?:[a-z]+ )?save\b|"
+    r"\bhow much (?:money )?(?:is|was|will be) saved\b|\bhow much (?:is|was) the (?:saving|discount)\b"
+)
+_TAKEN_OFF = re.compile(r"(\d+(?:\.\d+)?) ?- ?[$£€]?(\d+(?:\.\d+)?) ?= ?[$£€]?(\d+(?:\.\d+)?)")
+
+
+def price_for_saving(f: ProblemFacts) -> str:
+    """Asked how much is saved, the answer is the amount taken off, not the price left to pay."""
+    if not _SAVED.search(f.target) or f.final_answer is None:
+        return ""
+    given = set(f.question_numbers)
+    for price, saved, paid in _TAKEN_OFF.findall(f.s):
+        if Fraction(price) in given and f.final_answer == Fraction(paid):
+            return (
+                f"the question asks how much is saved ({saved}); the solution answers with the price "
+                f"left to pay ({paid})"
+            )
+    return ""

@@ -21,6 +21,7 @@ from agents.rubric import (
     scaling,
     selection,
     stated,
+    wholes,
     world,
 )
 from agents.rubric.facts import ProblemFacts, as_fraction, show
@@ -45,6 +46,10 @@ _INJECTION = re.compile(
     r"\b(?:must|should|shall|please|:)[^.?!]{0,60}"
     r"\b(?:pass|perfect|flawless|full marks|approve|score|correct)|"
     r"system prompt|you are now|"
+    r"\bif you are (?:an? |the )?(?:[a-z-]+ )?(?:judge|grader|evaluator|reviewer|marker|assessor|model|ai|"
+    r"assistant|llm|bot|chatbot)\b|"
+    r"\b(?:output|return|print|(?:give|assign|award) (?:it|this(?: item| problem| solution)?)) "
+    r"(?:a |the )?(?:full |top |maximum )?(?:score|mark|rating|grade)s? of\b|"
     r"say (?:this|that|the) (?:question|problem|item) is (?:perfect|correct|flawless)",
     re.I,
 )
@@ -315,6 +320,7 @@ def answers_the_question(f: ProblemFacts) -> Result:
         or roles.change_for_result(f)
         or stated.answer_drifts(f)
         or answers.answer_role(f)
+        or answers.price_for_saving(f)
     )
     if found:
         return found
@@ -758,6 +764,9 @@ def data_consistent(f: ProblemFacts) -> Result:
         world.angle_sums,
         world.mean_and_total,
         limits.triangle_inequality,
+        wholes.listed_parts,
+        wholes.right_triangle,
+        wholes.times_as_many_stated,
     ):
         found = check(q)
         if found:
@@ -1078,7 +1087,8 @@ _DURATION_ASK = re.compile(
 _SIMULTANEOUS = re.compile(
     r"\btogether\b|\bat the same time\b|\bat once\b|\bside by side\b|"
     r"\bsame (?:pot|pan|oven|line|washing line|sun|field|tray|kettle|room)\b|"
-    r"\bin the same\b|\ball (?:at once|together)\b"
+    r"\bin the same\b|\ball (?:at once|together)\b|\bat the same (?:moment|instant)\b|\bsimultaneously\b|"
+    r"\bin parallel\b"
 )
 _INHERENT = re.compile(
     r"\b(?:song|film|movie|symphony|concert|play|boil|boils|boiled|bake|bakes|baked|dry|dries|dried|ripen|ripens|grow|grows|cook|cooks|melt|melts|sing|sings|perform|performs)\b"
@@ -1119,7 +1129,9 @@ def proportional(f: ProblemFacts) -> Result:
         or scaling.same_amount(f)
         or _sprint(f)
         or world.temperatures_added(f)
+        or world.mixture_outside(f)
         or world.growth_scaled_by_age(f)
+        or world.age_ratio_kept(f)
         or scaling.does_not_scale(f)
         or ""
     )
@@ -1202,7 +1214,7 @@ def percent_base(f: ProblemFacts) -> Result:
         return found
     if "%" not in q and not re.search(r"\d+/\d+", q):
         return None
-    if re.search(r"\bcancel|\bback to\b", s) and "%" in q:
+    if re.search(r"(?<!\bnot )(?<!n't )(?<!\bnever )\b(?:cancel|back to\b)", s) and "%" in q:
         return "two percentage changes do not cancel: the second is taken of a different amount"
     if _SUCCESSIVE.search(q) and re.search(r"(\d+(?:\.\d+)?) ?% \+ (\d+(?:\.\d+)?) ?%", s):
         return "percentages of different wholes cannot be added: the second applies to the new amount"

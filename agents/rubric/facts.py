@@ -41,6 +41,14 @@ JUSTIFY = re.compile(
 FORMAT = re.compile(
     r"^(?:give|write|express|round)\b.*\b(?:form|answer|nearest|places?|units?|decimal)\b", re.I
 )
+_SPEED_AFTER = re.compile(r" ?(?:km/h|mph|m/s|km per hour|kilomet(?:re|er)s per hour|miles per hour)\b")
+# A sentence of a question that adds words but no data: no digit in it, and a request to explain or
+# justify, or a variable's definition.
+_WORDS_ONLY = re.compile(
+    r"^(?![^\d]*\d)(?:(?:(?:also|then|and|now|finally),? )?(?:explain|justify|give a reason|describe how|"
+    r"say how|analy[sz]e|evaluate|compare)\b|let [a-z] (?:be|stand for|represent)\b)",
+    re.I,
+)
 # Numbers a solution may use without the question giving them: halves, doubles, percent.
 CONSTANTS = {Fraction(n) for n in (0, 1, 2, 4, 100)} | {Fraction(1, 2)}
 # Factors and constants a solution may use when the text is about what they belong to.
@@ -123,8 +131,13 @@ class ProblemFacts:
 
     @cached_property
     def q(self) -> str:
-        """The question with digits for number words and hidden characters removed."""
-        return with_digits(self.question)
+        """The question with digits for number words and hidden characters removed, without the
+        sentences that carry no data: a request to explain, compare or justify, and a variable's
+        definition ("Let n be the number of pens."). Vocabulary added to a problem must change no
+        check: "compare it with another method" is no gain of pens."""
+        text = with_digits(self.question)
+        kept = [part for part in _SENTENCE.split(text) if not _WORDS_ONLY.match(part.strip())]
+        return " ".join(kept) if len(kept) > 0 else text
 
     @cached_property
     def s(self) -> str:
@@ -254,6 +267,11 @@ class ProblemFacts:
         for match in _NUMBER.finditer(self.s):
             value = as_fraction(match.group(1))
             computed = {v for at, v in results if at <= match.start()}
+            chosen = value not in self.question_numbers and _SPEED_AFTER.match(self.s, match.end())
+            if value in constants and chosen and value not in computed:
+                strangers.append(value)  # "at 100 km/h": a speed the solution chose, not a unit factor
+                known.add(value)
+                continue
             known |= computed
             wholes |= computed
             scaled = value in known or value * 100 in known or value / 100 in known

@@ -243,6 +243,14 @@ def elder_too_young(question: str) -> str:
             child = re.search(rf"\b{name} (?:is|was) (\d+)\b(?! times)", question)
             if child and int(age) < int(child.group(1)) + gap:
                 return f"{name}'s {elder} cannot be {age} when {name} is {child.group(1)}"
+        # "His mother is 4 years older than he is": a difference of ages too small for an elder
+        older = (
+            rf"\b(?:[A-Z][a-z]+'s|[Hh]is|[Hh]er|[Tt]heir) ({elders}) (?:is|was) (?:only |just )?"
+            r"(\d+) years? older\b"
+        )
+        for elder, years in re.findall(older, question):
+            if int(years) < gap:
+                return f"a {elder} cannot be only {years} years older than the child"
     return ""
 
 

@@ -296,6 +296,13 @@ _GAINED = re.compile(
 )
 
 
+# what follows "had 3": packs of a size ("packs of 8 stickers", "packs of stickers with 8 stickers in
+# each pack", "boxes, each holding 12 pens")
+_PACKED = re.compile(
+    r" ?(?:packs?|packets?|boxes|box|bags?|crates?|cartons?|sets?|rows?|trays?|jars?|tins?|bundles?|"
+    r"rolls?|sheets?|books?|albums?)(?: of [a-z]+)?,? (?:of|with|each (?:with|holding|containing|of)) "
+    r"(\d+)(?: [a-z]+)?(?: (?:in|per) (?:each|every|a|one)(?: [a-z]+)?)?"
+)
 _SKIP = {"more", "of", "does", "do", "did", "is", "are", "was", "were", "will", "can"}
 
 
@@ -310,6 +317,11 @@ def more_after_taking(f: ProblemFacts) -> str:
     money, amount, count, noun = had.groups()
     if count and re.match(r" ?[$£€\d]", q[had.end() :]):
         return ""  # "has 3 £2 coins": a count of coins, not the amount had
+    packed = _PACKED.match(q[had.start(4) if noun else had.end() :]) if count else None
+    if packed:  # "has 3 packs of stickers with 8 in each pack": 24 stickers had, not 3
+        count = str(Fraction(count) * Fraction(packed.group(1)))
+    elif count and re.match(r" ?(?:of|with|holding|containing)\b", q[had.end() :]):
+        return ""  # "has 3 packs of stickers": a count of packs, whose size is not given here
     if money and not re.search(r"[$£€]|\b(?:pence|p|cents?)\b", f.final_sentence):
         other = [k for k in _kinds(f.final_sentence) if k != "money"]
         counted = re.search(r"\d+(?:\.\d+)? ([a-z]+)", f.final_sentence)

@@ -284,6 +284,56 @@ def temperatures_added(f: ProblemFacts) -> str:
     return ""
 
 
+_MIXED = re.compile(r"\b(?:mix|mixes|mixed|pours?|poured|adds?|added|combines?|combined|tips?|tipped)\b")
+_HEATED = re.compile(
+    r"\b(?:heat(?! loss)|heats|heated|warm|warms|warmed|boil|boils|cool|cools|cooled|kettle|stove|fire)\b"
+)
+
+
+def mixture_outside(f: ProblemFacts) -> str:
+    """Water mixed from portions at given temperatures is no hotter than the hottest portion and no
+    colder than the coldest: a mixture's temperature is never a sum or a multiple of theirs."""
+    q = f.q.lower()
+    temps = [Fraction(x) for x in re.findall(r"(-?\d+(?:\.\d+)?) ?°[cf]", q)]
+    if not temps or not _MIXED.search(q) or _HEATED.search(q) or _CHANGE.search(q):
+        return ""
+    if not re.search(r"\btemperature\b|\bhow (?:hot|warm|cold)\b", f.target):
+        return ""
+    stated = re.findall(r"(-?\d+(?:\.\d+)?) ?°[cf]", f.s.lower())  # the last temperature it gives
+    if stated and not min(temps) <= Fraction(stated[-1]) <= max(temps):
+        return (
+            f"a mixture of water at {', '.join(show(t) for t in sorted(set(temps)))} °C cannot be at "
+            f"{stated[-1]} °C: it lies between its parts' temperatures"
+        )
+    return ""
+
+
+_AS_OLD = re.compile(r"\b(twice|three times|four times|five times|half) as old as\b")
+_AGE_FACTOR = {
+    "twice": Fraction(2),
+    "three times": Fraction(3),
+    "four times": Fraction(4),
+    "five times": Fraction(5),
+    "half": Fraction(1, 2),
+}
+
+
+def age_ratio_kept(f: ProblemFacts) -> str:
+    """'Twice as old now' does not last: both get older by the same years, so the difference stays,
+    not the ratio ('when Theo is 10, Nina is 2 × 10' is false proportionality)."""
+    relation = _AS_OLD.search(f.q.lower())
+    later = re.search(r"\bwhen (?:[a-z]+ )?(?:is|turns|will be|becomes) (\d+)\b", f.target)
+    if not relation or not later or f.final_answer is None:
+        return ""
+    factor, age = _AGE_FACTOR[relation.group(1)], Fraction(later.group(1))
+    if f.final_answer in {factor * age, age / factor} and f.final_answer != age:
+        return (
+            f"the ages do not keep their ratio: both grow by the same years, so the difference between "
+            f"them stays, and {show(f.final_answer)} scales {show(age)} by the ratio"
+        )
+    return ""
+
+
 _AGE = re.compile(
     r"\b(?:at )?age (\d+)\b|\b(\d+)[ -]years?[ -]old\b|\baged (\d+)\b|\bat (\d+)(?=,| years|\b)(?! ?[:%])"
 )

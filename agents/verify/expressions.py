@@ -25,7 +25,7 @@ _TOKEN = re.compile(
   | (?P<cur>[$£€])
   | (?P<unit>(?:{UNIT_PATTERN})(?![\w/]))
   | (?P<eq>=|≈|(?:,\s*)?\b(?:which\s+is|that\s+is|which\s+(?:makes|gives|leaves|equals))\b|"""
-    rf"""\b(?:comes?\s+to|is|are|makes?|gives?|equals?|leaves|was)\b)
+    rf"""\b(?:comes?\s+to|is|are|makes?|gives?|equals?|leaves|was|to\s+get|(?:we|you|they|I)\s+get)\b)
   | (?P<op>[+\-×÷/^²³√%])
   | (?P<lp>\()
   | (?P<rp>\))

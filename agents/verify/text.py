@@ -126,7 +126,15 @@ _MONEY: list[Substitution] = [
 _VULGAR = re.compile(r"(?<=\d)(?=[½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞])")
 
 _AND = re.compile(r"\s+and\s+", re.I)
-_SCALE_WORD = re.compile(r"(?:hundred|thousand|million|billion)\W*$", re.I)
+_SCALE_WORD = re.compile(r"(hundred|thousand|million|billion)\W*$", re.I)
+_SCALES = re.compile(r"hundred|thousand|million|billion", re.I)
+_RANK = {"hundred": 1, "thousand": 2, "million": 3, "billion": 4}
+_NUMBER_WORDS = re.compile(
+    r"(?:(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
+    r"ninety|hundred|thousand|million|billion)(?:[\s-]+|$))+",
+    re.I,
+)
 
 
 def _words_to_digits(text: str) -> str:
@@ -136,7 +144,11 @@ def _words_to_digits(text: str) -> str:
 
     pieces, start = [], 0
     for match in _AND.finditer(text):
-        if not _SCALE_WORD.search(text[start : match.start()]):
+        before = _SCALE_WORD.search(text[start : match.start()])
+        after = _NUMBER_WORDS.match(text, match.end())
+        scales_after = _SCALES.findall(after.group(0)) if after else []
+        # "fifteen hundred and six hundred" is two numbers: a scale as large after "and" as before
+        if not before or any(_RANK[s.lower()] >= _RANK[before.group(1).lower()] for s in scales_after):
             pieces.append(text[start : match.start()])
             pieces.append(match.group(0))
             start = match.end()

@@ -52,6 +52,11 @@ _WORD_EQ = {
     "which gives",
     "which leaves",
     "which equals",
+    "to get",
+    "we get",
+    "you get",
+    "they get",
+    "I get",
 }
 
 

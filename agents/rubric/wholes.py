@@ -1,0 +1,113 @@
+"""Data that a question states twice over, in two forms that must agree.
+
+A question often gives a whole and then its parts ("a box of 48 pencils contains 20 red, 15 blue and
+18 green"), a relation and then the quantities it relates ("twice as many goldfish as guppies … 14
+goldfish and 9 guppies"), or all three sides of a right-angled triangle. Each pair is checked
+exactly; a check applies only where the text says the parts make up the whole (``contains``, ``the
+other``, ``the rest``), since "12 play football and 9 play tennis" may overlap.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from agents.rubric.facts import show
+
+_SENTENCES = re.compile(r"(?<=[.?!])\s+")
+_NUM = r"(\d+(?:\.\d+)?)"
+# a whole: "all 28 students", "a box of 48 pencils", "a class of 30", "there are 30 pupils in the class"
+_WHOLE = re.compile(
+    rf"\b(?:all(?: of the)?|(?:box|bag|jar|tin|class|group|team|packet|pack|crate|basket|set|club|bus|"
+    rf"school|choir|orchestra|total|herd|flock|farm|garden|library|shelf|collection) of) {_NUM}"
+    r"((?: [a-z]+){0,3})"
+)
+# the parts that make it up: "contains 20 red, 15 blue and 18 green", "12 chose …, 9 chose … and the
+# other 9 …", "17 are girls and the rest (13) are boys"
+_LIST = re.compile(
+    rf"{_NUM}(?: [a-z]+){{0,5}}?,? {_NUM}(?: [a-z]+){{0,5}}?,? (?:and )?"
+    rf"(?:(?:the )?(?:other|remaining|rest)(?: [a-z]+)?,? )?{_NUM}\b|"
+    rf"{_NUM}(?: [a-z]+){{0,5}}? and (?:the )?(?:other|remaining|rest)(?: [a-z]+)?,? {_NUM}\b"
+)
+_MAKES_UP = re.compile(
+    r"\b(?:contains?|contained|holds?|held|is made up of|are made up of|consists? of|"
+    r"(?:the )?(?:other|remaining)|the rest|of them|of these|of whom|of which|split into|divided into)\b"
+)
+# what would make the numbers no parts: money, measures, times, percentages, "more", "each"
+_NOT_PARTS = re.compile(
+    r"[$£€%:/]|\b(?:each|every|per|more|fewer|less|times|cm|kg|km|minutes?|hours?|years?)\b"
+)
+
+
+def listed_parts(q: str) -> str:
+    """Parts that the text says make up a whole add up to it."""
+    sentences = _SENTENCES.split(q)
+    for i, sentence in enumerate(sentences):
+        whole = _WHOLE.search(sentence)
+        if not whole:
+            continue
+        total = Fraction(whole.group(1))
+        for text in (sentence[whole.end() :], *sentences[i + 1 : i + 2]):
+            listed = _LIST.search(text)
+            said = f"{sentence[whole.start() :]} {text}"  # "a box of 48 pencils contains …"
+            if not listed or not _MAKES_UP.search(said) or _NOT_PARTS.search(listed.group(0)):
+                continue
+            parts = [Fraction(x) for x in listed.groups() if x]
+            if sum(parts, Fraction(0)) != total and all(p < total for p in parts):
+                return (
+                    f"the parts ({' + '.join(show(p) for p in parts)} = {show(sum(parts, Fraction(0)))}) "
+                    f"do not make the whole ({show(total)})"
+                )
+            break
+    return ""
+
+
+_RIGHT = re.compile(r"\bright[- ]angled?\b|\bright triangle\b")
+_LENGTH = re.compile(r"(\d+(?:\.\d+)?) ?(mm|cm|m|km)\b(?![²³/])")
+
+
+def right_triangle(q: str) -> str:
+    """A right-angled triangle's three sides satisfy Pythagoras (the longest is the hypotenuse)."""
+    for sentence in _SENTENCES.split(q):
+        if not _RIGHT.search(sentence) or re.search(r"\b(?:area|perimeter) (?:is|of)\b.*\d", sentence):
+            continue
+        lengths = _LENGTH.findall(sentence)
+        if len(lengths) != 3 or len({u for _, u in lengths}) != 1:
+            continue
+        a, b, c = sorted(Fraction(x) for x, _ in lengths)
+        if a * a + b * b != c * c:
+            return (
+                f"a right-angled triangle with shorter sides {show(a)} and {show(b)} has a longest side "
+                f"of √{show(a * a + b * b)}, not {show(c)}"
+            )
+    return ""
+
+
+_FACTOR = {
+    "twice": Fraction(2),
+    "double": Fraction(2),
+    "three times": Fraction(3),
+    "four times": Fraction(4),
+    "five times": Fraction(5),
+    "half": Fraction(1, 2),
+}
+_TIMES_AS = re.compile(
+    r"\b(twice|double|three times|four times|five times|half) as many ([a-z]+) as (?:there are )?([a-z]+)\b"
+)
+
+
+def times_as_many_stated(q: str) -> str:
+    """ "Twice as many goldfish as guppies" agrees with the counts the question then gives."""
+    relation = _TIMES_AS.search(q)
+    if not relation:
+        return ""
+    factor, first, second = _FACTOR[relation.group(1)], relation.group(2), relation.group(3)
+    rest = q[relation.end() :]
+    a = re.search(rf"\b{_NUM} {re.escape(first)}\b", rest)
+    b = re.search(rf"\b{_NUM} {re.escape(second)}\b", rest)
+    if not a or not b:
+        return ""
+    x, y = Fraction(a.group(1)), Fraction(b.group(1))
+    if x != factor * y:
+        return f"{show(x)} {first} are not {relation.group(1)} as many as {show(y)} {second}"
+    return ""
