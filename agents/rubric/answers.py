@@ -76,9 +76,31 @@ def _last_sentence(solution: str) -> str:
     return parts[-1] if parts else ""
 
 
+_WHOLE_ASK = re.compile(r"\b(?:total|altogether|in all|whole|entire|all (?:the |of the )?\d*)\b")
+
+
+def one_of_many(f: ProblemFacts) -> str:
+    """Asked the total for 7 boxes, the solution works out one box and stops there: the count of
+    boxes the question gives is never used, and the answer is said of one."""
+    if not _WHOLE_ASK.search(f.target) or f.final_answer is None:
+        return ""
+    used = set(f.solution_numbers)
+    for number, plural, noun in re.findall(r"\b(\d+) (([a-z]+?)(?:es|s))\b", f.q.lower()):
+        count = Fraction(number)
+        if count <= 1 or count in used or len(noun) < 3:
+            continue
+        single = rf"\b(?:a|one|1|each|per|every) {noun}\b"
+        if re.search(single, f.s.lower()):
+            return (
+                f"the question asks about all {number} {plural}; the answer is worked out for one "
+                f"and never uses the {number}"
+            )
+    return ""
+
+
 def answer_role(f: ProblemFacts) -> str:
     """Any of the above."""
-    return given_as_answer(f) or total_for_remainder(f) or one_for_all(f)
+    return given_as_answer(f) or total_for_remainder(f) or one_for_all(f) or one_of_many(f)
 
 
 _SAVED = re.compile(

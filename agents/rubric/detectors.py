@@ -1248,7 +1248,14 @@ def relevant_data(f: ProblemFacts) -> Result:
     q, s = f.q.lower(), f.s.lower()
     if not s.strip():
         return None
-    for check in (_stop_in_moving_time, _hypotenuse_as_height, _height_in_floor, _payments, _other_animals):
+    for check in (
+        _stop_in_moving_time,
+        _hypotenuse_as_height,
+        _height_in_floor,
+        _payments,
+        _other_animals,
+        _third_length_around,
+    ):
         found = check(q, s, f)
         if found:
             return found
@@ -1320,16 +1327,40 @@ def _payments(q: str, s: str, f: ProblemFacts) -> str:
     return ""
 
 
-def _other_animals(q: str, s: str, f: ProblemFacts) -> str:
-    rate = re.search(r"\beach ([a-z]+?)s? (?:gives|produces|lays|eats|needs|makes)\b", q)
-    if not rate:
+_AROUND = re.compile(r"\b(?:perimeter|around|round|edging|fence|fencing|border|rim|trim|skirting)\b")
+
+
+def _third_length_around(q: str, s: str, f: ProblemFacts) -> str:
+    """The way round a rectangle (a pool's rim, a box's lid) is 2 × (length + width): its depth or
+    height is not on it."""
+    if not re.search(r"\brectangular\b|\brectangle\b", q) or not _AROUND.search(f.target + " " + q):
         return ""
-    animal = rate.group(1)
-    counts = re.findall(r"(\d+) ([a-z]+?)s?\b", q)
-    ours = {Fraction(n) for n, noun in counts if noun == animal}
-    others = {Fraction(n) for n, noun in counts if noun != animal and not unit(noun)}
-    for a, b in re.findall(r"(\d+) ?\+ ?(\d+)", s):
-        pair = {Fraction(a), Fraction(b)}
-        if pair & ours and pair & others:
-            return f"only the {animal}s do that; the solution counts other animals too"
+    lengths = {Fraction(x) for x in re.findall(r"(\d+(?:\.\d+)?) ?(?:mm|cm|m|km)\b(?![²³])", q)}
+    for terms in re.findall(r"2 ?× ?\((\d+(?:\.\d+)? ?\+ ?\d+(?:\.\d+)? ?\+ ?\d+(?:\.\d+)?)\)", s):
+        values = {Fraction(x) for x in re.findall(r"\d+(?:\.\d+)?", terms)}
+        if len(values) == 3 and values <= lengths:
+            return "the way round a rectangle is 2 × (length + width); the third measure is not on it"
+    return ""
+
+
+# a rate of one kind of thing: "each cow gives", "$0.10 for each text", "50p per call"
+_EACH_DOES = re.compile(r"\beach ([a-z]+?)s? (?:gives|produces|lays|eats|needs|makes)\b")
+_CHARGED_EACH = re.compile(r"[$£€]?\d+(?:\.\d+)?p? (?:for each|for every|per|a|each) ([a-z]+?)s?\b")
+
+
+def _other_animals(q: str, s: str, f: ProblemFacts) -> str:
+    """Only the cows give milk, only the texts are charged: a rate of one kind of thing is not
+    applied to a count that adds another kind (the dogs, the calls the plan includes)."""
+    rates = [(m.group(1), "do that") for m in _EACH_DOES.finditer(q)]
+    rates += [(m.group(1), "are charged at that rate") for m in _CHARGED_EACH.finditer(q)]
+    for kind, said in rates:
+        if unit(kind) is not None or unit(kind + "s") is not None:
+            continue  # "$25 a month": a rate in time, not of a kind of thing
+        counts = re.findall(r"(\d+) ([a-z]+?)s?\b", q)
+        ours = {Fraction(n) for n, noun in counts if noun == kind}
+        others = {Fraction(n) for n, noun in counts if noun != kind and not unit(noun)} - ours
+        for a, b in re.findall(r"(\d+) ?\+ ?(\d+)", s):
+            pair = {Fraction(a), Fraction(b)}
+            if pair & ours and pair & others:
+                return f"only the {kind}s {said}; the solution counts other things too"
     return ""

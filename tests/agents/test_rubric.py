@@ -162,11 +162,6 @@ KNOWN_MISSES = {
     "h3a-ir-02": "adds the pens Jo pays for herself to Sara's bill: only reading whose purchase it is tells",
     "h3a-ir-04": "multiplies a song's length by its 3 verses although its 96 bars are the whole song: only "
     "the sentence's meaning says the bars are a total",
-    "h3b-ans-03": "gives one box's cost where the order of 7 boxes is asked: a cost is the asked kind of "
-    "answer, and a given left unused is right elsewhere (a distractor)",
-    "h3b-irr-03": "adds a pool's depth into the rim it edges: 2 × (25 + 10 + 2) is a sum of three lengths, "
-    "sound elsewhere; only knowing that depth is not on the rim tells",
-    "h3b-irr-04": "charges the calls the plan includes: only reading 'includes unlimited calls' tells",
     "h3b-op-04": "multiplies distance by speed written in powers of ten (1.5 × 10^8): the operation checks "
     "do not read scientific notation",
 }

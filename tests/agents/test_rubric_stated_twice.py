@@ -138,3 +138,28 @@ def test_a_denied_cancellation_is_no_claim_that_changes_cancel() -> None:
     sound = "50 × 1.2 = $60. 20% of 60 is 12, so 60 − 12 = $48 (not back to $50)."
     assert not d.percent_base(facts(question, sound))
     assert d.percent_base(facts(question, "The changes cancel, so it is back to $50."))
+
+
+def test_the_total_for_many_is_not_worked_out_for_one() -> None:
+    question = (
+        "A school orders 7 boxes of paper. Each box holds 5 packs at €4.20 a pack. What is the total cost?"
+    )
+    assert d.answers_the_question(facts(question, "One box costs 5 x €4.20 = €21.00. The answer is €21.00."))
+    assert not d.answers_the_question(
+        facts(question, "A box costs 5 x €4.20 = €21. 7 x €21 = €147 in total.")
+    )
+
+
+def test_a_rate_for_one_kind_is_not_charged_on_another() -> None:
+    question = (
+        "Jin's plan costs $25 a month with unlimited calls, plus $0.10 for each text. "
+        "Last month he made 35 calls and sent 140 texts. How much was his bill?"
+    )
+    assert d.relevant_data(facts(question, "140 + 35 = 175. 175 × $0.10 = $17.50. $25 + $17.50 = $42.50."))
+    assert not d.relevant_data(facts(question, "140 × $0.10 = $14. $25 + $14 = $39."))
+
+
+def test_the_way_round_a_rectangle_leaves_its_depth_out() -> None:
+    question = "A rectangular pool is 25 m long, 10 m wide and 2 m deep. How much edging goes around its rim?"
+    assert d.relevant_data(facts(question, "2 × (25 + 10 + 2) = 2 × 37 = 74 m."))
+    assert not d.relevant_data(facts(question, "2 × (25 + 10) = 2 × 35 = 70 m."))
