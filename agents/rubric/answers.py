@@ -54,6 +54,33 @@ def total_for_remainder(f: ProblemFacts) -> str:
     asks_rest = _REMAINDER.search(f.target) and not _TOTAL.search(f.target)
     if asks_rest and _TOTAL_SAID.search(final) and not _REMAINDER.search(final):
         return "the question asks what remains; the solution's answer is a total"
+    left = re.search(r"\b(?:left|remain\w*)\b", f.target)
+    if left and _SPENT_SAID.search(final) and not _REMAINDER.search(final) and not _KEPT.search(final):
+        return "the question asks how much is left; the solution's answer is what was spent"
+    return ""
+
+
+_KEPT = re.compile(r"\b(?:leaves?|leaving|keeps?|kept|has|have|had|owns?)\b")
+_SPENT_SAID = re.compile(r"\b(?:spends?|spent|pays?|paid|costs?|uses?|used)\b")
+_AGE_ASK = re.compile(r"\b[Hh]ow old (?:is|was|will) ([A-Z][a-z]+)\b")
+
+
+def someone_elses_age(f: ProblemFacts) -> str:
+    """'How old is Amina?' is not answered by Tariq's age: the final sentence speaks of another
+    person of the story, the one asked about is never named, and the years between them are never
+    used."""
+    asked = _AGE_ASK.search(f.question)
+    if not asked:
+        return ""
+    names = {n for n in _NAME.findall(f.question) if n not in _NOT_NAMES}
+    # the last sentence with a number that names someone: where the answer is said of a person
+    numbered = [p for p in re.split(r"(?<=[.!?])\s+", f.solution.strip()) if re.search(r"\d", p)]
+    naming = [{n for n in _NAME.findall(p) if n in names} for p in numbered]
+    said: set[str] = next((s for s in reversed(naming) if s), set())
+    gaps = {Fraction(n) for n in re.findall(r"\b(\d+) years? (?:older|younger)\b", f.q)}
+    unused = gaps and not gaps & set(f.solution_numbers)  # the relation between them never applied
+    if said and asked.group(1) not in f.solution and unused:
+        return f"the question asks how old {asked.group(1)} is; the answer is {', '.join(sorted(said))}'s age"
     return ""
 
 
@@ -98,9 +125,36 @@ def one_of_many(f: ProblemFacts) -> str:
     return ""
 
 
+_THEN_DOES = re.compile(
+    r"\b(?:then|after that|afterwards|later)\b,? (?:[a-z]+ ){0,3}?"
+    r"(?:gives?|gave|eats?|ate|loses?|lost|sells?|sold|spends?|spent|uses?|used|buys?|bought|gets?|got|"
+    r"adds?|added|returns?|returned|breaks?|broke|finds?|found) "
+    r"(?:back )?(?:another |away )?(\d+(?:\.\d+)?)\b(?!/| ?%)"  # a count, not a share
+)
+
+
+def last_step_skipped(f: ProblemFacts) -> str:
+    """'Shared among 6, then each gives 2 back; how many does each keep?' is not answered by the
+    share: the story's later step, and its number, never enter the solution."""
+    later = _THEN_DOES.search(f.q.lower())
+    if not later or f.final_answer is None:
+        return ""
+    number = Fraction(later.group(1))
+    if number in set(f.solution_numbers):
+        return ""
+    return f"the story goes on ({later.group(0).strip()}), but the solution never applies that step"
+
+
 def answer_role(f: ProblemFacts) -> str:
     """Any of the above."""
-    return given_as_answer(f) or total_for_remainder(f) or one_for_all(f) or one_of_many(f)
+    return (
+        given_as_answer(f)
+        or total_for_remainder(f)
+        or one_for_all(f)
+        or one_of_many(f)
+        or someone_elses_age(f)
+        or last_step_skipped(f)
+    )
 
 
 _SAVED = re.compile(

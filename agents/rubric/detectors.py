@@ -43,8 +43,8 @@ _INJECTION = re.compile(
     r"(?:ai|judges?|reviewers?|graders?|markers?|evaluators?|assistants?|models?|bots?)\b|"
     r"\b(?:reviewer|judge|evaluator|grader|assessor|ai|llm|assistant|chatbot|language model)s?\b"
     r"[^.?!]{0,40}"
-    r"\b(?:must|should|shall|please|:)[^.?!]{0,60}"
-    r"\b(?:pass|perfect|flawless|full marks|approve|score|correct)|"
+    r"\b(?:must|should|shall|please|:)[^.?!]{0,90}"
+    r"\b(?:pass|perfect|flawless|full marks|approve|score|correct|sound|valid|accept(?:ed)?)\b|"
     r"system prompt|you are now|"
     r"\bif you are (?:an? |the )?(?:[a-z-]+ )?(?:judge|grader|evaluator|reviewer|marker|assessor|model|ai|"
     r"assistant|llm|bot|chatbot)\b|"
@@ -658,6 +658,8 @@ def units_consistent(f: ProblemFacts) -> Result:
         bound = re.match(r"\s*[×÷*/]", f.s[match.end() :]) or re.search(r"[×÷*/]\s*$", f.s[: match.start()])
         if op in "+-" and bound:
             continue  # "120 + 4 × 100": the 4 belongs to a product, not to the sum
+        if f.s[: match.start(2)].endswith(":"):
+            continue  # "7:40 + 30 minutes": a clock time, whose minutes are no pence ("7:40 p.m.")
         unit_a = None if unit_a in names else unit_a
         unit_b = None if unit_b in names else unit_b
         left = unit(cur_a or unit_a) or units.get(Fraction(a))
@@ -858,11 +860,20 @@ def _rectangle(q: str) -> str:
     shape = re.search(r"\b(rectangle|rectangular|square)\b", q)
     if not shape:
         return ""
-    long_ = re.search(r"(\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b (?:long|by)", q)
-    wide = re.search(r"(\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b wide|by (\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b", q)
+    long_ = re.search(
+        r"(\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b (?:long|by)|"
+        r"\blength (?:is|of) (\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b",
+        q,
+    )
+    wide = re.search(
+        r"(\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b wide|by (\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b|"
+        r"\bwidth (?:is|of) (\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b",
+        q,
+    )
     side = re.search(r"sides? (?:of |is |are )?(\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b", q)
     if long_ and wide:
-        a, b = Fraction(long_.group(1)), Fraction(wide.group(1) or wide.group(2))
+        a = Fraction(long_.group(1) or long_.group(2))
+        b = Fraction(wide.group(1) or wide.group(2) or wide.group(3))
     elif shape.group(1) == "square" and side:
         a = b = Fraction(side.group(1))
     else:
@@ -926,7 +937,12 @@ _PLAUSIBLE: tuple[tuple[str, str, Fraction, str], ...] = (
         Fraction(25, 10),
         "a person's height",
     ),
-    (r"classroom|room|kitchen|bedroom|hall|office|house", "length", Fraction(12), "a room's height"),
+    (
+        r"classroom|room|kitchen|bedroom|(?<!mr )(?<!mrs )(?<!ms )(?<!dr )hall|office|house",  # not Mr Hall
+        "length",
+        Fraction(12),
+        "a room's height",
+    ),
     (r"giraffe|elephant|horse|camel", "height", Fraction(7), "this animal's height"),
     (r"dog|cat|sheep|goat|pig|rabbit", "length", Fraction(15, 10), "this animal's size"),
     (r"tree", "length", Fraction(120), "a tree"),
@@ -1117,6 +1133,7 @@ def proportional(f: ProblemFacts) -> Result:
             duration is not None
             and f.final_answer is not None
             and f.final_answer != duration
+            and scaling.answered_duration(f) != duration  # "in the same 25 minutes as one tray"
             and ({"×", "÷"} & f.operators)
             and scaling.scaled_time(f, f.final_answer)
         ):
@@ -1193,6 +1210,8 @@ _SUCCESSIVE = re.compile(
     r"\bof the [a-z]+ (?:(?:still )?in (?:it|them|the \w+)|that (?:is|was|are|were) left|"
     r"that remains?|left over|remaining)\b|"
     r"\bon the (?:total|new)\b|\bincluding\b|\banother \d+(?:\.\d+)? ?%|"
+    r"\boff the (?:sale|new|reduced|discounted|lower) price\b|"
+    r"\bof the (?:pupils|people|students|children|ones|members|players) (?:with|who|that)\b|"
     r"\bthen (?:\w+ ){0,5}(?:by )?\d+(?:\.\d+)? ?%|\beach year\b|\bevery year\b|"
     r"\b(?:of|to) the (?:reduced|discounted|new|increased|raised) (?:price|value|cost|amount|total)\b|"
     r"\ba further \d+(?:\.\d+)? ?%|"
@@ -1270,14 +1289,16 @@ def relevant_data(f: ProblemFacts) -> Result:
 
 def _stop_in_moving_time(q: str, s: str, f: ProblemFacts) -> str:
     stop = re.search(
-        r"\b(?:stop(?:s|ped)?|breaks?|lunch|rest(?:s|ed)?|pauses?|paused|waits?|waited)\b"
+        r"\b(?:stop(?:s|ped)?|breaks?|lunch|rest(?:s|ed)?|pauses?|paused|waits?|waited|"
+        r"warm(?:s|ed)? up|warm-up|cool(?:s|ed)? down)\b"
         r"[^.?!]*?(\d+)[- ]minute|"
         r"(\d+)[- ]minute (?:stop|break|lunch|rest|pause)",
         q,
     )
     if not stop or not re.search(
         r"\bwhile (?:\w+ )?(?:was |were |is )?(?:driving|moving|cycling|walking|running|riding|flying)\b|"
-        r"\b(?:driving|moving|cycling|walking|running|riding|flying|swimming) (?:speed|time|pace)\b",
+        r"\b(?:driving|moving|cycling|walking|running|riding|flying|swimming) (?:speed|time|pace)\b|"
+        r"\bduring the (?:race|run|ride|journey|drive|swim|walk|flight)\b",
         f.target,
     ):
         return ""

@@ -19,6 +19,7 @@ difference no misread rate explains is reported.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -148,10 +149,19 @@ def question_units(f: ProblemFacts) -> dict[Fraction, tuple[Dims, Fraction]]:
                 continue
             seen.setdefault(written.value, set()).add(kind)
         else:
+            per_many = _PER_MANY.match(text, written.end)
+            per = _simple(per_many.group(2)) if per_many else None
+            if per_many and per is not None:  # "5.6 litres of fuel per 100 km": litres per km, ÷ 100
+                (dims, scale), (per_dims, per_scale) = written.unit, per
+                rate = (_add(dims, per_dims, -1), scale / (per_scale * Fraction(per_many.group(1))))
+                seen.setdefault(written.value, set()).add(rate)
+                continue
             seen.setdefault(written.value, set()).add(_per_before(text, written))
     return {v: next(iter(units)) for v, units in seen.items() if len(units) == 1 and next(iter(units))[1] > 0}
 
 
+# "5.6 litres of fuel per 100 km": a rate over a number of units
+_PER_MANY = re.compile(rf"(?: of [a-z]+)? (?:per|for every|every) (\d+(?:\.\d+)?) ?({UNIT_PATTERN})\b")
 # "Each kg earns 80p", "every litre costs £1.20": the rate's "per" written before its number
 _PER_BEFORE = re.compile(rf"\b(?:each|every|per|one|a) ({UNIT_PATTERN})\b(?:\s[a-z]+){{1,2}}\s*$", re.I)
 
@@ -364,6 +374,8 @@ def steps(f: ProblemFacts) -> list[Step]:
             step = _step(lefts[index], rights[index + 1], {**lookup, **known}, rates)
             if step is None:
                 continue
+            if step.stated.unit is None:  # "45 ÷ 30 = 1.5, so the speed is 1.5 km/h": its unit, said next
+                step = _unit_said_next(step, text[text.find(clause) + len(clause) :])
             out.append(step)
             if step.stated.unit is not None:
                 known[step.stated.value] = step.stated.unit
@@ -371,6 +383,15 @@ def steps(f: ProblemFacts) -> list[Step]:
                 scale = step.computed.value / step.stated.value if step.computed.dims != NONE else Fraction(1)
                 known[step.stated.value] = (step.computed.dims, scale)
     return out
+
+
+def _unit_said_next(step: Step, rest: str) -> Step:
+    """The step with the unit its result is given in the next clause that restates it."""
+    for clause in _CLAUSE.split(rest)[:3]:
+        for written in _written(clause or ""):
+            if written.value == step.stated.value and written.unit is not None:
+                return dataclasses.replace(step, stated=dataclasses.replace(step.stated, unit=written.unit))
+    return step
 
 
 def _step(left: str, right: str, lookup: Units, rates: Units) -> Step | None:

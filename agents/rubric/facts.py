@@ -278,7 +278,7 @@ class ProblemFacts:
             stepped = _one_step(value, known, kinds, factors) if not strict else _rate_factor(value, known)
             if not (scaled or value in constants or stepped) and not strict:
                 stepped = _split(value, wholes, written, factors)
-            if scaled or value in constants or stepped:
+            if scaled or value in constants or stepped or rounded(value, match.group(1), computed):
                 known.add(value)
                 continue
             strangers.append(value)
@@ -296,7 +296,21 @@ class ProblemFacts:
         return kinds
 
 
-_ASIDE = re.compile(r"\s*\([^()]*\)")
+def rounded(value: Fraction, written: str, computed: set[Fraction]) -> bool:
+    """A result the solution worked out, rounded: up or down to a whole number (126 ÷ 20 = 6.3, so 7
+    minibuses), or to the decimals written (1.2813 s is about 1.28 s)."""
+    places = len(written.split(".")[1]) if "." in written else 0
+    for v in computed:
+        if v.denominator == 1:
+            continue
+        if places == 0 and value in {math.floor(v), math.ceil(v)}:
+            return True
+        if places and abs(v - value) <= Fraction(1, 2 * 10**places):
+            return True
+    return False
+
+
+_ASIDE = re.compile(r"\s*\([^()]*\)|,? with (?:[^.?!]|\.(?=\d))*?\b(?:left over|to spare|remaining)\b")
 _CHECKING = re.compile(r"\s*(?:check(?:ing)?|to check|as a check)\b", re.I)
 _SMALL = {Fraction(n) for n in range(1, 13)}
 _STEPPING_STONES = {Fraction(n) for n in (5, 10, 25, 50)}  # 10 % then 5 %: used, not multiplied by

@@ -29,7 +29,7 @@ _THINGS: tuple[tuple[str, dict[str, tuple[Fraction, Fraction]]], ...] = (
     (r"hens?|chickens?|ducks?|parrots?", {"mass": (100 * _G, 8 * _KG)}),
     (r"horses?|cows?|camels?", {"mass": (20 * _KG, 1500 * _KG), "speed": (F(0), 90 * _KMH)}),
     (r"elephants?", {"mass": (50 * _KG, 12000 * _KG)}),
-    (r"sheep|goats?|pigs?", {"mass": (2 * _KG, 400 * _KG)}),
+    (r"sheep|goats?|(?<!guinea )pigs?", {"mass": (2 * _KG, 400 * _KG)}),
     (r"babies|baby|newborns?", {"mass": (300 * _G, 20 * _KG), "length": (20 * _CM, 120 * _CM)}),
     (
         r"men|man|women|woman|adults?|teachers?|dads?|fathers?|mums?|moms?|mothers?|grandmas?|grandpas?",
@@ -254,6 +254,20 @@ def elder_too_young(question: str) -> str:
     return ""
 
 
+def below_absolute_zero(question: str) -> str:
+    """Nothing is colder than absolute zero, −273.15 °C."""
+    for number in re.findall(r"(?:−|-|minus )(\d+(?:\.\d+)?) ?°? ?C\b", question):
+        if Fraction(number) > Fraction(27315, 100):
+            return f"−{number} °C is below absolute zero (−273.15 °C): nothing is that cold"
+    return ""
+
+
 def impossible_thing(f: ProblemFacts) -> str:
     """Any of the above, read from the question."""
-    return thing_measures(f.q) or fixed_counts(f.q) or abilities(f.q) or elder_too_young(f.q)
+    return (
+        thing_measures(f.q)
+        or fixed_counts(f.q)
+        or abilities(f.q)
+        or elder_too_young(f.q)
+        or below_absolute_zero(f.question)
+    )

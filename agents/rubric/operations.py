@@ -106,9 +106,15 @@ _BUY_WITH = re.compile(rf"\bhow many\b[^?]*\b(?:buy|afford|get|purchase)\b[^?]*\
 _PRICE_EACH = re.compile(rf"{_MONEY}{_NUM} (?:each|a piece|apiece|per \w+)|\bcosts? {_MONEY}{_NUM}\b")
 
 
+_HOW_MANY_BOUGHT = re.compile(r"\bhow many\b[^?]*\b(?:buy|bought|get|got|purchase|purchased)\b")
+_SPENT = re.compile(rf"\b(?:spent|spends|spend|paid) (?:a total of |exactly )?{_MONEY}{_NUM}")
+
+
 def bought_with(f: ProblemFacts) -> str:
     """'How many $6 tickets can he buy with $48' is 48 ÷ 6, never 48 − 6."""
     asked = _BUY_WITH.search(f.target)
+    if asked is None and _HOW_MANY_BOUGHT.search(f.target):  # "spent $27 … how many did he buy?"
+        asked = _SPENT.search(f.q.lower())
     prices = [a or b for a, b in _PRICE_EACH.findall(f.q.lower())]
     if not asked or len(prices) != 1:
         return ""
@@ -228,6 +234,9 @@ def _wholes_and_counts(q: str) -> list[tuple[Fraction, Fraction, set[str]]]:
     return [(whole, n, kinds) for whole, n, kinds in out if n > 1]
 
 
+_LATER = re.compile(r"\b(?:then|after that|afterwards|later|next)\b")
+
+
 def share_of_a_whole(f: ProblemFacts) -> str:
     """'A pack of 8 yoghurts costs £2.40 — one costs?', '24 m cut into 4 equal pieces — each?': one
     share is a whole the story gives (or the solution works out) divided by the number of shares,
@@ -245,6 +254,9 @@ def share_of_a_whole(f: ProblemFacts) -> str:
         floor = any(answer * n <= w * k < (answer + 1) * n for w in known for k in _FACTORS)
         if floor:
             return ""  # whole shares with some left over
+        results = {v for _, v in f.verification.results}
+        if whole / n in results and answer in results and _LATER.search(f.q.lower()):
+            return ""  # "48 ÷ 6 = 8 each, then each gives 2 back: 8 − 2 = 6": a later step of the story
         return (
             f"one of {show(n)} equal shares of {show(whole)} is {show(whole / n)}; "
             f"the solution's {show(answer)} is not the whole divided by {show(n)}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from agents.rubric.facts import ProblemFacts, show
+from agents.rubric.facts import ProblemFacts, rounded, show
 from agents.verify.units import UNIT_PATTERN, unit
 
 _NUM = r"(\d+(?:\.\d+)?)"
@@ -185,6 +185,8 @@ def stated_premise(f: ProblemFacts) -> str:
     for match in _PREMISE.finditer(f.s):
         value = Fraction(match.group(3))
         if value in known or value in results or value in pairs or value in f.constants:
+            continue
+        if rounded(value, match.group(3), results):  # "6.3, so they need 7 minibuses"
             continue
         said = match.group(0).strip(" .!?;")
         return f"the solution states “{said}”, a quantity the question never gives"

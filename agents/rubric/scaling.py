@@ -59,6 +59,8 @@ def parallel_duration(f: ProblemFacts) -> str:
     if found is None:
         return ""
     duration = Fraction(found.group(1))
+    if answered_duration(f) == duration:
+        return ""  # "they bake in the same 25 minutes as one tray": the answer is the time unchanged
     if _PARALLEL.search(q):
         scaled = _scaled(f, duration)
     else:  # "the same songs": only the answer counts, not a step adding up several songs in turn
@@ -71,6 +73,16 @@ def parallel_duration(f: ProblemFacts) -> str:
         f"everything here runs at once, so it still takes {show(duration)} {found.group(2)}; "
         f"the solution scales the time to {show(scaled)}"
     )
+
+
+_TIMED = re.compile(r"(\d+(?:\.\d+)?) ?(?:seconds?|minutes?|mins?|hours?|h|days?)\b")
+
+
+def answered_duration(f: ProblemFacts) -> Fraction | None:
+    """The last duration the solution's final sentence states ("… in the same 25 minutes as one
+    tray": 25, though "one tray" ends the sentence)."""
+    times = _TIMED.findall(f.final_sentence)
+    return Fraction(times[-1]) if times else None
 
 
 def _factors(f: ProblemFacts) -> set[Fraction]:

@@ -83,17 +83,8 @@ def right_triangle(q: str) -> str:
     return ""
 
 
-_FACTOR = {
-    "twice": Fraction(2),
-    "double": Fraction(2),
-    "three times": Fraction(3),
-    "four times": Fraction(4),
-    "five times": Fraction(5),
-    "half": Fraction(1, 2),
-}
-_TIMES_AS = re.compile(
-    r"\b(twice|double|three times|four times|five times|half) as many ([a-z]+) as (?:there are )?([a-z]+)\b"
-)
+# number words are digits by now ("three times" reads "3 times")
+_TIMES_AS = re.compile(r"\b(twice|double|half|(\d+) times) as many ([a-z]+) as (?:there are )?([a-z]+)\b")
 
 
 def times_as_many_stated(q: str) -> str:
@@ -101,7 +92,9 @@ def times_as_many_stated(q: str) -> str:
     relation = _TIMES_AS.search(q)
     if not relation:
         return ""
-    factor, first, second = _FACTOR[relation.group(1)], relation.group(2), relation.group(3)
+    said, first, second = relation.group(1), relation.group(3), relation.group(4)
+    factor = {"twice": Fraction(2), "double": Fraction(2), "half": Fraction(1, 2)}.get(said)
+    factor = factor if factor is not None else Fraction(relation.group(2))
     rest = q[relation.end() :]
     a = re.search(rf"\b{_NUM} {re.escape(first)}\b", rest)
     b = re.search(rf"\b{_NUM} {re.escape(second)}\b", rest)
@@ -109,5 +102,5 @@ def times_as_many_stated(q: str) -> str:
         return ""
     x, y = Fraction(a.group(1)), Fraction(b.group(1))
     if x != factor * y:
-        return f"{show(x)} {first} are not {relation.group(1)} as many as {show(y)} {second}"
+        return f"{show(x)} {first} are not {said} as many as {show(y)} {second}"
     return ""

@@ -308,14 +308,7 @@ def mixture_outside(f: ProblemFacts) -> str:
     return ""
 
 
-_AS_OLD = re.compile(r"\b(twice|three times|four times|five times|half) as old as\b")
-_AGE_FACTOR = {
-    "twice": Fraction(2),
-    "three times": Fraction(3),
-    "four times": Fraction(4),
-    "five times": Fraction(5),
-    "half": Fraction(1, 2),
-}
+_AS_OLD = re.compile(r"\b(twice|half|(\d+) times) as old as\b")
 
 
 def age_ratio_kept(f: ProblemFacts) -> str:
@@ -325,7 +318,9 @@ def age_ratio_kept(f: ProblemFacts) -> str:
     later = re.search(r"\bwhen (?:[a-z]+ )?(?:is|turns|will be|becomes) (\d+)\b", f.target)
     if not relation or not later or f.final_answer is None:
         return ""
-    factor, age = _AGE_FACTOR[relation.group(1)], Fraction(later.group(1))
+    said = relation.group(1)
+    factor = {"twice": Fraction(2), "half": Fraction(1, 2)}.get(said) or Fraction(relation.group(2))
+    age = Fraction(later.group(1))
     if f.final_answer in {factor * age, age / factor} and f.final_answer != age:
         return (
             f"the ages do not keep their ratio: both grow by the same years, so the difference between "
@@ -371,8 +366,9 @@ _PACE: tuple[tuple[str, Fraction, str], ...] = (
     (r"cycl\w*|rides? (?:a |her |his |their )?bike|bik\w*", Fraction(22), "cycle"),
 )
 _TRIP = re.compile(
-    rf"\b({{acts}})\b[^.?!]{{0,30}}?{_NUM} ?(km|m|metres?|meters?|kilomet\w+|miles?)\b[^.?!]{{0,20}}?"
-    rf"\bin {_NUM} ?(seconds?|secs?|s|minutes?|mins?|hours?|h)\b"
+    rf"\b({{acts}})\b[^.?!]{{0,30}}?{_NUM} ?(km|m|metres?|meters?|kilomet\w+|miles?)\b[^.?!]{{0,40}}?"
+    rf"\b(?:in|takes?(?: (?:him|her|them|us|me))?|took(?: (?:him|her|them|us|me))?) "
+    rf"{_NUM} ?(seconds?|secs?|s|minutes?|mins?|hours?|h)\b"
 )
 _SECONDS = {
     "s": 1,

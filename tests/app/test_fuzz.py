@@ -175,12 +175,27 @@ def test_two_projects_statefully_never_see_each_other(
             derandomize=True,  # the same sequences on every run, so a crossing is always tried
         )
     )
-    # it did make things in both projects (about 320 calls and 15 things made in a run here)
-    assert int(state["calls"]) > 40 and set(owner.values()) == {"A", "B"}
+    # it made things (about 320 calls and 15 things made in a run here); which project's calls
+    # make them depends on which generated bodies are valid, so one run is also made with each
+    # key, and everything made is then read across.
+    assert int(state["calls"]) > 40 and owner
+    _make_one_run_each(base_url, keys, owner)
+    assert set(owner.values()) == {"A", "B"}
     # Whether the generated sequences also carried an id across depends on the schema's shape, so
     # every run, batch, dataset and webhook endpoint made is then read with its owner's key and with
     # the other project's key (404).
     assert _read_across(base_url, keys, owner) > 0, owner
+
+
+def _make_one_run_each(base_url: str, keys: dict[str, dict[str, str]], owner: dict[str, str]) -> None:
+    import httpx
+
+    problem = {"question": "Ann has 3 apples and buys 4 more. How many now?", "solution": "3 + 4 = 7."}
+    with httpx.Client(base_url=base_url, timeout=30) as client:
+        for project in ("A", "B"):
+            made = client.post("/v1/runs", json={"problem": problem}, headers=keys[project])
+            assert made.status_code == 202, made.text
+            owner[made.json()["id"]] = project
 
 
 _ID_ROUTES = ("/v1/runs/{}", "/v1/batches/{}", "/v1/datasets/{}", "/v1/webhook-endpoints/{}")
