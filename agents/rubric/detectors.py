@@ -731,10 +731,6 @@ def _rate_time_clash(a: Unit, b: Unit) -> bool:
 
 # ---- data that contradict each other ---------------------------------------------------------
 
-_PARTS = re.compile(
-    r"(\d+) ([a-z]+)[^.?!]{0,25}?\b(?:has|have|with|of whom|includes?|are|:)\s+"
-    r"(\d+) [a-z]+(?:,? (\d+) [a-z]+)? and (\d+) [a-z]+"
-)
 _SHARES_REST = re.compile(r"\b(?:remaining|the rest|the other|others|remainder)\b")
 _HAD_GAVE_LEFT = re.compile(
     r"\bhad (\d+)\b[^?!]{0,60}?\b(?:gave away|gives away|spent|ate|lost|sold|used|gave|broke)\s+(\d+)\b"
@@ -756,7 +752,7 @@ def data_consistent(f: ProblemFacts) -> Result:
     time plus duration to the end time, distance ÷ time to the stated speed, had − gave to left."""
     q = f.q.lower()
     for check in (
-        _parts_whole,
+        wholes.parts_after_whole,
         _percent_shares,
         _fraction_shares,
         _time_window,
@@ -774,21 +770,6 @@ def data_consistent(f: ProblemFacts) -> Result:
         if found:
             return found
     return roles.change_agrees(f) or stated.stated_twice(f.q) or relations.contradiction(f)
-
-
-def _parts_whole(q: str) -> str:
-    for sentence in re.split(r"(?<=[.?!])\s+", q):
-        match = _PARTS.search(sentence)
-        if match:
-            whole, *parts = (
-                int(x) for x in (match.group(1), match.group(3), match.group(4) or 0, match.group(5))
-            )
-            if sum(parts) != whole:
-                return (
-                    f"the parts ({' + '.join(str(p) for p in parts if p)} = {sum(parts)}) "
-                    f"do not make the whole ({whole})"
-                )
-    return ""
 
 
 def _percent_shares(q: str) -> str:
@@ -1272,7 +1253,7 @@ def relevant_data(f: ProblemFacts) -> Result:
         _hypotenuse_as_height,
         _height_in_floor,
         _payments,
-        _other_animals,
+        _other_kinds,
         _third_length_around,
     ):
         found = check(q, s, f)
@@ -1369,7 +1350,7 @@ _EACH_DOES = re.compile(r"\beach ([a-z]+?)s? (?:gives|produces|lays|eats|needs|m
 _CHARGED_EACH = re.compile(r"[$£€]?\d+(?:\.\d+)?p? (?:for each|for every|per|a|each) ([a-z]+?)s?\b")
 
 
-def _other_animals(q: str, s: str, f: ProblemFacts) -> str:
+def _other_kinds(q: str, s: str, f: ProblemFacts) -> str:
     """Only the cows give milk, only the texts are charged: a rate of one kind of thing is not
     applied to a count that adds another kind (the dogs, the calls the plan includes)."""
     rates = [(m.group(1), "do that") for m in _EACH_DOES.finditer(q)]

@@ -105,6 +105,16 @@ def show(value: Fraction) -> str:
     return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
 
 
+# "twice", "half", "3 times" (number words are digits by now): how many times as many, or as old
+TIMES = r"(twice|double|half|(\d+) times)"
+
+
+def times_factor(said: str) -> Fraction:
+    """The factor a TIMES match says: 'twice' 2, 'half' 1/2, '3 times' 3."""
+    named = {"twice": Fraction(2), "double": Fraction(2), "half": Fraction(1, 2)}
+    return named.get(said) or Fraction(said.split()[0])
+
+
 def as_fraction(text: str) -> Fraction:
     """'4 1/2' → 9/2, '0.75' → 3/4."""
     if " " in text:
@@ -137,7 +147,7 @@ class ProblemFacts:
         check: "compare it with another method" is no gain of pens."""
         text = with_digits(self.question)
         kept = [part for part in _SENTENCE.split(text) if not _WORDS_ONLY.match(part.strip())]
-        return " ".join(kept) if len(kept) > 0 else text
+        return " ".join(kept) or text
 
     @cached_property
     def s(self) -> str:

@@ -3,8 +3,9 @@
 A question often gives a whole and then its parts ("a box of 48 pencils contains 20 red, 15 blue and
 18 green"), a relation and then the quantities it relates ("twice as many goldfish as guppies … 14
 goldfish and 9 guppies"), or all three sides of a right-angled triangle. Each pair is checked
-exactly; a check applies only where the text says the parts make up the whole (``contains``, ``the
-other``, ``the rest``), since "12 play football and 9 play tennis" may overlap.
+exactly; parts are checked only where the text says they make up the whole (listed right after it,
+or with ``contains``, ``the other``, ``the rest``), since "12 play football and 9 play tennis" may
+overlap.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from agents.rubric.facts import show
+from agents.rubric.facts import TIMES, show, times_factor
 
 _SENTENCES = re.compile(r"(?<=[.?!])\s+")
 _NUM = r"(\d+(?:\.\d+)?)"
@@ -37,6 +38,29 @@ _MAKES_UP = re.compile(
 _NOT_PARTS = re.compile(
     r"[$£€%:/]|\b(?:each|every|per|more|fewer|less|times|cm|kg|km|minutes?|hours?|years?)\b"
 )
+
+
+_AFTER_WHOLE = re.compile(
+    r"(\d+) ([a-z]+)[^.?!]{0,25}?\b(?:has|have|with|of whom|includes?|are|:)\s+"
+    r"(\d+) [a-z]+(?:,? (\d+) [a-z]+)? and (\d+) [a-z]+"
+)
+
+
+def parts_after_whole(q: str) -> str:
+    """ "30 pupils: 17 girls and 15 boys", "a class of 28 with 12 boys and 16 girls": the parts listed
+    right after a whole add up to it."""
+    for sentence in _SENTENCES.split(q):
+        match = _AFTER_WHOLE.search(sentence)
+        if match:
+            whole, *parts = (
+                int(x) for x in (match.group(1), match.group(3), match.group(4) or 0, match.group(5))
+            )
+            if sum(parts) != whole:
+                return (
+                    f"the parts ({' + '.join(str(p) for p in parts if p)} = {sum(parts)}) "
+                    f"do not make the whole ({whole})"
+                )
+    return ""
 
 
 def listed_parts(q: str) -> str:
@@ -83,8 +107,7 @@ def right_triangle(q: str) -> str:
     return ""
 
 
-# number words are digits by now ("three times" reads "3 times")
-_TIMES_AS = re.compile(r"\b(twice|double|half|(\d+) times) as many ([a-z]+) as (?:there are )?([a-z]+)\b")
+_TIMES_AS = re.compile(rf"\b{TIMES} as many ([a-z]+) as (?:there are )?([a-z]+)\b")
 
 
 def times_as_many_stated(q: str) -> str:
@@ -93,8 +116,7 @@ def times_as_many_stated(q: str) -> str:
     if not relation:
         return ""
     said, first, second = relation.group(1), relation.group(3), relation.group(4)
-    factor = {"twice": Fraction(2), "double": Fraction(2), "half": Fraction(1, 2)}.get(said)
-    factor = factor if factor is not None else Fraction(relation.group(2))
+    factor = times_factor(said)
     rest = q[relation.end() :]
     a = re.search(rf"\b{_NUM} {re.escape(first)}\b", rest)
     b = re.search(rf"\b{_NUM} {re.escape(second)}\b", rest)

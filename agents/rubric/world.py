@@ -14,7 +14,7 @@ import re
 from fractions import Fraction
 from typing import cast
 
-from agents.rubric.facts import ProblemFacts, as_fraction, show
+from agents.rubric.facts import TIMES, ProblemFacts, as_fraction, show, times_factor
 from agents.verify.units import UNIT_PATTERN, Unit, unit
 
 _NUM = r"(\d+(?:\.\d+)?)"
@@ -308,7 +308,7 @@ def mixture_outside(f: ProblemFacts) -> str:
     return ""
 
 
-_AS_OLD = re.compile(r"\b(twice|half|(\d+) times) as old as\b")
+_AS_OLD = re.compile(rf"\b{TIMES} as old as\b")
 
 
 def age_ratio_kept(f: ProblemFacts) -> str:
@@ -318,9 +318,7 @@ def age_ratio_kept(f: ProblemFacts) -> str:
     later = re.search(r"\bwhen (?:[a-z]+ )?(?:is|turns|will be|becomes) (\d+)\b", f.target)
     if not relation or not later or f.final_answer is None:
         return ""
-    said = relation.group(1)
-    factor = {"twice": Fraction(2), "half": Fraction(1, 2)}.get(said) or Fraction(relation.group(2))
-    age = Fraction(later.group(1))
+    factor, age = times_factor(relation.group(1)), Fraction(later.group(1))
     if f.final_answer in {factor * age, age / factor} and f.final_answer != age:
         return (
             f"the ages do not keep their ratio: both grow by the same years, so the difference between "
