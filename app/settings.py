@@ -99,7 +99,14 @@ class Settings(BaseSettings):
     )
 
     broker_url: str | None = Field(default=None, description="redis://... to run batches on workers")
-    batch_concurrency: int = Field(default=8, ge=1, description="Batch items in flight per process")
+    batch_concurrency: int = Field(
+        default=8, ge=1, description="Batch items (and a worker's runs) calling models at once per process"
+    )
+    batch_prefetch: int = Field(
+        default=2,
+        ge=0,
+        description="Batch items a process claims and starts ahead, while its lanes are busy",
+    )
     batch_lease_s: float = Field(
         default=30.0, gt=0, description="A claimed item is re-runnable this long after its last renewal"
     )

@@ -27,20 +27,20 @@ async def process_item(item_id: int, context: Annotated[Context, TaskiqDepends()
 async def execute_run(run_id: str, context: Annotated[Context, TaskiqDepends()]) -> str:
     """Execute a run submitted over the API, by id (idempotent: its lease decides who executes it)."""
     runner: BatchRunner = context.state.runner
-    return await runner.executor.execute(run_id)
+    return await runner.executor.execute(run_id, lane=runner.lane)
 
 
 class EmbeddedBroker(InMemoryBroker):
-    """taskiq's in-process broker, fed by ``concurrency`` lanes from a queue of item ids.
+    """taskiq's in-process broker, fed by ``lanes`` tasks from a queue of item ids.
 
     taskiq's own in-process broker starts a task for every message as it is sent: a 10,000-item
     batch made 10,000 waiting tasks at once (38 MiB more peak RSS in the API). Here a waiting item
     costs only its id in a queue; each lane sends one id at a time and waits for that item to finish.
     """
 
-    def __init__(self, concurrency: int) -> None:
-        super().__init__(max_async_tasks=concurrency, await_inplace=True)
-        self.concurrency = concurrency
+    def __init__(self, lanes: int) -> None:
+        super().__init__(max_async_tasks=lanes, await_inplace=True)
+        self.lanes = lanes
         self._ids: asyncio.Queue[int] = asyncio.Queue()
         self._lanes: list[asyncio.Task[None]] = []
         self._closing = False
@@ -49,7 +49,7 @@ class EmbeddedBroker(InMemoryBroker):
         """Queue item ids for the lanes (started on first use); returns how many."""
         if not self._lanes:
             self._closing = False
-            self._lanes = [asyncio.create_task(self._lane()) for _ in range(self.concurrency)]
+            self._lanes = [asyncio.create_task(self._lane()) for _ in range(self.lanes)]
         sent = 0
         for item_id in item_ids:
             self._ids.put_nowait(item_id)
@@ -86,9 +86,10 @@ class EmbeddedBroker(InMemoryBroker):
         await super().shutdown()
 
 
-def build_broker(broker_url: str | None, concurrency: int, redelivery_s: float) -> AsyncBroker:
-    """In-process when no URL is given; otherwise a Redis Streams broker whose unacknowledged
-    messages (a worker died mid-item) are reclaimed by another worker after ``redelivery_s``."""
+def build_broker(broker_url: str | None, lanes: int, redelivery_s: float) -> AsyncBroker:
+    """In-process when no URL is given (``lanes``: items handed to the runner at once); otherwise a
+    Redis Streams broker whose unacknowledged messages (a worker died mid-item) are reclaimed by
+    another worker after ``redelivery_s``."""
     broker: AsyncBroker
     if broker_url:
         broker = RedisStreamBroker(
@@ -102,7 +103,7 @@ def build_broker(broker_url: str | None, concurrency: int, redelivery_s: float) 
             xread_count=1,  # one message at a time: a worker that dies holds few of them
         )
     else:
-        broker = EmbeddedBroker(concurrency)
+        broker = EmbeddedBroker(lanes)
     broker.register_task(process_item, task_name=TASK_NAME)
     broker.register_task(execute_run, task_name=RUN_TASK_NAME)
     return broker

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -39,7 +39,7 @@ from app.models import (
 )
 from app.reporting.item_result import ItemResult
 from app.runs import repository as runs_repo
-from app.runs.service import LeaseLost, RunExecutor
+from app.runs.service import LeaseLost, RunExecutor, Stopping
 from graphs.result import RunResult
 from graphs.scoring import Outcome
 
@@ -60,6 +60,11 @@ class BatchRunner:
     claimed (so ``GET /v1/runs/{id}`` and its event stream follow it live), claimed with the item,
     checkpointed as it goes, and ended in the same transaction as the item's result. A worker that
     dies mid-item leaves both leases to lapse; the next claim resumes the run from its checkpoint.
+
+    ``concurrency`` bounds the items whose runs call models at once (the lanes). The broker hands
+    over ``prefetch`` more, so that an item is claimed and started while the lanes are busy, and a
+    lane goes from one item's last reply straight to the next item's first call; an item's end
+    transaction is written after it has left its lane.
     """
 
     def __init__(
@@ -71,7 +76,7 @@ class BatchRunner:
     ) -> None:
         self.executor = executor
         self.sessions = executor.sessions
-        # Items in flight in this process; budgets are checked when a slot frees, before claiming.
+        # Runs calling models in this process (batch items, and a worker's API runs).
         self._slots = asyncio.Semaphore(concurrency)
         self._active = 0
         self._in_flight: dict[int, asyncio.Task[Any]] = {}  # the items processed here, by their tasks
@@ -89,19 +94,27 @@ class BatchRunner:
         task = asyncio.current_task()
         assert task is not None  # a coroutine is always run by a task
         try:
-            async with self._slots:
-                if self.closing:  # shutting down: leave the item pending for the next process
-                    return "closing"
-                if item_id in self._in_flight:  # delivered twice: this process runs it already
-                    return "taken"
-                self._in_flight[item_id] = task
-                return await self._process(item_id)
+            if self.closing:  # shutting down: leave the item pending for the next process
+                return "closing"
+            if item_id in self._in_flight:  # delivered twice: this process runs it already
+                return "taken"
+            self._in_flight[item_id] = task
+            return await self._process(item_id)
         finally:
             if self._in_flight.get(item_id) is task:
                 del self._in_flight[item_id]
             self._active -= 1
             if not self._active:
                 self._idle.set()
+
+    @contextlib.asynccontextmanager
+    async def lane(self) -> AsyncIterator[None]:
+        """One of this process's lanes, for a run's model calls. An item that was claimed ahead and
+        finds the process closing when its lane frees is handed back unstarted (``Stopping``)."""
+        async with self._slots:
+            if self.closing:
+                raise Stopping
+            yield
 
     async def drain(self) -> None:
         """Wait until no item is being processed or waiting for a slot (graceful shutdown)."""
@@ -290,12 +303,15 @@ class BatchRunner:
         try:  # anything that goes wrong fails this item alone, never leaves it 'running'
             # After an outage the run resumes from its last checkpoint.
             result = await self._through_outages(
-                lambda: self.executor.execute_here(run_id, cache=cache, settle=settle), "batch.run_paused"
+                lambda: self.executor.execute_here(run_id, cache=cache, settle=settle, lane=self.lane),
+                "batch.run_paused",
             )
             if result is None:  # it ended elsewhere since the claim (its end state was not ours)
                 return "lost-claim"
         except LeaseLost:
             return "lost-claim"
+        except Stopping:  # claimed ahead, never called a model: handed back by close()
+            return "closing"
         except Exception as exc:  # an item fails alone; the batch goes on
             failure = internal_failure(item.model, exc)
             failed.update(

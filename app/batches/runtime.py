@@ -31,7 +31,8 @@ async def batch_runtime(
     """A started broker whose tasks reach a runner (which executes items as runs, through
     ``executor``); on exit, items in flight get ``grace_s`` to finish and the rest are handed back
     as pending."""
-    broker = build_broker(settings.broker_url, settings.batch_concurrency, settings.redelivery_s)
+    lanes = settings.batch_concurrency + settings.batch_prefetch
+    broker = build_broker(settings.broker_url, lanes, settings.redelivery_s)
     runner = BatchRunner(
         executor, settings.batch_lease_s, settings.batch_concurrency, settings.batch_outage_s
     )
@@ -121,7 +122,7 @@ async def receive(broker: AsyncBroker, settings: Settings) -> None:
             receiver = Receiver(
                 broker,
                 run_startup=True,  # (re)declares the stream's consumer group
-                max_async_tasks=settings.batch_concurrency,
+                max_async_tasks=settings.batch_concurrency + settings.batch_prefetch,
                 max_prefetch=1,
                 propagate_exceptions=False,
                 ack_type=AcknowledgeType.WHEN_EXECUTED,

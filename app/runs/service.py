@@ -42,6 +42,9 @@ log = structlog.get_logger(__name__)
 Work = Callable[[AsyncSession], Awaitable[None]]
 # More changes made in the transaction that stores a run's end state (a batch item's own columns).
 Settle = Callable[[AsyncSession, RunResult | None], Awaitable[None]]
+# A process's lanes: held while a run calls models (its graph), not while it is claimed, started or
+# ended, so that a lane goes from one run's last reply to the next run's first call.
+Lane = Callable[[], contextlib.AbstractAsyncContextManager[object]]
 
 
 def dedupe_key(event: dict[str, Any]) -> str | None:
@@ -107,6 +110,11 @@ class LeaseLost(Exception):
     """This process no longer holds the run: it ended or was cancelled elsewhere, or was taken over."""
 
 
+class Stopping(Exception):
+    """Raised by a lane when this process is stopping: a run claimed ahead of a free lane has made
+    no call yet, so it is handed back as it is (its lease released), neither run nor failed."""
+
+
 class RunExecutor:
     """Runs refinement graphs as background tasks and records everything they produce.
 
@@ -158,9 +166,10 @@ class RunExecutor:
         except Exception as exc:
             log.warning("run.send_failed", run_id=run_id, error=type(exc).__name__)
 
-    async def execute(self, run_id: str) -> str:
-        """Execute a run here and wait for its end (a worker's task); how it ended, or why not."""
-        self.submit(run_id)
+    async def execute(self, run_id: str, lane: Lane | None = None) -> str:
+        """Execute a run here and wait for its end (a worker's task); how it ended, or why not.
+        ``lane``: the worker's lanes, which its batch items share (None: no bound here)."""
+        self.submit(run_id, lane)
         task = self._tasks.get(run_id)
         if task is not None:
             await asyncio.wait({task})
@@ -168,10 +177,10 @@ class RunExecutor:
             status = (await session.execute(select(col(Run.status)).where(col(Run.id) == run_id))).scalar()
         return str(status or "missing")
 
-    def submit(self, run_id: str) -> None:
+    def submit(self, run_id: str, lane: Lane | None = None) -> None:
         """Start (or resume) a run in the background, if this process can claim it."""
         if run_id not in self._tasks and not self._closing:
-            task = asyncio.create_task(self._execute(run_id), name=f"run-{run_id}")
+            task = asyncio.create_task(self._execute(run_id, lane), name=f"run-{run_id}")
             self._tasks[run_id] = task
             task.add_done_callback(lambda _: self._stopped(run_id))
 
@@ -282,15 +291,17 @@ class RunExecutor:
         except (DBAPIError, OSError):  # unreachable: the leases lapse instead
             log.warning("runs.release_skipped", reason="database not reachable")
 
-    async def _execute(self, run_id: str) -> None:
+    async def _execute(self, run_id: str, lane: Lane | None = None) -> None:
         with structlog.contextvars.bound_contextvars(run_id=run_id):
             try:
                 async with short_session(self.sessions) as session:
                     if not await repo.claim_run(session, run_id, self.worker, self.lease):
                         return  # finished, or another live process holds it
-                await self._drive(run_id)
+                await self._drive(run_id, lane=lane)
             except LeaseLost:
                 log.warning("run.lease_lost", run_id=run_id)
+            except Stopping:  # released by this process's shutdown, or left for its lease to lapse
+                log.info("run.handed_back", run_id=run_id)
             except asyncio.CancelledError:
                 if not self._closing and run_id not in self._lost:
                     await self._fail(run_id, "cancelled", "cancelled by request")
@@ -300,7 +311,12 @@ class RunExecutor:
                 await self._fail(run_id, "error", f"internal error: {type(exc).__name__}: {exc}"[:500])
 
     async def execute_here(
-        self, run_id: str, *, cache: ResponseCache | None = None, settle: Settle | None = None
+        self,
+        run_id: str,
+        *,
+        cache: ResponseCache | None = None,
+        settle: Settle | None = None,
+        lane: Lane | None = None,
     ) -> RunResult | None:
         """Execute a run that this process has claimed, in the calling task: how a batch item runs.
 
@@ -308,10 +324,11 @@ class RunExecutor:
         followed live; checkpoints, so a resumed run repeats no finished step). ``settle`` makes
         the caller's own changes in the transaction that stores the run's end state. The caller
         renews the lease; errors propagate (a database outage is the caller's to wait out and
-        resume). Returns None when the run had already ended.
+        resume). Returns None when the run had already ended. ``lane`` is held while the run's graph
+        calls models; it may raise ``Stopping`` (the run is then left as it is, for the caller).
         """
         try:
-            return await self._drive(run_id, cache, settle)
+            return await self._drive(run_id, cache, settle, lane)
         finally:
             self._forget(run_id)
 
@@ -331,38 +348,46 @@ class RunExecutor:
         self.notifier.forget(run_id)
 
     async def _drive(
-        self, run_id: str, cache: ResponseCache | None = None, settle: Settle | None = None
+        self,
+        run_id: str,
+        cache: ResponseCache | None = None,
+        settle: Settle | None = None,
+        lane: Lane | None = None,
     ) -> RunResult | None:
+        """Load, start, run the graph, end. Only the graph holds a lane: the start and end
+        transactions of one run overlap the model calls of the others."""
         run, problem = await self._load(run_id)
         if run.status in RUN_TERMINAL:
             return None
         policy = get_policy(run.policy, max_rounds=run.max_rounds)
         panel = self.factory.build(run.judge_model, run.model, cache)
         context = RunContext.of(panel, policy)
-        self.metrics.in_flight.inc()
-        try:
-            if run.arm == "control":
-                result, finished = await self._control(run_id, problem, context)
-            else:
-                result, finished = await self._loop(run_id, problem, context)
-        finally:
-            self.metrics.in_flight.dec()
+        # Started before (here or by a process that died), with or without a checkpoint written since.
+        resuming = "run.started" in self._transcripts[run_id].keys
+        # A control run has no checkpoints: resumed, it starts again.
+        await self._start(run_id, resuming, restart=run.arm == "control")
+        async with lane() if lane is not None else contextlib.nullcontext():
+            self.metrics.in_flight.inc()
+            try:
+                if run.arm == "control":
+                    result, finished = await self._control(run_id, problem, context)
+                else:
+                    result, finished = await self._loop(run_id, problem, context, resuming)
+            finally:
+                self.metrics.in_flight.dec()
         await self._complete(run, result, finished, settle)
         return result
 
     async def _loop(
-        self, run_id: str, problem: Problem, context: RunContext
+        self, run_id: str, problem: Problem, context: RunContext, resuming: bool
     ) -> tuple[RunResult, RunFinished | None]:
-        """The feedback loop, from its last checkpoint."""
+        """The feedback loop, from its last checkpoint (``resuming``: the run was started before)."""
         config: RunnableConfig = {
             "configurable": {"thread_id": run_id},
             "recursion_limit": recursion_limit(context.policy.max_rounds),
         }
-        # Started before (here or by a process that died), with or without a checkpoint written since.
         # The start is stored before the graph runs, so a run never started has no checkpoint to read.
-        resuming = "run.started" in self._transcripts[run_id].keys
         checkpointed = resuming and bool((await self.graph.aget_state(config)).values)
-        await self._start(run_id, resuming)
         start: RefinementState | None = (
             None if checkpointed else {"original": problem, "current": problem, "previous": None, "round": 0}
         )
@@ -388,9 +413,7 @@ class RunExecutor:
         self, run_id: str, problem: Problem, context: RunContext
     ) -> tuple[RunResult, RunFinished | None]:
         """The zero-shot control arm: one blind revision, judged once. It has no checkpoints (two
-        steps), so a resumed control starts again and the interrupted attempt's events are dropped."""
-        resuming = "run.started" in self._transcripts[run_id].keys
-        await self._start(run_id, resuming, restart=True)
+        steps), so a resumed control starts again (``_start`` dropped the interrupted attempt's events)."""
         events: asyncio.Queue[RunEvent | None] = asyncio.Queue()
 
         async def produce() -> RunResult:

@@ -108,7 +108,7 @@ async def until(check: Any, what: str, tries: int = 6000) -> Any:
 async def held_item(world: World, simulator: SimulatorServer) -> AsyncIterator[tuple[BatchRunner, BatchItem]]:
     """A one-item batch on the embedded broker, its item running with its first calls held;
     released when the block ends, and the item run to its end."""
-    broker = build_broker(None, concurrency=2, redelivery_s=30)
+    broker = build_broker(None, lanes=2, redelivery_s=30)
     async with batch_runner(world.sessions, world.factory, world.database_url) as runner:
         broker.state.runner = runner
         await broker.startup()
@@ -160,9 +160,71 @@ async def test_an_item_delivered_again_to_the_process_running_it_is_not_run_twic
     assert "run.resumed" not in [event["type"] for event in await world.transcript(done.run_id or "")]
 
 
+async def test_items_claimed_ahead_wait_for_a_lane_and_are_handed_back_unstarted_on_close(
+    world: World, simulator_server: SimulatorServer
+) -> None:
+    """Two lanes and two items claimed ahead: four items are claimed and started, two call models;
+    closing hands the two that never got a lane back without a call made for them."""
+    state = simulator_server.state
+    questions = [PROBLEM["question"].replace("120 musicians", f"{120 + 10 * i} musicians") for i in range(5)]
+    five = b"".join((json.dumps(PROBLEM | {"question": q}) + "\n").encode() for q in questions)
+    async with short_session(world.sessions) as session:
+        dataset = await store_dataset(session, "five", parse_dataset(five, "five.jsonl"))
+    broker = build_broker(None, lanes=4, redelivery_s=30)  # concurrency 2 + prefetch 2
+    entry = {"model": "sim-1", "base_url": simulator_server.base_url, "max_retries": 0, "max_concurrency": 64}
+    factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": entry}), {})  # the endpoint takes all
+    async with batch_runner(world.sessions, factory, world.database_url, concurrency=2) as runner:
+        broker.state.runner = runner
+        await broker.startup()
+        try:
+            state.held = True
+            batch = await BatchService(world.sessions, broker).create(
+                BatchSpec(dataset.id, ["sim"], judge_model="sim", max_rounds=3)
+            )
+
+            async def started() -> list[BatchItem] | None:
+                items = [i for i in await world.items(batch.id) if i.status == "running" and i.run_id]
+                runs = [await world.transcript(i.run_id or "") for i in items]
+                started = all(r and r[0]["type"] == "run.started" for r in runs)
+                return items if len(items) == 4 and started else None
+
+            running = await until(started, "four items were never claimed and started")
+            await until(lambda: _calls_in_flight(state, 16), "the two lanes' first rounds never arrived")
+            await asyncio.sleep(0.5)  # a third run with a lane would send its round now
+            assert state.in_flight == 16  # two runs' rounds (7 judges + the solver each), not four
+            runner.closing = True
+            state.held = False
+            await until(lambda: _settled(world, batch.id), "the two runs with a lane never finished")
+            await runner.drain()
+            assert await runner.release() == 2
+        finally:
+            state.held = False
+            await broker.shutdown()
+            await factory.aclose()
+    items = {item.id: item for item in await world.items(batch.id)}
+    done = [i for i in items.values() if i.status == "done"]
+    assert len(done) == 2 and sum(i.status == "pending" for i in items.values()) == 3
+    for item in running:
+        run = await world.run(item.run_id or "")
+        transcript = [event["type"] for event in await world.transcript(item.run_id or "")]
+        if items[item.id].status == "done":
+            assert run.status in RUN_TERMINAL and "round.scored" in transcript
+        else:  # handed back as it was: started, no call made, free for any process to resume
+            assert (run.status, run.lease_owner, transcript) == ("running", None, ["run.started"])
+    assert state.max_in_flight == 16  # never more than the two lanes' rounds at once
+
+
 async def _with_run(world: World, batch_id: str) -> list[BatchItem] | None:
     items = await world.items(batch_id)
     return items if items and items[0].run_id else None
+
+
+async def _calls_in_flight(state: Any, calls: int) -> bool:
+    return bool(state.in_flight >= calls)
+
+
+async def _settled(world: World, batch_id: str) -> bool:
+    return sum(item.status == "done" for item in await world.items(batch_id)) == 2
 
 
 async def _finished(world: World, batch_id: str) -> bool:

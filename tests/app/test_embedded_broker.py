@@ -25,7 +25,7 @@ class Recorder:
 
 
 async def test_items_wait_as_ids_and_run_once_each_within_the_concurrency() -> None:
-    broker = build_broker(None, concurrency=4, redelivery_s=30)
+    broker = build_broker(None, lanes=4, redelivery_s=30)
     assert isinstance(broker, EmbeddedBroker)
     broker.state.runner = recorder = Recorder()
     await broker.startup()
@@ -48,7 +48,7 @@ async def test_items_wait_as_ids_and_run_once_each_within_the_concurrency() -> N
 
 
 async def test_closing_drops_what_was_not_sent() -> None:
-    broker = build_broker(None, concurrency=2, redelivery_s=30)
+    broker = build_broker(None, lanes=2, redelivery_s=30)
     assert isinstance(broker, EmbeddedBroker)
     broker.state.runner = recorder = Recorder()
     await broker.startup()
@@ -64,7 +64,7 @@ async def test_closing_drops_what_was_not_sent() -> None:
 async def test_shutdown_returns_with_items_still_in_flight() -> None:
     """taskiq swallows the cancellation of an item it runs; the lanes still stop (they used to go
     on to the next id and wait on the queue for ever, so the service's shutdown hung)."""
-    broker = build_broker(None, concurrency=2, redelivery_s=30)
+    broker = build_broker(None, lanes=2, redelivery_s=30)
     assert isinstance(broker, EmbeddedBroker)
     broker.state.runner = recorder = Recorder()
     await broker.startup()
