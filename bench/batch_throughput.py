@@ -4,8 +4,8 @@ Every round is seven judge calls and the solver's, made at once, so it lasts one
 L; a revision is one more call. The simulator scores every judge 90, but the verification gate
 sends a version whose stated answer the solver does not confirm back for revision, so an item is
 S sequential steps (rounds + revisions), measured from the stored items. With W processes each
-running C items at a time, and the endpoint allowing K calls in flight (shared by all workers
-through Redis), the bound is
+running C items at a time (its lanes: items calling models), and the endpoint allowing K calls in
+flight (shared by all workers through Redis), the bound is
 
     items per minute = 60 × min(C × W, K / 8) / (S × L)
 
@@ -196,8 +196,8 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
 def markdown(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
     lines = [
         f"Batch throughput: {args.problems} problems per process × {len(MODELS)} models, rounds of "
-        f"{ROUND_CALLS} calls at once, {args.latency:g} s per call, {args.concurrency} items in flight "
-        f"per process, endpoint limit {args.endpoint_limit} calls",
+        f"{ROUND_CALLS} calls at once, {args.latency:g} s per call, {args.concurrency} lanes "
+        f"(items calling models at once) per process, endpoint limit {args.endpoint_limit} calls",
         "",
         "| setup | items | steps per item | seconds | bound items/min | whole batch: items/min, ÷ bound "
         "| steady state: items/min, ÷ bound |",
@@ -219,7 +219,9 @@ def markdown(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--latency", type=float, default=1.0, help="simulated seconds per call")
-    parser.add_argument("--concurrency", type=int, default=8, help="items in flight per process")
+    parser.add_argument(
+        "--concurrency", type=int, default=8, help="lanes per process: items calling models at once"
+    )
     parser.add_argument("--endpoint-limit", type=int, default=128, help="judge calls in flight, all workers")
     parser.add_argument("--problems", type=int, default=120, help="problems per process")
     parser.add_argument(
