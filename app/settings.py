@@ -128,6 +128,10 @@ class Settings(BaseSettings):
             return self.limits_url
         return self.broker_url if self.broker_url and self.broker_url.startswith("redis") else None
 
+    def batch_items_held(self) -> int:
+        """Batch items a process holds at once: one per lane, and those claimed ahead of a lane."""
+        return self.batch_concurrency + self.batch_prefetch
+
 
 def get_settings() -> Settings:
     """Read the settings now (never cached at import time)."""

@@ -135,7 +135,7 @@ async def _create_and_wait(database_url: str, dataset: Path) -> str:
     await migrate(database_url)
     engine = create_engine(database_url)
     sessions = session_factory(engine)
-    broker = build_broker(REDIS, lanes=1, redelivery_s=60)
+    broker = build_broker(REDIS, held=1, redelivery_s=60)
     await broker.startup()
     try:
         async with short_session(sessions) as session:

@@ -70,7 +70,7 @@ async def batch(base_url: str, items: int, database_url: str) -> int:
     sessions = session_factory(engine)
     spec = {"model": "sim-1", "base_url": base_url, "max_concurrency": 16}
     factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": spec}), {})
-    broker = build_broker(None, lanes=8, redelivery_s=60)
+    broker = build_broker(None, held=8, redelivery_s=60)
     settings = Settings(_env_file=None, database_url=database_url)  # type: ignore[call-arg]
     executing = open_executor(settings, sessions, factory, connections=8)
     executor = await executing.__aenter__()

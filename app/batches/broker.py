@@ -31,25 +31,25 @@ async def execute_run(run_id: str, context: Annotated[Context, TaskiqDepends()])
 
 
 class EmbeddedBroker(InMemoryBroker):
-    """taskiq's in-process broker, fed by ``lanes`` tasks from a queue of item ids.
+    """taskiq's in-process broker: ``held`` feeder tasks take item ids from a queue.
 
     taskiq's own in-process broker starts a task for every message as it is sent: a 10,000-item
     batch made 10,000 waiting tasks at once (38 MiB more peak RSS in the API). Here a waiting item
-    costs only its id in a queue; each lane sends one id at a time and waits for that item to finish.
+    costs only its id in a queue; each feeder sends one id at a time and waits for that item to finish.
     """
 
-    def __init__(self, lanes: int) -> None:
-        super().__init__(max_async_tasks=lanes, await_inplace=True)
-        self.lanes = lanes
+    def __init__(self, held: int) -> None:
+        super().__init__(max_async_tasks=held, await_inplace=True)
+        self.held = held
         self._ids: asyncio.Queue[int] = asyncio.Queue()
-        self._lanes: list[asyncio.Task[None]] = []
+        self._feeders: list[asyncio.Task[None]] = []
         self._closing = False
 
     def feed(self, item_ids: Iterable[int]) -> int:
-        """Queue item ids for the lanes (started on first use); returns how many."""
-        if not self._lanes:
+        """Queue item ids for the feeders (started on first use); returns how many."""
+        if not self._feeders:
             self._closing = False
-            self._lanes = [asyncio.create_task(self._lane()) for _ in range(self.lanes)]
+            self._feeders = [asyncio.create_task(self._feed()) for _ in range(self.held)]
         sent = 0
         for item_id in item_ids:
             self._ids.put_nowait(item_id)
@@ -64,32 +64,32 @@ class EmbeddedBroker(InMemoryBroker):
             dropped += 1
         return dropped
 
-    async def _lane(self) -> None:
+    async def _feed(self) -> None:
         task = self.find_task(TASK_NAME)
         assert task is not None
         # taskiq's receiver catches the CancelledError of an item it runs (it records it as the
-        # item's failure), so a lane cancelled mid-item goes on: it stops at its next look here.
+        # item's failure), so a feeder cancelled mid-item goes on: it stops at its next look here.
         while not self._closing:
             item_id = await self._ids.get()
             try:
                 await task.kiq(item_id)  # runs the item here and now (await_inplace)
             except Exception:  # the runner records item failures; this is anything else
-                log.exception("batch.lane_error", item_id=item_id)
+                log.exception("batch.feeder_error", item_id=item_id)
 
     async def shutdown(self) -> None:
-        """Stop the lanes; ids still queued stay pending in the database for the next start."""
+        """Stop the feeders; ids still queued stay pending in the database for the next start."""
         self._closing = True
-        for lane in self._lanes:
-            lane.cancel()
-        await asyncio.gather(*self._lanes, return_exceptions=True)
-        self._lanes = []
+        for feeder in self._feeders:
+            feeder.cancel()
+        await asyncio.gather(*self._feeders, return_exceptions=True)
+        self._feeders = []
         await super().shutdown()
 
 
-def build_broker(broker_url: str | None, lanes: int, redelivery_s: float) -> AsyncBroker:
-    """In-process when no URL is given (``lanes``: items handed to the runner at once); otherwise a
-    Redis Streams broker whose unacknowledged messages (a worker died mid-item) are reclaimed by
-    another worker after ``redelivery_s``."""
+def build_broker(broker_url: str | None, held: int, redelivery_s: float) -> AsyncBroker:
+    """In-process when no URL is given (``held``: items handed to the runner at once, see
+    ``Settings.batch_items_held``); otherwise a Redis Streams broker whose unacknowledged messages
+    (a worker died mid-item) are reclaimed by another worker after ``redelivery_s``."""
     broker: AsyncBroker
     if broker_url:
         broker = RedisStreamBroker(
@@ -103,7 +103,7 @@ def build_broker(broker_url: str | None, lanes: int, redelivery_s: float) -> Asy
             xread_count=1,  # one message at a time: a worker that dies holds few of them
         )
     else:
-        broker = EmbeddedBroker(lanes)
+        broker = EmbeddedBroker(held)
     broker.register_task(process_item, task_name=TASK_NAME)
     broker.register_task(execute_run, task_name=RUN_TASK_NAME)
     return broker

@@ -31,8 +31,7 @@ async def batch_runtime(
     """A started broker whose tasks reach a runner (which executes items as runs, through
     ``executor``); on exit, items in flight get ``grace_s`` to finish and the rest are handed back
     as pending."""
-    lanes = settings.batch_concurrency + settings.batch_prefetch
-    broker = build_broker(settings.broker_url, lanes, settings.redelivery_s)
+    broker = build_broker(settings.broker_url, settings.batch_items_held(), settings.redelivery_s)
     runner = BatchRunner(
         executor, settings.batch_lease_s, settings.batch_concurrency, settings.batch_outage_s
     )
@@ -122,7 +121,7 @@ async def receive(broker: AsyncBroker, settings: Settings) -> None:
             receiver = Receiver(
                 broker,
                 run_startup=True,  # (re)declares the stream's consumer group
-                max_async_tasks=settings.batch_concurrency + settings.batch_prefetch,
+                max_async_tasks=settings.batch_items_held(),
                 max_prefetch=1,
                 propagate_exceptions=False,
                 ack_type=AcknowledgeType.WHEN_EXECUTED,

@@ -16,6 +16,7 @@ from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.simulator import SimulatorServer
 from agents.simulator.rules import Rule
+from agents.simulator.server import SimulatorState
 from app.batches.broker import build_broker
 from app.batches.repository import create_items
 from app.batches.runner import BatchRunner
@@ -108,7 +109,7 @@ async def until(check: Any, what: str, tries: int = 6000) -> Any:
 async def held_item(world: World, simulator: SimulatorServer) -> AsyncIterator[tuple[BatchRunner, BatchItem]]:
     """A one-item batch on the embedded broker, its item running with its first calls held;
     released when the block ends, and the item run to its end."""
-    broker = build_broker(None, lanes=2, redelivery_s=30)
+    broker = build_broker(None, held=2, redelivery_s=30)
     async with batch_runner(world.sessions, world.factory, world.database_url) as runner:
         broker.state.runner = runner
         await broker.startup()
@@ -170,7 +171,7 @@ async def test_items_claimed_ahead_wait_for_a_lane_and_are_handed_back_unstarted
     five = b"".join((json.dumps(PROBLEM | {"question": q}) + "\n").encode() for q in questions)
     async with short_session(world.sessions) as session:
         dataset = await store_dataset(session, "five", parse_dataset(five, "five.jsonl"))
-    broker = build_broker(None, lanes=4, redelivery_s=30)  # concurrency 2 + prefetch 2
+    broker = build_broker(None, held=4, redelivery_s=30)  # two lanes and two items claimed ahead
     entry = {"model": "sim-1", "base_url": simulator_server.base_url, "max_retries": 0, "max_concurrency": 64}
     factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": entry}), {})  # the endpoint takes all
     async with batch_runner(world.sessions, factory, world.database_url, concurrency=2) as runner:
@@ -219,7 +220,7 @@ async def _with_run(world: World, batch_id: str) -> list[BatchItem] | None:
     return items if items and items[0].run_id else None
 
 
-async def _calls_in_flight(state: Any, calls: int) -> bool:
+async def _calls_in_flight(state: SimulatorState, calls: int) -> bool:
     return bool(state.in_flight >= calls)
 
 

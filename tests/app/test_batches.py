@@ -60,7 +60,7 @@ async def harness(database_url: str, simulator_server: SimulatorServer) -> Async
         | {"broken": {"model": "b", "base_url": f"{simulator_server.base_url}/missing", "max_retries": 0}}
     )
     factory = PanelFactory(registry, {})
-    broker = build_broker(None, lanes=8, redelivery_s=30)
+    broker = build_broker(None, held=8, redelivery_s=30)
     async with batch_runner(sessions, factory, database_url, lease_s=60, concurrency=4) as runner:
         broker.state.runner = runner
         await broker.startup()
@@ -162,7 +162,7 @@ async def test_a_process_that_does_not_know_the_model_leaves_its_items_pending(
     await migrate(database_url)
     engine = create_engine(database_url)
     sessions = session_factory(engine)
-    idle = build_broker(None, lanes=1, redelivery_s=30)  # never started: items wait in the database
+    idle = build_broker(None, held=1, redelivery_s=30)  # never started: items wait in the database
     async with short_session(sessions) as session:
         dataset = await store_dataset(session, "sample", parse_dataset(SAMPLE.read_bytes(), SAMPLE.name))
     service = BatchService(sessions, idle)
@@ -224,7 +224,7 @@ async def test_the_resume_batches_setting_decides_whether_a_start_resends_active
 
     monkeypatch.setattr(runtime, "resume_active", record)
     settings = Settings(_env_file=None, database_url=database_url, resume_batches=resume)  # type: ignore[call-arg]
-    broker = build_broker(None, lanes=1, redelivery_s=30)
+    broker = build_broker(None, held=1, redelivery_s=30)
     async with runtime.consuming(broker, object(), settings):  # type: ignore[arg-type]
         pass
     assert len(sent) == (1 if resume else 0)

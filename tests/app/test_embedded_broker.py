@@ -25,7 +25,7 @@ class Recorder:
 
 
 async def test_items_wait_as_ids_and_run_once_each_within_the_concurrency() -> None:
-    broker = build_broker(None, lanes=4, redelivery_s=30)
+    broker = build_broker(None, held=4, redelivery_s=30)
     assert isinstance(broker, EmbeddedBroker)
     broker.state.runner = recorder = Recorder()
     await broker.startup()
@@ -34,7 +34,7 @@ async def test_items_wait_as_ids_and_run_once_each_within_the_concurrency() -> N
         before = asyncio.all_tasks()
         assert await enqueue(broker, range(2_000)) == 2_000
         await asyncio.sleep(0.05)
-        assert len(asyncio.all_tasks() - before) == 4  # the lanes, not one task per item
+        assert len(asyncio.all_tasks() - before) == 4  # the feeders, not one task per item
         assert recorder.running == 4
         recorder.release.set()
         for _ in range(400):
@@ -48,7 +48,7 @@ async def test_items_wait_as_ids_and_run_once_each_within_the_concurrency() -> N
 
 
 async def test_closing_drops_what_was_not_sent() -> None:
-    broker = build_broker(None, lanes=2, redelivery_s=30)
+    broker = build_broker(None, held=2, redelivery_s=30)
     assert isinstance(broker, EmbeddedBroker)
     broker.state.runner = recorder = Recorder()
     await broker.startup()
@@ -62,9 +62,9 @@ async def test_closing_drops_what_was_not_sent() -> None:
 
 
 async def test_shutdown_returns_with_items_still_in_flight() -> None:
-    """taskiq swallows the cancellation of an item it runs; the lanes still stop (they used to go
+    """taskiq swallows the cancellation of an item it runs; the feeders still stop (they used to go
     on to the next id and wait on the queue for ever, so the service's shutdown hung)."""
-    broker = build_broker(None, lanes=2, redelivery_s=30)
+    broker = build_broker(None, held=2, redelivery_s=30)
     assert isinstance(broker, EmbeddedBroker)
     broker.state.runner = recorder = Recorder()
     await broker.startup()

@@ -50,7 +50,7 @@ async def test_a_batch_survives_an_unreliable_endpoint(
     sessions = session_factory(engine)
     entry = {"model": "sim-1", "base_url": simulator_server.base_url, "timeout_s": 1.0, "max_retries": 2}
     factory = PanelFactory(ModelRegistry.from_sources(extra={"m1": entry, "m2": entry}), {})
-    broker = build_broker(None, lanes=8, redelivery_s=30)
+    broker = build_broker(None, held=8, redelivery_s=30)
     stack = contextlib.AsyncExitStack()
     runner = await stack.enter_async_context(
         batch_runner(sessions, factory, database_url, lease_s=60, concurrency=8)

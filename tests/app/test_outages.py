@@ -91,7 +91,7 @@ async def test_redis_restarts_under_running_workers(
     workers = [start_worker(database_url, simulator_server, log, ("sim",), redis_server.url) for log in logs]
     engine = create_engine(database_url)
     sessions = session_factory(engine)
-    broker = build_broker(redis_server.url, lanes=1, redelivery_s=2)
+    broker = build_broker(redis_server.url, held=1, redelivery_s=2)
     await broker.startup()
     try:
         async with short_session(sessions) as session:
@@ -232,7 +232,7 @@ async def behind_a_proxy(
         factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": entry}), {})
         stack.push_async_callback(factory.aclose)
         sessions = session_factory(engine)
-        broker = build_broker(None, lanes=8, redelivery_s=600)  # embedded: nothing redelivers
+        broker = build_broker(None, held=8, redelivery_s=600)  # embedded: nothing redelivers
         batches = await stack.enter_async_context(batch_runner(sessions, factory, proxied, **runner))
         broker.state.runner = batches
         await broker.startup()

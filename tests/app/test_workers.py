@@ -80,7 +80,7 @@ async def run_batch(
     await migrate(database_url)
     engine = create_engine(database_url)
     sessions = session_factory(engine)
-    broker = build_broker(REDIS, lanes=1, redelivery_s=2)
+    broker = build_broker(REDIS, held=1, redelivery_s=2)
     await broker.startup()
     workers = [start_worker(database_url, simulator, tmp_path / f"worker{i}.log", models) for i in range(2)]
     try:
@@ -145,7 +145,7 @@ async def test_an_item_outliving_three_lease_periods_is_claimed_once(
     await migrate(database_url)
     engine = create_engine(database_url)
     sessions = session_factory(engine)
-    broker = build_broker(REDIS, lanes=1, redelivery_s=1)
+    broker = build_broker(REDIS, held=1, redelivery_s=1)
     await broker.startup()
     workers = [
         start_worker(database_url, simulator_server, tmp_path / f"w{i}.log", lease_s=lease_s, redelivery_s=1)
