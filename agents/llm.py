@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Huma
 from pydantic import BaseModel, ValidationError
 
 from agents.attempts import counting_attempts
+from agents.lanes import calling
 from agents.models import ModelSpec, limit_spec
 from agents.ratelimit import LimitStore, ProviderLimiter, estimate_tokens
 from agents.reasoning import ReasoningSink, TagSplitter, json_candidates, split_reasoning
@@ -155,7 +156,8 @@ class LLMClient:
             cached = await self._from_cache(cache, key, schema, on_text)
             if cached is not None:
                 return cached
-        result = await self._ask(messages, schema, on_text, on_reasoning)
+        async with calling():  # the run's lane, from its first call of a step to its last reply
+            result = await self._ask(messages, schema, on_text, on_reasoning)
         if key is not None and cache is not None and result.value is not None:
             await cache.put(key, self.model_id, result.raw_outputs[-1])
         return result

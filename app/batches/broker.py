@@ -27,7 +27,7 @@ async def process_item(item_id: int, context: Annotated[Context, TaskiqDepends()
 async def execute_run(run_id: str, context: Annotated[Context, TaskiqDepends()]) -> str:
     """Execute a run submitted over the API, by id (idempotent: its lease decides who executes it)."""
     runner: BatchRunner = context.state.runner
-    return await runner.executor.execute(run_id, lane=runner.lane)
+    return await runner.executor.execute(run_id, lanes=runner.lanes)
 
 
 class EmbeddedBroker(InMemoryBroker):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -19,6 +19,7 @@ from tenacity import (
     stop_after_delay,
 )
 
+from agents.lanes import Lanes, Stopping
 from agents.models import UnknownModelError
 from agents.retrying import OUTAGE_BACKOFF, log_retry
 from agents.schemas import CallFailure
@@ -39,7 +40,7 @@ from app.models import (
 )
 from app.reporting.item_result import ItemResult
 from app.runs import repository as runs_repo
-from app.runs.service import LeaseLost, RunExecutor, Stopping
+from app.runs.service import LeaseLost, RunExecutor
 from graphs.result import RunResult
 from graphs.scoring import Outcome
 
@@ -61,10 +62,11 @@ class BatchRunner:
     checkpointed as it goes, and ended in the same transaction as the item's result. A worker that
     dies mid-item leaves both leases to lapse; the next claim resumes the run from its checkpoint.
 
-    ``concurrency`` bounds the items whose runs call models at once (the lanes). The broker hands
-    over ``prefetch`` more, so that an item is claimed and started while the lanes are busy, and a
-    lane goes from one item's last reply straight to the next item's first call; an item's end
-    transaction is written after it has left its lane.
+    ``concurrency`` bounds the items whose runs have model calls in flight at once (the lanes,
+    ``agents.lanes``). The broker hands over ``prefetch`` more, so that items are claimed, started
+    and between steps while the lanes are busy with other items' calls: a lane goes from one step's
+    last reply straight to a waiting step's first call, and an item's claim, scoring, checkpoints
+    and end transaction are written outside any lane.
     """
 
     def __init__(
@@ -76,15 +78,15 @@ class BatchRunner:
     ) -> None:
         self.executor = executor
         self.sessions = executor.sessions
-        # Runs calling models in this process (batch items, and a worker's API runs).
-        self._slots = asyncio.Semaphore(concurrency)
+        # Places for runs with model calls in flight in this process (batch items, and a worker's
+        # API runs): a run holds one from its first call of a step to its last reply.
+        self.lanes = Lanes(concurrency)
         self._active = 0
         self._in_flight: dict[int, asyncio.Task[Any]] = {}  # the items processed here, by their tasks
         self._idle = asyncio.Event()
         self._idle.set()
         self.lease = timedelta(seconds=lease_s)
         self.worker = executor.worker
-        self.closing = False
         self.outage_s = outage_s
 
     async def process(self, item_id: int) -> str:
@@ -107,14 +109,15 @@ class BatchRunner:
             if not self._active:
                 self._idle.set()
 
-    @contextlib.asynccontextmanager
-    async def lane(self) -> AsyncIterator[None]:
-        """One of this process's lanes, for a run's model calls. An item that was claimed ahead and
-        finds the process closing when its lane frees is handed back unstarted (``Stopping``)."""
-        async with self._slots:
-            if self.closing:
-                raise Stopping
-            yield
+    @property
+    def closing(self) -> bool:
+        """Shutting down: nothing more is claimed, and a run that has not called a model yet is
+        handed back when it asks for a lane."""
+        return self.lanes.closing
+
+    @closing.setter
+    def closing(self, value: bool) -> None:
+        self.lanes.closing = value
 
     async def drain(self) -> None:
         """Wait until no item is being processed or waiting for a slot (graceful shutdown)."""
@@ -303,7 +306,7 @@ class BatchRunner:
         try:  # anything that goes wrong fails this item alone, never leaves it 'running'
             # After an outage the run resumes from its last checkpoint.
             result = await self._through_outages(
-                lambda: self.executor.execute_here(run_id, cache=cache, settle=settle, lane=self.lane),
+                lambda: self.executor.execute_here(run_id, cache=cache, settle=settle, lanes=self.lanes),
                 "batch.run_paused",
             )
             if result is None:  # it ended elsewhere since the claim (its end state was not ours)

@@ -93,8 +93,9 @@ async def runtime(
     async with AsyncExitStack() as stack:
         factory = panel_factory(settings, registry)
         await stack.enter_async_context(factory)
+        # Every item held writes checkpoints, in a lane or between its steps: a connection each.
         executor = await stack.enter_async_context(
-            open_executor(settings, sessions, factory, connections=settings.batch_concurrency)
+            open_executor(settings, sessions, factory, connections=settings.batch_items_held())
         )
         if runs:
             await stack.enter_async_context(executor.running())

@@ -19,6 +19,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 
+from agents.lanes import Lanes, RunLane, Stopping, holding
 from agents.llm import ResponseCache
 from agents.panel import PanelFactory
 from agents.schemas import Problem
@@ -42,9 +43,6 @@ log = structlog.get_logger(__name__)
 Work = Callable[[AsyncSession], Awaitable[None]]
 # More changes made in the transaction that stores a run's end state (a batch item's own columns).
 Settle = Callable[[AsyncSession, RunResult | None], Awaitable[None]]
-# A process's lanes: held while a run calls models (its graph), not while it is claimed, started or
-# ended, so that a lane goes from one run's last reply to the next run's first call.
-Lane = Callable[[], contextlib.AbstractAsyncContextManager[object]]
 
 
 def dedupe_key(event: dict[str, Any]) -> str | None:
@@ -110,11 +108,6 @@ class LeaseLost(Exception):
     """This process no longer holds the run: it ended or was cancelled elsewhere, or was taken over."""
 
 
-class Stopping(Exception):
-    """Raised by a lane when this process is stopping: a run claimed ahead of a free lane has made
-    no call yet, so it is handed back as it is (its lease released), neither run nor failed."""
-
-
 class RunExecutor:
     """Runs refinement graphs as background tasks and records everything they produce.
 
@@ -166,10 +159,10 @@ class RunExecutor:
         except Exception as exc:
             log.warning("run.send_failed", run_id=run_id, error=type(exc).__name__)
 
-    async def execute(self, run_id: str, lane: Lane | None = None) -> str:
+    async def execute(self, run_id: str, lanes: Lanes | None = None) -> str:
         """Execute a run here and wait for its end (a worker's task); how it ended, or why not.
-        ``lane``: the worker's lanes, which its batch items share (None: no bound here)."""
-        self.submit(run_id, lane)
+        ``lanes``: the worker's lanes, which its batch items share (None: no bound here)."""
+        self.submit(run_id, lanes)
         task = self._tasks.get(run_id)
         if task is not None:
             await asyncio.wait({task})
@@ -177,10 +170,10 @@ class RunExecutor:
             status = (await session.execute(select(col(Run.status)).where(col(Run.id) == run_id))).scalar()
         return str(status or "missing")
 
-    def submit(self, run_id: str, lane: Lane | None = None) -> None:
+    def submit(self, run_id: str, lanes: Lanes | None = None) -> None:
         """Start (or resume) a run in the background, if this process can claim it."""
         if run_id not in self._tasks and not self._closing:
-            task = asyncio.create_task(self._execute(run_id, lane), name=f"run-{run_id}")
+            task = asyncio.create_task(self._execute(run_id, lanes), name=f"run-{run_id}")
             self._tasks[run_id] = task
             task.add_done_callback(lambda _: self._stopped(run_id))
 
@@ -291,13 +284,13 @@ class RunExecutor:
         except (DBAPIError, OSError):  # unreachable: the leases lapse instead
             log.warning("runs.release_skipped", reason="database not reachable")
 
-    async def _execute(self, run_id: str, lane: Lane | None = None) -> None:
+    async def _execute(self, run_id: str, lanes: Lanes | None = None) -> None:
         with structlog.contextvars.bound_contextvars(run_id=run_id):
             try:
                 async with short_session(self.sessions) as session:
                     if not await repo.claim_run(session, run_id, self.worker, self.lease):
                         return  # finished, or another live process holds it
-                await self._drive(run_id, lane=lane)
+                await self._drive(run_id, lanes=lanes)
             except LeaseLost:
                 log.warning("run.lease_lost", run_id=run_id)
             except Stopping:  # released by this process's shutdown, or left for its lease to lapse
@@ -316,7 +309,7 @@ class RunExecutor:
         *,
         cache: ResponseCache | None = None,
         settle: Settle | None = None,
-        lane: Lane | None = None,
+        lanes: Lanes | None = None,
     ) -> RunResult | None:
         """Execute a run that this process has claimed, in the calling task: how a batch item runs.
 
@@ -324,11 +317,12 @@ class RunExecutor:
         followed live; checkpoints, so a resumed run repeats no finished step). ``settle`` makes
         the caller's own changes in the transaction that stores the run's end state. The caller
         renews the lease; errors propagate (a database outage is the caller's to wait out and
-        resume). Returns None when the run had already ended. ``lane`` is held while the run's graph
-        calls models; it may raise ``Stopping`` (the run is then left as it is, for the caller).
+        resume). Returns None when the run had already ended. A run holds one of ``lanes`` while it
+        has model calls in flight; the first may raise ``Stopping`` (the run is then left as it is,
+        for the caller).
         """
         try:
-            return await self._drive(run_id, cache, settle, lane)
+            return await self._drive(run_id, cache, settle, lanes)
         finally:
             self._forget(run_id)
 
@@ -352,10 +346,11 @@ class RunExecutor:
         run_id: str,
         cache: ResponseCache | None = None,
         settle: Settle | None = None,
-        lane: Lane | None = None,
+        lanes: Lanes | None = None,
     ) -> RunResult | None:
-        """Load, start, run the graph, end. Only the graph holds a lane: the start and end
-        transactions of one run overlap the model calls of the others."""
+        """Load, start, run the graph, end. The run holds a lane only while it has model calls in
+        flight (``agents.lanes``): its start, its end and its steps between calls overlap the model
+        calls of the others."""
         run, problem = await self._load(run_id)
         if run.status in RUN_TERMINAL:
             return None
@@ -366,7 +361,7 @@ class RunExecutor:
         resuming = "run.started" in self._transcripts[run_id].keys
         # A control run has no checkpoints: resumed, it starts again.
         await self._start(run_id, resuming, restart=run.arm == "control")
-        async with lane() if lane is not None else contextlib.nullcontext():
+        with holding(RunLane(lanes) if lanes is not None else None):
             self.metrics.in_flight.inc()
             try:
                 if run.arm == "control":

@@ -15,8 +15,9 @@ from sqlalchemy import select, update
 from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.simulator import SimulatorServer
+from agents.simulator.replies import all_text
 from agents.simulator.rules import Rule
-from agents.simulator.server import SimulatorState
+from agents.simulator.server import LoggedRequest, SimulatorState
 from app.batches.broker import build_broker
 from app.batches.repository import create_items
 from app.batches.runner import BatchRunner
@@ -35,6 +36,7 @@ from app.models import (
     BatchItem,
     BatchStatus,
     ItemStatus,
+    ProblemRow,
     RevisionRow,
     RoundRow,
     Run,
@@ -72,6 +74,12 @@ class World:
             query = select(TranscriptEvent).where(TranscriptEvent.run_id == run_id)
             rows = (await session.execute(query.order_by(TranscriptEvent.seq))).scalars().all()
             return [row.data for row in rows]
+
+    async def question(self, problem_id: str) -> str:
+        async with short_session(self.sessions) as session:
+            problem = await session.get(ProblemRow, problem_id)
+            assert problem is not None
+            return problem.question
 
     async def run(self, run_id: str) -> Run:
         async with short_session(self.sessions) as session:
@@ -211,8 +219,56 @@ async def test_items_claimed_ahead_wait_for_a_lane_and_are_handed_back_unstarted
         if items[item.id].status == "done":
             assert run.status in RUN_TERMINAL and "round.scored" in transcript
         else:  # handed back as it was: started, no call made, free for any process to resume
-            assert (run.status, run.lease_owner, transcript) == ("running", None, ["run.started"])
+            assert (run.status, run.lease_owner) == ("running", None)
+            assert transcript == ["run.started", "round.started"]  # its first round waited for a lane
+    asked = {q for q in questions if any(q in all_text(r.body) for r in state.requests)}
+    assert asked == {await world.question(i.problem_id) for i in done}  # none for the two handed back
     assert state.max_in_flight == 16  # never more than the two lanes' rounds at once
+
+
+async def test_a_lane_is_held_per_step_so_a_waiting_item_calls_between_another_items_steps(
+    world: World, simulator_server: SimulatorServer
+) -> None:
+    """One lane, two items: the first item's round fails, so it revises; its lane is given back
+    when its round's last reply arrives, and the second item's round is sent before the first
+    item's revision. Never more than one step's calls are in flight."""
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"rules": [Rule(role="^Judge", score=40, times=7)]}))
+    questions = [PROBLEM["question"].replace("120 musicians", f"{120 + 10 * i} musicians") for i in range(2)]
+    two = b"".join((json.dumps(PROBLEM | {"question": q}) + "\n").encode() for q in questions)
+    async with short_session(world.sessions) as session:
+        dataset = await store_dataset(session, "two", parse_dataset(two, "two.jsonl"))
+    broker = build_broker(None, held=2, redelivery_s=30)  # one lane and one item claimed ahead
+    async with batch_runner(world.sessions, world.factory, world.database_url, concurrency=1) as runner:
+        broker.state.runner = runner
+        await broker.startup()
+        try:
+            state.held = True
+            batch = await BatchService(world.sessions, broker).create(
+                BatchSpec(dataset.id, ["sim"], judge_model="sim", max_rounds=3)
+            )
+            await until(lambda: _calls_in_flight(state, 8), "the first item's round never arrived")
+            await until(lambda: _lanes_waited(runner, 1), "the second item never asked for the lane")
+            state.held = False
+            await until(lambda: _finished(world, batch.id), "the items did not finish")
+            await runner.drain()
+        finally:
+            state.held = False
+            await broker.shutdown()
+    first, second = (_requests_for(state, q) for q in questions)
+    if not any(r.role.startswith("Reviser") for r in first):
+        first, second = second, first  # the failing round went to whichever item called first
+    revision = next(r for r in first if r.role.startswith("Reviser"))
+    assert min(r.id for r in second) < revision.id  # the second item called between the first's steps
+    assert state.max_in_flight == 8  # one lane: one round's seven judges and its solver
+
+
+def _requests_for(state: SimulatorState, question: str) -> list[LoggedRequest]:
+    return [r for r in state.requests if question in all_text(r.body)]
+
+
+async def _lanes_waited(runner: BatchRunner, runs: int) -> bool:
+    return runner.lanes.waiting == runs
 
 
 async def _with_run(world: World, batch_id: str) -> list[BatchItem] | None:
