@@ -313,7 +313,7 @@ class BatchRunner:
                 return "lost-claim"
         except LeaseLost:
             return "lost-claim"
-        except Stopping:  # claimed ahead, never called a model: handed back by close()
+        except Stopping:  # never called a model before the process closed: handed back by close()
             return "closing"
         except Exception as exc:  # an item fails alone; the batch goes on
             failure = internal_failure(item.model, exc)
