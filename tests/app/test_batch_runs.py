@@ -75,6 +75,19 @@ class World:
             rows = (await session.execute(query.order_by(TranscriptEvent.seq))).scalars().all()
             return [row.data for row in rows]
 
+    async def distinct_problems(self, count: int) -> tuple[list[str], str]:
+        """A stored dataset of ``count`` problems whose questions differ (so a request names its
+        item): the questions, and the dataset's id."""
+        questions = [
+            PROBLEM["question"].replace("120 musicians", f"{120 + 10 * i} musicians") for i in range(count)
+        ]
+        lines = b"".join((json.dumps(PROBLEM | {"question": q}) + "\n").encode() for q in questions)
+        async with short_session(self.sessions) as session:
+            dataset = await store_dataset(
+                session, f"distinct-{count}", parse_dataset(lines, "problems.jsonl")
+            )
+        return questions, dataset.id
+
     async def question(self, problem_id: str) -> str:
         async with short_session(self.sessions) as session:
             problem = await session.get(ProblemRow, problem_id)
@@ -175,10 +188,7 @@ async def test_items_claimed_ahead_wait_for_a_lane_and_are_handed_back_unstarted
     """Two lanes and two items claimed ahead: four items are claimed and started, two call models;
     closing hands the two that never got a lane back without a call made for them."""
     state = simulator_server.state
-    questions = [PROBLEM["question"].replace("120 musicians", f"{120 + 10 * i} musicians") for i in range(5)]
-    five = b"".join((json.dumps(PROBLEM | {"question": q}) + "\n").encode() for q in questions)
-    async with short_session(world.sessions) as session:
-        dataset = await store_dataset(session, "five", parse_dataset(five, "five.jsonl"))
+    questions, dataset_id = await world.distinct_problems(5)
     broker = build_broker(None, held=4, redelivery_s=30)  # two lanes and two items claimed ahead
     entry = {"model": "sim-1", "base_url": simulator_server.base_url, "max_retries": 0, "max_concurrency": 64}
     factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": entry}), {})  # the endpoint takes all
@@ -188,7 +198,7 @@ async def test_items_claimed_ahead_wait_for_a_lane_and_are_handed_back_unstarted
         try:
             state.held = True
             batch = await BatchService(world.sessions, broker).create(
-                BatchSpec(dataset.id, ["sim"], judge_model="sim", max_rounds=3)
+                BatchSpec(dataset_id, ["sim"], judge_model="sim", max_rounds=3)
             )
 
             async def started() -> list[BatchItem] | None:
@@ -234,10 +244,7 @@ async def test_a_lane_is_held_per_step_so_a_waiting_item_calls_between_another_i
     item's revision. Never more than one step's calls are in flight."""
     state = simulator_server.state
     state.configure(state.config.model_copy(update={"rules": [Rule(role="^Judge", score=40, times=7)]}))
-    questions = [PROBLEM["question"].replace("120 musicians", f"{120 + 10 * i} musicians") for i in range(2)]
-    two = b"".join((json.dumps(PROBLEM | {"question": q}) + "\n").encode() for q in questions)
-    async with short_session(world.sessions) as session:
-        dataset = await store_dataset(session, "two", parse_dataset(two, "two.jsonl"))
+    questions, dataset_id = await world.distinct_problems(2)
     broker = build_broker(None, held=2, redelivery_s=30)  # one lane and one item claimed ahead
     async with batch_runner(world.sessions, world.factory, world.database_url, concurrency=1) as runner:
         broker.state.runner = runner
@@ -245,7 +252,7 @@ async def test_a_lane_is_held_per_step_so_a_waiting_item_calls_between_another_i
         try:
             state.held = True
             batch = await BatchService(world.sessions, broker).create(
-                BatchSpec(dataset.id, ["sim"], judge_model="sim", max_rounds=3)
+                BatchSpec(dataset_id, ["sim"], judge_model="sim", max_rounds=3)
             )
             await until(lambda: _calls_in_flight(state, 8), "the first item's round never arrived")
             await until(lambda: _lanes_waited(runner, 1), "the second item never asked for the lane")
