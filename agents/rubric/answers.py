@@ -77,7 +77,7 @@ def someone_elses_age(f: ProblemFacts) -> str:
     numbered = [p for p in re.split(r"(?<=[.!?])\s+", f.solution.strip()) if re.search(r"\d", p)]
     naming = [{n for n in _NAME.findall(p) if n in names} for p in numbered]
     said: set[str] = next((s for s in reversed(naming) if s), set())
-    gaps = {Fraction(n) for n in re.findall(r"\b(\d+) years? (?:older|younger)\b", f.q)}
+    gaps = {Fraction(n) for n in re.findall(r"(?<![\d.])\b(\d+) years? (?:older|younger)\b", f.q)}
     unused = gaps and not gaps & set(f.solution_numbers)  # the relation between them never applied
     if said and asked.group(1) not in f.solution and unused:
         return f"the question asks how old {asked.group(1)} is; the answer is {', '.join(sorted(said))}'s age"
@@ -112,7 +112,7 @@ def one_of_many(f: ProblemFacts) -> str:
     if not _WHOLE_ASK.search(f.target) or f.final_answer is None:
         return ""
     used = set(f.solution_numbers)
-    for number, plural, noun in re.findall(r"\b(\d+) (([a-z]+?)(?:es|s))\b", f.q.lower()):
+    for number, plural, noun in re.findall(r"(?<![\d.])\b(\d+) (([a-z]+?)(?:es|s))\b", f.q.lower()):
         count = Fraction(number)
         if count <= 1 or count in used or len(noun) < 3:
             continue
@@ -129,7 +129,7 @@ _THEN_DOES = re.compile(
     r"\b(?:then|after that|afterwards|later)\b,? (?:[a-z]+ ){0,3}?"
     r"(?:gives?|gave|eats?|ate|loses?|lost|sells?|sold|spends?|spent|uses?|used|buys?|bought|gets?|got|"
     r"adds?|added|returns?|returned|breaks?|broke|finds?|found) "
-    r"(?:back )?(?:another |away )?(\d+(?:\.\d+)?)\b(?!/| ?%)"  # a count, not a share
+    r"(?:back )?(?:another |away )?(\d+(?:\.\d+)?)(?!\.?\d)\b(?!/| ?%)"  # a count, not a share
 )
 
 

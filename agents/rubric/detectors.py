@@ -618,7 +618,7 @@ def _trial_product(f: ProblemFacts) -> bool:
 
 def _equal_addends(solution: str) -> bool:
     """'5 + 5 + 5': repeated addition of one number is multiplication written out."""
-    sums = re.findall(r"(\d+(?:\.\d+)?)(?:\s*\+\s*\1\b)+", solution)
+    sums = re.findall(r"(?<![\d.])(\d+(?:\.\d+)?)(?:\s*\+\s*\1(?!\.?\d)\b)+", solution)
     return bool(sums)
 
 
@@ -632,7 +632,9 @@ _PRODUCT = re.compile(
 )
 
 
-_HOURS_MINUTES = re.compile(r"(\d+) hours? (?:and )?(\d{1,2}) minutes?|(?<![\d.])(\d{1,2}) minutes?")
+_HOURS_MINUTES = re.compile(
+    r"(?<![\d.])(\d+) hours? (?:and )?(\d{1,2}) minutes?|(?<![\d.])(\d{1,2}) minutes?"
+)
 
 
 def units_consistent(f: ProblemFacts) -> Result:
@@ -733,8 +735,9 @@ def _rate_time_clash(a: Unit, b: Unit) -> bool:
 
 _SHARES_REST = re.compile(r"\b(?:remaining|the rest|the other|others|remainder)\b")
 _HAD_GAVE_LEFT = re.compile(
-    r"\bhad (\d+)\b[^?!]{0,60}?\b(?:gave away|gives away|spent|ate|lost|sold|used|gave|broke)\s+(\d+)\b"
-    r"[^.?!]*?\b(?:now has|has|had|have)\s+(\d+)\b(?: \w+)? left"
+    r"\bhad (\d+)(?!\.\d)\b[^?!]{0,60}?\b(?:gave away|gives away|spent|ate|lost|sold|used|gave|broke)"
+    r"\s+(\d+)(?!\.\d)\b"
+    r"[^.?!]*?\b(?:now has|has|had|have)\s+(\d+)(?!\.\d)\b(?: \w+)? left"
 )
 _SPEED = re.compile(
     r"(\d+(?:\.\d+)?) ?km\b[^.?!]*?\bin (\d+(?:\.\d+)?) ?(minutes|hours|hour|h)\b"
@@ -1033,7 +1036,7 @@ def _impossible_count(sentence: str) -> str:
             values = [g for g in (groups if isinstance(groups, tuple) else (groups,)) if g]
             if values and Fraction(values[0]) > limit:
                 return f"{values[0]} {what} is impossible (at most {limit})"
-    for age in re.findall(r"\b(\d+) years? old\b", sentence):
+    for age in re.findall(r"(?<![\d.])\b(\d+) years? old\b", sentence):
         if int(age) > 120:
             return f"nobody is {age} years old"
     eggs = re.search(
@@ -1057,7 +1060,7 @@ def _probability(q: str) -> str:
 
 _PROBABILITY_IS = re.compile(
     r"\b(?:probability|chance|likelihood)\b(?: (?:that|of) [^.?!,]{0,60}?)? (?:is|was|=|of|equals|will be) "
-    r"(\d+(?:\.\d+)?)\b(?! ?%| ?in\b| ?out of\b| ?times\b| (?!and\b|or\b|but\b|so\b)[a-z])"
+    r"(\d+(?:\.\d+)?)(?!\.?\d)\b(?! ?%| ?in\b| ?out of\b| ?times\b| (?!and\b|or\b|but\b|so\b)[a-z])"
 )
 
 
@@ -1141,7 +1144,7 @@ _IRREGULAR = {"men": "man", "women": "woman", "children": "child", "people": "pe
 def _count_changes(q: str) -> bool:
     """The story has one kind of thing in two different numbers (12 singers, then 36 singers)."""
     counts: dict[str, set[str]] = {}
-    for number, noun in re.findall(r"\b(\d+) ([a-z]+)", q):
+    for number, noun in re.findall(r"(?<![\d.])\b(\d+) ([a-z]+)", q):
         if unit(noun) is None and noun not in _SKIP_NOUNS:
             counts.setdefault(_IRREGULAR.get(noun, _stem(noun)), set()).add(number)
     return any(len(numbers) >= 2 for numbers in counts.values())
@@ -1272,8 +1275,8 @@ def _stop_in_moving_time(q: str, s: str, f: ProblemFacts) -> str:
     stop = re.search(
         r"\b(?:stop(?:s|ped)?|breaks?|lunch|rest(?:s|ed)?|pauses?|paused|waits?|waited|"
         r"warm(?:s|ed)? up|warm-up|cool(?:s|ed)? down)\b"
-        r"[^.?!]*?(\d+)[- ]minute|"
-        r"(\d+)[- ]minute (?:stop|break|lunch|rest|pause)",
+        r"[^.?!]*?(?<![\d.])(\d+)[- ]minute|"
+        r"(?<![\d.])(\d+)[- ]minute (?:stop|break|lunch|rest|pause)",
         q,
     )
     if not stop or not re.search(
@@ -1320,7 +1323,7 @@ def _payments(q: str, s: str, f: ProblemFacts) -> str:
     )
     if not count:
         return ""
-    divisors = {Fraction(x) for x in re.findall(r"÷ ?(\d+)", s)}
+    divisors = {Fraction(x) for x in re.findall(r"÷ ?(\d+)(?!\.?\d)", s)}
     if divisors and Fraction(count.group(1)) not in divisors:
         return (
             f"the amount is paid in {count.group(1)} payments, "
@@ -1358,10 +1361,10 @@ def _other_kinds(q: str, s: str, f: ProblemFacts) -> str:
     for kind, said in rates:
         if unit(kind) is not None or unit(kind + "s") is not None:
             continue  # "$25 a month": a rate in time, not of a kind of thing
-        counts = re.findall(r"(\d+) ([a-z]+?)s?\b", q)
+        counts = re.findall(r"(?<![\d.])(\d+) ([a-z]+?)s?\b", q)
         ours = {Fraction(n) for n, noun in counts if noun == kind}
         others = {Fraction(n) for n, noun in counts if noun != kind and not unit(noun)} - ours
-        for a, b in re.findall(r"(\d+) ?\+ ?(\d+)", s):
+        for a, b in re.findall(r"(?<![\d.])(\d+) ?\+ ?(\d+)(?!\.?\d)", s):
             pair = {Fraction(a), Fraction(b)}
             if pair & ours and pair & others:
                 return f"only the {kind}s {said}; the solution counts other things too"

@@ -210,6 +210,9 @@ class Step:
     explicit: bool  # every operand's unit is written beside it
     left_unit: tuple[Dims, Fraction] | None  # a lone operand's written unit
     remainder: bool = False  # "50 ÷ 12 = 4 remainder 2": the result is a whole part
+    # "2500 ÷ 100 = 25 m²" after "= 2500 cm²": a quantity scaled by a bare power of ten into another
+    # unit of its kind (its value, its unit, the factor)
+    rescaled: tuple[Fraction, tuple[Dims, Fraction], Fraction] | None = None
 
     @property
     def computed(self) -> Measure | None:
@@ -412,6 +415,7 @@ def _step(left: str, right: str, lookup: Units, rates: Units) -> Step | None:
     if not stated or stated[0].start > 2 or re.match(r"[^%]*\d\s?%", right):
         return None
     explicit = all(t.unit is not None for t in terms)
+    rescaled = _rescaled(terms, ops, lookup)
     return Step(
         f"{left} = {right.strip()}",
         _evaluate(terms, ops, lookup, rates),
@@ -421,7 +425,37 @@ def _step(left: str, right: str, lookup: Units, rates: Units) -> Step | None:
         explicit,
         terms[0].unit if len(terms) == 1 else None,
         bool(re.match(r"[^a-z]*\d(?:\.\d+)?\s*(?:remainder|r\s?\d)", right)),
+        rescaled,
     )
+
+
+def _power_of_ten(value: Fraction) -> bool:
+    if value.denominator != 1 or value < 10:
+        return False
+    n = value.numerator
+    while n % 10 == 0:
+        n //= 10
+    return n == 1
+
+
+def _rescaled(
+    terms: list[_Written], ops: list[str], lookup: Units
+) -> tuple[Fraction, tuple[Dims, Fraction], Fraction] | None:
+    """A measured quantity multiplied or divided by a bare power of ten that the question does not
+    give ("2500 ÷ 100" where 2500 is in cm²): a writer's unit conversion, whatever its factor."""
+    if len(terms) != 2 or ops[0] not in ("×", "*", "÷", "/"):
+        return None
+    quantity, factor = terms
+    measured = quantity.unit or lookup.get(quantity.value)
+    if (
+        measured is None
+        or measured[0] == NONE
+        or factor.unit is not None
+        or factor.value in lookup
+        or not _power_of_ten(factor.value)
+    ):
+        return None
+    return quantity.value, measured, factor.value if ops[0] in ("×", "*") else 1 / factor.value
 
 
 def _close(a: Fraction, b: Fraction, written: str) -> bool:
@@ -445,6 +479,8 @@ def unit_chain_step(step: Step, drawn: bool = False) -> str:
     """Why one step's units do not fit ("" if some reading of its numbers fits)."""
     if step.operands < 2:
         return _conversion(step, drawn)
+    if step.rescaled is not None and not drawn:
+        return _factor_conversion(step)
     verdicts = [_misfit(step, measure, clash) for measure, clash in step.readings]
     return "" if not verdicts or not all(verdicts) else verdicts[0]
 
@@ -513,3 +549,53 @@ def _conversion(step: Step, drawn: bool) -> str:
     if _close(in_stated, step.stated.value, step.claim.split("=")[-1]):
         return ""
     return f"{step.claim}: it is {show(in_stated)} in that unit — the conversion is wrong"
+
+
+def _factor_conversion(step: Step) -> str:
+    """'2500 ÷ 100 = 25 m²' for 2500 cm²: the bare arithmetic is right, but a square centimetre is a
+    ten-thousandth of a square metre, so the factor is not the one between the two units. A
+    factor that is the units' own (2500 ÷ 10 000 = 0.25 m²) is a right conversion."""
+    assert step.rescaled is not None
+    value, (dims, scale), factor = step.rescaled
+    if step.stated.unit is None:
+        return ""
+    stated_dims, stated_scale = step.stated.unit
+    if (
+        dims != stated_dims
+        or scale == stated_scale
+        or step.bare is None
+        or not _close(step.bare, step.stated.value, step.claim)
+    ):
+        return ""
+    in_stated = value * scale / stated_scale
+    if _close(in_stated, step.stated.value, step.claim.split("=")[-1]):
+        return ""
+    needed = stated_scale / scale
+    right = f"× {show(1 / needed)}" if needed < 1 else f"÷ {show(needed)}"
+    used = f"× {show(factor)}" if factor > 1 else f"÷ {show(1 / factor)}"
+    source, target = _named(dims, scale), _named(dims, stated_scale)
+    if source and target:
+        said = f"{show(value)} {source} is {show(in_stated)} {target}"
+    else:
+        said = f"{show(value)} in its own unit is {show(in_stated)} in the stated unit"
+    return (
+        f"{step.claim.strip()}: {said} — the conversion is wrong (the factor between the two units "
+        f"is {right}, not {used})"
+    )
+
+
+_NAMED = ("mm", "cm", "m", "km", "mg", "g", "kg", "t", "ml", "l", "s", "min", "h", "day", "ha")
+
+
+def _named(dims: Dims, scale: Fraction) -> str:
+    """The usual name of a unit (cm², km, kg), if it is one of the common ones."""
+    for name in _NAMED:
+        base = _simple(name)
+        if base is None:
+            continue
+        for power, mark in ((1, ""), (2, "²"), (3, "³")):
+            if base[0] == NONE:
+                break
+            if tuple(d * power for d in base[0]) == dims and base[1] ** power == scale:
+                return name + mark
+    return ""

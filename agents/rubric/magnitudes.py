@@ -175,7 +175,7 @@ def fixed_counts(q: str) -> str:
         for thing, part, allowed in _FIXED:
             pattern = (
                 rf"\b(?:a|an|each|every|one|the|this|that) (?:[a-z]+ )?({thing}) (?:has|have|had|with|of) "
-                rf"(?:exactly |only |just )?(\d+) ([a-z]+ )?({part})\b"
+                rf"(?:exactly |only |just )?(\d+)(?!\.\d) ([a-z]+ )?({part})\b"
             )
             for match in re.finditer(pattern, sentence):
                 count, qualified = int(match.group(2)), bool(match.group(3))
@@ -196,12 +196,12 @@ _ABILITY: tuple[tuple[str, Fraction, str], ...] = (
     (r"\breads? (\d+(?:\.\d+)?) pages? (?:a|per|each|every) minute", F(10), "pages read a minute"),
     (r"\btypes? (\d+(?:\.\d+)?) words? (?:a|per|each|every) minute", F(250), "words typed a minute"),
     (
-        r"\b(?:bus|coach)(?:es)?\b[^.?!]{0,25}?\b(?:carries|carry|holds|seats|takes) (\d+)",
+        r"\b(?:bus|coach)(?:es)?\b[^.?!]{0,25}?\b(?:carries|carry|holds|seats|takes) (\d+)(?!\.?\d)",
         F(150),
         "people on a bus",
     ),
     (
-        r"\bminibus(?:es)?\b[^.?!]{0,25}?\b(?:carries|carry|holds|seats|takes) (\d+)",
+        r"\bminibus(?:es)?\b[^.?!]{0,25}?\b(?:carries|carry|holds|seats|takes) (\d+)(?!\.?\d)",
         F(25),
         "people in a minibus",
     ),
@@ -238,9 +238,9 @@ _ELDERS = (
 def elder_too_young(question: str) -> str:
     """'Nadia's mother is 25 and Nadia is 30': a parent is older than the child by many years."""
     for elders, gap in _ELDERS:
-        pattern = rf"\b([A-Z][a-z]+)'s ({elders})\b (?:is|was) (\d+)\b(?! times)"
+        pattern = rf"\b([A-Z][a-z]+)'s ({elders})\b (?:is|was) (\d+)(?!\.\d)\b(?! times)"
         for name, elder, age in re.findall(pattern, question):
-            child = re.search(rf"\b{name} (?:is|was) (\d+)\b(?! times)", question)
+            child = re.search(rf"\b{name} (?:is|was) (\d+)(?!\.\d)\b(?! times)", question)
             if child and int(age) < int(child.group(1)) + gap:
                 return f"{name}'s {elder} cannot be {age} when {name} is {child.group(1)}"
         # "His mother is 4 years older than he is": a difference of ages too small for an elder

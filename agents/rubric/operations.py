@@ -14,9 +14,10 @@ import re
 from fractions import Fraction
 
 from agents.rubric.facts import ProblemFacts, show
+from agents.verify.expressions import NUMBER
 from agents.verify.units import UNIT_PATTERN, unit
 
-_NUM = r"(\d+(?:\.\d+)?)"
+_NUM = NUMBER  # a whole decimal, never a truncated part of one
 _MONEY = r"[$£€]"
 
 

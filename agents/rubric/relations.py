@@ -13,9 +13,10 @@ import re
 from fractions import Fraction
 
 from agents.rubric.facts import ProblemFacts, show
+from agents.verify.expressions import NUMBER
 from agents.verify.units import unit
 
-_NUM = r"(\d+(?:\.\d+)?)"
+_NUM = NUMBER  # a whole decimal, never a truncated part of one
 _RESTATE = r"(?:,\s*)?(?:which is|that is|i\.e\.|or|the same as|equal to|making)\s+(?:about\s+|exactly\s+)?"
 _TIME_UNIT = r"(seconds?|secs?|minutes?|mins?|hours?|hrs?|h|s|min|days?|weeks?)"
 

@@ -20,8 +20,8 @@ from agents.verify.text import ZERO_WIDTH, disguised, plain
 
 # "expression = result" in digits, as written: the result's span is what a repair may replace.
 _CLAIM = re.compile(
-    r"(?P<expr>(?:\(\s*)*\d+(?:\.\d+)?(?:/\d+)?(?:\s*[-+×x*÷/]\s*(?:\(\s*)*\d+(?:\.\d+)?(?:/\d+)?(?:\s*\))*)+)"
-    r"\s*=\s*\$?(?P<result>-?\d+(?:\.\d+)?(?:/\d+)?)(?![\d/])"
+    r"(?P<expr>(?<![\w.^])(?:\(\s*)*\d+(?:\.\d+)?(?:/\d+)?(?:\s*[-+×x*÷/]\s*(?:\(\s*)*\d+(?:\.\d+)?(?:/\d+)?(?:\s*\))*)+)"
+    r"\s*=\s*\$?(?P<result>-?\d+(?:\.\d+)?(?:/\d+)?)(?![\d/^]|\.\d|\s?[×x*·]\s?10\b|[eE]\d)"
 )
 
 

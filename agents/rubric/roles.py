@@ -13,9 +13,10 @@ import re
 from fractions import Fraction
 
 from agents.rubric.facts import ProblemFacts, rounded, show
+from agents.verify.expressions import NUMBER
 from agents.verify.units import UNIT_PATTERN, unit
 
-_NUM = r"(\d+(?:\.\d+)?)"
+_NUM = NUMBER  # a whole decimal, never a truncated part of one
 _MONEY = r"[$£€]"
 
 # ---- percentages of the right whole ---------------------------------------------------------------
@@ -218,7 +219,7 @@ def change_agrees(f: ProblemFacts) -> str:
 
 # ---- quantities that play no part in what is asked ------------------------------------------------
 
-_PARTS = re.compile(r"\b(\d+) parts?\b")
+_PARTS = re.compile(r"(?<![\d.])\b(\d+) parts?\b")
 
 
 def extra_parts(f: ProblemFacts) -> str:

@@ -16,8 +16,9 @@ import re
 from fractions import Fraction
 
 from agents.rubric.facts import ProblemFacts, show
+from agents.verify.expressions import NUMBER
 
-_NUM = r"(\d+(?:\.\d+)?)"
+_NUM = NUMBER  # a whole decimal, never a truncated part of one
 _SENTENCES = re.compile(r"(?<=[.?!])\s+")
 _COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
 

@@ -14,9 +14,10 @@ import re
 from fractions import Fraction
 
 from agents.rubric.facts import TIMES, show, times_factor
+from agents.verify.expressions import NUMBER
 
 _SENTENCES = re.compile(r"(?<=[.?!])\s+")
-_NUM = r"(\d+(?:\.\d+)?)"
+_NUM = NUMBER  # a whole decimal, never a truncated part of one
 # a whole: "all 28 students", "a box of 48 pencils", "a class of 30", "there are 30 pupils in the class"
 _WHOLE = re.compile(
     rf"\b(?:all(?: of the)?|(?:box|bag|jar|tin|class|group|team|packet|pack|crate|basket|set|club|bus|"

@@ -15,9 +15,10 @@ from fractions import Fraction
 from typing import cast
 
 from agents.rubric.facts import TIMES, ProblemFacts, as_fraction, show, times_factor
+from agents.verify.expressions import NUMBER
 from agents.verify.units import UNIT_PATTERN, Unit, unit
 
-_NUM = r"(\d+(?:\.\d+)?)"
+_NUM = NUMBER  # a whole decimal, never a truncated part of one
 
 
 def _lengths(q: str) -> list[tuple[Fraction, Unit]]:

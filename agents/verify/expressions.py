@@ -19,8 +19,8 @@ Number = Fraction | float
 _TOKEN = re.compile(
     rf"""
     (?P<clock>\b\d{{1,2}}:\d{{2}}(?:\s?[ap]\.?m\.?)?)
-  | (?P<mixed>\b\d+\s\d+/\d+\b)
-  | (?P<frac>\b\d+/\d+\b)
+  | (?P<mixed>\b\d+\s\d+/\d+\b(?!\.\d))
+  | (?P<frac>\b\d+/\d+\b(?!\.\d))
   | (?P<num>\d+(?:\.\d+)?)
   | (?P<cur>[$£€])
   | (?P<unit>(?:{UNIT_PATTERN})(?![\w/]))
@@ -36,7 +36,11 @@ _TOKEN = re.compile(
     """,
     re.X,
 )
-_N = r"(\d+(?:\.\d+)?)"
+# A whole decimal as one captured number: never the integer part of one ("19" of "19.6", when what
+# follows 19.6 does not fit the pattern and the engine backs off) nor its tail ("6" of "19.6" after
+# a word boundary at the point).
+NUMBER = r"(?<!\d)(?<!\d\.)(\d+(?:\.\d+)?)(?!\.?\d)"
+_N = NUMBER
 _GROUPS = (
     r"(?:boxes|bags|packs|packets|rows|groups|teams|lots|sets|crates|trays|jars|bottles|cartons|tables|"
     r"shelves|baskets|plates|pages|tins|cases|bunches|handfuls)"
@@ -81,7 +85,7 @@ WORD_OPS = [
     (re.compile(r"(?<=\d) (?:is )?doubled\b", re.I), " × 2"),
     (re.compile(r"(?<=\d) (?:is )?halved\b", re.I), " ÷ 2"),
     (re.compile(r"\btwice (?=\d)", re.I), "2 × "),
-    (re.compile(r"\b(\d+) dozen\b", re.I), r"\1 × 12"),
+    (re.compile(rf"\b{_N} dozen\b", re.I), r"\1 × 12"),
     (
         re.compile(
             r"\b(?:divided by|shared (?:out )?(?:equally )?(?:among|between)|"

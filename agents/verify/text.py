@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from fractions import Fraction
 from functools import lru_cache
 
 ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\ufeff\u00ad\u180e]")
@@ -57,7 +58,8 @@ _OPERATORS: list[Substitution] = [
     (re.compile(r"\b(?:km|kilomet(?:re|er)s?) (?:per|an|a) hour\b", re.I), "km/h"),
     (re.compile(r"\b(?:m|met(?:re|er)s?) (?:per|a) second\b", re.I), "m/s"),
     (re.compile(r"\bmiles (?:per|an|a) hour\b", re.I), "mph"),
-    (re.compile(r"(?<=\d)[ \u202f\u00a0](?=\d{3}\b)"), ""),  # 10 000 -> 10000
+    # 10 000 -> 10000, but not after a decimal's fraction part: "2.5 100-gram bags" is no 2.5100
+    (re.compile(r"(?<=\d)(?<!\.\d)(?<!\.\d\d)(?<!\.\d\d\d)[ \u202f\u00a0](?=\d{3}\b)"), ""),
     (re.compile(r"(?<=\d),(?=\d{3}(?!\d)(?!,\d))|(?<=\d),(?=\d{3},\d{3})"), ""),  # 1,500 and 1,950p
 ]
 _CLOCK: list[Substitution] = [
@@ -164,11 +166,55 @@ _SECOND_UNIT = re.compile(r"\b(per|a|an|one|each|every|\d+(?:\.\d+)?) second\b",
 _SECOND_KEPT = "SECONDUNITKEPT"
 
 
+# "10⁴": NFKC would run a superscript exponent into its base (104); it is written ^4 first. A lone ² or
+# ³ stays, as a square or a cube ("6²", "m²").
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_EXPONENT = re.compile(r"(?<=\d)[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]{2,}|(?<=\d)[⁰¹⁴⁵⁶⁷⁸⁹⁻⁺]")
+# Scientific notation, written the ways people write it: 3.2 × 10^4, 3.2×10**4, 3.2 × 10² (with x, *
+# and · already made ×), 3.2e4, 1.5E-3. A mantissa of one digit before any point, so that a product
+# such as "12 × 10^2" stays a computation; not after ÷, / or ^, where reading "a × 10^n" as one number
+# would change what the expression computes (8 ÷ 2 × 10^3 is 4000 read left to right, not 0.004).
+_SCIENTIFIC = re.compile(
+    r"(?<![\w.^/÷])(?<![\^/÷] )(?P<mantissa>\d(?:\.\d+)?)"
+    r"(?:\s?×\s?10\s?(?:(?:\^|\*\*)\s?(?:\((?P<bracketed>[-+]?\d{1,2})\)|(?P<power>[-+]?\d{1,2}))"
+    r"|(?P<square>[²³]))"
+    r"|(?<=\d)[eE](?P<e>[-+]?\d{1,2}))"
+    r"(?![\w^²³]|\.\d)"
+)
+
+
+def _exponents(text: str) -> str:
+    return _EXPONENT.sub(lambda m: "^" + m.group(0).translate(_SUPERSCRIPTS), text)
+
+
+def decimal_text(value: Fraction) -> str:
+    """A value with a finite decimal expansion written out in full, exactly: 32000, 0.0015."""
+    places = 0
+    while (value * 10**places).denominator != 1:
+        places += 1
+    digits = str(abs(value * 10**places).numerator).rjust(places + 1, "0")
+    whole, part = (digits[: len(digits) - places], digits[len(digits) - places :]) if places else (digits, "")
+    return ("-" if value < 0 else "") + whole + (f".{part}" if part else "")
+
+
+def _scientific(match: re.Match[str]) -> str:
+    """The number scientific notation stands for, as an exact decimal every reader takes as one
+    literal (3.2 × 10^4 → 32000): the panel then sees the quantity, not a 3.2, a 10 and a 4."""
+    said = (
+        match.group("power")
+        or match.group("bracketed")
+        or match.group("e")
+        or {"²": "2", "³": "3"}[match.group("square")]
+    )
+    return decimal_text(Fraction(match.group("mantissa")) * Fraction(10) ** int(said))
+
+
 @lru_cache(maxsize=4096)
 def with_digits(text: str) -> str:
-    """``plain`` text with numbers written as digits, fractions as a/b, clock phrases as h:mm."""
-    kept = _SECOND_UNIT.sub(rf"\1 {_SECOND_KEPT}", plain(_VULGAR.sub(" ", text)))
+    """``plain`` text with numbers written as digits, fractions as a/b, clock phrases as h:mm, and
+    scientific notation as the exact number it stands for."""
+    kept = _SECOND_UNIT.sub(rf"\1 {_SECOND_KEPT}", plain(_exponents(_VULGAR.sub(" ", text))))
     out: str = _words_to_digits(kept).replace(_SECOND_KEPT, "second")
-    for pattern, replacement in _OPERATORS + _CLOCK + _FRACTIONS + _MONEY:
+    for pattern, replacement in [*_OPERATORS, (_SCIENTIFIC, _scientific), *_CLOCK, *_FRACTIONS, *_MONEY]:
         out = pattern.sub(replacement, out)
     return out

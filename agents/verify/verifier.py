@@ -150,9 +150,10 @@ def _ratios(text: str) -> str:
 
 _SPAN = r"\d+ (?:hours?|minutes?)(?: (?:and )?\d+ minutes?)?"
 _TIME = r"\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?"
-_AFTER = re.compile(rf"\b({_SPAN}) (after|before) ({_TIME})")
+_AFTER = re.compile(rf"(?<![\d.])\b({_SPAN}) (after|before) ({_TIME})")
 _MORE = re.compile(
-    rf"\b(\d+) more (minutes?|hours?) (?:brings?|takes?|gets?) (?:us|it|them|you|her|him|me) to ({_TIME})"
+    rf"(?<![\d.])\b(\d+) more (minutes?|hours?) (?:brings?|takes?|gets?) (?:us|it|them|you|her|him|me) "
+    rf"to ({_TIME})"
 )
 
 
@@ -465,7 +466,7 @@ def _show(value: Number) -> str:
 
 
 def _check_remainder(left: _Side, a: Quantity, b: Quantity, remainder: Fraction, found: Verification) -> None:
-    divisor = re.search(r"÷\s*(\d+)", left.text) or re.search(r"/\s*(\d+)", left.text)
+    divisor = re.search(r"÷\s*(\d+)(?!\.?\d)", left.text) or re.search(r"/\s*(\d+)(?!\.?\d)", left.text)
     if divisor is None or not isinstance(a.value, Fraction) or not isinstance(b.value, Fraction):
         return
     d = Fraction(divisor.group(1))

@@ -162,8 +162,8 @@ KNOWN_MISSES = {
     "h3a-ir-02": "adds the pens Jo pays for herself to Sara's bill: only reading whose purchase it is tells",
     "h3a-ir-04": "multiplies a song's length by its 3 verses although its 96 bars are the whole song: only "
     "the sentence's meaning says the bars are a total",
-    "h3b-op-04": "multiplies distance by speed written in powers of ten (1.5 × 10^8): the operation checks "
-    "do not read scientific notation",
+    "h3b-op-04": "multiplies distance by speed written in powers of ten, (1.5 × 10^8) × (3 × 10^5): the "
+    "numbers are read, but the unit steps skip a clause with brackets, so the operation is never checked",
     "h4c-am-03": "answers litres per 100 km where km per litre is asked: both are rates of the same two "
     "units, and the answer's own unit is not compared with the asked one",
     "h4c-fp-03": "triples a taxi fare that holds a fixed fee: only knowing that the fee is paid once tells",
@@ -171,8 +171,6 @@ KNOWN_MISSES = {
     "counted' tells",
     "h4c-md-03": "invents a monthly fee of $15: it is what the sum 15 + 17 = 32 needs, so the number looks "
     "worked out rather than supplied",
-    "h4c-um-03": "converts cm² to m² by dividing by 100: the unit check cannot tell which unit the bare 100 "
-    "is in once the text names 100 cm in a metre",
     "h4c-wo-01": "adds 4 and −7 for a fall in temperature: adding a negative is a subtraction elsewhere, "
     "and the sign of the answer is what gives it away",
     "h4d-id-02": "takes a coupon for the next visit off today's bill: only reading 'next visit' tells",
