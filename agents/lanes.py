@@ -15,6 +15,7 @@ call made outside any run (a probe, ``thinkloop refine``) passes freely.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
@@ -26,29 +27,62 @@ class Stopping(Exception):
 
 
 class Lanes:
-    """``count`` lanes for one process. ``closing``: runs that have not called a model yet get
-    ``Stopping`` instead of a lane; runs already calling keep getting lanes, so they can finish."""
+    """``count`` lanes for one process.
+
+    A free lane goes first to a run that has called before (it is between its steps), and only then
+    to a fresh one: the runs a process has started finish first, the runs claimed ahead wait as a
+    reserve that fills a lane no started run is ready for, and at a stop the reserve is handed back
+    having made no call. ``close()``: fresh runs get ``Stopping`` instead of a lane (those already
+    waiting at once); runs already calling keep getting lanes, so they can finish.
+    """
 
     def __init__(self, count: int) -> None:
-        self._slots = asyncio.Semaphore(count)
+        self._free = count
+        self._started: deque[asyncio.Future[None]] = deque()  # waiters that have called before
+        self._fresh: deque[asyncio.Future[None]] = deque()
         self.closing = False
-        self.waiting = 0  # runs waiting for a lane now
+
+    @property
+    def waiting(self) -> int:
+        """Runs waiting for a lane now."""
+        return len(self._started) + len(self._fresh)
 
     async def take(self, fresh: bool) -> None:
         """Wait for a lane; ``fresh``: the run has never held one (it may be handed back)."""
         if fresh and self.closing:
             raise Stopping
-        self.waiting += 1
+        if self._free and not self.waiting:
+            self._free -= 1
+            return
+        queue = self._fresh if fresh else self._started
+        turn = asyncio.get_running_loop().create_future()
+        queue.append(turn)
         try:
-            await self._slots.acquire()
-        finally:
-            self.waiting -= 1
-        if fresh and self.closing:  # closed while this run waited: the lane goes to a run calling
-            self._slots.release()
-            raise Stopping
+            await turn  # resolved with the lane handed over, or with Stopping
+        except BaseException:
+            if turn.done() and not turn.cancelled() and turn.exception() is None:
+                self.give_back()  # handed a lane as it was cancelled: pass it on
+            elif turn in queue:
+                queue.remove(turn)
+            raise
 
     def give_back(self) -> None:
-        self._slots.release()
+        """Hand the lane to the next waiter (a run that has called first), or free it."""
+        for queue in (self._started, self._fresh):
+            while queue:
+                turn = queue.popleft()
+                if not turn.done():
+                    turn.set_result(None)
+                    return
+        self._free += 1
+
+    def close(self) -> None:
+        """Stop giving lanes to fresh runs; those waiting now are handed back at once."""
+        self.closing = True
+        while self._fresh:
+            turn = self._fresh.popleft()
+            if not turn.done():
+                turn.set_exception(Stopping())
 
 
 class RunLane:

@@ -66,7 +66,9 @@ class BatchRunner:
     ``agents.lanes``). The broker hands over ``prefetch`` more, so that items are claimed, started
     and between steps while the lanes are busy with other items' calls: a lane goes from one step's
     last reply straight to a waiting step's first call, and an item's claim, scoring, checkpoints
-    and end transaction are written outside any lane.
+    and end transaction are written outside any lane. A freed lane goes to an item that has called
+    before ahead of a fresh one, so the items claimed ahead are a reserve that has made no call and
+    is handed back at once when the process stops.
     """
 
     def __init__(
@@ -112,12 +114,12 @@ class BatchRunner:
     @property
     def closing(self) -> bool:
         """Shutting down: nothing more is claimed, and a run that has not called a model yet is
-        handed back when it asks for a lane."""
+        handed back when it asks for a lane (or at once, if it is waiting for one)."""
         return self.lanes.closing
 
-    @closing.setter
-    def closing(self, value: bool) -> None:
-        self.lanes.closing = value
+    def stop_claiming(self) -> None:
+        """Begin shutting down (see ``closing``)."""
+        self.lanes.close()
 
     async def drain(self) -> None:
         """Wait until no item is being processed or waiting for a slot (graceful shutdown)."""
@@ -125,7 +127,7 @@ class BatchRunner:
 
     async def close(self, grace_s: float) -> int:
         """Claim nothing more, let items in flight finish for ``grace_s``, then hand back the rest."""
-        self.closing = True
+        self.stop_claiming()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.drain(), grace_s)
         return await self.release()
@@ -134,7 +136,7 @@ class BatchRunner:
         """Stop now (the user interrupted): claim nothing more, stop the items in flight where they
         are (each run keeps its checkpoints), and hand them back with their runs' leases, so that a
         resume anywhere can take them at once; how many were handed back."""
-        self.closing = True
+        self.stop_claiming()
         for task in list(self._in_flight.values()):
             task.cancel()
         with contextlib.suppress(TimeoutError):

@@ -68,7 +68,7 @@ async def test_closing_hands_back_a_run_that_never_called_and_serves_one_that_di
     started = RunLane(lanes)
     with holding(started):
         await _call(_set(asyncio.Event()), [], "first")
-    lanes.closing = True
+    lanes.close()
     with holding(RunLane(lanes)), pytest.raises(Stopping):
         await _call(_set(asyncio.Event()), [], "fresh")
     seen: list[str] = []
@@ -77,20 +77,64 @@ async def test_closing_hands_back_a_run_that_never_called_and_serves_one_that_di
     assert seen == ["again in", "again out"]
 
 
-async def test_a_fresh_run_waiting_when_closing_begins_is_handed_back_and_frees_the_lane() -> None:
+async def test_a_free_lane_goes_to_a_run_between_its_steps_before_a_fresh_one() -> None:
+    lanes = Lanes(1)
+    gate = asyncio.Event()
+    seen: list[str] = []
+    started = RunLane(lanes)
+    with holding(started):
+        await _call(_set(asyncio.Event()), [], "step1")  # it has called: between its steps now
+    busy = asyncio.create_task(_holding_call(lanes, gate, []))
+    await _settle()
+    fresh = asyncio.create_task(_named_call(RunLane(lanes), seen, "fresh"))
+    await _settle()
+    with holding(started):
+        step2 = asyncio.create_task(_call(_set(asyncio.Event()), seen, "step2"))
+    await _settle()
+    assert lanes.waiting == 2 and seen == []  # the fresh run asked first
+    gate.set()
+    await asyncio.gather(busy, fresh, step2)
+    assert seen == ["step2 in", "step2 out", "fresh in", "fresh out"]
+
+
+async def test_closing_hands_back_a_waiting_fresh_run_at_once_while_the_lanes_are_busy() -> None:
     lanes = Lanes(1)
     gate = asyncio.Event()
     busy = asyncio.create_task(_holding_call(lanes, gate, []))
     await _settle()
     fresh = asyncio.create_task(_holding_call(lanes, _set(asyncio.Event()), []))
     await _settle()
-    lanes.closing = True
+    lanes.close()
+    with pytest.raises(Stopping):
+        async with asyncio.timeout(5):  # hang guard: not after the busy lane is given back
+            await fresh
+    assert not busy.done() and lanes.waiting == 0
     gate.set()
     await busy
-    with pytest.raises(Stopping):
-        await fresh
-    async with asyncio.timeout(5):  # hang guard: the handed-back run gave its lane back
+    async with asyncio.timeout(5):  # hang guard: the lane is free, the handed-back run took none
         await lanes.take(fresh=False)
+
+
+async def test_a_waiter_cancelled_leaves_the_queue_and_a_lane_handed_to_it_passes_on() -> None:
+    lanes = Lanes(1)
+    await lanes.take(fresh=True)
+    gone = asyncio.create_task(lanes.take(fresh=True))
+    handed = asyncio.create_task(lanes.take(fresh=False))
+    after = asyncio.create_task(lanes.take(fresh=True))
+    await _settle()
+    gone.cancel()
+    await _settle()
+    assert lanes.waiting == 2
+    lanes.give_back()  # to `handed`, which is cancelled before it runs: the lane goes on to `after`
+    handed.cancel()
+    async with asyncio.timeout(5):
+        await after
+    assert gone.cancelled() and handed.cancelled() and lanes.waiting == 0
+
+
+async def _named_call(lane: RunLane, seen: list[str], name: str) -> None:
+    with holding(lane):
+        await _call(_set(asyncio.Event()), seen, name)
 
 
 async def test_calls_outside_a_run_pass_freely() -> None:

@@ -211,7 +211,7 @@ async def test_items_claimed_ahead_wait_for_a_lane_and_are_handed_back_unstarted
             await until(lambda: _calls_in_flight(state, 16), "the two lanes' first rounds never arrived")
             await asyncio.sleep(0.5)  # a third run with a lane would send its round now
             assert state.in_flight == 16  # two runs' rounds (7 judges + the solver each), not four
-            runner.closing = True
+            runner.stop_claiming()
             state.held = False
             await until(lambda: _settled(world, batch.id), "the two runs with a lane never finished")
             await runner.drain()
