@@ -92,15 +92,10 @@ def one_for_all(f: ProblemFacts) -> str:
     if len(names) < 2:
         return ""
     said = {n for n in _NAME.findall(f.final_sentence.title()) if n in names}
-    raw = {n for n in _NAME.findall(_last_sentence(f.solution)) if n in names}
+    raw = {n for n in _NAME.findall(f.answer_sentence) if n in names}
     if len(raw) == 1 and not _JOINED.search(f.final_sentence) and not said - raw:
         return f"the question asks how many they have together; the answer gives {next(iter(raw))}'s alone"
     return ""
-
-
-def _last_sentence(solution: str) -> str:
-    parts = [p for p in re.split(r"(?<=[.!?])\s+", solution.strip()) if re.search(r"\d|[a-z]", p)]
-    return parts[-1] if parts else ""
 
 
 _WHOLE_ASK = re.compile(r"\b(?:total|altogether|in all|whole|entire|all (?:the |of the )?\d*)\b")

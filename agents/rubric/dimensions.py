@@ -239,9 +239,12 @@ def _multiplier(ops: list[str], index: int) -> bool:
     return before in ("×", "*", "of", "÷", "/") or after in ("×", "*", "of")
 
 
-def _kinds(term: _Written, lookup: Units, rates: Units, factor: bool) -> list[tuple[Dims, Fraction] | None]:
+def _kinds(
+    term: _Written, lookup: Units, rates: Units, factor: bool, said: Units | None = None
+) -> list[tuple[Dims, Fraction] | None]:
     """What one operand can be: its written unit (a bare "£8" of "£8 an hour" is the rate), else
-    the unit looked up for its value, or a plain count when that value is often one."""
+    the unit looked up for its value, or a plain count when that value is often one and the
+    solution does not itself say it with that unit ("the film lasts 2 hours, so $36 × 2")."""
     kind = term.unit
     rate = rates.get(term.value)
     if kind is not None and rate is not None and rate[0] != kind[0] and _numerator(rate[0], kind[0]):
@@ -249,19 +252,24 @@ def _kinds(term: _Written, lookup: Units, rates: Units, factor: bool) -> list[tu
     if kind is not None:
         return [kind]
     found = lookup.get(term.value)
+    own = (said or {}).get(term.value)  # the unit the solution writes this value with elsewhere
     if found is None:
         return [None]
-    return [found, (NONE, Fraction(1))] if factor and _ambiguous(term, True) and found[0] != NONE else [found]
+    if found[0] == NONE and own is not None and own[0] != NONE:
+        return [found, own]  # "$2.20 for 2 kg, which is $2.20 ÷ 2": the solution says what 2 is
+    if factor and _ambiguous(term, True) and found[0] != NONE and own != found:
+        return [found, (NONE, Fraction(1))]
+    return [found]
 
 
 def _evaluate(
-    terms: list[_Written], ops: list[str], lookup: Units, rates: Units
+    terms: list[_Written], ops: list[str], lookup: Units, rates: Units, said: Units
 ) -> list[tuple[Measure | None, str]]:
     """Every reading of the operands, each evaluated with × and ÷ before + and −."""
     # only a factor of a product or quotient may be a bare count: a term added or subtracted is
     # a quantity of the sum's kind
     factor = [_multiplier(ops, i) for i in range(len(terms))]
-    options = [_kinds(term, lookup, rates, factor[i]) for i, term in enumerate(terms)]
+    options = [_kinds(term, lookup, rates, factor[i], said) for i, term in enumerate(terms)]
     readings: list[list[tuple[Dims, Fraction] | None]] = [[]]
     for choice in options:
         readings = [[*r, c] for r in readings for c in choice][:16]
@@ -360,6 +368,13 @@ def steps(f: ProblemFacts) -> list[Step]:
     text = re.sub(r"\b\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?", " CLOCK ", f.s)
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
     text = _LINKED.sub(r"\1 = ", _compounds(text))
+    # the unit the solution itself gives a value, where it never also counts with it ("100 times")
+    written_units: dict[Fraction, set[tuple[Dims, Fraction] | None]] = {}
+    for w in _written(text):
+        counts = w.unit is None and re.match(r"\s?[a-z]", text[w.end : w.end + 2])
+        if w.unit is not None or counts:
+            written_units.setdefault(w.value, set()).add(w.unit)
+    said = {v: u for v, (u,) in ((v, us) for v, us in written_units.items() if len(us) == 1) if u is not None}
     names = variables(text)
     letters = re.compile(rf"\d\s?(?:{'|'.join(sorted(names))})\b") if names else None
     for clause in _CLAUSE.split(text):
@@ -374,7 +389,7 @@ def steps(f: ProblemFacts) -> list[Step]:
             single = found and not _OP.search(found[0].group(0).strip())
             rights.append(side[found[0].start() :].strip() if single else "")  # a result is one quantity
         for index in range(len(sides) - 1):
-            step = _step(lefts[index], rights[index + 1], {**lookup, **known}, rates)
+            step = _step(lefts[index], rights[index + 1], {**lookup, **known}, rates, said)
             if step is None:
                 continue
             if step.stated.unit is None:  # "45 ÷ 30 = 1.5, so the speed is 1.5 km/h": its unit, said next
@@ -397,7 +412,7 @@ def _unit_said_next(step: Step, rest: str) -> Step:
     return step
 
 
-def _step(left: str, right: str, lookup: Units, rates: Units) -> Step | None:
+def _step(left: str, right: str, lookup: Units, rates: Units, said: Units | None = None) -> Step | None:
     if not left or not right:
         return None
     pieces = [p for p in _OP.split(left) if p is not None]
@@ -418,7 +433,7 @@ def _step(left: str, right: str, lookup: Units, rates: Units) -> Step | None:
     rescaled = _rescaled(terms, ops, lookup)
     return Step(
         f"{left} = {right.strip()}",
-        _evaluate(terms, ops, lookup, rates),
+        _evaluate(terms, ops, lookup, rates, said or {}),
         _bare(terms, ops),
         stated[0],
         len(terms),
@@ -468,20 +483,32 @@ def unit_chain(f: ProblemFacts) -> str:
     """The first step whose units do not fit under any reading of its numbers, said as a writer
     can act on it."""
     drawn = bool(_DRAWN.search(f.q.lower()))
+    timed = bool(_PER_TIME.search(f.q.lower()) or _PER_TIME.search(f.s.lower()))
     for step in steps(f):
-        found = unit_chain_step(step, drawn)
+        found = unit_chain_step(step, drawn, timed)
         if found:
             return found
     return ""
 
 
-def unit_chain_step(step: Step, drawn: bool = False) -> str:
-    """Why one step's units do not fit ("" if some reading of its numbers fits)."""
+# A rate per unit of time, somewhere in the text: only then may a result that is one time short
+# of its operands be a wage or a fare per hour written as a bare amount.
+_PER_TIME = re.compile(
+    r"\b(?:per|an?|each|every|for each|for every)\s(?:single\s|working\s|school\s)?"
+    r"(?:hour|minute|min|second|day|night|evening|morning|week|weekend|fortnight|month|year|term|session|lesson|shift|visit|lap)s?\b|"
+    r"/\s?(?:h|hr|hour|min|minute|s|sec|day|week|month|year)\b|"
+    r"\b(?:hourly|daily|nightly|weekly|monthly|yearly|annual(?:ly)?|mph|kph)\b"
+)
+
+
+def unit_chain_step(step: Step, drawn: bool = False, timed: bool = True) -> str:
+    """Why one step's units do not fit ("" if some reading of its numbers fits). ``timed``: the text
+    states a rate per time, so a result one time short may be such a rate read as an amount."""
     if step.operands < 2:
         return _conversion(step, drawn)
     if step.rescaled is not None and not drawn:
         return _factor_conversion(step)
-    verdicts = [_misfit(step, measure, clash) for measure, clash in step.readings]
+    verdicts = [_misfit(step, measure, clash, timed) for measure, clash in step.readings]
     return "" if not verdicts or not all(verdicts) else verdicts[0]
 
 
@@ -493,7 +520,7 @@ def _base_gap(gap: Dims) -> bool:
     return abs(gap[0]) + abs(gap[1]) == 1 and not gap[2] and not gap[3]
 
 
-def _misfit(step: Step, computed: Measure | None, clash: str) -> str:
+def _misfit(step: Step, computed: Measure | None, clash: str, timed: bool = True) -> str:
     """Why this reading of the step does not fit ("" if it does, or if it cannot be told)."""
     if clash:
         return f"{step.claim} {clash}: quantities of different kinds do not add"
@@ -512,7 +539,8 @@ def _misfit(step: Step, computed: Measure | None, clash: str) -> str:
     if computed.dims != stated_dims:
         gap = _add(computed.dims, stated_dims, -1)
         single = sum(1 for g in gap if g) == 1
-        if computed.dims == NONE or stated_dims == NONE or (single and not _base_gap(gap)):
+        untimed = not timed and gap[2] == 1 and not gap[0] and not gap[1] and not gap[3]
+        if computed.dims == NONE or stated_dims == NONE or (single and not _base_gap(gap) and not untimed):
             return ""  # a rate read as a plain amount, a count of things with a size: not sure
         return (
             f"{step.claim}: the operands make {_name(computed.dims)}, not {_name(stated_dims)}; "

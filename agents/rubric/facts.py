@@ -46,8 +46,23 @@ _SPEED_AFTER = re.compile(r" ?(?:km/h|mph|m/s|km per hour|kilomet(?:re|er)s per 
 # justify, or a variable's definition.
 _WORDS_ONLY = re.compile(
     r"^(?![^\d]*\d)(?:(?:(?:also|then|and|now|finally),? )?(?:explain|justify|give a reason|describe how|"
-    r"say how|analy[sz]e|evaluate|compare)\b|let [a-z] (?:be|stand for|represent)\b)",
+    r"say how|analy[sz]e|evaluate|compare)\b|let [a-z] (?:be|stand for|represent)\b|"
+    # a question about the method or the numbers in general asks nothing of this story
+    r"why\b|(?:what|how) (?:would|will|might|could) (?:\w+ )?(?:change|happen|differ)\b[^?]*\b"
+    r"(?:the|these|all the|other|different) (?:numbers|values|quantities|data)\b)",
     re.I,
+)
+# A label that numbers a step of the working ("Step 2:") is no quantity.
+_STEP_LABEL = re.compile(r"\b(?:step|part) \d+\s*[:.)]\s*", re.I)
+# Words that restate an answer without saying anything of it: "So x = 24.", "Therefore, the answer
+# is £9.05.", "Written as an equation, the answer is x = 330."
+_RESTATING = frozenset(
+    re.findall(
+        r"\w+",
+        "so thus therefore hence the a an answer final result is was equals written as equation in "
+        "symbols this that it gives we get our to of value unknown state models model which means "
+        "and check x n y",
+    )
 )
 # Numbers a solution may use without the question giving them: halves, doubles, percent.
 CONSTANTS = {Fraction(n) for n in (0, 1, 2, 4, 100)} | {Fraction(1, 2)}
@@ -151,8 +166,9 @@ class ProblemFacts:
 
     @cached_property
     def s(self) -> str:
-        """The solution, likewise."""
-        return with_digits(self.solution)
+        """The solution with digits for number words, and without the labels that number its
+        steps ("Step 2:" gives no 2)."""
+        return _STEP_LABEL.sub("", with_digits(self.solution))
 
     @cached_property
     def raw_text(self) -> str:
@@ -208,13 +224,20 @@ class ProblemFacts:
         return verify(self.solution)
 
     @cached_property
-    def final_sentence(self) -> str:
-        """The solution's last sentence with a number in it (where it states its answer)."""
+    def answer_sentence(self) -> str:
+        """The solution's last sentence with a number in it (where it states its answer), as
+        written: not a check of the answer before it, nor a restatement of it that says nothing
+        of what the number is ("Ella spends €9.05. So x = €9.05." answers with the first)."""
         parts = [p for p in re.split(r"(?<=[.!?])\s+", self.s.strip()) if p.strip()]
         numbered = [p for p in parts if re.search(r"\d", p)]
-        if len(numbered) > 1 and _CHECKING.match(numbered[-1]):
+        while len(numbered) > 1 and (_CHECKING.match(numbered[-1]) or _restates(numbered[-1], numbered[-2])):
             numbered.pop()  # "Check: 20 % of 50 = 10, and 50 + 10 = 60" verifies the answer before it
-        last = (numbered or parts or [""])[-1].lower()
+        return (numbered or parts or [""])[-1]
+
+    @cached_property
+    def final_sentence(self) -> str:
+        """The answer sentence, lower-case, without an aside."""
+        last = self.answer_sentence.lower()
         bare = _ASIDE.sub("", last)  # "so 14 bows (10 cm is left over)": the aside is not the answer
         return bare if re.search(r"\d", bare) else last
 
@@ -321,6 +344,20 @@ def rounded(value: Fraction, written: str, computed: set[Fraction]) -> bool:
 
 
 _ASIDE = re.compile(r"\s*\([^()]*\)|,? with (?:[^.?!]|\.(?=\d))*?\b(?:left over|to spare|remaining)\b")
+
+
+def _restates(sentence: str, before: str) -> bool:
+    """``sentence`` only repeats the last number of ``before``, in words that add nothing."""
+    figures = r"\d+(?:[.:,/]\d+)*"  # as written: a clock time or 1,800 is one figure
+    numbers, earlier = re.findall(figures, sentence), re.findall(figures, before)
+    if not numbers or not earlier or numbers[-1] != earlier[-1] or set(numbers) - set(earlier):
+        return False
+    if re.search(r"[-+×x*÷/−]\s*\d", sentence.replace(numbers[-1], "")):
+        return False  # it computes something
+    said = set(re.findall(r"[a-z]+", before.lower()))
+    return all(w in _RESTATING or w in said for w in re.findall(r"[a-z]+", sentence.lower()))
+
+
 _CHECKING = re.compile(r"\s*(?:check(?:ing)?|to check|as a check)\b", re.I)
 _SMALL = {Fraction(n) for n in range(1, 13)}
 _STEPPING_STONES = {Fraction(n) for n in (5, 10, 25, 50)}  # 10 % then 5 %: used, not multiplied by

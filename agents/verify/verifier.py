@@ -283,7 +283,8 @@ def _check_pair(
         a, b = _evaluate(left, env), _evaluate(right, env)
     except NeedsVariable as missing:
         _solve(left, right, str(missing), env)
-        if str(missing) in env:
+        assigned = len(left.toks) == 1 and left.toks[0].kind == "var"  # "x = 9" names, computes nothing
+        if str(missing) in env and not assigned:
             _check_pair(left, right, env, found, units)
         return
     if a is None or b is None:

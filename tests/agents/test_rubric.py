@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import json
 import re
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 from agents.judges import JudgeRequest
 from agents.reviser import Finding, RevisionRequest
+from agents.rubric.facts import ProblemFacts
 from agents.rubric.panel import RubricJudge, RubricReviser, rubric_version
 from agents.rubric.repairs import repair
 from agents.schemas import JUDGES, HolisticVerdict, JudgeName, Problem
 from agents.validity.labels import TAXONOMY, read_labelled
 from agents.validity.twins import paraphrase, stuffed
 from agents.verify.text import with_digits
+from agents.verify.verifier import verify
 from graphs.context import RunContext
 from graphs.scoring import get_policy
 from graphs.validity import judge_once
@@ -188,6 +191,79 @@ async def test_no_twin_of_the_tune_split_is_accepted() -> None:
             result = await scores(twin.problem)
             assert min(result.values()) < 85, f"{item.id} {twin.kind} was passed by every judge"
     assert missed == set(KNOWN_MISSES)
+
+
+def _restated(problem: Problem) -> list[tuple[str, Problem]]:
+    """Stuffing beyond the bench's twins: the answer restated with no word of what it is, steps
+    numbered, and a question about the numbers in general that asks nothing of this story."""
+    q, s = problem.question, problem.solution
+    answers = re.findall(r"[$£€]?\d[\d,]*(?:\.\d+)?(?: ?%)?", s)
+    answer = answers[-1] if answers else "the result"
+    return [
+        ("so-x", Problem(question=f"Let x be the answer. {q}", solution=f"{s} So x = {answer}.")),
+        ("therefore", Problem(question=q, solution=f"{s} Therefore, the answer is {answer}.")),
+        (
+            "equation",
+            Problem(
+                question=f"{q} Design an equation that models the situation and explain your reasoning.",
+                solution=f"Let x stand for the unknown. {s} The equation x = {answer} models it.",
+            ),
+        ),
+        (
+            "numbered-steps",
+            Problem(
+                question=q,
+                solution=f"Step 1: find the quantities. Step 2: choose the operation. Step 3: {s} "
+                f"Step 4: state the answer: {answer}.",
+            ),
+        ),
+        ("what-if", Problem(question=f"{q} What would change if the numbers were different?", solution=s)),
+    ]
+
+
+async def test_restating_the_answer_or_numbering_the_steps_turns_no_catch_into_a_pass() -> None:
+    """A caught tune item stays caught when its answer is restated bare ("So x = 24."), its steps
+    are numbered ("Step 2:" is no 2) or a question about other numbers is added."""
+    context = RunContext(
+        judges={j: RubricJudge() for j in JUDGES}, reviser=RubricReviser(), policy=get_policy("default")
+    )
+    flips = []
+    for item in (i for i in read_labelled(SET) if i.split == "tune" and i.kind == "flawed"):
+        if item.id in KNOWN_MISSES:
+            continue
+        for kind, problem in _restated(item.problem):
+            accepted, *_ = await judge_once(problem, context)
+            if accepted:
+                flips.append(f"{item.id} {kind}")
+    assert not flips
+
+
+def test_the_answer_sentence_is_not_a_bare_restatement_of_it() -> None:
+    facts = ProblemFacts(
+        "Ella buys a pen for €1.85 and a pad for €7.20. How much change does she get from €20?",
+        "7.20 + 1.85 = 9.05, so Ella spends €9.05. Therefore, the answer is €9.05.",
+    )
+    assert "spends" in facts.final_sentence
+    said = ProblemFacts("Dough rises for 90 minutes from 14:20. When is it ready?", "14:20 + 90 min = 15:50.")
+    kept = ProblemFacts("x", "24 − 8 = 16. So 16 apples are left.")  # it says what 16 is
+    assert said.final_sentence == "14:20 + 90 min = 15:50." and "apples" in kept.final_sentence
+    stepped = ProblemFacts(
+        "Rice is £2 a bag on Mondays, £3 otherwise. 4 bags on a Tuesday?", "Step 2: 4 × £3 = £12"
+    )
+    assert stepped.solution_numbers == [Fraction(4), Fraction(3), Fraction(12)]
+
+
+def test_a_question_about_other_numbers_is_no_task_of_its_own() -> None:
+    what_if = "What would change if the numbers were different?"
+    assert ProblemFacts(f"Mia has 12 shells and finds 7 more. {what_if}", "").questions == []
+    assert ProblemFacts("Mia has 12 shells and finds 7 more. Why?", "").questions == []
+    assert ProblemFacts("Mia has 12 shells and finds 7 more. How many now?", "").questions
+
+
+def test_naming_the_answer_x_establishes_no_result() -> None:
+    """ "x = 9" computes nothing; "3x + 4 = 31, so x = 9" does."""
+    assert verify("She gives away 9 sweets. The equation x = 9 sweets models it.").results == []
+    assert Fraction(9) in {v for _, v in verify("3x + 4 = 31, so x = 9.").results}
 
 
 async def test_every_sound_version_of_the_tune_split_is_accepted() -> None:

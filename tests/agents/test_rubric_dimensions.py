@@ -43,6 +43,13 @@ from agents.verify.verifier import verify
             "4 × 150 = 600. 3 + 600 = 603 g.",
             "4 × 150 = 600 g and 3 kg = 3000 g. 3000 + 600 = 3600 g.",
         ),
+        (  # a price per seat times the show's length: the solution itself says the 2 is hours, and
+            # nothing in the text is a rate per hour
+            "Seats at the puppet show cost £7 each and the show lasts 2 hours. Ravi books 5 seats. "
+            "What does he pay?",
+            "5 × £7 = £35, and the show is 2 hours long, so £35 × 2 = £70.",
+            "5 × £7 = £35, so he pays £35.",
+        ),
     ],
 )
 def test_a_step_whose_units_do_not_fit_is_a_flaw(question: str, flawed: str, sound: str) -> None:
@@ -73,6 +80,21 @@ def test_a_step_whose_units_do_not_fit_is_a_flaw(question: str, flawed: str, sou
         (
             "Six friends walk 3 km to the lake in 45 minutes. How long would 12 friends take?",
             "Twice as many friends walk at the same pace: 45 minutes, not 45 ÷ 2.",
+        ),
+        # the solution counts with the number it also gives a unit: "30 lots of 100 m"
+        (
+            "Ola jogs each 100 m in 40 seconds. How long does a 3 km run take her at that pace?",
+            "3 km = 3000 m, which is 30 lots of 100 m. 30 × 40 = 1200 seconds.",
+        ),
+        # "for 2 kg" says what the bare 2 divides by; a rate per day makes money × days an amount
+        (
+            "Pia pays $7.50 for 3 kg of pears and 2 kg of plums, and the pears cost $4.50. "
+            "What do the plums cost per kilogram?",
+            "$7.50 − $4.50 = $3.00 for 2 kg, which is $3.00 ÷ 2 = $1.50 per kilogram.",
+        ),
+        (
+            "In April, which has 30 days, Leo puts £2 in a jar every single day. How much does he save?",
+            "30 × 2 = 60, so he saves £60.",
         ),
         # each tile covers 1 m²: the count of tiles is the number of square metres
         (

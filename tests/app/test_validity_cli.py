@@ -73,3 +73,16 @@ def test_the_dev_set_is_a_valid_labelled_set_apart_from_the_shipped_one() -> Non
     assert len({item.flaw_type for item in flawed}) == 10
     shipped = {item.question for item in builtin_set()}
     assert not shipped & {item.question for item in dev}
+
+
+def test_the_fresh_set_is_a_valid_labelled_set_apart_from_the_others() -> None:
+    """`tests/agents/data/validity_fresh.jsonl`: a fifth measurement by two writers who never saw the
+    panel, split a third held out per flaw type before the panel judged it."""
+    data = Path(__file__).parents[1] / "agents" / "data"
+    fresh = read_labelled(data / "validity_fresh.jsonl")
+    flawed = [item for item in fresh if item.flaws]
+    assert len(fresh) == 104 and len(flawed) == 80 and all(item.corrected for item in flawed)
+    assert sum(item.split == "heldout" for item in fresh) == 35
+    others = {item.question for item in builtin_set()}
+    others |= {item.question for item in read_labelled(data / "validity_dev.jsonl")}
+    assert not others & {item.question for item in fresh}
