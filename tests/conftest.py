@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from agents.llm import LLMClient
 from agents.models import ModelRegistry, ModelSpec, build_chat_model
@@ -15,6 +16,11 @@ from agents.schemas import JUDGES, Problem
 from agents.simulator import Rule, SimConfig, SimulatorServer
 from graphs.context import RunContext
 from graphs.scoring import get_policy
+
+# No property test fails on time: an example that first imports SciPy, or runs on a busy machine,
+# may take seconds, and the default 200 ms deadline would make that a flaky failure.
+settings.register_profile("thinkloop", deadline=None)
+settings.load_profile("thinkloop")
 
 ORCHESTRA = Problem(
     question=(

@@ -33,7 +33,7 @@ def fleiss_by_hand(items: list[list[bool]]) -> float | None:
     return None if expected == 1.0 else (float(p_item.mean()) - expected) / (1.0 - expected)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(votes_strategy)
 def test_fleiss_matches_a_second_implementation(items: list[list[bool]]) -> None:
     ours = fleiss_kappa(as_votes(items))
@@ -93,7 +93,7 @@ def as_optional(items: list[list[bool | None]]) -> dict[str, list[bool | None]]:
     return {f"j{k}": [item[k] for item in items] for k in range(7)}
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(optional_votes)
 def test_krippendorff_matches_the_coincidence_matrix(items: list[list[bool | None]]) -> None:
     ours, reference = krippendorff_alpha(as_optional(items)), krippendorff_by_hand(as_optional(items))
@@ -120,7 +120,7 @@ def gwet_by_pairs(votes: dict[str, list[bool | None]]) -> float | None:
     return None if chance >= 1 else (sum(agree) / len(agree) - chance) / (1 - chance)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(optional_votes)
 def test_gwet_ac1_matches_a_pairwise_implementation(items: list[list[bool | None]]) -> None:
     ours, reference = gwet_ac1(as_optional(items)), gwet_by_pairs(as_optional(items))
@@ -152,7 +152,7 @@ def test_pass_rates_ignore_abstentions() -> None:
     assert pass_rates({"a": [True, False, None, True], "b": [None, None]}) == {"a": 2 / 3, "b": None}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=2, max_size=50))
 def test_cohen_matches_scikit_learn(pairs: list[tuple[bool, bool]]) -> None:
     first, second = [p[0] for p in pairs], [p[1] for p in pairs]

@@ -45,7 +45,7 @@ def test_wilson_is_not_degenerate_at_the_edges() -> None:
     assert wilson_interval(0, 0) is None
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=60))
 def test_mcnemar_exact_is_the_binomial_test_on_discordant_pairs(pairs: list[tuple[bool, bool]]) -> None:
     a, b = [x for x, _ in pairs], [y for _, y in pairs]
@@ -68,6 +68,13 @@ def holm_by_hand(p_values: list[float]) -> list[float]:
 @given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=12))
 def test_holm_matches_the_step_down_procedure(p_values: list[float]) -> None:
     assert holm(p_values) == pytest.approx(holm_by_hand(p_values))
+
+
+def test_holm_matches_statsmodels() -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    p_values = [0.01, 0.04, 0.03, 0.5, 0.002, 0.04, 0.9, 0.2]
+    assert holm(p_values) == pytest.approx(list(multipletests(p_values, method="holm")[1]))
 
 
 def wilcoxon_by_enumeration(differences: list[float]) -> float:
@@ -119,7 +126,7 @@ def lifelines_fit(rounds: list[int | None], limit: int):  # type: ignore[no-unty
         return KaplanMeierFitter().fit(durations, observed)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.lists(st.one_of(st.none(), st.integers(1, 4)), min_size=3, max_size=60))
 def test_kaplan_meier_matches_lifelines(rounds: list[int | None]) -> None:
     limit = 4
