@@ -5,7 +5,7 @@ McNemar), SciPy (BCa bootstrap, Wilcoxon signed-rank, Kaplan-Meier through ``sta
 the tests cross-check each against a second implementation. Holm's step-down is three lines of
 NumPy here: statsmodels' ``multipletests(method="holm")`` runs a full ``gc.collect()`` on every
 call, 0.05 s on a small heap and 0.5 s with three million objects alive, which stalled a report in
-a long-running process (and the test suite's property test for an hour). SciPy and statsmodels
+a long-running process (and the test suite's property test for a quarter of an hour). SciPy and statsmodels
 load when a statistic is first computed, not when a command starts.
 """
 

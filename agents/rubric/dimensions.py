@@ -240,7 +240,7 @@ def _multiplier(ops: list[str], index: int) -> bool:
 
 
 def _kinds(
-    term: _Written, lookup: Units, rates: Units, factor: bool, said: Units | None = None
+    term: _Written, lookup: Units, rates: Units, factor: bool, said: Units
 ) -> list[tuple[Dims, Fraction] | None]:
     """What one operand can be: its written unit (a bare "£8" of "£8 an hour" is the rate), else
     the unit looked up for its value, or a plain count when that value is often one and the
@@ -252,7 +252,7 @@ def _kinds(
     if kind is not None:
         return [kind]
     found = lookup.get(term.value)
-    own = (said or {}).get(term.value)  # the unit the solution writes this value with elsewhere
+    own = said.get(term.value)  # the unit the solution writes this value with elsewhere
     if found is None:
         return [None]
     if found[0] == NONE and own is not None and own[0] != NONE:
@@ -374,7 +374,11 @@ def steps(f: ProblemFacts) -> list[Step]:
         counts = w.unit is None and re.match(r"\s?[a-z]", text[w.end : w.end + 2])
         if w.unit is not None or counts:
             written_units.setdefault(w.value, set()).add(w.unit)
-    said = {v: u for v, (u,) in ((v, us) for v, us in written_units.items() if len(us) == 1) if u is not None}
+    said: Units = {}
+    for value, kinds in written_units.items():
+        only = next(iter(kinds)) if len(kinds) == 1 else None
+        if only is not None:
+            said[value] = only
     names = variables(text)
     letters = re.compile(rf"\d\s?(?:{'|'.join(sorted(names))})\b") if names else None
     for clause in _CLAUSE.split(text):
@@ -412,7 +416,7 @@ def _unit_said_next(step: Step, rest: str) -> Step:
     return step
 
 
-def _step(left: str, right: str, lookup: Units, rates: Units, said: Units | None = None) -> Step | None:
+def _step(left: str, right: str, lookup: Units, rates: Units, said: Units) -> Step | None:
     if not left or not right:
         return None
     pieces = [p for p in _OP.split(left) if p is not None]
@@ -433,7 +437,7 @@ def _step(left: str, right: str, lookup: Units, rates: Units, said: Units | None
     rescaled = _rescaled(terms, ops, lookup)
     return Step(
         f"{left} = {right.strip()}",
-        _evaluate(terms, ops, lookup, rates, said or {}),
+        _evaluate(terms, ops, lookup, rates, said),
         _bare(terms, ops),
         stated[0],
         len(terms),
@@ -495,7 +499,8 @@ def unit_chain(f: ProblemFacts) -> str:
 # of its operands be a wage or a fare per hour written as a bare amount.
 _PER_TIME = re.compile(
     r"\b(?:per|an?|each|every|for each|for every)\s(?:single\s|working\s|school\s)?"
-    r"(?:hour|minute|min|second|day|night|evening|morning|week|weekend|fortnight|month|year|term|session|lesson|shift|visit|lap)s?\b|"
+    r"(?:hour|minute|min|second|day|night|evening|morning|week|weekend|fortnight|month|year|"
+    r"term|session|lesson|shift|visit|lap)s?\b|"
     r"/\s?(?:h|hr|hour|min|minute|s|sec|day|week|month|year)\b|"
     r"\b(?:hourly|daily|nightly|weekly|monthly|yearly|annual(?:ly)?|mph|kph)\b"
 )
