@@ -56,8 +56,8 @@ _ERRORS = problem_responses(
 MEDIA = {"json": "application/json", "md": "text/markdown", "csv": "text/csv", "html": "text/html"}
 
 
-async def _public(service: BatchService, batch: Batch) -> BatchPublic:
-    state = await service.progress(batch.id)
+async def _public(service: BatchService, batch_id: str) -> BatchPublic:
+    batch, state = await service.snapshot(batch_id)
     return BatchPublic.model_validate(batch.model_dump() | {"progress": BatchProgress.model_validate(state)})
 
 
@@ -105,7 +105,7 @@ async def create_batch(
     )
     batch = await service.create(spec, key, registry)
     response.headers["Location"] = f"/v1/batches/{batch.id}"
-    return await _public(service, batch)
+    return await _public(service, batch.id)
 
 
 @router.get("", response_model=BatchPage, responses=_ERRORS)
@@ -130,13 +130,13 @@ async def list_batches(
         query = query.where(col(Batch.status) == status_filter)
     query = created_between(query, Batch, created_after, created_before)
     rows, next_cursor = await page(session, query, Batch, limit, cursor)
-    return BatchPage(items=[await _public(service, b) for b in rows], next_cursor=next_cursor)
+    return BatchPage(items=[await _public(service, b.id) for b in rows], next_cursor=next_cursor)
 
 
 @router.get("/{batch_id}", response_model=BatchPublic, responses=_ERRORS)
 async def get_batch(batch_id: BatchId, session: Session, key: ReadKey, service: Batches) -> BatchPublic:
     """A batch and its progress: items by state, tokens, cost and ETA."""
-    return await _public(service, await _get(session, batch_id, key.project_id))
+    return await _public(service, (await _get(session, batch_id, key.project_id)).id)
 
 
 async def _steer(
@@ -154,10 +154,7 @@ async def _steer(
         raise NotFound(f"There is no batch {batch_id}.") from exc
     except BatchStateError as exc:
         raise Conflict(f"Cannot {verb} this batch: {exc}.") from exc
-    async with short_session(service.sessions) as session:
-        batch = await session.get(Batch, batch_id)
-        assert batch is not None
-    return await _public(service, batch)
+    return await _public(service, batch_id)
 
 
 @router.post("/{batch_id}/pause", response_model=BatchPublic, responses=_ERRORS)

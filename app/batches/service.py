@@ -199,9 +199,19 @@ class BatchService:
         """Items by state, tokens, cost, and an ETA from the rate so far."""
         return await progress(self.sessions, batch_id)
 
+    async def snapshot(self, batch_id: str) -> tuple[Batch, dict[str, Any]]:
+        """The batch and its progress, from one read of the batch."""
+        return await snapshot(self.sessions, batch_id)
+
 
 async def progress(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> dict[str, Any]:
     """Items by state, tokens, cost, and an ETA from the rate so far (needs no broker)."""
+    return (await snapshot(sessions, batch_id))[1]
+
+
+async def snapshot(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> tuple[Batch, dict[str, Any]]:
+    """The batch row and its progress, both from one read of the row: a batch shown with its
+    progress never says "completed" beside a ``finished_at`` read before it ended."""
     async with short_session(sessions) as session:
         batch = await session.get(Batch, batch_id)
         if batch is None:
@@ -214,7 +224,7 @@ async def progress(sessions: async_sessionmaker[AsyncSession], batch_id: str) ->
     elapsed = ((batch.finished_at or utcnow()) - batch.created_at).total_seconds()
     remaining = total - finished
     eta = elapsed / finished * remaining if finished and remaining and batch.status == "running" else None
-    return {
+    return batch, {
         "id": batch.id,
         "status": batch.status,
         "stop_reason": batch.stop_reason,

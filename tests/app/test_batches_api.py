@@ -353,3 +353,28 @@ async def test_batches_and_datasets_are_filtered_by_status_and_time_and_still_pa
     assert await listed("batches", status="completed") == list(reversed(batch_ids))
     assert await listed("batches", status="paused") == []
     assert_problem(await service.client.get("/v1/batches", params={"status": "done"}, headers=read), 422)
+
+
+async def test_a_batch_that_ends_during_a_read_is_shown_ended_or_running_throughout(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch ends between the request's own read of it and the read of its progress: the
+    response shows one state, so "completed" never stands beside a null ``finished_at``."""
+    from app.batches import repository as repo
+    from app.batches.service import BatchService
+    from app.db import short_session
+    from app.models import BATCH_ACTIVE, utcnow
+
+    batch = await start(service, models=["rubric"])
+    original = BatchService.snapshot
+
+    async def ending(self: BatchService, batch_id: str) -> Any:
+        async with short_session(self.sessions) as session:
+            await repo.transition(session, batch_id, BATCH_ACTIVE, status="completed", finished_at=utcnow())
+        return await original(self, batch_id)
+
+    monkeypatch.setattr(BatchService, "snapshot", ending)
+    shown = (await service.client.get(f"/v1/batches/{batch['id']}", headers=service.keys.auth("read"))).json()
+    assert shown["progress"]["status"] == "completed" and shown["finished_at"]
+    monkeypatch.undo()
+    await settle(service, batch["id"])  # the items in flight finish before the app stops
