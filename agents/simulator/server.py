@@ -43,6 +43,7 @@ class LoggedRequest:
     arrived: int
     answered: int | None = None
     status: int = 200
+    connection: str = ""  # the client's address and port: which of its connections carried the call
 
 
 @dataclass
@@ -70,11 +71,11 @@ class SimulatorState:
             self._gate_open = None
             self._random = random.Random(config.seed)
 
-    def arrive(self, role: str, body: dict[str, Any]) -> LoggedRequest:
+    def arrive(self, role: str, body: dict[str, Any], connection: str = "") -> LoggedRequest:
         """Log an arrival."""
         with self._lock:
             self._clock += 1
-            entry = LoggedRequest(len(self.requests) + 1, role, body, self._clock)
+            entry = LoggedRequest(len(self.requests) + 1, role, body, self._clock, connection=connection)
             self.requests.append(entry)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -124,7 +125,8 @@ def create_simulator(state: SimulatorState | None = None) -> Starlette:
         except (json.JSONDecodeError, UnicodeDecodeError):
             return JSONResponse({"error": {"message": "invalid JSON", "type": "invalid_request_error"}}, 400)
         role = role_of(body)
-        entry = shared.arrive(role, body)
+        peer = request.client
+        entry = shared.arrive(role, body, f"{peer.host}:{peer.port}" if peer else "")
         # A request the profile's server refuses or ignores uses no rule: rules script the model.
         unscripted = wants_schema(body) and shared.config.server.json_schema != "supported"
         rule = None if unscripted else shared.pick_rule(role, all_text(body))
@@ -221,6 +223,7 @@ def _public(entry: LoggedRequest) -> dict[str, Any]:
         "answered": entry.answered,
         "status": entry.status,
         "stream": bool(entry.body.get("stream")),
+        "connection": entry.connection,
     }
 
 

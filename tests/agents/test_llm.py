@@ -189,6 +189,34 @@ async def test_concurrency_limit_is_respected(sim: Sim, client: Callable[..., LL
     assert server.state.max_in_flight == 2
 
 
+async def test_every_call_the_limit_allows_is_in_flight_at_once_above_the_pool_default(
+    sim: Sim, client: Callable[..., LLMClient]
+) -> None:
+    # httpx's own pool holds 100 connections; a model allowed 120 calls must send 120 at once, each
+    # once. The gate holds every answer until 120 requests have arrived (its timeout, and the
+    # client's, only end a failure: calls waiting for the pool time out and are sent again).
+    server = sim(gate=120, gate_timeout_s=150)
+    judge = LLMJudge(client(max_concurrency=120, timeout_s=120))
+    await asyncio.gather(*(judge.assess(REQUEST) for _ in range(120)))
+    assert len(server.state.requests) == 120
+    assert len({entry.connection for entry in server.state.requests}) == 120
+
+
+async def test_a_round_of_parallel_calls_reuses_the_last_rounds_connections(
+    sim: Sim, client: Callable[..., LLMClient]
+) -> None:
+    # Every round opens as many connections as it has calls in flight; the next round finds them
+    # open. With httpx's defaults 20 stayed open and each round opened the rest again.
+    judge = LLMJudge(client(max_concurrency=40, timeout_s=120))
+    seen: list[set[str]] = []
+    for _ in range(3):
+        server = sim(gate=40, gate_timeout_s=300)
+        await asyncio.gather(*(judge.assess(REQUEST) for _ in range(40)))
+        seen.append({entry.connection for entry in server.state.requests})
+    assert len(seen[0]) == 40 and "" not in seen[0]
+    assert seen[1] == seen[0] and seen[2] == seen[0]
+
+
 class MemoryCache:
     def __init__(self) -> None:
         self.store: dict[str, str] = {}
