@@ -71,8 +71,8 @@ class SimulatorState:
             self._gate_open = None
             self._random = random.Random(config.seed)
 
-    def arrive(self, role: str, body: dict[str, Any], connection: str = "") -> LoggedRequest:
-        """Log an arrival."""
+    def arrive(self, role: str, body: dict[str, Any], connection: str) -> LoggedRequest:
+        """Log an arrival, with the client connection (address and port) that carried it."""
         with self._lock:
             self._clock += 1
             entry = LoggedRequest(len(self.requests) + 1, role, body, self._clock, connection=connection)
