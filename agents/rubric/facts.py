@@ -161,7 +161,11 @@ class ProblemFacts:
         definition ("Let n be the number of pens."). Vocabulary added to a problem must change no
         check: "compare it with another method" is no gain of pens."""
         text = with_digits(self.question)
-        kept = [part for part in _SENTENCE.split(text) if not _WORDS_ONLY.match(part.strip())]
+        parts = _SENTENCE.split(text)
+        kept = [part for part in parts if not _WORDS_ONLY.match(part.strip())]
+        if not any(part.rstrip().endswith("?") or _TASK.match(part.strip()) for part in kept):
+            story = " ".join(kept)
+            kept = [part for part in parts if part in kept or _story_why(part, story)]
         return " ".join(kept) or text
 
     @cached_property
@@ -344,6 +348,32 @@ def rounded(value: Fraction, written: str, computed: set[Fraction]) -> bool:
 
 
 _ASIDE = re.compile(r"\s*\([^()]*\)|,? with (?:[^.?!]|\.(?=\d))*?\b(?:left over|to spare|remaining)\b")
+
+
+def _story_why(sentence: str, story: str) -> bool:
+    """Whether ``sentence`` asks why of something the story names ("Why is the rope longer than
+    either piece?"): a problem's own question when it has no other. A "why" that names nothing of
+    the story ("Why does this method work?") asks nothing of it, and gives a problem with no
+    question none."""
+    said = sentence.strip().lower()
+    if not (said.startswith("why") and said.endswith("?")):
+        return False
+    named = set(_WORD.findall(story.lower())) - _SAYS_NOTHING
+    return bool(set(_WORD.findall(said)) & named)
+
+
+# A word that may name a thing of the story (four letters or more), and the words that any question
+# about a method or an answer may use, which name none.
+_WORD = re.compile(r"[a-z]{4,}")
+_SAYS_NOTHING = frozenset(
+    re.findall(
+        r"\w+",
+        "this that these those does work works worked method methods answer answers correct right true "
+        "wrong numbers number values value quantities result results solution step steps reasoning "
+        "sound must have would could should your their there what with from make makes sense always "
+        "never every each same different other",
+    )
+)
 
 
 def _restates(sentence: str, before: str) -> bool:

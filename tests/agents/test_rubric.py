@@ -258,6 +258,24 @@ def test_a_question_about_other_numbers_is_no_task_of_its_own() -> None:
     assert ProblemFacts(f"Mia has 12 shells and finds 7 more. {what_if}", "").questions == []
     assert ProblemFacts("Mia has 12 shells and finds 7 more. Why?", "").questions == []
     assert ProblemFacts("Mia has 12 shells and finds 7 more. How many now?", "").questions
+    assert ProblemFacts("Mia has 12 shells and finds 7 more. Why does this method work?", "").questions == []
+
+
+async def test_a_why_about_the_storys_own_things_is_its_question() -> None:
+    """A question-less story gains no question from a "why" about methods, but a problem whose one
+    question is a "why" about its own things has that question (it was refused as asking nothing)."""
+    rope = Problem(
+        question="A rope is cut into two pieces of 3 m and 5 m. Why is the rope longer than either piece?",
+        solution="The rope is 3 + 5 = 8 m long, which is more than 3 m and more than 5 m.",
+    )
+    assert ProblemFacts(rope.question, rope.solution).questions == [
+        "Why is the rope longer than either piece?"
+    ]
+    context = RunContext(
+        judges={j: RubricJudge() for j in JUDGES}, reviser=RubricReviser(), policy=get_policy("default")
+    )
+    accepted, decision, quality, _, gate = await judge_once(rope, context)
+    assert accepted, f"{decision} at Q = {quality}, gate {gate}"
 
 
 def test_naming_the_answer_x_establishes_no_result() -> None:
