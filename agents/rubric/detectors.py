@@ -1128,6 +1128,7 @@ def proportional(f: ProblemFacts) -> Result:
     return (
         _area_scaling(f)
         or scaling.same_amount(f)
+        or scaling.shared_inverted(f)
         or _sprint(f)
         or world.temperatures_added(f)
         or world.mixture_outside(f)

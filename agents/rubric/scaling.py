@@ -75,6 +75,46 @@ def parallel_duration(f: ProblemFacts) -> str:
     )
 
 
+# Hands that share one job: the more of them, the sooner it is done.
+_HANDS = re.compile(
+    r"(?<![\d.])(\d+) (more |fewer |extra )?(workers?|builders?|painters?|cleaners?|gardeners?|"
+    r"pumps?|taps?|pipes?|machines?|printers?|robots?|harvesters?|diggers?|people|men|women)\b"
+)
+# Work done one by one, where more of them rightly take longer.
+_ONE_BY_ONE = re.compile(r"\bone (?:after (?:another|the other)|at a time|by one)\b|\bin turn\b|\beach\b")
+
+
+def shared_inverted(f: ProblemFacts) -> str:
+    """Twice the hands on the same job take half the time, not twice: the solution must not scale
+    the given time by the new count over the old ("3 painters take 6 hours; 6 painters take 12").
+    Read only where the story gives just the two counts and the time, so a job that also changes
+    size ("… paint 8 fences") is left alone."""
+    q = f.q.lower()
+    if not _DURATION_ASK.search(f.target) or _ONE_BY_ONE.search(q):
+        return ""
+    hands = _HANDS.findall(q)
+    durations = _DURATION.findall(q)
+    if len(hands) != 2 or len(durations) != 1 or len(f.question_numbers) != 3:
+        return ""
+    (before, more, noun), (after, change, other) = hands
+    if more or noun.rstrip("s") != other.rstrip("s"):
+        return ""
+    old, new = Fraction(before), Fraction(after)
+    new = old + new if change.strip() in ("more", "extra") else old - new if change else new
+    given = Fraction(durations[0][0])
+    if old == new or new <= 0 or f.final_answer is None:
+        return ""
+    if f.final_answer == given * new / old != given * old / new:
+        return (
+            f"{show(new)} {other} share the job {show(old)} do, so they take {show(given * old / new)} "
+            f"{durations[0][1]}, not the time scaled up with their number ({show(f.final_answer)})"
+            if new > old
+            else f"fewer {other} take longer, not less: {show(given * old / new)} {durations[0][1]}, "
+            f"not {show(f.final_answer)}"
+        )
+    return ""
+
+
 _TIMED = re.compile(r"(\d+(?:\.\d+)?) ?(?:seconds?|minutes?|mins?|hours?|h|days?)\b")
 
 

@@ -230,6 +230,50 @@ def test_the_size_of_each_thing_does_not_grow_with_how_many() -> None:
     assert not d.proportional(ProblemFacts(question, "The nails are the same: each is 5 cm long."))
 
 
+@pytest.mark.parametrize(
+    ("question", "solution", "flawed"),
+    [
+        (
+            "It takes 3 painters 6 hours to paint a fence. How long would it take 6 painters?",
+            "Twice as many painters take twice as long: 6 × 2 = 12 hours.",
+            True,
+        ),
+        (
+            "It takes 3 painters 6 hours to paint a fence. How long would it take 6 painters?",
+            "Twice as many painters take half as long: 6 ÷ 2 = 3 hours.",
+            False,
+        ),
+        ("6 gardeners weed a park in 4 hours. How long would 3 gardeners take?", "4 ÷ 2 = 2 hours.", True),
+        ("6 gardeners weed a park in 4 hours. How long would 3 gardeners take?", "4 × 2 = 8 hours.", False),
+        (
+            "4 builders finish a shed in 9 days. If 2 more builders join them, how long will the job take?",
+            "There are now 4 + 2 = 6 builders, so 9 × 6 ÷ 4 = 13.5 days.",
+            True,
+        ),
+        (
+            "4 builders finish a shed in 9 days. If 2 more builders join them, how long will the job take?",
+            "There are now 4 + 2 = 6 builders, so 9 × 4 ÷ 6 = 6 days.",
+            False,
+        ),
+        # one at a time, more of them rightly take longer
+        (
+            "It takes 3 people 6 minutes to pass through a turnstile one at a time. "
+            "How long will 6 people take?",
+            "Each person takes 6 ÷ 3 = 2 minutes, so 6 people take 6 × 2 = 12 minutes.",
+            False,
+        ),
+        # a bigger job as well: the direct ratio is a coincidence, and the check stays out
+        (
+            "3 painters paint 2 fences in 6 hours. How long do 6 painters take to paint 8 fences?",
+            "8 fences are 4 times the job and 6 painters twice the hands: 6 × 4 ÷ 2 = 12 hours.",
+            False,
+        ),
+    ],
+)
+def test_more_hands_on_one_job_take_less_time_not_more(question: str, solution: str, flawed: bool) -> None:
+    assert bool(d.proportional(ProblemFacts(question, solution))) is flawed
+
+
 # ---- the roles of quantities --------------------------------------------------------------------
 
 
