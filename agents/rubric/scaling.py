@@ -80,7 +80,7 @@ _HANDS = re.compile(
     r"(?<![\d.])(\d+) (more |fewer |extra )?(workers?|builders?|painters?|cleaners?|gardeners?|"
     r"pumps?|taps?|pipes?|machines?|printers?|robots?|harvesters?|diggers?|people|men|women)\b"
 )
-# Work done one by one, where more of them rightly take longer.
+# Work done one by one, or a time given for each one, where more of them rightly take longer.
 _ONE_BY_ONE = re.compile(r"\bone (?:after (?:another|the other)|at a time|by one)\b|\bin turn\b|\beach\b")
 
 
@@ -105,12 +105,10 @@ def shared_inverted(f: ProblemFacts) -> str:
     if old == new or new <= 0 or f.final_answer is None:
         return ""
     if f.final_answer == given * new / old != given * old / new:
+        way, sooner = ("up", "do not take longer") if new > old else ("down", "do not finish sooner")
         return (
-            f"{show(new)} {other} share the job {show(old)} do, so they take {show(given * old / new)} "
-            f"{durations[0][1]}, not the time scaled up with their number ({show(f.final_answer)})"
-            if new > old
-            else f"fewer {other} take longer, not less: {show(given * old / new)} {durations[0][1]}, "
-            f"not {show(f.final_answer)}"
+            f"{show(new)} {other} instead of {show(old)} on one job {sooner}: the solution scales the "
+            f"{show(given)} {durations[0][1]} {way} with their number, to {show(f.final_answer)}"
         )
     return ""
 
