@@ -358,6 +358,9 @@ def _add(left: Quantity, right: Quantity, subtract: bool) -> Quantity:
         return Quantity(
             _exact(left.value) + (-minutes if subtract else minutes), clock=True, meridiem=left.meridiem
         )
+    if left.clock and right.clock and subtract:
+        # From one time of day to another is a duration in minutes (past midnight if need be).
+        return Quantity(_exact(left.value - right.value) % 1440, unit("min"), units_seen=seen | {"min"})
     r_value: Number = right.value
     if left.unit is not None and right.unit is not None and left.unit.dimension == right.unit.dimension:
         r_value = _exact(right.value) * right.unit.scale / left.unit.scale

@@ -358,6 +358,11 @@ def _conversion(a: Quantity, b: Quantity) -> bool:
 
 def _compare(left: _Side, right: _Side, a: Quantity, b: Quantity, operators: int) -> Evidence | None:
     claim = f"{left.text} {right.link} {right.text}"
+    if b.clock and not b.meridiem and a.unit is not None and a.unit.dimension == "time" and operators:
+        # "11:20 − 09:45 = 1:35": a worked-out duration written as hours:minutes (or minutes:seconds)
+        minutes, seconds = _in_unit(a, unit("min")), _in_unit(a, unit("s"))
+        shown = f"{int(minutes) // 60}:{int(minutes) % 60:02d}"
+        return Evidence("clock", claim, right.text, shown, b.value in (minutes, seconds))
     if a.clock or b.clock:
         if not (a.clock and b.clock):
             return None

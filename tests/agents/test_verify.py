@@ -126,6 +126,13 @@ def test_equations_and_powers(solution: str, ok: bool) -> None:
         ("50 ÷ 12 = 4.17 minibuses.", True),  # rounded to the decimals written
         ("50 ÷ 12 = 4.2 minibuses.", True),
         ("50 ÷ 12 = 4.3 minibuses.", False),
+        # from one time of day to another is a duration
+        ("11:20 − 09:45 = 1:35, so the journey takes 1 h 35 min.", True),
+        ("11:20 − 09:45 = 1:75, so the journey takes 1 h 75 min.", False),
+        ("11:20 − 09:45 = 95 minutes.", True),
+        ("11:20 − 09:45 = 1 h 35 min.", True),
+        ("11:20 − 09:45 = 1.35 hours.", False),  # 1 h 35 min is not 1.35 h
+        ("01:10 − 22:50 = 2 h 20 min.", True),  # past midnight
     ],
 )
 def test_clocks_remainders_and_rounding(solution: str, ok: bool) -> None:
