@@ -359,8 +359,12 @@ def _add(left: Quantity, right: Quantity, subtract: bool) -> Quantity:
             _exact(left.value) + (-minutes if subtract else minutes), clock=True, meridiem=left.meridiem
         )
     if left.clock and right.clock and subtract:
-        # From one time of day to another is a duration in minutes (past midnight if need be).
-        return Quantity(_exact(left.value - right.value) % 1440, unit("min"), units_seen=seen | {"min"})
+        # From one time of day to another is a duration in minutes, past midnight if need be; two
+        # times said without am/pm are read on a 12-hour clock ("5:00 − 9:00" is 8 hours).
+        span = _exact(left.value - right.value) % 1440
+        if not (left.meridiem or right.meridiem) and span > 720:
+            span -= 720
+        return Quantity(span, unit("min"), units_seen=seen | {"min"})
     r_value: Number = right.value
     if left.unit is not None and right.unit is not None and left.unit.dimension == right.unit.dimension:
         r_value = _exact(right.value) * right.unit.scale / left.unit.scale

@@ -133,6 +133,8 @@ def test_equations_and_powers(solution: str, ok: bool) -> None:
         ("11:20 − 09:45 = 1 h 35 min.", True),
         ("11:20 − 09:45 = 1.35 hours.", False),  # 1 h 35 min is not 1.35 h
         ("01:10 − 22:50 = 2 h 20 min.", True),  # past midnight
+        ("5:00 − 9:00 = 8 hours.", True),  # no am/pm: a 12-hour clock
+        ("22:00 − 08:00 = 14 hours.", True),
     ],
 )
 def test_clocks_remainders_and_rounding(solution: str, ok: bool) -> None:
