@@ -33,11 +33,15 @@ _OWN_TIME = re.compile(
     r"\b(?:dry|dries|dried|drying|charge|charges|charged|charging|boil|boils|boiled|ripen|ripens|"
     r"song|film|movie|symphony|concert|melt|melts|set|sets|rise|rises|bake|bakes|baked)\b"
 )
+# Hands (or pumps) that share a job out, and work done one after another.
+_HAND_NOUNS = (
+    r"workers?|builders?|painters?|pumps?|taps?|pipes?|machines?|printers?|cleaners?|robots?|"
+    r"harvesters?|diggers?"
+)
+_IN_TURN = r"one after (?:another|the other)|one at a time|in turn"
 # Work shared out: more hands (or pumps) finish sooner, and that is a real proportion.
 _SHARED = re.compile(
-    r"\b(?:workers?|builders?|painters?|pumps?|taps?|pipes?|machines?|printers?|cleaners?|robots?|"
-    r"harvesters?|diggers?|share|sharing|shared|same rate|one after (?:another|the other)|one at a time|"
-    r"in turn|batch(?:es)?|only (?:one|\d+))\b"
+    rf"\b(?:{_HAND_NOUNS}|share|sharing|shared|same rate|{_IN_TURN}|batch(?:es)?|only (?:one|\d+))\b"
 )
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)[ -]?(seconds?|minutes?|hours?|days?|h|min)\b")
 
@@ -76,12 +80,9 @@ def parallel_duration(f: ProblemFacts) -> str:
 
 
 # Hands that share one job: the more of them, the sooner it is done.
-_HANDS = re.compile(
-    r"(?<![\d.])(\d+) (more |fewer |extra )?(workers?|builders?|painters?|cleaners?|gardeners?|"
-    r"pumps?|taps?|pipes?|machines?|printers?|robots?|harvesters?|diggers?|people|men|women)\b"
-)
+_HANDS = re.compile(rf"(?<![\d.])(\d+) (more |fewer |extra )?({_HAND_NOUNS}|gardeners?|people|men|women)\b")
 # Work done one by one, or a time given for each one, where more of them rightly take longer.
-_ONE_BY_ONE = re.compile(r"\bone (?:after (?:another|the other)|at a time|by one)\b|\bin turn\b|\beach\b")
+_ONE_BY_ONE = re.compile(rf"\b(?:{_IN_TURN}|one by one|each)\b")
 
 
 def shared_inverted(f: ProblemFacts) -> str:
