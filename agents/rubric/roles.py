@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from agents.rubric import owners
 from agents.rubric.facts import ProblemFacts, rounded, show
 from agents.verify.expressions import NUMBER
 from agents.verify.units import UNIT_PATTERN, unit
@@ -325,9 +326,48 @@ def age_added(f: ProblemFacts) -> str:
     return ""
 
 
+_AMOUNT_OF = re.compile(rf"(?<![\d.])(\d+(?:\.\d+)?) ?({UNIT_PATTERN}) of ([a-z]+)\b")
+_ASKED_SUBSTANCE = re.compile(
+    rf"\bhow (?:much|many (?:{UNIT_PATTERN}) of) ([a-z]+)\b(?! (?:and|or)\b)(?![^?]*\b(?:and|with|plus)\b)"
+)
+_MIXED = re.compile(r"\b(?:total|altogether|together|in all|combined|mixture|ingredients|both)\b")
+
+
+def other_substance(f: ProblemFacts) -> str:
+    """'How much flour for 36 muffins' counts the flour: the recipe's 90 g of sugar added to its
+    180 g of flour answers for a mixture nobody asked about."""
+    asked = _ASKED_SUBSTANCE.search(f.target)
+    if not asked or _MIXED.search(f.target):
+        return ""
+    substance = asked.group(1)
+    amounts = [(Fraction(n), unit(u), noun) for n, u, noun in _AMOUNT_OF.findall(f.q.lower())]
+    ours = {(value, u.dimension) for value, u, noun in amounts if u and noun == substance}
+    for value, u, noun in amounts:
+        if not u or noun == substance or (value, u.dimension) in ours:
+            continue
+        for mine, dimension in ours:
+            if dimension != u.dimension:
+                continue
+            a, b = re.escape(show(mine)), re.escape(show(value))
+            if re.search(rf"(?<![\d.]){a} ?\+ ?{b}(?![\d.])|(?<![\d.]){b} ?\+ ?{a}(?![\d.])", f.s):
+                return (
+                    f"the question asks for the {substance}; the solution adds the {show(value)} "
+                    f"{u.name} of {noun} to it"
+                )
+    return ""
+
+
 def unused_roles(f: ProblemFacts) -> str:
     """Any quantity above that the solution uses although the story leaves it out."""
-    return extra_parts(f) or unsold_counted(f) or absent_counted(f) or others_quantity(f) or age_added(f)
+    return (
+        extra_parts(f)
+        or unsold_counted(f)
+        or absent_counted(f)
+        or others_quantity(f)
+        or owners.foreign_quantity(f)
+        or other_substance(f)
+        or age_added(f)
+    )
 
 
 # ---- containers, prices and rates -------------------------------------------------------------------

@@ -545,3 +545,91 @@ def test_a_number_is_not_a_constant_taken_apart() -> None:
         "35 + 40 = 75 minutes, which is 1 hour and 15 minutes.",
     )
     assert split.untraced == []
+
+
+# ---- whose quantity it is ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "flawed", "sound"),
+    [
+        (  # a neighbour's plants
+            "Ines grows 14 pea plants. Her neighbour, Mr Adeyemi, grows 20 pea plants. Each of Ines's "
+            "plants gives 30 pods. How many pods does Ines pick?",
+            "14 + 20 = 34 plants, and 34 × 30 = 1020 pods.",
+            "14 × 30 = 420 pods.",
+        ),
+        (  # a friend who pays for herself
+            "Bruno buys 2 sandwiches at $4.50 each. His friend Carla buys a salad for $6 and pays for it "
+            "herself. How much change does Bruno get from $20?",
+            "2 × 4.50 = 9, 9 + 6 = 15, and 20 − 15 = $5.",
+            "2 × 4.50 = 9, and 20 − 9 = $11.",
+        ),
+        (  # a brother who saves on his own ("who" stands for the brother)
+            "Mila saves $7 a week. She has a brother, who saves $2 a week of his own. How many weeks does "
+            "Mila need to save $42?",
+            "7 + 2 = 9 a week, and 42 ÷ 9 = 4.67 weeks.",
+            "42 ÷ 7 = 6 weeks.",
+        ),
+    ],
+)
+def test_a_number_of_someone_the_question_leaves_out_is_not_used(
+    question: str, flawed: str, sound: str
+) -> None:
+    assert "belongs to" in (d.relevant_data(ProblemFacts(question, flawed)) or "")
+    assert not d.relevant_data(ProblemFacts(question, sound))
+
+
+@pytest.mark.parametrize(
+    ("question", "solution"),
+    [
+        # another's number tied to the asked one: compared, given, eaten from, used
+        (
+            "Tom picks 12 apples. His sister Mia picks twice as many. How many apples does Mia pick?",
+            "2 × 12 = 24.",
+        ),
+        ("Ana's brother Luis is 12. Ana is 4 years younger. How old is Ana?", "12 − 4 = 8 years."),
+        (
+            "Lena bakes 24 cookies. Her brother eats 5 of them. How many cookies does Lena have left?",
+            "24 − 5 = 19.",
+        ),
+        (
+            "Aisha saves $6 a week. Her aunt adds $4 to her savings each week. How much does Aisha save "
+            "in 5 weeks?",
+            "6 + 4 = 10, and 5 × 10 = $50.",
+        ),
+        (
+            "Ben has 30 marbles. His cousin Sam gives him 12 more. How many marbles does Ben have?",
+            "30 + 12 = 42.",
+        ),
+        (
+            "Owen's grandmother knits 3 scarves a week. Owen sells them at $8 each. How much does Owen "
+            "make from 4 weeks of scarves?",
+            "4 × 3 = 12 scarves, and 12 × 8 = $96.",
+        ),
+        (
+            "Jamal has 60 stickers. He gives 1/3 of them to his sister and half of the rest to his "
+            "friend Kai. How many stickers does Kai get?",
+            "60 − 20 = 40, and 40 ÷ 2 = 20 stickers.",
+        ),
+        # a question about a group, or about two people
+        (
+            "Zara has 14 shells and her brother Kofi has 9 shells. How many shells do they have together?",
+            "14 + 9 = 23 shells.",
+        ),
+        (
+            "Zara has 14 shells. Her brother Kofi has 9 shells. How many more shells does Zara have?",
+            "14 − 9 = 5.",
+        ),
+    ],
+)
+def test_a_number_tied_to_the_asked_person_may_be_used(question: str, solution: str) -> None:
+    assert not d.relevant_data(ProblemFacts(question, solution))
+
+
+def test_a_question_about_one_substance_does_not_add_another() -> None:
+    question = "A loaf needs 500 g of flour and 10 g of salt. How much flour do 4 loaves need?"
+    assert "salt" in (d.relevant_data(ProblemFacts(question, "4 × (500 + 10) = 2040 g.")) or "")
+    assert not d.relevant_data(ProblemFacts(question, "4 × 500 = 2000 g."))
+    mixed = "A loaf needs 500 g of flour and 10 g of salt. How much flour and salt do 4 loaves need together?"
+    assert not d.relevant_data(ProblemFacts(mixed, "4 × (500 + 10) = 2040 g."))
