@@ -759,6 +759,7 @@ def data_consistent(f: ProblemFacts) -> Result:
         _percent_shares,
         _fraction_shares,
         _time_window,
+        _span_said,
         _had_gave,
         _speed,
         _rectangle,
@@ -871,6 +872,42 @@ def _rectangle(q: str) -> str:
         )
     if area and Fraction(area.group(1)) != a * b:
         return f"sides of {float(a):g} and {float(b):g} give an area of {float(a * b):g}, not {area.group(1)}"
+    return ""
+
+
+# "from 4:15 pm to 5:00 pm, a total of 50 minutes": a span and its length in one sentence
+_FROM_TO_CLOCKS = re.compile(
+    r"\b(?:from|between) (\d{1,2}:\d{2})(?:\s?([ap])\.?m\.?)? (?:to|until|till|and) "
+    r"(\d{1,2}:\d{2})(?:\s?([ap])\.?m\.?)?"
+)
+_SPAN_LENGTH = re.compile(
+    r"\b(?:a total of|in total|lasting|which is|that is|altogether|in all|making) "
+    r"(?:(\d+(?:\.\d+)?) hours?(?: (?:and )?(\d+) minutes?)?|(\d+) minutes?)\b"
+)
+
+
+def _span_said(q: str) -> str:
+    """A span between two clock times said with its length: the length is the span."""
+    for sentence in re.split(r"(?<=[.?!])\s+", q):
+        span, said = _FROM_TO_CLOCKS.search(sentence), _SPAN_LENGTH.search(sentence)
+        if not span or not said or said.start() < span.end():
+            continue
+        if re.search(r"\b(?:lunch|break|stop|rest|pause|interval|wait|each|every)\b", sentence):
+            continue
+        first, first_m, last, last_m = span.groups()
+        if first_m and last_m:
+            window = (_minutes(last, last_m) - _minutes(first, first_m)) % 1440
+        elif any(c.startswith("0") or int(c.split(":")[0]) > 12 for c in (first, last)):
+            window = (_minutes(last, None) - _minutes(first, None)) % 1440  # a 24-hour clock
+        else:  # read on a 12-hour clock: "from 11:30 to 1:15" is 1 h 45 min
+            window = (_minutes(last, None) - _minutes(first, None)) % 720
+        hours, extra, minutes = said.groups()
+        stated = Fraction(minutes) if minutes else Fraction(hours) * 60 + int(extra or 0)
+        if window != stated:
+            return (
+                f"from {first} to {last} is {window // 60} h {window % 60} min, "
+                f"not the {show(stated)} minutes stated"
+            )
     return ""
 
 
@@ -1094,7 +1131,7 @@ _INHERENT = re.compile(
     r"\b(?:song|film|movie|symphony|concert|play|boil|boils|boiled|bake|bakes|baked|dry|dries|dried|ripen|ripens|grow|grows|cook|cooks|melt|melts|sing|sings|perform|performs)\b"
 )
 _SEQUENTIAL = re.compile(
-    r"\bone after (?:another|the other)\b|\bone at a time\b|\bin turn\b|\bonly (?:one|\d+)\b|"
+    r"\b(?:one|1) after (?:another|the other)\b|\b(?:one|1) at a time\b|\bin turn\b|\bonly (?:one|\d+)\b|"
     r"\bholds only\b|\bbatch(?:es)?\b|"
     r"\bshare (?:the|this) (?:same )?(?:work|job|task)\b|\bsame rate\b|"
     r"\bworks? at the same\b|\beach (?:works|does)\b"

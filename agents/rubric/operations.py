@@ -353,6 +353,103 @@ def more_after_taking(f: ProblemFacts) -> str:
     return ""
 
 
+# ---- an arrival comes after the departure ------------------------------------------------------
+
+_SETS_OFF = re.compile(
+    r"\b(?:leaves?|left|departs?|departed|sets? off|starts?|started|begins?|began) (?:[a-z ]{0,30}?)?"
+    r"(?:at )?(\d{1,2}):(\d{2})\b"
+)
+_LATER_ASKED = re.compile(
+    r"\b(?:arrive|arrives|arrival|finish|finishes|end|ends|get (?:there|home|back)|reach)\b"
+)
+_SPANS = re.compile(
+    r"(?<![\d.:])(\d+) ?(?:h|hours?)(?: (?:and )?(\d+) ?(?:min|minutes?))?\b|"
+    r"(?<![\d.:])(\d+) ?(?:min|minutes?)\b"
+)
+
+
+def _spans(text: str) -> set[int]:
+    out = set()
+    for hours, minutes, only in _SPANS.findall(text):
+        out.add(int(only) if only else int(hours) * 60 + int(minutes or 0))
+    return out
+
+
+def arrival_before_departure(f: ProblemFacts) -> str:
+    """'Leaves at 10:45, the journey takes 2 h 30 min: when does it arrive' is 13:15; 08:15 is the
+    duration taken away from the start."""
+    start = _SETS_OFF.search(f.q.lower())
+    if not start or not _LATER_ASKED.search(f.target) or "what time" not in f.target + " when":
+        return ""
+    clocks = re.findall(r"\b(\d{1,2}):(\d{2})\b", f.final_sentence)
+    if not clocks:
+        return ""
+    begin = int(start.group(1)) * 60 + int(start.group(2))
+    end = int(clocks[-1][0]) * 60 + int(clocks[-1][1])
+    for span in _spans(f.q.lower()):
+        if span and (begin - end) % 720 == span % 720 and (end - begin) % 720 != span % 720:
+            return (
+                f"the end comes {show(Fraction(span))} minutes after the start; the solution takes the "
+                "time away instead of adding it"
+            )
+    return ""
+
+
+# ---- a rate per unit is a total over the units -------------------------------------------------
+
+_PER_ASKED = re.compile(
+    r"\b(?:per|an|a|each) (hour|day|week|month|night|person|kilogram|kg|litre|metre|minute)\b"
+)
+
+
+def rate_from_total(f: ProblemFacts) -> str:
+    """'£180 for a job of 4 hours: how much per hour' is 180 ÷ 4; 180 × 4 is no rate."""
+    asked = _PER_ASKED.search(f.target)
+    if not asked or not re.search(
+        r"\bhow much\b|\bwhat (?:is|was) the (?:rate|price|cost|charge)\b", f.target
+    ):
+        return ""
+    q = " ".join(s for s in f.sentences if s not in f.questions).lower()
+    thing = asked.group(1)
+    totals = re.findall(rf"{_MONEY} ?{_NUM}", q)
+    counts = re.findall(rf"{_NUM} ?{re.escape(thing)}s?\b(?!/)", q)
+    if re.search(rf"\b(?:per|an|a|each) {re.escape(thing)}\b", q):
+        return ""  # the story already gives a rate per that unit
+    for total in totals:
+        for count in counts:
+            if Fraction(count) > 1 and _either(f.s, _term(total), "[×*]", _term(count)):
+                return (
+                    f"a charge per {thing} is the total divided by the {thing}s "
+                    f"({show(Fraction(total))} ÷ {show(Fraction(count))}); the solution multiplies them"
+                )
+    return ""
+
+
+# ---- counts of one kind are added, not multiplied ----------------------------------------------
+
+
+def like_counts_multiplied(f: ProblemFacts) -> str:
+    """'12 trays in the morning and 9 trays in the afternoon, 8 muffins on every tray' is
+    (12 + 9) × 8: trays times trays counts nothing."""
+    q = f.q.lower()
+    counts = re.findall(rf"(?<![\d.$£€]){_NUM} ([a-z]+?)(?:es|s)?\b(?! of each| each|/)", q)
+    seen: dict[str, list[str]] = {}
+    for number, noun in counts:
+        if unit(noun) is None and len(noun) > 2:
+            seen.setdefault(noun, []).append(number)
+    for noun, numbers in seen.items():
+        if len(numbers) < 2 or not re.search(rf"\b(?:each|every|per|a|an) {noun}\b", q):
+            continue  # the flaw needs a rate per that thing ("8 muffins on every tray") to multiply by
+        for i, a in enumerate(numbers):
+            for b in numbers[i + 1 :]:
+                if Fraction(a) != Fraction(b) and _either(f.s, _term(a), "[×*]", _term(b)):
+                    return (
+                        f"{show(Fraction(a))} and {show(Fraction(b))} both count {noun}s: together they "
+                        "make their sum; their product counts nothing"
+                    )
+    return ""
+
+
 def operation_mismatch(f: ProblemFacts) -> str:
     """The first relation whose operation the solution gets wrong."""
     for check in (
@@ -366,6 +463,9 @@ def operation_mismatch(f: ProblemFacts) -> str:
         share_of_a_whole,
         containers_filled,
         more_after_taking,
+        arrival_before_departure,
+        rate_from_total,
+        like_counts_multiplied,
     ):
         found = check(f)
         if found:

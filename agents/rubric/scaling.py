@@ -38,12 +38,14 @@ _HAND_NOUNS = (
     r"workers?|builders?|painters?|pumps?|taps?|pipes?|machines?|printers?|cleaners?|robots?|"
     r"harvesters?|diggers?"
 )
-_IN_TURN = r"one after (?:another|the other)|one at a time|in turn"
+# (the facts read number words as digits: "one at a time" arrives as "1 at a time")
+_IN_TURN = r"(?:one|1) after (?:another|the other)|(?:one|1) at a time|in turn"
 # Work shared out: more hands (or pumps) finish sooner, and that is a real proportion.
 _SHARED = re.compile(
     rf"\b(?:{_HAND_NOUNS}|share|sharing|shared|same rate|{_IN_TURN}|batch(?:es)?|only (?:one|\d+))\b"
 )
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)[ -]?(seconds?|minutes?|hours?|days?|h|min)\b")
+_COMPOUND = re.compile(r"(?<![\d.])(\d+) ?(?:hours?|h) (?:and )?(\d+) ?(?:minutes?|min)\b")
 
 
 def shared_work(q: str) -> bool:
@@ -62,9 +64,15 @@ def parallel_duration(f: ProblemFacts) -> str:
     found = _DURATION.search(q)
     if found is None:
         return ""
-    duration = Fraction(found.group(1))
+    duration, unit_word = Fraction(found.group(1)), found.group(2)
     if answered_duration(f) == duration:
         return ""  # "they bake in the same 25 minutes as one tray": the answer is the time unchanged
+    compound = _COMPOUND.search(q)
+    if compound and found.start() == compound.start():  # "1 hour 30 minutes" is 90 minutes, not 1 hour
+        said = _COMPOUND.findall(f.final_sentence.lower())
+        if said and said[-1] == compound.groups():
+            return ""
+        duration, unit_word = Fraction(int(compound.group(1)) * 60 + int(compound.group(2))), "minutes"
     if _PARALLEL.search(q):
         scaled = _scaled(f, duration)
     else:  # "the same songs": only the answer counts, not a step adding up several songs in turn
@@ -74,7 +82,7 @@ def parallel_duration(f: ProblemFacts) -> str:
     if scaled is None:
         return ""
     return (
-        f"everything here runs at once, so it still takes {show(duration)} {found.group(2)}; "
+        f"everything here runs at once, so it still takes {show(duration)} {unit_word}; "
         f"the solution scales the time to {show(scaled)}"
     )
 
@@ -82,7 +90,7 @@ def parallel_duration(f: ProblemFacts) -> str:
 # Hands that share one job: the more of them, the sooner it is done.
 _HANDS = re.compile(rf"(?<![\d.])(\d+) (more |fewer |extra )?({_HAND_NOUNS}|gardeners?|people|men|women)\b")
 # Work done one by one, or a time given for each one, where more of them rightly take longer.
-_ONE_BY_ONE = re.compile(rf"\b(?:{_IN_TURN}|one by one|each)\b")
+_ONE_BY_ONE = re.compile(rf"\b(?:{_IN_TURN}|(?:one|1) by (?:one|1)|each)\b")
 
 
 def shared_inverted(f: ProblemFacts) -> str:
@@ -262,6 +270,75 @@ def ages_scaled(f: ProblemFacts) -> str:
     return ""
 
 
+# ---- settings and spans the story says are fixed -------------------------------------------------
+
+_SCALED = (
+    r"(?<![\d.])({v})(?:\.0+)? ?(?:°\s?[cf]|degrees|years?|minutes?|min|hours?|h)? ?[×*÷/]|"
+    r"[×*÷/] ?({v})(?![\d.])"
+)
+_OVEN = re.compile(
+    r"\b(?:bake[sd]?|baking|roast(?:s|ed|ing)?|oven|preheat\w*)\b[^.?!]{0,40}?"
+    r"\b(?:at|to) (\d+) ?(?:°\s?[cf]|degrees)"
+)
+_LIFESPAN = re.compile(
+    r"\b(?:lives?|live for|lifespan|life span|life expectancy)\b[^.?!]{0,25}?"
+    r"\b(\d+(?:\.\d+)?|\d+ \d/\d) years?\b"
+)
+_FIXED = re.compile(r"\b(?:whatever the|regardless of|no matter how|however (?:many|much|big|heavy|full))\b")
+_SPAN_GIVEN = re.compile(
+    r"(?<![\d.])(\d+) ?(?:hours?|h) (?:and )?(\d+) ?(?:minutes?|min)\b|"
+    r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:minutes?|min|hours?|seconds?)\b"
+)
+
+
+def _scales(solution: str, value: Fraction) -> bool:
+    shown = re.escape(show(value))
+    return re.search(_SCALED.format(v=shown), solution.lower()) is not None
+
+
+def fixed_setting_scaled(f: ProblemFacts) -> str:
+    """An oven's temperature for two cakes is the temperature for one; a hamster lives as long
+    whether Mia buys one or three; a cycle that 'lasts 80 minutes whatever the load' lasts 80
+    minutes for a double load. Each is a setting or a span of one thing, never multiplied or
+    divided by a count."""
+    q, target = f.q.lower(), f.target
+    if re.search(r"\btemperature\b|\bhow hot\b|\bwhat (?:setting|gas mark)\b", target):
+        for value in {Fraction(v) for v in _OVEN.findall(q)}:
+            if _scales(f.s, value):
+                return (
+                    f"an oven set to {show(value)}° bakes two cakes at that temperature too; the solution "
+                    "scales the temperature"
+                )
+    if re.search(r"\bhow long\b[^?]*\blive\b|\blifespan\b|\blive for\b", target):
+        for raw in _LIFESPAN.findall(q):
+            value = Fraction(raw.replace(" 1/2", ".5").replace(" ", "")) if " " in raw else Fraction(raw)
+            if _scales(f.s, value):
+                return (
+                    f"each one lives about {show(value)} years however many there are; the solution scales it"
+                )
+    asks_one = not re.search(r"\d", target)  # "how long does his cycle take", not "… for 4 tanks"
+    if (
+        _FIXED.search(q)
+        and asks_one
+        and not re.search(rf"\b(?:{_IN_TURN})\b", q)
+        and re.search(r"\bhow long\b|\bhow many (?:minutes|hours)\b", target)
+    ):
+        for hours, minutes, plain in _SPAN_GIVEN.findall(q):
+            value = Fraction(int(hours) * 60 + int(minutes)) if hours else Fraction(plain)
+            if value > 1 and _scales(f.s, value) and f.final_answer != value:
+                return (
+                    f"the story says the {show(value)} does not change with the amount; "
+                    "the solution scales it"
+                )
+    return ""
+
+
 def does_not_scale(f: ProblemFacts) -> str:
     """Any of the above."""
-    return parallel_duration(f) or mixed_temperature(f) or size_of_each(f) or ages_scaled(f)
+    return (
+        parallel_duration(f)
+        or mixed_temperature(f)
+        or size_of_each(f)
+        or ages_scaled(f)
+        or fixed_setting_scaled(f)
+    )

@@ -92,8 +92,39 @@ _OLDER = re.compile(
 )
 
 
+_GAP = re.compile(
+    r"\b([A-Z][a-z]+) is (\d+) years? (older|younger) than (?:(?:his|her|their) [a-z]+,? )?([A-Z][a-z]+)\b"
+)
+
+
+def _age_at(sentence: str, name: str) -> tuple[str, Fraction] | None:
+    said = re.search(rf"\b{name} (is|was|will be|would be|turns|turned|will turn) (\d+)\b", sentence)
+    if not said:
+        return None
+    tense = {"is": "now", "turns": "now", "was": "then", "turned": "then"}.get(said.group(1), "later")
+    return tense, Fraction(said.group(2))
+
+
+def age_gap_kept(question: str) -> str:
+    """'Nadia is 4 years older than Omar. Next year Nadia will be 15 and Omar will be 12': two ages
+    said for one moment differ by the gap."""
+    for older, gap, direction, younger in _GAP.findall(question):
+        if direction == "younger":
+            older, younger = younger, older
+        for sentence in re.split(r"(?<=[.?!])\s+", question):
+            a, b = _age_at(sentence, older), _age_at(sentence, younger)
+            if a and b and a[0] == b[0] and a[1] - b[1] != Fraction(gap):
+                return (
+                    f"{older} is {gap} years older than {younger}, yet the ages given for one moment "
+                    f"({show(a[1])} and {show(b[1])}) differ by {show(a[1] - b[1])}"
+                )
+    return ""
+
+
 def age_relation(question: str) -> str:
     """'Tom is 9. His sister is 4 years older than Tom, and she is 12': 4 older than 9 is 13."""
+    if found := age_gap_kept(question):
+        return found
     ages = {name: Fraction(age) for name, age in _AGE.findall(question)}
     for gap, direction, other, stated in _OLDER.findall(question):
         if other not in ages:
@@ -113,9 +144,21 @@ _LISTED_PLAIN = re.compile(r"\b((?:\d+(?:\.\d+)?,\s*){2,}\d+(?:\.\d+)?,? and \d+
 _MEAN = re.compile(rf"\b(?:mean|average)(?: [a-z]+)? (?:is|was|of) {_NUM}\b")
 
 
+# "scored 7, 9 and 8 points in his first three games, an average of 9": three values and their mean
+# said in one sentence
+_LISTED_THREE = re.compile(r"\b((?:\d+(?:\.\d+)?,\s*)+\d+(?:\.\d+)?,? and \d+(?:\.\d+)?)\b")
+_MEAN_OF_THEM = re.compile(rf"\b(?:mean|average) (?:is|was|of) {_NUM}\b")
+
+
 def listed_mean(q: str) -> str:
     """'Heights 132, 140, 128, 135 and 145 cm; their mean is 138 cm': the mean is 136."""
     listed, mean = _LISTED.search(q), _MEAN.search(q)
+    if not listed:
+        for sentence in re.split(r"(?<=[.?!;])\s+", q):
+            three, said = _LISTED_THREE.search(sentence), _MEAN_OF_THEM.search(sentence)
+            if three and said and said.start() > three.end():
+                listed, mean = three, said
+                break
     if not listed or not mean or mean.start() < listed.start():
         return ""
     values = [Fraction(v) for v in re.findall(r"\d+(?:\.\d+)?", listed.group(1))]
@@ -170,6 +213,56 @@ _SHARED = re.compile(r"\b(?:share|shared|split|divide|divided)\b[^.?!]*\bequally
 _EACH_PAYS = re.compile(r"\bhow much (?:does|do|will|did) each\b|\beach (?:friend|person|one|pupil|child)\b")
 
 
+_NOT_ASKED = re.compile(r"\b(?:not|didn't|did not|don't|do not|never|does not|doesn't)\b")
+_SHARE_ASKED = re.compile(r"\bwhat (?:percentage|percent|fraction|proportion|share)\b")
+_PAID_WITH = re.compile(
+    r"\b(?:pays?|paid|paying|hands? over|handed over|gives? the (?:cashier|shopkeeper|seller))"
+    rf"(?: for (?:it|them|everything))? with (?:a|an|one)? ?[$£€]?{_NUM}\b|"
+    rf"\b(?:pays?|paid) (?:with )?[$£€]{_NUM}\b"
+)
+_SAVED_ASKED = re.compile(
+    r"\bhow much (?:money )?(?:does|do|did|will|would|can|could) [a-z ]{1,25}?\bsave\b|"
+    r"\bhow much (?:is|was) (?:taken )?off\b|\bwhat is the (?:saving|discount)\b"
+)
+
+
+def _neighbour_answer(f: ProblemFacts) -> str:
+    """The complement of a share, the total instead of the change, the price instead of the saving."""
+    final = f.final_answer
+    story = " ".join(s for s in f.sentences if s not in f.questions).lower()
+    if (
+        final is not None
+        and _SHARE_ASKED.search(f.target)
+        and _NOT_ASKED.search(f.target)
+        and not _NOT_ASKED.search(story)  # "20 did not sprout": the story's own count is of the not
+    ):
+        counts = [Fraction(n) for n in re.findall(rf"(?<![\d.$£€]){_NUM}(?! ?%)", story)]
+        for whole in counts:
+            for part in counts:
+                if 0 < part < whole and final in (part / whole * 100, part / whole):
+                    return (
+                        f"the question asks about those who did not; {show(final)} is the share of the "
+                        f"{show(part)} who did"
+                    )
+    paid = _PAID_WITH.search(story)
+    if paid and re.search(r"\bchange\b", f.target):
+        amount = Fraction(paid.group(1) or paid.group(2))
+        if amount not in f.solution_numbers:
+            return f"the change comes from the {show(amount)} paid; the solution never uses it"
+    if final is not None and _SAVED_ASKED.search(f.target):
+        rates = [Fraction(r) for r in re.findall(rf"{_NUM} ?%", story)]
+        prices = [Fraction(p) for p in re.findall(rf"[$£€] ?{_NUM}", story)]
+        for rate in rates:
+            for price in prices:
+                cut = price * rate / 100
+                if final == price - cut and cut != price - cut:
+                    return (
+                        f"the question asks how much is saved ({show(cut)}); {show(final)} is the price "
+                        "paid after the cut"
+                    )
+    return ""
+
+
 def answer_drifts(f: ProblemFacts) -> str:
     """The answer is a neighbour of what was asked: a time offset never applied, what is left when
     a total is asked, the whole bill when each share is asked."""
@@ -188,4 +281,4 @@ def answer_drifts(f: ProblemFacts) -> str:
         return "the question asks how much is left; the answer is how much was used"
     if _EACH_PAYS.search(f.target) and _SHARED.search(f.q.lower()) and "÷" not in f.operators:
         return "the question asks for each one's share; the solution never divides the total"
-    return ""
+    return _neighbour_answer(f)

@@ -162,7 +162,6 @@ KNOWN_MISSES = {
     "from an amount is right elsewhere (how much more a lift rated 600 kg can carry), so only knowing "
     "what a minimum deposit is tells",
     # written on 2026-11-25 by two writers who never saw the panel
-    "h3a-ir-02": "adds the pens Jo pays for herself to Sara's bill: only reading whose purchase it is tells",
     "h3a-ir-04": "multiplies a song's length by its 3 verses although its 96 bars are the whole song: only "
     "the sentence's meaning says the bars are a total",
     "h3b-op-04": "multiplies distance by speed written in powers of ten, (1.5 × 10^8) × (3 × 10^5): the "

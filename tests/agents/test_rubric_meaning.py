@@ -633,3 +633,133 @@ def test_a_question_about_one_substance_does_not_add_another() -> None:
     assert not d.relevant_data(ProblemFacts(question, "4 × 500 = 2000 g."))
     mixed = "A loaf needs 500 g of flour and 10 g of salt. How much flour and salt do 4 loaves need together?"
     assert not d.relevant_data(ProblemFacts(mixed, "4 × (500 + 10) = 2040 g."))
+
+
+# ---- phrasings of a contradiction, a wrong operation, a neighbouring answer ---------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "consistent"),
+    [
+        (
+            "Ravi scored 4, 7 and 10 goals in three seasons, an average of 8 goals a season. How many?",
+            False,
+        ),
+        (
+            "Ravi scored 4, 7 and 10 goals in three seasons, an average of 7 goals a season. How many?",
+            True,
+        ),
+        ("A rehearsal ran from 6:20 pm to 7:05 pm, a total of 55 minutes. How long was each half?", False),
+        ("A rehearsal ran from 6:20 pm to 7:05 pm, a total of 45 minutes. How long was each half?", True),
+        (
+            "The night shift ran from 08:00 to 22:00, a total of 14 hours. How long was each of 2 breaks?",
+            True,
+        ),
+        (
+            "Ife is 6 years older than her cousin Bo. Next year Ife will be 17 and Bo will be 12. "
+            "How old is Bo?",
+            False,
+        ),
+        (
+            "Ife is 5 years older than her cousin Bo. Next year Ife will be 17 and Bo will be 12. "
+            "How old is Bo?",
+            True,
+        ),
+    ],
+)
+def test_data_said_twice_in_other_words_must_agree(question: str, consistent: bool) -> None:
+    assert (not d.data_consistent(ProblemFacts(question, "The answer follows from the data."))) is consistent
+
+
+@pytest.mark.parametrize(
+    ("question", "flawed", "sound"),
+    [
+        (
+            "A coach leaves Leeds at 9:50 and the trip to York takes 1 h 25 min. At what time does it "
+            "arrive?",
+            "9:50 take away 1 h 25 min is 8:25.",
+            "9:50 + 1 h 25 min = 11:15.",
+        ),
+        (
+            "An electrician charged $260 for a job that took 4 hours. How much did he charge per hour?",
+            "$260 × 4 = $1040 per hour.",
+            "$260 ÷ 4 = $65 per hour.",
+        ),
+        (
+            "A florist makes 7 bunches on Friday and 5 bunches on Saturday, with 12 roses in every bunch. "
+            "How many roses does she use?",
+            "7 × 5 × 12 = 420 roses.",
+            "7 + 5 = 12 bunches, and 12 × 12 = 144 roses.",
+        ),
+    ],
+)
+def test_the_operation_the_story_calls_for(question: str, flawed: str, sound: str) -> None:
+    assert d.operation_fits(ProblemFacts(question, flawed))
+    assert not d.operation_fits(ProblemFacts(question, sound))
+
+
+@pytest.mark.parametrize(
+    ("question", "flawed", "sound"),
+    [
+        (
+            "Of the 25 pupils in a club, 10 play chess. What percentage of them do not play chess?",
+            "10 ÷ 25 = 0.4, which is 40%.",
+            "25 − 10 = 15, and 15 ÷ 25 = 60%.",
+        ),
+        (
+            "Ama buys a scarf for £6.40 and gloves for £4.80. She pays with a £20 note. How much change does "
+            "she get?",
+            "£6.40 + £4.80 = £11.20.",
+            "£6.40 + £4.80 = £11.20, and £20 − £11.20 = £8.80.",
+        ),
+        (
+            "A lamp costs $60 and is sold at 15% off. How much money does a buyer save?",
+            "15% of $60 is $9, so the buyer pays $60 − $9 = $51.",
+            "15% of $60 is $9.",
+        ),
+    ],
+)
+def test_the_answer_is_to_the_question_asked_not_its_neighbour(
+    question: str, flawed: str, sound: str
+) -> None:
+    assert d.answers_the_question(ProblemFacts(question, flawed))
+    assert not d.answers_the_question(ProblemFacts(question, sound))
+
+
+def test_a_share_of_those_who_did_not_is_read_from_the_story() -> None:
+    question = "Of 40 bulbs, 12 did not flower. What percentage did not flower?"
+    assert not d.answers_the_question(ProblemFacts(question, "12 ÷ 40 = 30%."))
+
+
+@pytest.mark.parametrize(
+    ("question", "flawed", "sound"),
+    [
+        (
+            "Flapjacks bake at 170 °C for 25 minutes. Eli makes three trays of them in one oven at once. "
+            "What temperature should the oven be set to?",
+            "Three trays: 3 × 170 = 510 °C.",
+            "The same 170 °C.",
+        ),
+        (
+            "A goldfish usually lives for about 10 years. Kim buys 4 goldfish. About how long can she expect "
+            "them to live?",
+            "4 × 10 = 40 years.",
+            "About 10 years each.",
+        ),
+        (
+            "A dishwasher cycle lasts 1 hour 30 minutes whatever the load. Ben runs it half full. How long "
+            "does his cycle take?",
+            "Half a load: 90 ÷ 2 = 45 minutes.",
+            "1 hour 30 minutes, as always.",
+        ),
+    ],
+)
+def test_a_setting_or_span_the_story_fixes_is_not_scaled(question: str, flawed: str, sound: str) -> None:
+    assert d.proportional(ProblemFacts(question, flawed))
+    assert not d.proportional(ProblemFacts(question, sound))
+
+
+def test_work_done_one_after_another_adds_up() -> None:
+    """Number words arrive as digits ("1 after another"): the in-turn words must still be read."""
+    question = "Every wash lasts 40 minutes whatever the load. Ana runs 3 washes one after another. How long?"
+    assert not d.proportional(ProblemFacts(question, "3 × 40 = 120 minutes."))
