@@ -14,6 +14,7 @@ import re
 from fractions import Fraction
 
 from agents.rubric.facts import ProblemFacts, show
+from agents.rubric.owners import NOT_NAMES
 from agents.verify.expressions import NUMBER
 from agents.verify.units import UNIT_PATTERN, unit
 
@@ -319,6 +320,22 @@ _PACKED = re.compile(
 _SKIP = {"more", "of", "does", "do", "did", "is", "are", "was", "were", "will", "can"}
 
 
+def _given_to_asked(f: ProblemFacts) -> bool:
+    """The person the question asks about is the one something is given, sent or lent to."""
+    if not f.questions:
+        return False
+    names = set(re.findall(r"\b[A-Z][a-z]+\b", f.questions[-1])) - NOT_NAMES
+    story = " ".join(s for s in f.sentences if s not in f.questions)
+    return any(
+        re.search(
+            rf"\b(?:gives?|gave|hands?|handed|sends?|sent|lends?|lent|pass(?:es|ed)?|pays?|paid)\b"
+            rf"[^.?!]{{0,20}}?\b{name}\b|\b(?:to|for) {name}\b",
+            story,
+        )
+        for name in names
+    )
+
+
 def more_after_taking(f: ProblemFacts) -> str:
     """'Sam had 45 stickers and gave 12 to his sister; how many has he now?' cannot be more than 45."""
     if not re.search(r"\b(?:left|now|remain\w*|still)\b", f.target) or f.final_answer is None:
@@ -327,6 +344,8 @@ def more_after_taking(f: ProblemFacts) -> str:
     had = _HAD.search(q)
     if not had or not _TAKEN.search(q[had.end() :]) or _GAINED.search(q[had.end() :]):
         return ""
+    if _given_to_asked(f):
+        return ""  # "Ali gives Hugo 4 cards: how many has Hugo now" asks about the one who receives
     money, amount, count, noun = had.groups()
     if count and re.match(r" ?[$£€\d]", q[had.end() :]):
         return ""  # "has 3 £2 coins": a count of coins, not the amount had

@@ -35,7 +35,7 @@ _RELATIVE = (
     r"flatmate|roommate|boss)"
 )
 # Capitalised words that open a sentence or name a day, month or title, never a person of the story.
-_NOT_NAMES = frozenset(
+NOT_NAMES = frozenset(
     re.findall(
         r"\w+",
         "A An The On In At This That These Those Last Next Every Each Then After Before When While If "
@@ -112,7 +112,7 @@ def _known_names(text: str) -> set[str]:
     for sentence in re.split(r"(?<=[.?!])\s+", text):
         for match in re.finditer(_NAME, sentence):
             word = match.group(0)
-            if word.split()[-1] in _NOT_NAMES:
+            if word.split()[-1] in NOT_NAMES:
                 continue
             if match.start() > 0 or " " in word:
                 found.add(word.split()[-1])

@@ -309,7 +309,8 @@ def fixed_setting_scaled(f: ProblemFacts) -> str:
                     f"an oven set to {show(value)}° bakes two cakes at that temperature too; the solution "
                     "scales the temperature"
                 )
-    if re.search(r"\bhow long\b[^?]*\blive\b|\blifespan\b|\blive for\b", target):
+    compared = re.search(r"\btimes as\b|\bas long as\b|\blonger than\b|\btwice\b|\bhalf\b", q)
+    if re.search(r"\bhow long\b[^?]*\blive\b|\blifespan\b|\blive for\b", target) and not compared:
         for raw in _LIFESPAN.findall(q):
             value = Fraction(raw.replace(" 1/2", ".5").replace(" ", "")) if " " in raw else Fraction(raw)
             if _scales(f.s, value):

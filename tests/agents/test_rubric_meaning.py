@@ -763,3 +763,17 @@ def test_work_done_one_after_another_adds_up() -> None:
     """Number words arrive as digits ("1 after another"): the in-turn words must still be read."""
     question = "Every wash lasts 40 minutes whatever the load. Ana runs 3 washes one after another. How long?"
     assert not d.proportional(ProblemFacts(question, "3 × 40 = 120 minutes."))
+
+
+def test_what_is_given_to_the_asked_person_adds_to_what_they_have() -> None:
+    question = "Hugo and his friend Ali each have 15 cards. Ali gives Hugo 4 cards. How many has Hugo now?"
+    assert not d.operation_fits(ProblemFacts(question, "15 + 4 = 19 cards."))
+    taken = "Hugo has 15 cards. He gives Ali 4 cards. How many cards does Hugo have now?"
+    assert d.operation_fits(ProblemFacts(taken, "15 + 4 = 19 cards."))
+
+
+def test_a_lifespan_compared_with_another_is_scaled() -> None:
+    question = (
+        "A hamster lives about 2 years. A tortoise lives 40 times as long. How long does a tortoise live?"
+    )
+    assert not d.proportional(ProblemFacts(question, "40 × 2 = 80 years."))
