@@ -12,6 +12,7 @@ import re
 from fractions import Fraction
 
 from agents.rubric.facts import ProblemFacts, show
+from agents.verify.units import UNIT_PATTERN, unit
 
 # what the question asks for: a remainder or a difference, or a total
 _REMAINDER = re.compile(
@@ -171,3 +172,26 @@ def price_for_saving(f: ProblemFacts) -> str:
                 f"left to pay ({paid})"
             )
     return ""
+
+
+_UNIT_ASKED = re.compile(rf"\bhow many ({UNIT_PATTERN})\b|\bin ({UNIT_PATTERN})\?")
+
+
+def unit_asked(f: ProblemFacts) -> str:
+    """'How many minutes' answered '2.75 hours': the measure is right, the unit is not the one asked."""
+    asked = _UNIT_ASKED.search(f.target)
+    if not asked or f.final_answer is None:
+        return ""
+    wanted = unit(asked.group(1) or asked.group(2))
+    said = re.findall(rf"(\d+(?:\.\d+)?) ?({UNIT_PATTERN})\b", f.final_sentence.lower())
+    if wanted is None or not said:
+        return ""
+    number, name = said[-1]
+    given = unit(name)
+    if wanted.dimension not in ("time", "length", "mass", "volume"):
+        return ""  # money: "$5.10" says its unit with a sign
+    if given is None or given.dimension != wanted.dimension or given.scale == wanted.scale:
+        return ""
+    if any((u := unit(n)) is not None and u.scale == wanted.scale for _, n in said):
+        return ""  # "2.75 hours = 165 minutes": the asked unit is there too
+    return f"the question asks for {asked.group(1) or asked.group(2)}; the answer is {number} {name}"

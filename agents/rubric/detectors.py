@@ -321,6 +321,7 @@ def answers_the_question(f: ProblemFacts) -> Result:
         or stated.answer_drifts(f)
         or answers.answer_role(f)
         or answers.price_for_saving(f)
+        or answers.unit_asked(f)
     )
     if found:
         return found

@@ -304,6 +304,9 @@ class ProblemFacts:
         for match in _NUMBER.finditer(self.s):
             value = as_fraction(match.group(1))
             computed = {v for at, v in results if at <= match.start()}
+            before = self.s[match.start() - 1] if match.start() else ""
+            # a price is no unit factor: "costs £2" must come from somewhere, a constant or not
+            priced = bool(before) and before in "$£€" and value not in self.question_numbers
             chosen = value not in self.question_numbers and _SPEED_AFTER.match(self.s, match.end())
             if value in constants and chosen and value not in computed:
                 strangers.append(value)  # "at 100 km/h": a speed the solution chose, not a unit factor
@@ -313,9 +316,10 @@ class ProblemFacts:
             wholes |= computed
             scaled = value in known or value * 100 in known or value / 100 in known
             stepped = _one_step(value, known, kinds, factors) if not strict else _rate_factor(value, known)
-            if not (scaled or value in constants or stepped) and not strict:
+            constant = value in constants and not priced
+            if not (scaled or constant or stepped) and not strict:
                 stepped = _split(value, wholes, written, factors)
-            if scaled or value in constants or stepped or rounded(value, match.group(1), computed):
+            if scaled or constant or stepped or rounded(value, match.group(1), computed):
                 known.add(value)
                 continue
             strangers.append(value)

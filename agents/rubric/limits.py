@@ -86,7 +86,26 @@ def part_beyond_whole(f: ProblemFacts) -> str:
         for number, percent, noun in _PART_OF_NOUN.findall(sentence):
             if percent and Fraction(number) > 100 and _stem(noun) not in _NOT_A_GROUP:
                 return f"{number} % of the {noun} is more than all of them"
-    return _count_beyond_group(q)
+    return _count_beyond_group(q) or share_beyond_whole(f)
+
+
+_SHARE_OF_GROUP = re.compile(
+    r"\bwhat (?:percentage|percent|fraction|proportion|share) of (?:the |his |her |their |all the |its )?"
+    r"(class|pupils|students|children|people|members|team|group|club|school|audience|players|guests|"
+    r"workers|staff|voters|families|households|village|town)\b"
+)
+
+
+def share_beyond_whole(f: ProblemFacts) -> str:
+    """'What percentage of the class came', answered 128 %: more of the class came than it has."""
+    asked = _SHARE_OF_GROUP.search(f.target)
+    if not asked or _GROWTH.search(f.target) or f.final_answer is None:
+        return ""
+    percent = "%" in f.final_sentence or "percent" in f.final_sentence.lower()
+    if (percent and f.final_answer > 100) or (not percent and "fraction" in f.target and f.final_answer > 1):
+        shown = f"{show(f.final_answer)} %" if percent else show(f.final_answer)
+        return f"no share of the {asked.group(1)} is more than all of it; the answer is {shown}"
+    return ""
 
 
 def _count_beyond_group(q: str) -> str:

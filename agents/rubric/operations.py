@@ -267,6 +267,29 @@ def share_of_a_whole(f: ProblemFacts) -> str:
 
 
 _PACKED_IN = re.compile(rf"\b(?:in|into) ([a-z]+) of {_NUM}\b")
+# "into boxes that hold 6 eggs each", "6 eggs to a box"
+_HOLDING = re.compile(
+    r"\b(?:in|into) ([a-z]+) (?:that|which) (?:each )?(?:holds?|takes?|fits?|carr(?:y|ies)|contains?) "
+    rf"{_NUM}\b"
+)
+_TO_A = re.compile(rf"(?<![\d.]){_NUM} [a-z]+ (?:to|in|per) (?:a|each|every|one) ([a-z]+)\b")
+
+
+def _capacities(q: str) -> list[tuple[str, str]]:
+    """(container, size) pairs the story states."""
+    out = _PACKED_IN.findall(q) + _HOLDING.findall(q)
+    out += [
+        (
+            container
+            if container.endswith("s")
+            else container + "es"
+            if container.endswith("x")
+            else container + "s",
+            size,
+        )
+        for size, container in _TO_A.findall(q)
+    ]
+    return out
 
 
 def containers_filled(f: ProblemFacts) -> str:
@@ -276,10 +299,10 @@ def containers_filled(f: ProblemFacts) -> str:
     if answer is None:
         return ""
     written = set(f.solution_numbers)
-    for container, size in _PACKED_IN.findall(f.q.lower()):
+    for container, size in _capacities(f.q.lower()):
         asked = re.search(rf"\bhow many {container[:4]}", f.target)
         each = Fraction(size)
-        if not asked or not each:
+        if not asked or each <= 1:  # "one person to a seat" fills nothing
             continue
         # a total the story gives or the solution works out (not one it made by multiplying by the size)
         totals = set(f.question_numbers) | {

@@ -777,3 +777,67 @@ def test_a_lifespan_compared_with_another_is_scaled() -> None:
         "A hamster lives about 2 years. A tortoise lives 40 times as long. How long does a tortoise live?"
     )
     assert not d.proportional(ProblemFacts(question, "40 × 2 = 80 years."))
+
+
+def test_a_price_the_question_never_gives_is_invented_even_when_small() -> None:
+    question = "Tia buys 5 rulers for school. How much does she spend?"
+    assert d.invented(ProblemFacts(question, "A ruler costs $2, so 5 × $2 = $10."))
+    # a small amount worked out one step from the story's numbers is no invention
+    change = "Mugs cost €13 each. Ben has €40. How many mugs can he buy?"
+    assert not d.invented(ProblemFacts(change, "3 × 13 = 39, so 3 mugs, with €1 left."))
+
+
+@pytest.mark.parametrize(
+    ("question", "flawed", "sound"),
+    [
+        (
+            "A film lasts 1.5 hours and its trailer 0.25 hours. How many minutes is that in all?",
+            "1.5 + 0.25 = 1.75 hours.",
+            "1.5 + 0.25 = 1.75 hours = 105 minutes.",
+        ),
+        ("A plank is 2.4 m long. How long is it in cm?", "The plank is 2.4 m.", "2.4 m = 240 cm."),
+    ],
+)
+def test_the_answer_is_in_the_unit_asked(question: str, flawed: str, sound: str) -> None:
+    assert d.answers_the_question(ProblemFacts(question, flawed))
+    assert not d.answers_the_question(ProblemFacts(question, sound))
+
+
+def test_money_says_its_unit_with_a_sign() -> None:
+    question = "Pencils cost 45 cents each. Eve buys 4 pencils. How much does she pay, in dollars?"
+    assert not d.answers_the_question(ProblemFacts(question, "4 × 45 = 180 cents, which is $1.80."))
+
+
+def test_no_share_of_a_group_is_more_than_the_group() -> None:
+    question = (
+        "A club has 20 members. 26 members of the club came to the party. What percentage of the club came?"
+    )
+    assert d.plausible(ProblemFacts(question, "26 ÷ 20 = 1.3, which is 130%."))
+    fine = "A club has 20 members. 15 of them came to the party. What percentage of the club came?"
+    assert not d.plausible(ProblemFacts(fine, "15 ÷ 20 = 0.75, which is 75%."))
+
+
+@pytest.mark.parametrize(
+    ("question", "flawed", "sound"),
+    [
+        (
+            "A grower picks 96 plums and packs them into trays that hold 8 plums each. How many trays "
+            "does he fill?",
+            "8 go in a tray, so 96 − 8 = 88 trays.",
+            "96 ÷ 8 = 12 trays.",
+        ),
+        (
+            "A baker has 84 rolls, 6 rolls to a bag. How many bags does she fill?",
+            "84 − 6 = 78 bags.",
+            "84 ÷ 6 = 14 bags.",
+        ),
+    ],
+)
+def test_filling_containers_divides(question: str, flawed: str, sound: str) -> None:
+    assert d.operation_fits(ProblemFacts(question, flawed))
+    assert not d.operation_fits(ProblemFacts(question, sound))
+
+
+def test_one_to_a_seat_is_no_container_size() -> None:
+    question = "2 buses have 40 seats each. 61 pupils travel, one person to a seat. How many seats are empty?"
+    assert not d.operation_fits(ProblemFacts(question, "2 × 40 = 80, and 80 − 61 = 19 seats."))
