@@ -912,7 +912,41 @@ def _span_said(q: str) -> str:
     return ""
 
 
+_TRIP_DISTANCE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?(km|kilomet(?:re|er)s|miles)\b(?!/| per| an?\b)")
+_TRIP_SPEED = re.compile(
+    r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:km/h|kph|km per hour|kilomet(?:re|er)s per hour|mph|miles per hour)"
+)
+_TRIP_TIME = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?(hours?|h|minutes?|min)\b")
+_ONE_LEG = re.compile(
+    r"\b(?:then|after that|before|later|stops?|stopped|rests?|rested|breaks?|waits?|waited|lunch|each|"
+    r"every|back|returns?|round trip|per day|a day|a week|laps?|twice|more|another|further|faster|slower|"
+    r"would|if)\b"
+)
+
+
+def _trip_said_whole(q: str) -> str:
+    """One trip said with its distance, its steady speed and its time in one sentence ("a 45 km
+    route at a steady 15 km/h, finishing 2 hours after she set off"): distance = speed × time."""
+    for sentence in re.split(r"(?<=[.?!])\s+", q):
+        distances, speeds = _TRIP_DISTANCE.findall(sentence), _TRIP_SPEED.findall(sentence)
+        times = _TRIP_TIME.findall(sentence)
+        if len(distances) != 1 or len(speeds) != 1 or len(times) != 1 or _ONE_LEG.search(sentence):
+            continue
+        if (distances[0][1] == "miles") != ("mph" in sentence or "miles per hour" in sentence):
+            continue  # miles with km/h, or km with mph: another check's business
+        distance, speed = Fraction(distances[0][0]), Fraction(speeds[0])
+        hours = Fraction(times[0][0]) / (60 if times[0][1].startswith("min") else 1)
+        if abs(speed * hours - distance) > distance / 100:
+            return (
+                f"{show(distance)} {distances[0][1]} at {show(speed)} takes "
+                f"{float(distance / speed):g} hours, not the {times[0][0]} {times[0][1]} stated"
+            )
+    return ""
+
+
 def _speed(q: str) -> str:
+    if found := _trip_said_whole(q):
+        return found
     match = _SPEED.search(q)
     if match:
         distance, time, time_unit, speed = match.groups()

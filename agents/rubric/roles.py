@@ -14,6 +14,7 @@ from fractions import Fraction
 
 from agents.rubric import owners
 from agents.rubric.facts import ProblemFacts, rounded, show
+from agents.rubric.stated import listed_values
 from agents.verify.expressions import NUMBER
 from agents.verify.units import UNIT_PATTERN, unit
 
@@ -357,6 +358,32 @@ def other_substance(f: ProblemFacts) -> str:
     return ""
 
 
+_OF_THOSE = re.compile(rf"(?<![\d.]){_NUM} of (?:those|these|them|the(?:ir|se)? [a-z]+|all)\b")
+
+
+def counted_twice(f: ProblemFacts) -> str:
+    """'24, 31, 18 and 27 points in four quarters; Dele scored 22 of those points': the 22 is inside
+    the four scores already, so a sum of all four and the 22 counts it twice."""
+    values = listed_values(f)
+    inside = [Fraction(n) for n in _OF_THOSE.findall(f.q.lower())]
+    if not values or not inside:
+        return ""
+    for terms in re.findall(r"\d+(?:\.\d+)?(?: ?\+ ?\d+(?:\.\d+)?){3,}", f.s):
+        added = [Fraction(x) for x in re.findall(r"\d+(?:\.\d+)?", terms)]
+        rest = list(added)
+        for v in values:
+            if v in rest:
+                rest.remove(v)
+        if len(rest) == len(added) - len(values):
+            twice = [n for n in inside if n in rest]
+            if twice:
+                return (
+                    f"{show(twice[0])} is part of the {len(values)} values already listed; the solution "
+                    "adds it to them again"
+                )
+    return ""
+
+
 def unused_roles(f: ProblemFacts) -> str:
     """Any quantity above that the solution uses although the story leaves it out."""
     return (
@@ -366,6 +393,7 @@ def unused_roles(f: ProblemFacts) -> str:
         or others_quantity(f)
         or owners.foreign_quantity(f)
         or other_substance(f)
+        or counted_twice(f)
         or age_added(f)
     )
 

@@ -47,12 +47,43 @@ _AFTER_WHOLE = re.compile(
 )
 
 
+# "The 28 pupils each voted once: 15 chose the zoo, 11 the museum and 6 the beach": everyone is
+# counted once, so the counts after the colon make the whole.
+_EACH_ONCE = re.compile(
+    r"\b(\d+) (pupils|students|children|people|members|voters|players|guests|workers|visitors|"
+    r"friends|customers|runners|teachers)\b[^.?!:]{0,50}?\beach\b[^.?!:]{0,30}?\b(?:once|one)\b"
+    r"[^.?!:]{0,40}:([^.?!]+)"
+)
+
+
+def each_counted_once(q: str) -> str:
+    """Counts of a group whose members each chose exactly once add up to the group."""
+    for sentence in _SENTENCES.split(q):
+        found = _EACH_ONCE.search(sentence)
+        if not found or re.search(r"[%$£€]|\b(?:more|fewer|less|both|also|twice)\b", found.group(3)):
+            continue
+        parts = [Fraction(n) for n in re.findall(r"(?<![\d.])(\d+)(?![\d.])", found.group(3))]
+        whole = Fraction(found.group(1))
+        rest = re.search(r"\b(?:rest|remaining|others?|everyone else)\b", found.group(3))
+        total = sum(parts, Fraction(0))
+        if len(parts) >= 2 and (total > whole if rest else total != whole):
+            return (
+                f"each of the {show(whole)} {found.group(2)} is counted once, yet the counts "
+                f"({' + '.join(show(p) for p in parts)}) make {show(total)}"
+            )
+    return ""
+
+
 def parts_after_whole(q: str) -> str:
     """ "30 pupils: 17 girls and 15 boys", "a class of 28 with 12 boys and 16 girls": the parts listed
     right after a whole add up to it."""
+    if found := each_counted_once(q):
+        return found
     for sentence in _SENTENCES.split(q):
         match = _AFTER_WHOLE.search(sentence)
-        if match:
+        if match and not re.search(
+            r"\b(?:the rest|remaining|the others?|everyone else)\b", sentence[match.end() :]
+        ):
             whole, *parts = (
                 int(x) for x in (match.group(1), match.group(3), match.group(4) or 0, match.group(5))
             )

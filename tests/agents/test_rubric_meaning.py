@@ -841,3 +841,37 @@ def test_filling_containers_divides(question: str, flawed: str, sound: str) -> N
 def test_one_to_a_seat_is_no_container_size() -> None:
     question = "2 buses have 40 seats each. 61 pupils travel, one person to a seat. How many seats are empty?"
     assert not d.operation_fits(ProblemFacts(question, "2 × 40 = 80, and 80 − 61 = 19 seats."))
+
+
+@pytest.mark.parametrize(
+    ("question", "consistent"),
+    [
+        ("The 24 members each voted once: 10 chose red, 9 chose blue and 8 chose green. Which won?", False),
+        ("The 24 members each voted once: 10 chose red, 9 chose blue and 5 chose green. Which won?", True),
+        (
+            "The 30 pupils each chose one sport: 12 football and 9 tennis, and the rest swimming. How many?",
+            True,
+        ),
+        (
+            "A class of 30 pupils has 17 girls and 13 boys, and the rest of the school is away. How many?",
+            True,
+        ),
+        (
+            "Ada rides a 36 km trail at a steady 12 km/h and gets home 4 hours after she left. How fast?",
+            False,
+        ),
+        ("Ada rides a 36 km trail at a steady 12 km/h and gets home 3 hours after she left. How fast?", True),
+        ("Ada rides 36 km at 12 km/h, then rests for 4 hours. How long is she out?", True),
+    ],
+)
+def test_counts_and_trips_said_whole_must_agree(question: str, consistent: bool) -> None:
+    assert (not d.data_consistent(ProblemFacts(question, "The answer follows from the data."))) is consistent
+
+
+def test_a_part_of_listed_values_is_not_added_to_them_again() -> None:
+    question = (
+        "A shop sold 40, 35, 52 and 33 cakes on four days. 20 of those cakes were lemon. What was the mean "
+        "number of cakes sold a day?"
+    )
+    assert d.relevant_data(ProblemFacts(question, "40 + 35 + 52 + 33 + 20 = 180, and 180 ÷ 4 = 45 cakes."))
+    assert not d.relevant_data(ProblemFacts(question, "40 + 35 + 52 + 33 = 160, and 160 ÷ 4 = 40 cakes."))

@@ -86,3 +86,18 @@ def test_the_fresh_set_is_a_valid_labelled_set_apart_from_the_others() -> None:
     others = {item.question for item in builtin_set()}
     others |= {item.question for item in read_labelled(data / "validity_dev.jsonl")}
     assert not others & {item.question for item in fresh}
+
+
+def test_the_sixth_set_is_a_valid_labelled_set_apart_from_the_others() -> None:
+    """`tests/agents/data/validity_sixth.jsonl`: a sixth measurement (2026-11-26) by a writer who never
+    saw the panel or the other sets, split before the panel judged it."""
+    data = Path(__file__).parents[1] / "agents" / "data"
+    sixth = read_labelled(data / "validity_sixth.jsonl")
+    flawed = [item for item in sixth if item.flaws]
+    assert len(sixth) == 70 and len(flawed) == 56 and all(item.corrected for item in flawed)
+    assert sum(item.split == "heldout" for item in sixth) == 25
+    assert len({item.flaw_type for item in flawed}) == 8
+    others = {item.question for item in builtin_set()}
+    for name in ("validity_dev.jsonl", "validity_fresh.jsonl"):
+        others |= {item.question for item in read_labelled(data / name)}
+    assert not others & {item.question for item in sixth}
