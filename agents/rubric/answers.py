@@ -49,8 +49,33 @@ def given_as_answer(f: ProblemFacts) -> str:
     return f"the answer {show(answer)} only repeats a number the question gives; nothing asked is worked out"
 
 
+_STILL_ASKED = re.compile(
+    r"\b(?:left(?!-)|remain\w*|empty|still (?:has|have|had|needs?|to)|spare|unused|unsold|not yet)\b"
+)
+_TAKEN_AWAY = re.compile(
+    r"\b(?:leaves?|leaving|left|remain\w*|take away|takes away|minus|subtract\w*|remainder|fewer|less)\b|"
+    r"−|(?<=\d) ?- ?(?=[$£€]?\d)"
+)
+
+
+def rest_never_taken(f: ProblemFacts) -> str:
+    """'How many pages does she still have to read' (or how many seats were empty) is what is left
+    of a whole: a solution that only adds or multiplies and never takes anything away answers with
+    the part done or the whole, not the rest."""
+    if not _STILL_ASKED.search(f.target) or _TOTAL.search(f.target) or f.final_answer is None:
+        return ""
+    if _TAKEN_AWAY.search(f.s) or "÷" in f.operators or not ({"+", "×"} & f.operators):
+        return ""
+    story = " ".join(s for s in f.sentences if s not in f.questions).lower()
+    if _STILL_ASKED.search(story):
+        return ""  # "3 rows of 4 eggs are left": the story gives what is left, to be counted up
+    return "the question asks what is left; the solution never takes anything away"
+
+
 def total_for_remainder(f: ProblemFacts) -> str:
     """Asked what is empty or left, the answer is labelled as the total (or the other way round)."""
+    if found := rest_never_taken(f):
+        return found
     final = f.final_sentence
     asks_rest = _REMAINDER.search(f.target) and not _TOTAL.search(f.target)
     if asks_rest and _TOTAL_SAID.search(final) and not _REMAINDER.search(final):

@@ -1083,9 +1083,16 @@ _SIZE = re.compile(r"\b(?:tall|high|height|long|length|wide|width|deep|depth|siz
 _TALL = re.compile(r"\b(?:tall|height)\b")
 
 
+_PLACE = (
+    r"field|fields|pen|pens|shed|house|enclosure|farm|run|park|kennel|path|track|bed|basket|cage|food|"
+    r"show|meadow|paddock|hutch|barn|yard|stable|coop|field's|walk|lead|bowl|door|flap|trailer"
+)
+
+
 def _implausible_measure(sentence: str) -> str:
     for subject, dimension, limit, what in _PLAUSIBLE:
-        if not re.search(rf"\b(?:{subject})\b", sentence):
+        # "a goat field 40 m long", "the dog park": the animal names what the place is for
+        if not re.search(rf"\b(?:{subject})s?\b(?! (?:{_PLACE})\b)", sentence):
             continue
         if (dimension == "length" and not _SIZE.search(sentence)) or (
             dimension == "height" and not _TALL.search(sentence)
@@ -1112,7 +1119,9 @@ def _impossible_count(sentence: str) -> str:
         if int(age) > 120:
             return f"nobody is {age} years old"
     eggs = re.search(
-        r"\b(?:a|one|each|every) (?:hen|chicken|duck) lays (\d+) eggs? (?:a|per|each|every) day", sentence
+        r"\b(?:a|one|each|every|the) (?:hen|chicken|duck)\b[^.?!]{0,20}?\blays (\d+) eggs? "
+        r"(?:a|per|each|every) day",
+        sentence,
     )
     if eggs and int(eggs.group(1)) > 2:
         return f"a hen lays at most one or two eggs a day, not {eggs.group(1)}"
@@ -1276,7 +1285,12 @@ _SUCCESSIVE = re.compile(
 )
 _APPLIED = re.compile(
     r"(\d+(?:\.\d+)?) ?% of [$£€]?(\d+(?:\.\d+)?)|(\d+/\d+) of [$£€]?(\d+(?:\.\d+)?)|"
-    r"[$£€]?(\d+(?:\.\d+)?) × (0\.\d+|1\.\d+)"
+    r"[$£€]?(\d+(?:\.\d+)?) × (0\.\d+|1\.\d+)|(0\.\d+|1\.\d+) × [$£€]?(\d+(?:\.\d+)?)"
+)
+# "eats 2 slices", "spent £20": something taken away, between a whole and a share "of what is left"
+_TAKEN_BEFORE = re.compile(
+    r"\b(?:eats?|ate|sells?|sold|gives?|gave|spends?|spent|uses?|used|loses?|lost|takes?|took|drinks?|drank)"
+    r" (?:away )?[$£€]?\d+(?:\.\d+)?(?![\d/.]| ?%| ?percent)"
 )
 
 
@@ -1285,7 +1299,7 @@ def percent_base(f: ProblemFacts) -> Result:
     new price, a quarter of what was left, the tip on the bill with tax, this year's growth on last
     year's total; a price before a discount is found by dividing, not by adding the percentage back."""
     q, s = f.q.lower(), f.s.lower()
-    found = roles.percent_change_base(f) or roles.inclusive_price(f)
+    found = roles.percent_change_base(f) or roles.inclusive_price(f) or roles.share_of_named_part(f)
     if found:
         return found
     if "%" not in q and not re.search(r"\d+/\d+", q):
@@ -1295,8 +1309,17 @@ def percent_base(f: ProblemFacts) -> Result:
     if _SUCCESSIVE.search(q) and re.search(r"(\d+(?:\.\d+)?) ?% \+ (\d+(?:\.\d+)?) ?%", s):
         return "percentages of different wholes cannot be added: the second applies to the new amount"
     givens = set(f.question_numbers)
-    bases = [Fraction(b) for groups in _APPLIED.findall(s) for b in (groups[1], groups[3], groups[4]) if b]
-    if _SUCCESSIVE.search(q) and bases and all(b in givens for b in bases) and _percent_count(q) >= 2:
+    bases = [
+        Fraction(b)
+        for groups in _APPLIED.findall(s)
+        for b in (groups[1], groups[3], groups[4], groups[7])
+        if b
+    ]
+    later = _SUCCESSIVE.search(q)
+    taken_first = later is not None and any(
+        _TAKEN_BEFORE.search(q[: later.start()][q.find(show(b)) :]) for b in bases if show(b) in q
+    )
+    if later and bases and all(b in givens for b in bases) and (_percent_count(q) >= 2 or taken_first):
         return (
             "every percentage or fraction is taken of the starting amount, "
             "but the story takes the later ones of what is left or of the new total"

@@ -28,6 +28,8 @@ _QUANTITY = re.compile(rf"([$£€])?\s?(\d+(?:\.\d+)?)\s?(%|{UNIT_PATTERN})?(?!
 _SENTENCE = re.compile(r"(?<=[.?!])\s+(?=[A-Z0-9$£€(])")
 _TASK = re.compile(
     r"^(?:(?:also|then|and|now|next|finally),? )?"
+    # "Using π ≈ 3.14, find …", "To the nearest metre, work out …"
+    r"(?:(?:using|with|taking|to the nearest|rounding|correct to)\b(?:[^,.?!]|(?<=\d)\.(?=\d)){0,40},\s*)?"
     r"(how|what|which|find|calculate|compute|determine|work out|give|"
     r"write|show|express|explain|say|justify|analy[sz]e|evaluate|compare|check|describe)\b",
     re.I,

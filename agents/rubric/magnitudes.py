@@ -243,10 +243,18 @@ def elder_too_young(question: str) -> str:
             child = re.search(rf"\b{name} (?:is|was) (\d+)(?!\.\d)\b(?! times)", question)
             if child and int(age) < int(child.group(1)) + gap:
                 return f"{name}'s {elder} cannot be {age} when {name} is {child.group(1)}"
+        # "Lily is 2 years old and her mother, Nina, is 10": the child's age, then the elder's
+        said = (
+            rf"\b([A-Z][a-z]+) is (\d+)(?: years? old)?\b[^.?!]*?\b(?:[Hh]is|[Hh]er) ({elders})"
+            r"(?:,? [A-Z][a-z]+,?)? is (\d+)\b"
+        )
+        for name, child_age, elder, age in re.findall(said, question):
+            if int(age) < int(child_age) + gap:
+                return f"{name}'s {elder} cannot be {age} when {name} is {child_age}"
         # "His mother is 4 years older than he is": a difference of ages too small for an elder
         older = (
-            rf"\b(?:[A-Z][a-z]+'s|[Hh]is|[Hh]er|[Tt]heir) ({elders}) (?:is|was) (?:only |just )?"
-            r"(\d+) years? older\b"
+            rf"\b(?:[A-Z][a-z]+'s|[Hh]is|[Hh]er|[Tt]heir) ({elders})(?:,? [A-Z][a-z]+,?)? (?:is|was) "
+            r"(?:only |just )?(\d+) years? older\b"
         )
         for elder, years in re.findall(older, question):
             if int(years) < gap:

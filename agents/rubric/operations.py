@@ -492,6 +492,33 @@ def like_counts_multiplied(f: ProblemFacts) -> str:
     return ""
 
 
+# ---- a fraction of an amount multiplies -----------------------------------------------------------
+
+
+def fraction_of_divided(f: ProblemFacts) -> str:
+    """'2/3 of a batch that needs 3/4 cup' is 2/3 × 3/4; dividing by the 2/3 makes more than a batch."""
+    q = " ".join(s for s in f.sentences if s not in f.questions).lower()
+    if re.search(r"\bhow many\b", f.target):
+        return ""  # "how many cakes, at 3/4 of a cup each": dividing by the share is right
+    for fraction, noun in set(
+        re.findall(r"(?<![\d/.])(\d+/\d+) of (?:a|an|the|his|her|their|its|one) ?([a-z]+)", q)
+    ):
+        if unit(noun) is not None or noun in (
+            "cup",
+            "spoon",
+            "teaspoon",
+            "tablespoon",
+            "glass",
+            "bottle",
+            "jug",
+        ):
+            continue  # "3/4 of a cup" is an amount, not a share to take
+        shown = re.escape(fraction)
+        if Fraction(fraction) < 1 and re.search(rf"÷ ?\(?{shown}(?![\d/])", f.s):
+            return f"{fraction} of an amount is the amount × {fraction}; the solution divides by it"
+    return ""
+
+
 def operation_mismatch(f: ProblemFacts) -> str:
     """The first relation whose operation the solution gets wrong."""
     for check in (
@@ -508,6 +535,7 @@ def operation_mismatch(f: ProblemFacts) -> str:
         arrival_before_departure,
         rate_from_total,
         like_counts_multiplied,
+        fraction_of_divided,
     ):
         found = check(f)
         if found:

@@ -29,6 +29,36 @@ _CHANGE_ASK = re.compile(
 )
 
 
+_SHARE_OF_NOUN = re.compile(
+    r"(?<![\d.])(\d+/\d+|\d+(?:\.\d+)? ?%) of (?:the|her|his|their|its|these|those) ([a-z]+)\b"
+)
+
+
+def share_of_named_part(f: ProblemFacts) -> str:
+    """'A class of 30 has 18 girls; 1/3 of the girls walk': a third of 18, not of the class's 30."""
+    story = " ".join(s for s in f.sentences if s not in f.questions).lower()
+    for share, noun in _SHARE_OF_NOUN.findall(story):
+        counts = {
+            Fraction(n)
+            for n in re.findall(
+                rf"(?<![\d.])(\d+) (?:of them |of whom )?(?:are |were )?{re.escape(noun)}\b", story
+            )
+        }
+        if len(counts) != 1:
+            continue
+        count = next(iter(counts))
+        value = share.replace(" ", "")
+        shown = re.escape(value)
+        used = re.findall(rf"{shown} of [$£€]?(\d+(?:\.\d+)?)", f.s.lower())
+        for base in {Fraction(b) for b in used}:
+            if base != count and base in f.question_numbers:
+                return (
+                    f"the story takes {value} of the {show(count)} {noun}; the solution takes it of "
+                    f"{show(base)}"
+                )
+    return ""
+
+
 def percent_change_base(f: ProblemFacts) -> str:
     """'By what percentage did it go up from 200 to 250' is 50 ÷ 200: the change over the starting
     value. An answer that divides by the new value (or by anything else) is not it."""

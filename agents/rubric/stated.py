@@ -72,8 +72,23 @@ def coins_make(q: str) -> str:
 _EACH_HAS = re.compile(rf"\ba ([a-z]+) has {_NUM} ([a-z]+)\b")
 
 
+# "6 rows of 8 chocolates, 50 chocolates in all": groups of a size, and the total said with them
+_GROUPS_TOTAL = re.compile(
+    rf"(?<![\d.]){_NUM} ([a-z]+) of {_NUM} ([a-z]+?)s?\b,? "
+    rf"(?:(?:which is|that is|making|so|a total of|in all) {_NUM} \4s?\b|"
+    rf"{_NUM} \4s?\b (?:in all|altogether|in total))"
+)
+
+
 def each_times_count(q: str) -> str:
     """'A spider has 8 legs. … 5 spiders with 42 legs altogether': 5 spiders have 40 legs."""
+    for groups, group, size, thing, total_before, total_after in _GROUPS_TOTAL.findall(q):
+        total = total_before or total_after
+        if Fraction(groups) * Fraction(size) != Fraction(total):
+            return (
+                f"{groups} {group} of {size} {thing}s make {show(Fraction(groups) * Fraction(size))}, "
+                f"not {total}"
+            )
     for thing, per, part in _EACH_HAS.findall(q):
         counted = re.search(rf"\b{_NUM} {thing}s? (?:with|have|had|has) {_NUM} {part}\b", q)
         if counted and Fraction(counted.group(1)) * Fraction(per) != Fraction(counted.group(2)):

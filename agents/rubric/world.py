@@ -78,6 +78,10 @@ def missing_measure(f: ProblemFacts) -> str:
     for shape, asks, needs, what in _SHAPES:
         if not re.search(shape, q) or not asks.search(target):
             continue
+        if re.search(r"\bhow many\b", target) and not re.search(
+            r"\bhow many (?:cubic|litres|liters|ml|m³|cm³)", target
+        ):
+            continue  # "how many boxes does she fill": a count of boxes, not a box's measure
         if _measure_given(q) or _RELATED.search(q):
             return ""
         if len(lengths) < needs:
@@ -129,7 +133,8 @@ def _speed_triangle(f: ProblemFacts) -> str:
         return ""
     if _ASKS_TIME.search(target) and "length" not in dims:
         return "the question asks how long the journey takes but never says how far it is"
-    if _ASKS_DISTANCE.search(target) and not has_time:
+    per_time = re.search(r"\b(?:each|every|per|a|an|in (?:a|one)) (?:second|minute|hour)\b", target)
+    if _ASKS_DISTANCE.search(target) and not has_time and not per_time:
         return "the question asks how far but never says for how long"
     return ""
 

@@ -875,3 +875,100 @@ def test_a_part_of_listed_values_is_not_added_to_them_again() -> None:
     )
     assert d.relevant_data(ProblemFacts(question, "40 + 35 + 52 + 33 + 20 = 180, and 180 ÷ 4 = 45 cakes."))
     assert not d.relevant_data(ProblemFacts(question, "40 + 35 + 52 + 33 = 160, and 160 ÷ 4 = 40 cakes."))
+
+
+@pytest.mark.parametrize(
+    ("question", "flawed", "sound"),
+    [
+        (
+            "Jonas has a 200-page book. He read 45 pages on Friday and 60 on Saturday. How many are left?",
+            "45 + 60 = 105. Jonas has read 105 pages.",
+            "45 + 60 = 105, and 200 − 105 = 95 pages are left.",
+        ),
+        (
+            "A hall has 12 rows of 15 chairs. 140 people came, one to a chair. How many chairs were empty?",
+            "12 × 15 = 180. The hall has 180 chairs.",
+            "12 × 15 = 180, and 180 − 140 = 40 chairs were empty.",
+        ),
+    ],
+)
+def test_what_is_left_takes_something_away(question: str, flawed: str, sound: str) -> None:
+    assert d.answers_the_question(ProblemFacts(question, flawed))
+    assert not d.answers_the_question(ProblemFacts(question, sound))
+
+
+def test_what_the_story_says_is_left_is_counted_up() -> None:
+    question = "A tray had 3 rows of 5 buns left. How many buns are left?"
+    assert not d.answers_the_question(ProblemFacts(question, "3 × 5 = 15 buns."))
+
+
+def test_a_fraction_of_an_amount_multiplies() -> None:
+    question = "A loaf needs 2/3 of a cup of milk. Sam bakes 3/4 of a loaf. How much milk does he need?"
+    assert d.operation_fits(ProblemFacts(question, "2/3 ÷ 3/4 = 8/9 of a cup."))
+    assert not d.operation_fits(ProblemFacts(question, "3/4 × 2/3 = 1/2 a cup."))
+    servings = "Ola has 6 cups of flour. Each cake needs 3/4 of a cup. How many cakes can she make?"
+    assert not d.operation_fits(ProblemFacts(servings, "6 ÷ 3/4 = 8 cakes."))
+
+
+@pytest.mark.parametrize(
+    ("question", "flawed", "sound"),
+    [
+        (
+            "A jacket costs $150 and is reduced by 20%. Later the sale price is cut by a further 10%. What "
+            "is the final price?",
+            "0.20 × 150 = 30, so $120. Then 0.10 × 150 = 15, so $105.",
+            "0.20 × 150 = 30, so $120. Then 0.10 × 120 = 12, so $108.",
+        ),
+        (
+            "A cake is cut into 12 slices. Ben eats 4 slices, and then Mia eats half of the slices that are "
+            "left. How many slices does Mia eat?",
+            "1/2 of 12 = 6 slices.",
+            "12 − 4 = 8, and 1/2 of 8 = 4 slices.",
+        ),
+        (
+            "A club has 40 members, and 24 are adults. 1/4 of the adults swim. How many adults swim?",
+            "1/4 of 40 = 10 adults.",
+            "1/4 of 24 = 6 adults.",
+        ),
+    ],
+)
+def test_a_share_is_taken_of_the_whole_the_story_names(question: str, flawed: str, sound: str) -> None:
+    assert d.percent_base(ProblemFacts(question, flawed))
+    assert not d.percent_base(ProblemFacts(question, sound))
+
+
+def test_a_share_of_what_the_story_already_says_is_left() -> None:
+    question = "Zoe has 8 slices left. Her dad eats half of the slices that are left. How many does he eat?"
+    assert not d.percent_base(ProblemFacts(question, "Half of 8 is 4 slices."))
+
+
+@pytest.mark.parametrize(
+    ("question", "possible"),
+    [
+        ("Kemi is 8. Her grandfather Tunde is 7 years older than Kemi. How old is Tunde?", False),
+        ("Omar is 3 years old and his mother, Salma, is 11. How old will Salma be in 4 years?", False),
+        ("Omar is 3 years old and his mother, Salma, is 31. How old will Salma be in 4 years?", True),
+        ("A duck on the pond lays 9 eggs every day. How many eggs in a week?", False),
+        ("The goat field is 40 m long and 25 m wide. How much fencing goes round it?", True),
+    ],
+)
+def test_the_world_allows_it(question: str, possible: bool) -> None:
+    assert (not d.plausible(ProblemFacts(question, "The answer follows."))) is possible
+
+
+def test_groups_of_a_size_make_the_total_said_with_them() -> None:
+    question = "A box has 5 rows of 6 eggs, 32 eggs in all. 7 break. How many are left?"
+    assert d.data_consistent(ProblemFacts(question, "32 − 7 = 25 eggs."))
+    fine = "A box has 5 rows of 6 eggs, 30 eggs in all. 7 break. How many are left?"
+    assert not d.data_consistent(ProblemFacts(fine, "30 − 7 = 23 eggs."))
+
+
+def test_a_task_may_open_with_how_to_work() -> None:
+    """'Using π ≈ 3.14, find …' sets a task; a rate asked per second needs no journey time; a count of
+    boxes needs no box's measure."""
+    tin = "A tin has a radius of 4 cm and a height of 10 cm. Using π ≈ 3.14, find the volume of the tin."
+    assert not d.one_task(ProblemFacts(tin, "3.14 × 4² × 10 = 502.4 cm³."))
+    car = "A car travels at a steady 72 km/h. How many metres does it travel each second?"
+    assert not d.invented(ProblemFacts(car, "72 km = 72000 m and 1 hour = 3600 s, so 72000 ÷ 3600 = 20 m."))
+    eggs = "She packs 84 eggs into egg boxes that hold 12 eggs each. How many boxes does she fill?"
+    assert not d.invented(ProblemFacts(eggs, "84 ÷ 12 = 7 boxes."))
