@@ -1271,6 +1271,7 @@ def _sprint(f: ProblemFacts) -> str:
 
 _SUCCESSIVE = re.compile(
     r"\bof (?:what (?:\w+ )?(?:was|is|has|have|had) left|what remains|"
+    r"the [a-z]+ (?:she|he|they|we|it) (?:had|has|have) left|"
     r"the rest|the remainder|the remaining|the new \w+|the sale price|"
     r"those|them|the [\w-]+ (?:pupils|people|students|ones|children))\b|"
     r"\bof the [a-z]+ (?:(?:still )?in (?:it|them|the \w+)|that (?:is|was|are|were) left|"

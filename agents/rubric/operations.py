@@ -519,6 +519,70 @@ def fraction_of_divided(f: ProblemFacts) -> str:
     return ""
 
 
+# ---- a profit subtracts; a recipe for fewer needs less; groups of an amount multiply -----------
+
+
+def profit_added(f: ProblemFacts) -> str:
+    """Profit is what comes in minus what it cost: a solution that only adds never finds it."""
+    if not re.search(r"\bprofit\b", f.target) or re.search(r"\bpercent|%", f.target):
+        return ""
+    if "+" in f.operators and "-" not in f.operators and not re.search(r"−|\bminus\b|\bleaves\b", f.s):
+        return "a profit is the income minus the cost; the solution adds them"
+    return ""
+
+
+_SERVES = re.compile(r"\bfor (\d+) (people|persons|guests|servings|children|portions)\b")
+
+
+def recipe_direction(f: ProblemFacts) -> str:
+    """A stew for 8 made for 4 needs half the beef: scaling it the other way makes more, not less."""
+    q = f.q.lower()
+    sizes = _SERVES.findall(q)
+    amount = re.search(rf"(?<![\d.])(\d+(?:\.\d+)?) ?({UNIT_PATTERN}) of ([a-z]+)", q)
+    asked = re.search(r"\bhow (?:much|many (?:[a-z]+ )?of) ([a-z]+)", f.target)
+    if len(sizes) < 2 or not amount or not asked or f.final_answer is None:
+        return ""
+    first, then = Fraction(sizes[0][0]), Fraction(sizes[-1][0])
+    base = Fraction(amount.group(1))
+    said = unit(amount.group(2))
+    answer_unit = re.findall(rf"(\d+(?:\.\d+)?) ?({UNIT_PATTERN})\b", f.final_sentence.lower())
+    if (
+        said is None
+        or not answer_unit
+        or unit(answer_unit[-1][1]) != said
+        or asked.group(1) != amount.group(3)
+    ):
+        return ""
+    answer = Fraction(answer_unit[-1][0])
+    if (then < first and answer > base) or (then > first and answer < base):
+        fewer = "fewer" if then < first else "more"
+        return (
+            f"the recipe is for {show(first)} and made for {show(then)} ({fewer}); {show(answer)} "
+            f"{amount.group(2)} scales the {show(base)} {amount.group(2)} the wrong way"
+        )
+    return ""
+
+
+_PER_BATCH = re.compile(
+    r"(?<![\d/.])(\d+/\d+|\d+\.\d+) (?:of a )?(cups?|kg|g|litres?|l|ml|tablespoons?|teaspoons?)\b"
+)
+
+
+def groups_of_an_amount_divided(f: ProblemFacts) -> str:
+    """'Each batch needs 3/4 of a cup; she bakes 6 batches: how many cups' is 6 × 3/4, not 6 ÷ 3/4."""
+    asked = re.search(r"\bhow (?:many (cups|kg|grams|litres|ml|tablespoons|teaspoons)|much)\b", f.target)
+    if not asked:
+        return ""
+    for share, _unit in _PER_BATCH.findall(f.q.lower()):
+        shown = re.escape(share)
+        if re.search(rf"(?<![\d.])\d+ ?÷ ?\(?{shown}(?![\d/])", f.s):
+            return (
+                f"each takes {share}, so the amount for all of them is their number × {share}; "
+                "the solution divides"
+            )
+    return ""
+
+
 def operation_mismatch(f: ProblemFacts) -> str:
     """The first relation whose operation the solution gets wrong."""
     for check in (
@@ -536,6 +600,9 @@ def operation_mismatch(f: ProblemFacts) -> str:
         rate_from_total,
         like_counts_multiplied,
         fraction_of_divided,
+        profit_added,
+        recipe_direction,
+        groups_of_an_amount_divided,
     ):
         found = check(f)
         if found:

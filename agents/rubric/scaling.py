@@ -26,7 +26,9 @@ _PARALLEL = re.compile(
     r"\beach (?:into|in|on|with|at|from) (?:its|their|his|her) own\b|\bseparate (?:chargers?|ovens?|pots?)\b|"
     # a time the story fixes whatever else changes
     r"\b(?:one|1) (?:in|on|at) each\b|\bwhatever the\b|\bhowever (?:many|much|heavy|full|big)\b|"
-    r"\bno matter how (?:many|much|heavy|full|big)\b"
+    r"\bno matter how (?:many|much|heavy|full|big)\b|"
+    # the same trip takes as long whoever comes along (the same speed alone would scale with distance)
+    r"\b(?:along|on|over|driving|drives?|takes?|taking) the same (?:route|distance|journey|course|track)\b"
 )
 # Processes whose length is their own, not a share of work.
 _OWN_TIME = re.compile(
@@ -69,12 +71,20 @@ def parallel_duration(f: ProblemFacts) -> str:
         return ""  # "they bake in the same 25 minutes as one tray": the answer is the time unchanged
     compound = _COMPOUND.search(q)
     if compound and found.start() == compound.start():  # "1 hour 30 minutes" is 90 minutes, not 1 hour
-        said = _COMPOUND.findall(f.final_sentence.lower())
+        said = [
+            m.groups()
+            for m in _COMPOUND.finditer(f.final_sentence.lower())
+            if not re.match(r" ?[×x*÷/+−-]", f.final_sentence[m.end() :])  # an operand is no answer
+        ]
         if said and said[-1] == compound.groups():
             return ""
         duration, unit_word = Fraction(int(compound.group(1)) * 60 + int(compound.group(2))), "minutes"
     if _PARALLEL.search(q):
         scaled = _scaled(f, duration)
+        if scaled is None and compound and found.start() == compound.start():
+            scaled = _scaled(f, duration / 60)  # "2 h 15 min × 2" worked in hours
+            if scaled is not None:
+                duration, unit_word = duration / 60, "hours"
     else:  # "the same songs": only the answer counts, not a step adding up several songs in turn
         scaled = f.final_answer
         if scaled is None or scaled == duration or not any(scaled == duration * k for k in _factors(f)):

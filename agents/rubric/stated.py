@@ -210,9 +210,31 @@ def listed_sum(f: ProblemFacts) -> str:
     return ""
 
 
+_HAS_TOTAL = re.compile(rf"\b(?:has|have|had|owns?|keeps?|kept) (?:a total of |exactly )?{_NUM} ([a-z]+s)\b")
+_CHANGES = re.compile(
+    r"\b(?:sold|sells?|bought|buys?|gave|gives?|lost|loses?|died|dies|born|new|more|fewer|left|now|then|"
+    r"later|after|before|last|next|adds?|added|arrived?|joined|moved|another|extra|still)\b"
+)
+
+
+def whole_said_twice(q: str) -> str:
+    """'Ella's farm has 60 animals … the hens are a third of her 54 animals': one whole, two sizes."""
+    if _CHANGES.search(q):
+        return ""
+    for total, noun in _HAS_TOTAL.findall(q):
+        for again in re.findall(
+            rf"\b(?:her|his|their|its|all|all the|all of the|the whole|the) {_NUM} {noun}\b", q
+        ):
+            if Fraction(again) != Fraction(total):
+                return f"the {noun} are said to number {total} and also {again}"
+    return ""
+
+
 def stated_twice(question: str) -> str:
     """The first quantity stated twice, differently."""
     q = question.lower()
+    if found := whole_said_twice(q):
+        return found
     return (
         total_and_parts(q) or coins_make(q) or each_times_count(q) or listed_mean(q) or age_relation(question)
     )

@@ -972,3 +972,59 @@ def test_a_task_may_open_with_how_to_work() -> None:
     assert not d.invented(ProblemFacts(car, "72 km = 72000 m and 1 hour = 3600 s, so 72000 ÷ 3600 = 20 m."))
     eggs = "She packs 84 eggs into egg boxes that hold 12 eggs each. How many boxes does she fill?"
     assert not d.invented(ProblemFacts(eggs, "84 ÷ 12 = 7 boxes."))
+
+
+@pytest.mark.parametrize(
+    ("question", "flawed", "sound"),
+    [
+        (
+            "A stall buys 50 scarves at £4 each and sells them all at £7 each. What profit does it make?",
+            "Cost: 50 × 4 = £200. Income: 50 × 7 = £350. Profit: 350 + 200 = £550.",
+            "Cost: 50 × 4 = £200. Income: 50 × 7 = £350. Profit: 350 − 200 = £150.",
+        ),
+        (
+            "A soup for 6 people needs 900 g of carrots. Lena makes it for 3 people. How much carrots "
+            "does she need?",
+            "6 ÷ 3 = 2, so 900 × 2 = 1800 g.",
+            "6 ÷ 3 = 2, so 900 ÷ 2 = 450 g.",
+        ),
+        (
+            "One batch of pancakes needs 2/3 of a cup of milk. Raj makes 6 batches. How many cups of milk "
+            "does he need?",
+            "6 ÷ 2/3 = 9 cups.",
+            "6 × 2/3 = 4 cups.",
+        ),
+    ],
+)
+def test_profit_recipes_and_batches_take_the_right_operation(question: str, flawed: str, sound: str) -> None:
+    assert d.operation_fits(ProblemFacts(question, flawed))
+    assert not d.operation_fits(ProblemFacts(question, sound))
+
+
+def test_one_whole_said_with_two_sizes() -> None:
+    question = "Sam's shop has 40 bikes: 25 are red and the rest blue. The blue ones are 1/3 of his 45 bikes."
+    assert d.data_consistent(ProblemFacts(question, "The answer follows."))
+    sold = "Sam's shop had 40 bikes and sold 5. He now counts his 35 bikes."
+    assert not d.data_consistent(ProblemFacts(sold, "The answer follows."))
+
+
+def test_a_later_fraction_of_the_money_she_had_left() -> None:
+    question = (
+        "Nia had £80. She spent 1/4 of it on shoes and then 1/2 of the money she had left on a coat. What "
+        "did the coat cost?"
+    )
+    assert d.percent_base(ProblemFacts(question, "Shoes: 1/4 of 80 = £20. Coat: 1/2 of 80 = £40."))
+    assert not d.percent_base(
+        ProblemFacts(question, "Shoes: 1/4 of 80 = £20, 80 − 20 = 60. Coat: 1/2 of 60 = £30.")
+    )
+
+
+def test_the_same_route_takes_as_long_whoever_rides() -> None:
+    question = (
+        "A minibus took 1 hour 30 minutes to the zoo with 8 children on board. Today it takes the same route "
+        "with 16 children. How long does the trip take today?"
+    )
+    assert d.proportional(ProblemFacts(question, "16 ÷ 8 = 2, so 1 h 30 min × 2 = 3 hours."))
+    assert not d.proportional(ProblemFacts(question, "The same route takes the same 1 hour 30 minutes."))
+    farther = "A car drives 60 km in 1 hour. At the same speed, how long does 150 km take?"
+    assert not d.proportional(ProblemFacts(farther, "150 ÷ 60 = 2.5 hours."))

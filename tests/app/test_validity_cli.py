@@ -101,3 +101,15 @@ def test_the_sixth_set_is_a_valid_labelled_set_apart_from_the_others() -> None:
     for name in ("validity_dev.jsonl", "validity_fresh.jsonl"):
         others |= {item.question for item in read_labelled(data / name)}
     assert not others & {item.question for item in sixth}
+
+
+def test_the_seventh_set_is_sound_problems_apart_from_the_others() -> None:
+    """`tests/agents/data/validity_seventh.jsonl`: 80 correct problems (2026-11-26) by a writer who never
+    saw the panel or the other sets, half of them built to look wrong: a measure of false refusals."""
+    data = Path(__file__).parents[1] / "agents" / "data"
+    seventh = read_labelled(data / "validity_seventh.jsonl")
+    assert len(seventh) == 80 and not any(item.flaws for item in seventh)
+    others = {item.question for item in builtin_set()}
+    for name in ("validity_dev.jsonl", "validity_fresh.jsonl", "validity_sixth.jsonl"):
+        others |= {item.question for item in read_labelled(data / name)}
+    assert not others & {item.question for item in seventh}
