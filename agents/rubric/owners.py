@@ -172,6 +172,11 @@ def _mentions(text: str, person: str) -> bool:
     return re.search(rf"\b{re.escape(person)}\b", text, re.I) is not None
 
 
+def _is(owner: str, person: str) -> bool:
+    """The owner of a clause is the person asked about: "Mr Okafor" is the "Okafor" a question names."""
+    return bool(owner) and owner.split()[-1] == person
+
+
 def foreign_quantity(f: ProblemFacts) -> str:
     """A number that belongs to a person kept apart from the one asked about, used in the working."""
     if not f.s.strip():
@@ -185,18 +190,18 @@ def foreign_quantity(f: ProblemFacts) -> str:
     if any(
         _RELATION.search(c.text) or _COMPARED.search(c.text) or _THEM.search(c.rest)
         for c in clauses
-        if c.owner == asked or _mentions(c.text, asked)
+        if _is(c.owner, asked) or _mentions(c.text, asked)
     ):
         return ""  # the asked person's numbers are said against another's, or use another's things
-    if any(_RECEIVES.search(c.text) for c in clauses if c.owner != asked):
+    if any(_RECEIVES.search(c.text) for c in clauses if not _is(c.owner, asked)):
         return ""
-    if any(_mentions(c.text, asked) for c in clauses if c.owner != asked):
+    if any(_mentions(c.text, asked) for c in clauses if not _is(c.owner, asked)):
         return ""  # the asked person is given something, or compared: the story ties them
     theirs: dict[Fraction, str] = {}
     elsewhere: set[Fraction] = set()
     for clause in clauses:
         owner = clause.owner
-        apart = bool(owner) and owner != asked and not _RELATION.search(clause.text)
+        apart = bool(owner) and not _is(owner, asked) and not _RELATION.search(clause.text)
         apart = apart and (not _BACK.search(clause.rest) or bool(_OWN.search(clause.rest)))
         apart = apart and not any(_mentions(s, owner) and _mentions(s, asked) for s in story)
         for match in _NUMBER.finditer(clause.text):

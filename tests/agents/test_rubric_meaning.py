@@ -1028,3 +1028,14 @@ def test_the_same_route_takes_as_long_whoever_rides() -> None:
     assert not d.proportional(ProblemFacts(question, "The same route takes the same 1 hour 30 minutes."))
     farther = "A car drives 60 km in 1 hour. At the same speed, how long does 150 km take?"
     assert not d.proportional(ProblemFacts(farther, "150 ÷ 60 = 2.5 hours."))
+
+
+def test_a_title_and_a_surname_are_one_person() -> None:
+    question = (
+        "Mr Okafor grows 25 bean plants. His neighbour Maya grows 18 bean plants. Each of Mr Okafor's plants "
+        "gives 3 handfuls of beans. How many handfuls does Mr Okafor pick?"
+    )
+    assert not d.relevant_data(ProblemFacts(question, "25 × 3 = 75 handfuls."))
+    assert "belongs to Maya" in (
+        d.relevant_data(ProblemFacts(question, "25 + 18 = 43, and 43 × 3 = 129.")) or ""
+    )
