@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from agents.rubric.facts import ProblemFacts, show
+from agents.rubric.facts import TAKEN_IN_WORDS, ProblemFacts, show
+from agents.rubric.owners import NOT_NAMES
 from agents.verify.units import UNIT_PATTERN, unit
 
 # what the question asks for: a remainder or a difference, or a total
@@ -23,13 +24,6 @@ _TOTAL = re.compile(r"\b(?:altogether|in total|in all|together|combined|total|bo
 _TOTAL_SAID = re.compile(r"\b(?:altogether|in total|in all|total|combined)\b")
 _JOINED = re.compile(r"\b(?:altogether|in total|in all|together|total|combined|between them)\b|\+")
 _NAME = re.compile(r"\b([A-Z][a-z]+)\b")
-_NOT_NAMES = {
-    "The", "A", "An", "How", "What", "Each", "Every", "If", "When", "In", "On", "At", "His", "Her",
-    "Their", "She", "He", "They", "It", "There", "This", "That", "After", "Before", "Then", "So", "One",
-    "Mr", "Mrs", "Ms", "Miss", "Dr", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
-    "Sunday", "January", "February", "March", "April", "May", "June", "July", "August", "September",
-    "October", "November", "December", "Year", "Class", "Step", "Check", "Total", "Answer", "All",
-}  # fmt: skip
 
 
 def given_as_answer(f: ProblemFacts) -> str:
@@ -52,10 +46,6 @@ def given_as_answer(f: ProblemFacts) -> str:
 _STILL_ASKED = re.compile(
     r"\b(?:left(?!-)|remain\w*|empty|still (?:has|have|had|needs?|to)|spare|unused|unsold|not yet)\b"
 )
-_TAKEN_AWAY = re.compile(
-    r"\b(?:leaves?|leaving|left|remain\w*|take away|takes away|minus|subtract\w*|remainder|fewer|less)\b|"
-    r"−|(?<=\d) ?- ?(?=[$£€]?\d)"
-)
 
 
 def rest_never_taken(f: ProblemFacts) -> str:
@@ -64,9 +54,10 @@ def rest_never_taken(f: ProblemFacts) -> str:
     the part done or the whole, not the rest."""
     if not _STILL_ASKED.search(f.target) or _TOTAL.search(f.target) or f.final_answer is None:
         return ""
-    if _TAKEN_AWAY.search(f.s) or "÷" in f.operators or not ({"+", "×"} & f.operators):
+    taken = "-" in f.operators or TAKEN_IN_WORDS.search(f.s.lower())
+    if taken or "÷" in f.operators or not ({"+", "×"} & f.operators):
         return ""
-    story = " ".join(s for s in f.sentences if s not in f.questions).lower()
+    story = f.story
     if _STILL_ASKED.search(story):
         return ""  # "3 rows of 4 eggs are left": the story gives what is left, to be counted up
     return "the question asks what is left; the solution never takes anything away"
@@ -98,7 +89,7 @@ def someone_elses_age(f: ProblemFacts) -> str:
     asked = _AGE_ASK.search(f.question)
     if not asked:
         return ""
-    names = {n for n in _NAME.findall(f.question) if n not in _NOT_NAMES}
+    names = {n for n in _NAME.findall(f.question) if n not in NOT_NAMES}
     # the last sentence with a number that names someone: where the answer is said of a person
     numbered = [p for p in re.split(r"(?<=[.!?])\s+", f.solution.strip()) if re.search(r"\d", p)]
     naming = [{n for n in _NAME.findall(p) if n in names} for p in numbered]
@@ -114,7 +105,7 @@ def one_for_all(f: ProblemFacts) -> str:
     """'How many do they have together?' answered with what one of them has."""
     if not re.search(r"\b(?:together|altogether|in total|in all|combined|between them)\b", f.target):
         return ""
-    names = {n for n in _NAME.findall(f.question) if n not in _NOT_NAMES}
+    names = {n for n in _NAME.findall(f.question) if n not in NOT_NAMES}
     if len(names) < 2:
         return ""
     said = {n for n in _NAME.findall(f.final_sentence.title()) if n in names}
@@ -179,8 +170,9 @@ def answer_role(f: ProblemFacts) -> str:
 
 
 _SAVED = re.compile(
-    r"\bhow much (?:money )?(?:does|did|will|would|can|could|do) (?:[a-z]+ )?save\b|"
-    r"\bhow much (?:money )?(?:is|was|will be) saved\b|\bhow much (?:is|was) the (?:saving|discount)\b"
+    r"\bhow much (?:money )?(?:does|did|will|would|can|could|do) [a-z ]{1,25}?\bsave\b|"
+    r"\bhow much (?:money )?(?:is|was|will be) saved\b|\bhow much (?:is|was) the (?:saving|discount)\b|"
+    r"\bhow much (?:is|was) (?:taken )?off\b|\bwhat is the (?:saving|discount)\b"
 )
 _TAKEN_OFF = re.compile(r"(\d+(?:\.\d+)?) ?- ?[$£€]?(\d+(?:\.\d+)?) ?= ?[$£€]?(\d+(?:\.\d+)?)")
 
@@ -196,6 +188,18 @@ def price_for_saving(f: ProblemFacts) -> str:
                 f"the question asks how much is saved ({saved}); the solution answers with the price "
                 f"left to pay ({paid})"
             )
+    # the same when the solution writes the cut as a subtraction in other words: the answer is what
+    # a given price comes to after a given percentage is taken off it
+    rates = [Fraction(r) for r in re.findall(r"(\d+(?:\.\d+)?) ?%", f.story)]
+    prices = [Fraction(p) for p in re.findall(r"[$£€] ?(\d+(?:\.\d+)?)", f.story)]
+    for rate in rates:
+        for price in prices:
+            cut = price * rate / 100
+            if f.final_answer == price - cut and cut != price - cut:
+                return (
+                    f"the question asks how much is saved ({show(cut)}); the solution answers with the price "
+                    f"left to pay ({show(price - cut)})"
+                )
     return ""
 
 

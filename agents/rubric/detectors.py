@@ -24,7 +24,7 @@ from agents.rubric import (
     wholes,
     world,
 )
-from agents.rubric.facts import ProblemFacts, as_fraction, show
+from agents.rubric.facts import TAKEN_IN_WORDS, ProblemFacts, as_fraction, show
 from agents.verify.expressions import variables
 from agents.verify.text import disguised
 from agents.verify.units import UNIT_PATTERN, Unit, unit
@@ -575,7 +575,8 @@ def operation_fits(f: ProblemFacts) -> Result:
         and _REMAINING.search(f.target)
         and "-" not in ops
         and "÷" not in ops
-        and not ("+" not in ops and _TAKEN_IN_WORDS.search(f.s.lower()))
+        # a subtraction said in words ("which leaves her with 25 euros"), read when nothing is added
+        and not ("+" not in ops and TAKEN_IN_WORDS.search(f.s.lower()))
     ):
         return "the story takes something away, but the solution never subtracts"
     if (
@@ -601,12 +602,6 @@ def operation_fits(f: ProblemFacts) -> Result:
     if grouped and "×" not in ops and "+" in ops and not _equal_addends(f.s):
         return "equal groups (each … ) are combined by multiplying, but the solution adds unlike numbers"
     return ""
-
-
-# A subtraction said in words ("which leaves her with 25 euros"): only read when nothing is added.
-_TAKEN_IN_WORDS = re.compile(
-    r"\b(?:leaves?|leaving|left|remains?|remaining|takes? away|subtract\w*|minus|fewer|less)\b"
-)
 
 
 def _trial_product(f: ProblemFacts) -> bool:
@@ -1290,8 +1285,8 @@ _APPLIED = re.compile(
 )
 # "eats 2 slices", "spent £20": something taken away, between a whole and a share "of what is left"
 _TAKEN_BEFORE = re.compile(
-    r"\b(?:eats?|ate|sells?|sold|gives?|gave|spends?|spent|uses?|used|loses?|lost|takes?|took|drinks?|drank)"
-    r" (?:away )?[$£€]?\d+(?:\.\d+)?(?![\d/.]| ?%| ?percent)"
+    rf"(?:{operations.TAKEN.pattern}|\b(?:takes?|took)\b) (?:away )?"
+    r"[$£€]?\d+(?:\.\d+)?(?![\d/.]| ?%| ?percent)"
 )
 
 

@@ -66,6 +66,10 @@ _RESTATING = frozenset(
         "and check x n y",
     )
 )
+# A subtraction said in words ("which leaves her with 25 euros", "take away 6").
+TAKEN_IN_WORDS = re.compile(
+    r"\b(?:leaves?|leaving|left|remains?|remaining|takes? away|subtract\w*|minus|fewer|less)\b"
+)
 # Numbers a solution may use without the question giving them: halves, doubles, percent.
 CONSTANTS = {Fraction(n) for n in (0, 1, 2, 4, 100)} | {Fraction(1, 2)}
 # Factors and constants a solution may use when the text is about what they belong to.
@@ -196,6 +200,16 @@ class ProblemFacts:
         """The asks that are questions: a request to explain, check or justify, or to give the
         answer in some form, belongs to the question before it."""
         return [a for a in self.asks if not JUSTIFY.match(a) and not FORMAT.match(a)]
+
+    @cached_property
+    def story_sentences(self) -> list[str]:
+        """The sentences that tell the story: the question's sentences without its questions."""
+        return [s for s in self.sentences if s not in self.questions]
+
+    @cached_property
+    def story(self) -> str:
+        """The story's sentences as one lower-case text."""
+        return " ".join(self.story_sentences).lower()
 
     @cached_property
     def target(self) -> str:
@@ -413,10 +427,14 @@ def _common_divisors(numbers: list[Fraction]) -> set[Fraction]:
     return out
 
 
+# "1 hour 15 minutes", "2 h 30 min": hours and minutes said as one duration
+COMPOUND_DURATION = re.compile(r"(?<![\d.])(\d+) ?(?:hours?|h) (?:and )?(\d+) ?(?:minutes?|min)\b")
+
+
 def _compound_durations(text: str) -> set[Fraction]:
     """1 hour 15 minutes is 1.25 hours and 75 minutes."""
     out: set[Fraction] = set()
-    for hours, minutes in re.findall(r"(\d+) ?(?:hours?|h) (?:and )?(\d+) ?(?:minutes?|min)\b", text):
+    for hours, minutes in COMPOUND_DURATION.findall(text):
         out |= {int(hours) + Fraction(int(minutes), 60), Fraction(int(hours) * 60 + int(minutes))}
     return out
 

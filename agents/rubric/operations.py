@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from agents.rubric.facts import ProblemFacts, show
+from agents.rubric.facts import COMPOUND_DURATION, ProblemFacts, show
 from agents.rubric.owners import NOT_NAMES
 from agents.verify.expressions import NUMBER
 from agents.verify.units import UNIT_PATTERN, unit
@@ -276,20 +276,11 @@ _TO_A = re.compile(rf"(?<![\d.]){_NUM} [a-z]+ (?:to|in|per) (?:a|each|every|one)
 
 
 def _capacities(q: str) -> list[tuple[str, str]]:
-    """(container, size) pairs the story states."""
-    out = _PACKED_IN.findall(q) + _HOLDING.findall(q)
-    out += [
-        (
-            container
-            if container.endswith("s")
-            else container + "es"
-            if container.endswith("x")
-            else container + "s",
-            size,
-        )
-        for size, container in _TO_A.findall(q)
+    """(containers, size) pairs the story states; "6 rolls to a bag" names the bags in the singular."""
+    singular = [
+        (container + ("es" if container.endswith("x") else "s"), size) for size, container in _TO_A.findall(q)
     ]
-    return out
+    return _PACKED_IN.findall(q) + _HOLDING.findall(q) + singular
 
 
 def containers_filled(f: ProblemFacts) -> str:
@@ -323,7 +314,7 @@ _HAD = re.compile(
     rf"\b(?:had|has|have|bought|baked|picked|collected|made|owns?) "
     rf"(?:({_MONEY}){_NUM}|{_NUM}((?: [a-z]+){{0,3}}))"
 )
-_TAKEN = re.compile(
+TAKEN = re.compile(
     r"\b(?:gave|gives|give|sold|sells|lost|loses|ate|eats|spent|spends|used|uses|broke|breaks|"
     r"donated|donates|threw|throws|lent|lends|posted|sent|dropped|drank|drinks)\b"
 )
@@ -348,7 +339,7 @@ def _given_to_asked(f: ProblemFacts) -> bool:
     if not f.questions:
         return False
     names = set(re.findall(r"\b[A-Z][a-z]+\b", f.questions[-1])) - NOT_NAMES
-    story = " ".join(s for s in f.sentences if s not in f.questions)
+    story = " ".join(f.story_sentences)  # as written: names keep their capitals
     return any(
         re.search(
             rf"\b(?:gives?|gave|hands?|handed|sends?|sent|lends?|lent|pass(?:es|ed)?|pays?|paid)\b"
@@ -365,7 +356,7 @@ def more_after_taking(f: ProblemFacts) -> str:
         return ""
     q = f.q.lower()
     had = _HAD.search(q)
-    if not had or not _TAKEN.search(q[had.end() :]) or _GAINED.search(q[had.end() :]):
+    if not had or not TAKEN.search(q[had.end() :]) or _GAINED.search(q[had.end() :]):
         return ""
     if _given_to_asked(f):
         return ""  # "Ali gives Hugo 4 cards: how many has Hugo now" asks about the one who receives
@@ -405,15 +396,18 @@ _LATER_ASKED = re.compile(
     r"\b(?:arrive|arrives|arrival|finish|finishes|end|ends|get (?:there|home|back)|reach)\b"
 )
 _SPANS = re.compile(
-    r"(?<![\d.:])(\d+) ?(?:h|hours?)(?: (?:and )?(\d+) ?(?:min|minutes?))?\b|"
-    r"(?<![\d.:])(\d+) ?(?:min|minutes?)\b"
+    rf"{COMPOUND_DURATION.pattern}|(?<![\d.:])(\d+) ?(?:h|hours?)\b|(?<![\d.:])(\d+) ?(?:min|minutes?)\b"
 )
 
 
 def _spans(text: str) -> set[int]:
+    """The durations a text gives, in minutes."""
     out = set()
-    for hours, minutes, only in _SPANS.findall(text):
-        out.add(int(only) if only else int(hours) * 60 + int(minutes or 0))
+    for hours, minutes, only_hours, only_minutes in _SPANS.findall(text):
+        if only_minutes:
+            out.add(int(only_minutes))
+        else:
+            out.add(int(hours or only_hours) * 60 + int(minutes or 0))
     return out
 
 
@@ -451,7 +445,7 @@ def rate_from_total(f: ProblemFacts) -> str:
         r"\bhow much\b|\bwhat (?:is|was) the (?:rate|price|cost|charge)\b", f.target
     ):
         return ""
-    q = " ".join(s for s in f.sentences if s not in f.questions).lower()
+    q = f.story
     thing = asked.group(1)
     totals = re.findall(rf"{_MONEY} ?{_NUM}", q)
     counts = re.findall(rf"{_NUM} ?{re.escape(thing)}s?\b(?!/)", q)
@@ -497,7 +491,7 @@ def like_counts_multiplied(f: ProblemFacts) -> str:
 
 def fraction_of_divided(f: ProblemFacts) -> str:
     """'2/3 of a batch that needs 3/4 cup' is 2/3 × 3/4; dividing by the 2/3 makes more than a batch."""
-    q = " ".join(s for s in f.sentences if s not in f.questions).lower()
+    q = f.story
     if re.search(r"\bhow many\b", f.target):
         return ""  # "how many cakes, at 3/4 of a cup each": dividing by the share is right
     for fraction, noun in set(

@@ -44,7 +44,7 @@ NOT_NAMES = frozenset(
         "Six Seven Eight Nine Ten Monday Tuesday Wednesday Thursday Friday Saturday Sunday January "
         "February March April May June July August September October November December Mr Mrs Ms Dr "
         "Miss Farmer Class Year Grade Team Room Step Part There Here During Over From To For With By "
-        "Of Only Just Once Twice Half Most Many Much Several Everyone Nobody Total Altogether",
+        "Of Only Just Once Twice Half Most Many Much Several Everyone Nobody Total Altogether Check Answer",
     )
 )
 _NAME = r"\b(?:(?:Mr|Mrs|Ms|Dr|Miss)\.? )?[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
@@ -185,7 +185,7 @@ def foreign_quantity(f: ProblemFacts) -> str:
     asked = _asked(f, names)
     if not asked:
         return ""
-    story = [s for s in f.sentences if s not in f.questions]
+    story = f.story_sentences
     clauses = _clauses(story, names)
     if any(
         _RELATION.search(c.text) or _COMPARED.search(c.text) or _THEM.search(c.rest)

@@ -36,7 +36,7 @@ _SHARE_OF_NOUN = re.compile(
 
 def share_of_named_part(f: ProblemFacts) -> str:
     """'A class of 30 has 18 girls; 1/3 of the girls walk': a third of 18, not of the class's 30."""
-    story = " ".join(s for s in f.sentences if s not in f.questions).lower()
+    story = f.story
     for share, noun in _SHARE_OF_NOUN.findall(story):
         counts = {
             Fraction(n)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from agents.rubric.facts import ProblemFacts, show
+from agents.rubric.facts import COMPOUND_DURATION, ProblemFacts, show
 from agents.verify.units import UNIT_PATTERN, unit
 
 _DURATION_ASK = re.compile(
@@ -47,7 +47,6 @@ _SHARED = re.compile(
     rf"\b(?:{_HAND_NOUNS}|share|sharing|shared|same rate|{_IN_TURN}|batch(?:es)?|only (?:one|\d+))\b"
 )
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)[ -]?(seconds?|minutes?|hours?|days?|h|min)\b")
-_COMPOUND = re.compile(r"(?<![\d.])(\d+) ?(?:hours?|h) (?:and )?(\d+) ?(?:minutes?|min)\b")
 
 
 def shared_work(q: str) -> bool:
@@ -69,11 +68,11 @@ def parallel_duration(f: ProblemFacts) -> str:
     duration, unit_word = Fraction(found.group(1)), found.group(2)
     if answered_duration(f) == duration:
         return ""  # "they bake in the same 25 minutes as one tray": the answer is the time unchanged
-    compound = _COMPOUND.search(q)
+    compound = COMPOUND_DURATION.search(q)
     if compound and found.start() == compound.start():  # "1 hour 30 minutes" is 90 minutes, not 1 hour
         said = [
             m.groups()
-            for m in _COMPOUND.finditer(f.final_sentence.lower())
+            for m in COMPOUND_DURATION.finditer(f.final_sentence.lower())
             if not re.match(r" ?[×x*÷/+−-]", f.final_sentence[m.end() :])  # an operand is no answer
         ]
         if said and said[-1] == compound.groups():
@@ -296,8 +295,7 @@ _LIFESPAN = re.compile(
 )
 _FIXED = re.compile(r"\b(?:whatever the|regardless of|no matter how|however (?:many|much|big|heavy|full))\b")
 _SPAN_GIVEN = re.compile(
-    r"(?<![\d.])(\d+) ?(?:hours?|h) (?:and )?(\d+) ?(?:minutes?|min)\b|"
-    r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:minutes?|min|hours?|seconds?)\b"
+    rf"{COMPOUND_DURATION.pattern}|(?<![\d.])(\d+(?:\.\d+)?) ?(?:minutes?|min|hours?|seconds?)\b"
 )
 
 

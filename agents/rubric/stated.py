@@ -257,16 +257,12 @@ _PAID_WITH = re.compile(
     rf"(?: for (?:it|them|everything))? with (?:a|an|one)? ?[$£€]?{_NUM}\b|"
     rf"\b(?:pays?|paid) (?:with )?[$£€]{_NUM}\b"
 )
-_SAVED_ASKED = re.compile(
-    r"\bhow much (?:money )?(?:does|do|did|will|would|can|could) [a-z ]{1,25}?\bsave\b|"
-    r"\bhow much (?:is|was) (?:taken )?off\b|\bwhat is the (?:saving|discount)\b"
-)
 
 
 def _neighbour_answer(f: ProblemFacts) -> str:
-    """The complement of a share, the total instead of the change, the price instead of the saving."""
+    """The complement of a share, or the total instead of the change."""
     final = f.final_answer
-    story = " ".join(s for s in f.sentences if s not in f.questions).lower()
+    story = f.story
     if (
         final is not None
         and _SHARE_ASKED.search(f.target)
@@ -286,17 +282,6 @@ def _neighbour_answer(f: ProblemFacts) -> str:
         amount = Fraction(paid.group(1) or paid.group(2))
         if amount not in f.solution_numbers:
             return f"the change comes from the {show(amount)} paid; the solution never uses it"
-    if final is not None and _SAVED_ASKED.search(f.target):
-        rates = [Fraction(r) for r in re.findall(rf"{_NUM} ?%", story)]
-        prices = [Fraction(p) for p in re.findall(rf"[$£€] ?{_NUM}", story)]
-        for rate in rates:
-            for price in prices:
-                cut = price * rate / 100
-                if final == price - cut and cut != price - cut:
-                    return (
-                        f"the question asks how much is saved ({show(cut)}); {show(final)} is the price "
-                        "paid after the cut"
-                    )
     return ""
 
 
