@@ -143,11 +143,11 @@ def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> BaseChatOpenAI:
     Responses pass the normalising transport (``agents/wire.py``), so servers that answer in
     OpenAI's shape only approximately still parse; requests are counted per logical call.
     """
-    import httpx2
     import openai
     from langchain_openai import AzureChatOpenAI, ChatOpenAI
 
     from agents.attempts import count_attempt
+    from agents.connections import ShardedTransport
     from agents.wire import NormalisingTransport
 
     key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) accept any key
@@ -155,18 +155,16 @@ def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> BaseChatOpenAI:
         if not env.get(spec.api_key_env):
             raise ModelConfigError(f"model {spec.name!r}: ${spec.api_key_env} is not set")
         key = env[spec.api_key_env]
-    # Our own connection pool: langchain-openai's default is one process-wide pool per base URL,
+    # Our own connection pools: langchain-openai's default is one process-wide pool per base URL,
     # which stays bound to the first event loop that used it. A client given a transport ignores its
     # own `limits`, and httpx's defaults (100 connections, 20 kept open) would silently cap
     # `max_concurrency` above 100 and close most connections after every round of parallel
     # judges: the provider limiter bounds the calls, and every call it lets through keeps its
-    # connection for the next.
-    limits = httpx2.Limits(max_connections=None, max_keepalive_connections=spec.max_concurrency)
-    inner = httpx2.AsyncHTTPTransport(limits=limits)
+    # connection for the next, in shards that keep each request's bookkeeping small.
     http_client = openai.DefaultAsyncHttpxClient(
         timeout=spec.timeout_s,
         event_hooks={"request": [count_attempt]},
-        transport=NormalisingTransport(inner),
+        transport=NormalisingTransport(ShardedTransport(spec.max_concurrency)),
     )
     common: dict[str, Any] = {
         "http_async_client": http_client,

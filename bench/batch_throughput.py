@@ -18,7 +18,9 @@ leaves out both ends and is what a long batch approaches. Each setup runs ``--pr
 process (so two workers get twice the problems), which gives every lane the same number of items
 and the same share of ramp-up and tail.
 
-Everything runs on this machine: the simulator, PostgreSQL, Redis, the workers.
+Everything runs on this machine: the simulator, PostgreSQL, Redis, the workers. Beside the rates,
+the CPU the executing processes used (start-up included) per item: on a machine whose cores the
+workers saturate, the ratio to the bound is set by it.
 
     uv run python bench/batch_throughput.py --latency 1.0 --concurrency 8 --problems 120
 """
@@ -29,6 +31,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -37,6 +40,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import psutil
 import redis
 from _common import postgres_database, simulator
 from sqlalchemy import select
@@ -95,16 +99,25 @@ def steady_rate(finished: list[datetime]) -> float:
     return 60 * (last - first) / (times[last] - times[first]).total_seconds()
 
 
-def embedded(env: dict[str, str], dataset: Path) -> str:
-    """`thinkloop batch run` on the in-process broker; returns the batch id."""
+def children_cpu() -> float:
+    """CPU seconds of this process's ended (and waited-for) children."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def embedded(env: dict[str, str], dataset: Path) -> tuple[str, float]:
+    """`thinkloop batch run` on the in-process broker; returns the batch id and the CPU seconds the
+    process used."""
     command = [sys.executable, "-m", "app", "batch", "run", "--dataset", str(dataset)]
     command += ["--models", ",".join(MODELS), "--judge-model", MODELS[0], "--format", "json", "--no-cache"]
+    before = children_cpu()
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-    return str(json.loads(done.stdout)["batch"]["id"])
+    return str(json.loads(done.stdout)["batch"]["id"]), children_cpu() - before
 
 
-async def on_redis(env: dict[str, str], dataset: Path, workers: int) -> str:
-    """W `thinkloop batch worker` processes; the batch is created once they listen."""
+async def on_redis(env: dict[str, str], dataset: Path, workers: int) -> tuple[str, float]:
+    """W `thinkloop batch worker` processes; the batch is created once they listen. Returns the
+    batch id and the CPU seconds the workers used."""
     client = redis.Redis.from_url(REDIS)
     client.delete(QUEUE)
     env = env | {"THINKLOOP_BROKER_URL": REDIS}
@@ -112,7 +125,8 @@ async def on_redis(env: dict[str, str], dataset: Path, workers: int) -> str:
     procs = [subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL) for _ in range(workers)]  # noqa: ASYNC220
     try:
         await asyncio.to_thread(_wait_for_group, client)
-        return await _create_and_wait(env["THINKLOOP_DATABASE_URL"], dataset)
+        batch_id = await _create_and_wait(env["THINKLOOP_DATABASE_URL"], dataset)
+        return batch_id, sum(sum(psutil.Process(proc.pid).cpu_times()[:2]) for proc in procs)
     finally:
         for proc in procs:
             proc.terminate()
@@ -162,7 +176,7 @@ async def _finished(sessions: async_sessionmaker[AsyncSession], batch_id: str) -
 
 
 def row(
-    name: str, workers: int, measured: tuple[int, float, float, float], args: argparse.Namespace
+    name: str, workers: int, measured: tuple[int, float, float, float], cpu: float, args: argparse.Namespace
 ) -> dict[str, Any]:
     items, seconds, steps, steady = measured
     in_flight = min(args.concurrency * workers, args.endpoint_limit / ROUND_CALLS)
@@ -176,6 +190,7 @@ def row(
         "achieved": 60 * items / seconds,
         "steady": steady,
         "bound": bound,
+        "cpu_ms_per_item": 1000 * cpu / items,
     }
 
 
@@ -189,16 +204,16 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
         sqlite = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
         env = environment(base_url, sqlite, args.concurrency, args.endpoint_limit)
         if "embedded" in args.setups:
-            batch_id = await asyncio.to_thread(embedded, env, datasets[1])
-            rows.append(row("embedded (SQLite)", 1, await elapsed(sqlite, batch_id), args))
+            batch_id, cpu = await asyncio.to_thread(embedded, env, datasets[1])
+            rows.append(row("embedded (SQLite)", 1, await elapsed(sqlite, batch_id), cpu, args))
         for workers in (1, 2):
             if str(workers) not in args.setups:
                 continue
             with postgres_database() as database_url:
                 env = environment(base_url, database_url, args.concurrency, args.endpoint_limit)
-                batch_id = await on_redis(env, datasets[workers], workers)
+                batch_id, cpu = await on_redis(env, datasets[workers], workers)
                 label = f"Redis, {workers} worker{'s' if workers > 1 else ''} (PostgreSQL)"
-                rows.append(row(label, workers, await elapsed(database_url, batch_id), args))
+                rows.append(row(label, workers, await elapsed(database_url, batch_id), cpu, args))
     return rows
 
 
@@ -209,14 +224,14 @@ def markdown(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
         f"(items calling models at once) per process, endpoint limit {args.endpoint_limit} calls",
         "",
         "| setup | items | steps per item | seconds | bound items/min | whole batch: items/min, ÷ bound "
-        "| steady state: items/min, ÷ bound |",
-        "|---|---|---|---|---|---|---|",
+        "| steady state: items/min, ÷ bound | CPU ms per item |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['setup']} | {r['items']} | {r['steps']:.2f} | {r['seconds']:.1f} | {r['bound']:.0f} "
             f"| {r['achieved']:.0f}, {r['achieved'] / r['bound']:.2f} | {r['steady']:.0f}, "
-            f"{r['steady'] / r['bound']:.2f} |"
+            f"{r['steady'] / r['bound']:.2f} | {r['cpu_ms_per_item']:.0f} |"
         )
     by_workers = {r["workers"]: r for r in rows if r["setup"].startswith("Redis")}
     if len(by_workers) == 2:

@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 SUITE = [
     ("Round latency", ["round_latency.py", "--latency", "0.2", "--repeats", "5"]),
     ("Orchestration overhead", ["overhead.py", "--runs", "20", "--items", "40"]),
+    ("Connections in shards", ["connection_pool.py", "--concurrency", "8,64,128", "--rounds", "15"]),
     (
         "Batch throughput",
         ["batch_throughput.py", "--latency", "1.0", "--concurrency", "8", "--problems", "120"],
