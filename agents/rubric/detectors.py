@@ -214,7 +214,7 @@ _MEASURE_NOUN = {
     "distance": "length",
     "speed": "speed",
     "area": "area",
-    "volume": "volume3",
+    "volume": "volume",
     "price": "money",
     "cost": "money",
     "money": "money",
@@ -264,7 +264,7 @@ def _asked_nouns(target: str) -> list[str]:
         if words and unit(words[0]) is not None:
             return [f"@{unit(words[0]).dimension}"]  # type: ignore[union-attr]
         if len(words) > 1 and words[0] in ("cubic", "square") and unit(words[1]) is not None:
-            return ["@volume3" if words[0] == "cubic" else "@area"]  # "how many cubic metres"
+            return ["@volume" if words[0] == "cubic" else "@area"]  # "how many cubic metres"
         return [_stem(w) for w in words[:2] if unit(w) is None]
     found = re.search(
         r"what (?:is|was|are|were|will be) (?:the |its |his |her |their |each )?((?:[a-z]+[ ?.]*){0,3})",

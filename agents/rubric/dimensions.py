@@ -36,8 +36,7 @@ _BASE = {
     "time": ((0, 0, 1, 0), Fraction(1)),
     "money": ((0, 0, 0, 1), Fraction(1)),
     "area": ((2, 0, 0, 0), Fraction(1)),
-    "volume": ((3, 0, 0, 0), Fraction(1, 1000)),  # a litre is a thousandth of a cubic metre
-    "volume3": ((3, 0, 0, 0), Fraction(1)),
+    "volume": ((3, 0, 0, 0), Fraction(1, 1000)),  # in litres: a litre is a thousandth of a cubic metre
     "speed": ((1, 0, -1, 0), Fraction(1)),
 }
 _NAMES = {(1, 0, 0, 0): "a length", (0, 1, 0, 0): "a mass", (0, 0, 1, 0): "a time", (0, 0, 0, 1): "money"}

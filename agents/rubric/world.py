@@ -110,7 +110,7 @@ def _measure_given(q: str) -> bool:
     ):
         return True
     return any(
-        (u := unit(name)) is not None and u.dimension in ("volume", "volume3", "area")
+        (u := unit(name)) is not None and u.dimension in ("volume", "area")
         for name in re.findall(rf"\d+(?:\.\d+)?[ -]?({UNIT_PATTERN})(?![\w/])", q)
     )
 

@@ -13,7 +13,7 @@ class Unit:
 
     name: str
     dimension: str
-    scale: Fraction  # in the dimension's base unit (m, g, s, l, dollar, m/s, m², m³)
+    scale: Fraction  # in the dimension's base unit (m, g, s, l, dollar, m/s, m²)
     time_scale: Fraction | None = None  # for rates: the size of the "per time" unit, in seconds
 
 
@@ -50,8 +50,11 @@ _add("area", F(1, 10000), "cm²", "cm2")
 _add("area", F(1), "m²", "m2")
 _add("area", F(1000000), "km²", "km2")
 _add("area", F(10000), "ha", "hectare", "hectares")
-_add("volume3", F(1, 1000000), "cm³", "cm3")
-_add("volume3", F(1), "m³", "m3")
+# A cubic centimetre is a millilitre: litres and cubic units are one dimension, so "2 l = 200 cm³"
+# is a conversion the verifier checks (it is wrong) rather than two unrelated units.
+_add("volume", F(1, 1000000), "mm³", "mm3")
+_add("volume", F(1, 1000), "cm³", "cm3")
+_add("volume", F(1000), "m³", "m3")
 _add("temperature", F(1), "°C", "°F", "degrees")
 _add("angle", F(1), "°")
 

@@ -92,6 +92,12 @@ def test_percents(solution: str, ok: bool) -> None:
             False,
         ),
         ("50 minutes = 5/6 hour and 10 ÷ 5/6 = 12 km/h.", True),
+        # A cubic centimetre is a millilitre: litres and cubic units convert into each other.
+        ("The tank holds 2.5 litres = 2500 cm³.", True),
+        ("The tank holds 2.5 litres = 250 cm³.", False),
+        ("0.3 m³ = 300 litres, so 300 ÷ 15 = 20 buckets.", True),
+        ("0.3 m³ = 30 litres, so 30 ÷ 15 = 2 buckets.", False),
+        ("500 ml + 1.5 l = 2 l = 2000 cm³.", True),
     ],
 )
 def test_unit_conversions(solution: str, ok: bool) -> None:
