@@ -3,8 +3,8 @@
 httpcore looks at every connection of its pool each time a request starts or ends: it asks each
 idle connection's socket whether the server closed it (a poll, and anyio building the socket's
 attribute table). With one pool keeping ``max_concurrency`` connections open, that is a cost per
-request that grows with the model's concurrency: with 64 calls in flight a request paid for 128
-such looks, about a tenth of a batch worker's CPU (a profile of ``bench/batch_throughput.py``).
+request that grows with the model's concurrency: with 64 calls in flight a request paid for up to 128
+such looks, about a tenth of an embedded batch's CPU (a profile of ``bench/batch_throughput.py``).
 Shards of ``SHARD`` connections keep every open connection for the next call and bound the looks a
 request costs by the shard, whatever the concurrency (``bench/connection_pool.py`` measures it).
 """
