@@ -4,7 +4,8 @@ httpcore looks at every idle connection of its pool each time a request starts o
 pool keeping ``max_concurrency`` connections open a call costs more the more calls may be in
 flight (``agents/connections.py``). Rounds of C calls at once go through the real ChatOpenAI client
 to the simulator (its own process, so this process's CPU is the client's alone); the two layouts
-alternate, and the figure is the median CPU per call over the repeats.
+alternate, and the figure is the median CPU per call over the repeats. Where C is no more than a
+shard, both layouts are the same single pool, and their ratio shows the benchmark's noise.
 
     uv run --frozen python bench/connection_pool.py --concurrency 8,64,128 --rounds 20 --repeats 3
 """
