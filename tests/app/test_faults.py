@@ -26,7 +26,9 @@ from tests.app.conftest import batch_runner
 FAULTS = [
     Rule(status=429, retry_after=0.05, rate=0.04),
     Rule(status=500, rate=0.04),
-    Rule(delay_s=1.5, rate=0.02),  # longer than the client's timeout
+    # Twice the client's timeout, and the timeout far above what a busy machine takes to answer: a
+    # call that timed out before the simulator read it would be an attempt it never logged.
+    Rule(delay_s=10.0, rate=0.02),
     Rule(role="^Judge", malformed=True, rate=0.05),
     Rule(role="^Reviser", truncate_stream=True, rate=0.1),
 ]
@@ -48,7 +50,7 @@ async def test_a_batch_survives_an_unreliable_endpoint(
     await migrate(database_url)
     engine = create_engine(database_url)
     sessions = session_factory(engine)
-    entry = {"model": "sim-1", "base_url": simulator_server.base_url, "timeout_s": 1.0, "max_retries": 2}
+    entry = {"model": "sim-1", "base_url": simulator_server.base_url, "timeout_s": 5.0, "max_retries": 2}
     factory = PanelFactory(ModelRegistry.from_sources(extra={"m1": entry, "m2": entry}), {})
     broker = build_broker(None, held=8, redelivery_s=30)
     stack = contextlib.AsyncExitStack()
