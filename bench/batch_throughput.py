@@ -19,8 +19,8 @@ process (so two workers get twice the problems), which gives every lane the same
 and the same share of ramp-up and tail.
 
 Everything runs on this machine: the simulator, PostgreSQL, Redis, the workers. Beside the rates,
-the CPU the executing processes used (start-up included) per item: on a machine whose cores the
-workers saturate, the ratio to the bound is set by it.
+the CPU the executing processes used per item (start-up included, and `batch run`'s report): on a
+machine whose cores the workers saturate, the ratio to the bound is set by it.
 
     uv run python bench/batch_throughput.py --latency 1.0 --concurrency 8 --problems 120
 """
