@@ -7,11 +7,16 @@ request that grows with the model's concurrency: with 64 calls in flight a reque
 such looks, about a tenth of an embedded batch's CPU (a profile of ``bench/batch_throughput.py``).
 Shards of ``SHARD`` connections keep every open connection for the next call and bound the looks a
 request costs by the shard, whatever the concurrency (``bench/connection_pool.py`` measures it).
+
+The shards share one TLS context. httpx builds a context for every transport it is given no context
+for, loading the CA bundle each time: 16 shards for a concurrency of 128 took about 1.5 s of CPU at
+the first call of a process on a slow machine, with every run's event loop stalled meanwhile.
 """
 
 from __future__ import annotations
 
 import math
+import ssl
 from collections.abc import AsyncIterator, Callable
 
 import httpx2
@@ -21,11 +26,20 @@ import httpx2
 SHARD = 8
 
 
-def http_shard(keep: int) -> httpx2.AsyncBaseTransport:
-    """A plain httpx pool that keeps ``keep`` connections open and caps none (the provider limiter
-    bounds the calls)."""
-    limits = httpx2.Limits(max_connections=None, max_keepalive_connections=keep)
-    return httpx2.AsyncHTTPTransport(limits=limits)
+def http_shards() -> Callable[[int], httpx2.AsyncBaseTransport]:
+    """A maker of plain httpx pools that verify TLS with one context, made at the first pool."""
+    context: ssl.SSLContext | None = None
+
+    def http_shard(keep: int) -> httpx2.AsyncBaseTransport:
+        """A pool that keeps ``keep`` connections open and caps none (the provider limiter bounds
+        the calls)."""
+        nonlocal context
+        if context is None:
+            context = httpx2.create_ssl_context()  # the default verification, as httpx's own
+        limits = httpx2.Limits(max_connections=None, max_keepalive_connections=keep)
+        return httpx2.AsyncHTTPTransport(verify=context, limits=limits)
+
+    return http_shard
 
 
 class ShardedTransport(httpx2.AsyncBaseTransport):
@@ -38,8 +52,9 @@ class ShardedTransport(httpx2.AsyncBaseTransport):
         self,
         connections: int,
         shard: int = SHARD,
-        make_shard: Callable[[int], httpx2.AsyncBaseTransport] = http_shard,
+        make_shard: Callable[[int], httpx2.AsyncBaseTransport] | None = None,
     ) -> None:
+        make_shard = make_shard or http_shards()
         count = max(1, math.ceil(connections / shard))
         self._shards = [make_shard(shard) for _ in range(count)]
         self._in_flight = [0] * count

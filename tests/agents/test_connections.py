@@ -99,3 +99,21 @@ async def test_a_call_that_fails_frees_its_shard() -> None:
         with pytest.raises(httpx2.ConnectError):
             await client.get("http://sim/")
     assert transport.in_flight == (0, 0)
+
+
+async def test_the_shards_of_a_model_share_one_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """httpx loads the CA bundle for every transport given no context: once per model, not per shard."""
+    import httpcore2
+
+    made: list[object] = []
+    default = httpcore2.default_ssl_context
+
+    def counted(**options: bool) -> object:
+        made.append(default(**options))
+        return made[-1]
+
+    monkeypatch.setattr(httpcore2, "default_ssl_context", counted)
+    transport = ShardedTransport(128)
+    assert len(transport.in_flight) == 16
+    assert len(made) == 1
+    await transport.aclose()
