@@ -19,8 +19,10 @@ process (so two workers get twice the problems), which gives every lane the same
 and the same share of ramp-up and tail.
 
 Everything runs on this machine: the simulator, PostgreSQL, Redis, the workers. Beside the rates,
-the CPU the executing processes used per item (start-up included, and `batch run`'s report): on a
-machine whose cores the workers saturate, the ratio to the bound is set by it.
+the CPU the executing processes used: per item over their whole life (start-up included, and
+`batch run`'s report), and during the batch, per item and in cores. A process runs its items on one
+event loop, so near 1.0 core per process it is saturated: its CPU per item, not the execution path's
+waiting, sets the ratio to the bound (the machine's two cores also run the simulator and PostgreSQL).
 
     uv run python bench/batch_throughput.py --latency 1.0 --concurrency 8 --problems 120
 """
@@ -35,10 +37,13 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from datetime import datetime
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import psutil
 import redis
@@ -71,9 +76,17 @@ def environment(base_url: str, database_url: str, concurrency: int, endpoint_lim
     return env
 
 
-async def elapsed(database_url: str, batch_id: str) -> tuple[int, float, float, float]:
-    """(items, seconds from the batch's creation to its completion, mean sequential steps per item
-    (rounds plus revisions), steady-state items per minute), from the database."""
+class Measured(NamedTuple):
+    items: int
+    seconds: float  # from the batch's creation to its completion
+    steps: float  # mean sequential steps per item (rounds plus revisions)
+    steady: float  # items per minute between the 10th and 90th percentile of the finishes
+    created: datetime
+    finished: datetime
+
+
+async def elapsed(database_url: str, batch_id: str) -> Measured:
+    """The batch as its stored rows tell it."""
     await migrate(database_url)
     engine = create_engine(database_url)
     try:
@@ -84,12 +97,18 @@ async def elapsed(database_url: str, batch_id: str) -> tuple[int, float, float, 
                 col(BatchItem.batch_id) == batch_id
             )
             rows = list((await session.execute(query)).all())
-            seconds = (batch.finished_at - batch.created_at).total_seconds()
+            created, finished = _utc(batch.created_at), _utc(batch.finished_at)
     finally:
         await engine.dispose()
     rounds = [len(result["rounds"]) for result, _ in rows if result]
     steps = sum(2 * r - 1 for r in rounds) / len(rounds)  # each round but the last was revised
-    return len(rows), seconds, steps, steady_rate([finished for _, finished in rows])
+    seconds = (finished - created).total_seconds()
+    return Measured(len(rows), seconds, steps, steady_rate([f for _, f in rows]), created, finished)
+
+
+def _utc(moment: datetime) -> datetime:
+    """SQLite gives back naive datetimes; they were stored in UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def steady_rate(finished: list[datetime]) -> float:
@@ -99,34 +118,82 @@ def steady_rate(finished: list[datetime]) -> float:
     return 60 * (last - first) / (times[last] - times[first]).total_seconds()
 
 
+class CpuTrace:
+    """The CPU seconds a set of processes has used, sampled every ``period`` seconds (their sum, at
+    wall-clock times), so the CPU they used between two stored timestamps can be read afterwards."""
+
+    def __init__(self, period: float = 0.2) -> None:
+        self.period = period
+        self.processes: list[psutil.Process] = []
+        self.samples: list[tuple[float, float]] = []  # (Unix time, CPU seconds so far)
+        self._stop = threading.Event()
+
+    def total(self) -> float:
+        cpu = 0.0
+        for process in self.processes:
+            try:
+                cpu += sum(process.cpu_times()[:2])
+            except psutil.NoSuchProcess:
+                return self.samples[-1][1] if self.samples else 0.0
+        return cpu
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.period):
+            self.samples.append((time.time(), self.total()))
+
+    @contextmanager
+    def running(self, processes: list[psutil.Process]) -> Iterator[CpuTrace]:
+        self.processes = processes
+        thread = threading.Thread(target=self._sample, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self._stop.set()
+            thread.join()
+
+    def at(self, moment: datetime) -> float:
+        """CPU seconds used by ``moment`` (the nearest sample)."""
+        when = moment.timestamp()
+        return min(self.samples, key=lambda sample: abs(sample[0] - when))[1]
+
+    def between(self, start: datetime, end: datetime) -> float:
+        return self.at(end) - self.at(start)
+
+
 def children_cpu() -> float:
     """CPU seconds of this process's ended (and waited-for) children."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
-def embedded(env: dict[str, str], dataset: Path) -> tuple[str, float]:
+def embedded(env: dict[str, str], dataset: Path, trace: CpuTrace) -> tuple[str, float]:
     """`thinkloop batch run` on the in-process broker; returns the batch id and the CPU seconds the
-    process used."""
+    process used (``trace`` samples it while it runs)."""
     command = [sys.executable, "-m", "app", "batch", "run", "--dataset", str(dataset)]
     command += ["--models", ",".join(MODELS), "--judge-model", MODELS[0], "--format", "json", "--no-cache"]
     before = children_cpu()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-    return str(json.loads(done.stdout)["batch"]["id"]), children_cpu() - before
+    child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with trace.running([psutil.Process(child.pid)]):
+        out, err = child.communicate()
+    if child.returncode != 0:
+        raise subprocess.CalledProcessError(child.returncode, command, out, err)
+    return str(json.loads(out)["batch"]["id"]), children_cpu() - before
 
 
-async def on_redis(env: dict[str, str], dataset: Path, workers: int) -> tuple[str, float]:
+async def on_redis(env: dict[str, str], dataset: Path, workers: int, trace: CpuTrace) -> tuple[str, float]:
     """W `thinkloop batch worker` processes; the batch is created once they listen. Returns the
-    batch id and the CPU seconds the workers used."""
+    batch id and the CPU seconds the workers used (``trace`` samples them while they run)."""
     client = redis.Redis.from_url(REDIS)
     client.delete(QUEUE)
     env = env | {"THINKLOOP_BROKER_URL": REDIS}
     command = [sys.executable, "-m", "app", "batch", "worker"]
     procs = [subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL) for _ in range(workers)]  # noqa: ASYNC220
     try:
-        await asyncio.to_thread(_wait_for_group, client)
-        batch_id = await _create_and_wait(env["THINKLOOP_DATABASE_URL"], dataset)
-        return batch_id, sum(sum(psutil.Process(proc.pid).cpu_times()[:2]) for proc in procs)
+        with trace.running([psutil.Process(proc.pid) for proc in procs]):
+            await asyncio.to_thread(_wait_for_group, client)
+            batch_id = await _create_and_wait(env["THINKLOOP_DATABASE_URL"], dataset)
+            return batch_id, trace.total()
     finally:
         for proc in procs:
             proc.terminate()
@@ -176,11 +243,12 @@ async def _finished(sessions: async_sessionmaker[AsyncSession], batch_id: str) -
 
 
 def row(
-    name: str, workers: int, measured: tuple[int, float, float, float], cpu: float, args: argparse.Namespace
+    name: str, workers: int, measured: Measured, cpu: float, trace: CpuTrace, args: argparse.Namespace
 ) -> dict[str, Any]:
-    items, seconds, steps, steady = measured
+    items, seconds, steps, steady = measured.items, measured.seconds, measured.steps, measured.steady
     in_flight = min(args.concurrency * workers, args.endpoint_limit / ROUND_CALLS)
     bound = 60 * in_flight / (steps * args.latency)
+    in_batch = trace.between(measured.created, measured.finished)
     return {
         "setup": name,
         "workers": workers,
@@ -191,6 +259,8 @@ def row(
         "steady": steady,
         "bound": bound,
         "cpu_ms_per_item": 1000 * cpu / items,
+        "batch_cpu_ms_per_item": 1000 * in_batch / items,
+        "cores_per_process": in_batch / seconds / workers,
     }
 
 
@@ -204,16 +274,19 @@ async def main(args: argparse.Namespace) -> list[dict[str, Any]]:
         sqlite = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
         env = environment(base_url, sqlite, args.concurrency, args.endpoint_limit)
         if "embedded" in args.setups:
-            batch_id, cpu = await asyncio.to_thread(embedded, env, datasets[1])
-            rows.append(row("embedded (SQLite)", 1, await elapsed(sqlite, batch_id), cpu, args))
+            trace = CpuTrace()
+            batch_id, cpu = await asyncio.to_thread(embedded, env, datasets[1], trace)
+            rows.append(row("embedded (SQLite)", 1, await elapsed(sqlite, batch_id), cpu, trace, args))
         for workers in (1, 2):
             if str(workers) not in args.setups:
                 continue
             with postgres_database() as database_url:
                 env = environment(base_url, database_url, args.concurrency, args.endpoint_limit)
-                batch_id, cpu = await on_redis(env, datasets[workers], workers)
+                trace = CpuTrace()
+                batch_id, cpu = await on_redis(env, datasets[workers], workers, trace)
                 label = f"Redis, {workers} worker{'s' if workers > 1 else ''} (PostgreSQL)"
-                rows.append(row(label, workers, await elapsed(database_url, batch_id), cpu, args))
+                measured = await elapsed(database_url, batch_id)
+                rows.append(row(label, workers, measured, cpu, trace, args))
     return rows
 
 
@@ -224,14 +297,16 @@ def markdown(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
         f"(items calling models at once) per process, endpoint limit {args.endpoint_limit} calls",
         "",
         "| setup | items | steps per item | seconds | bound items/min | whole batch: items/min, ÷ bound "
-        "| steady state: items/min, ÷ bound | CPU ms per item |",
-        "|---|---|---|---|---|---|---|---|",
+        "| steady state: items/min, ÷ bound | CPU ms per item: process, in the batch "
+        "| cores per process in the batch |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['setup']} | {r['items']} | {r['steps']:.2f} | {r['seconds']:.1f} | {r['bound']:.0f} "
             f"| {r['achieved']:.0f}, {r['achieved'] / r['bound']:.2f} | {r['steady']:.0f}, "
-            f"{r['steady'] / r['bound']:.2f} | {r['cpu_ms_per_item']:.0f} |"
+            f"{r['steady'] / r['bound']:.2f} | {r['cpu_ms_per_item']:.0f}, {r['batch_cpu_ms_per_item']:.0f} "
+            f"| {r['cores_per_process']:.2f} |"
         )
     by_workers = {r["workers"]: r for r in rows if r["setup"].startswith("Redis")}
     if len(by_workers) == 2:
