@@ -382,7 +382,8 @@ async def _stream(
         on_text(answer)
     if not chunks:
         return AIMessage(content="")
-    merged = merged or _merge(chunks)
+    if merged is None:
+        merged = _merge(chunks)
     return AIMessage(
         content=answer if not merged.tool_call_chunks else merged.content,
         tool_calls=merged.tool_calls,
