@@ -16,7 +16,6 @@ the first call of a process on a slow machine, with every run's event loop stall
 from __future__ import annotations
 
 import math
-import ssl
 from collections.abc import AsyncIterator, Callable
 
 import httpx2
@@ -27,15 +26,12 @@ SHARD = 8
 
 
 def http_shards() -> Callable[[int], httpx2.AsyncBaseTransport]:
-    """A maker of plain httpx pools that verify TLS with one context, made at the first pool."""
-    context: ssl.SSLContext | None = None
+    """A maker of plain httpx pools that all verify TLS with one context."""
+    context = httpx2.create_ssl_context()  # the default verification, as httpx's own
 
     def http_shard(keep: int) -> httpx2.AsyncBaseTransport:
         """A pool that keeps ``keep`` connections open and caps none (the provider limiter bounds
         the calls)."""
-        nonlocal context
-        if context is None:
-            context = httpx2.create_ssl_context()  # the default verification, as httpx's own
         limits = httpx2.Limits(max_connections=None, max_keepalive_connections=keep)
         return httpx2.AsyncHTTPTransport(verify=context, limits=limits)
 
