@@ -44,15 +44,12 @@ def share(hits: Sequence[bool], excluded: int = 0) -> dict[str, Any]:
     """``count`` of ``n``, its rate and Wilson 95 % interval (all None when ``n`` is 0)."""
     n, count = len(hits), sum(hits)
     interval = wilson_interval(count, n)
-    low, high = interval if interval else (None, None)
-    return {
-        "n": n,
-        "count": count,
-        "rate": count / n if n else None,
-        "low": low,
-        "high": high,
-        "excluded": excluded,
-    }
+    if interval is None:
+        return {"n": 0, "count": 0, "rate": None, "low": None, "high": None, "excluded": excluded}
+    rate = count / n
+    # the interval holds its rate exactly (floating point leaves 1e-17 below 0/n otherwise)
+    low, high = min(max(interval[0], 0.0), rate), max(min(interval[1], 1.0), rate)
+    return {"n": n, "count": count, "rate": rate, "low": low, "high": high, "excluded": excluded}
 
 
 def _share(versions: Sequence[Judged], hit: Any) -> dict[str, Any]:
