@@ -121,7 +121,8 @@ def _table(head: list[str], rows: list[list[str]]) -> list[str]:
 
 def _header(report: dict[str, Any]) -> list[str]:
     batch, counts = report["batch"], report["outcomes"]
-    tally = " · ".join(f"{key.replace('_', ' ')} {counts[key]}" for key in OUTCOME_KEYS)
+    # .get: a report stored before an outcome existed (screened) counts none of it
+    tally = " · ".join(f"{key.replace('_', ' ')} {counts.get(key, 0)}" for key in OUTCOME_KEYS)
     return [
         f"# Batch {batch['id']} ({batch['status']})",
         "",
@@ -136,7 +137,7 @@ def _header(report: dict[str, Any]) -> list[str]:
 
 def _outcomes(report: dict[str, Any]) -> list[str]:
     rows = [
-        [r["model"], r["arm"], str(r["items"]["total"]), *(str(r["items"][k]) for k in OUTCOME_KEYS)]
+        [r["model"], r["arm"], str(r["items"]["total"]), *(str(r["items"].get(k, 0)) for k in OUTCOME_KEYS)]
         for r in report["rows"]
     ]
     lines = ["", "## Outcomes", "", *_table(["model", "arm", "items", *OUTCOME_KEYS], rows)]
@@ -221,7 +222,7 @@ def _by_flaw(report: dict[str, Any]) -> list[str]:
             r["arm"],
             r["flaw"],
             str(r["items"]["total"]),
-            *(str(r["items"][k]) for k in OUTCOME_KEYS),
+            *(str(r["items"].get(k, 0)) for k in OUTCOME_KEYS),
             str(r["scored_items"]),
             pass_cell(r),
         ]
