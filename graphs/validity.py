@@ -25,14 +25,14 @@ from agents.validity.matching import check_matches, findings, gate_matches
 from agents.validity.twins import paraphrase, twins_of
 from graphs.context import RunContext
 from graphs.result import run_refinement
-from graphs.scoring import ScoringPolicy
+from graphs.scoring import PASSED_OUTCOMES, ScoringPolicy
 
 Version = Literal["flawed", "corrected", "control", "twin", "paraphrase"]
 
 
-# Outcomes that are the panel's verdict on a version. ``screened`` is compared as a string: the
-# outcome may not exist yet where this runs (it is the offline panel's "found nothing").
-PASSED: frozenset[str] = frozenset({"accepted", "screened"})
+# Outcomes that are the panel's verdict on a version: passed (accepted, or screened: the offline
+# panel's "found nothing") or refused.
+PASSED: frozenset[str] = PASSED_OUTCOMES
 REFUSED: frozenset[str] = frozenset({"exhausted"})
 
 
