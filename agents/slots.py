@@ -12,11 +12,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import structlog
-
 from agents.models import ModelSpec
 
-log = structlog.get_logger(__name__)
 PROPS_TIMEOUT_S = 10.0
 
 
@@ -42,8 +39,7 @@ async def server_slots(spec: ModelSpec, chat: Any) -> int | None:
     options: dict[str, Any] = {"max_retries": 0, "timeout": min(spec.timeout_s, PROPS_TIMEOUT_S)}
     try:
         props = await client.get(url, cast_to=object, options=options)
-    except Exception as exc:  # a 404, a refusal or non-JSON: the server does not say
-        log.debug("llm.no_props", model=spec.name, error=type(exc).__name__)
+    except Exception:  # a 404 (most servers), a refusal or non-JSON: the server does not say, silently
         return None
     slots = props.get("total_slots") if isinstance(props, dict) else None
     return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
