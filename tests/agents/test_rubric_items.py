@@ -10,6 +10,7 @@ sample of the same items it must agree with ``judge_once`` in decision, Q and ga
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -36,7 +37,7 @@ TUNE_FLAWED = [i for i in TUNE if i.kind == "flawed"]
 async def judge_directly(problem: Problem) -> tuple[bool, str, float | None, list[str]]:
     """Round 1 of the loop on ``problem`` as the graph's ``judge`` and ``score`` nodes compute it
     (the rubric panel has no solver): accepted?, the decision, Q, the gate's evidence."""
-    policy = CONTEXT.policy
+    policy = replace(CONTEXT.policy, max_rounds=1)  # as judge_once: round 1 is the last round
     assert policy.judge_against == "original"  # round 1 is judged against the problem itself
     outcomes = [await CONTEXT.judges[j].assess(JudgeRequest(j, 1, problem, problem)) for j in JUDGES]
     result = score_round(votes_of(outcomes), policy)
