@@ -113,15 +113,16 @@ class ServerOptions:
     """How the tier runs llama-server: small, and shaped like a modest local deployment.
 
     ``parallel`` slots share ``context`` tokens (each slot gets context / parallel); requests beyond
-    the slots wait in the server's queue. ``n_predict`` is the server's own cap on a reply for a
-    request that sends no ``max_tokens``: a safety net so a rambling base model cannot hold a slot
-    for minutes on 2 cores (thinkloop's own per-call bounds, when sent, are lower and win).
+    the slots wait in the server's queue. ``n_predict`` is the server's own cap on every reply: the
+    default for a request that sends no ``max_tokens``, and the ceiling of one that sends more
+    (llama-server lowers it, with a warning in its log). It keeps the tier's time bounded: a
+    rambling base model would otherwise hold a slot for minutes on 2 cores.
     """
 
     parallel: int = 2
     context: int = 8192
     threads: int = 2
-    n_predict: int = 1024
+    n_predict: int = 512
     chat_template: str = "gemma"  # the GGUF carries no template; without one the server uses ChatML
     extra: tuple[str, ...] = field(default_factory=tuple)
 

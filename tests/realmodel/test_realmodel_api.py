@@ -26,7 +26,8 @@ from tests.realmodel.conftest import NAME, RealModel, Result
 from tests.realmodel.invariants import OUTCOMES, SCORE_FIELDS, assert_run
 from tests.realmodel.server import MODEL_ID, free_port
 
-pytestmark = pytest.mark.realmodel
+# A real model on 2 busy cores is slow: a generous hang guard (the suite's default is 300 s a test).
+pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(900)]
 
 ORCHESTRA = {
     "question": (

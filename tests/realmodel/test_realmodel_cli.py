@@ -20,7 +20,8 @@ from tests.realmodel.invariants import (
     assert_validity_report,
 )
 
-pytestmark = pytest.mark.realmodel
+# A real model on 2 busy cores is slow: a generous hang guard (the suite's default is 300 s a test).
+pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDITY_SET = ROOT / "app" / "samples" / "validity" / "problems.jsonl"
@@ -95,15 +96,15 @@ def test_batch_with_the_control_arm_adds_up(thinkloop: Any, tmp_path: Path) -> N
 
 
 def labelled_slice(tmp_path: Path) -> tuple[Path, int, int]:
-    """Three labelled items: a flawed problem with its corrected version, a flawed one alone, and a
-    sound control: two flawed versions and two sound ones."""
-    items = {
-        json.loads(line)["id"]: json.loads(line) for line in VALIDITY_SET.read_text("utf-8").splitlines()
-    }
-    chosen = [items["prop-01"], items["arword-01"] | {"corrected": None}, items["control-01"]]
+    """Three labelled items, one version each (24 calls of Gemma's panel): two flawed problems
+    without their corrected versions, and a sound control."""
+    lines = VALIDITY_SET.read_text("utf-8").splitlines()
+    items = {json.loads(line)["id"]: json.loads(line) for line in lines}
+    alone = {"corrected": None}
+    chosen = [items["prop-01"] | alone, items["arword-01"] | alone, items["control-01"]]
     path = tmp_path / "slice.jsonl"
     path.write_text("".join(json.dumps(item) + "\n" for item in chosen), "utf-8")
-    return path, 2, 2
+    return path, 2, 1
 
 
 def test_judges_validate_counts_every_version_and_scores_no_failure(
