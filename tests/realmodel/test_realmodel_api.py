@@ -81,7 +81,7 @@ async def api(realmodel: RealModel, tmp_path: Path) -> AsyncIterator[Api]:
             key = await create_key(session, "realmodel", ["read", "write"])
     finally:
         await engine.dispose()
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None,
         database_url=database,
         models={NAME: {"model": MODEL_ID, "base_url": realmodel.base_url}},
