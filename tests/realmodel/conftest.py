@@ -188,6 +188,8 @@ def thinkloop(tmp_path: Path, models_file: Path) -> Any:
             timeout=timeout,
             check=False,
         )
+        # Kept beside the test (pytest keeps its last three runs' directories): what Gemma wrote.
+        (tmp_path / f"{args[0]}-{done.returncode}.out").write_text(done.stdout + done.stderr, "utf-8")
         return Result(done.returncode, done.stdout, done.stderr)
 
     return run

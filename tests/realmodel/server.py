@@ -113,10 +113,9 @@ class ServerOptions:
     """How the tier runs llama-server: small, and shaped like a modest local deployment.
 
     ``parallel`` slots share ``context`` tokens (each slot gets context / parallel); requests beyond
-    the slots wait in the server's queue. ``n_predict`` is the server's own cap on every reply: the
-    default for a request that sends no ``max_tokens``, and the ceiling of one that sends more
-    (llama-server lowers it, with a warning in its log). It keeps the tier's time bounded: a
-    rambling base model would otherwise hold a slot for minutes on 2 cores.
+    the slots wait in the server's queue. ``n_predict`` bounds a reply whose request sends no
+    ``max_tokens``: it keeps the tier's time bounded, as a rambling base model would otherwise hold a
+    slot for minutes on 2 cores.
     """
 
     parallel: int = 2
