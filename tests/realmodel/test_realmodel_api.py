@@ -36,7 +36,7 @@ ORCHESTRA = {
     ),
     "solution": "With half as many musicians it takes twice as long: 40 × 120 / 60 = 80 minutes.",
 }
-BOUND_S = 300  # a hang guard only: no test passes or fails on how long the model takes
+BOUND_S = 800  # a hang guard only (under the 900 s test timeout): no test passes or fails on speed
 
 
 @dataclass
