@@ -47,7 +47,9 @@ class RoundScored(RoundFigures):
     type: Literal["round.scored"] = "round.scored"
     round: int
     verification: list[str] = Field(default_factory=list)
+    unverified: list[str] = Field(default_factory=list, description="Steps read but not checkable")
     solver: SolverResult | None = None
+    unchanged: bool = Field(default=False, description="No revision: the version it was to revise, again")
 
 
 class ReviserThinking(_Event):
@@ -59,7 +61,8 @@ class ReviserThinking(_Event):
 
 
 class RevisionProposed(_Event):
-    """The reviser's new version (or why there is none)."""
+    """The reviser's new version (or why there is none). ``unchanged``: the version it returned is
+    the one it was asked to revise, up to whitespace — no revision, the model's failure (``note``)."""
 
     type: Literal["revision.proposed"] = "revision.proposed"
     round: int
@@ -68,10 +71,17 @@ class RevisionProposed(_Event):
     failure: CallFailure | None = None
     model: str = ""
     usage: Usage = Field(default_factory=Usage)
+    unchanged: bool = False
+    note: str | None = None
+    givens_changed: list[str] = Field(
+        default_factory=list,
+        description="Quantities the question gives that this revision changed, added or removed",
+    )
 
 
 class RunFinished(_Event):
-    """The loop ended; the metrics are the run's."""
+    """The loop ended; the metrics are the run's. An ``error`` run has no score: its quality and
+    metric fields are null and ``stop_reason`` (with ``failure``) says why."""
 
     type: Literal["run.finished"] = "run.finished"
     outcome: str

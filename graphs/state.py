@@ -28,7 +28,7 @@ class RoundFigures(BaseModel):
         default=0, description="Judges whose call failed (abstentions that are not the judge's choice)"
     )
     decision: str = Field(
-        description="What the loop did next: accepted, revise, exhausted, needs_review or error"
+        description="What the loop did next: accepted, screened, revise, exhausted, needs_review or error"
     )
 
     @classmethod
@@ -60,7 +60,17 @@ class RoundRecord(RoundFigures):
     problem: Problem
     outcomes: list[JudgeResult]
     verification: list[str] = []
+    unverified: list[str] = Field(
+        default_factory=list,
+        description="Steps of the stated solution the verifier read but could not check (named, "
+        "never passed as checked; for the offline screen each is also gate evidence)",
+    )
     solver: SolverResult | None = None
+    unchanged: bool = Field(
+        default=False,
+        description="No revision: this version is the one the model under test was asked to revise "
+        "(up to whitespace); the model's failure, never a reason to send the run to review",
+    )
 
     def level_scores(self) -> dict[str, float | None]:
         """Each judge's score this round (None when it abstained)."""

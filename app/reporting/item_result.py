@@ -38,11 +38,16 @@ class ItemResult(BaseModel):
 
     outcome: str
     stop_reason: str = ""
-    metrics: dict[str, Any]
+    metrics: dict[str, Any] | None = Field(description="None for an error run: a failure is never a score")
     rounds: list[RoundSummary]
     final: dict[str, str]
     calls: CallCounts = Field(default_factory=CallCounts)
     failure: CallFailure | None = None
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        """The run metrics; empty for an error run (it has none)."""
+        return self.metrics or {}
 
     @classmethod
     def of(cls, result: RunResult) -> ItemResult:

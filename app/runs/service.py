@@ -644,16 +644,17 @@ class RunExecutor:
         event = (finished or finished_event(result)).model_dump(mode="json")
         event["status"] = result.outcome  # the run's status, named as in traces and webhooks
         await self._append(run.id, event, "run.finished", along=store)
-        metrics = result.metrics
-        self.metrics.observe_run(result.outcome, metrics["rounds_to_pass"], metrics["avg_quality_final"])
+        metrics = result.metrics or {}  # an error run has none: a failure is never a score
+        rounds_to_pass, quality = metrics.get("rounds_to_pass"), metrics.get("avg_quality_final")
+        self.metrics.observe_run(result.outcome, rounds_to_pass, quality)
         log.info(
             "run.finished",
             outcome=result.outcome,
             rounds=len(result.rounds),
-            rounds_to_pass=metrics["rounds_to_pass"],
-            avg_quality_final=metrics["avg_quality_final"],
-            avg_quality_all_steps=metrics["avg_quality_all_steps"],
-            level_final=metrics["level_final"],
+            rounds_to_pass=metrics.get("rounds_to_pass"),
+            avg_quality_final=metrics.get("avg_quality_final"),
+            avg_quality_all_steps=metrics.get("avg_quality_all_steps"),
+            level_final=metrics.get("level_final"),
         )
         self.wake_webhooks()
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agents.panel import PanelFactory
+from agents.rubric.panel import RUBRIC_MODEL
 from agents.validity.labels import LabelledItem, LabelsError, check_labelled, read_labelled
 from graphs.context import RunContext
 from graphs.scoring import get_policy
@@ -47,19 +48,28 @@ async def validate(
     twins: bool = False,
     concurrency: int = 8,
 ) -> dict[str, Any]:
-    """Judge every version of ``items`` with ``judge_model``'s panel; measures per split."""
+    """Judge every version of ``items`` with ``judge_model``'s panel; measures per split.
+
+    ``complete`` is false when any version did not end in the panel's verdict (its judge calls
+    failed, or no quorum): those versions are counted in ``excluded`` and in no rate."""
     panel = factory.build(judge_model, judge_model)
     context = RunContext.of(panel, get_policy(policy))
     judged = await bench(items, context, twins=twins, concurrency=concurrency)
     splits = [s for s in SPLITS if s == "all" or any(i.split == s for i in items)]
     summaries = {split: summarise(judged, split) for split in splits}
     headline = summaries.get("heldout") or summaries["all"]
+    everything = summaries["all"]
     return {
         "judge_model": judge_model,
+        "offline": judge_model == RUBRIC_MODEL,
         "policy": policy,
         "twins": twins,
         "items": len(items),
         "versions": len(judged),
+        "judged": everything["judged"],
+        "excluded": everything["excluded"],
+        "calls": everything["calls"],
+        "complete": everything["excluded"]["total"] == 0,
         "splits": summaries,
-        "targets": {"split": headline["split"], **targets_met(headline)},
+        "targets": targets_met(headline),
     }
