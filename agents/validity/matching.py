@@ -70,6 +70,10 @@ def check_matches(check: str, flaw_types: Iterable[str]) -> bool:
 
 
 def gate_matches(line: str, flaw_types: Iterable[str]) -> bool:
-    """Whether one line of the gate's evidence is evidence of one of ``flaw_types``."""
+    """Whether one line of the gate's evidence is evidence of one of ``flaw_types``. A step the
+    verifier could not check ("unverified: …", which refuses for the offline screen) is evidence of
+    no flaw: the screen refused because it could not check, not because it found the flaw."""
+    if line.startswith("unverified:"):
+        return False
     kinds = GATE_SOLVER if line.startswith("solver:") else GATE_ARITHMETIC
     return bool(kinds & set(flaw_types))

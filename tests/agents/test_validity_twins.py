@@ -84,3 +84,6 @@ def test_findings_are_read_from_an_offline_rationale() -> None:
     assert gate_matches("3 + 4 = 8 (wrong: it is 7)", ["arithmetic_worded"])
     assert not gate_matches("3 + 4 = 8 (wrong: it is 7)", ["missing_data"])
     assert gate_matches("solver: the question's answer is 4; the solution says 12", ["false_proportionality"])
+    assert not gate_matches(
+        "unverified: unverified: From 8:40 to 10:15 is 1 hour 25 minutes", ["arithmetic_worded"]
+    )
