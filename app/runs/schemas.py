@@ -501,8 +501,8 @@ class RunFinishedWebhook(WebhookEvent):
         description="With status error: the call that failed (model, endpoint host, HTTP status, "
         "exception, message); null otherwise",
     )
-    metrics: dict[str, Any] = Field(
-        description="The run's metrics, as in its trace",
+    metrics: dict[str, Any] | None = Field(
+        description="The run's metrics, as in its trace; null for an error run (a failure is never a score)",
         examples=[{"rounds_to_pass": 2, "avg_quality_final": 0.99, "avg_quality_all_steps": 0.69}],
     )
 
