@@ -179,6 +179,7 @@ _EXAMPLE_REVISION: dict[str, Any] = _ACCOUNTING | {
     "error": None,
     "failure": None,
     "raw_outputs": ['{"thinking": "The judges say…", "question": "An orchestra…", "solution": "…"}'],
+    "givens_changed": [],
 }
 _EXAMPLE_VERSION: dict[str, Any] = {
     "round": 2,
@@ -199,6 +200,7 @@ _EXAMPLE_ROUND: dict[str, Any] = {
     "n_failed": 0,
     "decision": "revise",
     "verification": [],
+    "unverified": [],
     "solver": {
         "round": 1,
         "solution": {
