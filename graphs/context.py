@@ -22,6 +22,9 @@ class RunContext:
     reviser: Reviser
     policy: ScoringPolicy
     solver: Solver | None = None
+    # Set by the app when a warrant is required and the panel has none good enough: an acceptance
+    # then ends needs_review, with this as its stop reason ("panel not certified: …").
+    uncertified: str | None = None
 
     @classmethod
     def of(cls, panel: Panel, policy: ScoringPolicy) -> RunContext:

@@ -124,6 +124,9 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
     solver = next((s for s in reversed(state.get("solutions") or []) if s.round == number), None)
     errors = gate_evidence(state["current"], solver) if policy.verification_gate else []
     decision = gate(decide(result, number, policy, previous), number, policy, len(errors))
+    uncertified = runtime.context.uncertified if decision is Decision.ACCEPTED else None
+    if uncertified:  # the panel would accept, but it has no warrant the deployment requires
+        decision = Decision.NEEDS_REVIEW
     figures = RoundFigures.of(result, decision).model_dump()
     record = RoundRecord(
         round=number,
@@ -143,6 +146,7 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
             else "a verified error"
         )
         reason = f"the stated solution has {what} ({errors[0]}): not accepted whatever the panel said"
+    reason = uncertified or reason
     return {
         "rounds": [record],
         "decision": decision.value,
