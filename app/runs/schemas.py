@@ -10,6 +10,7 @@ from pydantic import AfterValidator, AnyHttpUrl, BaseModel, BeforeValidator, Con
 from agents.schemas import CallFailure, QuestionText, SolutionText, SolverResult
 from app.models import RunStatus
 from app.text import StorableText, storable_if_text, storable_scalar
+from app.validity.panel_schemas import Warrant
 from app.webhooks import DeliveryStatus
 from graphs.state import RoundFigures
 
@@ -140,6 +141,12 @@ class RunPublic(BaseModel):
         examples=["6fd4be5b0c7e4b1f9a2d3c4e5f6a7b8c"],
     )
     arm: str = Field(default="loop", description="loop (the feedback loop) or control (one blind revision)")
+    warrant: Warrant | None = Field(
+        default=None,
+        description="An accepted run's: the newest validity record of the exact panel that accepted "
+        "(status valid, with its false-accept upper bound), or status none when that panel was never "
+        "validated. Null for any other outcome",
+    )
 
 
 _ACCOUNTING: dict[str, Any] = {
@@ -482,6 +489,10 @@ class RunFinishedWebhook(WebhookEvent):
         default=None,
         description="With status error: the call that failed (model, endpoint host, HTTP status, "
         "exception, message); null otherwise",
+    )
+    warrant: Warrant | None = Field(
+        default=None,
+        description="With status accepted: the panel's warrant (as in the run's trace); null otherwise",
     )
     metrics: dict[str, Any] = Field(
         description="The run's metrics, as in its trace",

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from agents.validity.labels import LabelledItem
+from app.validity.panel_schemas import RecordPublic
 from app.validity.service import MAX_VERSIONS, Split
 from graphs.scoring import PolicyName
 
@@ -63,6 +64,17 @@ class ValidityRequest(BaseModel):
     )
     policy: PolicyName | None = Field(
         default=None, description="Scoring policy (default: settings)", examples=["default"]
+    )
+    save: bool = Field(
+        default=False,
+        description="Save the headline split's figures as a validity record of the panel's identity "
+        "(GET /v1/panels lists it; the panel's accepted runs cite it as their warrant). Refused (422) "
+        "when any version errored: a failure is not a measurement",
+    )
+    set_name: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
+        default=None,
+        description="The labelled set's name in the record (default: shipped, or items)",
+        examples=["district-heldout-2026"],
     )
 
     @model_validator(mode="after")
@@ -185,3 +197,9 @@ class ValidityReport(BaseModel):
     versions: int = Field(description="Versions judged (flawed, corrected, controls; twins apart)")
     splits: dict[str, SplitSummary] = Field(description="The figures per split, and over all")
     targets: dict[str, str | bool] = Field(description="'split': where they were measured; each target: met?")
+    errored_versions: int = Field(
+        default=0, description="Versions whose round ended in error (not judged; no record is saved)"
+    )
+    record: RecordPublic | None = Field(
+        default=None, description="The validity record saved (with save: true); null otherwise"
+    )

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from agents.panel import PanelFactory
 from agents.validity.labels import LabelledItem, LabelsError, check_labelled, read_labelled
 from graphs.context import RunContext
-from graphs.scoring import get_policy
+from graphs.scoring import Decision, get_policy
 from graphs.validity import bench, versions
 from graphs.validity_metrics import SPLITS, summarise, targets_met
 
@@ -60,6 +60,9 @@ async def validate(
         "twins": twins,
         "items": len(items),
         "versions": len(judged),
+        # a version whose round ended in error was not judged: counted apart, and no record is saved
+        "errored_versions": sum(j.decision == Decision.ERROR for j in judged),
+        "record": None,  # the validity record, once one is saved of this report
         "splits": summaries,
         "targets": {"split": headline["split"], **targets_met(headline)},
     }
