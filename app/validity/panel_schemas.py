@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,26 +61,32 @@ class MeasuredShare(BaseModel):
     high: float | None = Field(description="Wilson 95 % upper bound; null when n is 0")
 
 
-class Warrant(BaseModel):
-    """What an acceptance is worth: the newest validity record of the exact panel that accepted, or
-    ``{"status": "none"}`` when that panel was never validated."""
+class ValidWarrant(BaseModel):
+    """What an acceptance is worth: the newest validity record of the exact panel that accepted."""
 
-    model_config = ConfigDict(json_schema_extra={"examples": [_WARRANT, {"status": "none"}]})
+    model_config = ConfigDict(json_schema_extra={"examples": [_WARRANT]})
 
-    status: Literal["valid", "none"] = Field(
-        description="valid: the panel has a validity record; none: it was never validated"
-    )
-    record_id: str | None = Field(default=None, description="The record cited (GET /v1/panels lists it)")
-    panel_id: str | None = Field(default=None, description="The panel identity it measured")
+    status: Literal["valid"] = Field(description="valid: the panel has a validity record")
+    record_id: str = Field(description="The record cited (GET /v1/panels lists it)")
+    panel_id: str = Field(description="The panel identity it measured")
     false_accept_upper: float | None = Field(
-        default=None, description="The Wilson 95 % upper bound of the panel's false-accept rate"
+        description="The Wilson 95 % upper bound of the panel's false-accept rate"
     )
-    false_accept: MeasuredShare | None = Field(
-        default=None, description="Flawed problems the panel accepted, of those it judged"
-    )
-    split: str | None = Field(default=None, description="The labelled set's split it was measured on")
-    set: str | None = Field(default=None, description="The labelled set's name")
-    measured_at: datetime | None = Field(default=None, description="When it was measured (UTC)")
+    false_accept: MeasuredShare = Field(description="Flawed problems the panel accepted, of those it judged")
+    split: str = Field(description="The labelled set's split it was measured on")
+    set: str = Field(description="The labelled set's name")
+    measured_at: datetime = Field(description="When it was measured (UTC)")
+
+
+class NoWarrant(BaseModel):
+    """The panel that accepted was never validated: the acceptance carries no evidence."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"status": "none"}]})
+
+    status: Literal["none"] = Field(description="none: this exact panel has no validity record")
+
+
+Warrant = Annotated[ValidWarrant | NoWarrant, Field(discriminator="status")]
 
 
 class RecordPublic(BaseModel):
