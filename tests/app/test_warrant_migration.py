@@ -33,7 +33,8 @@ async def test_0017_adds_records_and_the_project_bound_and_takes_them_back(datab
         async with engine.begin() as connection:
             await connection.execute(
                 text(
-                    "INSERT INTO projects (id, name, created_at) VALUES ('p1', 'north', '2026-11-01 10:00:00')"
+                    "INSERT INTO projects (id, name, created_at)"
+                    " VALUES ('p1', 'north', '2026-11-01 10:00:00')"
                 )
             )
     finally:
