@@ -12,7 +12,7 @@ from app.models import BatchItem
 from app.pagination import MAX_INT32
 from app.reporting.item_result import ItemResult
 from app.text import storable_if_text
-from app.validity.panel_schemas import Warrant
+from app.validity.panel_schemas import WARRANT_EXAMPLES, Warrant
 from graphs.scoring import PolicyName
 
 BatchStatus = Literal["queued", "running", "paused", "completed", "cancelled", "budget_exhausted"]
@@ -252,6 +252,7 @@ class BatchItemPublic(BaseModel):
     finished_at: datetime | None = Field(description="When it ended (UTC); null until then")
     warrant: Warrant | None = Field(
         default=None,
+        examples=WARRANT_EXAMPLES,
         description="An accepted item's warrant: its panel's newest validity record, or status none; "
         "null for any other outcome",
     )

@@ -121,7 +121,13 @@ async def _standing(
     """The judge panel's warrant and whether a required warrant stops its acceptances, from the
     configured database's validity records. None (no lookup, no database touched) for the offline
     panel when no warrant is required: it screens, and a refine with it needs no database."""
-    if factory.registry.get(judge_model) is None and settings.require_warrant is None:
+    from agents.models import UnknownModelError
+
+    try:
+        offline = factory.registry.get(judge_model) is None
+    except UnknownModelError as exc:
+        fail(str(exc))
+    if offline and settings.require_warrant is None:
         return None
     from app.cli.support import with_database
     from app.db import short_session

@@ -10,7 +10,7 @@ from pydantic import AfterValidator, AnyHttpUrl, BaseModel, BeforeValidator, Con
 from agents.schemas import CallFailure, QuestionText, SolutionText, SolverResult
 from app.models import RunStatus
 from app.text import StorableText, storable_if_text, storable_scalar
-from app.validity.panel_schemas import Warrant
+from app.validity.panel_schemas import WARRANT_EXAMPLES, Warrant
 from app.webhooks import DeliveryStatus
 from graphs.state import RoundFigures
 
@@ -143,6 +143,7 @@ class RunPublic(BaseModel):
     arm: str = Field(default="loop", description="loop (the feedback loop) or control (one blind revision)")
     warrant: Warrant | None = Field(
         default=None,
+        examples=WARRANT_EXAMPLES,
         description="An accepted run's: the newest validity record of the exact panel that accepted "
         "(status valid, with its false-accept upper bound), or status none when that panel was never "
         "validated. Null for any other outcome",
@@ -492,6 +493,7 @@ class RunFinishedWebhook(WebhookEvent):
     )
     warrant: Warrant | None = Field(
         default=None,
+        examples=WARRANT_EXAMPLES,
         description="With status accepted: the panel's warrant (as in the run's trace); null otherwise",
     )
     metrics: dict[str, Any] = Field(

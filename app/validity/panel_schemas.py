@@ -87,6 +87,8 @@ class NoWarrant(BaseModel):
 
 
 Warrant = Annotated[ValidWarrant | NoWarrant, Field(discriminator="status")]
+# The examples of a warrant field: a valid one, and none
+WARRANT_EXAMPLES: list[Any] = [_WARRANT, {"status": "none"}, None]
 
 
 class RecordPublic(BaseModel):
@@ -135,4 +137,7 @@ class PanelPage(BaseModel):
     """A page of panels, the most recently measured first; pass ``next_cursor`` as ``cursor``."""
 
     items: list[PanelPublic] = Field(description="Panels, the most recently measured first")
-    next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")
+    next_cursor: str | None = Field(
+        description="Pass as cursor for the next page; null on the last page",
+        examples=["WyIyMDI2LTExLTI2VDIzOjEwOjAwKzAwOjAwIiwgIjliMmU2MWMwZDRhODdmMzUiXQ"],
+    )

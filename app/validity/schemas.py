@@ -67,6 +67,7 @@ class ValidityRequest(BaseModel):
     )
     save: bool = Field(
         default=False,
+        examples=[True],
         description="Save the headline split's figures as a validity record of the panel's identity "
         "(GET /v1/panels lists it; the panel's accepted runs cite it as their warrant). Refused (422) "
         "when any version errored: a failure is not a measurement",
@@ -198,7 +199,9 @@ class ValidityReport(BaseModel):
     splits: dict[str, SplitSummary] = Field(description="The figures per split, and over all")
     targets: dict[str, str | bool] = Field(description="'split': where they were measured; each target: met?")
     errored_versions: int = Field(
-        default=0, description="Versions whose round ended in error (not judged; no record is saved)"
+        default=0,
+        description="Versions whose round ended in error (not judged; no record is saved)",
+        examples=[0],
     )
     record: RecordPublic | None = Field(
         default=None, description="The validity record saved (with save: true); null otherwise"
