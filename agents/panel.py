@@ -25,11 +25,19 @@ class Panel:
 
     ``solver`` is None for the offline rubric panel: it has no model to solve the question with
     (the deterministic verifier, which gates every panel, checks the stated arithmetic there).
+    ``screen`` is True for the offline rubric panel: it can refuse a version with evidence but never
+    certify one, so its pass is ``screened``, never ``accepted``.
     """
 
     judges: Mapping[JudgeName, Judge]
     reviser: Reviser
     solver: Solver | None = None
+    screen: bool = False
+
+
+def offline_panel(judges: Mapping[JudgeName, Judge]) -> bool:
+    """Whether every judge is the offline rubric: a deterministic screen, not a certifying panel."""
+    return bool(judges) and all(isinstance(j, RubricJudge) for j in judges.values())
 
 
 @dataclass
@@ -86,4 +94,6 @@ class PanelFactory:
         judge: Judge = LLMJudge(judge_client, cache) if judge_client else RubricJudge()
         reviser: Reviser = LLMReviser(reviser_client, cache) if reviser_client else RubricReviser()
         solver = LLMSolver(judge_client, cache) if judge_client else None
-        return Panel(judges=dict.fromkeys(JUDGES, judge), reviser=reviser, solver=solver)
+        return Panel(
+            judges=dict.fromkeys(JUDGES, judge), reviser=reviser, solver=solver, screen=judge_client is None
+        )

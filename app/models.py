@@ -27,6 +27,7 @@ class RunStatus(StrEnum):
     QUEUED = "queued"
     RUNNING = "running"
     ACCEPTED = "accepted"
+    SCREENED = "screened"  # the offline panel found no flaw: not a judgement of soundness
     EXHAUSTED = "exhausted"
     NEEDS_REVIEW = "needs_review"
     ERROR = "error"
@@ -59,7 +60,7 @@ class ItemStatus(StrEnum):
 
     PENDING = "pending"
     RUNNING = "running"
-    DONE = "done"  # ended with an outcome other than error
+    DONE = "done"  # ended with an outcome other than error (screened included)
     FAILED = "failed"  # ended in error
     CANCELLED = "cancelled"  # never started: its batch was cancelled or ran out of budget
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from agents.judges import Judge
-from agents.panel import Panel
+from agents.panel import Panel, offline_panel
 from agents.reviser import Reviser
 from agents.schemas import JudgeName
 from agents.solver import Solver
@@ -16,17 +16,34 @@ from graphs.scoring import ScoringPolicy
 @dataclass(frozen=True)
 class RunContext:
     """The panel (seven judges and, for a model-backed panel, a solver), the model under test, and
-    the scoring policy. Build it from a panel with :meth:`of`, so that the solver is never left out."""
+    the scoring policy. Build it from a panel with :meth:`of`, so that the solver is never left out.
+
+    ``screen``: the panel is a screen (the offline panel): its pass is ``screened``, never
+    ``accepted``. A context built by hand on the offline judges is a screen too (``__post_init__``),
+    so no path turns the offline panel's pass into an acceptance.
+    ``uncertified``: why this panel may not accept (the deployment requires a warrant it lacks);
+    None: it may. A version it would accept then ends in ``needs_review`` with this cause.
+    """
 
     judges: Mapping[JudgeName, Judge]
     reviser: Reviser
     policy: ScoringPolicy
     solver: Solver | None = None
-    # Set by the app when a warrant is required and the panel has none good enough: an acceptance
-    # then ends needs_review, with this as its stop reason ("panel not certified: …").
+    screen: bool = False
     uncertified: str | None = None
 
+    def __post_init__(self) -> None:
+        if not self.screen and offline_panel(self.judges):
+            object.__setattr__(self, "screen", True)  # frozen: set once, at construction
+
     @classmethod
-    def of(cls, panel: Panel, policy: ScoringPolicy) -> RunContext:
+    def of(cls, panel: Panel, policy: ScoringPolicy, *, uncertified: str | None = None) -> RunContext:
         """The context of a run on ``panel`` under ``policy``."""
-        return cls(judges=panel.judges, reviser=panel.reviser, policy=policy, solver=panel.solver)
+        return cls(
+            judges=panel.judges,
+            reviser=panel.reviser,
+            policy=policy,
+            solver=panel.solver,
+            screen=panel.screen,
+            uncertified=uncertified,
+        )

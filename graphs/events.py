@@ -48,6 +48,7 @@ class RoundScored(RoundFigures):
     round: int
     verification: list[str] = Field(default_factory=list)
     solver: SolverResult | None = None
+    unchanged: bool = Field(default=False, description="No revision: the version it was to revise, again")
 
 
 class ReviserThinking(_Event):
@@ -59,7 +60,8 @@ class ReviserThinking(_Event):
 
 
 class RevisionProposed(_Event):
-    """The reviser's new version (or why there is none)."""
+    """The reviser's new version (or why there is none). ``unchanged``: the version it returned is
+    the one it was asked to revise, up to whitespace — no revision, the model's failure (``note``)."""
 
     type: Literal["revision.proposed"] = "revision.proposed"
     round: int
@@ -68,10 +70,13 @@ class RevisionProposed(_Event):
     failure: CallFailure | None = None
     model: str = ""
     usage: Usage = Field(default_factory=Usage)
+    unchanged: bool = False
+    note: str | None = None
 
 
 class RunFinished(_Event):
-    """The loop ended; the metrics are the run's."""
+    """The loop ended; the metrics are the run's. An ``error`` run has no score: its quality and
+    metric fields are null and ``stop_reason`` (with ``failure``) says why."""
 
     type: Literal["run.finished"] = "run.finished"
     outcome: str

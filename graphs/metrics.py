@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
-from graphs.scoring import ScoringPolicy, is_pass
+from graphs.scoring import Outcome, ScoringPolicy, is_pass
 from graphs.state import RoundRecord
 
 
@@ -43,6 +43,12 @@ class RunMetrics:
 def scored_rounds(rounds: Sequence[RoundRecord]) -> list[ScoredRound]:
     """Round records in the form the metrics functions take."""
     return [ScoredRound(r.round, r.quality, r.level_scores(), len(r.verification)) for r in rounds]
+
+
+def outcome_metrics(outcome: str, rounds: Sequence[RoundRecord], policy: ScoringPolicy) -> RunMetrics | None:
+    """The metrics of a run that ended with ``outcome``; None for an ``error`` run, which has no
+    score of any kind (not "not passed", not a censored RoundsToPass: its cause says why)."""
+    return None if outcome == Outcome.ERROR else run_metrics(scored_rounds(rounds), policy)
 
 
 def run_metrics(rounds: Sequence[ScoredRound], policy: ScoringPolicy) -> RunMetrics:

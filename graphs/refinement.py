@@ -21,6 +21,7 @@ from agents.schemas import (
     HolisticVerdict,
     JudgeResult,
     Problem,
+    RevisionResult,
     SolverResult,
 )
 from agents.verify.verifier import verify
@@ -33,8 +34,8 @@ from graphs.events import (
     RoundStarted,
     RunFinished,
 )
-from graphs.metrics import run_metrics, scored_rounds
-from graphs.scoring import Decision, Vote, decide, gate, is_pass, score_round
+from graphs.metrics import outcome_metrics
+from graphs.scoring import SCREENED_REASON, Decision, Vote, certify, decide, gate, is_pass, score_round
 from graphs.state import JudgeTask, RefinementState, RoundFigures, RoundRecord, SolveTask
 
 log = structlog.get_logger(__name__)
@@ -114,19 +115,21 @@ def gate_evidence(problem: Problem, solver: SolverResult | None) -> list[str]:
 
 async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Combine this round's verdicts into Q and decide where to go."""
-    policy, number = runtime.context.policy, state["round"]
-    outcomes = sorted(
-        (o for o in state["outcomes"] if o.round == number), key=lambda o: JUDGES.index(o.judge)
-    )
+    context, number = runtime.context, state["round"]
+    policy = context.policy
+    raw = sorted((o for o in state["outcomes"] if o.round == number), key=lambda o: JUDGES.index(o.judge))
+    outcomes = degenerate_panel(raw)
     result = score_round(votes_of(outcomes), policy)
     earlier = state.get("rounds") or []
-    previous = score_round(votes_of(earlier[-1].outcomes), policy) if earlier else None
+    unchanged = same_version(state["current"], state.get("previous"))
+    # An unchanged version is no revision: a split that "persists" over it says nothing new.
+    previous = score_round(votes_of(earlier[-1].outcomes), policy) if earlier and not unchanged else None
     solver = next((s for s in reversed(state.get("solutions") or []) if s.round == number), None)
     errors = gate_evidence(state["current"], solver) if policy.verification_gate else []
     decision = gate(decide(result, number, policy, previous), number, policy, len(errors))
-    uncertified = runtime.context.uncertified if decision is Decision.ACCEPTED else None
-    if uncertified:  # the panel would accept, but it has no warrant the deployment requires
-        decision = Decision.NEEDS_REVIEW
+    decision, certify_reason = certify(decision, screen=context.screen, uncertified=context.uncertified)
+    unusable = not any(o.verdict is not None for o in outcomes)
+    decision = Decision.ERROR if unusable else decision
     figures = RoundFigures.of(result, decision).model_dump()
     record = RoundRecord(
         round=number,
@@ -134,11 +137,14 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
         outcomes=outcomes,
         verification=errors,
         solver=solver,
+        unchanged=unchanged,
         **figures,
     )
-    runtime.stream_writer(RoundScored(round=number, verification=errors, solver=solver, **figures))
+    runtime.stream_writer(
+        RoundScored(round=number, verification=errors, solver=solver, unchanged=unchanged, **figures)
+    )
     failures = record.failures()
-    reason = _reason(decision, result.valid, failures)
+    reason = certify_reason or _reason(decision, result.valid, failures)
     if errors and is_pass(result.quality, policy):
         what = (
             "a final answer the solver disagrees with"
@@ -146,13 +152,69 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
             else "a verified error"
         )
         reason = f"the stated solution has {what} ({errors[0]}): not accepted whatever the panel said"
-    reason = uncertified or reason
+    if unusable:
+        reason = no_usable_verdict(outcomes)
+    elif unchanged and decision is Decision.EXHAUSTED:
+        reason = f"{reason}; {NO_REVISION}"
     return {
         "rounds": [record],
         "decision": decision.value,
         "stop_reason": reason,
         "failure": failures[0] if decision is Decision.ERROR and failures else None,
     }
+
+
+NO_REVISION = "no revision: the model under test returned the version it was asked to revise unchanged"
+DEGENERATE_RATIONALES = "degenerate: every judge wrote the same rationale"
+DEGENERATE_ZEROS = "degenerate: every judge gave score 0 with confidence 0"
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def same_version(current: Problem, previous: Problem | None) -> bool:
+    """Whether ``current`` is ``previous`` again, up to whitespace: no revision was made."""
+    if previous is None:
+        return False
+    return " ".join(current.question.split()) == " ".join(previous.question.split()) and " ".join(
+        current.solution.split()
+    ) == " ".join(previous.solution.split())
+
+
+def degenerate_panel(outcomes: Sequence[JudgeResult]) -> list[JudgeResult]:
+    """The round's outcomes with a degenerate panel's verdicts turned into abstentions.
+
+    Seven judges asked seven different questions do not write one rationale, and a panel that
+    scores every judge 0 with confidence 0 said nothing (a base model copying its input does
+    both): such verdicts are no evidence about the version, so they abstain with the reason
+    ``degenerate: ...``. The judges that gave a verdict are compared (one that already abstained or
+    failed is left as it is). The verdict as given stays in ``raw_outputs`` (and in its
+    judge.verdict event).
+    """
+    given = [o.verdict for o in outcomes if o.verdict is not None]
+    if len(given) < 2:  # one verdict alone is the judge's own check (agents.judges), not the panel's
+        return list(outcomes)
+    if len({_normal(v.rationale) for v in given}) == 1:
+        why = DEGENERATE_RATIONALES
+    elif all(v.score == 0 and v.confidence == 0 for v in given):
+        why = DEGENERATE_ZEROS
+    else:
+        return list(outcomes)
+    return [_abstain(o, why) if o.verdict is not None else o for o in outcomes]
+
+
+def _abstain(outcome: JudgeResult, why: str) -> JudgeResult:
+    assert outcome.verdict is not None  # degenerate_panel abstains judges that gave a verdict
+    raw = outcome.raw_outputs or [outcome.verdict.model_dump_json()]
+    return outcome.model_copy(update={"verdict": None, "abstain_reason": why, "raw_outputs": raw})
+
+
+def no_usable_verdict(outcomes: Sequence[JudgeResult]) -> str:
+    """Why a round in which no judge gave a usable verdict ended in error: the distinct causes."""
+    causes = [o.failure.summary() if o.failure else (o.abstain_reason or "abstained") for o in outcomes]
+    distinct = list(dict.fromkeys(causes))
+    return f"the panel gave no usable verdict ({len(outcomes)} judge(s)): " + "; ".join(distinct[:3])
 
 
 def votes_of(outcomes: Sequence[JudgeResult]) -> list[Vote]:
@@ -180,6 +242,7 @@ def _reason(decision: Decision, valid: bool, failures: Sequence[CallFailure]) ->
         )
     return {
         Decision.ACCEPTED: "quality reached the threshold",
+        Decision.SCREENED: SCREENED_REASON,
         Decision.EXHAUSTED: "max_rounds reached",
         Decision.REVISE: "",
     }[decision]
@@ -206,16 +269,7 @@ async def revise(state: RefinementState, runtime: Runtime[RunContext]) -> dict[s
         runtime.stream_writer(ReviserThinking(round=number, delta=delta))
 
     outcome = await runtime.context.reviser.revise(request, on_thinking)
-    runtime.stream_writer(
-        RevisionProposed(
-            round=number,
-            problem=outcome.problem,
-            error=outcome.error,
-            failure=outcome.failure,
-            model=outcome.model,
-            usage=outcome.usage,
-        )
-    )
+    runtime.stream_writer(proposed(outcome, state["current"]))
     if outcome.problem is None:
         return {
             "revisions": [outcome],
@@ -224,6 +278,21 @@ async def revise(state: RefinementState, runtime: Runtime[RunContext]) -> dict[s
             "failure": outcome.failure,
         }
     return {"revisions": [outcome], "previous": state["current"], "current": outcome.problem}
+
+
+def proposed(outcome: RevisionResult, revised: Problem) -> RevisionProposed:
+    """The revision.proposed event of a revision of ``revised`` (flagged when it changed nothing)."""
+    unchanged = outcome.problem is not None and same_version(outcome.problem, revised)
+    return RevisionProposed(
+        round=outcome.round,
+        problem=outcome.problem,
+        error=outcome.error,
+        failure=outcome.failure,
+        model=outcome.model,
+        usage=outcome.usage,
+        unchanged=unchanged,
+        note=NO_REVISION if unchanged else None,
+    )
 
 
 def _findings(outcomes: list[JudgeResult], context: RunContext) -> tuple[Finding, ...]:
@@ -261,17 +330,18 @@ def route_after_revise(state: RefinementState) -> str:
 
 
 async def finish(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Emit run.finished with RoundsToPass and AvgQualityScore."""
-    metrics = run_metrics(scored_rounds(state["rounds"]), runtime.context.policy)
+    """Emit run.finished with RoundsToPass and AvgQualityScore (null for an error run: no score)."""
+    rounds, error = state["rounds"], state["decision"] == Decision.ERROR
+    metrics = outcome_metrics(state["decision"], rounds, runtime.context.policy)
     runtime.stream_writer(
         RunFinished(
             outcome=state["decision"],
             stop_reason=state.get("stop_reason", ""),
-            rounds=len(state["rounds"]),
-            final_quality=state["rounds"][-1].quality,
-            rounds_to_pass=metrics.rounds_to_pass,
-            avg_quality_final=metrics.avg_quality_final,
-            avg_quality_all_steps=metrics.avg_quality_all_steps,
+            rounds=len(rounds),
+            final_quality=None if error else rounds[-1].quality,
+            rounds_to_pass=metrics.rounds_to_pass if metrics else None,
+            avg_quality_final=metrics.avg_quality_final if metrics else None,
+            avg_quality_all_steps=metrics.avg_quality_all_steps if metrics else None,
             failure=state.get("failure"),
         )
     )

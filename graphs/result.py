@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from agents.schemas import CallFailure, Problem, RevisionResult, Usage
 from graphs.context import RunContext
 from graphs.events import RunEvent, RunFinished
-from graphs.metrics import run_metrics, scored_rounds
+from graphs.metrics import RunMetrics, outcome_metrics
 from graphs.refinement import build_refinement_graph, recursion_limit
 from graphs.scoring import SCORED_OUTCOMES, Outcome, ScoringPolicy
 from graphs.state import RefinementState, RoundRecord
@@ -30,7 +30,11 @@ def _shared_graph() -> Any:
 
 
 class RunResult(BaseModel):
-    """A finished run: every evaluated round, every revision, the outcome and the metrics."""
+    """A finished run: every evaluated round, every revision, the outcome and the metrics.
+
+    ``metrics`` is None for an ``error`` run: a failure is never a score (``stop_reason`` and
+    ``failure`` say why it has none).
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -43,7 +47,7 @@ class RunResult(BaseModel):
     best_round: int
     rounds: list[RoundRecord]
     revisions: list[RevisionResult]
-    metrics: dict[str, Any]
+    metrics: dict[str, Any] | None
     usage: Usage
     failure: CallFailure | None = None
     # Set by the app on an accepted run: the newest validity record of the exact panel that accepted
@@ -59,14 +63,15 @@ class RunResult(BaseModel):
 def finished_event(result: RunResult) -> RunFinished:
     """The run.finished event of a result, for a run whose stream ended before its own (a resumed
     run whose finish step had already run): the same fields the finish node writes."""
+    metrics = result.metrics or {}
     return RunFinished(
         outcome=result.outcome,
         stop_reason=result.stop_reason,
         rounds=len(result.rounds),
-        final_quality=result.rounds[-1].quality if result.rounds else None,
-        rounds_to_pass=result.metrics.get("rounds_to_pass"),
-        avg_quality_final=result.metrics.get("avg_quality_final"),
-        avg_quality_all_steps=result.metrics.get("avg_quality_all_steps"),
+        final_quality=result.rounds[-1].quality if result.rounds and result.metrics is not None else None,
+        rounds_to_pass=metrics.get("rounds_to_pass"),
+        avg_quality_final=metrics.get("avg_quality_final"),
+        avg_quality_all_steps=metrics.get("avg_quality_all_steps"),
         failure=result.failure,
     )
 
@@ -93,10 +98,14 @@ def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:
         best_round=best.round,
         rounds=list(rounds),
         revisions=list(revisions),
-        metrics=dataclasses.asdict(run_metrics(scored_rounds(rounds), policy)),
+        metrics=_as_dict(outcome_metrics(state["decision"], rounds, policy)),
         usage=usage,
         failure=state.get("failure"),
     )
+
+
+def _as_dict(metrics: RunMetrics | None) -> dict[str, Any] | None:
+    return dataclasses.asdict(metrics) if metrics is not None else None
 
 
 def unjudged_error(problem: Problem, policy: ScoringPolicy, revision: RevisionResult) -> RunResult:
@@ -111,7 +120,7 @@ def unjudged_error(problem: Problem, policy: ScoringPolicy, revision: RevisionRe
         best_round=0,
         rounds=[],
         revisions=[revision],
-        metrics=dataclasses.asdict(run_metrics([], policy)),
+        metrics=None,
         usage=revision.usage,
         failure=revision.failure,
     )

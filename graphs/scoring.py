@@ -31,6 +31,7 @@ class Decision(StrEnum):
     """Where the loop goes after a round is scored."""
 
     ACCEPTED = "accepted"
+    SCREENED = "screened"
     EXHAUSTED = "exhausted"
     NEEDS_REVIEW = "needs_review"
     ERROR = "error"
@@ -38,9 +39,15 @@ class Decision(StrEnum):
 
 
 class Outcome(StrEnum):
-    """How a run (or a batch item) ends: exactly one of these."""
+    """How a run (or a batch item) ends: exactly one of these (docs/outcomes.md).
+
+    ``screened`` is the offline panel's pass: its checks found no flaw, which is not a judgement of
+    soundness (a deterministic screen can refuse with evidence, it never certifies). Only a
+    model-backed panel gives ``accepted``.
+    """
 
     ACCEPTED = "accepted"
+    SCREENED = "screened"
     EXHAUSTED = "exhausted"
     NEEDS_REVIEW = "needs_review"
     ERROR = "error"
@@ -48,7 +55,12 @@ class Outcome(StrEnum):
 
 
 # Outcomes that are the model's pass or failure; the others are counted apart, never scored.
-SCORED_OUTCOMES: frozenset[str] = frozenset({Outcome.ACCEPTED, Outcome.EXHAUSTED})
+# ``screened`` is the pass of an offline arm (it passed the screen), reported as such, never as accepted.
+SCORED_OUTCOMES: frozenset[str] = frozenset({Outcome.ACCEPTED, Outcome.SCREENED, Outcome.EXHAUSTED})
+# The outcomes (and round decisions) in which the panel let the version through.
+PASSED_OUTCOMES: frozenset[str] = frozenset({Outcome.ACCEPTED, Outcome.SCREENED})
+
+SCREENED_REASON = "the offline checks found no flaw; this is not a judgement of soundness"
 
 
 @dataclass(frozen=True)
@@ -287,3 +299,19 @@ def decide(
     if round_no >= policy.max_rounds:
         return Decision.EXHAUSTED
     return Decision.REVISE
+
+
+def certify(decision: Decision, *, screen: bool, uncertified: str | None) -> tuple[Decision, str | None]:
+    """What an acceptance becomes on a panel that may not certify, and the reason (None: unchanged).
+
+    A screen's pass is ``screened`` (the offline panel refuses with evidence but never certifies);
+    a panel without the warrant its deployment requires sends the version to ``needs_review`` with
+    ``uncertified`` as the cause. A screen wins over the warrant rule: a screened run claims nothing.
+    """
+    if decision is not Decision.ACCEPTED:
+        return decision, None
+    if screen:
+        return Decision.SCREENED, SCREENED_REASON
+    if uncertified is not None:
+        return Decision.NEEDS_REVIEW, uncertified
+    return decision, None

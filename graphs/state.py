@@ -28,7 +28,7 @@ class RoundFigures(BaseModel):
         default=0, description="Judges whose call failed (abstentions that are not the judge's choice)"
     )
     decision: str = Field(
-        description="What the loop did next: accepted, revise, exhausted, needs_review or error"
+        description="What the loop did next: accepted, screened, revise, exhausted, needs_review or error"
     )
 
     @classmethod
@@ -61,6 +61,11 @@ class RoundRecord(RoundFigures):
     outcomes: list[JudgeResult]
     verification: list[str] = []
     solver: SolverResult | None = None
+    unchanged: bool = Field(
+        default=False,
+        description="No revision: this version is the one the model under test was asked to revise "
+        "(up to whitespace); the model's failure, never a reason to send the run to review",
+    )
 
     def level_scores(self) -> dict[str, float | None]:
         """Each judge's score this round (None when it abstained)."""

@@ -18,7 +18,7 @@ from agents.validity.labels import LabelledItem
 from agents.validity.twins import paraphrase, stuffed
 from graphs.context import RunContext
 from graphs.result import run_refinement
-from graphs.scoring import Decision
+from graphs.scoring import PASSED_OUTCOMES
 
 Version = Literal["flawed", "corrected", "control", "twin", "paraphrase"]
 
@@ -87,7 +87,7 @@ async def judge_once(
         for o in record.outcomes
     ]
     return (
-        record.decision == Decision.ACCEPTED,
+        record.decision in PASSED_OUTCOMES,  # accepted, or screened by the offline panel: let through
         record.decision,
         record.quality,
         votes,

@@ -13,8 +13,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-RunStatus = Literal["queued", "running", "accepted", "exhausted", "needs_review", "error", "cancelled"]
-RUN_ENDED: frozenset[str] = frozenset({"accepted", "exhausted", "needs_review", "error", "cancelled"})
+RunStatus = Literal[
+    "queued", "running", "accepted", "screened", "exhausted", "needs_review", "error", "cancelled"
+]
+RUN_ENDED: frozenset[str] = frozenset(
+    {"accepted", "screened", "exhausted", "needs_review", "error", "cancelled"}
+)
 
 
 class _Resource(BaseModel):

@@ -124,6 +124,9 @@ class RubricReviser:
         lines += notes or [
             "I know no deterministic repair for these findings in this problem, so I keep its text."
         ]
+        if notes and problem == request.current:
+            # every repair was refused as unsound: say so rather than present the text as revised
+            lines.append("No sound repair is left, so I return the problem unchanged.")
         thinking = ""
         for line in lines:
             on_thinking(line + "\n")

@@ -67,6 +67,8 @@ def reply_text(state: SimulatorState, body: dict[str, Any], rule: Rule | None) -
     hints: dict[str, Any] = {
         "score": state.config.default_score,
         "confidence": state.config.default_confidence,
+        # Each judge writes its own rationale: seven identical ones are a degenerate panel.
+        "rationale": f"simulated rationale of {role_of(body) or 'a judge'}",
     }
     if schema[0] == "Revision":
         hints |= reviser_hints(all_text(body))

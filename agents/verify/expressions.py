@@ -25,7 +25,8 @@ _TOKEN = re.compile(
   | (?P<cur>[$£€])
   | (?P<unit>(?:{UNIT_PATTERN})(?![\w/]))
   | (?P<eq>=|≈|(?:,\s*)?\b(?:which\s+is|that\s+is|which\s+(?:makes|gives|leaves|equals))\b|"""
-    rf"""\b(?:comes?\s+to|is|are|makes?|gives?|equals?|leaves|was|to\s+get|(?:we|you|they|I)\s+get)\b)
+    rf"""\b(?:comes?\s+to|is|are|makes?|gives?|equals?|leaves|was|becomes?|became|to\s+get|"""
+    rf"""(?:we|you|they|I)\s+get)\b)
   | (?P<op>[+\-×÷/^²³√%])
   | (?P<lp>\()
   | (?P<rp>\))
@@ -120,12 +121,16 @@ class Token:
 
 
 _DEFINED = re.compile(r"\blet\s+([a-zA-Z])\s+(?:be|denote|represent|stand for)\b", re.I)
+# "Let the number be n"; letters a formula multiplies ("A = b × h ÷ 2": b and h are not units)
+_NAMED_LAST = re.compile(r"\blet\s+the\s+(?:\w+\s+){1,4}?be\s+([a-zA-Z])\b(?![\w'])", re.I)
+_FORMULA = re.compile(r"(?<![\w.])([a-zA-Z])\s*[×÷]\s*([a-zA-Z])(?![\w.])")
 _ASSIGNED = re.compile(r"(?:^|[.,;:(→⇒]\s*|\b(?:and|so|then|check)\s+)([a-zA-Z])\s*=", re.M)
 
 
 def variables(text: str) -> set[str]:
     """Letters the text uses as variables ("Let n be ...", "so m = ...")."""
-    return set(_DEFINED.findall(text)) | set(_ASSIGNED.findall(text))
+    named = set(_DEFINED.findall(text)) | set(_ASSIGNED.findall(text)) | set(_NAMED_LAST.findall(text))
+    return named | {letter for pair in _FORMULA.findall(text) for letter in pair}
 
 
 def with_word_ops(text: str) -> str:

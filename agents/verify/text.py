@@ -85,6 +85,17 @@ _DENOMINATORS = {
     "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7, "eighth": 8,
     "eighths": 8, "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10, "twelfths": 12, "hundredths": 100,
 }  # fmt: skip
+
+
+def _mixed(match: re.Match[str], numerator: str | None = None) -> str:
+    """``2 and 3/4`` as the mixed number ``2 3/4`` when the fraction is a proper one (else as written)."""
+    whole, *rest = match.groups()
+    top, bottom = (numerator, rest[0]) if numerator else (rest[0], rest[1])
+    if not 0 < int(top) < int(bottom) or int(bottom) < 2:
+        return match.group(0)
+    return f"{whole} {top}/{bottom}"
+
+
 _FRACTIONS: list[Substitution] = [
     # "two-thirds", "3-quarters": a hyphenated fraction word (text2num leaves "two-thirds" alone)
     (
@@ -102,6 +113,13 @@ _FRACTIONS: list[Substitution] = [
     (re.compile(r"\b(?:a|one) half\b", re.I), "1/2"),
     (re.compile(r"\bhalf\b(?= of\b)", re.I), "1/2"),
     (re.compile(r"\b(?:a|one) third\b", re.I), "1/3"),
+    # worded mixed numbers: "two and three quarters" (text2num: "2 and 3/4"), "three and two
+    # thirds" ("3 and 2 3rds"), "six and a third" ("6 and a 3rd")
+    (re.compile(r"(?<!between )\b(\d+) and (\d+) (\d+)(?:rd|th)s\b", re.I), _mixed),
+    (re.compile(r"(?<!between )\b(\d+) and (?:a|1) (\d+)(?:rd|th)\b", re.I), lambda m: _mixed(m, "1")),
+    (re.compile(r"(?<!between )\b(\d+) and (\d+)/(\d+)\b(?!\.\d| of\b)", re.I), _mixed),
+    # "two thirds", "five eighths": a plural ordinal after a number is a fraction
+    (re.compile(r"\b(\d+) (\d+)(?:rd|th)s\b", re.I), r"\1/\2"),
 ]
 
 

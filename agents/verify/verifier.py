@@ -11,11 +11,11 @@ rounded to d decimals; ``≈`` allows 1 %.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
-from typing import Literal
 
 from agents.verify.expressions import (
     Evaluator,
@@ -28,10 +28,11 @@ from agents.verify.expressions import (
     variables,
     with_word_ops,
 )
+from agents.verify.prose import clock_spans, dimensions, relations
+from agents.verify.steps import Evidence, Kind, Step
 from agents.verify.text import with_digits
 from agents.verify.units import Unit, convertible, unit
 
-Kind = Literal["arithmetic", "conversion", "equation", "clock", "remainder"]
 _EXPRESSION = {"num", "frac", "mixed", "clock", "cur", "unit", "op", "lp", "rp", "of", "var"}
 _WORD_EQ = {
     "is",
@@ -52,28 +53,15 @@ _WORD_EQ = {
     "which gives",
     "which leaves",
     "which equals",
+    "become",
+    "becomes",
+    "became",
     "to get",
     "we get",
     "you get",
     "they get",
     "I get",
 }
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """One checked statement: what was written, what it computes to, and whether they agree."""
-
-    kind: Kind
-    claim: str
-    stated: str
-    actual: str
-    ok: bool
-
-    def line(self) -> str:
-        """The check for a person: ``7 × 36 = 212: 7 × 36 is 252``."""
-        verdict = "correct" if self.ok else f"wrong: it is {self.actual}"
-        return f"{self.claim} ({verdict})"
 
 
 @dataclass
@@ -85,6 +73,10 @@ class Verification:
         default_factory=list
     )  # (offset in the normalised text, value)
 
+    steps: list[Step] = field(default_factory=list)  # every computation read, in order
+    unverified: list[Step] = field(default_factory=list)  # relations read but not checkable
+    unequal: list[Step] = field(default_factory=list)  # sides joined by a word, of different values
+
     @property
     def errors(self) -> list[Evidence]:
         """The claims that are wrong."""
@@ -95,6 +87,11 @@ class Verification:
         """Whether anything could be checked at all."""
         return bool(self.evidence)
 
+    @property
+    def verified(self) -> bool:
+        """Every computation read is right and none is left unverified (what a screen may pass)."""
+        return not self.errors and not self.unverified
+
 
 @dataclass
 class _Side:
@@ -102,6 +99,10 @@ class _Side:
     link: str  # the equality that precedes this side ("" for the first)
     remainder: Fraction | None = None
     labelled: bool = False  # a noun names what its number counts ("3 parts = 24")
+    heading: bool = False  # after "per", "for", ...: "Price per 100 g = 3.60 ÷ 7.5" names, computes nothing
+    alternative: bool = False  # after "or": "t = 4 or t = -1" gives a second root, not a contradiction
+    truncated: bool = False  # "0.83166…": cut off, not rounded
+    definition: bool = False  # one side of "1 m³ = 1000 litres": a unit's size, not a quantity
 
     @property
     def text(self) -> str:
@@ -109,16 +110,33 @@ class _Side:
 
 
 @lru_cache(maxsize=2048)
-def verify(solution: str) -> Verification:
-    """Check every claim the solution states."""
-    # the text the tokens' offsets refer to, so that line breaks are found where they are
-    text = with_word_ops(_clock_words(_ratios(with_digits(solution))))
+def verify(solution: str, question: str | None = None) -> Verification:
+    """Check every claim the solution states; with the question, check the chain too.
+
+    Without ``question`` each claim is checked alone. With it, :func:`agents.verify.chain.check`
+    also checks that every number a step uses is given or computed by an earlier step, that the
+    final answer is the last value computed, and lists the relations it cannot read as
+    ``unverified``.
+    """
+    from agents.verify.chain import check  # the chain check reads this module's steps
+
+    given = with_digits(question) if question is not None else ""
+    text = normalised(solution, given)
     names = variables(text)
     found = Verification()
     env: dict[str, Fraction] = {}
     for chain in _chains(_line_breaks(text, tokens(text, names))):
         _check_chain(chain, env, found)
+    if question is not None:
+        check(given, text, found)
     return found
+
+
+def normalised(solution: str, question: str = "") -> str:
+    """The solution as the verifier reads it (its tokens' offsets refer to this text): digits for
+    number words, prose relations and clock phrases as computations, worded operators as symbols."""
+    prose = dimensions(clock_spans(relations(_ratios(with_digits(solution)), question)))
+    return with_word_ops(_clock_words(prose))
 
 
 def _line_breaks(text: str, toks: list[Token]) -> list[Token]:
@@ -191,9 +209,11 @@ def _chains(toks: list[Token]) -> list[list[_Side]]:
             side.labelled = True  # "240 texts × 5 cents": the noun names what is counted
 
         else:
+            side.truncated = token.text.startswith("...") and bool(side.toks) and side.toks[-1].kind == "num"
             current.append(side)
             chains.append(current)
-            current, side = [], _Side([], "")
+            word = token.text.lower() if token.kind == "word" else ""
+            current, side = [], _Side([], "", heading=word in _HEADING, alternative=word == "or")
         index += 1
     current.append(side)
     chains.append(current)
@@ -269,16 +289,27 @@ def _trim(toks: list[Token]) -> list[Token]:
 def _check_chain(chain: list[_Side], env: dict[str, Fraction], found: Verification) -> None:
     previous: _Side | None = None
     units = {t.text for side in chain for t in side.toks if t.kind == "unit"}
+    first = True
     for side in chain:
         if previous is not None and previous.toks and side.toks:
-            _check_pair(previous, side, env, found, units)
+            side.definition = _unit_size(previous) or _unit_size(side)
+            count = len(found.steps)
+            _check_pair(previous, side, env, found, units, first)
+            first = first and len(found.steps) == count  # a later side restates the one before
         if side.toks:
             previous = side
 
 
 def _check_pair(
-    left: _Side, right: _Side, env: dict[str, Fraction], found: Verification, units: set[str] | None = None
+    left: _Side,
+    right: _Side,
+    env: dict[str, Fraction],
+    found: Verification,
+    units: set[str] | None = None,
+    first: bool = True,
 ) -> None:
+    if left.alternative and [t.kind for t in left.toks] == ["var"]:
+        return
     try:
         a, b = _evaluate(left, env), _evaluate(right, env)
     except NeedsVariable as missing:
@@ -290,22 +321,14 @@ def _check_pair(
     if a is None or b is None:
         return
     (qa, ops_a), (qb, ops_b) = a, b
-    if right.link in _WORD_EQ and ops_a == 0 and not _conversion(qa, qb):
-        return  # "the answer is 5": a linking word, not a computation
-    if (
-        ops_a == 0
-        and qa.unit is None
-        and (left.labelled or (ops_b == 0 and right.labelled and qb.unit is None))
-    ):
-        return  # "3 parts = 24", "4 pints = 4 × 0.57": what a number of things stands for
-    if (
-        _bare_percent(left) != _bare_percent(right)
-        and not (_percent(left) and _percent(right))
-        and not (_decimal(left) or _decimal(right))
-    ):
-        return  # "15 % is 60 pupils": a share of a whole the sentence leaves implicit
-    if _in_chain_unit(qa, qb, units or set()):
-        return  # "1 minute 20 seconds = 60 + 20 = 80 seconds": the chain's own unit
+    if _unchecked(left, right, qa, qb, ops_a, ops_b, units or set()):
+        value = qb.value if isinstance(qb.value, Fraction) else None
+        if _same_value(qa, qb):
+            # "1.5 hours, which is 1 hour 30 minutes": the same value restated, a link of the chain
+            found.steps.append(_step(left, right, value, True, first=False, clock=qb.clock))
+        elif _restated(left, qa, qb):
+            found.unequal.append(_step(left, right, value, False, first=False))
+        return
     if right.remainder is not None:
         _check_remainder(left, qa, qb, right.remainder, found)
         return
@@ -313,10 +336,99 @@ def _check_pair(
     solved = any(t.kind == "var" for t in left.toks)
     if evidence is None and solved and isinstance(qb.value, Fraction) and qa.value == qb.value:
         found.results.append((right.toks[0].start, qb.value))  # "x = 19": the solution's value
+        found.steps.append(_step(left, right, qb.value, True, first=False))
     if evidence is not None:
         found.evidence.append(evidence)
+        stated = qb.value if isinstance(qb.value, Fraction) else None
+        found.steps.append(_step(left, right, stated, evidence.ok, first, evidence.claim, qb.clock))
         if evidence.ok and isinstance(qb.value, Fraction):
             found.results.append((right.toks[0].start, qb.value))
+
+
+def _step(
+    left: _Side,
+    right: _Side,
+    result: Fraction | None,
+    ok: bool,
+    first: bool,
+    claim: str = "",
+    clock: bool = False,
+) -> Step:
+    """One link of the chain: the numbers the left side uses and the value the right side states."""
+    operands = tuple(_literal_value(t.text) for t in left.toks if t.kind in ("num", "frac", "mixed"))
+    return Step(
+        claim or f"{left.text} {right.link} {right.text}",
+        operands,
+        result,
+        left.toks[0].start,
+        right.toks[-1].end,
+        ok,
+        first and not any(t.kind == "var" for t in left.toks),
+        clock=clock,
+    )
+
+
+def _literal_value(text: str) -> Fraction:
+    whole, _, part = text.partition(" ")
+    return Fraction(whole) + (Fraction(part) if part else 0)
+
+
+def _unchecked(
+    left: _Side, right: _Side, qa: Quantity, qb: Quantity, ops_a: int, ops_b: int, units: set[str]
+) -> bool:
+    """Two sides joined without a computation to check."""
+    if (right.link in _WORD_EQ or left.heading) and ops_a == 0 and not _conversion(qa, qb):
+        return True  # "the answer is 5": a linking word, not a computation
+    if (
+        ops_a == 0
+        and qa.unit is None
+        and (left.labelled or (ops_b == 0 and right.labelled and qb.unit is None))
+    ):
+        return True  # "3 parts = 24", "4 pints = 4 × 0.57": what a number of things stands for
+    if (
+        _bare_percent(left) != _bare_percent(right)
+        and not (_percent(left) and _percent(right))
+        and not (_decimal(left) or _decimal(right))
+    ):
+        return True  # "15 % is 60 pupils": a share of a whole the sentence leaves implicit
+    return _in_chain_unit(qa, qb, units)  # "1 minute 20 seconds = 60 + 20 = 80 seconds"
+
+
+def _restated(left: _Side, a: Quantity, b: Quantity) -> bool:
+    """A quantity said again in a unit of its dimension ("1.5 hours, which is 1 hour 50 minutes"),
+    not a unit's definition ("1 litre, that is 60 litres" after "1000 cm³ = 1 litre") nor a
+    rounding ("23.8 litres, which is 24 litres to the nearest litre")."""
+    if a.unit is None or b.unit is None or a.unit.dimension != b.unit.dimension or a.clock or b.clock:
+        return False
+    if left.definition or _unit_size(left):
+        return False
+    if not isinstance(a.value, Fraction) or not isinstance(b.value, Fraction):
+        return False
+    value = _in_unit(a, b.unit)
+    return abs(float(value) - float(b.value)) > _tolerance_of(b.value) and not (
+        isinstance(value, Fraction) and b.value in (math.floor(value), math.ceil(value))
+    )
+
+
+def _unit_size(side: _Side) -> bool:
+    """ "1 litre": one of a unit, as a conversion states it."""
+    toks = _trim(side.toks)
+    return [t.kind for t in toks] == ["num", "unit"] and toks[0].text == "1"
+
+
+def _tolerance_of(value: Fraction) -> float:
+    """Half a unit of the last decimal a stated value needs (0.05 for 2.3)."""
+    places = 0
+    while (value * 10**places).denominator != 1 and places < 6:
+        places += 1
+    return float(0.5 * 10**-places + 1e-9)
+
+
+def _same_value(a: Quantity, b: Quantity) -> bool:
+    """One value written twice (in one unit or two of one dimension)."""
+    if a.clock != b.clock or not isinstance(a.value, Fraction) or not isinstance(b.value, Fraction):
+        return False
+    return _in_unit(a, b.unit) == b.value if convertible(a.unit, b.unit) else a.value == b.value
 
 
 def _bare_percent(side: _Side) -> bool:
@@ -383,7 +495,23 @@ def _compare(left: _Side, right: _Side, a: Quantity, b: Quantity, operators: int
         ok = abs(float(actual) - float(b.value) * 100) <= tolerance * 100  # "90 ÷ 600 × 100 = 15 %"
     if operators == 0 and kind == "arithmetic" and (ok or right.link in _WORD_EQ):
         return None  # "5 = 5", or two numbers joined by a word: nothing was computed
-    return Evidence(kind, claim, right.text, _show(actual), ok)
+    return Evidence(kind, claim, right.text, _duration(actual, b) or _show(actual), ok)
+
+
+def _duration(value: Number, b: Quantity) -> str:
+    """A time stated in hours and minutes is shown so ("1 hour 35 minutes"), not as 19/12 hours."""
+    if (
+        b.unit is None
+        or b.unit.dimension != "time"
+        or len(b.units_seen) < 2
+        or not isinstance(value, Fraction)
+    ):
+        return ""
+    minutes = value * b.unit.scale / 60
+    if minutes.denominator != 1 or minutes < 60:
+        return ""
+    hours, rest = divmod(int(minutes), 60)
+    return f"{hours} hour{'s' * (hours != 1)} {rest} minute{'s' * (rest != 1)}"
 
 
 def _converted_by_factor(left: _Side, a: Quantity, b: Quantity) -> bool:
@@ -435,7 +563,7 @@ def _tolerance(side: _Side, approximate: bool) -> float:
     literal = re.search(r"\d+\.(\d+)", side.text)
     decimals = len(literal.group(1)) if literal and len(side.toks) <= 3 else 0
     # the boundary counts as rounding (32.125 written 32.12); the slack absorbs float error
-    tolerance = 0.5 * 10**-decimals + 1e-9 if decimals else 1e-9
+    tolerance = (1.0 if side.truncated else 0.5) * 10**-decimals + 1e-9 if decimals else 1e-9
     if approximate:
         return max(tolerance, 0.01 * abs(_first_number(side)))
     return tolerance
@@ -485,6 +613,7 @@ def _check_remainder(left: _Side, a: Quantity, b: Quantity, remainder: Fraction,
     if ok:
         found.results.append((left.toks[-1].end, b.value))
         found.results.append((left.toks[-1].end, remainder))
+    found.steps.append(_step(left, left, b.value, ok, True, found.evidence[-1].claim))
 
 
 def _solve(left: _Side, right: _Side, name: str, env: dict[str, Fraction]) -> None:

@@ -288,7 +288,7 @@ async def list_batch_items(
     """A batch's items in order, each with its outcome, error and cause, rounds, tokens and cost.
 
     Filter by ``status`` (pending, running, done, failed, cancelled) or ``outcome`` (accepted,
-    exhausted, needs_review, error, cancelled); page with ``cursor``."""
+    screened, exhausted, needs_review, error, cancelled); page with ``cursor``."""
     await _get(session, batch_id, key.project_id)
     after = _item_cursor(cursor)
     rows, next_after = await repo.item_page(

@@ -212,7 +212,7 @@ class BatchPage(BaseModel):
 
 
 ItemStatus = Literal["pending", "running", "done", "failed", "cancelled"]
-ItemOutcome = Literal["accepted", "exhausted", "needs_review", "error", "cancelled"]
+ItemOutcome = Literal["accepted", "screened", "exhausted", "needs_review", "error", "cancelled"]
 
 
 class BatchItemPublic(BaseModel):
@@ -284,10 +284,17 @@ class BatchItemPublic(BaseModel):
             failure=CallFailure.model_validate(item.failure) if item.failure else None,
             stop_reason=result.stop_reason if result else None,
             rounds=len(result.rounds) if result else 0,
-            final_quality=result.rounds[-1].quality if result and result.rounds else None,
+            final_quality=_final_quality(result),
             cache_hits=result.calls.cache_hits if result else 0,
             warrant=result.warrant if result else None,
         )
+
+
+def _final_quality(result: ItemResult | None) -> float | None:
+    """Q of the last judged version; null for an error run (a failure is never a score)."""
+    if result is None or not result.rounds or result.metrics is None:
+        return None
+    return result.rounds[-1].quality
 
 
 class BatchItemPage(BaseModel):

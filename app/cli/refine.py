@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -110,7 +109,7 @@ async def _refine(
         except (ModelConfigError, UnknownModelError) as exc:
             fail(str(exc))
         uncertified = standing.uncertified if standing else None
-        context = dataclasses.replace(RunContext.of(panel, scoring), uncertified=uncertified)
+        context = RunContext.of(panel, scoring, uncertified=uncertified)
         result = await run_refinement(subject, context, on_event=renderer)
     return with_warrant(result, standing) if standing else result
 

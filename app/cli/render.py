@@ -110,6 +110,8 @@ class TraceRenderer:
             self.console.print(Text.assemble(("No usable revision: ", "red"), event.error or ""))
         else:
             self.console.print(problem_panel(event.problem, f"Revision proposed after round {event.round}"))
+            if event.unchanged:
+                self.console.print(Text.assemble(("No revision: ", "red"), event.note or ""))
 
     def _finished(self, event: RunFinished) -> None:
         if event.outcome not in SCORED_OUTCOMES:
@@ -125,12 +127,15 @@ class TraceRenderer:
             )
             return
         rtp = "did not pass" if event.rounds_to_pass is None else str(event.rounds_to_pass)
+        # The offline panel is a screen: its rounds-to-pass is to pass the screen, never to be accepted.
+        label = "RoundsToPass (screen)" if event.outcome == Outcome.SCREENED else "RoundsToPass"
         self.console.print(
             Panel(
                 f"outcome [bold]{event.outcome}[/bold] ({event.stop_reason}) after {event.rounds} round(s)\n"
-                f"RoundsToPass {rtp} · AvgQualityScore final {_fmt(event.avg_quality_final, 3)} · "
+                f"{label} {rtp} · AvgQualityScore final {_fmt(event.avg_quality_final, 3)} · "
                 f"all steps {_fmt(event.avg_quality_all_steps, 3)}",
                 title="Run finished",
+                border_style="cyan" if event.outcome == Outcome.SCREENED else "none",
             )
         )
         if event.outcome == Outcome.ACCEPTED and self.warrant is not None:

@@ -1,9 +1,12 @@
 """Batch reports: every item counted by outcome, and statistics over the scored ones only.
 
-An item is *scored* when its outcome is the model's pass or failure (accepted, exhausted). Items
-that ended in error, needs_review or cancelled are counted with their causes and never enter a
-pass rate or an average. The unit of analysis is the problem: repeats of a problem are averaged
-first (and, when they are identical, counted once), so intervals are not narrowed by copies.
+An item is *scored* when its outcome is the model's pass or failure (accepted, screened,
+exhausted). Items that ended in error, needs_review or cancelled are counted with their causes and
+never enter a pass rate or an average. A batch judged by the offline panel is a *screen*
+(``batch.screen``): its passes are ``screened`` items, reported as "screen pass rate" and
+"RoundsToPass (screen)" — passed the screen, never accepted. The unit of analysis is the
+problem: repeats of a problem are averaged first (and, when they are identical, counted once),
+so intervals are not narrowed by copies.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
+from agents.models import OFFLINE_MODEL
 from agents.schemas import JUDGES
 from app.models import Batch, BatchItem
 from app.reporting.comparisons import comparisons
@@ -53,6 +57,8 @@ def build_report(
             "id": batch.id,
             "status": batch.status,
             "judge_model": batch.judge_model,
+            # The offline panel screens: its passes are "passed the screen", never acceptances.
+            "screen": batch.judge_model == OFFLINE_MODEL,
             "policy": batch.policy,
             "max_rounds": batch.max_rounds,
             "repeats": batch.repeats,
@@ -94,11 +100,11 @@ def _row(
     scored = [r for results in problems.values() for r in results]
     qualities = [q for q in (problem_quality(results) for results in problems.values()) if q is not None]
     steps = [
-        r.metrics["avg_quality_all_steps"] for r in scored if r.metrics["avg_quality_all_steps"] is not None
+        r.figures["avg_quality_all_steps"] for r in scored if r.figures["avg_quality_all_steps"] is not None
     ]
     units = [results[0] for results in problems.values()] if identical else scored
-    survival = kaplan_meier([r.metrics["rounds_to_pass"] for r in units], limit)
-    passers = [r.metrics["rounds_to_pass"] for r in scored if r.metrics["rounds_to_pass"] is not None]
+    survival = kaplan_meier([r.figures["rounds_to_pass"] for r in units], limit)
+    passers = [r.figures["rounds_to_pass"] for r in scored if r.figures["rounds_to_pass"] is not None]
     return {
         "model": model,
         "arm": arm,
@@ -205,8 +211,8 @@ def repeat_summary(groups: dict[tuple[str, str], list[Entry]], repeats: int) -> 
         repeated = [results for results in by_problem(entries).values() if len(results) >= 2]
         signatures = [{_signature(r) for r in results} for results in repeated]
         identical &= all(len(s) == 1 for s in signatures)
-        discordant = sum(1 for results in repeated if len({bool(r.metrics["passed"]) for r in results}) > 1)
-        sds = [_sd([r.metrics["avg_quality_final"] or 0.0 for r in results]) for results in repeated]
+        discordant = sum(1 for results in repeated if len({bool(r.figures["passed"]) for r in results}) > 1)
+        sds = [_sd([r.figures["avg_quality_final"] or 0.0 for r in results]) for results in repeated]
         spread[f"{model}/{arm}"] = {
             "problems": len(repeated),
             "discordant_pass": discordant,

@@ -45,12 +45,12 @@ def by_problem(entries: Sequence[Entry]) -> dict[str, list[ItemResult]]:
 
 def problem_pass(results: Sequence[ItemResult]) -> float:
     """A problem's pass share over its scored repeats."""
-    return fmean(1.0 if r.metrics["passed"] else 0.0 for r in results)
+    return fmean(1.0 if r.figures["passed"] else 0.0 for r in results)
 
 
 def problem_quality(results: Sequence[ItemResult]) -> float | None:
     """A problem's mean final AvgQualityScore (0-1) over its scored repeats."""
-    values = [r.metrics["avg_quality_final"] for r in results if r.metrics["avg_quality_final"] is not None]
+    values = [r.figures["avg_quality_final"] for r in results if r.figures["avg_quality_final"] is not None]
     return fmean(values) if values else None
 
 

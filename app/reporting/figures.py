@@ -25,6 +25,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from agents.schemas import JUDGES
+from app.reporting.text import words
 
 # Okabe & Ito (2008): distinguishable with every common colour-vision deficiency, and in grey.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -83,7 +84,7 @@ def comparison(report: dict[str, Any]) -> Figure | None:
         [_interval(r["pass_rate"], r["pass_rate_ci95"]) for r in rows],
     )
     left.set_xlim(-0.02, 1.02)
-    left.set_xlabel("pass rate\n(95 % Wilson interval)")
+    left.set_xlabel(f"{words(report)['pass_rate']}\n(95 % Wilson interval)")
     quality = [r["avg_quality_final"] for r in rows]
     _dots(
         right,
@@ -238,7 +239,7 @@ def flaws(report: dict[str, Any]) -> Figure | None:
     axes.set_ylim(len(names) - 0.5, -0.5)
     axes.set_xlim(-0.02, 1.02)
     axes.grid(axis="x", linewidth=0.4, alpha=0.5)
-    axes.set_xlabel("pass rate over scored items (95 % Wilson interval)")
+    axes.set_xlabel(f"{words(report)['pass_rate']} over scored items (95 % Wilson interval)")
     axes.set_title("By labelled flaw type")
     figure.legend(loc="outside lower center", ncols=min(len(kinds), 4), frameon=False)
     return figure

@@ -38,13 +38,18 @@ class ItemResult(BaseModel):
 
     outcome: str
     stop_reason: str = ""
-    metrics: dict[str, Any]
+    metrics: dict[str, Any] | None = Field(description="None for an error run: a failure is never a score")
     rounds: list[RoundSummary]
     final: dict[str, str]
     calls: CallCounts = Field(default_factory=CallCounts)
     failure: CallFailure | None = None
     # An accepted item's warrant (app.validity.records.warrant_of); null for any other outcome
     warrant: dict[str, Any] | None = None
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        """The run metrics; empty for an error run (it has none)."""
+        return self.metrics or {}
 
     @classmethod
     def of(cls, result: RunResult) -> ItemResult:

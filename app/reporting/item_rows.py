@@ -62,7 +62,7 @@ def item_row(item: BatchItem, external_id: str | None = None, flaw: str | None =
     """One item as a flat row (see ``ITEM_COLUMNS``)."""
     result = ItemResult.model_validate(item.result) if item.result else None
     last = result.rounds[-1] if result and result.rounds else None
-    metrics = result.metrics if result else {}
+    metrics = result.figures if result else {}
     calls = result.calls if result else None
     return {
         "batch_id": item.batch_id,
@@ -83,7 +83,8 @@ def item_row(item: BatchItem, external_id: str | None = None, flaw: str | None =
         "rounds": len(result.rounds) if result else 0,
         "passed": metrics.get("passed"),
         "rounds_to_pass": metrics.get("rounds_to_pass"),
-        "final_quality": _rounded(last.quality if last else None),
+        # An error run has no score: null, never 0 or false (its stop_reason and error say why).
+        "final_quality": _rounded(last.quality if last and result and result.metrics is not None else None),
         "avg_quality_all_steps": _rounded(metrics.get("avg_quality_all_steps")),
         **{f"score_{judge}": last.scores.get(judge) if last else None for judge in JUDGES},
         "input_tokens": item.input_tokens,

@@ -121,7 +121,8 @@ def _table(head: list[str], rows: list[list[str]]) -> list[str]:
 
 def _header(report: dict[str, Any]) -> list[str]:
     batch, counts = report["batch"], report["outcomes"]
-    tally = " · ".join(f"{key.replace('_', ' ')} {counts[key]}" for key in OUTCOME_KEYS)
+    # .get: a report stored before an outcome existed (screened) counts none of it
+    tally = " · ".join(f"{key.replace('_', ' ')} {counts.get(key, 0)}" for key in OUTCOME_KEYS)
     return [
         f"# Batch {batch['id']} ({batch['status']})",
         "",
@@ -136,7 +137,7 @@ def _header(report: dict[str, Any]) -> list[str]:
 
 def _outcomes(report: dict[str, Any]) -> list[str]:
     rows = [
-        [r["model"], r["arm"], str(r["items"]["total"]), *(str(r["items"][k]) for k in OUTCOME_KEYS)]
+        [r["model"], r["arm"], str(r["items"]["total"]), *(str(r["items"].get(k, 0)) for k in OUTCOME_KEYS)]
         for r in report["rows"]
     ]
     lines = ["", "## Outcomes", "", *_table(["model", "arm", "items", *OUTCOME_KEYS], rows)]
@@ -156,15 +157,29 @@ def _outcomes(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def words(report: dict[str, Any]) -> dict[str, str]:
+    """The names of a report's pass figures: a batch judged by the offline panel is a screen, and its
+    pass rate and RoundsToPass say so (a screened item passed the screen; it was never accepted)."""
+    if (report.get("batch") or {}).get("screen"):
+        return {
+            "pass_rate": "screen pass rate",
+            "rounds_to_pass": "RoundsToPass (screen)",
+            "scored": "screened or exhausted; the offline panel is a screen: a pass is an item that passed "
+            "the screen, not an acceptance",
+        }
+    return {"pass_rate": "pass rate", "rounds_to_pass": "RoundsToPass", "scored": "accepted or exhausted"}
+
+
 def _scored(report: dict[str, Any]) -> list[str]:
+    said = words(report)
     head = [
         "model",
         "arm",
         "scored items / problems",
-        "pass rate (95% Wilson)",
+        f"{said['pass_rate']} (95% Wilson)",
         "AvgQualityScore final (95% CI)",
         "all steps",
-        "RoundsToPass (passers)",
+        f"{said['rounds_to_pass']} (passers)",
         "median rounds to pass (KM, 95% CI)",
         "tokens",
         "cost $",
@@ -186,7 +201,7 @@ def _scored(report: dict[str, Any]) -> list[str]:
                 f(r["cost_usd"], 4),
             ]
         )
-    note = "Over scored items only (accepted or exhausted); the other outcomes are counted above."
+    note = f"Over scored items only ({said['scored']}); the other outcomes are counted above."
     return ["", "## Scored statistics", "", note, "", *_table(head, rows)]
 
 
@@ -200,22 +215,22 @@ def pass_cell(row: dict[str, Any]) -> str:
 def _by_flaw(report: dict[str, Any]) -> list[str]:
     if not report.get("by_flaw"):  # no labels (or a report from before the section existed)
         return []
-    head = ["model", "arm", "flaw", "items", *OUTCOME_KEYS, "scored", "pass rate (95% Wilson)"]
+    said = words(report)
+    head = ["model", "arm", "flaw", "items", *OUTCOME_KEYS, "scored", f"{said['pass_rate']} (95% Wilson)"]
     rows = [
         [
             r["model"],
             r["arm"],
             r["flaw"],
             str(r["items"]["total"]),
-            *(str(r["items"][k]) for k in OUTCOME_KEYS),
+            *(str(r["items"].get(k, 0)) for k in OUTCOME_KEYS),
             str(r["scored_items"]),
             pass_cell(r),
         ]
         for r in report["by_flaw"]
     ]
-    note = (
-        "Flaw labels from the dataset's metadata.flaw; pass rate over scored items (accepted or exhausted)."
-    )
+    note = f"Flaw labels from the dataset's metadata.flaw; {said['pass_rate']} over scored items "
+    note += f"({said['scored']})."
     return ["", "## By flaw type", "", note, "", *_table(head, rows)]
 
 

@@ -114,7 +114,8 @@ class RunPublic(BaseModel):
 
     id: str = Field(description="Run id")
     status: RunStatus = Field(
-        description="queued, running, then its outcome: accepted, exhausted, needs_review, error or cancelled"
+        description="queued, running, then its outcome: accepted, screened, exhausted, needs_review, "
+        "error or cancelled (docs/outcomes.md)"
     )
     model: str = Field(description="The model under test (the reviser)")
     judge_model: str = Field(description="The model behind the seven judges (rubric: the offline panel)")
@@ -467,7 +468,7 @@ class WebhookEvent(_Stamped):
 
 
 class RunFinishedWebhook(WebhookEvent):
-    """The run ended with a verdict (accepted, exhausted, needs_review) or in error."""
+    """The run ended with a verdict (accepted, screened, exhausted, needs_review) or in error."""
 
     type: Literal["run.finished"] = Field(description="run.finished", examples=["run.finished"])
     outcome: str = Field(

@@ -358,7 +358,7 @@ class RunExecutor:
         policy = get_policy(run.policy, max_rounds=run.max_rounds)
         panel = self.factory.build(run.judge_model, run.model, cache)
         standing = await self._standing(run, policy)
-        context = dataclasses.replace(RunContext.of(panel, policy), uncertified=standing.uncertified)
+        context = RunContext.of(panel, policy, uncertified=standing.uncertified)
         # Started before (here or by a process that died), with or without a checkpoint written since.
         resuming = "run.started" in self._transcripts[run_id].keys
         # A control run has no checkpoints: resumed, it starts again.
@@ -660,16 +660,17 @@ class RunExecutor:
         event["status"] = result.outcome  # the run's status, named as in traces and webhooks
         event["warrant"] = result.warrant  # an accepted run's: in its stream and its webhooks too
         await self._append(run.id, event, "run.finished", along=store)
-        metrics = result.metrics
-        self.metrics.observe_run(result.outcome, metrics["rounds_to_pass"], metrics["avg_quality_final"])
+        metrics = result.metrics or {}  # an error run has none: a failure is never a score
+        rounds_to_pass, quality = metrics.get("rounds_to_pass"), metrics.get("avg_quality_final")
+        self.metrics.observe_run(result.outcome, rounds_to_pass, quality)
         log.info(
             "run.finished",
             outcome=result.outcome,
             rounds=len(result.rounds),
-            rounds_to_pass=metrics["rounds_to_pass"],
-            avg_quality_final=metrics["avg_quality_final"],
-            avg_quality_all_steps=metrics["avg_quality_all_steps"],
-            level_final=metrics["level_final"],
+            rounds_to_pass=metrics.get("rounds_to_pass"),
+            avg_quality_final=metrics.get("avg_quality_final"),
+            avg_quality_all_steps=metrics.get("avg_quality_all_steps"),
+            level_final=metrics.get("level_final"),
         )
         self.wake_webhooks()
 

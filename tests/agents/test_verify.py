@@ -202,3 +202,28 @@ def test_percent_times_100_headings_lines_and_thousands(solution: str, wrong: li
     number 1), one computation per line, and thousands separators before a unit."""
     errors = [e.claim for e in verify(solution).errors]
     assert errors == wrong
+
+
+@pytest.mark.parametrize(
+    ("solution", "ok"),
+    [
+        ("Two and three quarters plus one and a half is four and a quarter.", True),
+        ("Two and three quarters plus one and a half is four and a half.", False),
+        ("Three and two thirds minus one and a third is two and a third.", True),
+        ("Five and three eighths minus two and one eighth is three and a quarter.", True),
+        ("Six and a third plus two thirds is seven.", True),
+    ],
+)
+def test_worded_mixed_numbers_are_read(solution: str, ok: bool) -> None:
+    found = verify(solution)
+    assert found.checked
+    assert (found.errors == []) is ok
+
+
+@pytest.mark.parametrize(
+    ("solution", "ok"),
+    [("18 doubled becomes 36.", True), ("18 doubled becomes 38.", False), ("50 - 15 becomes 35.", True)],
+)
+def test_becomes_links_a_computation(solution: str, ok: bool) -> None:
+    found = verify(solution)
+    assert found.checked and (found.errors == []) is ok

@@ -39,7 +39,7 @@ async def test_wait_returns_the_full_trace(service: Service) -> None:
     )
     assert response.status_code == 200
     trace = response.json()
-    assert trace["status"] == "accepted" and trace["rounds_to_pass"] == 2
+    assert trace["status"] == "screened" and trace["rounds_to_pass"] == 2  # the offline panel screens
     first, second = trace["rounds"]
     assert [v["judge"] for v in first["verdicts"]] == list(JUDGES)
     assert first["decision"] == "revise" and first["quality"] < 0.85 and second["quality"] >= 0.85
@@ -59,7 +59,7 @@ async def test_post_answers_202_and_the_run_finishes(service: Service) -> None:
     run_id = response.json()["id"]
     assert await service.app.state.executor.wait(run_id, 30)
     trace = (await service.client.get(f"/v1/runs/{run_id}", headers=service.keys.auth("read"))).json()
-    assert trace["status"] == "accepted" and len(trace["rounds"]) == 2
+    assert trace["status"] == "screened" and len(trace["rounds"]) == 2
 
 
 async def test_runs_with_llm_models_record_tokens(

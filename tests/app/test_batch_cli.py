@@ -36,7 +36,9 @@ def test_run_then_status_and_report(db: Path) -> None:
     arms = {(r["model"], r["arm"]): r for r in report["rows"]}
     loop, control = arms[("rubric", "loop")], arms[("rubric", "control")]
     assert loop["items"]["total"] == 12 and control["items"]["total"] == 12
-    assert loop["scored_items"] == loop["items"]["accepted"] + loop["items"]["exhausted"]
+    # The offline panel screens: its passes are screened items, never accepted ones.
+    assert loop["items"]["accepted"] == 0 and report["batch"]["screen"] is True
+    assert loop["scored_items"] == loop["items"]["screened"] + loop["items"]["exhausted"]
     assert control["levels"]["remember"]["score"] is None  # one round: Table 1 undefined
     assert report["agreement"]["loop"]["versions"] > 12 and report["agreement"]["control"]["versions"] == 12
     versus = next(c for c in report["comparisons"] if c["kind"] == "loop_vs_control")
@@ -52,7 +54,7 @@ def test_run_then_status_and_report(db: Path) -> None:
     assert "## Paired comparisons on the same problems" in markdown and "Gwet's AC1" in markdown
     shown_csv = runner.invoke(cli, ["batch", "report", batch_id, "--format", "csv"])
     csv_text = shown_csv.stdout
-    assert csv_text.splitlines()[0].startswith("model,arm,items_accepted,items_exhausted")
+    assert csv_text.splitlines()[0].startswith("model,arm,items_accepted,items_screened,items_exhausted")
     assert len(csv_text.splitlines()) == 3
     # a CSV cannot hold the manifest: stderr says where it is; with -o it is written beside the file
     assert "CSV on stdout has no manifest" in shown_csv.stderr and "-o FILE" in shown_csv.stderr
@@ -81,7 +83,7 @@ def test_a_model_whose_endpoint_is_down_keeps_its_row_with_every_item_an_error(
     rows = {r["model"]: r for r in report["rows"]}
     down = rows["down"]
     # Round 1 judges the original (offline judges); the revision then needs the dead endpoint.
-    revised = 12 - down["items"]["accepted"]
+    revised = 12 - down["items"]["screened"]
     assert down["items"]["error"] == revised > 0 and down["items"]["exhausted"] == 0
     assert down["errors"][0]["cause"] == f"down @ 127.0.0.1:{port}: APIConnectionError"
     assert down["errors"][0]["count"] == revised

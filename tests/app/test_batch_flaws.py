@@ -41,13 +41,15 @@ def run_batch(db: Path, rows: list[dict[str, Any]], *extra: str) -> tuple[dict[s
 
 
 def check_counts(row: dict[str, Any]) -> None:
-    """Outcomes add up, and the pass rate is accepted over scored, with the report's Wilson interval."""
+    """Outcomes add up, and the pass rate is the passes (screened: the offline panel is a screen) over
+    scored, with the report's Wilson interval."""
     items = row["items"]
     assert sum(n for key, n in items.items() if key != "total") == items["total"]
-    assert row["scored_items"] == items["accepted"] + items["exhausted"]
+    assert items["accepted"] == 0  # the offline panel never accepts
+    assert row["scored_items"] == items["screened"] + items["exhausted"]
     if row["scored_items"]:
-        assert row["pass_rate"] == pytest.approx(items["accepted"] / row["scored_items"])
-        assert row["pass_rate_ci95"] == pytest.approx(wilson_interval(items["accepted"], row["scored_items"]))
+        assert row["pass_rate"] == pytest.approx(items["screened"] / row["scored_items"])
+        assert row["pass_rate_ci95"] == pytest.approx(wilson_interval(items["screened"], row["scored_items"]))
     else:
         assert row["pass_rate"] is None and row["pass_rate_ci95"] is None
 
@@ -60,11 +62,15 @@ def test_every_labelled_flaw_gets_a_row_per_model_and_arm(db: Path) -> None:
         assert [r["flaw"] for r in mine] == sorted(labels) and {r["model"] for r in mine} == {"rubric"}
         assert {r["flaw"]: r["items"]["total"] for r in mine} == labels
         main = next(r for r in report["rows"] if r["arm"] == arm)
-        for key in ("accepted", "exhausted", "needs_review", "error"):
+        for key in ("accepted", "screened", "exhausted", "needs_review", "error"):
             assert sum(r["items"][key] for r in mine) == main["items"][key]
         for row in mine:
             check_counts(row)
     assert "## By flaw type" in markdown and "<h2>By flaw type</h2>" in page
+    # An offline batch is a screen: its pass figures say so, in every format.
+    for text in (markdown, page):
+        assert "screen pass rate" in text and "RoundsToPass (screen)" in text
+        assert "accepted or exhausted" not in text
     for row in report["by_flaw"]:
         assert f"| {row['model']} | {row['arm']} | {row['flaw']} | {row['items']['total']} |" in markdown
         assert f'<td class="text">{row["flaw"]}</td>' in page

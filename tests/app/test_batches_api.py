@@ -168,6 +168,10 @@ async def test_items_list_outcomes_and_causes_page_by_page(
     failure = errors[0]["failure"]
     assert (failure["model"], failure["status"], failure["kind"]) == ("sim", 503, "endpoint")
     assert "HTTP 503" in errors[0]["error"] and "no usable revision" in errors[0]["stop_reason"]
+    # A failure is never a score: the judged round's Q is not the item's final quality (null, not 0).
+    assert all(i["final_quality"] is None for i in errors)
+    trace = (await service.client.get(f"/v1/runs/{errors[0]['run_id']}", headers=auth)).json()
+    assert trace["status"] == "error" and trace["metrics"] is None and trace["rounds_to_pass"] is None
     accepted = (await service.client.get(path, params={"status": "done"}, headers=auth)).json()["items"]
     assert {i["outcome"] for i in accepted} == {"accepted"} and len(accepted) == 16
     assert_problem(await service.client.get(path, params={"cursor": "x1"}, headers=auth), 400)

@@ -18,16 +18,18 @@ runner = CliRunner()
 def test_main_job_refines_orchestra_offline() -> None:
     result = runner.invoke(cli, ["refine", "--example", "orchestra"])
     assert result.exit_code == 0, result.output
-    for text in ("Round 1 verdicts", "Round 2 verdicts", "thinking aloud", "Revision proposed", "accepted"):
+    for text in ("Round 1 verdicts", "Round 2 verdicts", "thinking aloud", "Revision proposed"):
         assert text in result.output
-    assert "RoundsToPass 2" in result.output
+    # The offline panel screens: its pass is "screened", never an acceptance.
+    assert "outcome screened" in result.output and "not a judgement of soundness" in result.output
+    assert "accepted" not in result.output and "RoundsToPass (screen) 2" in result.output
 
 
 def test_json_output_is_the_full_result() -> None:
     result = runner.invoke(cli, ["refine", "--example", "bakery", "--json"])
     assert result.exit_code == 0
     data = json.loads(result.output)
-    assert data["outcome"] == "accepted" and len(data["rounds"]) == 2
+    assert data["outcome"] == "screened" and len(data["rounds"]) == 2
     assert "144" in data["final"]["solution"]
     assert data["rounds"][0]["outcomes"][0]["prompt_version"].startswith("rubric@")
 

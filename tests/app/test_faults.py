@@ -100,7 +100,8 @@ async def test_a_batch_survives_an_unreliable_endpoint(
     assert second or errors
     assert sum(row["items"]["error"] for row in report["rows"]) == len(errors)
     assert all(
-        row["scored_items"] == row["items"]["accepted"] + row["items"]["exhausted"] for row in report["rows"]
+        row["scored_items"] == row["items"]["accepted"] + row["items"]["screened"] + row["items"]["exhausted"]
+        for row in report["rows"]
     )
     totals = Counter[str]()
     for row in report["rows"]:

@@ -91,7 +91,8 @@ async def test_a_blocking_client_submits_streams_reads_lists_and_deletes(
         events[-1], RunFinished
     )
     assert sum(isinstance(e, JudgeVerdict) for e in events) == 7 * len(trace.rounds)
-    assert trace.status == events[-1].status and trace.status in {"accepted", "exhausted", "needs_review"}
+    assert trace.status == events[-1].status
+    assert trace.status in {"accepted", "screened", "exhausted", "needs_review"}
     assert trace.problem.metadata == {"pupil": "P-17"} and trace.final is not None
     assert trace.final.round == trace.rounds[-1].round and 0 <= (trace.final.quality or 0) <= 1
     assert trace.metrics is not None and 0 <= trace.metrics["avg_quality_final"] <= 1
@@ -299,9 +300,9 @@ async def _batch_outputs(tl: Tour, dataset_id: str) -> str:
     assert [p.finished for p in progress] == sorted(p.finished for p in progress)
     assert (await tl("get_batch", batch.id)).progress.finished == batch.progress.total == 24
     items = await tl("iter_batch_items", batch.id)
-    accepted = await tl("iter_batch_items", batch.id, outcome="accepted")
-    assert len(items) == 24 and {i.id for i in accepted} <= {i.id for i in items}
-    assert all(i.outcome == "accepted" for i in accepted)
+    screened = await tl("iter_batch_items", batch.id, outcome="screened")  # the offline panel screens
+    assert len(items) == 24 and screened and {i.id for i in screened} <= {i.id for i in items}
+    assert all(i.outcome == "screened" for i in screened)
     lines = (await tl("export_batch_items", batch.id)).decode().splitlines()
     assert json.loads(lines[0])["manifest"]["batch_id"] == batch.id and len(lines) == 25
     assert len((await tl("export_batch_items", batch.id, format="csv")).decode().splitlines()) == 25

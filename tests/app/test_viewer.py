@@ -145,13 +145,14 @@ async def disagreements(
     async with api(live, keys) as client:
         for batch_id, model in (a, b):
             items = (await client.get(f"/v1/batches/{batch_id}/items", params={"limit": 500})).json()["items"]
-            scored = [i for i in items if i["model"] == model and i["outcome"] in ("accepted", "exhausted")]
+            ended = ("accepted", "screened", "exhausted")
+            scored = [i for i in items if i["model"] == model and i["outcome"] in ended]
             sides.append({i["problem_id"]: i for i in scored})
         # the paired mean's BCa interval and Wilcoxon p come from the server, as the report's do
         params = {"model": a[1], "with_batch": b[0], "with_model": b[1]}
         stats = (await client.get(f"/v1/batches/{a[0]}/compare", params=params)).json()
     shared = [p for p in sides[0] if p in sides[1]]  # in side A's order, as the page pairs them
-    passed = [{p: side[p]["outcome"] == "accepted" for p in shared} for side in sides]
+    passed = [{p: side[p]["outcome"] in ("accepted", "screened") for p in shared} for side in sides]
     deltas = [
         sides[0][p]["final_quality"] - sides[1][p]["final_quality"]
         for p in shared
@@ -222,9 +223,11 @@ async def test_the_page_asks_for_a_key_and_sends_it_only_as_a_bearer_header(
     await page.get_by_role("button", name="Filter").click()
     await expect(page.get_by_text("No run matches.")).to_be_visible(timeout=WAIT_MS)
     assert "status=error" in page.url
-    await page.get_by_label("Status").select_option("accepted")
+    await page.get_by_label("Status").select_option("screened")  # the offline panel's run
     await page.get_by_role("button", name="Filter").click()
     await expect(page.locator("table tbody tr")).to_have_count(1, timeout=WAIT_MS)
+    badge = page.locator("table tbody .badge.status-screened")
+    await expect(badge).to_have_attribute("title", re.compile("not a judgement of soundness"))
     await page.locator("table tbody a").first.click()
     await expect(page.locator(".card.done")).to_have_count(14, timeout=WAIT_MS)
     api_calls = [(url, header) for url, header in requests if "/v1/" in url]

@@ -91,7 +91,7 @@ async def test_every_stored_event_fits_its_openapi_webhook_schema(
         await client.post(f"/v1/webhook-endpoints/{endpoint.json()['id']}/test", headers=auth)
     ).status_code == 202
     accepted = await client.post("/v1/runs", json={"problem": PROBLEM}, params={"wait": "true"}, headers=auth)
-    assert accepted.json()["status"] == "accepted"
+    assert accepted.json()["status"] == "screened"  # the offline panel screens
     # Round 1 fails, then the model under test's endpoint answers 503: an error, with its failure.
     rules = [Rule(role="^Judge", score=40), Rule(role="^Reviser", status=503)]
     simulator_server.state.configure(simulator_server.state.config.model_copy(update={"rules": rules}))
@@ -113,7 +113,11 @@ async def test_every_stored_event_fits_its_openapi_webhook_schema(
     spec = (await client.get("/openapi.json")).json()
     assert set(spec["webhooks"]) == {"run.finished", "run.failed", "ping"}
     finished = await stored_payloads(service, "run.finished")
-    assert {payload["status"] for payload in finished} == {"accepted", "error"}
+    assert {payload["status"] for payload in finished} == {"screened", "error"}
+    # An error run carries no score: its metrics and quality are null, never false or 0.
+    errors = [payload for payload in finished if payload["status"] == "error"]
+    assert errors and all(p["metrics"] is None and p["final_quality"] is None for p in errors)
+    assert all(p["rounds_to_pass"] is None and p["avg_quality_final"] is None for p in errors)
     assert any(payload["failure"] for payload in finished)  # the error's cause, as the schema says
     for event, payloads in (
         ("run.finished", finished),

@@ -9,7 +9,7 @@ import { append, badge, fill, fmt, h, interval, labelled, pct, select, short, ta
 
 const ENDED = new Set(["completed", "cancelled", "budget_exhausted"]);
 const ITEM_STATUSES = ["", "pending", "running", "done", "failed", "cancelled"];
-const OUTCOMES = ["", "accepted", "exhausted", "needs_review", "error", "cancelled"];
+const OUTCOMES = ["", "accepted", "screened", "exhausted", "needs_review", "error", "cancelled"];
 
 function progressBlock(state) {
   const counts = Object.entries(state.items).filter(([, n]) => n).map(([k, n]) => `${k} ${n}`).join(" · ");
@@ -30,16 +30,18 @@ function qualityDomain(rows) {
   return values.some((v) => v > 1) ? [0, 100] : [0, 1]; // reports written before quality moved to 0-1
 }
 
-function modelTable(rows) {
+function modelTable(rows, screen) {
+  // A batch judged by the offline panel is a screen: its passes passed the screen, never accepted.
+  const pass = screen ? "Screen pass rate" : "Pass rate";
   const median = (t) => (!t ? "—" : t.median === null ? `> ${t.limit}` : `${t.median} (${interval(t.median_ci95, 1, 0)})`);
   return table("Per model and arm: scored items only, 95% intervals over problems", [
     { label: "Model", cell: (r) => r.model },
     { label: "Arm", cell: (r) => r.arm },
     { label: "Scored items / problems", num: true, cell: (r) => `${r.scored_items} / ${r.problems}` },
     { label: "Not scored", num: true, cell: (r) => r.items.total - r.scored_items },
-    { label: "Pass rate (Wilson 95%)", num: true, cell: (r) => `${pct(r.pass_rate)} (${interval(r.pass_rate_ci95, 100, 1)})` },
+    { label: `${pass} (Wilson 95%)`, num: true, cell: (r) => `${pct(r.pass_rate)} (${interval(r.pass_rate_ci95, 100, 1)})` },
     { label: "AvgQualityScore final (BCa 95%)", num: true, cell: (r) => `${fmt(r.avg_quality_final)} (${interval(r.avg_quality_final_ci95)})` },
-    { label: "Rounds to pass (passers)", num: true, cell: (r) => fmt(r.rounds_to_pass_passers, 2) },
+    { label: screen ? "Rounds to pass the screen (passers)" : "Rounds to pass (passers)", num: true, cell: (r) => fmt(r.rounds_to_pass_passers, 2) },
     { label: "Median rounds to pass (KM, 95%)", num: true, cell: (r) => median(r.time_to_pass) },
     { label: "Cost (USD)", num: true, cell: (r) => r.cost_usd.toFixed(4) },
   ], rows);
@@ -87,7 +89,7 @@ async function reportSection(section, batch, { signal }) {
     h("h2", { id: "results-h" }, "Results"),
     h("div", { class: "toolbar" }, download, compare,
       h("a", { href: `#/compare${query({ a: batch.id, model_a: models[0] })}` }, "Compare with another batch")),
-    modelTable(report.rows),
+    modelTable(report.rows, Boolean(report.batch?.screen)),
     report.comparisons.length ? comparisonTable(report.comparisons) : null,
     h("h2", {}, "Figures"),
     figures(report.rows, batch.max_rounds),

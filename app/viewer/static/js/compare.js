@@ -6,7 +6,8 @@
 import { allPages, api, query } from "./api.js";
 import { append, badge, fill, fmt, h, interval, labelled, pct, select, short, table } from "./dom.js";
 
-const SCORED = new Set(["accepted", "exhausted"]);
+const SCORED = new Set(["accepted", "screened", "exhausted"]);
+const PASSED = new Set(["accepted", "screened"]); // screened: passed the offline screen (not accepted)
 const SHOWN = 50; // disagreements shown (with their question) before "show all"
 
 function side(name, batches, params) {
@@ -30,7 +31,7 @@ function byProblem(items) {
     if (!SCORED.has(item.outcome)) continue;
     const entry = out.get(item.problem_id) ?? { passes: 0, n: 0, qualities: [], runs: [], outcomes: [] };
     entry.n += 1;
-    entry.passes += item.outcome === "accepted" ? 1 : 0;
+    entry.passes += PASSED.has(item.outcome) ? 1 : 0;
     if (item.final_quality !== null) entry.qualities.push(item.final_quality);
     if (item.run_id) entry.runs.push(item.run_id);
     entry.outcomes.push(item.outcome);
@@ -163,7 +164,7 @@ export async function compareView(main, params, context) {
   h("button", { type: "submit" }, "Compare"));
   const body = h("section", { "aria-labelledby": "paired-h" });
   fill(main, heading,
-    h("p", { class: "note" }, "Pairs are problems that both sides scored (accepted or exhausted); a problem passes when at least half its repeats did."),
+    h("p", { class: "note" }, "Pairs are problems that both sides scored (accepted, screened or exhausted); a problem passes when at least half its repeats did."),
     form, body);
   const ready = params.a && params.b && params.model_a && params.model_b;
   if (!ready) return append(body, h("p", { id: "paired-h" }, "Choose two batches (or one batch and two models), then Compare."));

@@ -47,9 +47,14 @@ export const when = (iso) => (iso ? new Date(iso).toLocaleString() : "—");
 
 export const short = (id) => (id ? id.slice(0, 8) : "—");
 
+// What a badge's word does not say: screened is the offline screen's pass, never an acceptance.
+const MEANING = {
+  screened: "The offline checks found no flaw; this is not a judgement of soundness",
+};
+
 export function badge(status) {
   const words = String(status ?? "—").replace(/_/g, " ");
-  return h("span", { class: `badge status-${status}` }, words);
+  return h("span", { class: `badge status-${status}`, title: MEANING[status] }, words);
 }
 
 /** An accepted run's warrant: the false-accept bound of its panel's validity record, or "no warrant"

@@ -7,7 +7,7 @@ import { diffBlock } from "./diff.js";
 import { append, badge, fill, fmt, h, problemBlock, short, warrantBadge, when } from "./dom.js";
 
 const JUDGES = ["remember", "understand", "apply", "analyze", "evaluate", "create", "holistic"];
-const ENDED = new Set(["accepted", "exhausted", "needs_review", "error", "cancelled"]);
+const ENDED = new Set(["accepted", "screened", "exhausted", "needs_review", "error", "cancelled"]);
 const PASS_MARK = 85; // the default threshold of every judge; the round's figures say who passed
 
 class RoundView {

@@ -3,7 +3,7 @@
 import { api, query } from "./api.js";
 import { append, badge, fill, fmt, h, labelled, select, short, table, warrantBadge, when } from "./dom.js";
 
-const STATUSES = ["", "queued", "running", "accepted", "exhausted", "needs_review", "error", "cancelled"];
+const STATUSES = ["", "queued", "running", "accepted", "screened", "exhausted", "needs_review", "error", "cancelled"];
 
 function filters(params, navigate) {
   const form = h("form", { class: "filters", role: "search", "aria-label": "Filter runs", onsubmit: (event) => {

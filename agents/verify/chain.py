@@ -1,0 +1,375 @@
+"""The chain of a solution's computations, checked as a whole rather than line by line.
+
+Every number a step uses is given in the question, a known constant (60 minutes, 100 %, 7 days), or
+computed by an earlier step (or one silent operation away from those). A step that uses a number
+from nowhere while an earlier result close to it is used by nothing is an *uncarried correction*:
+``14 × 8.65 = 121.1`` fixed, then ``120.10 + 12 = 132.10`` still adds the old total; each line is
+true alone, the chain is not. The stated final answer must be the last value computed, not a
+value a later step went on from. What cannot be read or traced is listed as unverified, never
+passed as checked.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from agents.verify.expressions import parse_clock, tokens, variables
+from agents.verify.steps import Evidence, Step
+
+if TYPE_CHECKING:
+    from agents.verify.verifier import Verification
+
+# Numbers a solution may use unasked: unit factors, halves and quarters, π.
+CONSTANTS = frozenset(
+    Fraction(v)
+    for v in (
+        *range(0, 11),
+        12, 14, 24, 28, 30, 31, 52, 60, 90, 100, 180, 360, 365, 366, 1000, 3600, "3.6",
+        "1/2", "1/3", "1/4", "3/4", "1/10", "1/100", "1/1000", "1/60", "3.14", "3.142", "3.1416", "22/7",
+    )
+)  # fmt: skip
+_FACTORS = tuple(Fraction(v) for v in (10, 100, 1000, 60, 3600, 24, 7, 12, 52, 365, 4))
+_SMALL = frozenset(Fraction(n) for n in range(2, 11))  # "3 parts = 45, so 1 part = 15"
+_CLOSE = Fraction(1, 5)  # an uncarried correction differs from the value it stands for by under 20 %
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9$£€(])|\n+")
+_CHECKING = re.compile(r"\s*(?:check(?:ing)?|to check|as a check)\b", re.I)
+_RELATION = re.compile(
+    r"(?:\bwhich|\bthat) (?:is|makes|gives|leaves|equals|comes to)\b|\bbec(?:omes?|ame)\b|"
+    r"\b(?:twice|double|triple|half|\d+(?:\.\d+)? (?:times|×)|\d+/\d+) as (?:many|much|long|old|far|tall)\b|"
+    r"(?:,? (?:which|that) (?:is|are) )?\b(?:a little |much |far )?"
+    r"(?:more|less|fewer|older|younger|greater|smaller) than\b|"
+    r"\bfrom \d{1,2}:\d\d\b[^.]*?\bto \d{1,2}:\d\d",
+    re.I,
+)
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def check(question: str, text: str, found: Verification) -> None:
+    """Check the chain of ``found.steps`` against the question's givens (both texts normalised)."""
+    given = question_numbers(question)
+    _trace(given, text, found)
+    _final_answer(given, text, found)
+    _unread_relations(given, text, found)
+
+
+def question_numbers(question: str) -> set[Fraction]:
+    """Every number the question gives, with the forms a solution uses without computing them:
+    a percent as a decimal and as a multiplier (15 % → 0.15, 1.15, 0.85), a rate (1/12 of a job
+    done in 12 minutes), a unit fraction of a fraction (1/8 of 3/8), a clock time's parts and the
+    minutes to its next hour, a duration in hours and minutes in either unit (1 h 50 min → 11/6, 110)."""
+    values: set[Fraction] = set()
+    for token in tokens(question, variables(question)):
+        if token.kind in ("num", "frac", "mixed"):
+            values.add(_value(token.text))
+        elif token.kind == "clock":
+            values |= _clock_parts(Fraction(parse_clock(token.text).value))
+    for hours, minutes in _DURATION.findall(question):
+        values |= {int(hours) + Fraction(int(minutes), 60), Fraction(int(hours) * 60 + int(minutes))}
+    shares = {v / 100 for v in values}
+    derived = {1 + p for p in shares} | {1 - p for p in shares} | {1 / v for v in values if v}
+    derived |= {Fraction(1, v.denominator) for v in values if v.denominator > 1}
+    return values | shares | {v * 100 for v in values} | derived
+
+
+_DURATION = re.compile(r"(?<![\d.])(\d+) ?(?:hours?|h) (?:and )?(\d+) ?(?:minutes?|min)\b")
+
+
+def _clock_parts(minutes: Fraction) -> set[Fraction]:
+    """A time of day, its hour and minutes, and the minutes to the next hour (9:15 → 45)."""
+    hour, minute = divmod(int(minutes) % 1440, 60)
+    return {minutes, Fraction(hour), Fraction(hour % 12), Fraction(minute), Fraction(60 - minute)}
+
+
+def _value(text: str) -> Fraction:
+    whole, _, part = text.partition(" ")
+    return Fraction(whole) + (Fraction(part) if part else 0)
+
+
+def _trace(given: set[Fraction], text: str, found: Verification) -> None:
+    """Every number a step uses comes from the question, a constant, or an earlier step."""
+    computed: set[Fraction] = set()
+    steps = sorted(found.steps, key=lambda s: s.start)
+    for index, step in enumerate(steps):
+        if step.first and not _CHECKING.match(text[_sentence_start(text, step.start) :]):
+            for operand in step.operands:
+                if not _traceable(operand, given, computed):
+                    _orphan(operand, step, steps[:index], text, found)
+        if step.result is not None:
+            computed |= _clock_parts(step.result) if step.clock else {step.result}
+
+
+def _traceable(value: Fraction, given: set[Fraction], computed: set[Fraction]) -> bool:
+    """Given, constant, computed, or one silent operation away from given and computed values."""
+    known = given | computed
+    if value in known or value in CONSTANTS or _rounded(value, computed):
+        return True
+    if any(value in (a * k, a / k) for a in known for k in _FACTORS):
+        return True
+    if value.denominator == 1 and any(a.denominator == 1 and abs(value - a) == 1 for a in known):
+        return True  # the next whole number tried ("15 × 35 = 525 is too long")
+    return any(_one_operation(value, a, b) for a in known for b in known | _SMALL)
+
+
+def _one_operation(value: Fraction, a: Fraction, b: Fraction) -> bool:
+    """``value`` is a + b, a − b, a × b, a ÷ b, or a ÷ b rounded to a whole number."""
+    if value in (a + b, a - b, a * b):
+        return True
+    return b != 0 and (value == a / b or (value.denominator == 1 and value in (a // b, -(-a // b))))
+
+
+def _rounded(value: Fraction, computed: set[Fraction]) -> bool:
+    """A computed value rounded to a whole number or to the decimals ``value`` is written with."""
+    places = next((p for p in range(1, 7) if (value * 10**p).denominator == 1), 0)
+    slack = Fraction(1, 2 * 10**places) if places else Fraction(0)
+    return any(value in (math.floor(v), math.ceil(v)) or abs(v - value) <= slack for v in computed)
+
+
+def _orphan(operand: Fraction, step: Step, earlier: list[Step], text: str, found: Verification) -> None:
+    """A number from nowhere: a stale result when an earlier result near it is used by nothing."""
+    stale = next((s for s in reversed(earlier) if _dangling(s, text) and _near(operand, s.result)), None)
+    written = _written(operand, step.claim)
+    if stale is not None:
+        shown = _show(stale.result)
+        found.evidence.append(
+            Evidence(
+                "chain",
+                step.claim,
+                written,
+                shown,
+                False,
+                f"uses {written}, which neither the question gives nor an earlier step computes: "
+                f"the earlier step {stale.claim} computes {shown} and no later step uses it "
+                f"(a corrected value not carried to its later use)",
+            )
+        )
+        return
+    found.unverified.append(
+        Step(
+            step.claim,
+            step.operands,
+            step.result,
+            step.start,
+            step.end,
+            step.ok,
+            step.first,
+            f"uses {written}, which neither the question gives nor an earlier step computes",
+        )
+    )
+
+
+def _written(value: Fraction, claim: str) -> str:
+    """The number as the step writes it ("120.10", not 120.1)."""
+    return next((n for n in _NUMBER.findall(claim) if Fraction(n) == value), _show(value))
+
+
+def _dangling(step: Step, text: str) -> bool:
+    """A result that nothing after its step writes again (no later step uses it)."""
+    if step.result is None:
+        return False
+    later = {_number_value(n) for n in _NUMBER.findall(text[step.end :])}
+    return step.result not in later
+
+
+def _near(value: Fraction, result: Fraction | None) -> bool:
+    if result is None or result == 0 or value == result:
+        return False
+    return abs(value - result) <= _CLOSE * abs(result)
+
+
+def _final_answer(given: set[Fraction], text: str, found: Verification) -> None:
+    """The answer stated last is the last value computed, not a value a later step went on from."""
+    start, answer, noun, clock = _answer(text)
+    steps = sorted((s for s in found.steps if s.result is not None), key=_at)
+    before = [s for s in steps if s.end <= start]  # ``start``: where the answer's number ends
+    if answer is None or not before or answer == before[-1].result:
+        return
+    source = next((s for s in reversed(before) if s.result == answer), None)
+    onward = [s for s in before if source is not None and _goes_on(s, source, answer, given)]
+    if source is not None and onward and _same_quantity(onward[-1], noun, text):
+        found.evidence.append(
+            Evidence(
+                "answer",
+                f"answer {_show(answer)}",
+                _show(answer),
+                _show(onward[-1].result),
+                False,
+                f"the final answer copies {_show(answer)} from an intermediate step ({source.claim}), "
+                f"but the chain goes on from it to {onward[-1].claim}",
+            )
+        )
+    elif source is None and not clock and _stale_answer(answer, before, given):
+        found.evidence.append(
+            Evidence(
+                "answer",
+                f"answer {_show(answer)}",
+                _show(answer),
+                _show(before[-1].result),
+                False,
+                f"the final answer {_show(answer)} is no value the chain computes: its last step "
+                f"{before[-1].claim} computes {_show(before[-1].result)}",
+            )
+        )
+
+
+def _goes_on(step: Step, source: Step, value: Fraction, given: set[Fraction]) -> bool:
+    """A later step adds to or takes from the value the answer copies, and finds something new (a
+    check that computes a given back, "3000 + 600 = 3600", goes nowhere)."""
+    return (
+        step.start >= source.end
+        and value in step.operands
+        and step.result not in given
+        and re.search(r"\d\s*[-+]\s*\d", step.claim) is not None
+    )
+
+
+def _stale_answer(answer: Fraction, before: list[Step], given: set[Fraction]) -> bool:
+    """An answer near the last result that neither rounds it nor adds one more whole item to it:
+    the old value of a corrected result ("121.1", then "the total is $120.10")."""
+    last = before[-1]
+    result = last.result
+    if result is None or last.clock or answer in given or not _near(answer, result):
+        return False
+    computed = {s.result for s in before if s.result is not None}
+    if _traceable(answer, given, computed):
+        return False
+    # a constant added or taken ("the largest is 24 + 4"), but no 1 off a decimal (121.1 − 1)
+    return not any(
+        answer in (a + c, a - c) and (c != 1 or a.denominator == 1)
+        for a in given | computed
+        for c in CONSTANTS
+    )
+
+
+def _at(step: Step) -> int:
+    return step.start
+
+
+def _went_on(source: Step, before: list[Step], value: Fraction) -> bool:
+    """A later step of the chain uses the value the answer copies."""
+    return any(s.start >= source.end and value in s.operands for s in before)
+
+
+_NOUN = re.compile(r"^\s*([a-z]{3,})")
+
+
+def _same_quantity(last: Step, noun: str, text: str) -> bool:
+    """The last step does not name another kind of thing than the answer ("21 children" when the
+    answer counts adult tickets)."""
+    after = _NOUN.match(text[last.end : last.end + 30].lower())
+    return not (noun and after and after.group(1) != noun and after.group(1) not in _LINKING)
+
+
+_LINKING = frozenset({"and", "so", "the", "which", "that", "then", "for", "left", "altogether", "in", "each"})
+
+
+def _answer(text: str) -> tuple[int, Fraction | None, str, bool]:
+    """Where the answer sentence's last number ends, that number (a clock time in minutes), and the noun
+    after it. A closing check ("Check: 28 + 8 = 36") is not the answer."""
+    offset, spans = 0, []
+    for part in _SENTENCE.split(text):
+        at = text.find(part, offset)
+        offset = at + len(part)
+        if re.search(r"\d", part) and not _CHECKING.match(part):
+            spans.append((at, part))
+    if not spans:
+        return 0, None, "", False
+    at, sentence = spans[-1]
+    for token in reversed(tokens(sentence, set())):
+        if token.kind == "clock":
+            return at + token.end, Fraction(parse_clock(token.text).value), "", True
+        if token.kind in ("num", "frac", "mixed"):
+            noun = _NOUN.match(sentence[token.end :].lower())
+            return at + token.end, _value(token.text), noun.group(1) if noun else "", False
+    return at, None, "", False
+
+
+def _unread_relations(given: set[Fraction], text: str, found: Verification) -> None:
+    """A relation in words ("which is", "twice as many as", "becomes") with a number right after
+    it that no step covers and that is no value the chain has (or is one operation from): read, but
+    not checked. A comparison ("which is more than £15") is checked; a restatement whose two values
+    differ ("1.5 hours, which is 1 hour 50 minutes") is never passed."""
+    for match in _RELATION.finditer(text):
+        number = _NEAR_NUMBER.match(text, match.end())
+        if _COMPARES.search(match.group(0)) and number is None:
+            # "3 times as many as Mia, which is 18": the value it claims ends the sentence
+            found_number = _LATER_NUMBER.search(text, match.end(), _sentence_end(text, match.end()))
+            number = found_number
+        reason = _unread(match, number, given, found) if number is not None else ""
+        start = _sentence_start(text, match.start())
+        if not reason or number is None or any(u.start == start for u in found.unverified):
+            continue  # read, or its sentence is listed already
+        claim = text[start : _sentence_end(text, number.end())].strip()
+        found.unverified.append(Step(claim, (), None, start, number.end(), reason=reason))
+
+
+def _unread(match: re.Match[str], number: re.Match[str], given: set[Fraction], found: Verification) -> str:
+    """Why the relation is not verified ("" when it is)."""
+    said = f"a relation in words ('{match.group(0).strip(', ')}') not read"
+    if any(u.start <= match.start() < u.end for u in found.unequal):
+        return said + ": its two sides differ"
+    if any(s.start <= number.start(1) < s.end or s.start <= match.start() < s.end for s in found.steps):
+        return ""
+    value = Fraction(number.group(1))
+    compared = _comparison(match, value, found)
+    if compared is not None:
+        return "" if compared else f"'{match.group(0).strip(', ')}' {_show(value)} does not hold"
+    if _COMPARES.search(match.group(0)):
+        return said  # "twice as many as Mia, which is 18": Mia's number was not read
+    before = {s.result for s in found.steps if s.end <= match.start() and s.result is not None}
+    return "" if _traceable(value, given, before) else said
+
+
+# the number a relation states: right after it, or after at most three words ("which is about $9")
+_LATER_NUMBER = re.compile(r"[$£€]?(\d+(?:\.\d+)?)")
+_COMPARES = re.compile(r"\bas (?:many|much|long|old|far|tall)\b|\bthan\b")
+_NEAR_NUMBER = re.compile(r"(?:\s+[A-Za-z]+){0,3}?\s*[$£€]?(\d+(?:\.\d+)?)")
+_MORE = {"more", "greater", "larger", "longer", "heavier", "older", "over", "above"}
+
+
+def _comparison(match: re.Match[str], value: Fraction, found: Verification) -> bool | None:
+    """Whether "<result>, which is more/less than N" holds of the step that ends just before it;
+    None when the relation is no comparison of such a result."""
+    said = re.search(
+        r"(more|less|fewer|greater|smaller|larger|longer|shorter|older|younger) than", match.group(0)
+    )
+    if said is None:
+        return None
+    step = next((s for s in found.steps if 0 <= match.start() - s.end <= 2 and s.result is not None), None)
+    written = _BEFORE.search(match.string, 0, match.start())
+    if step is not None and step.result is not None:
+        left = step.result
+    elif written is not None:
+        left = Fraction(written.group(1))  # "a 14th would make $42, which is more than $40"
+    else:
+        return None
+    return left > value if said.group(1) in _MORE else left < value
+
+
+# the number just before a comparison: "$42, which is", "36 m², which is"
+_BEFORE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s?(?:[^\s\d,.;]{1,3})?,?\s*$")
+
+
+def _sentence_start(text: str, at: int) -> int:
+    marks = [text.rfind(mark, 0, at) for mark in (". ", "! ", "? ", "\n")]
+    return max(marks) + 1 if max(marks) >= 0 else 0
+
+
+def _sentence_end(text: str, at: int) -> int:
+    ends = [i for i in (text.find(mark, at) for mark in (". ", "! ", "? ", "\n")) if i >= 0]
+    return min(ends) + 1 if ends else len(text)
+
+
+def _number_value(text: str) -> Fraction:
+    return Fraction(text)
+
+
+def _show(value: Fraction | None) -> str:
+    if value is None:
+        return "?"
+    if value.denominator == 1:
+        return str(value.numerator)
+    decimal = float(value)
+    return f"{decimal:g}" if abs(decimal * 1000 - round(decimal * 1000)) < 1e-9 else f"{value}"

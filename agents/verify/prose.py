@@ -1,0 +1,127 @@
+"""Relations a solution states in prose, rewritten as the computations they claim.
+
+"From 8:40 to 10:15 is 1 hour 35 minutes" claims ``10:15 − 8:40 = 1 hour 35 minutes``; "Ben has
+twice as many as Ann, which is 24" claims ``2 × 12 = 24`` when Ann's 12 can be read (from the
+relation itself, "as Ann's 12", or from the one number the question or the solution so far gives
+Ann). A relation whose parts cannot be read is left as written: the chain check then lists it as
+unverified instead of guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from fractions import Fraction
+
+_TIME = r"\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?"
+_DURATION = (
+    r"\d+(?: \d+/\d+)? (?:hours?|hrs?|h)(?:,? (?:and )?\d+ (?:minutes?|mins?))?(?![\w/])"
+    r"|\d+ (?:minutes?|mins?)(?![\w/])"
+)
+_SPAN_LINK = r",? (?:which is|that is|is|was|takes|took|lasts|lasted|makes|=|:)"
+_CLOCK_SPAN = re.compile(
+    rf"\b(?:[Ff]rom )?(?P<a>{_TIME}) (?:to|until|till) (?P<b>{_TIME}){_SPAN_LINK} (?P<d>{_DURATION})"
+)
+_BETWEEN = re.compile(
+    rf"\b[Bb]etween (?P<a>{_TIME}) and (?P<b>{_TIME}),? "
+    rf"(?:there (?:is|are|were)|is|are|was) (?P<d>{_DURATION})"
+)
+
+
+_BY = re.compile(r"\b(\d+(?:\.\d+)?) ?(mm|cm|m|km) by (\d+(?:\.\d+)?) ?(mm|cm|m|km)\b")
+
+
+def dimensions(text: str) -> str:
+    """ "22 m by 10 m" is a rectangle's two sides: ``22 m × 10 m`` (its area when a value follows)."""
+    return _BY.sub(lambda m: f"{m[1]} {m[2]} × {m[3]} {m[4]}", text)
+
+
+def clock_spans(text: str) -> str:
+    """ "From 8:40 to 10:15 is 1 hour 25 minutes" → ``10:15 - 8:40 = 1 hour 25 minutes``."""
+    for pattern in (_CLOCK_SPAN, _BETWEEN):
+        text = pattern.sub(lambda m: f"{m['b']} - {m['a']} = {m['d']}", text)
+    return text
+
+
+_NUMBER = r"\d+(?:\.\d+)?(?: \d+/\d+)?|\d+/\d+"
+_FACTOR = rf"twice|double|triple|half|(?:{_NUMBER}) times|{_NUMBER}"
+_LINK = (
+    r",? (?:which|that) (?:is|makes|gives|comes to|means)|,? making|:|=|"
+    r",? so (?:that is|that's|(?:he|she|they|it|we|[A-Z][a-z]+) (?:has|have|had|gets?|got|is|are|was|were"
+    r"|needs?|makes?|made|scored?|ran|reads?|read|earns?|earned|pays?|paid|owns?|collected|buys|bought))"
+)
+_RESULT = rf"(?P<cur>[$£€])?(?P<n>{_NUMBER})"
+_TIMES = re.compile(
+    rf"\b(?P<f>{_FACTOR}) as (?:many|much|long|old|far|tall|heavy|high|big|fast)\b"
+    rf"(?P<ref>[^.;:=?!\n]*?)(?P<link>{_LINK}) {_RESULT}(?![\d/:])"
+)
+_MORE = re.compile(
+    rf"\b(?P<k>{_NUMBER})(?: [a-z]+){{0,2}} (?P<dir>more|less|fewer|older|younger|taller|shorter|longer)"
+    rf" than(?P<ref>[^.;:=?!\n]*?)(?P<link>{_LINK}) {_RESULT}(?![\d/:])"
+)
+_NAMED = {"twice": Fraction(2), "double": Fraction(2), "triple": Fraction(3), "half": Fraction(1, 2)}
+_DOWN = {"less", "fewer", "younger", "shorter"}
+
+
+def relations(text: str, question: str) -> str:
+    """ "twice as many as Ann, which is 24" → ``2 × 12 = 24``; "5 more than Ann, which is 17" →
+    ``12 + 5 = 17``, when Ann's number can be read; otherwise the text stays as written."""
+
+    def times(match: re.Match[str]) -> str:
+        base = _referent(match["ref"], question + " " + text[: match.start()])
+        if base is None:
+            return match.group(0)
+        factor = _NAMED.get(match["f"]) or _literal(match["f"].removesuffix(" times"))
+        return f"{_show(factor)} × {_show(base)} = {match['cur'] or ''}{match['n']}"
+
+    def more(match: re.Match[str]) -> str:
+        base = _referent(match["ref"], question + " " + text[: match.start()])
+        if base is None:
+            return match.group(0)
+        sign = "-" if match["dir"] in _DOWN else "+"
+        return f"{_show(base)} {sign} {match['k']} = {match['cur'] or ''}{match['n']}"
+
+    replacements: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+        (_TIMES, times),
+        (_MORE, more),
+    )
+    for pattern, replace in replacements:
+        text = pattern.sub(replace, text)
+    return text
+
+
+_OWN_NUMBER = re.compile(rf"(?<![\d.:/])({_NUMBER})(?![\d:/]|\.\d| ?%| times| more| less| fewer| as)")
+_STOP = frozenset({"the", "a", "an", "his", "her", "their", "its", "of", "in", "on", "at", "one", "ones"})
+
+
+def _referent(ref: str, context: str) -> Fraction | None:
+    """The value the relation compares with: a number the relation names ("as Ann's 12"), else the
+    one number that follows the referent's name where it is first given ("Ann has 12 stickers")."""
+    said = _OWN_NUMBER.findall(ref)
+    if len(said) == 1:
+        return _literal(said[0])
+    if said:
+        return None
+    name = re.split(r"\bas\b|\bthan\b", ref)[-1].strip(" ,'")
+    words = [w for w in re.findall(r"[A-Za-z]+", name) if w.lower() not in _STOP]
+    if not words:
+        return None
+    key = re.escape(words[0]) + (r"(?:'s)?" if len(words) == 1 else r"\b.*?\b" + re.escape(words[-1]))
+    found = {
+        _literal(m.group(1))
+        for m in re.finditer(
+            rf"\b{key}\b(?:[^\w.?!]+\w+){{0,3}}?[^\w.?!]+({_NUMBER})(?![\d:/]|\.\d| ?%| times)", context
+        )
+    }
+    return found.pop() if len(found) == 1 else None
+
+
+def _literal(text: str) -> Fraction:
+    if " " in text:
+        whole, part = text.split(" ", 1)
+        return Fraction(whole) + Fraction(part)
+    return Fraction(text)
+
+
+def _show(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"

@@ -1,0 +1,150 @@
+"""The chain gate: a solution's computations checked as one chain against the question's givens.
+
+Every problem here was written for these tests.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agents.verify.verifier import verify
+
+PENS = "Ravi buys 14 pens at $8.65 each and pays $12 for postage. How much does he pay in all?"
+
+
+def errors(solution: str, question: str) -> list[str]:
+    return [e.line() for e in verify(solution, question).errors]
+
+
+def test_an_uncarried_correction_fails_the_chain_and_names_the_stale_number() -> None:
+    solution = "14 × 8.65 = 121.1. 120.10 + 12 = 132.10, so he pays $132.10 in all."
+    assert verify(solution).errors == []  # every line is true alone …
+    (line,) = errors(solution, PENS)  # … the chain is not
+    assert line.startswith("120.10 + 12 = 132.10")
+    assert "uses 120.10" in line and "14 × 8.65 = 121.1" in line
+
+
+def test_a_carried_correction_passes_the_chain() -> None:
+    solution = "14 × 8.65 = 121.10. 121.10 + 12 = 133.10, so he pays $133.10 in all."
+    found = verify(solution, PENS)
+    assert found.errors == [] and found.unverified == [] and found.verified
+
+
+TRIP = "The school bus leaves at 8:40 and reaches the museum at 10:15. How long is the journey?"
+
+
+@pytest.mark.parametrize(
+    ("solution", "wrong"),
+    [
+        ("From 8:40 to 10:15 is 1 hour 35 minutes.", []),
+        (
+            "From 8:40 to 10:15 is 1 hour 25 minutes.",
+            ["10:15 - 8:40 = 1 hour 25 minutes (wrong: it is 1 hour 35 minutes)"],
+        ),
+        ("Between 8:40 and 10:15 there are 95 minutes.", []),
+        ("Between 8:40 and 10:15 there are 85 minutes.", ["10:15 - 8:40 = 85 minutes (wrong: it is 95)"]),
+    ],
+)
+def test_clock_spans_in_prose_are_checked(solution: str, wrong: list[str]) -> None:
+    found = verify(solution, TRIP)
+    assert [e.line() for e in found.errors] == wrong
+    assert found.checked and found.unverified == []
+
+
+SHELLS = "Lena has 15 shells. Omar has twice as many shells as Lena. How many shells does Omar have?"
+
+
+@pytest.mark.parametrize(
+    ("solution", "wrong"),
+    [
+        ("Omar has twice as many as Lena, which is 30 shells.", []),
+        ("Omar has twice as many as Lena, which is 25 shells.", ["2 × 15 = 25 (wrong: it is 30)"]),
+        ("Omar has twice as many as Lena's 15, which is 30.", []),
+        ("Omar has 3 more than Lena, which is 18 shells.", []),
+        ("Omar has 3 more than Lena, which is 19 shells.", ["15 + 3 = 19 (wrong: it is 18)"]),
+    ],
+)
+def test_twice_as_many_which_is_n_is_checked(solution: str, wrong: list[str]) -> None:
+    found = verify(solution, SHELLS)
+    assert [e.line() for e in found.errors] == wrong
+    assert found.unverified == []
+
+
+def test_a_relation_whose_referent_cannot_be_read_is_listed_unverified() -> None:
+    question = "Omar has twice as many shells as Lena. How many shells does Omar have?"
+    found = verify("Omar has twice as many as Lena, which is 30.", question)
+    assert found.errors == [] and not found.verified
+    (step,) = found.unverified
+    assert step.line().startswith("unverified: Omar has twice as many as Lena, which is 30.")
+    assert "twice as many" in step.reason
+
+
+ROLLS = "A baker makes 4 trays of 15 rolls and sells 22 of them. How many rolls are left?"
+
+
+def test_a_final_answer_copied_from_a_middle_step_fails() -> None:
+    (line,) = errors("4 × 15 = 60. 60 − 22 = 38. There are 60 rolls left.", ROLLS)
+    assert "copies 60 from an intermediate step (4 × 15 = 60)" in line
+
+
+@pytest.mark.parametrize(
+    "solution",
+    [
+        "4 × 15 = 60. 60 − 22 = 38. There are 38 rolls left.",
+        "4 × 15 = 60. 60 − 22 = 38. There are 38 rolls left. Check: 38 + 22 = 60.",
+    ],
+)
+def test_the_last_computed_value_as_answer_passes(solution: str) -> None:
+    assert verify(solution, ROLLS).verified
+
+
+def test_a_stale_final_answer_fails() -> None:
+    (line,) = errors("14 × 8.65 = 121.10, and 121.10 + 12 = 133.10. He pays $132.10.", PENS)
+    assert "132.1 is no value the chain computes" in line
+
+
+def test_a_restatement_that_does_not_hold_is_unverified() -> None:
+    question = "A ride lasts 90 minutes. How long is it in hours?"
+    assert verify("90 ÷ 60 = 1.5 hours, which is 1 hour 30 minutes.", question).verified
+    found = verify("90 ÷ 60 = 1.5 hours, which is 1 hour 50 minutes.", question)
+    assert not found.verified and "differ" in found.unverified[0].reason
+
+
+def test_a_comparison_with_a_result_is_checked() -> None:
+    question = "Notebooks cost $3 each. How many can Mia buy with $40?"
+    sound = "40 ÷ 3 = 13 remainder 1. 14 × 3 = $42, which is more than $40, so she can buy 13."
+    assert verify(sound, question).verified
+    wrong = "40 ÷ 3 = 13 remainder 1. 14 × 3 = $42, which is less than $40, so she can buy 13."
+    assert not verify(wrong, question).verified
+
+
+def _sound_versions() -> list[tuple[str, str, str]]:
+    """The controls and corrected versions of every shipped labelled set."""
+    root = Path(__file__).parents[2]
+    files = sorted((root / "tests/agents/data").glob("validity_*.jsonl"))
+    files += [root / "tests/agents/data/rubric_cases.jsonl", root / "app/samples/validity/problems.jsonl"]
+    out = []
+    for path in files:
+        for number, line in enumerate(path.read_text("utf-8").splitlines()):
+            row = json.loads(line) if line.strip() else {}
+            name = f"{path.name}:{row.get('id', number)}"
+            if row.get("kind") in ("sound", "control"):
+                out.append((name, row["question"], row["solution"]))
+            corrected = row.get("corrected")
+            if isinstance(corrected, dict) and "solution" in corrected:
+                out.append((name + "/corrected", corrected["question"], corrected["solution"]))
+    return out
+
+
+def test_the_chain_check_refuses_no_sound_version_of_the_shipped_sets() -> None:
+    """A chain check that refuses sound versions is a defect: no shipped control or corrected
+    version has a chain error (a few relations stay unverified, named, never refused)."""
+    versions = _sound_versions()
+    refused = [
+        (name, [e.line() for e in verify(s, q).errors]) for name, q, s in versions if verify(s, q).errors
+    ]
+    assert len(versions) > 1000
+    assert refused == []
