@@ -105,11 +105,41 @@ def agree(solver: FinalAnswer, stated: FinalAnswer) -> bool | None:
 
 
 def mismatch(solution: Solution, stated_solution: str) -> str | None:
-    """An evidence line when the solver's answer and the stated solution's answer clearly differ."""
+    """An evidence line when the solver's answer and the stated solution's answer clearly differ;
+    it names the two numbers compared (the solver's ``value`` and unit, the solution's answer)."""
     solver, stated = solver_answer(solution), stated_answer(stated_solution)
     if solver is None or stated is None or agree(solver, stated) is not False:
         return None
-    return f"solver: the question's answer is {_one_line(solution.answer)}; the solution says {stated.text}"
+    return f"solver: the question's answer is {_as_written(solver)}; the solution says {stated.text}"
+
+
+def inconsistent(solution: Solution) -> str | None:
+    """Why a solver's reply contradicts itself (its ``answer`` words and its ``value`` are different
+    numbers: '40 minutes' with value 12.5), or None when they agree or cannot be compared.
+
+    Consistent when any number written in ``answer`` agrees with ``value`` ("80 minutes (1 h 20 min)"
+    holds 80): only a reply none of whose comparable numbers is its value is refused.
+    """
+    solver = solver_answer(solution)
+    if solver is None:
+        return None
+    text = with_digits(solution.answer)
+    toks = tokens(text)
+    written = [_read(toks, i, text) for i, t in enumerate(toks) if t.kind in _NUMBERS]
+    verdicts = [agree(solver, number) for number in written]
+    if not verdicts or True in verdicts or False not in verdicts:
+        return None
+    return (
+        f"the answer {_one_line(solution.answer)!r} and the value {_as_written(solver)} are different numbers"
+    )
+
+
+def _as_written(answer: FinalAnswer) -> str:
+    """A solver's value with its unit: 12.5 minutes, 40 %, 7."""
+    number = f"{answer.value:g}" if abs(answer.value) < 1e15 else repr(answer.value)
+    if answer.percent:
+        return f"{number} %"
+    return f"{number} {answer.unit_text}".strip()
 
 
 def _close(value: float, stated: FinalAnswer, solver_tolerance: float) -> bool:

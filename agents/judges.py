@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from agents.fencing import fence
-from agents.schemas import HOLISTIC, HolisticVerdict, JudgeName, JudgeResult, JudgeVerdict, Problem
+from agents.schemas import (
+    HOLISTIC,
+    CallFailure,
+    HolisticVerdict,
+    JudgeName,
+    JudgeResult,
+    JudgeVerdict,
+    Problem,
+)
 from prompts import load_prompt
 
 if TYPE_CHECKING:  # the LLM stack loads when a model-backed judge is built, not for the offline panel
@@ -58,16 +67,88 @@ class LLMJudge:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         messages = [SystemMessage(prompt.text), HumanMessage(fence(judge_payload(request)))]
-        result = await self._client.structured(messages, schema, cache=self._cache)
+        result = await self._client.structured(messages, schema, cache=self._cache, kind="judge")
+        verdict, failure = result.value, result.failure
+        why = degenerate(verdict, request) if verdict is not None else None
+        if why is not None:  # schema-valid, yet no judgement: an abstention, never a score
+            verdict = None
+            failure = CallFailure(
+                kind="malformed",
+                model=self._client.model_id,
+                host=failure.host if failure else _host(self._client),
+                exception="DegenerateVerdict",
+                message=why,
+            )
         return JudgeResult(
             judge=request.judge,
             round=request.round,
-            verdict=result.value,
-            abstain_reason=result.error if result.value is None else None,
-            failure=result.failure if result.value is None else None,
+            verdict=verdict,
+            abstain_reason=(why or result.error) if verdict is None else None,
+            failure=failure if verdict is None else None,
             reasoning=result.reasoning,
             raw_outputs=result.raw_outputs,
             model=self._client.model_id,
             prompt_version=prompt.version,
             usage=result.usage,
         )
+
+
+# A copy shorter than this many words is a quoted figure ("80 minutes"), which a sound verdict may
+# well share with the solution; a longer one is the input handed back.
+_COPY_WORDS = 6
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _words(text: str) -> str:
+    """Lower-case words and numbers only, one space apart: what a copy keeps of its source."""
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def _junk(text: str) -> bool:
+    """Text with no letter or digit at all (empty, or punctuation such as ``":{"``)."""
+    return not _WORD.search(text)
+
+
+def _copied(field: str, sources: list[str]) -> bool:
+    words = _words(field)
+    return len(words.split()) >= _COPY_WORDS and any(words in source for source in sources)
+
+
+def degenerate(verdict: JudgeVerdict, request: JudgeRequest) -> str | None:
+    """Why a schema-valid verdict holds no judgement (``degenerate: …``), or None for a real one.
+
+    What a model too small for the task writes (Gemma 3 270M, issue 36): the given question or
+    solution copied into its answer and rationale, score 0 with confidence 0, or the holistic
+    judge's fields filled with punctuation. Each is an abstention with this reason and the raw
+    output kept, never a score.
+    """
+    reference = request.reference
+    texts = [request.problem.question, request.problem.solution]
+    texts += [reference.question, reference.solution] if reference else []
+    sources = [_words(t) for t in texts if t.strip()]
+    for name, text in (("rationale", verdict.rationale), ("own_answer", verdict.own_answer)):
+        if _copied(text, sources):
+            return f"degenerate: the {name} copies the problem it was given"
+    if verdict.score == 0 and verdict.confidence == 0:
+        return "degenerate: score 0 with confidence 0"
+    junk = [name for name, text in _text_fields(verdict) if _junk(text)]
+    if junk:
+        return f"degenerate: no words in {', '.join(junk)}"
+    return None
+
+
+def _text_fields(verdict: JudgeVerdict) -> list[tuple[str, str]]:
+    """The fields a verdict must write words in (an empty own_answer is allowed: 'none')."""
+    fields = [("rationale", verdict.rationale)]
+    if verdict.own_answer.strip():
+        fields.append(("own_answer", verdict.own_answer))
+    if isinstance(verdict, HolisticVerdict):
+        fields += [(f"five_keys.{k}", v) for k, v in verdict.five_keys.model_dump().items()]
+        fields += [(f"suggestions[{i}]", s) for i, s in enumerate(verdict.suggestions)]
+    return fields
+
+
+def _host(client: LLMClient) -> str:
+    from agents.llm import endpoint_host
+
+    return endpoint_host(client.spec.base_url)

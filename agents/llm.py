@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from time import perf_counter
 from typing import Any, Generic, Literal, Protocol, TypeVar
 from urllib.parse import urlsplit
@@ -18,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from agents.attempts import counting_attempts
 from agents.lanes import calling
-from agents.models import ModelSpec, limit_spec
+from agents.models import CallKind, ModelSpec, limit_spec
 from agents.ratelimit import LimitStore, ProviderLimiter, estimate_tokens
 from agents.reasoning import ReasoningSink, TagSplitter, json_candidates, split_reasoning
 from agents.schemas import CallFailure, Usage
@@ -95,6 +96,15 @@ class CutOff(RuntimeError):
     """A streamed reply ended without a finish reason: the server dropped it part way."""
 
 
+class TokenLimit(RuntimeError):
+    """A reply that was cut at ``max_tokens`` (finish_reason ``length``) and did not fit the schema."""
+
+
+def kind_of(schema: type[BaseModel]) -> CallKind:
+    """The kind of call that asks for ``schema``: its ``max_tokens`` bound is that kind's."""
+    return {"Revision": "reviser", "Solution": "solver"}.get(schema.__name__, "judge")  # type: ignore[return-value]
+
+
 def endpoint_host(base_url: str | None) -> str:
     """host[:port] of a base URL (the OpenAI default when None), for failure reports and logs."""
     return urlsplit(base_url).netloc if base_url else "api.openai.com"
@@ -113,6 +123,9 @@ class LLMClient:
         self._limiter = limiter or LimitStore().limiter(limit_spec(spec))
         self.mode: Mode = spec.structured_output
         self.learned: list[str] = []
+        self.slots: int | None = None  # the server's own count of requests it serves at once, if told
+        self._slots_asked = False
+        self._slots_lock: asyncio.Lock | None = None
 
     async def aclose(self) -> None:
         """Close the endpoint's connection pool."""
@@ -144,23 +157,50 @@ class LLMClient:
         on_text: TextSink | None = None,
         on_reasoning: ReasoningSink | None = None,
         cache: ResponseCache | None = None,
+        kind: CallKind | None = None,
     ) -> StructuredResult[T]:
         """Ask for ``schema``; re-ask up to ``parse_retries`` times when the reply does not fit.
 
         ``on_text`` streams the answer as it grows; ``on_reasoning`` gets a reasoning model's own
         thinking, from a field or a tag, as it arrives. With a cache and temperature 0, an
-        identical request is answered from the cache at no cost.
+        identical request is answered from the cache at no cost. ``kind`` (judge, solver, reviser;
+        by default read from the schema) chooses the reply's ``max_tokens``.
         """
         key = self.cache_key(messages, schema) if cache is not None and self.spec.temperature == 0 else None
         if key is not None and cache is not None:
             cached = await self._from_cache(cache, key, schema, on_text)
             if cached is not None:
                 return cached
+        await self.learn_slots()
+        limit = self.spec.max_tokens.of(kind or kind_of(schema))
         async with calling():  # the run's lane, from its first call of a step to its last reply
-            result = await self._ask(messages, schema, on_text, on_reasoning)
+            result = await self._ask(messages, schema, on_text, on_reasoning, limit)
         if key is not None and cache is not None and result.value is not None:
             await cache.put(key, self.model_id, result.raw_outputs[-1])
         return result
+
+    async def learn_slots(self) -> None:
+        """At first use, unless ``max_concurrency`` is configured: send no more calls at once than
+        the server says it serves (``GET /props``), so the rest wait here rather than in its queue."""
+        if self._slots_asked or self.spec.concurrency_set:
+            return
+        self._slots_lock = self._slots_lock or asyncio.Lock()
+        async with self._slots_lock:
+            if self._slots_asked:
+                return
+            from agents.slots import server_slots
+
+            self.adopt_slots(await server_slots(self.spec, self._chat))
+
+    def adopt_slots(self, slots: int | None) -> None:
+        """Use the server's slot count (None: it gave none) as the concurrency, where it is lower."""
+        self._slots_asked = True
+        self.slots = slots
+        if slots is None or self.spec.concurrency_set or slots >= self._limiter.spec.max_concurrency:
+            return
+        self._limiter = self._limiter.store.limiter(replace(self._limiter.spec, max_concurrency=slots))
+        self.learned.append(f"the server serves {slots} requests at once (GET /props); at most {slots} sent")
+        log.info("llm.server_slots", model=self.model_id, slots=slots)
 
     def cache_key(self, messages: Sequence[BaseMessage], schema: type[BaseModel]) -> str:
         """A hash of the endpoint, model, output schema and every message."""
@@ -196,6 +236,7 @@ class LLMClient:
         schema: type[T],
         on_text: TextSink | None,
         on_reasoning: ReasoningSink | None,
+        limit: int,
     ) -> StructuredResult[T]:
         result: StructuredResult[T] = StructuredResult(None)
 
@@ -205,7 +246,7 @@ class LLMClient:
                 on_reasoning(piece)
 
         with counting_attempts() as attempts:
-            await self._attempts(result, messages, schema, on_text, think)
+            await self._attempts(result, messages, schema, on_text, think, limit)
         # Every HTTP attempt beyond one per answered call was a retry (or a call that failed for good).
         result.usage += Usage(retries=max(attempts[0] - result.usage.calls, 0))
         return result
@@ -217,15 +258,19 @@ class LLMClient:
         schema: type[T],
         on_text: TextSink | None,
         think: ReasoningSink,
+        limit: int,
     ) -> None:
         """Up to ``parse_retries + 1`` attempts. An endpoint error ends at once (the SDK has already
         retried it ``max_retries`` times); anything else the client stack raises (a validation
         error on an unusual stream, a stream cut off) is a failed attempt like a malformed reply.
+        A reply cut at ``limit`` tokens is asked for once more, shorter, and never again: at
+        temperature 0 the same request would bring back the same ramble.
         Nothing raised here escapes as an exception: the caller gets a failure with its cause."""
         conversation = list(messages)
+        cut_before = False
         for _attempt in range(self.spec.parse_retries + 1):
             try:
-                reply = await self._call(conversation, schema, on_text, think, result)
+                reply = await self._call(conversation, schema, on_text, think, result, limit)
             except openai.OpenAIError as exc:
                 result.failure = self.failure("endpoint", exc)
                 log.warning("llm.call_failed", model=self.model_id, error=result.error, exc_info=exc)
@@ -246,6 +291,14 @@ class LLMClient:
             except ValidationError as exc:
                 result.failure = self.failure("malformed", exc, reply.finish_reason)
                 log.info("llm.malformed_output", model=self.model_id, schema=schema.__name__)
+                if reply.finish_reason == "length":
+                    if cut_before:
+                        result.failure = self.failure("malformed", TokenLimit(_twice(limit)))
+                        return
+                    cut_before = True
+                    # The cut reply stays out of the conversation: it may be a ramble as long as the limit.
+                    conversation = [*messages, HumanMessage(_shorter(limit))]
+                    continue
                 conversation += [reply.message, HumanMessage(_correction(exc))]
 
     async def _call(
@@ -255,12 +308,13 @@ class LLMClient:
         on_text: TextSink | None,
         think: ReasoningSink,
         result: StructuredResult[Any],
+        limit: int,
     ) -> Reply:
         """One answer, in the first mode the server honours; what it refuses or ignores is learned."""
         while True:
             mode = self.mode
             try:
-                reply = await self._timed_call(conversation, schema, mode, on_text, think)
+                reply = await self._timed_call(conversation, schema, mode, on_text, think, limit)
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 if mode == MODES[-1] or not refused(exc, mode):
                     raise
@@ -286,23 +340,28 @@ class LLMClient:
         mode: Mode,
         on_text: TextSink | None,
         think: ReasoningSink,
+        limit: int,
     ) -> Reply:
-        bound = bind(self._chat, schema, mode)
+        bound = bind(self._chat, schema, mode).bind(max_tokens=limit)
         prompt = with_instructions(messages, schema, mode)
-        estimate = estimate_tokens([str(m.content) for m in prompt], self.spec.expected_output_tokens)
+        expected = min(self.spec.expected_output_tokens, limit)
+        estimate = estimate_tokens([str(m.content) for m in prompt], expected)
         splitter = TagSplitter(self.spec.reasoning_tag, think) if self._tags else None
+        # Streamed, a call is timed from its first byte (``QueueAwareTimeouts``): a request waiting in
+        # the queue of a busy server is not a failure while the server works through the others.
+        streamed = on_text is not None or self.spec.stream
         async with self._limiter.call(estimate):
             with capturing(think) as observed:
                 start = perf_counter()
-                if on_text is None:
+                if not streamed:
                     message = await bound.ainvoke(prompt)
                 else:
-                    message = await _stream(bound, prompt, on_text, splitter)
+                    message = await _stream(bound, prompt, on_text or _ignore, splitter)
                 latency = perf_counter() - start
         usage = self._usage(message, latency)
         await self._limiter.settle(estimate, usage.input_tokens + usage.output_tokens)
         text = message_text(message)
-        if on_text is None and self._tags:
+        if not streamed and self._tags:
             reasoning, text = split_reasoning(text, self.spec.reasoning_tag)
             if reasoning:
                 think(reasoning)
@@ -413,6 +472,22 @@ def public_name(exc: BaseException) -> str:
         if cls.__module__.startswith("openai"):
             return cls.__name__
     return type(exc).__name__
+
+
+def _ignore(_: str) -> None:
+    """A text sink for a streamed call nobody watches."""
+
+
+def _shorter(limit: int) -> str:
+    return (
+        f"Your previous reply was cut off at the limit of {limit} tokens before it was complete. "
+        "Reply again, much more briefly: one or two short sentences in each text field, and only "
+        "the JSON object."
+    )
+
+
+def _twice(limit: int) -> str:
+    return f"the reply hit max_tokens ({limit}) twice (finish_reason: length): no complete reply came back"
 
 
 def _correction(exc: ValidationError) -> str:

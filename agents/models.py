@@ -43,6 +43,32 @@ class Price(BaseModel):
         return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
 
 
+CallKind = Literal["judge", "solver", "reviser", "probe"]
+
+
+class MaxTokens(BaseModel):
+    """The most tokens a reply of each kind of call may have (``max_completion_tokens`` on the wire).
+
+    A bound is what stops a model that rambles (a small base model writes until the context is
+    full). The defaults fit each schema's own limits with room to spare: a Bloom verdict at its
+    field limits is about 600 tokens and a holistic one with five keys and suggestions usually 400–900;
+    the solver's brief working and answer fit in 500; a revision (think-aloud, question, solution)
+    of a usual problem in 1,000–1,500; the probe's ``{"answer": 5}`` in a few. A reasoning model's
+    hidden thinking counts against the bound on most servers: raise it for such a model.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    judge: int = Field(default=1000, ge=16, le=65_536, description="A judge's verdict")
+    solver: int = Field(default=500, ge=16, le=65_536, description="The solver's working and answer")
+    reviser: int = Field(default=2000, ge=16, le=65_536, description="A revision with its think-aloud")
+    probe: int = Field(default=64, ge=16, le=65_536, description="Each `models check` request")
+
+    def of(self, kind: CallKind) -> int:
+        """The bound for one kind of call."""
+        return int(getattr(self, kind))
+
+
 class ModelSpec(BaseModel):
     """One named endpoint: any server that speaks the OpenAI chat-completions protocol."""
 
@@ -52,11 +78,35 @@ class ModelSpec(BaseModel):
     model: str = Field(description="The model id the endpoint expects, e.g. gpt-4o or qwen2.5:7b")
     base_url: str | None = Field(default=None, description="None means api.openai.com")
     api_key_env: str | None = Field(default=None, description="Environment variable with the key")
-    max_concurrency: int = Field(default=8, ge=1, le=1024, description="Calls in flight, all workers")
+    max_concurrency: int = Field(
+        default=8,
+        ge=1,
+        le=1024,
+        description="Calls in flight, all workers. Left unset, a server that tells its slots (llama.cpp's "
+        "GET /props total_slots) gets at most that many; any other server 8",
+    )
     requests_per_minute: int | None = Field(default=None, ge=1, description="Shared by all workers")
     tokens_per_minute: int | None = Field(default=None, ge=1, description="Shared by all workers")
     expected_output_tokens: int = Field(default=400, ge=1, description="Reply size assumed for admission")
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="Seconds to connect, and at most between two bytes of a reply once it has started",
+    )
+    queue_timeout_s: float = Field(
+        default=600.0,
+        gt=0,
+        description="Seconds a request may wait for the first byte of its reply: a server that queues "
+        "requests beyond its slots (llama.cpp) sends nothing until one frees, and that is not a failure",
+    )
+    stream: bool = Field(
+        default=True,
+        description="Stream every reply, so a call is timed from its first byte; false asks for whole "
+        "replies (then the first byte is the whole reply, and queue_timeout_s bounds it all)",
+    )
+    max_tokens: MaxTokens = Field(
+        default_factory=MaxTokens, description="The most tokens a reply may have, per kind of call"
+    )
     max_retries: int = Field(default=3, ge=0, le=10)
     temperature: float = Field(default=0.0, ge=0, le=2)
     seed: int | None = None
@@ -80,6 +130,11 @@ class ModelSpec(BaseModel):
     )
     deployment: str | None = Field(default=None, description="Azure deployment name (default: model)")
     api_version: str | None = Field(default=None, description="Azure api-version, e.g. 2024-10-21")
+
+    @property
+    def concurrency_set(self) -> bool:
+        """Whether ``max_concurrency`` was configured (else a server's own slot count may lower it)."""
+        return "max_concurrency" in self.model_fields_set
 
 
 class ModelRegistry:
@@ -147,7 +202,7 @@ def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> BaseChatOpenAI:
     from langchain_openai import AzureChatOpenAI, ChatOpenAI
 
     from agents.attempts import count_attempt
-    from agents.connections import ShardedTransport
+    from agents.connections import QueueAwareTimeouts, ShardedTransport
     from agents.wire import NormalisingTransport
 
     key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) accept any key
@@ -164,7 +219,9 @@ def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> BaseChatOpenAI:
     http_client = openai.DefaultAsyncHttpxClient(
         timeout=spec.timeout_s,
         event_hooks={"request": [count_attempt]},
-        transport=NormalisingTransport(ShardedTransport(spec.max_concurrency)),
+        transport=NormalisingTransport(
+            QueueAwareTimeouts(ShardedTransport(spec.max_concurrency), spec.queue_timeout_s, spec.timeout_s)
+        ),
     )
     common: dict[str, Any] = {
         "http_async_client": http_client,
@@ -174,6 +231,9 @@ def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> BaseChatOpenAI:
         "temperature": spec.temperature,
         "seed": spec.seed,
         "stream_usage": True,
+        # langchain-openai's own bound between two parsed chunks (120 s by default): the same as ours
+        # between two bytes, so a reply that has started is given up after timeout_s of silence.
+        "stream_chunk_timeout": spec.timeout_s,
     }
     if spec.provider == "azure":
         if not spec.base_url or not spec.api_version:

@@ -2,7 +2,10 @@
 
 The probe asks for a one-field JSON object three ways (json_schema, a tool call, streamed plain
 text) and reads both the answers and what the wire layer saw (``agents/wire.py``): where the role
-and the usage came, whether reasoning arrived in a field or a tag, what had to be fixed.
+and the usage came, whether reasoning arrived in a field or a tag, what had to be fixed. Every
+request is bounded by the model's ``max_tokens.probe`` (a base model rambles to the server's own
+limit otherwise: 47–70 s per check against a small local model), and the server's slot count is
+read where it tells it (``agents/slots.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pydantic import BaseModel
 from agents.llm import public_name
 from agents.models import ModelSpec
 from agents.reasoning import split_reasoning
+from agents.slots import server_slots
 from agents.structured import MODES, Mode, bind, has_tool_call, message_text
 from agents.wire import Observed, capturing
 
@@ -46,6 +50,7 @@ class Capabilities:
     reasoning: str = "none seen"
     fixes: list[str] = field(default_factory=list)
     mode: Mode = "json_schema"
+    slots: int | None = None  # requests the server serves at once (llama.cpp's /props), if it says
 
     @property
     def reachable(self) -> bool:
@@ -62,12 +67,14 @@ class Capabilities:
             "reasoning": self.reasoning,
             "fixes": self.fixes,
             "mode": self.mode,
+            "slots": self.slots,
         }
 
 
 async def probe(spec: ModelSpec, chat: BaseChatModel) -> Capabilities:
     """Probe ``chat`` (built for ``spec``) once per capability."""
     found = Capabilities()
+    found.slots = await server_slots(spec, chat)
     found.json_schema = await _structured(chat, "json_schema", spec, found)
     found.tools = await _structured(chat, "tool_calling", spec, found)
     await _streaming(chat, spec, found)
@@ -77,7 +84,7 @@ async def probe(spec: ModelSpec, chat: BaseChatModel) -> Capabilities:
 
 
 async def _structured(chat: BaseChatModel, mode: Mode, spec: ModelSpec, found: Capabilities) -> str:
-    bound = bind(chat, Sum, mode)
+    bound = bind(chat, Sum, mode).bind(max_tokens=spec.max_tokens.probe)
     try:
         with capturing(None) as observed:
             reply = await bound.ainvoke(QUESTION)
@@ -101,7 +108,8 @@ async def _structured(chat: BaseChatModel, mode: Mode, spec: ModelSpec, found: C
 async def _streaming(chat: BaseChatModel, spec: ModelSpec, found: Capabilities) -> None:
     try:
         with capturing(None) as observed:
-            text = "".join([chunk.text async for chunk in chat.astream(QUESTION)])
+            bounded = chat.bind(max_tokens=spec.max_tokens.probe)
+            text = "".join([chunk.text async for chunk in bounded.astream(QUESTION)])
     except openai.OpenAIError as exc:
         found.streaming = f"failed ({public_name(exc)})"
         return

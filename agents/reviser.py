@@ -128,7 +128,13 @@ class LLMReviser:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         messages = [SystemMessage(prompt.text), HumanMessage(fence(payload))]
-        streamer = ThinkingStreamer(on_thinking)
+        sent: list[str] = []  # what the stream showed: a failed revision's think-aloud is kept too
+
+        def forward(delta: str) -> None:
+            sent.append(delta)
+            on_thinking(delta)
+
+        streamer = ThinkingStreamer(forward)
         result = await self._client.structured(
             messages, Revision, on_text=streamer, on_reasoning=streamer.reasoning, cache=self._cache
         )
@@ -136,7 +142,7 @@ class LLMReviser:
         return RevisionResult(
             round=round_no,
             problem=Problem(question=revision.question, solution=revision.solution) if revision else None,
-            thinking=think_aloud(result.reasoning, revision.thinking if revision else ""),
+            thinking=think_aloud(result.reasoning, revision.thinking) if revision else "".join(sent),
             error=result.error if revision is None else None,
             failure=result.failure if revision is None else None,
             raw_outputs=result.raw_outputs,

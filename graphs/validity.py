@@ -1,9 +1,14 @@
 """The judges' validity bench: judge every version of a labelled set once, as round 1 of the loop.
 
 Each version — the flawed problem, its corrected version, a control, and (with twins) its
-keyword-stuffed twins or a control's paraphrase — goes through the same graph as a real run, with
+adversarial twins or a control's paraphrase — goes through the same graph as a real run, with
 ``max_rounds = 1``: the seven judges in parallel, the policy, the verifier's gate. What comes back
 is measured against the labels by :mod:`graphs.validity_metrics`.
+
+A version keeps the run's outcome as its ``decision``; only the panel's own verdicts are figures:
+``accepted`` or ``screened`` (the offline panel found nothing: it passed the screen) and
+``exhausted`` (refused). Anything else — ``error`` when judge calls failed, ``needs_review`` without
+a quorum — is not the panel's verdict, and the bench counts it apart, never as a refusal.
 """
 
 from __future__ import annotations
@@ -13,24 +18,44 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from agents.schemas import JudgeName, Problem
+from agents.rubric.panel import RUBRIC_MODEL
+from agents.schemas import JudgeName, JudgeResult, Problem
 from agents.validity.labels import LabelledItem
-from agents.validity.twins import paraphrase, stuffed
+from agents.validity.matching import check_matches, findings, gate_matches
+from agents.validity.twins import paraphrase, twins_of
 from graphs.context import RunContext
 from graphs.result import run_refinement
-from graphs.scoring import PASSED_OUTCOMES
+from graphs.scoring import PASSED_OUTCOMES, ScoringPolicy
 
 Version = Literal["flawed", "corrected", "control", "twin", "paraphrase"]
 
 
+# Outcomes that are the panel's verdict on a version: passed (accepted, or screened: the offline
+# panel's "found nothing") or refused.
+PASSED: frozenset[str] = PASSED_OUTCOMES
+REFUSED: frozenset[str] = frozenset({"exhausted"})
+
+
 @dataclass(frozen=True)
 class Vote:
-    """One judge on one version: score and confidence (None: no verdict) and whether it passed."""
+    """One judge on one version: score and confidence (None: no verdict), whether it passed, and
+    which checks it reported failed (the offline panel's check ids; a model's judge names none).
+
+    ``failed`` marks a call that failed (the endpoint or its reply); a vote with no score that did
+    not fail is an abstention (the judge declined, or its verdict was unusable)."""
 
     judge: JudgeName
     score: int | None
     confidence: int | None
     passed: bool | None
+    failed: bool = False
+    offline: bool = False
+    findings: tuple[str, ...] = ()
+
+    @property
+    def abstained(self) -> bool:
+        """No verdict, and not because the call failed."""
+        return self.score is None and not self.failed
 
 
 @dataclass(frozen=True)
@@ -43,16 +68,49 @@ class Judged:
     levels: tuple[JudgeName, ...]
     version: Version
     twin: str
-    accepted: bool
     decision: str
     quality: float | None
     votes: tuple[Vote, ...]
     gate: tuple[str, ...]
+    flaw_types: tuple[str, ...] = ()
 
     @property
     def should_pass(self) -> bool:
         """Corrected versions, controls and paraphrases should pass; flawed ones and twins not."""
         return self.version in ("corrected", "control", "paraphrase")
+
+    @property
+    def passed(self) -> bool:
+        """The panel let the version through: accepted, or (offline panel) screened."""
+        return self.decision in PASSED
+
+    @property
+    def decided(self) -> bool:
+        """The run ended in the panel's verdict (passed or refused), not in an error or undecided."""
+        return self.decision in PASSED or self.decision in REFUSED
+
+    @property
+    def failed_calls(self) -> int:
+        """Judge calls of this version that failed."""
+        return sum(v.failed for v in self.votes)
+
+    @property
+    def abstentions(self) -> int:
+        """Judges that gave no verdict although their call did not fail."""
+        return sum(v.abstained for v in self.votes)
+
+    @property
+    def matched(self) -> bool:
+        """A check whose label matches the flaw fired: a model's judge of the flaw's levels failed, an
+        offline judge reported a check of the flaw's type, or the gate's evidence is of its kind."""
+        for vote in self.votes:
+            if vote.passed is not False:
+                continue
+            if vote.offline and any(check_matches(c, self.flaw_types) for c in vote.findings):
+                return True
+            if not vote.offline and vote.judge in self.levels:
+                return True
+        return any(gate_matches(line, self.flaw_types) for line in self.gate)
 
 
 def versions(item: LabelledItem, twins: bool) -> list[tuple[Version, str, Problem]]:
@@ -66,33 +124,57 @@ def versions(item: LabelledItem, twins: bool) -> list[tuple[Version, str, Proble
     if item.corrected is not None:
         out.append(("corrected", "", item.corrected))
     if twins:
-        out += [("twin", twin.kind, twin.problem) for twin in stuffed(item)]
+        out += [("twin", twin.kind, twin.problem) for twin in twins_of(item)]
     return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Round 1 of the loop on one version: the run's outcome, Q, each judge's vote, the gate."""
+
+    decision: str
+    quality: float | None
+    votes: tuple[Vote, ...]
+    gate: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        """Accepted, or screened by the offline panel."""
+        return self.decision in PASSED
+
+
+async def judge_version(problem: Problem, context: RunContext) -> Verdict:
+    """Run ``problem`` through round 1 of the loop and keep what the bench measures."""
+    once = replace(context, policy=replace(context.policy, max_rounds=1))
+    result = await run_refinement(problem, once)
+    if not result.rounds:  # no version was judged (nothing the bench can read as a verdict)
+        return Verdict(str(result.outcome), None, (), ())
+    record = result.rounds[0]
+    votes = tuple(_vote(o, context.policy) for o in record.outcomes)
+    return Verdict(str(result.outcome), record.quality, votes, tuple(record.verification))
+
+
+def _vote(outcome: JudgeResult, policy: ScoringPolicy) -> Vote:
+    verdict = outcome.verdict
+    offline = outcome.model == RUBRIC_MODEL
+    return Vote(
+        outcome.judge,
+        verdict.score if verdict else None,
+        verdict.confidence if verdict else None,
+        (verdict.score >= policy.threshold(outcome.judge)) if verdict else None,
+        failed=outcome.failure is not None,
+        offline=offline,
+        findings=findings(verdict.rationale) if verdict and offline else (),
+    )
 
 
 async def judge_once(
     problem: Problem, context: RunContext
 ) -> tuple[bool, str, float | None, list[Vote], list[str]]:
-    """Round 1 of the loop on ``problem``: accepted?, the decision, Q, each judge's vote, the gate."""
-    once = replace(context, policy=replace(context.policy, max_rounds=1))
-    record = (await run_refinement(problem, once)).rounds[0]
-    policy = context.policy
-    votes = [
-        Vote(
-            o.judge,
-            o.verdict.score if o.verdict else None,
-            o.verdict.confidence if o.verdict else None,
-            (o.verdict.score >= policy.threshold(o.judge)) if o.verdict else None,
-        )
-        for o in record.outcomes
-    ]
-    return (
-        record.decision in PASSED_OUTCOMES,  # accepted, or screened by the offline panel: let through
-        record.decision,
-        record.quality,
-        votes,
-        list(record.verification),
-    )
+    """Round 1 of the loop on ``problem``: passed (accepted or screened)?, the outcome, Q, each
+    judge's vote, the gate."""
+    verdict = await judge_version(problem, context)
+    return verdict.passed, verdict.decision, verdict.quality, list(verdict.votes), list(verdict.gate)
 
 
 async def bench(
@@ -103,8 +185,8 @@ async def bench(
 
     async def one(item: LabelledItem, version: Version, twin: str, problem: Problem) -> Judged:
         async with slots:
-            accepted, decision, quality, votes, gate = await judge_once(problem, context)
-        levels = tuple(level for flaw in item.flaws for level in flaw.levels)
+            verdict = await judge_version(problem, context)
+        levels = tuple(dict.fromkeys(level for flaw in item.flaws for level in flaw.levels))
         return Judged(
             item.id,
             item.split,
@@ -112,11 +194,11 @@ async def bench(
             levels,
             version,
             twin,
-            accepted,
-            decision,
-            quality,
-            tuple(votes),
-            tuple(gate),
+            verdict.decision,
+            verdict.quality,
+            verdict.votes,
+            verdict.gate,
+            tuple(dict.fromkeys(flaw.type for flaw in item.flaws)),
         )
 
     jobs = [one(item, v, t, p) for item in items for v, t, p in versions(item, twins)]

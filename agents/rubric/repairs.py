@@ -70,7 +70,10 @@ def _fix_arithmetic(draft: Draft) -> None:
     for _ in range(_MAX_CORRECTIONS):
         wrong = _first_wrong(draft.solution)
         if wrong is None:
-            return
+            _carry_stale(draft, data)
+            if _first_wrong(draft.solution) is None:
+                return
+            continue
         match, actual = wrong
         stated = match["result"]
         value = _like(stated, actual)
@@ -82,6 +85,24 @@ def _fix_arithmetic(draft: Draft) -> None:
         draft.notes.append(
             note + (f" and carry {value} to its {carried[1]} later use(s)." if carried[1] else ".")
         )
+
+
+def _carry_stale(draft: Draft, data: set[Fraction]) -> None:
+    """A result corrected earlier but not carried ("14 × 8.65 = 121.1", then "120.10 + 12"): the
+    chain check names the stale number and the result it stands for; every use of the stale
+    number is written as that result (a later total then is wrong, and corrected in its turn)."""
+    for error in verify(draft.solution, draft.question).errors:
+        if error.kind != "chain":
+            continue
+        stale, result = Fraction(error.stated), Fraction(error.actual)
+        carried, count = _carry(draft.solution, stale, format_number(result), data)
+        if count:
+            draft.solution = carried
+            draft.notes.append(
+                f"{error.stated} is an old value of a result now {error.actual}: I carry {error.actual} "
+                f"to its {count} use(s)."
+            )
+            return
 
 
 _MAX_CORRECTIONS = 12

@@ -55,6 +55,37 @@ def _schema(body: dict[str, Any], profile: Profile) -> tuple[str, dict[str, Any]
     return None
 
 
+# What a small base model writes inside a JSON string when nothing stops it: the input, again and again.
+_RAMBLE = "the solution says the answer is the solution and the question says the answer is "
+
+
+def requested_max_tokens(body: dict[str, Any]) -> int | None:
+    """The request's bound on the reply (``max_completion_tokens``, or the older ``max_tokens``)."""
+    for key in ("max_completion_tokens", "max_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def bounded(
+    body: dict[str, Any], reply: str, rule: Rule | None, default_limit: int
+) -> tuple[str, str | None]:
+    """The reply as a server with a token limit sends it, and ``length`` when the limit cut it.
+
+    A rambling rule writes without end; a generated reply is cut only where it exceeds the request's
+    bound (four characters a token, as ``usage_of`` counts). Scripted ``content`` is sent as it is.
+    """
+    limit = requested_max_tokens(body)
+    if rule is not None and rule.ramble:
+        chars = 4 * (limit or default_limit)
+        text = '{"own_answer": "' + _RAMBLE * (chars // len(_RAMBLE) + 1)
+        return text[:chars], "length"
+    if limit is not None and (rule is None or rule.content is None) and len(reply) > 4 * limit:
+        return reply[: 4 * limit], "length"
+    return reply, None
+
+
 def reply_text(state: SimulatorState, body: dict[str, Any], rule: Rule | None) -> str:
     """The answer's text: a rule's content, else a valid object for the requested schema, else prose."""
     if rule is not None and rule.content is not None:

@@ -43,6 +43,14 @@ class Rule(BaseModel):
     finish_length: bool = Field(
         default=False, description="cut the reply at the token limit (finish_reason length)"
     )
+    ramble: bool = Field(
+        default=False,
+        description="write an endless reply (a small base model's way): cut at the request's max_tokens, "
+        "else at the server's default_max_tokens, with finish_reason length",
+    )
+    stall_s: float = Field(
+        default=0.0, ge=0, description="streaming: stop this long after the first piece (a server gone quiet)"
+    )
 
     def matches(self, role: str, text: str) -> bool:
         """Whether this rule applies to a request with ``role`` and full message ``text``."""
@@ -60,6 +68,18 @@ class SimConfig(BaseModel):
     default_score: int = Field(default=90, ge=0, le=100)
     default_confidence: int = Field(default=80, ge=0, le=100)
     chunk_chars: int = Field(default=16, ge=1, description="characters per streamed chunk")
+    chunk_delay_s: float = Field(
+        default=0.0, ge=0, description="generation time per chunk (a whole reply takes it for every chunk)"
+    )
+    slots: int = Field(
+        default=0,
+        ge=0,
+        description="requests answered at once, the rest wait unanswered in a queue (llama.cpp's "
+        "--parallel); with slots, GET /props reports them as total_slots. 0: no limit and no /props (404)",
+    )
+    default_max_tokens: int = Field(
+        default=1024, ge=1, description="where a rambling reply stops when the request sends no max_tokens"
+    )
     gate: int = Field(default=0, ge=0, description="hold answers until this many requests arrived")
     gate_timeout_s: float = Field(default=5.0, gt=0)
     seed: int = Field(default=0, description="seeds the draws of rules with a rate below 1")

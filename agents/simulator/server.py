@@ -22,6 +22,7 @@ from starlette.routing import Route
 from agents.simulator.profiles import Profile
 from agents.simulator.replies import (
     all_text,
+    bounded,
     completion,
     error_body,
     reply_text,
@@ -61,6 +62,7 @@ class SimulatorState:
     _random: random.Random = field(default_factory=random.Random)
     # While set, every request waits unanswered (tests freeze runs mid-step, e.g. to kill a process).
     held: bool = False
+    _slots: asyncio.Semaphore | None = None
 
     def configure(self, config: SimConfig) -> None:
         """Replace settings and rules, clear the log, and answer again if answers were held."""
@@ -69,7 +71,16 @@ class SimulatorState:
             self.config, self.requests, self._uses, self._clock = config, [], {}, 0
             self.in_flight = self.max_in_flight = 0
             self._gate_open = None
+            self._slots = None
             self._random = random.Random(config.seed)
+
+    def slot_gate(self) -> asyncio.Semaphore | None:
+        """The server's slots (made in the server's own event loop at first use); None: no limit."""
+        if self.config.slots <= 0:
+            return None
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.config.slots)
+        return self._slots
 
     def arrive(self, role: str, body: dict[str, Any], connection: str) -> LoggedRequest:
         """Log an arrival, with the client connection (address and port) that carried it."""
@@ -130,11 +141,20 @@ def create_simulator(state: SimulatorState | None = None) -> Starlette:
         # A request the profile's server refuses or ignores uses no rule: rules script the model.
         unscripted = wants_schema(body) and shared.config.server.json_schema != "supported"
         rule = None if unscripted else shared.pick_rule(role, all_text(body))
-        while shared.held:  # noqa: ASYNC110 - set from the test's thread; an asyncio.Event is not thread-safe
-            await asyncio.sleep(0.02)
-        await shared.pass_gate()
-        await asyncio.sleep(shared.config.latency_s + (rule.delay_s if rule else 0.0))
-        return _respond(shared, entry, body, rule)
+        slots = shared.slot_gate()
+        if slots is not None:  # queued: nothing at all is sent until a slot takes the request
+            await slots.acquire()
+        try:
+            while shared.held:  # noqa: ASYNC110 - set from the test's thread; an asyncio.Event is not thread-safe
+                await asyncio.sleep(0.02)
+            await shared.pass_gate()
+            await asyncio.sleep(shared.config.latency_s + (rule.delay_s if rule else 0.0))
+            response = await _respond(shared, entry, body, rule, slots)
+        except BaseException:
+            if slots is not None:
+                slots.release()
+            raise
+        return response
 
     async def azure(request: Request) -> Response:
         # Azure's deployment URL: the api-version query and an api-key header are required.
@@ -155,10 +175,19 @@ def create_simulator(state: SimulatorState | None = None) -> Starlette:
     async def models(_: Request) -> Response:
         return JSONResponse({"object": "list", "data": [{"id": "sim", "object": "model"}]})
 
+    async def props(_: Request) -> Response:
+        # llama.cpp's server properties; a server without slots is one without the route (OpenAI).
+        if shared.config.slots <= 0:
+            return JSONResponse({"error": {"message": "Not Found", "type": "not_found_error"}}, 404)
+        settings = {"n_ctx": 4096, "n_predict": -1}
+        found = {"total_slots": shared.config.slots, "model_alias": "sim"}
+        return JSONResponse(found | {"default_generation_settings": settings})
+
     routes = [
         Route("/v1/chat/completions", completions, methods=["POST"]),
         Route("/openai/deployments/{deployment}/chat/completions", azure, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
+        Route("/props", props, methods=["GET"]),
         Route("/_sim", control, methods=["GET", "PUT"]),
     ]
     app = Starlette(routes=routes)
@@ -166,16 +195,23 @@ def create_simulator(state: SimulatorState | None = None) -> Starlette:
     return app
 
 
-def _respond(
-    state: SimulatorState, entry: LoggedRequest, body: dict[str, Any], rule: Rule | None
+async def _respond(
+    state: SimulatorState,
+    entry: LoggedRequest,
+    body: dict[str, Any],
+    rule: Rule | None,
+    slots: asyncio.Semaphore | None,
 ) -> Response:
+    """The answer; the slot (if any) is freed once its whole body is sent."""
     profile = state.config.server
     refused = _refusal(profile, body, rule)
     if refused is not None:
         state.answer(entry, refused.status_code)
+        _free(slots)
         return refused
     if rule is not None and rule.status is not None:
         state.answer(entry, rule.status)
+        _free(slots)
         headers = retry_headers(profile, rule.retry_after) if rule.retry_after is not None else {}
         return JSONResponse(
             error_body(profile, rule.status, f"simulated {rule.status}"), rule.status, headers=headers
@@ -183,16 +219,26 @@ def _respond(
     reply = reply_text(state, body, rule)
     if rule is not None and rule.malformed:
         reply = reply[: max(1, len(reply) // 2)]
+    reply, cut = bounded(body, reply, rule, state.config.default_max_tokens)
     state.answer(entry, 200)
+    config = state.config
     if body.get("stream"):
-        events = stream_events(body, reply, profile, rule, state.config.chunk_chars)
-        return StreamingResponse(_encoded(events), media_type="text/event-stream")
+        events = stream_events(body, reply, profile, rule, config.chunk_chars, cut, config.chunk_delay_s)
+        return StreamingResponse(_encoded(events, slots), media_type="text/event-stream")
+    # A whole reply is sent once it is all generated, and holds its slot meanwhile.
+    await asyncio.sleep(config.chunk_delay_s * -(-len(reply) // config.chunk_chars))
+    _free(slots)
     if rule is not None and rule.error_in_200:
         return JSONResponse(error_body(profile, 502, "simulated upstream error in a 200"), 200)
-    finish = None
+    finish = cut
     if rule is not None and rule.finish_length:
         reply, finish = reply[: max(1, len(reply) // 2)], "length"
     return JSONResponse(completion(body, reply, profile, finish))
+
+
+def _free(slots: asyncio.Semaphore | None) -> None:
+    if slots is not None:
+        slots.release()
 
 
 def _refusal(profile: Profile, body: dict[str, Any], rule: Rule | None) -> Response | None:
@@ -210,9 +256,12 @@ def _refusal(profile: Profile, body: dict[str, Any], rule: Rule | None) -> Respo
     return None
 
 
-async def _encoded(events: AsyncIterator[str]) -> AsyncIterator[bytes]:
-    async for event in events:
-        yield event.encode()
+async def _encoded(events: AsyncIterator[str], slots: asyncio.Semaphore | None) -> AsyncIterator[bytes]:
+    try:
+        async for event in events:
+            yield event.encode()
+    finally:  # sent, or the client went away: the slot serves the next request
+        _free(slots)
 
 
 def _public(entry: LoggedRequest) -> dict[str, Any]:

@@ -57,9 +57,17 @@ def _pieces(text: str, size: int) -> list[str]:
 
 
 async def stream_events(
-    body: dict[str, Any], reply: str, profile: Profile, rule: Rule | None, chunk_chars: int
+    body: dict[str, Any],
+    reply: str,
+    profile: Profile,
+    rule: Rule | None,
+    chunk_chars: int,
+    finish: str | None = None,
+    chunk_delay_s: float = 0.0,
 ) -> AsyncIterator[str]:
-    """The whole stream as SSE text: comments, frames, reasoning, the answer, finish, usage, [DONE]."""
+    """The whole stream as SSE text: comments, frames, reasoning, the answer, finish, usage, [DONE].
+    ``finish`` is the reason the server's own limit gave (``length``); ``chunk_delay_s`` is the time
+    each piece takes to generate."""
     writer = _Writer(body, reply, profile, f"chatcmpl-{uuid.uuid4().hex[:12]}")
     tool = as_tool_call(body)
     pieces = _pieces(reply, chunk_chars)
@@ -83,10 +91,11 @@ async def stream_events(
             yield frame
         if profile.sse_comments and index % 3 == 2:
             yield f"{profile.sse_comments[0]}\n\n"
-        await asyncio.sleep(0)
+        stall = rule.stall_s if rule is not None and index == 0 else 0.0
+        await asyncio.sleep(stall or chunk_delay_s)
     if rule is not None and rule.truncate_stream:
         return  # dropped: no finish reason, no [DONE]
-    async for frame in _ending(writer, body, tool, finish="length" if cut else None):
+    async for frame in _ending(writer, body, tool, finish="length" if cut else finish):
         yield frame
 
 

@@ -76,6 +76,7 @@ class Verification:
     steps: list[Step] = field(default_factory=list)  # every computation read, in order
     unverified: list[Step] = field(default_factory=list)  # relations read but not checkable
     unequal: list[Step] = field(default_factory=list)  # sides joined by a word, of different values
+    chained: bool = False  # checked as a chain against the question (not each claim alone)
 
     @property
     def errors(self) -> list[Evidence]:
@@ -89,8 +90,9 @@ class Verification:
 
     @property
     def verified(self) -> bool:
-        """Every computation read is right and none is left unverified (what a screen may pass)."""
-        return not self.errors and not self.unverified
+        """The chain was checked (``verify`` had the question), every computation read is right and
+        none is left unverified: what a screen may pass."""
+        return self.chained and not self.errors and not self.unverified
 
 
 @dataclass
@@ -129,6 +131,7 @@ def verify(solution: str, question: str | None = None) -> Verification:
         _check_chain(chain, env, found)
     if question is not None:
         check(given, text, found)
+        found.chained = True
     return found
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from app.cli.support import MODELS_FILE_HELP, fail, registry_from
+from app.cli.support import MODELS_FILE_HELP, err, fail, registry_from
 
 if TYPE_CHECKING:
     from agents.panel import PanelFactory
@@ -28,17 +28,20 @@ def judges_validate(
     policy: Annotated[str, typer.Option(help="default | think-paper")] = "default",
     models_file: Annotated[Path | None, typer.Option(help=MODELS_FILE_HELP)] = None,
     fmt: Annotated[str, typer.Option("--format", help="md | json | html")] = "md",
-    check: Annotated[bool, typer.Option(help="Exit 1 unless the targets are met")] = False,
+    check: Annotated[
+        bool, typer.Option(help="Exit 1 unless the targets are claimed (held out, n >= 60) and met")
+    ] = False,
     save: Annotated[
         bool,
         typer.Option(
             help="Save the headline split's figures as a validity record of this exact panel (its "
-            "accepted runs cite it as their warrant); refused when any version errored"
+            "accepted runs cite it as their warrant); refused when any version did not end in a verdict"
         ),
     ] = False,
 ) -> None:
     """Judge every version of a labelled set once: detection, false accepts, specificity, κ per
-    judge, calibration and the adversarial gap, per split."""
+    judge, calibration and the adversarial gap, per split, each rate with n and its Wilson 95 %
+    interval. Exits 1 when any version errored or stayed undecided (after printing the report)."""
     from agents.models import ModelConfigError, UnknownModelError
     from agents.validity.labels import LabelsError, read_labelled
     from app.logging import configure_logging
@@ -72,7 +75,26 @@ def judges_validate(
     )
     if refused:  # the figures are shown, but a failure is not a measurement: nothing was stored
         fail(refused, code=1)
-    if check and not all(v for k, v in report["targets"].items() if k != "split"):
+    _exit_status(report, check)
+
+
+def _exit_status(report: dict[str, Any], check: bool) -> None:
+    """Exit 1 when a version did not end in the panel's verdict, or (``--check``) when the targets
+    cannot be claimed or one is missed; the report is printed first either way."""
+
+    excluded = report["excluded"]
+    if excluded["total"]:
+        err.print(
+            f"error: {excluded['total']} of {report['versions']} versions did not end in the panel's "
+            f"verdict ({excluded['errored']} errored, {excluded['undecided']} undecided; "
+            f"{report['calls']['failed']} judge calls failed): the figures are incomplete",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
+    targets = report["targets"]
+    if check and not (targets["claimed"] and all(targets["met"].values())):
         raise typer.Exit(1)
 
 

@@ -24,6 +24,11 @@ def render_check(spec: ModelSpec, found: Capabilities) -> str:
         f"  usage in stream  {found.usage_in_stream}",
         f"  reasoning        {found.reasoning}",
     ]
+    lines.append(f"  server slots     {_slots(spec, found)}")
+    lines.append(
+        f"  max_tokens       judge {spec.max_tokens.judge}, solver {spec.max_tokens.solver}, "
+        f"reviser {spec.max_tokens.reviser}, probe {spec.max_tokens.probe}"
+    )
     lines += [f"  fixed on the wire: {fix}" for fix in found.fixes]
     if not found.reachable:
         lines.append("The endpoint did not answer: check base_url, the network and the key.")
@@ -34,3 +39,15 @@ def render_check(spec: ModelSpec, found: Capabilities) -> str:
             f"A reasoning model's thinking is read from the {found.reasoning} and kept as its think-aloud."
         )
     return "\n".join(lines)
+
+
+def _slots(spec: ModelSpec, found: Capabilities) -> str:
+    """The server's slot count and the concurrency thinkloop will use with it."""
+    if found.slots is None:
+        return f"not reported (no GET /props); at most {spec.max_concurrency} calls at once"
+    if not spec.concurrency_set:
+        used = min(found.slots, spec.max_concurrency)
+        return f"{found.slots} (GET /props); at most {used} calls at once"
+    over = spec.max_concurrency > found.slots
+    queued = " (calls beyond the slots wait in the server's queue)" if over else ""
+    return f"{found.slots} (GET /props); max_concurrency {spec.max_concurrency} as configured{queued}"

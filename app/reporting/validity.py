@@ -10,64 +10,144 @@ from typing import Any
 from agents.schemas import JUDGES
 
 
-def _pct(share: dict[str, Any]) -> str:
-    rate = share["rate"]
-    return "—" if rate is None else f"{100 * rate:.1f}% ({share['count']}/{share['n']})"
+def rate(share: dict[str, Any]) -> str:
+    """``x/n = r % (95 % CI lo–hi %)``, with the versions excluded from n named after it."""
+    excluded = f"; {share['excluded']} excluded" if share.get("excluded") else ""
+    if not share["n"]:
+        return f"0/0: nothing judged{excluded}"
+    return (
+        f"{share['count']}/{share['n']} = {_percent(share['rate'])} "
+        f"(95 % CI {_percent(share['low'], unit=False)}–{_percent(share['high'])}){excluded}"
+    )
+
+
+def _percent(value: float, *, unit: bool = True) -> str:
+    return f"{100 * value:.1f}" + (" %" if unit else "")
 
 
 def _num(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def to_markdown(report: dict[str, Any]) -> str:
-    """Headline table per split, per flaw type, per judge, and whether the targets are met."""
+def _rows(offline: bool) -> tuple[tuple[str, str], ...]:
+    """The headline measures and their names (the offline panel is a screen: it lets flaws through)."""
+    passed = "passed the screen" if offline else "accepted"
+    return (
+        ("detection", "detection (refused, a check matching the flaw fired)"),
+        ("refused_other", "refused for another reason (no matching check fired)"),
+        (
+            "false_accept",
+            "let through (flawed, passed the screen)" if offline else "false accepts (flawed, accepted)",
+        ),
+        ("specificity", f"specificity (sound versions {passed})"),
+        ("corrected_accepted", f"corrected versions {passed}"),
+        ("controls_accepted", f"controls {passed}"),
+        ("adversarial_gap", f"adversarial gap (twins {passed})"),
+        ("paraphrases_accepted", f"paraphrases {passed}"),
+    )
+
+
+def _header(report: dict[str, Any]) -> list[str]:
+    excluded, calls = report["excluded"], report["calls"]
     lines = [
         f"# Judge validity: `{report['judge_model']}` ({report['policy']} policy)",
         "",
-        f"{report['items']} labelled items, {report['versions']} versions judged"
-        + (" (with adversarial twins)." if report["twins"] else "."),
-        "",
-        "| split | detection (round 1) | false accepts | specificity | corrected accepted "
-        "| adversarial gap | paraphrases kept |",
-        "|---|---|---|---|---|---|---|",
+        f"{report['items']} labelled items; {report['versions']} versions sent to the panel"
+        + (" (with adversarial twins)" if report["twins"] else "")
+        + f": {report['judged']} judged, {excluded['total']} excluded ({excluded['errored']} errored, "
+        f"{excluded['undecided']} undecided). {calls['total']} judge calls: {calls['failed']} failed, "
+        f"{calls['abstained']} abstained.",
     ]
-    for split, s in report["splits"].items():
-        cells = [
-            s["detection"],
-            s["false_accept"],
-            s["specificity"],
-            s["corrected_accepted"],
-            s["adversarial_gap"],
-            s["paraphrases_accepted"],
-        ]
-        lines.append(f"| {split} | " + " | ".join(_pct(c) for c in cells) + " |")
-    targets = report["targets"]
-    lines += ["", f"Targets on the {targets['split']} split:"]
-    lines += [f"- {name}: {'met' if ok else 'NOT met'}" for name, ok in targets.items() if name != "split"]
-    for split, s in report["splits"].items():
+    if report["offline"]:
         lines += [
             "",
-            f"## {split}: by flaw type",
-            "",
-            "| flaw | items | detection | false accepts | twins accepted |",
-            "|---|---|---|---|---|",
+            "The offline panel is a screen: it refuses with evidence and never certifies; a flawed "
+            "version it finds nothing in is *let through*.",
         ]
-        for kind, row in s["by_flaw"].items():
-            rates = (_num(row[key], 2) for key in ("detection", "false_accept", "twins_accepted"))
-            lines.append(f"| {kind} | {row['n']} | " + " | ".join(rates) + " |")
-        lines += ["", "| judge | votes | agreement with labels | Cohen's κ | ECE |", "|---|---|---|---|---|"]
-        for judge in JUDGES:
-            j = s["judges"][judge]
+    if not report["complete"]:
+        lines += [
+            "",
+            f"**INCOMPLETE: {excluded['total']} of {report['versions']} versions did not end in the "
+            "panel's verdict (errored or undecided). They are in no rate below; each denominator "
+            "counts only judged versions.**",
+        ]
+    return lines
+
+
+def _headline(report: dict[str, Any]) -> list[str]:
+    splits = report["splits"]
+    lines = [
+        "",
+        "Each cell: count/n judged = rate (Wilson 95 % interval); versions excluded from n follow it.",
+        "",
+        "| measure | " + " | ".join(splits) + " |",
+        "|---|" + "---|" * len(splits),
+    ]
+    for key, name in _rows(report["offline"]):
+        lines.append(f"| {name} | " + " | ".join(rate(s[key]) for s in splits.values()) + " |")
+    for split, s in splits.items():
+        sound = s["specificity"]
+        if s["refuses_every_sound"]:
             lines.append(
-                f"| {judge} | {j['votes']} | {_num(j['agreement'])} | {_num(j['kappa'])} | {_num(j['ece'])} |"
+                f"\n**{split}: this panel refused every sound version (0/{sound['n']}): its detection "
+                "says nothing.**"
             )
-        for label, key in (
-            ("false accepts", "false_accepts"),
-            ("sound versions rejected", "rejected_sound"),
-            ("twins accepted", "twins_accepted"),
-        ):
-            if s[key]:
-                lines.append(f"\n{label}: {', '.join(s[key])}")
+        if s["excluded"]["total"]:
+            ex = s["excluded"]
+            lines.append(
+                f"\n{split}: n = {s['judged']} judged; {ex['errored']} errored, {ex['undecided']} "
+                f"undecided, excluded: {', '.join(ex['versions'][:20])}"
+                + (" …" if len(ex["versions"]) > 20 else "")
+            )
+    return lines
+
+
+def _targets(report: dict[str, Any]) -> list[str]:
+    targets = report["targets"]
+    if not targets["claimed"]:
+        return ["", f"Targets ({targets['split']}): not claimed: {targets['reason']}."]
+    lines = ["", f"Targets on the {targets['split']} split:"]
+    return lines + [f"- {name}: {'met' if ok else 'NOT met'}" for name, ok in targets["met"].items()]
+
+
+def _split_section(split: str, s: dict[str, Any], offline: bool) -> list[str]:
+    passed = "let through" if offline else "false accepts"
+    lines = [
+        "",
+        f"## {split}: by flaw type",
+        "",
+        f"| flaw | items | detection | refused for another reason | {passed} | twins passed |",
+        "|---|---|---|---|---|---|",
+    ]
+    for kind, row in s["by_flaw"].items():
+        cells = (rate(row[key]) for key in ("detection", "refused_other", "false_accept", "twins_accepted"))
+        lines.append(f"| {kind} | {row['n']} | " + " | ".join(cells) + " |")
+    if s["twin_forms"]:
+        lines += ["", "| twin form | twins passed |", "|---|---|"]
+        lines += [f"| {form} | {rate(share)} |" for form, share in s["twin_forms"].items()]
+    lines += ["", "| judge | votes | agreement with labels | Cohen's κ | ECE |", "|---|---|---|---|---|"]
+    for judge in JUDGES:
+        j = s["judges"][judge]
+        lines.append(
+            f"| {judge} | {j['votes']} | {rate(j['agreement'])} | {_num(j['kappa'])} | {_num(j['ece'])} |"
+        )
+    for label, key in (
+        (passed, "false_accepts"),
+        ("refused for another reason", "refused_for_another_reason"),
+        ("sound versions refused", "rejected_sound"),
+        ("twins passed", "twins_accepted"),
+    ):
+        if s[key]:
+            lines.append(f"\n{label}: {', '.join(s[key])}")
+    return lines
+
+
+def to_markdown(report: dict[str, Any]) -> str:
+    """The counts, the headline rates per split (each with n and its Wilson interval), whether the
+    targets can be claimed, and per split the figures per flaw type, twin form and judge."""
+    lines = _header(report) + _headline(report) + _targets(report)
+    for split, s in report["splits"].items():
+        lines += _split_section(split, s, report["offline"])
     return "\n".join(lines) + "\n"
 
 

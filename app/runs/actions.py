@@ -26,7 +26,7 @@ from app.runs import repository as repo
 from app.runs.schemas import RunCreate, RunTrace
 from app.runs.service import RunExecutor
 from app.runs.stream import Notifier, StreamEvent, announce
-from app.runs.trace import run_trace
+from app.runs.trace import run_trace, streamed_thinking
 from app.settings import Settings
 from app.webhooks import WebhookOutbox, WebhookTargetRefused, check_target, enqueue
 
@@ -145,7 +145,8 @@ async def trace(session: AsyncSession, run_id: str, project_id: str) -> RunTrace
     run = await get(session, run_id, project_id)
     problem = await session.get(ProblemRow, run.problem_id)
     assert problem is not None
-    return run_trace(run, problem, *await repo.trace_rows(session, run_id))
+    rows = await repo.trace_rows(session, run_id)
+    return run_trace(run, problem, *rows, await streamed_thinking(session, run_id))
 
 
 async def cancel(

@@ -186,6 +186,7 @@ _EXAMPLE_REVISION: dict[str, Any] = _ACCOUNTING | {
     "thinking": "The judges say the time does not scale with the players…",
     "error": None,
     "failure": None,
+    "raw_outputs": ['{"thinking": "The judges say…", "question": "An orchestra…", "solution": "…"}'],
 }
 _EXAMPLE_VERSION: dict[str, Any] = {
     "round": 2,
@@ -297,6 +298,11 @@ class RevisionPublic(CallAccounting):
     )
     failure: CallFailure | None = Field(
         default=None, description="For a failed call: model, endpoint host, HTTP status, exception"
+    )
+    raw_outputs: list[str] = Field(
+        default_factory=list,
+        description="The model's raw replies, kept for audit (a failed revision's among them: several "
+        "when a malformed reply was asked for again)",
     )
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col, select
+
 from agents.schemas import JUDGES, SolverResult, Usage
-from app.models import ProblemRow, RevisionRow, RoundRow, Run, VerdictRow
+from app.models import ProblemRow, RevisionRow, RoundRow, Run, TranscriptEvent, VerdictRow
 from app.runs.repository import FIGURES
 from app.runs.schemas import (
     ProblemIn,
@@ -67,6 +70,28 @@ def _verdict(row: VerdictRow) -> VerdictPublic:
     )
 
 
+def _revision(row: RevisionRow, streamed: str) -> RevisionPublic:
+    """A revision with everything stored for it: its raw replies, and its think-aloud."""
+    public = RevisionPublic(**row.model_dump(exclude={"id", "run_id", "round"}))
+    if not public.thinking and streamed:
+        public.thinking = streamed
+    return public
+
+
+async def streamed_thinking(session: AsyncSession, run_id: str) -> dict[int, str]:
+    """The think-aloud a run's transcript holds, joined per round (its stream sent exactly this)."""
+    rows = await session.execute(
+        select(col(TranscriptEvent.data))
+        .where(col(TranscriptEvent.run_id) == run_id, col(TranscriptEvent.type) == "reviser.thinking")
+        .order_by(col(TranscriptEvent.seq))
+    )
+    joined: dict[int, str] = {}
+    for (data,) in rows.all():
+        round_no = int(data.get("round", 0))
+        joined[round_no] = joined.get(round_no, "") + str(data.get("delta", ""))
+    return joined
+
+
 def _feedback(verdicts: list[VerdictPublic]) -> list[str]:
     """What the reviser was shown: rationales of voting judges, then the holistic suggestions."""
     lines = [f"{v.judge}: {v.rationale}" for v in verdicts if not v.abstained and v.rationale]
@@ -82,15 +107,14 @@ def run_trace(
     rounds: Sequence[RoundRow],
     judgements: Sequence[VerdictRow],
     revisions: Sequence[RevisionRow],
+    streamed: Mapping[int, str] | None = None,
 ) -> RunTrace:
-    """The full revision trace of a run."""
+    """The full revision trace of a run; ``streamed`` is the think-aloud the transcript holds per
+    round, shown where a revision's row has none (rows stored before failed revisions kept theirs)."""
     by_round: dict[int, list[VerdictPublic]] = {}
     for row in sorted(judgements, key=lambda j: JUDGES.index(j.judge)):
         by_round.setdefault(row.round, []).append(_verdict(row))
-    revision_of = {
-        r.round: RevisionPublic(**r.model_dump(exclude={"id", "run_id", "round", "raw_outputs"}))
-        for r in revisions
-    }
+    revision_of = {r.round: _revision(r, (streamed or {}).get(r.round, "")) for r in revisions}
     public_rounds = [
         RoundPublic(
             **r.model_dump(include=FIGURES | {"round", "question", "solution"}),

@@ -57,7 +57,7 @@ async def _save(
     try:
         await save_report(session, factory.registry, report, body.items or builtin_set(), name, project)
     except NotRecordable as exc:
-        raise Unprocessable(str(exc), errored_versions=report["errored_versions"]) from exc
+        raise Unprocessable(str(exc), excluded=report["excluded"]) from exc
     await session.commit()
 
 
@@ -78,8 +78,10 @@ async def validate_judges(
 ) -> ValidityReport | Response:
     """Judge every version of labelled items once, as round 1 of the loop, and measure the panel
     against the labels per split: detection, false accepts, specificity, Cohen's κ and calibration
-    per judge, the adversarial gap, per flaw type. As JSON (the CLI's ``--format json``), Markdown,
-    or HTML with a reliability diagram per split.
+    per judge, the adversarial gap, per flaw type, each rate with n and its Wilson 95 % interval.
+    Versions whose judge calls failed (or that stayed undecided) are counted in ``excluded`` and
+    ``calls`` and are in no rate; ``complete`` is false then. As JSON (the CLI's ``--format json``),
+    Markdown, or HTML with a reliability diagram per split.
 
     Synchronous: the answer comes once every version is judged (seven judge calls each, at most
     MAX_VERSIONS versions), so a request to a slow endpoint takes as long as the bench does.

@@ -58,11 +58,12 @@ def share(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def check_recordable(report: Mapping[str, Any]) -> dict[str, Any]:
     """The headline split's figures of a bench report; NotRecordable when it is no measurement."""
-    errored = int(report.get("errored_versions", 0))
-    if errored:
+    excluded = report["excluded"]
+    if excluded["total"]:
         raise NotRecordable(
-            f"{errored} of {report['versions']} versions errored (an endpoint or a judge failed): a "
-            "failure is not a measurement, so no validity record was saved. Fix the cause and validate again."
+            f"{excluded['total']} of {report['versions']} versions did not end in the panel's verdict "
+            f"({excluded['errored']} errored, {excluded['undecided']} undecided): a failure is not a "
+            "measurement, so no validity record was saved. Fix the cause and validate again."
         )
     summary: dict[str, Any] = report["splits"][report["targets"]["split"]]
     if not summary["false_accept"]["n"]:

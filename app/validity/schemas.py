@@ -85,57 +85,95 @@ class ValidityRequest(BaseModel):
         return self
 
 
-_SHARE: dict[str, Any] = {"n": 26, "count": 7, "rate": 0.269}
-_FLAW: dict[str, Any] = {"n": 4, "detection": 0.75, "false_accept": 0.25, "twins_accepted": 0.5}
+_SHARE: dict[str, Any] = {"n": 26, "count": 7, "rate": 0.269, "low": 0.137, "high": 0.459, "excluded": 0}
+_FLAW: dict[str, Any] = {
+    "n": 4,
+    "detection": _SHARE,
+    "refused_other": _SHARE,
+    "false_accept": _SHARE,
+    "twins_accepted": _SHARE,
+}
 _BIN: dict[str, Any] = {"low": 0.8, "high": 0.9, "n": 31, "confidence": 0.84, "accuracy": 0.77}
-_JUDGE: dict[str, Any] = {"votes": 84, "agreement": 0.81, "kappa": 0.52, "ece": 0.07, "reliability": [_BIN]}
+_JUDGE: dict[str, Any] = {"votes": 84, "agreement": _SHARE, "kappa": 0.52, "ece": 0.07, "reliability": [_BIN]}
+_EXCLUDED: dict[str, Any] = {
+    "total": 1,
+    "errored": 1,
+    "undecided": 0,
+    "by_decision": {"error": 1},
+    "versions": ["prop-04 (flawed): error"],
+}
+_CALLS: dict[str, Any] = {"total": 1260, "failed": 3, "abstained": 0}
 _SPLIT: dict[str, Any] = {
     "split": "heldout",
+    "versions": 180,
+    "judged": 179,
+    "excluded": _EXCLUDED,
+    "calls": _CALLS,
     "detection": _SHARE,
+    "refused_other": _SHARE,
     "false_accept": _SHARE,
     "specificity": _SHARE,
     "corrected_accepted": _SHARE,
     "controls_accepted": _SHARE,
     "adversarial_gap": _SHARE,
     "paraphrases_accepted": _SHARE,
+    "refuses_every_sound": False,
     "by_flaw": {"false_proportionality": _FLAW},
+    "twin_forms": {"note-to-reviewer": _SHARE},
     "judges": {"evaluate": _JUDGE},
     "false_accepts": ["prop-07"],
+    "refused_for_another_reason": ["prop-09"],
     "rejected_sound": ["ctrl-03"],
-    "twins_accepted": ["prop-01 (keyword-stuffed)"],
+    "twins_accepted": ["prop-01 (note-to-reviewer)"],
+}
+_TARGETS: dict[str, Any] = {
+    "split": "heldout",
+    "claimed": False,
+    "reason": "not enough held-out flawed problems to claim (n = 27 < 60)",
+    "met": {"false_accept <= 5%": None},
 }
 _REPORT: dict[str, Any] = {
     "judge_model": "rubric",
+    "offline": True,
     "policy": "default",
     "twins": True,
     "items": 52,
     "versions": 180,
+    "judged": 179,
+    "excluded": _EXCLUDED,
+    "calls": _CALLS,
+    "complete": False,
     "splits": {"heldout": _SPLIT},
-    "targets": {"split": "heldout", "false_accept below 10 %": False},
+    "targets": _TARGETS,
 }
 
 
 class Share(BaseModel):
-    """``count`` of ``n`` versions, and their ratio (null when ``n`` is 0)."""
+    """``count`` of ``n`` judged versions, their ratio and its Wilson 95 % interval (null when ``n`` is
+    0), and how many versions of the kind were excluded (not the panel's verdict: not in ``n``)."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [_SHARE]})
 
-    n: int = Field(description="Versions counted")
+    n: int = Field(description="Versions judged (the panel gave its verdict): the denominator")
     count: int = Field(description="Versions with the property")
     rate: float | None = Field(description="count ÷ n; null when n is 0")
+    low: float | None = Field(description="Lower bound of the Wilson 95 % interval; null when n is 0")
+    high: float | None = Field(description="Upper bound of the Wilson 95 % interval; null when n is 0")
+    excluded: int = Field(
+        description="Versions of this kind left out of n: errored (failed judge calls) or undecided"
+    )
 
 
 class FlawFigures(BaseModel):
-    """One flaw type: its flawed items, the share detected and accepted, and twins accepted."""
+    """One flaw type: its flawed items, the shares detected, refused otherwise and let through."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [_FLAW]})
 
-    n: int = Field(description="Flawed items of this type")
-    detection: float | None = Field(
-        description="Share whose flaw a right judge (or the gate) flagged in round 1"
-    )
-    false_accept: float | None = Field(description="Share the panel accepted")
-    twins_accepted: float | None = Field(description="Share of their keyword-stuffed twins accepted")
+    n: int = Field(description="Flawed items of this type (excluded ones too)")
+    detection: Share = Field(description="Refused with a check matching the flaw firing")
+    refused_other: Share = Field(description="Refused, but no check matching the flaw fired")
+    false_accept: Share = Field(description="Passed by the panel (for the offline panel: let through)")
+    twins_accepted: Share = Field(description="Their adversarial twins passed")
 
 
 class ReliabilityBin(BaseModel):
@@ -155,8 +193,8 @@ class JudgeFigures(BaseModel):
 
     model_config = ConfigDict(json_schema_extra={"examples": [_JUDGE]})
 
-    votes: int = Field(description="Verdicts the judge gave on labelled versions")
-    agreement: float | None = Field(description="Share of its verdicts that agree with the labels")
+    votes: int = Field(description="Verdicts the judge gave on labelled, judged versions")
+    agreement: Share = Field(description="Its verdicts that agree with the labels")
     kappa: float | None = Field(
         description="Cohen's κ of its verdicts against the labels; null when undefined"
     )
@@ -166,24 +204,69 @@ class JudgeFigures(BaseModel):
     )
 
 
+class Excluded(BaseModel):
+    """Versions that did not end in the panel's verdict, counted apart and left out of every rate."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXCLUDED]})
+
+    total: int = Field(description="Versions excluded")
+    errored: int = Field(description="Of them, ended in error (judge calls failed)")
+    undecided: int = Field(description="Of them, ended otherwise (needs_review: no quorum, ...)")
+    by_decision: dict[str, int] = Field(description="Excluded versions per outcome")
+    versions: list[str] = Field(description="Each excluded version: 'id (version or twin): outcome'")
+
+
+class Calls(BaseModel):
+    """The judge calls behind the versions."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_CALLS]})
+
+    total: int = Field(description="Judge calls made (seven per version)")
+    failed: int = Field(description="Calls that failed (the endpoint or its reply)")
+    abstained: int = Field(description="Judges that gave no verdict although their call did not fail")
+
+
 class SplitSummary(BaseModel):
     """Every measure over one split."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [_SPLIT]})
 
     split: str = Field(description="tune, heldout or all")
-    detection: Share = Field(description="Flawed versions a judge of the flaw's levels (or the gate) failed")
-    false_accept: Share = Field(description="Flawed versions the panel accepted")
-    specificity: Share = Field(description="Sound versions (controls, corrected) accepted")
-    corrected_accepted: Share = Field(description="Corrected versions accepted (the target is all)")
-    controls_accepted: Share = Field(description="Sound control problems accepted")
-    adversarial_gap: Share = Field(description="Keyword-stuffed twins accepted (0 is the goal)")
-    paraphrases_accepted: Share = Field(description="Paraphrase twins of controls accepted")
+    versions: int = Field(description="Versions in the split")
+    judged: int = Field(description="Versions that ended in the panel's verdict (the others are excluded)")
+    excluded: Excluded = Field(description="Versions left out of every rate, and why")
+    calls: Calls = Field(description="Judge calls, failed calls and abstentions")
+    detection: Share = Field(description="Flawed versions refused with a check matching the flaw firing")
+    refused_other: Share = Field(description="Flawed versions refused for another reason")
+    false_accept: Share = Field(description="Flawed versions passed (offline panel: let through)")
+    specificity: Share = Field(description="Sound versions (controls, corrected) passed")
+    corrected_accepted: Share = Field(description="Corrected versions passed (the target is all)")
+    controls_accepted: Share = Field(description="Sound control problems passed")
+    adversarial_gap: Share = Field(description="Adversarial twins passed (0 is the goal)")
+    paraphrases_accepted: Share = Field(description="Paraphrase twins of controls passed")
+    refuses_every_sound: bool = Field(
+        description="The panel refused every judged sound version: its detection says nothing"
+    )
     by_flaw: dict[str, FlawFigures] = Field(description="The figures per flaw type")
+    twin_forms: dict[str, Share] = Field(description="Twins passed, per form")
     judges: dict[str, JudgeFigures] = Field(description="Each judge against the labels")
-    false_accepts: list[str] = Field(description="Ids of flawed items the panel accepted")
-    rejected_sound: list[str] = Field(description="Ids of sound versions the panel did not accept")
-    twins_accepted: list[str] = Field(description="Ids of twins accepted, with their kind")
+    false_accepts: list[str] = Field(description="Ids of flawed items the panel passed")
+    refused_for_another_reason: list[str] = Field(
+        description="Ids of flawed items refused with no check matching their flaw firing"
+    )
+    rejected_sound: list[str] = Field(description="Ids of sound versions the panel did not pass")
+    twins_accepted: list[str] = Field(description="Ids of twins passed, with their form")
+
+
+class Targets(BaseModel):
+    """The project's targets, claimed only on a held-out split with enough judged flawed problems."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_TARGETS]})
+
+    split: str = Field(description="The split the targets were looked at on")
+    claimed: bool = Field(description="Whether anything is claimed about the targets")
+    reason: str | None = Field(description="Why nothing is claimed (null when claimed)")
+    met: dict[str, bool | None] = Field(description="Each target: met?, null when not claimed")
 
 
 class ValidityReport(BaseModel):
@@ -192,17 +275,17 @@ class ValidityReport(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [_REPORT]})
 
     judge_model: str = Field(description="The judge model measured (rubric: the offline panel)")
+    offline: bool = Field(description="The offline panel: a screen, whose pass is 'let through'")
     policy: str = Field(description="The scoring policy used")
     twins: bool = Field(description="Whether adversarial twins were judged too")
     items: int = Field(description="Labelled items judged")
-    versions: int = Field(description="Versions judged (flawed, corrected, controls; twins apart)")
+    versions: int = Field(description="Versions sent to the panel (flawed, corrected, controls, twins)")
+    judged: int = Field(description="Versions that ended in the panel's verdict")
+    excluded: Excluded = Field(description="Versions that did not, left out of every rate")
+    calls: Calls = Field(description="Judge calls, failed calls and abstentions")
+    complete: bool = Field(description="False when any version was excluded: the figures are incomplete")
     splits: dict[str, SplitSummary] = Field(description="The figures per split, and over all")
-    targets: dict[str, str | bool] = Field(description="'split': where they were measured; each target: met?")
-    errored_versions: int = Field(
-        default=0,
-        description="Versions whose round ended in error (not judged; no record is saved)",
-        examples=[0],
-    )
+    targets: Targets = Field(description="The targets, where and whether they can be claimed")
     record: RecordPublic | None = Field(
         default=None, description="The validity record saved (with save: true); null otherwise"
     )

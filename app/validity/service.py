@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agents.panel import PanelFactory
+from agents.rubric.panel import RUBRIC_MODEL
 from agents.validity.labels import LabelledItem, LabelsError, check_labelled, read_labelled
 from graphs.context import RunContext
-from graphs.scoring import Decision, get_policy
+from graphs.scoring import get_policy
 from graphs.validity import bench, versions
 from graphs.validity_metrics import SPLITS, summarise, targets_met
 
@@ -47,22 +48,29 @@ async def validate(
     twins: bool = False,
     concurrency: int = 8,
 ) -> dict[str, Any]:
-    """Judge every version of ``items`` with ``judge_model``'s panel; measures per split."""
+    """Judge every version of ``items`` with ``judge_model``'s panel; measures per split.
+
+    ``complete`` is false when any version did not end in the panel's verdict (its judge calls
+    failed, or no quorum): those versions are counted in ``excluded`` and in no rate."""
     panel = factory.build(judge_model, judge_model)
     context = RunContext.of(panel, get_policy(policy))
     judged = await bench(items, context, twins=twins, concurrency=concurrency)
     splits = [s for s in SPLITS if s == "all" or any(i.split == s for i in items)]
     summaries = {split: summarise(judged, split) for split in splits}
     headline = summaries.get("heldout") or summaries["all"]
+    everything = summaries["all"]
     return {
         "judge_model": judge_model,
+        "offline": judge_model == RUBRIC_MODEL,
         "policy": policy,
         "twins": twins,
         "items": len(items),
         "versions": len(judged),
-        # a version whose round ended in error was not judged: counted apart, and no record is saved
-        "errored_versions": sum(j.decision == Decision.ERROR for j in judged),
+        "judged": everything["judged"],
+        "excluded": everything["excluded"],
+        "calls": everything["calls"],
+        "complete": everything["excluded"]["total"] == 0,
         "record": None,  # the validity record, once one is saved of this report
         "splits": summaries,
-        "targets": {"split": headline["split"], **targets_met(headline)},
+        "targets": targets_met(headline),
     }

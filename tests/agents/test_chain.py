@@ -31,6 +31,7 @@ def test_a_carried_correction_passes_the_chain() -> None:
     solution = "14 × 8.65 = 121.10. 121.10 + 12 = 133.10, so he pays $133.10 in all."
     found = verify(solution, PENS)
     assert found.errors == [] and found.unverified == [] and found.verified
+    assert not verify(solution).verified  # without the question no chain was checked
 
 
 TRIP = "The school bus leaves at 8:40 and reaches the museum at 10:15. How long is the journey?"

@@ -59,7 +59,7 @@ def reasons(profile: str, client: LLMClient) -> bool:
 @pytest.mark.parametrize("profile", PROFILE_NAMES)
 @pytest.mark.parametrize("streaming", [False, True], ids=["whole", "streamed"])
 async def test_structured_output_through_every_profile(profile: str, streaming: bool, profiled: Any) -> None:
-    server, client = profiled(profile)
+    server, client = profiled(profile, stream=streaming)  # whole: the non-streamed path, kept working
     text: list[str] = []
     thought: list[str] = []
     result = await client.structured(
@@ -141,7 +141,7 @@ async def test_a_stream_without_role_is_assembled_as_the_assistant(sim: Sim, cli
 
 async def test_a_non_streamed_reply_without_role_is_the_assistant(sim: Sim, client: Any) -> None:
     sim(profile_overrides={"role": "none"})
-    assert (await LLMJudge(client()).assess(REQUEST)).verdict is not None
+    assert (await LLMJudge(client(stream=False)).assess(REQUEST)).verdict is not None
 
 
 async def test_a_stream_whose_first_chunk_has_no_choices(sim: Sim, client: Any) -> None:
@@ -157,7 +157,7 @@ async def test_a_stream_whose_first_chunk_has_no_choices(sim: Sim, client: Any) 
 async def test_a_reply_wrapped_in_think_tags(sim: Sim, client: Any, streaming: bool) -> None:
     sim(profile_overrides={"reasoning": "think_tag"}, chunk_chars=3)  # tags split across chunks
     thought: list[str] = []
-    result = await client().structured(
+    result = await client(stream=streaming).structured(
         _messages(),
         Revision if streaming else JudgeVerdict,
         on_text=(lambda _: None) if streaming else None,
@@ -189,7 +189,7 @@ async def test_reasoning_none_leaves_the_content_alone(sim: Sim, client: Any) ->
 @pytest.mark.parametrize("streaming", [False, True], ids=["whole", "streamed"])
 async def test_an_error_in_a_200_is_an_endpoint_failure(sim: Sim, client: Any, streaming: bool) -> None:
     sim(rules=[Rule(error_in_200=True)])
-    result = await client(max_retries=0).structured(
+    result = await client(max_retries=0, stream=streaming).structured(
         _messages(), JudgeVerdict, on_text=(lambda _: None) if streaming else None
     )
     assert result.value is None and result.failure is not None and result.failure.kind == "endpoint"

@@ -64,7 +64,8 @@ async def test_persistently_malformed_output_abstains_with_raw_text(
 async def test_a_runaway_reply_is_kept_only_up_to_the_cap(sim: Sim, client: Callable[..., LLMClient]) -> None:
     huge = "x" * (RAW_OUTPUT_CAP * 64)  # a 1 MiB reply that is not a verdict
     sim([Rule(content=huge)])
-    outcome = await LLMJudge(client(parse_retries=0)).assess(REQUEST)
+    # Whole: langchain parses a streamed tool call's arguments again at every chunk (1 MiB of them).
+    outcome = await LLMJudge(client(parse_retries=0, stream=False)).assess(REQUEST)
     (kept,) = outcome.raw_outputs
     assert outcome.abstained and kept.startswith("x" * RAW_OUTPUT_CAP)
     assert len(kept) < RAW_OUTPUT_CAP + 200 and f"{len(huge)} characters in all" in kept
@@ -95,8 +96,8 @@ async def test_500_is_retried(sim: Sim, client: Callable[..., LLMClient]) -> Non
 
 
 async def test_timeout_is_retried(sim: Sim, client: Callable[..., LLMClient]) -> None:
-    server = sim([Rule(delay_s=3.0, times=1)])
-    outcome = await LLMJudge(client(timeout_s=0.5, max_retries=1)).assess(REQUEST)
+    server = sim([Rule(delay_s=3.0, times=1)])  # no first byte within the queue timeout
+    outcome = await LLMJudge(client(queue_timeout_s=0.5, max_retries=1)).assess(REQUEST)
     assert outcome.verdict is not None and len(server.state.requests) == 2
 
 
@@ -128,7 +129,7 @@ class _Exploding(GenericFakeChatModel):
 
 async def test_any_client_exception_is_a_failed_call_retried_within_bounds(spec: Callable[..., Any]) -> None:
     chat = _Exploding(messages=iter([]))
-    client = LLMClient(spec(parse_retries=2), chat)
+    client = LLMClient(spec(parse_retries=2, stream=False), chat)
     outcome = await LLMJudge(client).assess(REQUEST)
     assert chat.calls == 3  # one call and two more attempts, no more
     assert outcome.verdict is None and outcome.failure is not None

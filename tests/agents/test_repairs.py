@@ -78,3 +78,15 @@ async def test_the_offline_reviser_says_it_returns_the_problem_unchanged() -> No
     )
     assert revision.problem == problem
     assert "return the problem unchanged" in revision.thinking and "7 eggs" not in revision.thinking
+
+
+def test_a_stale_use_left_by_an_earlier_reviser_is_carried() -> None:
+    """The version the issue found accepted: the first product fixed, the old total still added."""
+    question = "Ravi buys 14 pens at $8.65 each and pays $12 for postage. How much does he pay in all?"
+    problem = Problem(
+        question=question, solution="14 × 8.65 = 121.10. 120.10 + 12 = 132.10, so he pays $132.10."
+    )
+    assert not verify(problem.solution, question).verified
+    fixed, notes = repair(problem, {"arithmetic_correct"})
+    assert fixed.solution == "14 × 8.65 = 121.10. 121.10 + 12 = 133.10, so he pays $133.10."
+    assert verify(fixed.solution, question).verified and "old value" in notes[0]

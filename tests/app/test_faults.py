@@ -50,7 +50,13 @@ async def test_a_batch_survives_an_unreliable_endpoint(
     await migrate(database_url)
     engine = create_engine(database_url)
     sessions = session_factory(engine)
-    entry = {"model": "sim-1", "base_url": simulator_server.base_url, "timeout_s": 5.0, "max_retries": 2}
+    entry = {
+        "model": "sim-1",
+        "base_url": simulator_server.base_url,
+        "timeout_s": 5.0,
+        "queue_timeout_s": 5.0,  # the delayed replies never begin in time
+        "max_retries": 2,
+    }
     factory = PanelFactory(ModelRegistry.from_sources(extra={"m1": entry, "m2": entry}), {})
     broker = build_broker(None, held=8, redelivery_s=30)
     stack = contextlib.AsyncExitStack()

@@ -125,3 +125,17 @@ def test_models_check_of_an_unreachable_endpoint_exits_1(tmp_path: Path) -> None
     config.write_text('[models.down]\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\nmax_retries = 0\n')
     result = runner.invoke(cli, ["models", "check", "down", "--models-file", str(config)])
     assert result.exit_code == 1 and "failed (APIConnectionError" in result.output
+
+
+def test_models_check_prints_the_servers_slots_and_the_bounds(
+    tmp_path: Path, simulator_server: SimulatorServer
+) -> None:
+    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"slots": 4}))
+    result = runner.invoke(
+        cli, ["models", "check", "local", "--models-file", str(_registry(tmp_path, simulator_server))]
+    )
+    assert result.exit_code == 0, result.output
+    assert "server slots     4 (GET /props); at most 4 calls at once" in result.output
+    assert "max_tokens       judge 1000, solver 500, reviser 2000, probe 64" in result.output
+    bounds = [r.body.get("max_completion_tokens") for r in simulator_server.state.requests]
+    assert bounds == [64, 64, 64]  # every probe request is bounded

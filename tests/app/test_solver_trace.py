@@ -53,3 +53,29 @@ async def test_a_failed_solver_shows_its_cause_and_refuses_nothing(
 async def test_a_judges_own_answer_is_kept(service: Service, simulator_server: SimulatorServer) -> None:
     trace = await run_with(service, simulator_server, Rule(role="^Judge", answer="40 minutes"))
     assert all(v["details"]["own_answer"] == "40 minutes" for v in trace["rounds"][0]["verdicts"])
+
+
+async def test_a_failed_revision_shows_its_raw_outputs_and_think_aloud(
+    service: Service, simulator_server: SimulatorServer
+) -> None:
+    simulator_server.state.configure(
+        SimConfig(rules=[Rule(role="^Judge", score=40), Rule(role="^Reviser", malformed=True)])
+    )
+    options = OPTIONS | {"max_rounds": 2}
+    posted = await service.client.post(
+        "/v1/runs",
+        json={"problem": PROBLEM, "options": options},
+        params={"wait": "true"},
+        headers=service.keys.auth(),
+    )
+    assert posted.status_code == 200, posted.text
+    response = await service.client.get(f"/v1/runs/{posted.json()['id']}", headers=service.keys.auth())
+    trace = response.json()
+    assert trace["status"] == "error"
+    revision = trace["rounds"][0]["revision"]
+    assert revision["question"] is None and revision["failure"]["kind"] == "malformed"
+    assert len(revision["raw_outputs"]) == 3 and all(
+        raw.startswith('{"thinking"') for raw in revision["raw_outputs"]
+    )
+    # What the stream showed while the model thought aloud: kept although no revision came of it.
+    assert revision["thinking"].startswith("I read each reviewer's finding")

@@ -8,13 +8,18 @@ import re
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
 from agents.schemas import JUDGES
+from agents.simulator.rules import Rule
+from agents.simulator.server import SimulatorServer
 from app.cli import cli
-from app.validity.service import MAX_VERSIONS, builtin_set
-from tests.app.conftest import Service
+from app.db import migrate
+from app.main import create_app
+from app.validity.service import MAX_VERSIONS, builtin_set, size
+from tests.app.conftest import Service, free_port, seed_keys, service_settings
 from tests.app.test_api import assert_problem
 
 PATH = "/v1/judges/validate"
@@ -26,6 +31,7 @@ SHARES = (
     "controls_accepted",
     "adversarial_gap",
     "paraphrases_accepted",
+    "refused_other",
 )
 PROPORTION = ["evaluate", "analyze", "holistic"]
 
@@ -81,17 +87,32 @@ async def post(service: Service, body: dict[str, Any], key: str = "both", **para
     return await service.client.post(PATH, json=body, params=params, headers=service.keys.auth(key))
 
 
+def assert_share(share: dict[str, Any]) -> None:
+    """A share is count of n with its rate inside its Wilson interval (all null when n is 0)."""
+    assert 0 <= share["count"] <= share["n"] and share["excluded"] >= 0
+    if share["n"] == 0:
+        assert share["rate"] is share["low"] is share["high"] is None
+    else:
+        assert share["rate"] == share["count"] / share["n"]
+        assert 0.0 <= share["low"] <= share["rate"] <= share["high"] <= 1.0
+
+
 def assert_figures(report: dict[str, Any]) -> None:
-    """Every share and judge figure is a number in [0, 1] (or null when it has nothing to count)."""
+    """Every share and judge figure is a number in [0, 1] (or null when it has nothing to count),
+    and the flawed versions judged split exactly into detected, refused otherwise and passed."""
     for summary in report["splits"].values():
         for name in SHARES:
-            share = summary[name]
-            assert 0 <= share["count"] <= share["n"]
-            assert share["rate"] is None or 0.0 <= share["rate"] <= 1.0
+            assert_share(summary[name])
+        parts = [summary[name]["count"] for name in ("detection", "refused_other", "false_accept")]
+        assert sum(parts) == summary["false_accept"]["n"]
+        assert summary["judged"] + summary["excluded"]["total"] == summary["versions"]
+        for row in summary["by_flaw"].values():
+            for name in ("detection", "refused_other", "false_accept", "twins_accepted"):
+                assert_share(row[name])
         assert set(summary["judges"]) == set(JUDGES)
         for judge in summary["judges"].values():
-            for name in ("agreement", "ece"):
-                assert judge[name] is None or 0.0 <= judge[name] <= 1.0
+            assert_share(judge["agreement"]) and judge["agreement"]["n"] == judge["votes"]
+            assert judge["ece"] is None or 0.0 <= judge["ece"] <= 1.0
             assert judge["kappa"] is None or -1.0 <= judge["kappa"] <= 1.0
             assert sum(row["n"] for row in judge["reliability"]) == judge["votes"]
 
@@ -105,6 +126,11 @@ async def test_the_shipped_set_on_the_offline_panel(service: Service) -> None:
     assert report["items"] == len(heldout) and list(report["splits"]) == ["heldout", "all"]
     assert report["versions"] == sum(2 if item.corrected else 1 for item in heldout)
     assert report["targets"]["split"] == "heldout"
+    assert report["complete"] is True and report["excluded"]["total"] == 0
+    assert report["calls"] == {"total": 7 * report["versions"], "failed": 0, "abstained": 0}
+    flawed = sum(item.kind == "flawed" for item in heldout)
+    if flawed < 60:  # the shipped held-out part has more, but the claim follows the count either way
+        assert report["targets"]["claimed"] is False
     assert_figures(report)
 
 
@@ -121,31 +147,103 @@ async def test_the_api_reports_what_the_cli_reports(service: Service, tmp_path: 
     response = await post(service, body)
     assert response.status_code == 200, response.text
     assert response.json() == json.loads(result.stdout)
-    assert response.json()["versions"] == 4 * 5 + 2 * 2
+    # a flawed item: itself, its corrected version, three stuffed and two or three hand-written twins
+    assert response.json()["versions"] == size(subset, twins=True) >= 4 * 7 + 2 * 2
 
 
 async def test_a_judge_that_passes_everything_accepts_every_flaw_and_twin(service: Service) -> None:
     # the simulator with no rules gives every score 90 (a pass) at confidence 80
     response = await post(service, {"items": ITEMS, "judge_model": "sim", "twins": True})
     assert response.status_code == 200, response.text
-    summary = response.json()["splits"]["all"]
-    assert summary["false_accept"] == {"n": 2, "count": 2, "rate": 1.0}
-    assert summary["adversarial_gap"] == {"n": 6, "count": 6, "rate": 1.0}
-    assert summary["detection"] == {"n": 2, "count": 0, "rate": 0.0}
-    assert summary["specificity"] == {"n": 3, "count": 3, "rate": 1.0}
+    report = response.json()
+    summary = report["splits"]["all"]
+    # 2/2 let through: Wilson 95 % 34.2–100 %; each flawed item has 5 twins (no "3/4 of" in them)
+    assert summary["false_accept"] == {
+        "n": 2,
+        "count": 2,
+        "rate": 1.0,
+        "low": pytest.approx(0.3424, abs=1e-4),
+        "high": 1.0,
+        "excluded": 0,
+    }
+    assert summary["adversarial_gap"]["n"] == summary["adversarial_gap"]["count"] == 10
+    assert summary["adversarial_gap"]["low"] == pytest.approx(0.7225, abs=1e-4)
+    assert set(summary["twin_forms"]) == {
+        "bloom-verbs",
+        "variables-and-equation",
+        "analysis-words",
+        "wrong-variable",
+        "note-to-reviewer",
+    }
+    assert summary["detection"]["count"] == 0 and summary["detection"]["n"] == 2
+    assert summary["specificity"]["count"] == summary["specificity"]["n"] == 3
     assert summary["paraphrases_accepted"]["rate"] == 1.0
-    assert summary["false_accepts"] == ["choir", "trays"]
-    # a judge of the flaw's levels should fail 2 flawed versions and 6 twins, and pass 4 sound ones
+    assert summary["false_accepts"] == ["choir", "trays"] and not summary["refuses_every_sound"]
+    assert report["complete"] is True and report["offline"] is False
+    # a judge of the flaw's levels should fail 2 flawed versions and 10 twins, and pass 4 sound ones
     evaluate = summary["judges"]["evaluate"]
-    assert evaluate["votes"] == 12 and evaluate["agreement"] == pytest.approx(4 / 12)
+    assert evaluate["votes"] == 16 and evaluate["agreement"]["rate"] == pytest.approx(4 / 16)
     assert evaluate["reliability"] == [
-        pytest.approx({"low": 0.8, "high": 0.9, "n": 12, "confidence": 0.8, "accuracy": 4 / 12})
+        pytest.approx({"low": 0.8, "high": 0.9, "n": 16, "confidence": 0.8, "accuracy": 4 / 16})
     ]
-    assert evaluate["ece"] == pytest.approx(0.8 - 4 / 12)
+    assert evaluate["ece"] == pytest.approx(0.8 - 4 / 16)
     # a judge of other levels is only asked to pass the sound versions, and does
     remember = summary["judges"]["remember"]
-    assert remember["votes"] == 4 and remember["agreement"] == 1.0 and remember["ece"] == pytest.approx(0.2)
-    assert response.json()["targets"]["false_accept <= 5%"] is False
+    assert remember["votes"] == 4 and remember["agreement"]["rate"] == 1.0
+    assert remember["ece"] == pytest.approx(0.2)
+    # two flawed problems, none held out: nothing is claimed about the targets
+    assert report["targets"] == {
+        "split": "all",
+        "claimed": False,
+        "reason": "targets are claimed on a held-out split only (this is 'all')",
+        "met": dict.fromkeys(report["targets"]["met"]),
+    }
+    page = (await post(service, {"items": ITEMS, "judge_model": "sim", "twins": True}, format="md")).text
+    assert "| false accepts (flawed, accepted) | 2/2 = 100.0 % (95 % CI 34.2–100.0 %) | " in page
+
+
+async def test_a_judge_that_fails_everything_is_named_beside_its_perfect_detection(
+    service: Service, simulator_server: SimulatorServer
+) -> None:
+    rules = [Rule(role="^Judge", score=20)]
+    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"rules": rules}))
+    report = (await post(service, {"items": ITEMS, "judge_model": "sim"})).json()
+    summary = report["splits"]["all"]
+    assert summary["detection"]["rate"] == 1.0 and summary["false_accept"]["rate"] == 0.0
+    assert summary["specificity"]["count"] == 0 and summary["specificity"]["n"] == 3
+    assert summary["refuses_every_sound"] is True
+    page = (await post(service, {"items": ITEMS, "judge_model": "sim"}, format="md")).text
+    assert "this panel refused every sound version (0/3): its detection says nothing" in page
+
+
+async def test_a_judge_endpoint_where_nothing_listens_errs_every_version(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    """Every call is refused: no version is judged, no rate claims anything, the counts say why."""
+    sim = {"model": "sim-1", "base_url": simulator_server.base_url, "timeout_s": 5, "max_retries": 1}
+    down = {"model": "m", "base_url": f"http://127.0.0.1:{free_port()}/v1", "max_retries": 0}
+    await migrate(database_url)
+    keys = await seed_keys(database_url)
+    app = create_app(service_settings(database_url, simulator_server, models={"sim": sim, "down": down}))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            service = Service(app, client, keys)
+            response = await post(service, {"items": ITEMS, "judge_model": "down"})
+            page = (await post(service, {"items": ITEMS, "judge_model": "down"}, format="md")).text
+    assert response.status_code == 200, response.text
+    report = response.json()
+    assert report["complete"] is False and report["judged"] == 0 and report["versions"] == 5
+    assert report["excluded"]["total"] == report["excluded"]["errored"] == 5
+    assert report["calls"] == {"total": 35, "failed": 35, "abstained": 0}
+    summary = report["splits"]["all"]
+    for name in SHARES:
+        assert summary[name]["n"] == 0 and summary[name]["rate"] is None
+    assert summary["detection"]["excluded"] == 2 and summary["specificity"]["excluded"] == 3
+    assert not summary["refuses_every_sound"] and summary["false_accepts"] == []
+    assert report["targets"]["claimed"] is False and set(report["targets"]["met"].values()) == {None}
+    assert "**INCOMPLETE: 5 of 5 versions did not end in the panel's verdict" in page
+    assert "| false accepts (flawed, accepted) | 0/0: nothing judged; 2 excluded |" in page
 
 
 async def test_markdown_and_html_with_a_reliability_diagram_per_split(service: Service) -> None:
@@ -203,10 +301,11 @@ async def test_duplicate_ids_an_empty_split_and_an_unknown_judge_are_422(service
 async def test_too_many_versions_is_422_before_any_judging(service: Service) -> None:
     many = [{**ITEMS[0], "id": f"i{n}", "corrected": None} for n in range(MAX_VERSIONS // 4 + 1)]
     problem = assert_problem(await post(service, {"items": many, "twins": True}), 422)
-    assert problem["versions"] == 4 * len(many) > MAX_VERSIONS and problem["max_versions"] == MAX_VERSIONS
+    # each: itself, three stuffed and two hand-written twins (no "3/4 of" in the choir)
+    assert problem["versions"] == 6 * len(many) > MAX_VERSIONS and problem["max_versions"] == MAX_VERSIONS
     assert f"at most {MAX_VERSIONS}" in str(problem["detail"])
     fits = await post(service, {"items": many[:2], "twins": True})  # the same items, fewer, are judged
-    assert fits.status_code == 200 and fits.json()["versions"] == 8
+    assert fits.status_code == 200 and fits.json()["versions"] == 12
 
 
 async def test_a_body_over_the_route_limit_is_413(service: Service) -> None:

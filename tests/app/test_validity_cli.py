@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from agents.validity.labels import read_labelled
@@ -28,7 +30,9 @@ def test_the_shipped_tune_split_on_the_offline_panel() -> None:
     assert list(report["splits"]) == ["tune", "all"] and report["targets"]["split"] == "all"
     assert report["versions"] == sum(2 if item.corrected else 1 for item in tune)
     assert set(report["splits"]["tune"]["by_flaw"]) == {item.flaw_type for item in tune if item.flaws}
-    assert all(isinstance(met, bool) for name, met in report["targets"].items() if name != "split")
+    # no held-out part: nothing is claimed, met or missed
+    assert report["targets"]["claimed"] is False and set(report["targets"]["met"].values()) == {None}
+    assert report["offline"] is True and report["complete"] is True
     assert_figures(report)
 
 
@@ -48,9 +52,57 @@ def test_check_exits_1_when_a_target_is_missed(tmp_path: Path) -> None:
     args = ["judges", "validate", "--dataset", str(dataset)]
     reported = runner.invoke(cli, args)
     assert reported.exit_code == 0, reported.output  # without --check a missed target is only reported
-    assert "NOT met" in reported.stdout
+    assert "Targets (all): not claimed: targets are claimed on a held-out split only" in reported.stdout
     checked = runner.invoke(cli, [*args, "--check"])
     assert checked.exit_code == 1 and checked.stdout == reported.stdout
+
+
+def test_check_claims_nothing_on_a_small_held_out_part(tmp_path: Path) -> None:
+    """A held-out part of one flawed problem and one control: perfect figures, and still no claim."""
+    flawed = read_labelled(Path(__file__).parents[2] / "app" / "samples" / "validity" / "problems.jsonl")[0]
+    item = flawed.model_copy(update={"split": "heldout"}).model_dump_json(exclude_none=True)
+    control = {"id": "the-control", "split": "heldout", "kind": "control", **SOUND}
+    dataset = tmp_path / "set.jsonl"
+    dataset.write_text(f"{item}\n{json.dumps(control)}\n")
+    result = runner.invoke(cli, ["judges", "validate", "--dataset", str(dataset), "--check"])
+    assert result.exit_code == 1, result.output
+    assert "detection (refused, a check matching the flaw fired) | 1/1 = 100.0 % (95 % CI 20.7–100.0 %)" in (
+        result.stdout
+    )
+    assert "not claimed: not enough held-out flawed problems to claim (n = 1 < 60)." in result.stdout
+    assert "NOT met" not in result.stdout and "- false_accept <= 5%: met" not in result.stdout
+
+
+def test_a_judge_endpoint_where_nothing_listens_exits_1_with_every_version_errored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as sock:  # a loopback port nobody listens on: every call is refused
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("THINKLOOP_MODELS__DOWN__MODEL", "m")
+    monkeypatch.setenv("THINKLOOP_MODELS__DOWN__BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("THINKLOOP_MODELS__DOWN__MAX_RETRIES", "0")
+    control = {"id": "the-control", "split": "heldout", "kind": "control", **SOUND}
+    dataset = tmp_path / "set.jsonl"
+    dataset.write_text(json.dumps(control) + "\n")
+    args = ["judges", "validate", "--dataset", str(dataset), "--judge-model", "down", "--format", "json"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)  # the whole report is printed before the exit
+    assert report["complete"] is False and report["judged"] == 0
+    assert report["excluded"] == {
+        "total": 1,
+        "errored": 1,
+        "undecided": 0,
+        "by_decision": {"error": 1},
+        "versions": ["the-control (control): error"],
+    }
+    assert report["calls"] == {"total": 7, "failed": 7, "abstained": 0}
+    assert report["splits"]["heldout"]["specificity"]["n"] == 0
+    assert "1 of 1 versions did not end in the panel's verdict (1 errored" in result.stderr
+    markdown = runner.invoke(cli, args[:-2])
+    assert markdown.exit_code == 1 and "0 judged, 1 excluded (1 errored, 0 undecided)" in markdown.stdout
+    assert "specificity (sound versions accepted) | 0/0: nothing judged; 1 excluded |" in markdown.stdout
 
 
 def test_a_bad_label_file_names_the_line_and_field(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ def report(flawed: tuple[int, int], errored: int = 0, split: str = "heldout") ->
         "judge_model": "judge",
         "policy": "default",
         "versions": n + 40,
-        "errored_versions": errored,
+        "excluded": {"total": errored, "errored": errored, "undecided": 0},
         "splits": {split: summary, "all": summary | {"split": "all"}},
         "targets": {"split": split},
     }
@@ -68,7 +68,10 @@ def test_a_record_keeps_the_headline_split_with_intervals() -> None:
 
 @pytest.mark.parametrize(
     ("bench", "why"),
-    [(report((2, 120), errored=3), "3 of 160 versions errored"), (report((0, 0)), "holds no flawed problem")],
+    [
+        (report((2, 120), errored=3), "3 of 160 versions did not end in the panel's verdict \\(3 errored"),
+        (report((0, 0)), "holds no flawed problem"),
+    ],
 )
 def test_no_record_of_a_bench_that_is_no_measurement(bench: dict[str, Any], why: str) -> None:
     with pytest.raises(NotRecordable, match=why):

@@ -178,7 +178,8 @@ async def test_a_bench_with_an_errored_version_saves_no_record(
     body = {"items": ITEMS, "judge_model": "sim", "save": True}
     response = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth())
     problem = assert_problem(response, 422)
-    assert "no validity record was saved" in str(problem["detail"]) and problem["errored_versions"] == 5
+    assert "no validity record was saved" in str(problem["detail"])
+    assert problem["excluded"] == {"total": 5, "errored": 5, "undecided": 0}
     assert await stored_records(database_url) == []
 
 

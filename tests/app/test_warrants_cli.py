@@ -86,7 +86,8 @@ def test_a_bench_with_an_errored_version_saves_nothing_and_exits_1(
     args = ["judges", "validate", "--dataset", str(env / "items.jsonl"), "--judge-model", "sim", "--save"]
     result = runner.invoke(cli, args)
     assert result.exit_code == 1
-    assert "5 of 5 versions errored" in result.stderr and "no validity record was saved" in result.stderr
+    assert "5 of 5 versions did not end in the panel's verdict (5 errored, 0 undecided)" in result.stderr
+    assert "no validity record was saved" in result.stderr
     assert records(env) == []
 
 
