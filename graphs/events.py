@@ -47,6 +47,7 @@ class RoundScored(RoundFigures):
     type: Literal["round.scored"] = "round.scored"
     round: int
     verification: list[str] = Field(default_factory=list)
+    unverified: list[str] = Field(default_factory=list, description="Steps read but not checkable")
     solver: SolverResult | None = None
     unchanged: bool = Field(default=False, description="No revision: the version it was to revise, again")
 
@@ -72,6 +73,10 @@ class RevisionProposed(_Event):
     usage: Usage = Field(default_factory=Usage)
     unchanged: bool = False
     note: str | None = None
+    givens_changed: list[str] = Field(
+        default_factory=list,
+        description="Quantities the question gives that this revision changed, added or removed",
+    )
 
 
 class RunFinished(_Event):

@@ -24,6 +24,7 @@ from agents.schemas import (
     RevisionResult,
     SolverResult,
 )
+from agents.verify.givens import changed_givens
 from agents.verify.verifier import verify
 from graphs.context import RunContext
 from graphs.events import (
@@ -103,14 +104,29 @@ async def solve(task: SolveTask, runtime: Runtime[RunContext]) -> dict[str, Any]
     return {"solutions": [outcome]}
 
 
-def gate_evidence(problem: Problem, solver: SolverResult | None) -> list[str]:
-    """Why the version may not be accepted: the stated solution's wrong computations, then a final
-    answer that differs from the solver's. A solver without an answer (failed call) adds nothing."""
-    lines = [e.line() for e in verify(problem.solution).errors]
+UNVERIFIED = "unverified: "
+
+
+def gate_evidence(
+    problem: Problem, solver: SolverResult | None, *, screen: bool = False
+) -> tuple[list[str], list[str]]:
+    """Why the version may not be accepted, and the steps the verifier read but could not check.
+
+    The evidence: the stated solution's wrong computations and broken links in its chain (a number
+    neither given nor computed, a correction not carried, a final answer copied from a middle step),
+    then a final answer that differs from the solver's (a failed solver call adds nothing). A
+    screen passes only a chain it has checked whole, so for it each unverified step is evidence too;
+    a model-backed panel's trace names them without refusing on them.
+    """
+    found = verify(problem.solution, problem.question)
+    lines = [e.line() for e in found.errors]
+    unverified = [step.line() for step in found.unverified]
+    if screen:
+        lines += [UNVERIFIED + step for step in unverified]
     if solver is not None and solver.solution is not None:
         line = mismatch(solver.solution, problem.solution)
         lines += [line] if line else []
-    return lines
+    return lines, unverified
 
 
 async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
@@ -125,7 +141,8 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
     # An unchanged version is no revision: a split that "persists" over it says nothing new.
     previous = score_round(votes_of(earlier[-1].outcomes), policy) if earlier and not unchanged else None
     solver = next((s for s in reversed(state.get("solutions") or []) if s.round == number), None)
-    errors = gate_evidence(state["current"], solver) if policy.verification_gate else []
+    gated = policy.verification_gate
+    errors, unverified = gate_evidence(state["current"], solver, screen=context.screen) if gated else ([], [])
     decision = gate(decide(result, number, policy, previous), number, policy, len(errors))
     decision, certify_reason = certify(decision, screen=context.screen, uncertified=context.uncertified)
     unusable = not any(o.verdict is not None for o in outcomes)
@@ -136,12 +153,20 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
         problem=state["current"],
         outcomes=outcomes,
         verification=errors,
+        unverified=unverified,
         solver=solver,
         unchanged=unchanged,
         **figures,
     )
     runtime.stream_writer(
-        RoundScored(round=number, verification=errors, solver=solver, unchanged=unchanged, **figures)
+        RoundScored(
+            round=number,
+            verification=errors,
+            unverified=unverified,
+            solver=solver,
+            unchanged=unchanged,
+            **figures,
+        )
     )
     failures = record.failures()
     reason = certify_reason or _reason(decision, result.valid, failures)
@@ -292,6 +317,7 @@ def proposed(outcome: RevisionResult, revised: Problem) -> RevisionProposed:
         usage=outcome.usage,
         unchanged=unchanged,
         note=NO_REVISION if unchanged else None,
+        givens_changed=changed_givens(revised.question, outcome.problem.question) if outcome.problem else [],
     )
 
 
@@ -312,16 +338,19 @@ def _findings(outcomes: list[JudgeResult], context: RunContext) -> tuple[Finding
 def _suggestions(record: RoundRecord) -> tuple[str, ...]:
     """The holistic judge's suggestions, then every computation the verifier found wrong and the
     solver's disagreement with the final answer."""
-    advice = [
-        f"[{'final_answer' if line.startswith('solver:') else 'arithmetic_correct'}] {line}"
-        for line in record.verification
-    ]
+    advice = [f"[{_gate_check(line)}] {line}" for line in record.verification]
     for outcome in record.outcomes:
         if outcome.judge == HOLISTIC and isinstance(outcome.verdict, HolisticVerdict):
             advice = list(outcome.verdict.suggestions) + [
                 a for a in advice if a not in outcome.verdict.suggestions
             ]
     return tuple(advice)
+
+
+def _gate_check(line: str) -> str:
+    if line.startswith("solver:"):
+        return "final_answer"
+    return "unverified_step" if line.startswith(UNVERIFIED) else "arithmetic_correct"
 
 
 def route_after_revise(state: RefinementState) -> str:

@@ -60,6 +60,11 @@ class RoundRecord(RoundFigures):
     problem: Problem
     outcomes: list[JudgeResult]
     verification: list[str] = []
+    unverified: list[str] = Field(
+        default_factory=list,
+        description="Steps of the stated solution the verifier read but could not check (named, "
+        "never passed as checked; for the offline screen each is also gate evidence)",
+    )
     solver: SolverResult | None = None
     unchanged: bool = Field(
         default=False,

@@ -97,6 +97,8 @@ class TraceRenderer:
             )
         for line in event.verification:
             self.console.print(Text.assemble(("Not acceptable: ", "red"), line))
+        for line in event.unverified:
+            self.console.print(Text.assemble(("Unverified (read, not checked): ", "yellow"), line))
 
     def _think(self, event: ReviserThinking) -> None:
         if self._thinking_round != event.round:
@@ -112,6 +114,8 @@ class TraceRenderer:
             self.console.print(problem_panel(event.problem, f"Revision proposed after round {event.round}"))
             if event.unchanged:
                 self.console.print(Text.assemble(("No revision: ", "red"), event.note or ""))
+            for line in event.givens_changed:
+                self.console.print(Text.assemble(("Changed a given: ", "yellow"), line))
 
     def _finished(self, event: RunFinished) -> None:
         if event.outcome not in SCORED_OUTCOMES:

@@ -304,6 +304,12 @@ class RevisionPublic(CallAccounting):
         description="The model's raw replies, kept for audit (a failed revision's among them: several "
         "when a malformed reply was asked for again)",
     )
+    givens_changed: list[str] = Field(
+        default_factory=list,
+        description="Quantities the question gives that this revision changed, added or removed "
+        "(a revision may reword the story, never its data)",
+        examples=[["given '120 musicians' became '60 musicians'"]],
+    )
 
 
 class RoundPublic(RoundFigures):
@@ -319,6 +325,11 @@ class RoundPublic(RoundFigures):
     verification: list[str] = Field(
         default_factory=list,
         description="Computations of the stated solution found wrong (none: all checked ones hold)",
+    )
+    unverified: list[str] = Field(
+        default_factory=list,
+        description="Steps of the stated solution the verifier read but could not check: never passed "
+        "as checked (the offline screen refuses a version that has one)",
     )
     solver: SolverResult | None = Field(
         default=None,

@@ -9,6 +9,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from agents.schemas import JUDGES, SolverResult, Usage
+from agents.verify.givens import changed_givens
+from agents.verify.verifier import verify
 from app.models import ProblemRow, RevisionRow, RoundRow, Run, TranscriptEvent, VerdictRow
 from app.runs.repository import FIGURES
 from app.runs.schemas import (
@@ -78,6 +80,14 @@ def _revision(row: RevisionRow, streamed: str) -> RevisionPublic:
     return public
 
 
+def _with_givens(revision: RevisionPublic | None, question: str) -> RevisionPublic | None:
+    """The revision with the givens it changed in the question it revised (derived, so every stored
+    run shows them, whichever reviser made it)."""
+    if revision is not None and revision.question is not None:
+        revision.givens_changed = changed_givens(question, revision.question)
+    return revision
+
+
 async def streamed_thinking(session: AsyncSession, run_id: str) -> dict[int, str]:
     """The think-aloud a run's transcript holds, joined per round (its stream sent exactly this)."""
     rows = await session.execute(
@@ -119,10 +129,11 @@ def run_trace(
         RoundPublic(
             **r.model_dump(include=FIGURES | {"round", "question", "solution"}),
             verification=r.verification or [],
+            unverified=[step.line() for step in verify(r.solution, r.question).unverified],
             solver=SolverResult.model_validate(r.solver) if r.solver else None,
             verdicts=by_round.get(r.round, []),
             feedback=_feedback(by_round.get(r.round, [])),
-            revision=revision_of.get(r.round),
+            revision=_with_givens(revision_of.get(r.round), r.question),
         )
         for r in rounds
     ]
