@@ -17,11 +17,16 @@ from agents.simulator import Rule, SimulatorServer
 from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
 from app.models import ValidityRecord, WebhookDelivery
-from tests.app.conftest import PROBLEM, Service, seed_keys, service_settings
+from tests.app.conftest import Service, seed_keys, service_settings
 from tests.app.test_api import assert_problem
 from tests.app.test_validity_api import ITEMS
 
 SIM = {"model": "sim", "judge_model": "sim", "max_rounds": 1}
+# a sound problem: only the judges decide it (the verifier's gate finds nothing to refuse)
+SOUND = {
+    "question": "Tom has 3 bags with 4 apples in each bag. How many apples does Tom have?",
+    "solution": "3 × 4 = 12, so Tom has 12 apples.",
+}
 
 
 async def validate(service: Service, **fields: Any) -> dict[str, Any]:
@@ -33,7 +38,7 @@ async def validate(service: Service, **fields: Any) -> dict[str, Any]:
 
 
 async def run(service: Service, key: str = "both", **extra: Any) -> dict[str, Any]:
-    body = {"problem": PROBLEM, "options": SIM} | extra
+    body = {"problem": SOUND, "options": SIM} | extra
     response = await service.client.post(
         "/v1/runs", json=body, params={"wait": "true"}, headers=service.keys.auth(key)
     )

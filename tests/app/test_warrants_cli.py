@@ -17,7 +17,10 @@ from tests.app.test_validity_api import ITEMS
 
 runner = CliRunner()
 SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
-REFINE = ["refine", "--example", "orchestra", "--judge-model", "sim", "--max-rounds", "1"]
+# a sound problem: only the judges decide it (the verifier's gate finds nothing to refuse)
+SOUND = ["--question", "Tom has 3 bags with 4 apples in each bag. How many apples does Tom have?"]
+REFINE = ["refine", *SOUND, "--solution", "3 × 4 = 12, so Tom has 12 apples.", "--judge-model", "sim"]
+REFINE += ["--max-rounds", "1"]
 
 
 @pytest.fixture
