@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -111,3 +112,12 @@ def rubric_context() -> Callable[..., RunContext]:
         return RunContext(judges=judges, reviser=RubricReviser(), policy=get_policy(policy, **overrides))
 
     return make
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/realmodel/ is in the real-model tier, marked or not: the inner loop
+    (``-m "not slow and not realmodel"``) never starts a real model by accident."""
+    tier = Path(__file__).parent / "realmodel"
+    for item in items:
+        if tier in item.path.parents and item.get_closest_marker("realmodel") is None:
+            item.add_marker(pytest.mark.realmodel)

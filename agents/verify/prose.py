@@ -50,7 +50,9 @@ _LINK = (
     r",? so (?:that is|that's|(?:he|she|they|it|we|[A-Z][a-z]+) (?:has|have|had|gets?|got|is|are|was|were"
     r"|needs?|makes?|made|scored?|ran|reads?|read|earns?|earned|pays?|paid|owns?|collected|buys|bought))"
 )
-_RESULT = rf"(?P<cur>[$£€])?(?P<n>{_NUMBER})"
+# A number that an operator follows is an operand of a written computation, not the relation's result
+# ("half as many musicians: 40 × 120 / 60 = 80" states no "half of 60 is 40").
+_RESULT = rf"(?P<cur>[$£€])?(?P<n>{_NUMBER})(?!\s*[×x*/÷+−-]\s*[$£€]?\d)"
 _TIMES = re.compile(
     rf"\b(?P<f>{_FACTOR}) as (?:many|much|long|old|far|tall|heavy|high|big|fast)\b"
     rf"(?P<ref>[^.;:=?!\n]*?)(?P<link>{_LINK}) {_RESULT}(?![\d/:])"

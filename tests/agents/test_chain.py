@@ -149,3 +149,17 @@ def test_the_chain_check_refuses_no_sound_version_of_the_shipped_sets() -> None:
     ]
     assert len(versions) > 1000
     assert refused == []
+
+
+def test_a_relation_followed_by_a_written_computation_is_not_read_as_stating_its_first_operand() -> None:
+    """'half as many musicians …: 40 × 120 / 60 = 80' states no 'half of 60 is 40': the 40 is an
+    operand, so the relation is not checked against it (the computation itself is)."""
+    question = (
+        "An orchestra of 120 musicians takes 40 minutes to perform a symphony. How long would it "
+        "take 60 musicians to perform the same symphony?"
+    )
+    said = "With half as many musicians it takes twice as long: 40 × 120 / 60 = {} minutes."
+    found = verify(said.format(80), question)
+    assert found.errors == []
+    wrong = verify(said.format(90), question)
+    assert [e.line() for e in wrong.errors] == ["40 × 120 / 60 = 90 (wrong: it is 80)"]

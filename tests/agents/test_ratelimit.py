@@ -15,8 +15,9 @@ from agents.models import ModelSpec, build_chat_model, limit_spec
 from agents.ratelimit import KEY_PREFIX, LimitSpec, LimitStore, estimate_tokens
 from agents.schemas import JudgeVerdict
 from agents.simulator import SimulatorServer
+from tests.workers import redis_url
 
-REDIS = "redis://127.0.0.1:6379/15"
+REDIS = redis_url("main")  # this xdist worker's own database
 
 
 def unique(prefix: str) -> str:

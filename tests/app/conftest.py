@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import queue
+import shutil
 import socket
+import sqlite3
 import threading
 import time
 import uuid
@@ -30,9 +33,10 @@ from app.main import create_app
 from app.projects.keys import create_key
 from app.runs.service import open_executor
 from app.settings import Settings
+from tests.workers import redis_url
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
-REDIS = "redis://127.0.0.1:6379/15"
+REDIS = redis_url("main")  # this xdist worker's own database (tests/workers.py)
 PROBLEM = {
     "question": (
         "An orchestra of 120 musicians takes 40 minutes to perform a symphony. How long would it take "
@@ -53,16 +57,92 @@ def postgres_url() -> Iterator[str]:
         admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to head once per session (per xdist worker); tests get copies."""
+    path = tmp_path_factory.mktemp("template") / "thinkloop.db"
+    asyncio.run(migrate(f"sqlite+aiosqlite:///{path}"))
+    connection = sqlite3.connect(path)
+    try:  # everything in the one file that is copied, nothing left behind in its WAL
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        connection.close()
+    return path
+
+
+class PostgresDatabases:
+    """This session's PostgreSQL databases: one template migrated to head once, and a copy of it
+    per test (``CREATE DATABASE … TEMPLATE``: ~0.3 s, against ~1-3 s to migrate from zero), dropped
+    by a background thread so the next test does not wait for it."""
+
+    def __init__(self) -> None:
+        self.template = f"thinkloop_tpl_{uuid.uuid4().hex[:10]}"
+        self._drops: queue.Queue[str | None] = queue.Queue()
+        self._dropper = threading.Thread(target=self._drop_all, daemon=True)
+
+    def __enter__(self) -> PostgresDatabases:
+        self.admin(f'CREATE DATABASE "{self.template}"')
+        asyncio.run(migrate(self.url(self.template)))  # its engine is disposed: no one stays connected
+        self._dropper.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._drops.put(None)
+        self._dropper.join(timeout=120)
+        self.admin(f'DROP DATABASE IF EXISTS "{self.template}" WITH (FORCE)')
+
+    @staticmethod
+    def admin(statement: str) -> None:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute(statement)  # type: ignore[arg-type]
+
+    @staticmethod
+    def url(name: str) -> str:
+        return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+
+    def copy(self) -> str:
+        """A new database with the template's migrated schema and rows."""
+        name = f"thinkloop_test_{uuid.uuid4().hex[:10]}"
+        self.admin(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"')
+        return name
+
+    def drop_later(self, name: str) -> None:
+        self._drops.put(name)
+
+    def _drop_all(self) -> None:
+        while (name := self._drops.get()) is not None:
+            self.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def postgres_databases() -> Iterator[PostgresDatabases]:
+    """This session's (this xdist worker's) PostgreSQL template and copies."""
+    with PostgresDatabases() as databases:
+        yield databases
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Each service test runs on SQLite and on PostgreSQL."""
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Each service test runs on SQLite and on PostgreSQL, each test on a database of its own,
+    already migrated to head (a copy of the session's template: migrating again is a no-op). A test
+    marked ``empty_database`` (the migration tests) gets an empty database instead."""
+    empty = request.node.get_closest_marker("empty_database") is not None
     if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'thinkloop.db'}"
-    url: str = request.getfixturevalue("postgres_url")
-    with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as connection:
-        connection.execute("DROP SCHEMA public CASCADE")  # every test starts from an empty database
-        connection.execute("CREATE SCHEMA public")
-    return url
+        path = tmp_path / "thinkloop.db"
+        if not empty:
+            shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+        yield f"sqlite+aiosqlite:///{path}"
+        return
+    databases: PostgresDatabases = request.getfixturevalue("postgres_databases")
+    if empty:
+        name = f"thinkloop_test_{uuid.uuid4().hex[:10]}"
+        databases.admin(f'CREATE DATABASE "{name}"')
+    else:
+        name = databases.copy()
+    try:
+        yield databases.url(name)
+    finally:
+        databases.drop_later(name)
 
 
 def service_settings(database_url: str, simulator: SimulatorServer, **overrides: Any) -> Settings:

@@ -18,6 +18,8 @@ from app.db import create_engine, session_factory, short_session
 from app.models import BatchItem
 from tests.app.test_workers import model_env, run_batch
 
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # 600 items a test
+
 MODELS = ("m1", "m2", "m3")
 # A quarter of the problems (the fixed-duration template) fail every judge: they go through every
 # round, with revisions in between; the rest pass at once.

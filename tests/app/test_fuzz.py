@@ -22,7 +22,10 @@ from tests.app.conftest import LiveServer, seed_keys, service_settings
 
 PROBLEM_JSON = "application/problem+json"
 # schemathesis's own strategies draw from `random`, which hypothesis deprecates (a library matter).
-pytestmark = pytest.mark.filterwarnings("ignore:Do not use the `random` module inside strategies")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore:Do not use the `random` module inside strategies"),
+]
 
 
 @schemathesis.check

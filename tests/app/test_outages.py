@@ -37,6 +37,8 @@ from app.models import BatchItem, Run
 from tests.app.conftest import batch_runner, free_port, seed_keys, service_settings
 from tests.app.test_workers import start_worker
 
+pytestmark = pytest.mark.slow
+
 
 class RedisProcess:
     """A Redis server of this test's own on a free loopback port (the shared one is not touched)."""

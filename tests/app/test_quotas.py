@@ -17,9 +17,10 @@ import redis
 from agents.simulator import SimulatorServer
 from app.main import create_app
 from tests.app.conftest import PROBLEM, Keys, seed_keys, service_settings
+from tests.workers import redis_url
 
 PROBLEM_JSON = "application/problem+json"
-LIMITS = "redis://127.0.0.1:6379/12"  # a database of its own: flushed by this test
+LIMITS = redis_url("limits")  # a database of its own (this xdist worker's): flushed by this test
 
 
 @asynccontextmanager

@@ -24,7 +24,11 @@ from app.models import RUN_UNFINISHED, TranscriptEvent
 from tests.app.conftest import PROBLEM, Keys, free_port, seed_keys
 from tests.app.test_durability import SHORT_LEASES, server_process, wait_until
 
-pytestmark = [pytest.mark.postgres, pytest.mark.parametrize("database_url", ["postgres"], indirect=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.postgres,
+    pytest.mark.parametrize("database_url", ["postgres"], indirect=True),
+]
 BODY = {"problem": PROBLEM, "options": {"model": "sim", "judge_model": "sim", "max_rounds": 2}}
 UNFINISHED = RUN_UNFINISHED
 

@@ -26,6 +26,8 @@ from app.db import migrate
 from app.main import create_app
 from tests.app.conftest import PROBLEM, Keys, LiveServer, seed_keys, service_settings
 
+pytestmark = pytest.mark.slow
+
 DATASET = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
 # A bound for conditions on a busy 2-core machine, never a timing assertion.
 WAIT_MS = int(os.environ.get("VIEWER_WAIT_MS", "90000"))

@@ -1,0 +1,121 @@
+"""The ``thinkloop`` command against Gemma 3 270M on llama.cpp's server, as a user runs it.
+
+A base model of 270M parameters writes junk: these tests assert what must hold whatever it writes
+(tests/realmodel/invariants.py), never what it writes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.realmodel.conftest import NAME, RealModel, Result
+from tests.realmodel.invariants import (
+    assert_batch_report,
+    assert_echo_is_a_failure,
+    assert_run,
+    assert_validity_report,
+)
+
+# A real model on 2 busy cores is slow: a generous hang guard (the suite's default is 300 s a test).
+pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(900)]
+
+ROOT = Path(__file__).resolve().parents[2]
+VALIDITY_SET = ROOT / "app" / "samples" / "validity" / "problems.jsonl"
+PROBLEMS = ROOT / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
+
+
+def test_models_check_finds_the_grammar_enforced_json_schema(thinkloop: Any) -> None:
+    done: Result = thinkloop("models", "check", NAME, "--json")
+    assert done.code == 0, done.err
+    found = json.loads(done.out)
+    assert found["json_schema"] == "supported" and found["mode"] == "json_schema", found
+    assert found["streaming"].startswith("ok"), found
+
+
+def test_refine_with_gemma_as_the_model_under_test(thinkloop: Any) -> None:
+    """The offline panel judges; Gemma revises. Its revision, whatever it is, is judged or fails
+    with its cause; an unchanged one is its failure, not a case set aside."""
+    done: Result = thinkloop(
+        "refine", "--example", "orchestra", "--model", NAME, "--max-rounds", "2", "--json"
+    )
+    result = json.loads(done.out)
+    assert_run(result, done.code)
+    assert_echo_is_a_failure(result)
+    assert result["revisions"], "the offline panel refuses the orchestra problem: a revision was asked for"
+    assert all(r["model"] == NAME for r in result["revisions"])
+
+
+def test_refine_with_gemma_as_the_whole_panel(thinkloop: Any) -> None:
+    """Gemma judges (seven judges and the solver) and revises: junk verdicts are abstentions with a
+    reason, a panel with none usable ends in error with its cause, never a score."""
+    done: Result = thinkloop(
+        "refine",
+        "--example",
+        "orchestra",
+        "--model",
+        NAME,
+        "--judge-model",
+        NAME,
+        "--max-rounds",
+        "2",
+        "--json",
+    )
+    result = json.loads(done.out)
+    assert_run(result, done.code)
+    assert_echo_is_a_failure(result)
+    judges = {o["model"] for r in result["rounds"] for o in r["outcomes"]}
+    assert judges == {NAME}, judges
+
+
+def test_batch_with_the_control_arm_adds_up(thinkloop: Any, tmp_path: Path) -> None:
+    """Two problems × loop and control, Gemma under test: every item counted once by outcome,
+    errors with causes and in no rate, and the exit code says whether any item errored."""
+    dataset = tmp_path / "two.jsonl"
+    dataset.write_text("".join(PROBLEMS.read_text("utf-8").splitlines(keepends=True)[:2]), "utf-8")
+    done: Result = thinkloop(
+        "batch", "run", "--dataset", str(dataset), "--models", NAME, "--control",
+        "--max-rounds", "2", "--format", "json",
+    )  # fmt: skip
+    report = json.loads(done.out)
+    assert_batch_report(report, expected_items=4, exit_code=done.code)
+    assert {(row["model"], row["arm"]) for row in report["rows"]} == {(NAME, "loop"), (NAME, "control")}
+    if report["outcomes"].get("error"):
+        assert "ended in error and are not scored" in done.err, done.err
+    items = thinkloop("batch", "items", report["batch"]["id"][:12])
+    assert items.code == 0, items.err
+    rows = [json.loads(line) for line in items.out.splitlines()[1:]]  # the manifest comes first
+    assert len(rows) == 4
+    for row in rows:
+        if row["outcome"] == "error":  # its cause, and no number that reads as its score
+            assert row["error"], row
+            assert row["passed"] is None and row["final_quality"] is None, row
+
+
+def labelled_slice(tmp_path: Path) -> tuple[Path, int, int]:
+    """Three labelled items, one version each (24 calls of Gemma's panel): two flawed problems
+    without their corrected versions, and a sound control."""
+    lines = VALIDITY_SET.read_text("utf-8").splitlines()
+    items = {json.loads(line)["id"]: json.loads(line) for line in lines}
+    alone = {"corrected": None}
+    chosen = [items["prop-01"] | alone, items["arword-01"] | alone, items["control-01"]]
+    path = tmp_path / "slice.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in chosen), "utf-8")
+    return path, 2, 1
+
+
+def test_judges_validate_counts_every_version_and_scores_no_failure(
+    thinkloop: Any, tmp_path: Path, realmodel: RealModel
+) -> None:
+    """Gemma's panel on a small labelled slice: each version is judged or counted apart, every
+    rate's denominator excludes the versions that did not end in a verdict, and a bench with
+    errored versions exits non-zero (it claims no rate it did not measure)."""
+    dataset, flawed, sound = labelled_slice(tmp_path)
+    done: Result = thinkloop(
+        "judges", "validate", "--dataset", str(dataset), "--judge-model", NAME, "--format", "json"
+    )
+    report = json.loads(done.out)
+    assert_validity_report(report, flawed=flawed, sound=sound, exit_code=done.code)
