@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from alembic import command
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import text
 
 from app.db import alembic_config, create_engine
+
+pytestmark = pytest.mark.empty_database  # it migrates from 0016 itself
 
 
 async def _tables_and_columns(database_url: str) -> tuple[set[str], set[str]]:
