@@ -34,6 +34,7 @@ from app.runs.service import open_executor
 from app.runs.stream import listening
 from app.settings import Settings, get_settings
 from app.validity import endpoints as validity
+from app.validity import panels as panel_records
 from app.viewer import endpoints as viewer
 from app.webhooks import WebhookOutbox
 
@@ -111,6 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(batches.router)
     app.include_router(catalog.router)
     app.include_router(validity.router)
+    app.include_router(panel_records.router)
     app.include_router(projects.router)
     viewer.install(app)  # the browser viewer at /, a client of the routes above
     if settings.cors_origins:

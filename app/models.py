@@ -123,6 +123,9 @@ class Project(SQLModel, table=True):
     # The project's own daily caps; None: the global setting (THINKLOOP_PROJECT_DAILY_*).
     daily_tokens: int | None = Field(default=None, sa_column=Column(BigInteger, nullable=True))
     daily_cost_usd: float | None = None
+    # The largest false-accept upper bound a warrant may have for an acceptance to stand; None: the
+    # global setting (THINKLOOP_REQUIRE_WARRANT), which is unset by default.
+    require_warrant: float | None = None
 
 
 def _project() -> Any:
@@ -474,3 +477,29 @@ class AuditEvent(SQLModel, table=True):
     target_type: str = Field(max_length=16)  # run, batch, dataset, project, key
     target_id: str = Field(max_length=64)
     detail: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+
+
+class ValidityRecord(SQLModel, table=True):
+    """One saved measurement of one exact panel (``agents.identity``) against a labelled set: what a
+    warrant cites. Each share is ``{"n", "count", "rate", "low", "high"}`` (Wilson 95 %)."""
+
+    __tablename__ = "validity_records"
+    __table_args__ = (Index("ix_validity_records_panel_id_measured_at", "panel_id", "measured_at"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    project_id: str = _project()  # who measured it (the CLI: the default project)
+    panel_id: str = Field(max_length=64)
+    identity: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))  # the identity's parts
+    judge_model: str = Field(max_length=200)
+    set_name: str = Field(max_length=200)
+    set_hash: str = Field(max_length=64)
+    split: str = Field(max_length=16)
+    n_flawed: int
+    n_sound: int
+    false_accept: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    # The false-accept rate's Wilson upper bound, apart: what a required warrant is compared with.
+    false_accept_high: float | None = None
+    specificity: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    detection: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    adversarial_gap: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    measured_at: datetime = _ts()

@@ -21,6 +21,14 @@ class Settings(BaseSettings):
     model: str = Field(default="rubric", description="Default model under test")
     judge_model: str = Field(default="rubric", description="Default judge model")
     policy: str = Field(default="default", description="Default scoring policy")
+    require_warrant: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="The largest false-accept upper bound (Wilson 95 %) of the newest validity record "
+        "of a panel for its acceptances to stand; an acceptance by a panel without one ends "
+        "needs_review ('panel not certified'). Unset: acceptances stand, with or without a warrant",
+    )
     log_level: str = Field(default="WARNING")
     log_json: bool = Field(default=False)
 

@@ -12,6 +12,7 @@ from app.models import BatchItem
 from app.pagination import MAX_INT32
 from app.reporting.item_result import ItemResult
 from app.text import storable_if_text
+from app.validity.panel_schemas import WARRANT_EXAMPLES, Warrant
 from graphs.scoring import PolicyName
 
 BatchStatus = Literal["queued", "running", "paused", "completed", "cancelled", "budget_exhausted"]
@@ -249,6 +250,12 @@ class BatchItemPublic(BaseModel):
         description="Replies taken from the response cache instead of the endpoint (0 with the cache off)"
     )
     finished_at: datetime | None = Field(description="When it ended (UTC); null until then")
+    warrant: Warrant | None = Field(
+        default=None,
+        examples=WARRANT_EXAMPLES,
+        description="An accepted item's warrant: its panel's newest validity record, or status none; "
+        "null for any other outcome",
+    )
 
     @classmethod
     def of(cls, item: BatchItem) -> BatchItemPublic:
@@ -279,6 +286,7 @@ class BatchItemPublic(BaseModel):
             rounds=len(result.rounds) if result else 0,
             final_quality=_final_quality(result),
             cache_hits=result.calls.cache_hits if result else 0,
+            warrant=result.warrant if result else None,
         )
 
 

@@ -31,6 +31,13 @@ def judges_validate(
     check: Annotated[
         bool, typer.Option(help="Exit 1 unless the targets are claimed (held out, n >= 60) and met")
     ] = False,
+    save: Annotated[
+        bool,
+        typer.Option(
+            help="Save the headline split's figures as a validity record of this exact panel (its "
+            "accepted runs cite it as their warrant); refused when any version did not end in a verdict"
+        ),
+    ] = False,
 ) -> None:
     """Judge every version of a labelled set once: detection, false accepts, specificity, κ per
     judge, calibration and the adversarial gap, per split, each rate with n and its Wilson 95 %
@@ -58,6 +65,7 @@ def judges_validate(
         report = asyncio.run(_validate(factory, chosen, judge, policy, twins))
     except (UnknownModelError, ModelConfigError, ValueError) as exc:
         fail(str(exc))
+    refused = _save(factory, report, items, dataset.name if dataset else "shipped") if save else None
     typer.echo(
         json.dumps(report, indent=2)
         if fmt == "json"
@@ -65,6 +73,8 @@ def judges_validate(
         if fmt == "html"
         else to_markdown(report)
     )
+    if refused:  # the figures are shown, but a failure is not a measurement: nothing was stored
+        fail(refused, code=1)
     _exit_status(report, check)
 
 
@@ -97,3 +107,25 @@ async def _validate(
     get_policy(policy)
     async with factory:
         return await validate(items, factory, judge, policy=policy, twins=twins)
+
+
+def _save(factory: PanelFactory, report: dict[str, Any], items: list[Any], set_name: str) -> str | None:
+    """Store the report as a validity record in the configured database (and in the report); why
+    not, when it is no measurement (a version errored)."""
+    from app.cli.support import err, in_session
+    from app.validity.records import NotRecordable, save_report
+
+    async def work(session: Any) -> Any:
+        return await save_report(session, factory.registry, report, items, set_name)
+
+    try:
+        record = asyncio.run(in_session(work))
+    except NotRecordable as exc:
+        return str(exc)
+    err.print(
+        f"saved validity record {record.id} of panel {record.panel_id} ({record.split}, "
+        f"{record.n_flawed} flawed / {record.n_sound} sound)",
+        markup=False,
+        highlight=False,
+    )
+    return None

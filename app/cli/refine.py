@@ -13,9 +13,13 @@ from app.cli.support import MODELS_FILE_HELP, fail, registry_from
 from graphs.scoring import POLICY_NAMES
 
 if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
     from agents.panel import PanelFactory
     from agents.schemas import Problem
     from app.cli.render import TraceRenderer
+    from app.settings import Settings
+    from app.validity.records import Standing
     from graphs.result import RunResult
     from graphs.scoring import ScoringPolicy
 
@@ -74,12 +78,11 @@ def refine(
     except ValueError as exc:
         fail(str(exc))
     factory = panel_factory(settings, registry_from(settings, models_file))
-    renderer = None if as_json else TraceRenderer(Console())
-    result = asyncio.run(
-        _refine(
-            factory, subject, scoring, judge_model or settings.judge_model, model or settings.model, renderer
-        )
-    )
+    judge = judge_model or settings.judge_model
+    standing = asyncio.run(_standing(settings, factory, judge, scoring))
+    renderer = None if as_json else TraceRenderer(Console(), standing.warrant if standing else None)
+    under_test = model or settings.model
+    result = asyncio.run(_refine(factory, subject, scoring, judge, under_test, renderer, standing))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     if result.outcome == Outcome.ERROR:  # the run produced no verdict: scripts must not read it as one
@@ -93,8 +96,10 @@ async def _refine(
     judge_model: str,
     model: str,
     renderer: TraceRenderer | None,
+    standing: Standing | None,
 ) -> RunResult:
     from agents.models import ModelConfigError, UnknownModelError
+    from app.validity.records import with_warrant
     from graphs.context import RunContext
     from graphs.result import run_refinement
 
@@ -103,4 +108,35 @@ async def _refine(
             panel = factory.build(judge_model, model)
         except (ModelConfigError, UnknownModelError) as exc:
             fail(str(exc))
-        return await run_refinement(subject, RunContext.of(panel, scoring), on_event=renderer)
+        uncertified = standing.uncertified if standing else None
+        context = RunContext.of(panel, scoring, uncertified=uncertified)
+        result = await run_refinement(subject, context, on_event=renderer)
+    return with_warrant(result, standing) if standing else result
+
+
+async def _standing(
+    settings: Settings, factory: PanelFactory, judge_model: str, scoring: ScoringPolicy
+) -> Standing | None:
+    """The judge panel's warrant and whether a required warrant stops its acceptances, from the
+    configured database's validity records. None (no lookup, no database touched) for the offline
+    panel when no warrant is required: it screens, and a refine with it needs no database."""
+    from agents.models import UnknownModelError
+
+    try:
+        offline = factory.registry.get(judge_model) is None
+    except UnknownModelError as exc:
+        fail(str(exc))
+    if offline and settings.require_warrant is None:
+        return None
+    from app.cli.support import with_database
+    from app.db import short_session
+    from app.models import DEFAULT_PROJECT
+    from app.validity.records import run_standing
+
+    async def lookup(sessions: async_sessionmaker[AsyncSession]) -> Standing:
+        async with short_session(sessions) as session:
+            return await run_standing(
+                session, factory.registry, judge_model, scoring, DEFAULT_PROJECT, settings.require_warrant
+            )
+
+    return await with_database(settings, lookup)

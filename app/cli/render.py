@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from rich.console import Console
 from rich.panel import Panel
 from rich.rule import Rule
@@ -36,8 +39,9 @@ def problem_panel(problem: Problem, title: str) -> Panel:
 class TraceRenderer:
     """Prints each round's verdict table, streams the think-aloud, and summarises the run."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, warrant: Mapping[str, Any] | None = None) -> None:
         self.console = console
+        self.warrant = warrant  # the panel's, shown under an acceptance (None: not looked up)
         self._verdicts: list[JudgeVerdictEvent] = []
         self._thinking_round: int | None = None
 
@@ -138,3 +142,22 @@ class TraceRenderer:
                 border_style="cyan" if event.outcome == Outcome.SCREENED else "none",
             )
         )
+        if event.outcome == Outcome.ACCEPTED and self.warrant is not None:
+            valid = self.warrant.get("status") == "valid"
+            self.console.print(Text(warrant_line(self.warrant), style="green" if valid else "yellow"))
+
+
+def warrant_line(warrant: Mapping[str, Any]) -> str:
+    """What an acceptance is worth, in one line: the false-accept bound of its panel's newest
+    validity record and what it was measured on, or that the panel was never validated."""
+    if warrant.get("status") != "valid":
+        return "accepted — no warrant: this panel has never been validated"
+    upper, share = warrant.get("false_accept_upper"), warrant.get("false_accept") or {}
+    bound = "unknown" if upper is None else f"{100 * upper:.1f} %"
+    split = {"heldout": "held-out", "tune": "tune-split", "all": "labelled"}.get(
+        warrant.get("split") or "", ""
+    )
+    return (
+        f"accepted — warrant: false accepts ≤ {bound} (95 %), {share.get('n', 0)} {split} flawed "
+        f"problems (record {warrant.get('record_id')}, set {warrant.get('set')})"
+    )

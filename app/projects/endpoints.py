@@ -63,11 +63,13 @@ async def _get_project(session: Session, project_id: str) -> Project:
 async def create_project(
     body: ProjectCreate, session: Session, admin: AdminKey, response: Response
 ) -> ProjectPublic:
-    """Create a project (a tenant), with its own daily caps if given; 409 if the name is taken."""
+    """Create a project (a tenant), with its own daily caps and required warrant if given; 409 if
+    the name is taken."""
     try:
         project = await keys.create_project(session, body.name, body.daily_tokens, body.daily_cost_usd)
     except keys.ProjectError as exc:
         raise Conflict(f"{str(exc).capitalize()}.") from exc
+    project.require_warrant = body.require_warrant
     detail = body.model_dump(exclude_none=True) | {"name": project.name}
     audit.record(session, admin, "created", "project", project.id, project.id, detail)
     await session.commit()
@@ -85,7 +87,7 @@ async def list_projects(session: Session, _: AdminKey) -> ProjectList:
 async def update_project(
     project_id: ProjectId, body: ProjectUpdate, session: Session, admin: AdminKey
 ) -> ProjectPublic:
-    """Change a project's own daily caps: the fields sent change (null: back to the global
+    """Change a project's own daily caps or required warrant: the fields sent change (null: back to the global
     setting), the others stay; checked from the next run or batch on."""
     project = await _get_project(session, project_id)
     changes = body.model_dump(include=body.model_fields_set)

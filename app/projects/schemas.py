@@ -21,6 +21,7 @@ _EXAMPLE_PROJECT: dict[str, Any] = {
     "created_at": "2026-11-23T06:42:25Z",
     "daily_tokens": 2000000,
     "daily_cost_usd": None,
+    "require_warrant": 0.1,
 }
 _EXAMPLE_KEY: dict[str, Any] = {
     "id": "c6144a29bfff41528da94b6db09f2730",
@@ -67,6 +68,18 @@ DailyCost = Annotated[
         examples=[25.0],
     ),
 ]
+RequireWarrant = Annotated[
+    float | None,
+    Field(
+        gt=0,
+        le=1,
+        allow_inf_nan=False,
+        description="The largest false-accept upper bound (Wilson 95 %) a panel's newest validity record "
+        "may have for the project's acceptances to stand (an acceptance without one ends needs_review, "
+        "'panel not certified'); null: the global setting (THINKLOOP_REQUIRE_WARRANT)",
+        examples=[0.1],
+    ),
+]
 
 
 class ProjectCreate(BaseModel):
@@ -77,18 +90,23 @@ class ProjectCreate(BaseModel):
     name: Name = Field(min_length=1, max_length=200, description="Unique name", examples=["school-north"])
     daily_tokens: DailyTokens = None
     daily_cost_usd: DailyCost = None
+    require_warrant: RequireWarrant = None
 
 
 class ProjectUpdate(BaseModel):
-    """A change to a project's daily caps: only the fields sent change; null sets one back to the
-    global setting."""
+    """A change to a project's daily caps or required warrant: only the fields sent change; null
+    sets one back to the global setting."""
 
     model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"daily_tokens": 500000, "daily_cost_usd": None}]}
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"daily_tokens": 500000, "daily_cost_usd": None, "require_warrant": 0.1}]
+        },
     )
 
     daily_tokens: DailyTokens = None
     daily_cost_usd: DailyCost = None
+    require_warrant: RequireWarrant = None
 
 
 class ProjectPublic(BaseModel):
@@ -104,6 +122,11 @@ class ProjectPublic(BaseModel):
     )
     daily_cost_usd: float | None = Field(
         description="Its own daily cost cap in USD; null: the global setting", examples=[25.0]
+    )
+    require_warrant: float | None = Field(
+        default=None,
+        description="Its own required warrant (largest false-accept upper bound); null: the global setting",
+        examples=[0.1],
     )
 
 

@@ -110,6 +110,7 @@ def _row(
         "arm": arm,
         "items": outcome_counts(entries),
         "errors": _error_causes(entries),
+        "warrants": warrant_summary(entries),
         **pass_summary(problems),
         "avg_quality_final": fmean(qualities) if qualities else None,
         "avg_quality_final_ci95": bootstrap_ci(qualities),
@@ -124,6 +125,20 @@ def _row(
         "output_tokens": sum(e.item.output_tokens for e in entries),
         "cost_usd": round(sum(e.item.cost_usd for e in entries), 6),
         "mean_llm_latency_s": fmean(e.item.latency_s for e in entries) if entries else None,
+    }
+
+
+def warrant_summary(entries: Sequence[Entry]) -> dict[str, Any]:
+    """What the accepted items' acceptances are worth: how many carry a warrant (their panel's
+    validity record) and how many none, and the largest false-accept upper bound cited."""
+    warrants = [e.result.warrant for e in entries if e.result is not None and e.result.warrant is not None]
+    uppers = [w.get("false_accept_upper") for w in warrants if w.get("status") == "valid"]
+    bounds = [u for u in uppers if u is not None]
+    return {
+        "valid": len(uppers),
+        "none": len(warrants) - len(uppers),
+        "false_accept_upper_max": max(bounds) if bounds else None,
+        "records": sorted({str(w["record_id"]) for w in warrants if w.get("status") == "valid"}),
     }
 
 

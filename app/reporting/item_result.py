@@ -43,6 +43,8 @@ class ItemResult(BaseModel):
     final: dict[str, str]
     calls: CallCounts = Field(default_factory=CallCounts)
     failure: CallFailure | None = None
+    # An accepted item's warrant (app.validity.records.warrant_of); null for any other outcome
+    warrant: dict[str, Any] | None = None
 
     @property
     def figures(self) -> dict[str, Any]:
@@ -79,4 +81,5 @@ class ItemResult(BaseModel):
                 abstentions=sum(1 for r in result.rounds for o in r.outcomes if o.verdict is None),
             ),
             failure=result.failure,
+            warrant=result.warrant,
         )

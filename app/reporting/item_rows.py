@@ -26,6 +26,9 @@ ITEM_COLUMNS: tuple[str, ...] = (
     "status",
     "outcome",
     "stop_reason",
+    "warrant",
+    "warrant_record_id",
+    "warrant_false_accept_upper",
     "error",
     "rounds",
     "passed",
@@ -51,6 +54,7 @@ INTEGER_COLUMNS = frozenset(
 )
 FLOAT_COLUMNS = frozenset(
     {"final_quality", "avg_quality_all_steps", "cost_usd", "llm_latency_s", *(f"score_{j}" for j in JUDGES)}
+    | {"warrant_false_accept_upper"}
 )
 
 
@@ -74,6 +78,7 @@ def item_row(item: BatchItem, external_id: str | None = None, flaw: str | None =
         "status": item.status,
         "outcome": item.outcome,
         "stop_reason": result.stop_reason if result else None,
+        **_warrant(result.warrant if result else None),
         "error": item.error,
         "rounds": len(result.rounds) if result else 0,
         "passed": metrics.get("passed"),
@@ -105,6 +110,17 @@ def item_rows(
     dataset row's id and labelled flaw."""
     ids, labels = external_ids or {}, flaws or {}
     return [item_row(i, ids.get(i.problem_id), labels.get(i.problem_id)) for i in items]
+
+
+def _warrant(warrant: Mapping[str, Any] | None) -> dict[str, Any]:
+    """An accepted item's warrant as three cells (valid or none; its record; its false-accept upper
+    bound); empty for any other outcome."""
+    warrant = warrant or {}
+    return {
+        "warrant": warrant.get("status"),
+        "warrant_record_id": warrant.get("record_id"),
+        "warrant_false_accept_upper": warrant.get("false_accept_upper"),
+    }
 
 
 def _rounded(value: float | None) -> float | None:

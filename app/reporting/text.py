@@ -141,6 +141,7 @@ def _outcomes(report: dict[str, Any]) -> list[str]:
         for r in report["rows"]
     ]
     lines = ["", "## Outcomes", "", *_table(["model", "arm", "items", *OUTCOME_KEYS], rows)]
+    lines += _warrants(report)
     errors = [
         [r["model"], r["arm"], str(e["count"]), e["cause"], e["example"][:120]]
         for r in report["rows"]
@@ -297,3 +298,19 @@ def _agreement(report: dict[str, Any]) -> list[str]:
             ]
         )
     return ["", "## Judge agreement (unique judged versions)", "", *_table(head, rows)]
+
+
+def _warrants(report: dict[str, Any]) -> list[str]:
+    """A line per arm with accepted items: how many acceptances carry a warrant, and its bound."""
+    lines = []
+    for row in report["rows"]:
+        warrants = row.get("warrants") or {}
+        if not warrants.get("valid") and not warrants.get("none"):
+            continue
+        upper = warrants.get("false_accept_upper_max")
+        bound = f"; false accepts ≤ {100 * upper:.1f} % (95 %) at worst" if upper is not None else ""
+        lines.append(
+            f"- {row['model']} / {row['arm']}: {warrants['valid']} accepted with a warrant{bound}, "
+            f"{warrants['none']} with none (the panel was never validated)"
+        )
+    return ["", "Warrants of the accepted items:", "", *lines] if lines else []

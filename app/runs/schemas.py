@@ -10,6 +10,7 @@ from pydantic import AfterValidator, AnyHttpUrl, BaseModel, BeforeValidator, Con
 from agents.schemas import CallFailure, QuestionText, SolutionText, SolverResult
 from app.models import RunStatus
 from app.text import StorableText, storable_if_text, storable_scalar
+from app.validity.panel_schemas import WARRANT_EXAMPLES, Warrant
 from app.webhooks import DeliveryStatus
 from graphs.state import RoundFigures
 
@@ -141,6 +142,13 @@ class RunPublic(BaseModel):
         examples=["6fd4be5b0c7e4b1f9a2d3c4e5f6a7b8c"],
     )
     arm: str = Field(default="loop", description="loop (the feedback loop) or control (one blind revision)")
+    warrant: Warrant | None = Field(
+        default=None,
+        examples=WARRANT_EXAMPLES,
+        description="An accepted run's: the newest validity record of the exact panel that accepted "
+        "(status valid, with its false-accept upper bound), or status none when that panel was never "
+        "validated. Null for any other outcome",
+    )
 
 
 _ACCOUNTING: dict[str, Any] = {
@@ -502,6 +510,11 @@ class RunFinishedWebhook(WebhookEvent):
         default=None,
         description="With status error: the call that failed (model, endpoint host, HTTP status, "
         "exception, message); null otherwise",
+    )
+    warrant: Warrant | None = Field(
+        default=None,
+        examples=WARRANT_EXAMPLES,
+        description="With status accepted: the panel's warrant (as in the run's trace); null otherwise",
     )
     metrics: dict[str, Any] | None = Field(
         description="The run's metrics, as in its trace; null for an error run (a failure is never a score)",

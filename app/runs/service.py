@@ -30,13 +30,14 @@ from app.models import RUN_TERMINAL, ProblemRow, Run, TranscriptEvent, utcnow
 from app.runs import repository as repo
 from app.runs.stream import Notifier, StreamEvent, announce
 from app.settings import Settings
+from app.validity.records import Standing, run_standing, with_warrant
 from app.webhooks import enqueue
 from graphs.baseline import run_control
 from graphs.context import RunContext
 from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundScored, RunEvent, RunFinished
 from graphs.refinement import build_refinement_graph, recursion_limit
 from graphs.result import RunResult, build_result, finished_event
-from graphs.scoring import get_policy
+from graphs.scoring import ScoringPolicy, get_policy
 from graphs.state import RefinementState
 
 log = structlog.get_logger(__name__)
@@ -356,7 +357,8 @@ class RunExecutor:
             return None
         policy = get_policy(run.policy, max_rounds=run.max_rounds)
         panel = self.factory.build(run.judge_model, run.model, cache)
-        context = RunContext.of(panel, policy)
+        standing = await self._standing(run, policy)
+        context = RunContext.of(panel, policy, uncertified=standing.uncertified)
         # Started before (here or by a process that died), with or without a checkpoint written since.
         resuming = "run.started" in self._transcripts[run_id].keys
         # A control run has no checkpoints: resumed, it starts again.
@@ -370,8 +372,21 @@ class RunExecutor:
                     result, finished = await self._loop(run_id, problem, context, resuming)
             finally:
                 self.metrics.in_flight.dec()
+        result = with_warrant(result, standing)
         await self._complete(run, result, finished, settle)
         return result
+
+    async def _standing(self, run: Run, policy: ScoringPolicy) -> Standing:
+        """The run's panel: its warrant, and whether a required warrant turns acceptance to review."""
+        async with short_session(self.sessions) as session:
+            return await run_standing(
+                session,
+                self.factory.registry,
+                run.judge_model,
+                policy,
+                run.project_id,
+                self.settings.require_warrant,
+            )
 
     async def _loop(
         self, run_id: str, problem: Problem, context: RunContext, resuming: bool
@@ -643,6 +658,7 @@ class RunExecutor:
 
         event = (finished or finished_event(result)).model_dump(mode="json")
         event["status"] = result.outcome  # the run's status, named as in traces and webhooks
+        event["warrant"] = result.warrant  # an accepted run's: in its stream and its webhooks too
         await self._append(run.id, event, "run.finished", along=store)
         metrics = result.metrics or {}  # an error run has none: a failure is never a score
         rounds_to_pass, quality = metrics.get("rounds_to_pass"), metrics.get("avg_quality_final")

@@ -43,6 +43,7 @@ def run_public(run: Run, question: str) -> RunPublic:
         avg_quality_final=metrics.get("avg_quality_final"),
         batch_id=run.batch_id,
         arm=run.arm,
+        warrant=(run.result or {}).get("warrant"),
     )
 
 

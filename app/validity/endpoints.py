@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
 from fastapi.concurrency import run_in_threadpool
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from agents.models import ModelConfigError
+from agents.panel import PanelFactory
 from agents.schemas import JUDGES
 from agents.validity.labels import LabelledItem, LabelsError
-from app.deps import AppSettings, Factory, WriteKey, check_models
+from app.deps import AppSettings, Factory, Session, WriteKey, check_models
 from app.errors import Unprocessable, problem_responses
 from app.reporting.validity import to_html, to_markdown
+from app.validity.records import NotRecordable, save_report
 from app.validity.schemas import ValidityFormat, ValidityReport, ValidityRequest
 from app.validity.service import MAX_VERSIONS, builtin_set, select_split, size, validate
 
@@ -46,6 +49,18 @@ def _chosen(body: ValidityRequest) -> list[LabelledItem]:
     return chosen
 
 
+async def _save(
+    session: AsyncSession, factory: PanelFactory, report: dict[str, Any], body: ValidityRequest, project: str
+) -> None:
+    """Store the report as a validity record of the project's; 422 when it is no measurement."""
+    name = body.set_name or ("shipped" if body.items is None else "items")
+    try:
+        await save_report(session, factory.registry, report, body.items or builtin_set(), name, project)
+    except NotRecordable as exc:
+        raise Unprocessable(str(exc), excluded=report["excluded"]) from exc
+    await session.commit()
+
+
 @router.post(
     "/validate",
     response_model=ValidityReport,
@@ -53,7 +68,8 @@ def _chosen(body: ValidityRequest) -> list[LabelledItem]:
 )
 async def validate_judges(
     body: ValidityRequest,
-    _: WriteKey,
+    key: WriteKey,
+    session: Session,
     factory: Factory,
     settings: AppSettings,
     fmt: Annotated[
@@ -68,7 +84,11 @@ async def validate_judges(
     Markdown, or HTML with a reliability diagram per split.
 
     Synchronous: the answer comes once every version is judged (seven judge calls each, at most
-    MAX_VERSIONS versions), so a request to a slow endpoint takes as long as the bench does."""
+    MAX_VERSIONS versions), so a request to a slow endpoint takes as long as the bench does.
+
+    With ``save: true`` the headline split's figures are stored as a validity record of the
+    panel's identity, which the panel's accepted runs then cite as their warrant; 422 (nothing
+    stored) when any version errored."""
     judge = body.judge_model or settings.judge_model
     check_models(factory.registry, judge)
     chosen = _chosen(body)
@@ -78,6 +98,8 @@ async def validate_judges(
         )
     except ModelConfigError as exc:
         raise Unprocessable(str(exc)) from exc
+    if body.save:
+        await _save(session, factory, report, body, key.project_id)
     if fmt == "json":
         return ValidityReport.model_validate(report)
     # drawing the diagrams is CPU work: off the event loop

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from agents.validity.labels import LabelledItem
+from app.validity.panel_schemas import RecordPublic
 from app.validity.service import MAX_VERSIONS, Split
 from graphs.scoring import PolicyName
 
@@ -63,6 +64,18 @@ class ValidityRequest(BaseModel):
     )
     policy: PolicyName | None = Field(
         default=None, description="Scoring policy (default: settings)", examples=["default"]
+    )
+    save: bool = Field(
+        default=False,
+        examples=[True],
+        description="Save the headline split's figures as a validity record of the panel's identity "
+        "(GET /v1/panels lists it; the panel's accepted runs cite it as their warrant). Refused (422) "
+        "when any version errored: a failure is not a measurement",
+    )
+    set_name: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
+        default=None,
+        description="The labelled set's name in the record (default: shipped, or items)",
+        examples=["district-heldout-2026"],
     )
 
     @model_validator(mode="after")
@@ -273,3 +286,6 @@ class ValidityReport(BaseModel):
     complete: bool = Field(description="False when any version was excluded: the figures are incomplete")
     splits: dict[str, SplitSummary] = Field(description="The figures per split, and over all")
     targets: Targets = Field(description="The targets, where and whether they can be claimed")
+    record: RecordPublic | None = Field(
+        default=None, description="The validity record saved (with save: true); null otherwise"
+    )

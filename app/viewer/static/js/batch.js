@@ -5,7 +5,7 @@
 import { api, follow, query } from "./api.js";
 import { intervalChart, survivalChart } from "./charts.js";
 import { paperFigures } from "./figures.js";
-import { append, badge, fill, fmt, h, interval, labelled, pct, select, short, table, when } from "./dom.js";
+import { append, badge, fill, fmt, h, interval, labelled, pct, select, short, table, warrantBadge, when } from "./dom.js";
 
 const ENDED = new Set(["completed", "cancelled", "budget_exhausted"]);
 const ITEM_STATUSES = ["", "pending", "running", "done", "failed", "cancelled"];
@@ -115,7 +115,7 @@ function itemsSection(section, batch, params, { signal, navigate }) {
     { label: "Arm", cell: (i) => i.arm },
     { label: "Repeat", num: true, cell: (i) => i.repeat },
     { label: "Status", cell: (i) => badge(i.status) },
-    { label: "Outcome", cell: (i) => (i.outcome ? badge(i.outcome) : "—") },
+    { label: "Outcome", cell: (i) => (i.outcome ? [badge(i.outcome), " ", warrantBadge(i.warrant)] : "—") },
     { label: "Rounds", num: true, cell: (i) => i.rounds },
     { label: "Final Q", num: true, cell: (i) => fmt(i.final_quality) },
     { label: "Cache hits", num: true, cell: (i) => i.cache_hits },

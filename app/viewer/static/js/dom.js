@@ -57,6 +57,21 @@ export function badge(status) {
   return h("span", { class: `badge status-${status}`, title: MEANING[status] }, words);
 }
 
+/** An accepted run's warrant: the false-accept bound of its panel's validity record, or "no warrant"
+ * (the panel was never validated). Nothing for a run that was not accepted (null). */
+export function warrantBadge(warrant) {
+  if (!warrant) return null;
+  if (warrant.status !== "valid") {
+    return h("span", { class: "badge warrant-none", "data-warrant": "none", title: "This panel has never been validated" },
+      "no warrant");
+  }
+  const upper = warrant.false_accept_upper === null ? "?" : (100 * warrant.false_accept_upper).toFixed(1);
+  const n = warrant.false_accept ? warrant.false_accept.n : 0;
+  const title = `Validity record ${warrant.record_id}: ${n} flawed problems of ${warrant.set} (${warrant.split}), measured ${when(warrant.measured_at)}`;
+  return h("span", { class: "badge warrant-valid", "data-warrant": "valid", title },
+    `warrant: false accepts ≤ ${upper} % (95 %), n = ${n}`);
+}
+
 export function table(caption, columns, rows, rowAttrs = () => ({})) {
   return h(
     "table",

@@ -4,7 +4,7 @@
 import { follow } from "./api.js";
 import { api } from "./api.js";
 import { diffBlock } from "./diff.js";
-import { append, badge, fill, fmt, h, problemBlock, short, when } from "./dom.js";
+import { append, badge, fill, fmt, h, problemBlock, short, warrantBadge, when } from "./dom.js";
 
 const JUDGES = ["remember", "understand", "apply", "analyze", "evaluate", "create", "holistic"];
 const ENDED = new Set(["accepted", "screened", "exhausted", "needs_review", "error", "cancelled"]);
@@ -108,7 +108,7 @@ class RunPage {
 
   showStatus(run) {
     const live = !ENDED.has(run.status);
-    fill(this.status, "Status ", badge(run.status), live ? " · following it live" : "",
+    fill(this.status, "Status ", badge(run.status), " ", warrantBadge(run.warrant), live ? " · following it live" : "",
       run.stop_reason ? ` · ${run.stop_reason}` : "");
     this.status.dataset.status = run.status;
   }

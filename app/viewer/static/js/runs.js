@@ -1,7 +1,7 @@
 // The runs list: newest first, filtered by status, model, metadata and time through the API.
 
 import { api, query } from "./api.js";
-import { append, badge, fill, fmt, h, labelled, select, short, table, when } from "./dom.js";
+import { append, badge, fill, fmt, h, labelled, select, short, table, warrantBadge, when } from "./dom.js";
 
 const STATUSES = ["", "queued", "running", "accepted", "screened", "exhausted", "needs_review", "error", "cancelled"];
 
@@ -22,7 +22,7 @@ function filters(params, navigate) {
 const COLUMNS = [
   { label: "Run", cell: (r) => h("a", { href: `#/runs/${r.id}` }, short(r.id)) },
   { label: "Created", cell: (r) => when(r.created_at) },
-  { label: "Status", cell: (r) => badge(r.status) },
+  { label: "Status", cell: (r) => [badge(r.status), " ", warrantBadge(r.warrant)] },
   { label: "Model", cell: (r) => r.model },
   { label: "Question", cell: (r) => (r.question.length > 90 ? `${r.question.slice(0, 90)}…` : r.question) },
   { label: "Final Q", num: true, cell: (r) => fmt(r.avg_quality_final) },

@@ -1,0 +1,143 @@
+"""HTTP schemas of panels, their validity records, and the warrant an accepted run carries."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.models import ValidityRecord
+
+_SHARE: dict[str, Any] = {"n": 120, "count": 4, "rate": 0.0333, "low": 0.0131, "high": 0.0827}
+_WARRANT: dict[str, Any] = {
+    "status": "valid",
+    "record_id": "3f0c9a7e5b2d4c1a8e6f0b9d7c5a3e1f",
+    "panel_id": "9b2e61c0d4a87f35",
+    "false_accept_upper": 0.0827,
+    "false_accept": _SHARE,
+    "split": "heldout",
+    "set": "shipped",
+    "measured_at": "2026-11-26T23:10:00+00:00",
+}
+_IDENTITY: dict[str, Any] = {
+    "judge_model": "gpt4o",
+    "model": "gpt-4o-2024-08-06",
+    "endpoint": None,
+    "sampling": {"temperature": 0.0, "seed": None},
+    "prompts": {"judge_remember": "judge_remember@5e0c1b2a3d4f"},
+    "checks": None,
+    "solver": "solver@7c21e0a9b8d1",
+    "verifier": "verify@0a1b2c3d4e5f",
+    "policy": {"name": "default", "tau": 0.85, "pass_threshold": 85.0},
+    "thinkloop": "0.1.0",
+}
+_RECORD: dict[str, Any] = {
+    "id": _WARRANT["record_id"],
+    "panel_id": _WARRANT["panel_id"],
+    "judge_model": "gpt4o",
+    "set_name": "shipped",
+    "set_hash": "4e1b0c9d8a7f6e5d4c3b2a1908f7e6d5c4b3a2918f7e6d5c4b3a29180f7e6d5c",
+    "split": "heldout",
+    "n_flawed": 120,
+    "n_sound": 80,
+    "false_accept": _SHARE,
+    "specificity": {"n": 80, "count": 74, "rate": 0.925, "low": 0.846, "high": 0.965},
+    "detection": {"n": 120, "count": 113, "rate": 0.942, "low": 0.884, "high": 0.971},
+    "adversarial_gap": {"n": 0, "count": 0, "rate": None, "low": None, "high": None},
+    "measured_at": _WARRANT["measured_at"],
+}
+
+
+class MeasuredShare(BaseModel):
+    """``count`` of ``n`` versions, their ratio, and its Wilson 95 % interval (null when n is 0)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_SHARE]})
+
+    n: int = Field(description="Versions counted (the denominator)")
+    count: int = Field(description="Versions with the property")
+    rate: float | None = Field(description="count ÷ n; null when n is 0")
+    low: float | None = Field(description="Wilson 95 % lower bound; null when n is 0")
+    high: float | None = Field(description="Wilson 95 % upper bound; null when n is 0")
+
+
+class ValidWarrant(BaseModel):
+    """What an acceptance is worth: the newest validity record of the exact panel that accepted."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_WARRANT]})
+
+    status: Literal["valid"] = Field(description="valid: the panel has a validity record")
+    record_id: str = Field(description="The record cited (GET /v1/panels lists it)")
+    panel_id: str = Field(description="The panel identity it measured")
+    false_accept_upper: float | None = Field(
+        description="The Wilson 95 % upper bound of the panel's false-accept rate"
+    )
+    false_accept: MeasuredShare = Field(description="Flawed problems the panel accepted, of those it judged")
+    split: str = Field(description="The labelled set's split it was measured on")
+    set: str = Field(description="The labelled set's name")
+    measured_at: datetime = Field(description="When it was measured (UTC)")
+
+
+class NoWarrant(BaseModel):
+    """The panel that accepted was never validated: the acceptance carries no evidence."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"status": "none"}]})
+
+    status: Literal["none"] = Field(description="none: this exact panel has no validity record")
+
+
+Warrant = Annotated[ValidWarrant | NoWarrant, Field(discriminator="status")]
+# The examples of a warrant field: a valid one, and none
+WARRANT_EXAMPLES: list[Any] = [_WARRANT, {"status": "none"}, None]
+
+
+class RecordPublic(BaseModel):
+    """One saved measurement of one exact panel against a labelled set."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_RECORD]})
+
+    id: str = Field(description="Record id (what a warrant cites)")
+    panel_id: str = Field(description="The panel identity measured")
+    judge_model: str = Field(description="The judge model's registry name")
+    set_name: str = Field(description="The labelled set's name (shipped: the set shipped with thinkloop)")
+    set_hash: str = Field(description="SHA-256 of the labelled set's canonical JSON")
+    split: str = Field(description="The split measured: heldout, tune or all")
+    n_flawed: int = Field(description="Flawed problems judged")
+    n_sound: int = Field(description="Sound versions judged (controls and corrected versions)")
+    false_accept: MeasuredShare = Field(description="Flawed problems accepted")
+    specificity: MeasuredShare = Field(description="Sound versions accepted")
+    detection: MeasuredShare = Field(description="Flawed problems a judge of the flaw's levels failed")
+    adversarial_gap: MeasuredShare = Field(description="Keyword-stuffed twins accepted (0 is the goal)")
+    measured_at: datetime = Field(description="When it was measured (UTC)")
+
+    @classmethod
+    def of(cls, row: ValidityRecord) -> RecordPublic:
+        """The public view of a stored record."""
+        return cls.model_validate(row.model_dump(exclude={"project_id", "identity", "false_accept_high"}))
+
+
+class PanelPublic(BaseModel):
+    """A panel identity and its validity records, newest first."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"id": _WARRANT["panel_id"], "identity": _IDENTITY, "records": [_RECORD]}]
+        }
+    )
+
+    id: str = Field(description="The identity's id: a hash of every part")
+    identity: dict[str, Any] = Field(
+        description="Its parts: judge model, model id, endpoint, sampling, prompt versions, offline "
+        "checks, solver, verifier, scoring policy and parameters, thinkloop version"
+    )
+    records: list[RecordPublic] = Field(description="Its validity records, newest first")
+
+
+class PanelPage(BaseModel):
+    """A page of panels, the most recently measured first; pass ``next_cursor`` as ``cursor``."""
+
+    items: list[PanelPublic] = Field(description="Panels, the most recently measured first")
+    next_cursor: str | None = Field(
+        description="Pass as cursor for the next page; null on the last page",
+        examples=["WyIyMDI2LTExLTI2VDIzOjEwOjAwKzAwOjAwIiwgIjliMmU2MWMwZDRhODdmMzUiXQ"],
+    )

@@ -1,0 +1,88 @@
+"""GET /v1/panels: every panel identity measured, with its validity records."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from sqlalchemy import and_, func, or_
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col, select
+
+from app.deps import ReadKey, Session
+from app.errors import problem_responses
+from app.models import DEFAULT_PROJECT, ValidityRecord
+from app.pagination import decode_cursor, encode_cursor
+from app.validity.panel_schemas import PanelPage, PanelPublic, RecordPublic
+
+router = APIRouter(prefix="/v1/panels", tags=["judges"])
+_ERRORS = problem_responses({400: "A cursor that is not one of ours", 422: "A limit out of range"})
+
+
+@dataclass
+class _Position:
+    """A panel's place in the list: its newest record's time, then its id."""
+
+    id: str
+    created_at: datetime
+
+
+def _visible(project_id: str) -> Any:
+    """Records a key of ``project_id`` sees: its project's and the default project's (the CLI's)."""
+    return col(ValidityRecord.project_id).in_({project_id, DEFAULT_PROJECT})
+
+
+async def _panel_page(
+    session: AsyncSession, project_id: str, limit: int, cursor: str | None
+) -> tuple[list[_Position], str | None]:
+    """Panel ids by their newest record, newest first (keyset on (newest, id))."""
+    newest = func.max(col(ValidityRecord.measured_at)).label("newest")
+    panel = col(ValidityRecord.panel_id)
+    query = select(panel, newest).where(_visible(project_id)).group_by(panel)
+    if cursor:
+        when, last_id = decode_cursor(cursor)
+        query = query.having(or_(newest < when, and_(newest == when, panel < last_id)))
+    query = query.order_by(newest.desc(), panel.desc()).limit(limit + 1)
+    rows = [_Position(row[0], row[1]) for row in (await session.execute(query)).all()]
+    page = rows[:limit]
+    return page, encode_cursor(page[-1]) if len(rows) > limit else None
+
+
+async def _records(session: AsyncSession, project_id: str, panel_ids: Sequence[str]) -> list[ValidityRecord]:
+    query = (
+        select(ValidityRecord)
+        .where(_visible(project_id), col(ValidityRecord.panel_id).in_(panel_ids))
+        .order_by(col(ValidityRecord.measured_at).desc(), col(ValidityRecord.id).desc())
+    )
+    return list((await session.execute(query)).scalars().all())
+
+
+@router.get("", response_model=PanelPage, responses=_ERRORS)
+async def list_panels(
+    session: Session,
+    key: ReadKey,
+    limit: Annotated[int, Query(ge=1, le=100, description="At most this many panels")] = 20,
+    records: Annotated[int, Query(ge=1, le=100, description="At most this many records per panel")] = 10,
+    cursor: Annotated[
+        str | None, Query(max_length=500, description="next_cursor of the previous page")
+    ] = None,
+) -> PanelPage:
+    """Every panel identity with validity records (saved by ``thinkloop judges validate --save`` or
+    POST /v1/judges/validate with ``save: true``), the most recently measured first: its parts and
+    its records, newest first. A key sees its project's records and the default project's."""
+    positions, next_cursor = await _panel_page(session, key.project_id, limit, cursor)
+    rows = await _records(session, key.project_id, [p.id for p in positions])
+    items = []
+    for position in positions:
+        mine = [row for row in rows if row.panel_id == position.id]
+        items.append(
+            PanelPublic(
+                id=position.id,
+                identity=mine[0].identity,
+                records=[RecordPublic.of(row) for row in mine[:records]],
+            )
+        )
+    return PanelPage(items=items, next_cursor=next_cursor)

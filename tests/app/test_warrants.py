@@ -1,0 +1,258 @@
+"""Warrants over HTTP: a panel validated with ``save: true`` gives accepted runs a warrant naming its
+record; a new prompt version is a new, unmeasured panel; a required warrant turns an uncertified
+acceptance into needs_review; GET /v1/panels lists what was measured."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from sqlmodel import select
+
+import prompts
+from agents.simulator import Rule, SimulatorServer
+from app.db import create_engine, migrate, session_factory, short_session
+from app.main import create_app
+from app.models import ValidityRecord, WebhookDelivery
+from tests.app.conftest import Service, seed_keys, service_settings
+from tests.app.test_api import assert_problem
+from tests.app.test_validity_api import ITEMS
+
+SIM = {"model": "sim", "judge_model": "sim", "max_rounds": 1}
+# a sound problem: only the judges decide it (the verifier's gate finds nothing to refuse)
+SOUND = {
+    "question": "Tom has 3 bags with 4 apples in each bag. How many apples does Tom have?",
+    "solution": "3 × 4 = 12, so Tom has 12 apples.",
+}
+
+
+async def validate(service: Service, **fields: Any) -> dict[str, Any]:
+    body = {"items": ITEMS, "judge_model": "sim", "save": True} | fields
+    response = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth())
+    assert response.status_code == 200, response.text
+    report: dict[str, Any] = response.json()
+    return report
+
+
+async def run(service: Service, key: str = "both", **extra: Any) -> dict[str, Any]:
+    body = {"problem": SOUND, "options": SIM} | extra
+    response = await service.client.post(
+        "/v1/runs", json=body, params={"wait": "true"}, headers=service.keys.auth(key)
+    )
+    assert response.status_code == 200, response.text
+    trace: dict[str, Any] = response.json()
+    return trace
+
+
+async def stored_records(database_url: str) -> list[ValidityRecord]:
+    engine = create_engine(database_url)
+    try:
+        async with short_session(session_factory(engine)) as session:
+            return list((await session.execute(select(ValidityRecord))).scalars().all())
+    finally:
+        await engine.dispose()
+
+
+async def test_a_validated_panel_gives_accepted_runs_a_warrant_naming_its_record(service: Service) -> None:
+    before = await run(service)
+    assert before["status"] == "accepted" and before["warrant"] == {"status": "none"}
+    report = await validate(service, set_name="two-proportion-flaws")
+    record = report["record"]
+    # the simulator passes everything: both flawed problems accepted, Wilson 95 % [0.342, 1]
+    assert record["false_accept"] == pytest.approx(
+        {"n": 2, "count": 2, "rate": 1.0, "low": 0.3424, "high": 1.0}, abs=1e-4
+    )
+    assert record["n_flawed"] == 2 and record["n_sound"] == 3 and record["split"] == "all"
+    assert record["set_name"] == "two-proportion-flaws" and len(record["set_hash"]) == 64
+    assert record["specificity"]["count"] == 3 and record["specificity"]["low"] is not None
+    after = await run(service)
+    warrant = after["warrant"]
+    assert after["status"] == "accepted" and warrant["status"] == "valid"
+    assert warrant["record_id"] == record["id"] and warrant["panel_id"] == record["panel_id"]
+    assert warrant["false_accept_upper"] == pytest.approx(record["false_accept"]["high"])
+    assert warrant["false_accept"] == record["false_accept"] and warrant["set"] == "two-proportion-flaws"
+    listed = await service.client.get("/v1/runs", headers=service.keys.auth("read"))
+    newest = listed.json()["items"][0]
+    assert newest["id"] == after["id"] and newest["warrant"]["record_id"] == record["id"]
+
+
+async def test_a_new_prompt_version_is_a_new_panel_without_a_warrant(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await validate(service)
+    assert (await run(service))["warrant"]["status"] == "valid"
+    original = prompts.load_prompt("judge_evaluate")
+    changed = prompts.Prompt(original.name, original.text + "\nBe strict.", f"{original.name}@0123456789ab")
+    real = prompts.load_prompt
+
+    def load(name: str) -> prompts.Prompt:
+        return changed if name == "judge_evaluate" else real(name)
+
+    monkeypatch.setattr("agents.identity.load_prompt", load)
+    monkeypatch.setattr("agents.judges.load_prompt", load)
+    trace = await run(service)
+    assert trace["status"] == "accepted" and trace["warrant"]["status"] == "none"
+    panels = (await service.client.get("/v1/panels", headers=service.keys.auth("read"))).json()
+    assert len(panels["items"]) == 1  # the old panel; the changed one was never measured
+    assert panels["items"][0]["identity"]["prompts"]["judge_evaluate"] == original.version
+
+
+async def test_not_accepted_runs_carry_no_warrant(
+    service: Service, simulator_server: SimulatorServer
+) -> None:
+    await validate(service)
+    simulator_server.state.configure(
+        simulator_server.state.config.model_copy(update={"rules": [Rule(role="^Judge", score=40)]})
+    )
+    trace = await run(service)
+    assert trace["status"] == "exhausted" and trace["warrant"] is None
+
+
+async def test_the_run_finished_webhook_carries_the_warrant(service: Service, database_url: str) -> None:
+    record = (await validate(service))["record"]
+    trace = await run(service, webhook_url="http://127.0.0.1:9/hook")
+    engine = create_engine(database_url)
+    try:
+        async with short_session(session_factory(engine)) as session:
+            query = select(WebhookDelivery).where(WebhookDelivery.run_id == trace["id"])
+            deliveries = (await session.execute(query)).scalars().all()
+    finally:
+        await engine.dispose()
+    payload = next(d.payload for d in deliveries if d.event == "run.finished")
+    assert payload["status"] == "accepted" and payload["warrant"]["record_id"] == record["id"]
+    events = await service.client.get(f"/v1/runs/{trace['id']}/events", headers=service.keys.auth("read"))
+    finished = [json.loads(line[6:]) for line in events.text.splitlines() if line.startswith("data: ")][-1]
+    assert finished["warrant"]["record_id"] == record["id"]
+
+
+async def test_panels_are_listed_with_their_records_newest_first_in_pages(service: Service) -> None:
+    first = (await validate(service, set_name="first"))["record"]
+    second = (await validate(service, set_name="second"))["record"]
+    rubric = (await validate(service, judge_model="rubric", set_name="offline"))["record"]
+    page = await service.client.get("/v1/panels", params={"limit": 1}, headers=service.keys.auth("read"))
+    assert page.status_code == 200, page.text
+    body = page.json()
+    assert [p["id"] for p in body["items"]] == [rubric["panel_id"]] and body["next_cursor"]
+    offline = body["items"][0]["identity"]
+    assert offline["judge_model"] == "rubric" and offline["checks"].startswith("rubric@")
+    assert offline["prompts"] == {} and offline["model"] is None and offline["policy"]["name"] == "default"
+    rest = await service.client.get(
+        "/v1/panels", params={"limit": 1, "cursor": body["next_cursor"]}, headers=service.keys.auth("read")
+    )
+    sim = rest.json()
+    assert rest.json()["next_cursor"] is None and sim["items"][0]["id"] == first["panel_id"]
+    assert [r["id"] for r in sim["items"][0]["records"]] == [second["id"], first["id"]]
+    identity = sim["items"][0]["identity"]
+    assert identity["model"] == "sim-1" and identity["solver"].startswith("solver@")
+    assert set(identity["prompts"]) == {
+        f"judge_{j}" for j in ("remember", "understand", "apply", "analyze")
+    } | {
+        "judge_evaluate",
+        "judge_create",
+        "judge_holistic",
+    }
+    # another project's key sees the records of its own project and the default project's (the CLI's)
+    other = await service.client.get("/v1/panels", headers=service.keys.auth("other"))
+    assert len(other.json()["items"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("params", "status"),
+    [({"limit": "0"}, 422), ({"records": "101"}, 422), ({"cursor": "garbage!"}, 400)],
+)
+async def test_bad_panel_queries_are_problems(service: Service, params: dict[str, str], status: int) -> None:
+    assert_problem(
+        await service.client.get("/v1/panels", params=params, headers=service.keys.auth("read")), status
+    )
+
+
+async def test_panels_need_a_read_key(service: Service) -> None:
+    assert_problem(await service.client.get("/v1/panels"), 401)
+    assert_problem(await service.client.get("/v1/panels", headers=service.keys.auth("write")), 403)
+
+
+async def test_a_bench_with_an_errored_version_saves_no_record(
+    service: Service, simulator_server: SimulatorServer, database_url: str
+) -> None:
+    simulator_server.state.configure(
+        simulator_server.state.config.model_copy(update={"rules": [Rule(role="^Judge", status=500)]})
+    )
+    body = {"items": ITEMS, "judge_model": "sim", "save": True}
+    response = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth())
+    problem = assert_problem(response, 422)
+    assert "no validity record was saved" in str(problem["detail"])
+    excluded = problem["excluded"]
+    assert isinstance(excluded, dict)
+    assert (excluded["total"], excluded["errored"], excluded["undecided"]) == (5, 5, 0)
+    assert await stored_records(database_url) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ({"items": ITEMS, "save": "maybe"}, "save"),
+        ({"builtin": True, "save": True, "set_name": ""}, "set_name"),
+        ({"builtin": True, "save": True, "set_name": "x" * 201}, "set_name"),
+    ],
+)
+async def test_bad_save_fields_are_422(service: Service, body: dict[str, Any], fragment: str) -> None:
+    response = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth())
+    problem = assert_problem(response, 422)
+    assert fragment in json.dumps(problem["errors"])
+
+
+@pytest.fixture
+async def strict(database_url: str, simulator_server: SimulatorServer) -> AsyncIterator[Service]:
+    """The API with THINKLOOP_REQUIRE_WARRANT=0.10."""
+    await migrate(database_url)
+    keys = await seed_keys(database_url)
+    app = create_app(service_settings(database_url, simulator_server, require_warrant=0.10))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            yield Service(app, client, keys)
+
+
+async def test_a_required_warrant_sends_an_uncertified_acceptance_to_review(strict: Service) -> None:
+    never = await run(strict)
+    assert never["status"] == "needs_review" and never["warrant"] is None
+    assert never["stop_reason"] == (
+        "panel not certified: this panel has never been validated (required: false accepts ≤ 10.0%)"
+    )
+    record = (await validate(strict))["record"]  # false accepts 2 of 2: bounded at 100 %, not 10 %
+    above = await run(strict)
+    assert above["status"] == "needs_review" and above["rounds"][0]["decision"] == "needs_review"
+    assert above["stop_reason"] == (
+        f"panel not certified: its newest validity record ({record['id']}) bounds false accepts at "
+        "100.0% (95 %), above the required 10.0%"
+    )
+
+
+async def test_a_project_may_require_a_warrant_of_its_own(service: Service) -> None:
+    await validate(service)
+    admin = service.keys.auth("admin")
+    projects = (await service.client.get("/v1/projects", headers=admin)).json()["items"]
+    default = next(p for p in projects if p["name"] == "default")
+    assert default["require_warrant"] is None
+    changed = await service.client.patch(
+        f"/v1/projects/{default['id']}", json={"require_warrant": 0.1}, headers=admin
+    )
+    assert changed.status_code == 200 and changed.json()["require_warrant"] == 0.1
+    trace = await run(service)
+    assert trace["status"] == "needs_review" and trace["stop_reason"].startswith(
+        "panel not certified: its newest"
+    )
+    other = await run(service, key="other")  # the other project requires nothing: its acceptance stands
+    assert other["status"] == "accepted" and other["warrant"]["status"] == "valid"
+    for bad in (0, 1.5, -0.1, "x"):
+        response = await service.client.patch(
+            f"/v1/projects/{default['id']}", json={"require_warrant": bad}, headers=admin
+        )
+        assert_problem(response, 422)
+    made = await service.client.post(
+        "/v1/projects", json={"name": "strict-school", "require_warrant": 0.05}, headers=admin
+    )
+    assert made.status_code == 201 and made.json()["require_warrant"] == 0.05
