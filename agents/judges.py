@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Protocol
 from agents.fencing import fence
 from agents.schemas import (
     HOLISTIC,
-    CallFailure,
     HolisticVerdict,
     JudgeName,
     JudgeResult,
@@ -70,15 +69,8 @@ class LLMJudge:
         result = await self._client.structured(messages, schema, cache=self._cache, kind="judge")
         verdict, failure = result.value, result.failure
         why = degenerate(verdict, request) if verdict is not None else None
-        if why is not None:  # schema-valid, yet no judgement: an abstention, never a score
+        if why is not None:  # schema-valid, yet no judgement: an abstention (the call worked), never a score
             verdict = None
-            failure = CallFailure(
-                kind="malformed",
-                model=self._client.model_id,
-                host=failure.host if failure else _host(self._client),
-                exception="DegenerateVerdict",
-                message=why,
-            )
         return JudgeResult(
             judge=request.judge,
             round=request.round,
@@ -109,9 +101,20 @@ def _junk(text: str) -> bool:
     return not _WORD.search(text)
 
 
-def _copied(field: str, sources: list[str]) -> bool:
+# A sound verdict may restate a clause of the solution it agrees with ("the film ends at 9:00 pm"),
+# so a field copies a solution only when it is most of it; a verdict has no reason to hand back six
+# words of the question.
+_COPY_SHARE = 0.8
+
+
+def _copied(field: str, questions: list[str], solutions: list[str]) -> bool:
     words = _words(field)
-    return len(words.split()) >= _COPY_WORDS and any(words in source for source in sources)
+    size = len(words.split())
+    if size < _COPY_WORDS:
+        return False
+    return any(words in q for q in questions) or any(
+        words in s and size >= _COPY_SHARE * len(s.split()) for s in solutions
+    )
 
 
 def degenerate(verdict: JudgeVerdict, request: JudgeRequest) -> str | None:
@@ -122,12 +125,11 @@ def degenerate(verdict: JudgeVerdict, request: JudgeRequest) -> str | None:
     judge's fields filled with punctuation. Each is an abstention with this reason and the raw
     output kept, never a score.
     """
-    reference = request.reference
-    texts = [request.problem.question, request.problem.solution]
-    texts += [reference.question, reference.solution] if reference else []
-    sources = [_words(t) for t in texts if t.strip()]
+    versions = [request.problem] + ([request.reference] if request.reference else [])
+    questions = [_words(v.question) for v in versions if v.question.strip()]
+    solutions = [_words(v.solution) for v in versions if v.solution.strip()]
     for name, text in (("rationale", verdict.rationale), ("own_answer", verdict.own_answer)):
-        if _copied(text, sources):
+        if _copied(text, questions, solutions):
             return f"degenerate: the {name} copies the problem it was given"
     if verdict.score == 0 and verdict.confidence == 0:
         return "degenerate: score 0 with confidence 0"
@@ -146,9 +148,3 @@ def _text_fields(verdict: JudgeVerdict) -> list[tuple[str, str]]:
         fields += [(f"five_keys.{k}", v) for k, v in verdict.five_keys.model_dump().items()]
         fields += [(f"suggestions[{i}]", s) for i, s in enumerate(verdict.suggestions)]
     return fields
-
-
-def _host(client: LLMClient) -> str:
-    from agents.llm import endpoint_host
-
-    return endpoint_host(client.spec.base_url)

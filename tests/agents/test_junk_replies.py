@@ -41,7 +41,7 @@ async def test_a_verdict_that_copies_the_solution_abstains(sim: Sim, client: Cli
     outcome = await judged(sim, client, copy)
     assert outcome.verdict is None and outcome.abstained
     assert outcome.abstain_reason == "degenerate: the rationale copies the problem it was given"
-    assert outcome.failure is not None and outcome.failure.exception == "DegenerateVerdict"
+    assert outcome.failure is None  # the call worked: an abstention, not a failed call
     assert json.loads(outcome.raw_outputs[-1])["rationale"] == ORCHESTRA.solution  # the raw output kept
 
 
@@ -73,6 +73,16 @@ async def test_a_sound_verdict_that_shares_the_solutions_answer_is_kept(sim: Sim
     )
     outcome = await judged(sim, client, sound)
     assert outcome.verdict is not None and outcome.verdict.score == 0 and outcome.abstain_reason is None
+
+
+async def test_an_own_answer_that_restates_the_solutions_last_clause_is_kept(
+    sim: Sim, client: Client
+) -> None:
+    """Agreeing with the solution is not copying it: only most of a solution handed back is."""
+    last = ORCHESTRA.solution.split(": ")[-1]  # "40 × 120 / 60 = 80 minutes."
+    sound = verdict(own_answer=f"It takes {last}", rationale="The time does not scale like that.")
+    outcome = await judged(sim, client, sound)
+    assert outcome.verdict is not None and outcome.abstain_reason is None
 
 
 SOLVED = {"working": "Half the players take the same time.", "unit": "minutes"}
