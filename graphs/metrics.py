@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import fmean
 
-from graphs.scoring import Outcome, ScoringPolicy, is_pass
+from graphs.scoring import PASSED_OUTCOMES, Outcome, ScoringPolicy, is_pass
 from graphs.state import RoundRecord
 
 
@@ -47,8 +47,15 @@ def scored_rounds(rounds: Sequence[RoundRecord]) -> list[ScoredRound]:
 
 def outcome_metrics(outcome: str, rounds: Sequence[RoundRecord], policy: ScoringPolicy) -> RunMetrics | None:
     """The metrics of a run that ended with ``outcome``; None for an ``error`` run, which has no
-    score of any kind (not "not passed", not a censored RoundsToPass: its cause says why)."""
-    return None if outcome == Outcome.ERROR else run_metrics(scored_rounds(rounds), policy)
+    score of any kind (not "not passed", not a censored RoundsToPass: its cause says why). A run
+    that did not end in a pass (a version a deployment's warrant rule sent to review, say) reports
+    no pass, whatever its Q reached."""
+    if outcome == Outcome.ERROR:
+        return None
+    metrics = run_metrics(scored_rounds(rounds), policy)
+    if outcome in PASSED_OUTCOMES:
+        return metrics
+    return replace(metrics, passed=False, rounds_to_pass=None)
 
 
 def run_metrics(rounds: Sequence[ScoredRound], policy: ScoringPolicy) -> RunMetrics:

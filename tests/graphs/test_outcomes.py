@@ -153,6 +153,9 @@ async def test_an_acceptance_without_the_required_warrant_ends_in_review_with_it
     result, events = await run(context_of(passing, uncertified=cause))
     assert result.outcome == "needs_review" and result.stop_reason == cause
     assert isinstance(events[-1], RunFinished) and events[-1].stop_reason == cause
+    # Sent to review, it reports no pass anywhere, whatever Q reached.
+    assert result.metrics is not None and result.metrics["passed"] is False
+    assert result.metrics["rounds_to_pass"] is None and events[-1].rounds_to_pass is None
     certified, _ = await run(context_of(passing))
     assert certified.outcome == "accepted"
 
