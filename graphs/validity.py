@@ -86,8 +86,15 @@ class Judged:
 
     @property
     def decided(self) -> bool:
-        """The run ended in the panel's verdict (passed or refused), not in an error or undecided."""
-        return self.decision in PASSED or self.decision in REFUSED
+        """The run ended in the panel's verdict (passed or refused) with every judge call answered:
+        not an error, not undecided, and not a verdict a failed call helped make (a policy may score
+        a round with a failed call, think-paper as 0; a failure is never part of a measurement)."""
+        return (self.decision in PASSED or self.decision in REFUSED) and not self.failed_calls
+
+    @property
+    def errored(self) -> bool:
+        """Excluded because something failed: the run ended in error, or a judge call failed."""
+        return self.decision == "error" or self.failed_calls > 0
 
     @property
     def failed_calls(self) -> int:

@@ -110,11 +110,16 @@ def _excluded(subset: Sequence[Judged]) -> dict[str, Any]:
     out = [j for j in subset if not j.decided]
     return {
         "total": len(out),
-        "errored": sum(j.decision == "error" for j in out),
-        "undecided": sum(j.decision != "error" for j in out),
-        "by_decision": dict(sorted(Counter(j.decision for j in out).items())),
-        "versions": sorted(f"{j.item} ({j.twin or j.version}): {j.decision}" for j in out),
+        "errored": sum(j.errored for j in out),
+        "undecided": sum(not j.errored for j in out),
+        "by_decision": dict(sorted(Counter(_how(j) for j in out).items())),
+        "versions": sorted(f"{j.item} ({j.twin or j.version}): {_how(j)}" for j in out),
     }
+
+
+def _how(j: Judged) -> str:
+    """How an excluded version ended: its decision, or that a judge call failed on the way to it."""
+    return j.decision if j.decision == "error" or not j.failed_calls else f"{j.decision} after a failed call"
 
 
 def _calls(subset: Sequence[Judged]) -> dict[str, int]:
@@ -214,8 +219,11 @@ def targets_met(summary: dict[str, Any]) -> dict[str, Any]:
     met: dict[str, bool | None] = {
         "false_accept <= 5%": false_accept is not None and false_accept <= 0.05,
         "specificity >= 90%": specificity is not None and specificity >= 0.90,
-        "adversarial gap 0": rate["adversarial_gap"] in (None, 0.0),
-        "every corrected version accepted": rate["corrected_accepted"] in (None, 1.0),
+        # A target with nothing to measure (no twins judged, no corrected version) is not met: unknown.
+        "adversarial gap 0": None if rate["adversarial_gap"] is None else rate["adversarial_gap"] == 0.0,
+        "every corrected version accepted": None
+        if rate["corrected_accepted"] is None
+        else rate["corrected_accepted"] == 1.0,
     }
     return {"split": summary["split"], "claimed": True, "reason": None, "met": met}
 

@@ -94,7 +94,7 @@ def _exit_status(report: dict[str, Any], check: bool) -> None:
         )
         raise typer.Exit(1)
     targets = report["targets"]
-    if check and not (targets["claimed"] and all(targets["met"].values())):
+    if check and not (targets["claimed"] and all(ok is True for ok in targets["met"].values())):
         raise typer.Exit(1)
 
 

@@ -107,7 +107,8 @@ def _targets(report: dict[str, Any]) -> list[str]:
     if not targets["claimed"]:
         return ["", f"Targets ({targets['split']}): not claimed: {targets['reason']}."]
     lines = ["", f"Targets on the {targets['split']} split:"]
-    return lines + [f"- {name}: {'met' if ok else 'NOT met'}" for name, ok in targets["met"].items()]
+    said = {True: "met", False: "NOT met", None: "not measured (nothing of that kind was judged)"}
+    return lines + [f"- {name}: {said[ok]}" for name, ok in targets["met"].items()]
 
 
 def _split_section(split: str, s: dict[str, Any], offline: bool) -> list[str]:

@@ -199,7 +199,14 @@ def test_targets_are_claimed_only_on_enough_held_out_flawed_problems() -> None:
     assert few["claimed"] is False and set(few["met"].values()) == {None}
     assert few["reason"] == "not enough held-out flawed problems to claim (n = 27 < 60)"
     enough = targets_met(summarise(_heldout(MIN_FLAWED_FOR_TARGETS), "heldout"))
-    assert enough["claimed"] is True and enough["reason"] is None and all(enough["met"].values())
+    assert enough["claimed"] is True and enough["reason"] is None
+    # No twin was judged: the gap is unknown, never "met" on nothing.
+    assert enough["met"] == {
+        "false_accept <= 5%": True,
+        "specificity >= 90%": True,
+        "adversarial gap 0": None,
+        "every corrected version accepted": True,
+    }
     missed = targets_met(summarise(_heldout(MIN_FLAWED_FOR_TARGETS, let_through=6), "heldout"))
     assert missed["claimed"] is True and missed["met"]["false_accept <= 5%"] is False
     tune = [replace_split(j, "tune") for j in _heldout(100)]
@@ -210,3 +217,15 @@ def replace_split(j: Judged, split: str) -> Judged:
     from dataclasses import replace
 
     return replace(j, split=split)
+
+
+def test_a_verdict_a_failed_call_helped_make_is_excluded_as_errored() -> None:
+    """think-paper scores a round with a failed call (as 0): the version ends exhausted, yet a
+    failure is no measurement, so it is excluded, counted as errored, and in no rate."""
+    scored_failure = judged("flawed", "exhausted", cast=votes(None, failed=True))
+    sound = judged("control", "accepted", item="c")
+    summary = summarise([scored_failure, sound], "heldout")
+    assert summary["excluded"]["total"] == 1 and summary["excluded"]["errored"] == 1
+    assert summary["excluded"]["versions"] == ["i (flawed): exhausted after a failed call"]
+    assert summary["false_accept"]["n"] == 0 and summary["detection"]["n"] == 0
+    assert summary["calls"]["failed"] == 7
