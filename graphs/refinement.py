@@ -171,11 +171,10 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
     failures = record.failures()
     reason = certify_reason or _reason(decision, result.valid, failures)
     if errors and is_pass(result.quality, policy):
-        what = (
-            "a final answer the solver disagrees with"
-            if errors[0].startswith("solver:")
-            else "a verified error"
-        )
+        what = {
+            "final_answer": "a final answer the solver disagrees with",
+            "unverified_step": "a step the screen could not check",
+        }.get(_gate_check(errors[0]), "a verified error")
         reason = f"the stated solution has {what} ({errors[0]}): not accepted whatever the panel said"
     if unusable:
         reason = no_usable_verdict(outcomes)

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+import structlog
+
 from agents.rubric.panel import RUBRIC_MODEL
 from agents.schemas import JudgeName, JudgeResult, Problem
 from agents.validity.labels import LabelledItem
@@ -26,6 +28,8 @@ from agents.validity.twins import paraphrase, twins_of
 from graphs.context import RunContext
 from graphs.result import run_refinement
 from graphs.scoring import PASSED_OUTCOMES, ScoringPolicy
+
+log = structlog.get_logger(__name__)
 
 Version = Literal["flawed", "corrected", "control", "twin", "paraphrase"]
 
@@ -192,7 +196,11 @@ async def bench(
 
     async def one(item: LabelledItem, version: Version, twin: str, problem: Problem) -> Judged:
         async with slots:
-            verdict = await judge_version(problem, context)
+            try:
+                verdict = await judge_version(problem, context)
+            except Exception as exc:  # one version's crash is that version's error, not the bench's
+                log.exception("validity.version_failed", item=item.id, version=version, twin=twin)
+                verdict = Verdict("error", None, (), (f"{type(exc).__name__}: {exc}",))
         levels = tuple(dict.fromkeys(level for flaw in item.flaws for level in flaw.levels))
         return Judged(
             item.id,

@@ -78,6 +78,7 @@ async def test_the_screen_never_passes_a_version_with_an_unverified_step() -> No
     first = result.rounds[0]
     assert first.decision not in (Decision.ACCEPTED, Decision.SCREENED)
     assert any(line.startswith("unverified: ") for line in first.verification)
+    assert result.stop_reason.startswith("the stated solution has a step the screen could not check")
 
 
 @dataclass

@@ -229,3 +229,30 @@ def test_a_verdict_a_failed_call_helped_make_is_excluded_as_errored() -> None:
     assert summary["excluded"]["versions"] == ["i (flawed): exhausted after a failed call"]
     assert summary["false_accept"]["n"] == 0 and summary["detection"]["n"] == 0
     assert summary["calls"]["failed"] == 7
+
+
+class _Crashing:
+    """A judge whose code raises (a bug, not a failed call): the graph does not catch it."""
+
+    async def assess(self, request: object) -> object:
+        raise RuntimeError("a judge crashed")
+
+
+async def test_a_version_that_crashes_is_its_own_error_and_the_bench_goes_on() -> None:
+    from app.validity.service import builtin_set
+    from graphs.context import RunContext
+    from graphs.scoring import get_policy
+    from graphs.validity import bench
+    from tests.graphs.test_outcomes import EchoReviser
+
+    items = builtin_set()[:2]
+    context = RunContext(
+        judges=dict.fromkeys(JUDGES, _Crashing()),  # type: ignore[arg-type]
+        reviser=EchoReviser(),
+        policy=get_policy("default"),
+    )
+    done = await bench(items, context)
+    assert done and all(j.decision == "error" for j in done)
+    summary = summarise(done, "all")
+    assert summary["excluded"]["errored"] == len(done) and summary["judged"] == 0
+    assert all("RuntimeError: a judge crashed" in j.gate for j in done)
