@@ -119,6 +119,8 @@ class QueueAwareTimeouts(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         """Send with the first-byte bound on the response's start; bound its body by ``idle_s``."""
+        if not _queued(request):  # /props and the like are answered at once: their own timeout holds
+            return await self._inner.handle_async_request(request)
         # httpcore bounds every read by one figure: wide enough for both, the tighter bounds are ours.
         timeouts = dict(request.extensions.get("timeout") or {})
         timeouts["read"] = max(self._first_byte_s, self._idle_s)
@@ -135,6 +137,11 @@ class QueueAwareTimeouts(httpx2.AsyncBaseTransport):
     async def aclose(self) -> None:
         """Close the wrapped transport."""
         await self._inner.aclose()
+
+
+def _queued(request: httpx2.Request) -> bool:
+    """Whether a server may queue this request behind busy slots: a generation (chat completion)."""
+    return request.method == "POST" and request.url.path.endswith("/completions")
 
 
 class _IdleBounded(httpx2.AsyncByteStream):
