@@ -152,9 +152,13 @@ async def test_a_server_that_never_answers_props_costs_its_short_timeout_not_the
     wait of a generation (which would hold every first call of the model for queue_timeout_s)."""
     import agents.slots
 
+    done = asyncio.Event()
+
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.read(65536)  # take the request, answer nothing
-        await asyncio.Event().wait()
+        await reader.read(65536)  # take the request, answer nothing until the test ends
+        await done.wait()
+        writer.close()
+        await writer.wait_closed()
 
     server = await asyncio.start_server(silent, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
@@ -166,5 +170,7 @@ async def test_a_server_that_never_answers_props_costs_its_short_timeout_not_the
     try:
         assert await agents.slots.server_slots(spec, chat) is None
     finally:
-        server.close()
         await chat.root_async_client.close()  # type: ignore[union-attr]
+        done.set()
+        server.close()
+        await server.wait_closed()
