@@ -162,4 +162,4 @@ def test_a_relation_followed_by_a_written_computation_is_not_read_as_stating_its
     found = verify(said.format(80), question)
     assert found.errors == []
     wrong = verify(said.format(90), question)
-    assert [e.line() for e in wrong.errors] == ["40 × 120 / 60 = 90 (wrong: it is 80)"]
+    assert [e.line() for e in wrong.errors] == ["40 × 120 / 60 = 90 minutes (wrong: it is 80)"]

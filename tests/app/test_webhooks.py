@@ -233,11 +233,11 @@ async def test_a_finished_run_is_delivered_through_the_outbox(service: Service) 
         await wait_for(sessions, item["id"], "delivered")
     assert receiver.by_delivery() == {item["id"]: [500, 204]}
     payload = json.loads(receiver.hits[-1].body)
-    assert (payload["type"], payload["run_id"], payload["outcome"]) == ("run.finished", run_id, "accepted")
+    assert (payload["type"], payload["run_id"], payload["outcome"]) == ("run.finished", run_id, "screened")
     assert "metrics" in payload
     # the envelope every event has, and the schema the OpenAPI document gives it
     from app.runs.schemas import RunFinishedWebhook
 
     event = RunFinishedWebhook.model_validate(payload)
-    assert event.status == "accepted" and len(event.id) == 32 and event.created.tzinfo is not None
+    assert event.status == "screened" and len(event.id) == 32 and event.created.tzinfo is not None
     assert receiver.hits[0].body == receiver.hits[-1].body  # a retry sends the same event (same id)

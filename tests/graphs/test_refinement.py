@@ -213,9 +213,9 @@ async def test_injection_in_a_model_output_stays_data(sim: Sim, llm_context: Ctx
     assert result.outcome == "error"
 
 
-async def test_rubric_loop_accepts_repaired_orchestra(rubric_context: Ctx) -> None:
+async def test_rubric_loop_screens_repaired_orchestra(rubric_context: Ctx) -> None:
     result, events = await run(rubric_context())
-    assert result.outcome == "accepted" and result.metrics["rounds_to_pass"] == 2
+    assert result.outcome == "screened" and result.metrics["rounds_to_pass"] == 2
     assert (
         "same time however many take part" in result.final.question and "40 minutes" in result.final.solution
     )
