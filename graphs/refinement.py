@@ -185,17 +185,22 @@ DEGENERATE_RATIONALES = "degenerate: every judge wrote the same rationale"
 DEGENERATE_ZEROS = "degenerate: every judge gave score 0 with confidence 0"
 
 
+def _spaced(text: str) -> str:
+    """``text`` with its white space folded: what two versions the same up to spacing share."""
+    return " ".join(text.split())
+
+
 def _normal(text: str) -> str:
-    return " ".join(text.split()).casefold()
+    return _spaced(text).casefold()
 
 
 def same_version(current: Problem, previous: Problem | None) -> bool:
     """Whether ``current`` is ``previous`` again, up to whitespace: no revision was made."""
     if previous is None:
         return False
-    return " ".join(current.question.split()) == " ".join(previous.question.split()) and " ".join(
-        current.solution.split()
-    ) == " ".join(previous.solution.split())
+    return _spaced(current.question) == _spaced(previous.question) and _spaced(current.solution) == _spaced(
+        previous.solution
+    )
 
 
 def degenerate_panel(outcomes: Sequence[JudgeResult]) -> list[JudgeResult]:

@@ -25,7 +25,7 @@ from app.models import DEFAULT_PROJECT, Project, ValidityRecord
 from app.version import version
 from graphs.result import RunResult
 from graphs.scoring import Outcome, ScoringPolicy, get_policy
-from graphs.statistics import wilson_interval
+from graphs.validity_metrics import share as bench_share
 
 # The figures a record keeps, each a share of the headline split.
 RECORDED = ("false_accept", "specificity", "detection", "adversarial_gap")
@@ -49,11 +49,12 @@ def set_hash(items: Sequence[LabelledItem]) -> str:
 
 def share(raw: Mapping[str, Any]) -> dict[str, Any]:
     """``{"n", "count", "rate", "low", "high"}``: the bench's share with its Wilson 95 % interval
-    (taken from the bench when it reports one, computed here otherwise)."""
+    (taken from the bench when it reports one, else computed by the bench's own ``share``)."""
+    if "low" in raw and "high" in raw:
+        return {key: raw[key] for key in ("n", "count", "rate", "low", "high")}
     n, count = int(raw["n"]), int(raw["count"])
-    interval = (raw["low"], raw["high"]) if "low" in raw and "high" in raw else wilson_interval(count, n)
-    low, high = interval if interval is not None else (None, None)
-    return {"n": n, "count": count, "rate": (count / n) if n else None, "low": low, "high": high}
+    measured = bench_share([True] * count + [False] * (n - count))
+    return {key: measured[key] for key in ("n", "count", "rate", "low", "high")}
 
 
 def check_recordable(report: Mapping[str, Any]) -> dict[str, Any]:
