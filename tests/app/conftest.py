@@ -282,13 +282,18 @@ class LiveServer:
     def __enter__(self) -> LiveServer:
         self.thread.start()
         deadline = time.monotonic() + 20
-        while not self.server.started and time.monotonic() < deadline:
+        while not self.server.started and time.monotonic() < deadline and self.thread.is_alive():
             time.sleep(0.02)
+        if not self.server.started:
+            self.__exit__()
+            pytest.fail(f"the live server on port {self.port} did not start within 20 s")
         return self
 
     def __exit__(self, *_: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=20)
+        if self.thread.is_alive():  # a server that does not stop is a defect the test must report
+            pytest.fail(f"the live server on port {self.port} did not stop within 20 s of being told to")
 
 
 @pytest.fixture
