@@ -41,6 +41,11 @@ URL_VARIABLE = "THINKLOOP_REALMODEL_URL"
 _PREPARED = pytest.StashKey[tuple[Path, Path]]()  # the binary and the model, once prepared
 # The tier's model name in thinkloop's registry (the models file the tests write).
 NAME = "gemma"
+# The tier's per-model bounds on a reply (docs/models.md), as a user of a tiny model on a small CPU
+# sets them: Gemma 3 270M rambles to whatever bound it is given, and every bound it hits is paid
+# twice (the shorter re-ask). A schema-valid verdict of Gemma's takes 60-200 tokens; the defaults
+# (judge 1000, reviser 2000) made one rambling call last minutes on CI's busy cores.
+TIER_MAX_TOKENS = {"judge": 256, "solver": 128, "reviser": 512}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -109,9 +114,12 @@ class RealModel:
         return values
 
     def models_toml(self, **fields: Any) -> str:
-        """A models file with this server as model ``gemma`` (``fields`` override or add keys)."""
+        """A models file with this server as model ``gemma`` (``fields`` override or add keys), with
+        the tier's reply bounds (``TIER_MAX_TOKENS``)."""
         entry: dict[str, Any] = {"model": MODEL_ID, "base_url": self.base_url} | fields
         lines = [f"[models.{NAME}]"] + [f"{key} = {_toml(value)}" for key, value in entry.items()]
+        lines += [f"[models.{NAME}.max_tokens]"]
+        lines += [f"{kind} = {bound}" for kind, bound in TIER_MAX_TOKENS.items()]
         return "\n".join(lines) + "\n"
 
 
