@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -144,16 +145,20 @@ def apply(tree: Path, brk: Break) -> None:
         path.write_text(text.replace(old, new))
 
 
-FAILED = re.compile(r"^(FAILED|ERROR) (.+?)(?: - .*)?$")
+FAILED = re.compile(r"^(FAILED|ERROR) (.+?)(?: - (.*))?$")
 
 
-def pytest_run(tree: Path, files: tuple[str, ...], marker: str) -> tuple[int, list[str], str]:
-    """Exit status, failing (or erroring) test ids, and the output's last lines."""
+def pytest_run(tree: Path, files: tuple[str, ...], marker: str) -> tuple[int, dict[str, str], str]:
+    """Exit status, failing (or erroring) test ids with pytest's one-line reason, the last line."""
     command = ["uv", "run", "--frozen", "pytest", "-m", marker, *files]
     command += ["-n", "2", "-q", "-p", "no:cacheprovider"]
-    print(f"  $ {' '.join(command)}", flush=True)
+    print(f"  $ {shlex.join(command)}", flush=True)
     done = run(command, tree, check=False)
-    ids = sorted({m.group(2) for line in done.stdout.splitlines() if (m := FAILED.match(line))})
+    ids = {
+        m.group(2): (m.group(3) or m.group(1))[:160]
+        for line in done.stdout.splitlines()
+        if (m := FAILED.match(line))
+    }
     tail = "\n".join(done.stdout.strip().splitlines()[-1:])
     return done.returncode, ids, tail
 
@@ -179,7 +184,7 @@ def check(brk: Break, marker: str, files: tuple[str, ...], baseline: bool) -> bo
     tree = home / "tree"
     try:
         worktree(tree)
-        passing_before: set[str] | None = None
+        failing_before: set[str] | None = None
         if baseline:
             print("  unbroken HEAD first:", flush=True)
             status, before, tail = pytest_run(tree, files, marker)
@@ -187,20 +192,20 @@ def check(brk: Break, marker: str, files: tuple[str, ...], baseline: bool) -> bo
             if status not in (0, 1, 5):
                 print(f"  pytest could not run (exit {status})")
                 return False
-            passing_before = set(before)
+            failing_before = set(before)
         apply(tree, brk)
         status, failing, tail = pytest_run(tree, files, marker)
         print(f"  {tail}")
         if status not in (0, 1, 5):  # 2: interrupted, 3: internal error, 4: usage error
             print(f"  pytest could not run (exit {status})")
             return False
-        if passing_before is not None:
-            also = sorted(set(failing) & passing_before)
+        if failing_before is not None:
+            also = sorted(set(failing) & failing_before)
             for test in also:
                 print(f"  (fails unbroken too, not counted) {test}")
-            failing = [t for t in failing if t not in passing_before]
-        for test in failing:
-            print(f"  failed: {test}")
+            failing = {t: why for t, why in failing.items() if t not in failing_before}
+        for test, why in sorted(failing.items()):
+            print(f"  failed: {test}\n          {why}")
         return bool(failing)
     finally:
         remove(tree)
