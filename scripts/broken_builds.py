@@ -73,9 +73,7 @@ BREAKS = (
             "test_workers runs two `batch worker` processes with 1.5 s leases on an item that outlives "
             "three lease periods (renewal is what keeps the other worker off it); test_batch_runs is "
             "the runner's claim, hand-back and takeover of items and their runs; test_durability "
-            "restarts a server with 3 s run leases and 1 s heartbeats. In the inner loop no two "
-            "processes execute API runs long enough for a run's own lease to lapse: that is the slow "
-            "tier's test_replicas"
+            "restarts a server with 3 s run leases and 1 s heartbeats (runs alone, no batch items)"
         ),
         slow_files=("tests/app/test_replicas.py",),
         slow_why=(
