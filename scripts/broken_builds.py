@@ -20,10 +20,13 @@ and fail with the break count (a test that fails anyway, under load say, proves 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -170,7 +173,25 @@ def worktree(tree: Path) -> None:
         raise SystemExit(f"the temporary worktree imports app from {where.stdout.strip()}, not from {tree}")
 
 
+def leftovers(tree: Path) -> None:
+    """End the processes still running from ``tree`` (a test killed by its timeout can leave the
+    worker or server processes it started behind): by process id, those whose command line names
+    the temporary worktree only."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(tree) in command:
+            print(f"  ending a leftover process {entry.name}: {command[:120]}")
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry.name), signal.SIGKILL)
+
+
 def remove(tree: Path) -> None:
+    leftovers(tree)
     run(["git", "worktree", "remove", "--force", str(tree)], ROOT, check=False)
     shutil.rmtree(tree, ignore_errors=True)
     run(["git", "worktree", "prune"], ROOT, check=False)
