@@ -308,13 +308,14 @@ def _unread_relations(given: set[Fraction], text: str, found: Verification) -> N
     it that no step covers and that is no value the chain has (or is one operation from): read, but
     not checked. A comparison ("which is more than £15") is checked; a restatement whose two values
     differ ("1.5 hours, which is 1 hour 50 minutes") is never passed."""
+    compared: dict[int, Fraction] = {}  # where a checked comparison's number ends: its left value
     for match in _RELATION.finditer(text):
         number = _NEAR_NUMBER.match(text, match.end())
         if _COMPARES.search(match.group(0)) and number is None:
             # "3 times as many as Mia, which is 18": the value it claims ends the sentence
             found_number = _LATER_NUMBER.search(text, match.end(), _sentence_end(text, match.end()))
             number = found_number
-        reason = _unread(match, number, given, found) if number is not None else ""
+        reason = _unread(match, number, given, found, compared) if number is not None else ""
         start = _sentence_start(text, match.start())
         if not reason or number is None or any(u.start == start for u in found.unverified):
             continue  # read, or its sentence is listed already
@@ -322,7 +323,13 @@ def _unread_relations(given: set[Fraction], text: str, found: Verification) -> N
         found.unverified.append(Step(claim, (), None, start, number.end(), reason=reason))
 
 
-def _unread(match: re.Match[str], number: re.Match[str], given: set[Fraction], found: Verification) -> str:
+def _unread(
+    match: re.Match[str],
+    number: re.Match[str],
+    given: set[Fraction],
+    found: Verification,
+    compared: dict[int, Fraction],
+) -> str:
     """Why the relation is not verified ("" when it is)."""
     said = f"a relation in words ('{match.group(0).strip(', ')}') not read"
     if any(u.start <= match.start() < u.end for u in found.unequal):
@@ -332,9 +339,9 @@ def _unread(match: re.Match[str], number: re.Match[str], given: set[Fraction], f
     if _worded_step(match, found):
         return ""
     value = Fraction(number.group(1))
-    compared = _comparison(match, value, found)
-    if compared is not None:
-        return "" if compared else f"'{match.group(0).strip(', ')}' {_show(value)} does not hold"
+    holds = _comparison(match, number, found, compared)
+    if holds is not None:
+        return "" if holds else f"'{match.group(0).strip(', ')}' {_show(value)} does not hold"
     if _COMPARES.search(match.group(0)):
         return said  # "twice as many as Mia, which is 18": Mia's number was not read
     before = {s.result for s in found.steps if s.end <= match.start() and s.result is not None}
@@ -361,21 +368,31 @@ def _worded_step(match: re.Match[str], found: Verification) -> bool:
     )
 
 
-_UNIT_GAP = re.compile(r"\s?[A-Za-z²³/]*\s?")
+_UNIT_GAP = re.compile(r"\s?[A-Za-z²³/]*,?\s?")  # "8 m long, which is": a unit or a word
+# between a compared number and the next comparison of the same value: " m and ", ", but "
+_JOINED = re.compile(r"(?:\s?[^\s\d,.;]{1,3})?,?\s+(?:and|but|or)\s+(?:a little |much |far )?")
 _MORE_THAN = re.compile(r"(more|less|fewer|greater|smaller|larger|longer|shorter|older|younger) than")
 
 
-def _comparison(match: re.Match[str], value: Fraction, found: Verification) -> bool | None:
+def _comparison(
+    match: re.Match[str], number: re.Match[str], found: Verification, compared: dict[int, Fraction]
+) -> bool | None:
     """Whether "<left>, which is (not) more/less than N" holds; None when the relation is no
     comparison of a value the text states just before it. The left value is the result of the step
     that ends just before the link ("14 × 3 = $42, which is more than $40"), a number written there
     ("a 14th would make $42, which is more than $40"), or, for a sentence whose subject is a pronoun
-    ("This is not more than £40"), the last result the chain computed before it. "not" or "no"
-    in the link denies the comparison."""
+    ("This is not more than £40"), the last result the chain computed before it; a comparison
+    joined to a checked one by "and", "but" or "or" ("more than 3 m and more than 5 m") has its
+    left value. "not" or "no" in the link denies the comparison."""
     said = _MORE_THAN.search(match.group(0))
     if said is None:
         return None
     text, at = match.string, match.start() + said.start()
+    value = Fraction(number.group(1))
+    joined = next((left for end, left in compared.items() if _JOINED.fullmatch(text, end, at)), None)
+    if joined is not None:
+        compared[number.end()] = joined
+        return joined > value if said.group(1) in _MORE else joined < value
     link = _LINK.search(text, 0, at)
     if link is None:
         return None
@@ -392,6 +409,7 @@ def _comparison(match: re.Match[str], value: Fraction, found: Verification) -> b
         left = steps[-1].result
     else:
         return None
+    compared[number.end()] = left
     holds = left > value if said.group(1) in _MORE else left < value
     return holds is not bool(link["not"] or link["denied"])
 

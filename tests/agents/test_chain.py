@@ -258,3 +258,19 @@ def test_the_total_of_a_listed_kind_is_given_and_another_number_is_not() -> None
     assert verify("The four scores add up to 93. Mean = 93 ÷ 4 = 23.25 points.", SCORES).verified
     found = verify("The four scores add up to 71. Mean = 71 ÷ 4 = 17.75 points.", SCORES)
     assert not found.verified and "uses 71" in found.unverified[0].line()
+
+
+ROPE = "A rope is cut into two pieces of 4 m and 7 m. Why is the rope longer than either piece?"
+
+
+@pytest.mark.parametrize(
+    ("said", "holds"),
+    [
+        ("The rope is 4 + 7 = 11 m long, which is more than 4 m and more than 7 m.", True),
+        ("The rope is 4 + 7 = 11 m long, which is more than 4 m but less than 7 m.", False),
+    ],
+)
+def test_comparisons_joined_by_and_compare_the_same_value(said: str, holds: bool) -> None:
+    """ "11 m long, which is more than 4 m and more than 7 m": both compare the 11 m (a word after
+    the unit and the comma before "which" do not hide it)."""
+    assert verify(said, ROPE).verified is holds
