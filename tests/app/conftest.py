@@ -121,11 +121,29 @@ def postgres_databases() -> Iterator[PostgresDatabases]:
         yield databases
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+BOTH_DATABASES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``database_url`` is SQLite, and SQLite and PostgreSQL for a test marked ``both_databases``
+    (where the two behave differently: claims, leases, NOTIFY, the outbox, migrations, concurrency).
+    A test that parametrizes ``database_url`` itself keeps its own choice."""
+    if "database_url" not in metafunc.fixturenames:
+        return
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        names = mark.args[0]
+        if "database_url" in (names.replace(" ", "").split(",") if isinstance(names, str) else names):
+            return
+    both = metafunc.definition.get_closest_marker("both_databases") is not None
+    metafunc.parametrize("database_url", BOTH_DATABASES if both else ["sqlite"], indirect=True)
+
+
+@pytest.fixture
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Each service test runs on SQLite and on PostgreSQL, each test on a database of its own,
-    already migrated to head (a copy of the session's template: migrating again is a no-op). A test
-    marked ``empty_database`` (the migration tests) gets an empty database instead."""
+    """A database of the test's own, already migrated to head (a copy of the session's template:
+    migrating again is a no-op): SQLite, or each of SQLite and PostgreSQL for a test marked
+    ``both_databases`` (``pytest_generate_tests`` above). A test marked ``empty_database`` (the
+    migration tests) gets an empty database instead."""
     empty = request.node.get_closest_marker("empty_database") is not None
     if request.param == "sqlite":
         path = tmp_path / "thinkloop.db"
@@ -264,13 +282,18 @@ class LiveServer:
     def __enter__(self) -> LiveServer:
         self.thread.start()
         deadline = time.monotonic() + 20
-        while not self.server.started and time.monotonic() < deadline:
+        while not self.server.started and time.monotonic() < deadline and self.thread.is_alive():
             time.sleep(0.02)
+        if not self.server.started:
+            self.__exit__()
+            pytest.fail(f"the live server on port {self.port} did not start within 20 s")
         return self
 
     def __exit__(self, *_: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=20)
+        if self.thread.is_alive():  # a server that does not stop is a defect the test must report
+            pytest.fail(f"the live server on port {self.port} did not stop within 20 s of being told to")
 
 
 @pytest.fixture

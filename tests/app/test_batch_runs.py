@@ -47,7 +47,7 @@ from app.models import (
 from graphs.scoring import Outcome
 from tests.app.conftest import PROBLEM, batch_runner
 
-pytestmark = pytest.mark.usefixtures("_quick_simulator")
+pytestmark = [pytest.mark.both_databases, pytest.mark.usefixtures("_quick_simulator")]
 ONE_PROBLEM = (json.dumps(PROBLEM) + "\n").encode()
 
 

@@ -23,6 +23,8 @@ from app.db import create_engine, migrate, session_factory, short_session
 from app.models import Batch, BatchItem, CachedResponse
 from tests.app.conftest import batch_runner
 
+pytestmark = pytest.mark.both_databases
+
 SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
 
 

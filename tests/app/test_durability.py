@@ -14,12 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from sqlmodel import col, func, select
 
 from agents.simulator import Rule, SimulatorServer
 from app.db import create_engine, migrate, session_factory
 from app.models import RevisionRow, RoundRow, TranscriptEvent, VerdictRow
 from tests.app.conftest import PROBLEM, free_port, seed_keys
+
+pytestmark = pytest.mark.both_databases
 
 # A killed process's runs are taken over once their lease lapses: short leases keep tests quick.
 SHORT_LEASES = {"THINKLOOP_RUN_LEASE_S": "3", "THINKLOOP_RUN_HEARTBEAT_S": "1", "THINKLOOP_RUN_SWEEP_S": "1"}

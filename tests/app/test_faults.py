@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
+from typing import Any
 
+import httpx
+import openai
 import pytest
 from sqlalchemy import select
 
@@ -41,9 +44,22 @@ ABSTAIN = Rule(role="Judge: Create", contains=SECOND, malformed=True)
 
 
 async def test_a_batch_survives_an_unreliable_endpoint(
-    database_url: str, simulator_server: SimulatorServer
+    database_url: str, simulator_server: SimulatorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     state = simulator_server.state
+    # Attempts that got an answer (its headers), counted beside the project's own attempt hook.
+    answered = [0]
+
+    async def seen(_: httpx.Response) -> None:
+        answered[0] += 1
+
+    class AnswerCountingClient(openai.DefaultAsyncHttpxClient):
+        def __init__(self, **kwargs: Any) -> None:
+            hooks = kwargs.setdefault("event_hooks", {})
+            hooks["response"] = [*hooks.get("response", []), seen]
+            super().__init__(**kwargs)
+
+    monkeypatch.setattr(openai, "DefaultAsyncHttpxClient", AnswerCountingClient)
     state.configure(
         state.config.model_copy(update={"rules": [ABSTAIN, *FAULTS, HARD], "seed": 11, "latency_s": 0.0})
     )
@@ -113,8 +129,12 @@ async def test_a_batch_survives_an_unreliable_endpoint(
     for row in report["rows"]:
         totals.update({k: row[k] for k in ("llm_calls", "retries", "abstentions")})
     assert totals["retries"] > 0 and totals["abstentions"] >= 2, totals  # ABSTAIN, at least once per model
-    # Exact accounting: every request the endpoint saw is a call we recorded or a retry we counted.
-    assert len(state.requests) == totals["llm_calls"] + totals["retries"]
+    # Accounting: every request the endpoint saw is a call we recorded or a retry we counted, and an
+    # attempt it never saw is one that got no answer (on a loaded machine the simulator's thread can
+    # be starved past the client's timeout before it reads a request; CI saw one in ~2,000).
+    attempts = totals["llm_calls"] + totals["retries"]
+    assert answered[0] <= len(state.requests) <= attempts, (answered[0], len(state.requests), attempts)
+    assert answered[0] > 0.9 * attempts
     faults = Counter(r.status for r in state.requests)
     assert faults[429] > 0 and faults[500] > 0
 

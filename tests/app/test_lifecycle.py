@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select, text
 from sqlmodel import col
 
@@ -26,6 +27,8 @@ from app.models import (
 from app.runs.actions import purge
 from tests.app.conftest import PROBLEM, Service
 from tests.app.test_batches_api import settle, start
+
+pytestmark = pytest.mark.both_databases
 
 PER_RUN = (VerdictRow, RoundRow, RevisionRow, TranscriptEvent)
 

@@ -17,7 +17,7 @@ import app.models  # noqa: F401  (registers the tables)
 from app.db import create_engine, migrate, migrations_at_head
 
 # Each test migrates (or half-migrates) a database from zero itself.
-pytestmark = pytest.mark.empty_database
+pytestmark = [pytest.mark.both_databases, pytest.mark.empty_database]
 
 
 async def test_models_and_migrations_agree(database_url: str) -> None:

@@ -37,7 +37,7 @@ from app.models import BatchItem, Run
 from tests.app.conftest import batch_runner, free_port, seed_keys, service_settings
 from tests.app.test_workers import start_worker
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.both_databases, pytest.mark.slow]
 
 
 class RedisProcess:

@@ -19,6 +19,8 @@ from app.main import create_app
 from tests.app.conftest import PROBLEM, Keys, seed_keys, service_settings
 from tests.workers import redis_url
 
+pytestmark = pytest.mark.both_databases
+
 PROBLEM_JSON = "application/problem+json"
 LIMITS = redis_url("limits")  # a database of its own (this xdist worker's): flushed by this test
 

@@ -25,6 +25,7 @@ from tests.app.conftest import PROBLEM, Keys, free_port, seed_keys
 from tests.app.test_durability import SHORT_LEASES, server_process, wait_until
 
 pytestmark = [
+    pytest.mark.both_databases,
     pytest.mark.slow,
     pytest.mark.postgres,
     pytest.mark.parametrize("database_url", ["postgres"], indirect=True),

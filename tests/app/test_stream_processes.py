@@ -21,7 +21,7 @@ from agents.simulator import Rule, SimConfig, SimulatorServer
 from app.db import migrate
 from tests.app.conftest import PROBLEM, free_port, seed_keys
 
-pytestmark = [pytest.mark.slow, pytest.mark.postgres]
+pytestmark = [pytest.mark.both_databases, pytest.mark.slow, pytest.mark.postgres]
 T = TypeVar("T")
 GATE = 40  # more calls than round 1 makes: its calls wait until the test sends the rest
 

@@ -7,11 +7,14 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 from httpx_sse import aconnect_sse
 
 from agents.simulator import Rule, SimulatorServer
 from tests.app.conftest import PROBLEM, Keys, LiveServer
 from tests.app.test_stream_processes import within
+
+pytestmark = pytest.mark.both_databases
 
 
 async def collect(url: str, run_id: str, headers: dict[str, str]) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 from app.db import alembic_config, create_engine
 
-pytestmark = pytest.mark.empty_database  # it migrates from 0016 itself
+pytestmark = [pytest.mark.both_databases, pytest.mark.empty_database]  # it migrates from 0016 itself
 
 
 async def _tables_and_columns(database_url: str) -> tuple[set[str], set[str]]:

@@ -26,6 +26,8 @@ from tests.app.conftest import free_port
 from tests.app.test_durability import server_process, wait_until
 from tests.app.test_webhooks import SECRET, Receiver, Sessions, delivery_row, enqueued, finished_run, wait_for
 
+pytestmark = pytest.mark.both_databases
+
 
 @pytest.fixture
 async def sessions(database_url: str) -> AsyncIterator[Sessions]:

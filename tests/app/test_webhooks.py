@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 from starlette.applications import Starlette
@@ -22,6 +23,8 @@ from app.models import ProblemRow, Run, WebhookDelivery, new_id, utcnow
 from app.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, enqueue, sign, verify
 from tests.app.conftest import PROBLEM, LiveServer, Service
 from tests.app.test_api import assert_problem
+
+pytestmark = pytest.mark.both_databases
 
 SECRET = "whsec-test"  # as configured by service_settings
 Sessions = async_sessionmaker[AsyncSession]
