@@ -71,16 +71,23 @@ BREAKS = (
                 "        .returning(col(BatchItem.id))\n",
             ),
         ),
-        files=("tests/app/test_workers.py", "tests/app/test_batch_runs.py", "tests/app/test_durability.py"),
+        files=("tests/app/test_batch_runs.py", "tests/app/test_workers.py", "tests/app/test_durability.py"),
         why=(
-            "test_workers runs two `batch worker` processes with 1.5 s leases on an item that outlives "
-            "three lease periods (renewal is what keeps the other worker off it); test_batch_runs is "
-            "the runner's claim, hand-back and takeover of items and their runs; test_durability "
-            "restarts a server with 3 s run leases and 1 s heartbeats (runs alone, no batch items)"
+            "test_batch_runs is the runner's claim, hand-back and takeover of items and their runs "
+            "(in-process); test_workers runs two `batch worker` processes with short leases on an "
+            "item that outlives three lease periods (renewal is what keeps the other worker off it); "
+            "test_durability restarts a server with 3 s run leases and 1 s heartbeats (runs alone). "
+            "Since commit f402ff6 test_workers and test_durability are wholly `slow`: the inner loop "
+            "selects nothing from them"
         ),
-        slow_files=("tests/app/test_replicas.py",),
+        slow_files=(
+            "tests/app/test_workers.py",
+            "tests/app/test_durability.py",
+            "tests/app/test_replicas.py",
+        ),
         slow_why=(
-            "two API replica processes on one database: a replica's runs stay its own while it renews them"
+            "the worker processes and the SIGKILLed server above, and two API replica processes on one "
+            "database (a replica's runs stay its own while it renews them)"
         ),
     ),
     Break(
@@ -102,6 +109,8 @@ BREAKS = (
             "exhaustion, takeover, a SIGKILLed sender); test_webhooks is the API's deliveries "
             "(a signed delivery retried with the same id, redelivery, a finished run delivered)"
         ),
+        slow_files=("tests/app/test_webhook_outbox.py",),
+        slow_why="a delivery that failed survives its sender's SIGKILL and is delivered exactly once",
     ),
     Break(
         name="gate",
