@@ -155,7 +155,8 @@ def apply(tree: Path, brk: Break) -> None:
         path.write_text(text.replace(old, new))
 
 
-FAILED = re.compile(r"^(FAILED|ERROR) (.+?)(?: - (.*))?$")
+# pytest's short summary ("FAILED tests/…::name - reason"); not a captured log's "ERROR    …" line
+FAILED = re.compile(r"^(FAILED|ERROR) (tests/\S.*?)(?: - (.*))?$")
 
 
 def pytest_run(tree: Path, files: tuple[str, ...], marker: str) -> tuple[int, dict[str, str], str]:
