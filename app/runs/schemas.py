@@ -284,6 +284,12 @@ class VerdictPublic(CallAccounting):
     raw_outputs: list[str] = Field(
         description="The model's raw replies, kept for audit (several when a malformed reply was retried)"
     )
+    reported_model: str | None = Field(
+        default=None,
+        description='The model id the endpoint reported in its reply ("": it named none; null: it never '
+        "answered, or the verdict was stored before thinkloop kept it); part of the panel's identity",
+        examples=["gpt-4o-2024-08-06"],
+    )
 
 
 class RevisionPublic(CallAccounting):

@@ -60,6 +60,7 @@ def _verdict(row: VerdictRow) -> VerdictPublic:
                 "failure",
                 "reasoning",
                 "model",
+                "reported_model",
                 "prompt_version",
                 "input_tokens",
                 "output_tokens",

@@ -22,14 +22,19 @@ _WARRANT: dict[str, Any] = {
 }
 _IDENTITY: dict[str, Any] = {
     "judge_model": "gpt4o",
-    "model": "gpt-4o-2024-08-06",
+    "model": "gpt-4o",
+    "reported_model": "gpt-4o-2024-08-06",
     "endpoint": None,
     "sampling": {"temperature": 0.0, "seed": None},
+    "max_tokens": {"judge": 1000, "solver": 500},
+    "structured_output": "json_schema",
+    "parse_retries": 2,
     "prompts": {"judge_remember": "judge_remember@5e0c1b2a3d4f"},
     "checks": None,
     "solver": "solver@7c21e0a9b8d1",
     "verifier": "verify@0a1b2c3d4e5f",
     "policy": {"name": "default", "tau": 0.85, "pass_threshold": 85.0},
+    "decision": "decide@1",
     "thinkloop": "0.1.0",
 }
 _RECORD: dict[str, Any] = {
@@ -127,8 +132,10 @@ class PanelPublic(BaseModel):
 
     id: str = Field(description="The identity's id: a hash of every part")
     identity: dict[str, Any] = Field(
-        description="Its parts: judge model, model id, endpoint, sampling, prompt versions, offline "
-        "checks, solver, verifier, scoring policy and parameters, thinkloop version"
+        description="Its parts: judge model, the model id asked for and the one the endpoint reported, "
+        "endpoint, sampling, max_tokens per kind of call, structured-output mode, parse retries, prompt "
+        "versions, offline checks, solver, verifier, scoring policy and parameters, decision code "
+        "version, thinkloop version"
     )
     records: list[RecordPublic] = Field(description="Its validity records, newest first")
 

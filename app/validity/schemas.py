@@ -143,6 +143,7 @@ _REPORT: dict[str, Any] = {
     "excluded": _EXCLUDED,
     "calls": _CALLS,
     "complete": False,
+    "reported_models": [],
     "splits": {"heldout": _SPLIT},
     "targets": _TARGETS,
 }
@@ -284,6 +285,11 @@ class ValidityReport(BaseModel):
     excluded: Excluded = Field(description="Versions that did not, left out of every rate")
     calls: Calls = Field(description="Judge calls, failed calls and abstentions")
     complete: bool = Field(description="False when any version was excluded: the figures are incomplete")
+    reported_models: list[str] = Field(
+        default_factory=list,
+        description='The model ids the judge endpoint reported in its replies ("": a reply that named '
+        "none); a record is saved only when there is exactly one (the offline panel: none)",
+    )
     splits: dict[str, SplitSummary] = Field(description="The figures per split, and over all")
     targets: Targets = Field(description="The targets, where and whether they can be claimed")
     record: RecordPublic | None = Field(

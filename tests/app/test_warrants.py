@@ -100,6 +100,32 @@ async def test_a_new_prompt_version_is_a_new_panel_without_a_warrant(
     assert panels["items"][0]["identity"]["prompts"]["judge_evaluate"] == original.version
 
 
+async def test_a_record_warrants_only_runs_whose_endpoint_reports_the_model_it_measured(
+    service: Service, simulator_server: SimulatorServer, database_url: str
+) -> None:
+    record = (await validate(service))["record"]  # the simulator reports the model asked for: sim-1
+    (stored,) = await stored_records(database_url)
+    assert stored.identity["model"] == "sim-1" and stored.identity["reported_model"] == "sim-1"
+    assert stored.identity["max_tokens"] == {"judge": 1000, "solver": 500}
+    assert (await run(service))["warrant"]["record_id"] == record["id"]
+    # the same name, URL and configuration, but the server now serves another model
+    reporting(simulator_server, "llama-3-8b-q4")
+    swapped = await run(service)
+    assert swapped["status"] == "accepted" and swapped["warrant"] == {"status": "none"}
+    assert swapped["rounds"][0]["verdicts"][0]["reported_model"] == "llama-3-8b-q4"
+    other = (await validate(service, set_name="after-the-swap"))["record"]
+    assert other["panel_id"] != record["panel_id"]  # a record of the other model's panel
+    assert (await run(service))["warrant"]["record_id"] == other["id"]
+    reporting(simulator_server, None)
+    assert (await run(service))["warrant"]["record_id"] == record["id"]  # each reported id its own
+
+
+def reporting(server: SimulatorServer, model: str | None) -> None:
+    """The simulator's replies report ``model`` (None: the model the request asked for)."""
+    overrides = {"reported_model": model} if model else {}
+    server.state.configure(server.state.config.model_copy(update={"profile_overrides": overrides}))
+
+
 async def test_not_accepted_runs_carry_no_warrant(
     service: Service, simulator_server: SimulatorServer
 ) -> None:
