@@ -154,12 +154,9 @@ def warrant_line(warrant: Mapping[str, Any]) -> str:
     validity record and what it was measured on, or that the panel was never validated."""
     if warrant.get("status") != "valid":
         return "accepted — no warrant: this panel has never been validated"
-    upper, share = warrant.get("false_accept_upper"), warrant.get("false_accept") or {}
-    bound = "unknown" if upper is None else f"{100 * upper:.1f} %"
-    split = {"heldout": "held-out", "tune": "tune-split", "all": "labelled"}.get(
-        warrant.get("split") or "", ""
-    )
+    from app.reporting.warrant_text import warrant_figure
+
     return (
-        f"accepted — warrant: false accepts ≤ {bound} (95 %), {share.get('n', 0)} {split} flawed "
-        f"problems (record {warrant.get('record_id')}, set {warrant.get('set')})"
+        f"accepted — warrant: {warrant_figure(warrant)} "
+        f"(record {warrant.get('record_id')}, set {warrant.get('set')})"
     )

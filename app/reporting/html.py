@@ -12,7 +12,7 @@ from agents.schemas import JUDGES
 from app.reporting import figures
 from app.reporting.data import OUTCOME_KEYS
 from app.reporting.manifest import manifest_lines
-from app.reporting.text import ci, f, median_rounds, p_value, pass_cell, repeats_line, words
+from app.reporting.text import ci, cited_line, f, median_rounds, p_value, pass_cell, repeats_line, words
 from graphs.paper_tables import LEVELS
 
 
@@ -77,4 +77,5 @@ def to_html(report: dict[str, Any]) -> str:
         median_rounds=median_rounds,
         pass_cell=pass_cell,
         words=words(report),
+        cited_line=cited_line,
     )

@@ -3,7 +3,8 @@ acceptance by that panel carries.
 
 A record is written only from a bench in which every version was judged: a version that errored is
 not a measurement, and a figure with it left out (or counted as a rejection) would be a failure
-passed off as a score. A record's identity holds the model id the judge endpoint reported in the
+passed off as a score. A record holds the held-out split's figures only: a bench with no held-out
+problem (the tune split is what the panel's checks may have been tuned on) saves nothing. A record's identity holds the model id the judge endpoint reported in the
 bench's replies: a bench whose calls reported none (nothing answered) or several (the endpoint
 changed under it) saves nothing. A run's warrant is the newest record of its panel's identity (with
 the model id the endpoint reported in the accepted round) saved in its project or in the default
@@ -101,6 +102,14 @@ def check_recordable(report: Mapping[str, Any]) -> dict[str, Any]:
             "measurement, so no validity record was saved. Fix the cause and validate again."
         )
     summary: dict[str, Any] = report["splits"][report["targets"]["split"]]
+    if summary["split"] != "heldout":
+        # the headline is "all" only when no version was held out: tune problems, which the panel's
+        # checks may have been tuned on, would flatter it
+        raise NotRecordable(
+            "the bench judged no held-out problem: a warrant rests only on problems kept out of all "
+            'tuning, so no validity record was saved. Mark the problems of your set "split": "heldout" '
+            "(and never tune on them), then validate again"
+        )
     if not summary["false_accept"]["n"]:
         raise NotRecordable("the split holds no flawed problem: there is no false-accept rate to record")
     return summary

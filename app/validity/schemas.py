@@ -68,9 +68,10 @@ class ValidityRequest(BaseModel):
     save: bool = Field(
         default=False,
         examples=[True],
-        description="Save the headline split's figures as a validity record of the panel's identity "
+        description="Save the held-out split's figures as a validity record of the panel's identity "
         "(GET /v1/panels lists it; the panel's accepted runs cite it as their warrant). Refused (422) "
-        "when any version errored: a failure is not a measurement",
+        "when any version errored (a failure is not a measurement), when no held-out problem was "
+        "judged, or when the endpoint's replies reported no model id or several",
     )
     set_name: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
         default=None,

@@ -80,6 +80,7 @@ def test_a_record_keeps_the_headline_split_with_intervals() -> None:
     [
         (report((2, 120), errored=3), "3 of 160 versions did not end in the panel's verdict \\(3 errored"),
         (report((0, 0)), "holds no flawed problem"),
+        (report((2, 120), split="all"), "the bench judged no held-out problem"),  # tune problems only
     ],
 )
 def test_no_record_of_a_bench_that_is_no_measurement(bench: dict[str, Any], why: str) -> None:
@@ -153,3 +154,5 @@ def test_the_trace_line_of_a_warrant() -> None:
         "(record rec1, set district)"
     )
     assert warrant_line({"status": "none"}) == "accepted — no warrant: this panel has never been validated"
+    legacy = warrant_of(record) | {"split": "all"}  # saved before records were held-out only
+    assert "120 flawed problems of every split (tune split included: not held out)" in warrant_line(legacy)

@@ -29,8 +29,12 @@ SOUND = {
 }
 
 
+# a warrant rests on held-out problems only
+HELD = [item | {"split": "heldout"} for item in ITEMS]
+
+
 async def validate(service: Service, **fields: Any) -> dict[str, Any]:
-    body = {"items": ITEMS, "judge_model": "sim", "save": True} | fields
+    body = {"items": HELD, "judge_model": "sim", "save": True} | fields
     response = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth())
     assert response.status_code == 200, response.text
     report: dict[str, Any] = response.json()
@@ -65,7 +69,7 @@ async def test_a_validated_panel_gives_accepted_runs_a_warrant_naming_its_record
     assert record["false_accept"] == pytest.approx(
         {"n": 2, "count": 2, "rate": 1.0, "low": 0.3424, "high": 1.0}, abs=1e-4
     )
-    assert record["n_flawed"] == 2 and record["n_sound"] == 3 and record["split"] == "all"
+    assert record["n_flawed"] == 2 and record["n_sound"] == 3 and record["split"] == "heldout"
     assert record["set_name"] == "two-proportion-flaws" and len(record["set_hash"]) == 64
     assert record["specificity"]["count"] == 3 and record["specificity"]["low"] is not None
     after = await run(service)
@@ -206,13 +210,20 @@ async def test_a_bench_with_an_errored_version_saves_no_record(
     simulator_server.state.configure(
         simulator_server.state.config.model_copy(update={"rules": [Rule(role="^Judge", status=500)]})
     )
-    body = {"items": ITEMS, "judge_model": "sim", "save": True}
+    body = {"items": HELD, "judge_model": "sim", "save": True}
     response = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth())
     problem = assert_problem(response, 422)
     assert "no validity record was saved" in str(problem["detail"])
     excluded = problem["excluded"]
     assert isinstance(excluded, dict)
     assert (excluded["total"], excluded["errored"], excluded["undecided"]) == (5, 5, 0)
+    assert await stored_records(database_url) == []
+
+
+async def test_a_bench_without_held_out_problems_saves_no_record(service: Service, database_url: str) -> None:
+    body = {"items": ITEMS, "judge_model": "sim", "save": True}  # the tune split only
+    response = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth())
+    assert "the bench judged no held-out problem" in str(assert_problem(response, 422)["detail"])
     assert await stored_records(database_url) == []
 
 
