@@ -106,13 +106,29 @@ class RecordPublic(BaseModel):
     judge_model: str = Field(description="The judge model's registry name")
     set_name: str = Field(description="The labelled set's name (shipped: the set shipped with thinkloop)")
     set_hash: str = Field(description="SHA-256 of the labelled set's canonical JSON")
-    split: str = Field(description="The split measured: heldout, tune or all")
-    n_flawed: int = Field(description="Flawed problems judged")
+    split: str = Field(
+        description="The split measured: heldout (records saved before the held-out rule may say all: "
+        "tune problems included)"
+    )
+    n_flawed: int = Field(description="Flawed problems judged (every one ended in the panel's verdict)")
     n_sound: int = Field(description="Sound versions judged (controls and corrected versions)")
-    false_accept: MeasuredShare = Field(description="Flawed problems accepted")
-    specificity: MeasuredShare = Field(description="Sound versions accepted")
-    detection: MeasuredShare = Field(description="Flawed problems a judge of the flaw's levels failed")
-    adversarial_gap: MeasuredShare = Field(description="Keyword-stuffed twins accepted (0 is the goal)")
+    false_accept: MeasuredShare = Field(
+        description="Flawed problems the panel passed (accepted; for the offline panel, screened), "
+        "of n_flawed"
+    )
+    specificity: MeasuredShare = Field(
+        description="Sound versions (controls and corrected versions) the panel passed, of n_sound"
+    )
+    detection: MeasuredShare = Field(
+        description="Flawed problems refused with a check matching the flaw firing (a judge of one of the "
+        "flaw's Bloom levels failed it, an offline check of its type fired, or the verifier's evidence is "
+        "of its kind), of n_flawed; one refused for another reason is not detected"
+    )
+    adversarial_gap: MeasuredShare = Field(
+        description="Adversarial twins of the flawed problems the panel passed: the flaw kept, the wording "
+        "changed (Bloom verbs stuffed in, a variable given a wrong value, × written for 'of', a sentence "
+        "addressed to the checker); n is 0 when the bench ran without twins. 0 is the goal"
+    )
     measured_at: datetime = Field(description="When it was measured (UTC)")
 
     @classmethod

@@ -4,11 +4,12 @@ acceptance by that panel carries.
 A record is written only from a bench in which every version was judged: a version that errored is
 not a measurement, and a figure with it left out (or counted as a rejection) would be a failure
 passed off as a score. A record holds the held-out split's figures only: a bench with no held-out
-problem (the tune split is what the panel's checks may have been tuned on) saves nothing. A record's identity holds the model id the judge endpoint reported in the
-bench's replies: a bench whose calls reported none (nothing answered) or several (the endpoint
-changed under it) saves nothing. A run's warrant is the newest record of its panel's identity (with
-the model id the endpoint reported in the accepted round) saved in its project or in the default
-project (where the operator's `thinkloop judges validate --save` writes).
+problem (the tune split is what the panel's checks may have been tuned on) saves nothing. A
+record's identity holds the model id the judge endpoint reported in the bench's replies: a bench
+whose calls reported none (nothing answered) or several (the endpoint changed under it) saves
+nothing. A run's warrant is the newest record of its panel's identity (with the model id the
+endpoint reported in the accepted round) saved in its project or in the default project (where
+the operator's `thinkloop judges validate --save` writes).
 """
 
 from __future__ import annotations
