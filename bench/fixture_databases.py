@@ -1,5 +1,7 @@
 """What a test's migrated database costs: migrating from zero (the suite's old fixture) against a
-copy of a template migrated once (its fixture now, tests/app/conftest.py), interleaved, medians.
+copy of a template migrated once (its fixture now, tests/app/conftest.py), interleaved, medians; and
+what a commit costs on a test database with ``synchronous_commit`` on (PostgreSQL's default) and off
+(the test databases' setting).
 
     uv run --frozen python bench/fixture_databases.py [--rounds 5]
 
@@ -75,6 +77,10 @@ def main() -> None:
             fresh = f"sqlite+aiosqlite:///{folder / f'{n}.db'}"
             slots[2].append(timed(partial(asyncio.run, migrate(fresh))))
             slots[3].append(timed(partial(shutil.copyfile, folder / "template.db", folder / f"copy{n}.db")))
+            for mode in ("on", "off"):
+                times.setdefault(f"PostgreSQL, {COMMITS} commits, synchronous_commit {mode}", []).append(
+                    timed(partial(commits, template, mode))
+                )
     finally:
         admin(f'DROP DATABASE IF EXISTS "{old}" WITH (FORCE)')
         admin(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
@@ -82,6 +88,25 @@ def main() -> None:
     for name, values in times.items():
         each = ", ".join(f"{v:.2f}" for v in values)
         print(f"{name}: median {statistics.median(values):.3f} s (n = {len(values)}: {each})")
+    on, off = (
+        statistics.median(times[f"PostgreSQL, {COMMITS} commits, synchronous_commit {m}"])
+        for m in ("on", "off")
+    )
+    print(f"a commit with synchronous_commit off takes {off / on:.2f} of its time with it on")
+
+
+COMMITS = 200
+
+
+def commits(database: str, mode: str) -> None:
+    """``COMMITS`` one-row transactions on ``database`` with ``synchronous_commit`` set to ``mode``."""
+    with psycopg.connect(ADMIN.replace("/test", f"/{database}"), autocommit=True) as connection:
+        connection.execute(f"SET synchronous_commit = {mode}")  # type: ignore[arg-type]
+        table = f"bench_commits_{uuid.uuid4().hex[:8]}"  # a logged table: a temporary one writes no WAL
+        connection.execute(f"CREATE TABLE {table} (n int)")  # type: ignore[arg-type]
+        for n in range(COMMITS):
+            connection.execute(f"INSERT INTO {table} VALUES (%s)", (n,))  # type: ignore[arg-type]
+        connection.execute(f"DROP TABLE {table}")  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

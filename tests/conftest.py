@@ -116,8 +116,17 @@ def rubric_context() -> Callable[..., RunContext]:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/realmodel/ is in the real-model tier, marked or not: the inner loop
-    (``-m "not slow and not realmodel"``) never starts a real model by accident."""
+    (``-m "not slow and not realmodel"``) never starts a real model by accident.
+
+    Then the longest tests go first (the real-model tier, then the slow tier, each in file order): on
+    two xdist workers with work stealing, a long test that starts last would leave one core idle
+    while it runs alone at the end."""
     tier = Path(__file__).parent / "realmodel"
     for item in items:
         if tier in item.path.parents and item.get_closest_marker("realmodel") is None:
             item.add_marker(pytest.mark.realmodel)
+
+    def length(item: pytest.Item) -> int:
+        return 0 if item.get_closest_marker("realmodel") else 1 if item.get_closest_marker("slow") else 2
+
+    items.sort(key=length)  # stable: file order within each tier

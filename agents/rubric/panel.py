@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 from agents.judges import JudgeRequest
@@ -40,8 +40,14 @@ def rubric_version() -> str:
 
 
 def facts_of(problem: Problem | None) -> ProblemFacts | None:
-    """Analyse a problem version (None stays None)."""
-    return ProblemFacts(problem.question, problem.solution) if problem else None
+    """Analyse a problem version (None stays None): one analysis per version, shared by the seven
+    judges (and by the holistic judge's second look), as its facts depend on nothing else."""
+    return _facts(problem.question, problem.solution) if problem else None
+
+
+@lru_cache(maxsize=256)
+def _facts(question: str, solution: str) -> ProblemFacts:
+    return ProblemFacts(question, solution)
 
 
 def verdict_from(results: list[CheckResult]) -> JudgeVerdict:

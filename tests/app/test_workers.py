@@ -135,11 +135,14 @@ async def test_an_item_outliving_three_lease_periods_is_claimed_once(
 ) -> None:
     """Its worker renews the lease while the item runs: the other worker, offered the same item
     again and again by redelivery and the stall sweep, never takes it over."""
-    lease_s = 1.5
-    # Slow calls and judges that fail twice: three rounds, many seconds, several lease periods.
+    # The worker renews every lease_s / 3: a lease of 3 s survives its process being starved of the
+    # CPU for 2 s on a loaded machine (at 1.5 s, a 1 s stall let the other worker take the item).
+    lease_s = 3.0
+    # Slow calls and judges that fail twice: three rounds of 2.5 s calls and two revisions, some 12 s
+    # at least, over three lease periods.
     simulator_server.state.configure(
         simulator_server.state.config.model_copy(
-            update={"latency_s": 1.0, "rules": [Rule(role="^Judge", score=40, times=14)]}
+            update={"latency_s": 2.5, "rules": [Rule(role="^Judge", score=40, times=14)]}
         )
     )
     await migrate(database_url)

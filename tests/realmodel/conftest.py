@@ -41,6 +41,12 @@ URL_VARIABLE = "THINKLOOP_REALMODEL_URL"
 _PREPARED = pytest.StashKey[tuple[Path, Path]]()  # the binary and the model, once prepared
 # The tier's model name in thinkloop's registry (the models file the tests write).
 NAME = "gemma"
+# The tier's per-model bounds on a reply, the example docs/models.md gives for this model: Gemma 3
+# 270M often rambles to whatever bound it is given, and a reply cut at the bound is paid twice (the
+# shorter re-ask). With thinkloop's defaults (judge 1000, reviser 2000) one rambling call held a
+# slot for minutes on CI's busy cores; with judge 256 no verdict of Gemma's ever finished (every judge
+# abstained, and the tier tested nothing but abstentions).
+TIER_MAX_TOKENS = {"judge": 400, "solver": 200, "reviser": 800}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -109,9 +115,12 @@ class RealModel:
         return values
 
     def models_toml(self, **fields: Any) -> str:
-        """A models file with this server as model ``gemma`` (``fields`` override or add keys)."""
+        """A models file with this server as model ``gemma`` (``fields`` override or add keys), with
+        the tier's reply bounds (``TIER_MAX_TOKENS``)."""
         entry: dict[str, Any] = {"model": MODEL_ID, "base_url": self.base_url} | fields
         lines = [f"[models.{NAME}]"] + [f"{key} = {_toml(value)}" for key, value in entry.items()]
+        lines += [f"[models.{NAME}.max_tokens]"]
+        lines += [f"{kind} = {bound}" for kind, bound in TIER_MAX_TOKENS.items()]
         return "\n".join(lines) + "\n"
 
 

@@ -22,7 +22,7 @@ from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
 from app.projects.keys import create_key
 from app.settings import Settings
-from tests.realmodel.conftest import NAME, RealModel, Result
+from tests.realmodel.conftest import NAME, TIER_MAX_TOKENS, RealModel, Result
 from tests.realmodel.invariants import OUTCOMES, SCORE_FIELDS, assert_run
 from tests.realmodel.server import MODEL_ID, free_port
 
@@ -72,7 +72,8 @@ class LiveServer:
 
 @pytest.fixture
 async def api(realmodel: RealModel, tmp_path: Path) -> AsyncIterator[Api]:
-    """thinkloop's API with Gemma as model ``gemma`` (thinkloop's defaults otherwise), on SQLite."""
+    """thinkloop's API with Gemma as model ``gemma`` (the tier's reply bounds, thinkloop's defaults
+    otherwise), on SQLite."""
     database = f"sqlite+aiosqlite:///{tmp_path / 'thinkloop.db'}"
     await migrate(database)
     engine = create_engine(database)
@@ -84,7 +85,7 @@ async def api(realmodel: RealModel, tmp_path: Path) -> AsyncIterator[Api]:
     settings = Settings(
         _env_file=None,
         database_url=database,
-        models={NAME: {"model": MODEL_ID, "base_url": realmodel.base_url}},
+        models={NAME: {"model": MODEL_ID, "base_url": realmodel.base_url, "max_tokens": TIER_MAX_TOKENS}},
         sse_heartbeat_s=1.0,
         log_level="WARNING",
     )
