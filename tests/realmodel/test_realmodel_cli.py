@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.realmodel.conftest import NAME, RealModel, Result
+from tests.realmodel.conftest import NAME, TIER_MAX_TOKENS, Result
 from tests.realmodel.invariants import (
     assert_batch_report,
     assert_echo_is_a_failure,
@@ -99,9 +99,7 @@ def saved_records(tmp_path: Path) -> list[dict[str, Any]]:
 
 # Two CLI runs in one test (the bench, then the refine that may cite its record): a hang guard for both.
 @pytest.mark.timeout(1500)
-def test_judges_validate_save_then_gemma_as_the_whole_panel(
-    thinkloop: Any, tmp_path: Path, realmodel: RealModel
-) -> None:
+def test_judges_validate_save_then_gemma_as_the_whole_panel(thinkloop: Any, tmp_path: Path) -> None:
     """Gemma's panel on a small held-out slice, with ``--save``: each version is judged or counted
     apart, every rate's denominator excludes the versions that did not end in a verdict, and a bench
     with errored versions exits non-zero and saves no record (it claims no rate it did not measure);
@@ -109,22 +107,12 @@ def test_judges_validate_save_then_gemma_as_the_whole_panel(
 
     Then Gemma judges (seven judges and the solver) and revises: junk verdicts are abstentions with
     a reason, a panel with none usable ends in error with its cause, never a score; an acceptance
-    carries the saved record as its warrant only when its round reported the record's model id.
-
-    Both use a models file with tighter reply bounds than thinkloop's defaults (a per-model override,
-    as a user with a slow local model would set): a rambling 270M model otherwise holds a slot for
-    minutes per call on 2 busy cores. The bounds are part of the panel's identity, so the refine
-    uses the same file as the bench."""
+    carries the saved record as its warrant only when its round reported the record's model id
+    (both commands use the tier's models file: its reply bounds are part of the panel's identity)."""
     dataset, flawed, sound = labelled_slice(tmp_path)
-    bounded = tmp_path / "bounded.toml"
-    bounded.write_text(
-        realmodel.models_toml() + f"[models.{NAME}.max_tokens]\njudge = 256\nsolver = 256\nreviser = 512\n",
-        "utf-8",
-    )
     done: Result = thinkloop(
-        "judges", "validate", "--dataset", str(dataset), "--judge-model", NAME, "--format", "json", "--save",
-        models=bounded,
-    )  # fmt: skip
+        "judges", "validate", "--dataset", str(dataset), "--judge-model", NAME, "--format", "json", "--save"
+    )
     report = json.loads(done.out)
     assert_validity_report(report, flawed=flawed, sound=sound, exit_code=done.code)
     answered = report["calls"]["total"] > report["calls"]["failed"]
@@ -139,10 +127,10 @@ def test_judges_validate_save_then_gemma_as_the_whole_panel(
         (record,) = records
         assert record["id"] == report["record"]["id"] and record["split"] == "heldout"
         assert record["identity"]["reported_model"] == MODEL_ID and record["n_flawed"] == flawed
-        assert record["identity"]["max_tokens"] == {"judge": 256, "solver": 256}
+        assert record["identity"]["max_tokens"] == {k: TIER_MAX_TOKENS[k] for k in ("judge", "solver")}
     panel: Result = thinkloop(
         "refine", "--example", "orchestra", "--model", NAME, "--judge-model", NAME,
-        "--max-rounds", "2", "--json", models=bounded,
+        "--max-rounds", "2", "--json",
     )  # fmt: skip
     result = json.loads(panel.out)
     assert_run(result, panel.code)
