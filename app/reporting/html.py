@@ -78,4 +78,11 @@ def to_html(report: dict[str, Any]) -> str:
         pass_cell=pass_cell,
         words=words(report),
         cited_line=cited_line,
+        warrant_rows=_warrant_rows(report),
     )
+
+
+def _warrant_rows(report: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The rows with accepted items, each with its warrants (reports stored before warrants have none)."""
+    rows = [(row, row.get("warrants") or {}) for row in report["rows"]]
+    return [(row, w) for row, w in rows if w.get("valid") or w.get("none")]
