@@ -105,18 +105,27 @@ async def solve(task: SolveTask, runtime: Runtime[RunContext]) -> dict[str, Any]
     return {"solutions": [outcome]}
 
 
-def gate_evidence(problem: Problem, solver: SolverResult | None) -> tuple[list[str], list[str]]:
+UNVERIFIED = "unverified: "
+
+
+def gate_evidence(
+    problem: Problem, solver: SolverResult | None, *, screen: bool = False
+) -> tuple[list[str], list[str]]:
     """Why the version may not be accepted, and the steps the verifier read but could not check.
 
     The evidence: the stated solution's wrong computations and broken links in its chain (a number
     neither given nor computed, a correction not carried, a final answer copied from a middle step),
     then a final answer that differs from the solver's (a failed solver call adds nothing). The
-    unverified steps are named in the trace for every panel; they refuse nothing yet: the verifier
-    still misreads some sound steps this way (two sound tune versions of the shipped set).
+    unverified steps are named in the trace for every panel. A screen (the offline panel) passes
+    only a chain it has checked whole, so for it each unverified step is evidence too ("unverified:
+    …"); a model-backed panel's judges read the solution themselves, and its trace names the steps
+    without refusing on them.
     """
     found = verify(problem.solution, problem.question)
     lines = [e.line() for e in found.errors]
     unverified = [step.line() for step in found.unverified]
+    if screen:
+        lines += [line if line.startswith(UNVERIFIED) else UNVERIFIED + line for line in unverified]
     if solver is not None and solver.solution is not None:
         line = mismatch(solver.solution, problem.solution)
         lines += [line] if line else []
@@ -136,7 +145,7 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
     previous = score_round(votes_of(earlier[-1].outcomes), policy) if earlier and not unchanged else None
     solver = next((s for s in reversed(state.get("solutions") or []) if s.round == number), None)
     gated = policy.verification_gate
-    errors, unverified = gate_evidence(state["current"], solver) if gated else ([], [])
+    errors, unverified = gate_evidence(state["current"], solver, screen=context.screen) if gated else ([], [])
     decision = gate(decide(result, number, policy, previous), number, policy, len(errors))
     reported = round_reported(outcomes, solver)
     decision, certify_reason = certify(
@@ -170,6 +179,7 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
     if errors and is_pass(result.quality, policy):
         what = {
             "final_answer": "a final answer the solver disagrees with",
+            "unverified_step": "a step the screen could not check",
         }.get(_gate_check(errors[0]), "a verified error")
         reason = f"the stated solution has {what} ({errors[0]}): not accepted whatever the panel said"
     if unusable:
@@ -357,7 +367,7 @@ def _suggestions(record: RoundRecord) -> tuple[str, ...]:
 def _gate_check(line: str) -> str:
     if line.startswith("solver:"):
         return "final_answer"
-    return "arithmetic_correct"
+    return "unverified_step" if line.startswith(UNVERIFIED) else "arithmetic_correct"
 
 
 def route_after_revise(state: RefinementState) -> str:

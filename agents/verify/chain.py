@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from agents.verify.expressions import parse_clock, tokens, variables
+from agents.verify.givens import givens
 from agents.verify.steps import Evidence, Step
 
 if TYPE_CHECKING:
@@ -57,21 +58,37 @@ def check(question: str, text: str, found: Verification) -> None:
 
 def question_numbers(question: str) -> set[Fraction]:
     """Every number the question gives, with the forms a solution uses without computing them:
-    a percent as a decimal and as a multiplier (15 % → 0.15, 1.15, 0.85), a rate (1/12 of a job
-    done in 12 minutes), a unit fraction of a fraction (1/8 of 3/8), a clock time's parts and the
-    minutes to its next hour, a duration in hours and minutes in either unit (1 h 50 min → 11/6, 110)."""
+    a percent the question states as one as a decimal and as a multiplier (15 % → 0.15, 1.15,
+    0.85; a number not written as a percent is not one: 7 is no 0.07), a rate (1/12 of a job done
+    in 12 minutes), a unit fraction of a fraction (1/8 of 3/8), a clock time's parts and the minutes
+    to its next hour, a duration in hours and minutes in either unit (1 h 50 min → 11/6, 110)."""
     values: set[Fraction] = set()
-    for token in tokens(question, variables(question)):
+    percents: set[Fraction] = set()
+    found = tokens(question, variables(question))
+    for token, after in zip(found, [*found[1:], None], strict=True):
         if token.kind in ("num", "frac", "mixed"):
             values.add(_value(token.text))
+            if after is not None and after.text == "%":
+                percents.add(_value(token.text))
         elif token.kind == "clock":
             values |= _clock_parts(Fraction(parse_clock(token.text).value))
     for hours, minutes in _DURATION.findall(question):
         values |= {int(hours) + Fraction(int(minutes), 60), Fraction(int(hours) * 60 + int(minutes))}
-    shares = {v / 100 for v in values}
+    values |= _totals(question)
+    shares = {v / 100 for v in percents}
     derived = {1 + p for p in shares} | {1 - p for p in shares} | {1 / v for v in values if v}
     derived |= {Fraction(1, v.denominator) for v in values if v.denominator > 1}
-    return values | shares | {v * 100 for v in values} | derived
+    return values | shares | derived
+
+
+def _totals(question: str) -> set[Fraction]:
+    """The total of each kind of quantity the question lists ("12, 15, 9 and 14 points" → 50): what
+    "the four scores add up to 50" states without writing the sum out."""
+    kinds: dict[str, list[Fraction]] = {}
+    for given in givens(question):
+        if given.noun and given.noun != "%":
+            kinds.setdefault(given.noun, []).append(given.value)
+    return {sum(listed, Fraction(0)) for listed in kinds.values() if len(listed) > 2}
 
 
 _DURATION = re.compile(r"(?<![\d.])(\d+) ?(?:hours?|h) (?:and )?(\d+) ?(?:minutes?|min)\b")
@@ -291,13 +308,14 @@ def _unread_relations(given: set[Fraction], text: str, found: Verification) -> N
     it that no step covers and that is no value the chain has (or is one operation from): read, but
     not checked. A comparison ("which is more than £15") is checked; a restatement whose two values
     differ ("1.5 hours, which is 1 hour 50 minutes") is never passed."""
+    compared: dict[int, Fraction] = {}  # where a checked comparison's number ends: its left value
     for match in _RELATION.finditer(text):
         number = _NEAR_NUMBER.match(text, match.end())
         if _COMPARES.search(match.group(0)) and number is None:
             # "3 times as many as Mia, which is 18": the value it claims ends the sentence
             found_number = _LATER_NUMBER.search(text, match.end(), _sentence_end(text, match.end()))
             number = found_number
-        reason = _unread(match, number, given, found) if number is not None else ""
+        reason = _unread(match, number, given, found, compared) if number is not None else ""
         start = _sentence_start(text, match.start())
         if not reason or number is None or any(u.start == start for u in found.unverified):
             continue  # read, or its sentence is listed already
@@ -305,17 +323,25 @@ def _unread_relations(given: set[Fraction], text: str, found: Verification) -> N
         found.unverified.append(Step(claim, (), None, start, number.end(), reason=reason))
 
 
-def _unread(match: re.Match[str], number: re.Match[str], given: set[Fraction], found: Verification) -> str:
+def _unread(
+    match: re.Match[str],
+    number: re.Match[str],
+    given: set[Fraction],
+    found: Verification,
+    compared: dict[int, Fraction],
+) -> str:
     """Why the relation is not verified ("" when it is)."""
     said = f"a relation in words ('{match.group(0).strip(', ')}') not read"
     if any(u.start <= match.start() < u.end for u in found.unequal):
         return said + ": its two sides differ"
     if any(s.start <= number.start(1) < s.end or s.start <= match.start() < s.end for s in found.steps):
         return ""
+    if _worded_step(match, found):
+        return ""
     value = Fraction(number.group(1))
-    compared = _comparison(match, value, found)
-    if compared is not None:
-        return "" if compared else f"'{match.group(0).strip(', ')}' {_show(value)} does not hold"
+    holds = _comparison(match, number, found, compared)
+    if holds is not None:
+        return "" if holds else f"'{match.group(0).strip(', ')}' {_show(value)} does not hold"
     if _COMPARES.search(match.group(0)):
         return said  # "twice as many as Mia, which is 18": Mia's number was not read
     before = {s.result for s in found.steps if s.end <= match.start() and s.result is not None}
@@ -329,27 +355,74 @@ _NEAR_NUMBER = re.compile(r"(?:\s+[A-Za-z]+){0,3}?\s*[$£€]?(\d+(?:\.\d+)?)")
 _MORE = {"more", "greater", "larger", "longer", "heavier", "older", "over", "above"}
 
 
-def _comparison(match: re.Match[str], value: Fraction, found: Verification) -> bool | None:
-    """Whether "<result>, which is more/less than N" holds of the step that ends just before it;
-    None when the relation is no comparison of such a result."""
-    said = re.search(
-        r"(more|less|fewer|greater|smaller|larger|longer|shorter|older|younger) than", match.group(0)
+def _worded_step(match: re.Match[str], found: Verification) -> bool:
+    """The relation says in words what the step just before it computes: "8 − 4 = 4 years younger
+    than Hannah", "36 ÷ 12 = 3 times as many": its difference or factor is that step's result (one
+    unit or noun between them, no link such as "which is" that would make it a comparison)."""
+    said = _MORE_THAN.search(match.group(0))
+    at = match.start() + (said.start() if said else 0)
+    return any(
+        s.result is not None and _UNIT_GAP.fullmatch(match.string, s.end, at) is not None
+        for s in found.steps
+        if s.end <= at
     )
+
+
+_UNIT_GAP = re.compile(r"\s?[A-Za-z²³/]*,?\s?")  # "8 m long, which is": a unit or a word
+# between a compared number and the next comparison of the same value: " m and ", ", but "
+_JOINED = re.compile(r"(?:\s?[^\s\d,.;]{1,3})?,?\s+(?:and|but|or)\s+(?:a little |much |far )?")
+_MORE_THAN = re.compile(r"(more|less|fewer|greater|smaller|larger|longer|shorter|older|younger) than")
+
+
+def _comparison(
+    match: re.Match[str], number: re.Match[str], found: Verification, compared: dict[int, Fraction]
+) -> bool | None:
+    """Whether "<left>, which is (not) more/less than N" holds; None when the relation is no
+    comparison of a value the text states just before it. The left value is the result of the step
+    that ends just before the link ("14 × 3 = $42, which is more than $40"), a number written there
+    ("a 14th would make $42, which is more than $40"), or, for a sentence whose subject is a pronoun
+    ("This is not more than £40"), the last result the chain computed before it; a comparison
+    joined to a checked one by "and", "but" or "or" ("more than 3 m and more than 5 m") has its
+    left value. "not" or "no" in the link denies the comparison."""
+    said = _MORE_THAN.search(match.group(0))
     if said is None:
         return None
-    step = next((s for s in found.steps if 0 <= match.start() - s.end <= 2 and s.result is not None), None)
-    written = _BEFORE.search(match.string, 0, match.start())
+    text, at = match.string, match.start() + said.start()
+    value = Fraction(number.group(1))
+    joined = next((left for end, left in compared.items() if _JOINED.fullmatch(text, end, at)), None)
+    if joined is not None:
+        compared[number.end()] = joined
+        return joined > value if said.group(1) in _MORE else joined < value
+    link = _LINK.search(text, 0, at)
+    if link is None:
+        return None
+    steps = [s for s in found.steps if s.result is not None and s.end <= link.start()]
+    step = next((s for s in steps if _UNIT_GAP.fullmatch(text, s.end, link.start())), None)
     if step is not None and step.result is not None:
         left = step.result
-    elif written is not None:
-        left = Fraction(written.group(1))  # "a 14th would make $42, which is more than $40"
+    elif link["n"] is not None:
+        left = Fraction(link["n"])
+    elif link["pronoun"] is not None and steps and steps[-1].result is not None:
+        start = _sentence_start(text, at)
+        if text[start : link.start()].strip() or steps[-1].end > start:
+            return None  # the pronoun opens its own sentence and refers to the one before
+        left = steps[-1].result
     else:
         return None
-    return left > value if said.group(1) in _MORE else left < value
+    compared[number.end()] = left
+    holds = left > value if said.group(1) in _MORE else left < value
+    return holds is not bool(link["not"] or link["denied"])
 
 
-# the number just before a comparison: "$42, which is", "36 m², which is"
-_BEFORE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s?(?:[^\s\d,.;]{1,3})?,?\s*$")
+# What joins a value to the comparison made of it: "$42, which is", "36 m², which is not", "This is
+# not", "$35, no", with "a little", "much", "far" before the comparative.
+_LINK = re.compile(
+    r"(?:(?<![\d.])(?P<n>\d+(?:\.\d+)?)(?:\s?[^\s\d,.;]{1,3})?,?\s*"
+    r"(?:(?:which|that)\s+(?:is|was|are|were)(?P<not>\s+not|n't|\s+no)?\s+)?"
+    r"|(?<![^\s,])(?:,\s*)?(?:(?:which|that)\s+(?:is|was|are|were)|(?P<pronoun>[Tt]his|[Tt]hat|[Ii]t)\s+"
+    r"(?:is|was))(?P<denied>\s+not|n't|\s+no)?\s+)"
+    r"(?:a little |much |far )?$"
+)
 
 
 def _sentence_start(text: str, at: int) -> int:

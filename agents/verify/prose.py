@@ -13,6 +13,9 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 
+from agents.verify.givens import givens
+from agents.verify.units import unit
+
 _TIME = r"\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?"
 _DURATION = (
     r"\d+(?: \d+/\d+)? (?:hours?|hrs?|h)(?:,? (?:and )?\d+ (?:minutes?|mins?))?(?![\w/])"
@@ -70,7 +73,7 @@ def relations(text: str, question: str) -> str:
     ``12 + 5 = 17``, when Ann's number can be read; otherwise the text stays as written."""
 
     def times(match: re.Match[str]) -> str:
-        base = _referent(match["ref"], question + " " + text[: match.start()])
+        base = _base(match, question + " " + text[: match.start()])
         if base is None:
             return match.group(0)
         factor = _NAMED.get(match["f"]) or _literal(match["f"].removesuffix(" times"))
@@ -90,6 +93,50 @@ def relations(text: str, question: str) -> str:
     for pattern, replace in replacements:
         text = pattern.sub(replace, text)
     return text
+
+
+def _base(match: re.Match[str], context: str) -> Fraction | None:
+    """The value "N times as many" compares with: its named referent ("as Ann", "as Ann's 12"), or,
+    when it names none ("8 pens cost twice as much: 10 dollars"), the latest earlier quantity of the
+    kind its result counts."""
+    ref = match["ref"]
+    if _OWN_NUMBER.search(ref) or re.search(r"\bas\b", ref):
+        return _referent(ref, context)
+    return _same_kind(match, context)
+
+
+def _same_kind(match: re.Match[str], context: str) -> Fraction | None:
+    """The latest quantity before the relation that counts or measures what its result does (the
+    noun after the result, or its unit however written: "5 dollars" or "$5" for "10 dollars"),
+    other than the result itself; None if the relation counts something else ("twice as many
+    shirts: 10 minutes"), the result is part of a longer quantity, or nothing earlier is of its kind."""
+    result = _literal(match["n"])
+    kind = match["cur"] or _word_after(match.string, match.end())
+    counted = re.match(r"\s*([A-Za-z]+)", match["ref"])
+    if not kind or (counted is not None and not _same_noun(counted.group(1), kind)):
+        return None
+    if _GOES_ON.match(match.string, match.end()):
+        return None  # "2 h 15 min × 2": the number is part of a longer quantity or an operand
+    earlier = [g.value for g in givens(context) if g.value != result and _same_noun(g.noun, kind)]
+    return earlier[-1] if earlier else None
+
+
+_GOES_ON = re.compile(r"\s?[A-Za-z]+\s*(?:and\s+)?[\d×x*/÷+−-]")
+
+
+def _word_after(text: str, at: int) -> str:
+    word = re.match(r"\s?([A-Za-z]+)", text[at:])
+    return word.group(1).lower() if word else ""
+
+
+def _same_noun(a: str, b: str) -> bool:
+    """One noun (singular or plural), or one unit however written ("$" and "dollars", "h" and
+    "hours"; not "15 minutes" for "2 h": the values would need converting)."""
+    a, b = a.lower(), b.lower()
+    if a.rstrip("s") == b.rstrip("s"):
+        return True
+    ua, ub = unit(a), unit(b)
+    return ua is not None and ua == ub
 
 
 _OWN_NUMBER = re.compile(rf"(?<![\d.:/])({_NUMBER})(?![\d:/]|\.\d| ?%| times| more| less| fewer| as)")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from agents.validity.labels import read_labelled
+from agents.validity.twins import paraphrase
 from agents.verify.verifier import verify
 
 PENS = "Ravi buys 14 pens at $8.65 each and pays $12 for postage. How much does he pay in all?"
@@ -163,3 +165,137 @@ def test_a_relation_followed_by_a_written_computation_is_not_read_as_stating_its
     assert found.errors == []
     wrong = verify(said.format(90), question)
     assert [e.line() for e in wrong.errors] == ["40 × 120 / 60 = 90 minutes (wrong: it is 80)"]
+
+
+def _every_sound_version() -> list[tuple[str, str, str]]:
+    """The controls and corrected versions, each control's paraphrase (the bench judges it too), and
+    the sound worked solutions of the verifier's corpus."""
+    root = Path(__file__).parents[2]
+    out = _sound_versions()
+    for path in [
+        root / "app/samples/validity/problems.jsonl",
+        *(root / "tests/agents/data").glob("validity_*"),
+    ]:
+        for item in read_labelled(path):
+            if item.kind == "control":
+                twin = paraphrase(item).problem
+                out.append((f"{path.name}:{item.id}/paraphrase", twin.question, twin.solution))
+    for number, line in enumerate(
+        (root / "tests/agents/data/verifier_cases.jsonl").read_text("utf-8").splitlines()
+    ):
+        row = json.loads(line) if line.strip() else {"wrong": True}
+        if not row["wrong"]:
+            out.append((f"verifier_cases.jsonl:{number}", row["question"], row["solution"]))
+    return out
+
+
+def test_every_sound_version_of_the_shipped_sets_is_verified_whole() -> None:
+    """The screen refuses a version with an unverified step, so no sound version may have one: each
+    step of every shipped sound version is read and checked (1,722 versions)."""
+    versions = _every_sound_version()
+    unread = [
+        (name, [u.line() for u in verify(s, q).unverified])
+        for name, q, s in versions
+        if verify(s, q).unverified
+    ]
+    assert len(versions) >= 1722 and unread == []
+
+
+BOOKS = "Ann buys 11 books at $7 each. How much does she pay?"
+
+
+def test_a_number_the_question_does_not_state_as_a_percent_is_no_share() -> None:
+    """11 is no 11 %: a price of 7.77 (= 7 × 1.11) is a number from nowhere, not a given."""
+    assert verify("11 × 7 = 77. She pays $77.", BOOKS).verified
+    found = verify("7.77 × 11 = 85.47. She pays $85.47.", BOOKS)
+    assert found.errors == [] and not found.verified
+    (step,) = found.unverified
+    assert "uses 7.77, which neither the question gives nor an earlier step computes" in step.line()
+
+
+def test_a_percent_the_question_states_is_given_as_a_share_and_a_multiplier() -> None:
+    question = "A coat costs $80 and is sold at 15% off. What does it cost now?"
+    assert verify("80 × 0.85 = 68. It costs $68.", question).verified
+    assert verify("0.15 × 80 = 12. 80 - 12 = 68. It costs $68.", question).verified
+
+
+PENCILS = "Pencils cost $0.40 each. How much do 10 pencils cost?"
+
+
+@pytest.mark.parametrize(
+    ("ten", "wrong"), [("four dollars", []), ("five dollars", ["2 × 2 = 5 dollars (wrong: it is 4)"])]
+)
+def test_twice_as_much_with_no_referent_compares_with_the_last_quantity_of_its_kind(
+    ten: str, wrong: list[str]
+) -> None:
+    """ "5 pencils cost 2 dollars, so 10 cost twice as much: 4 dollars" compares with the 2 dollars:
+    the result's unit names the kind of quantity it doubles."""
+    found = verify(f"Five pencils cost two dollars, so ten pencils cost twice as much: {ten}.", PENCILS)
+    assert [e.line() for e in found.errors] == wrong and found.unverified == []
+
+
+def test_times_as_many_of_a_counted_noun_compares_with_the_given_count_of_it() -> None:
+    question = "A small tray holds 6 cupcakes. A big tray holds 18 cupcakes. How many times as many?"
+    sound = "The big tray holds 3 times as many cupcakes: 18 cupcakes in all."
+    assert verify(sound, question).verified
+    wrong = verify("The big tray holds 4 times as many cupcakes: 18 cupcakes in all.", question)
+    assert [e.line() for e in wrong.errors] == ["4 × 6 = 18 (wrong: it is 24)"]
+    other = verify("The big tray holds 3 times as many cupcakes: 18 minutes in all.", question)
+    assert not other.verified  # the result counts something else: the relation is not read
+
+
+AGES = "Tom is 12 years old and Ben is 7. How old will Ben be when Tom is 20?"
+
+
+def test_a_difference_said_in_words_after_the_step_that_computes_it_is_that_step() -> None:
+    sound = "Ben is always 12 − 7 = 5 years younger than Tom, so when Tom is 20, Ben is 20 − 5 = 15."
+    assert verify(sound, AGES).verified
+    wrong = "Ben is always 12 − 7 = 4 years younger than Tom, so when Tom is 20, Ben is 20 − 4 = 16."
+    assert [e.line() for e in verify(wrong, AGES).errors] == ["12 - 7 = 4 (wrong: it is 5)"]
+
+
+DISCOUNT = (
+    "A shop takes £5 off any order over £40. Sam buys a kite for £26 and a ball for £9. What does he pay?"
+)
+
+
+@pytest.mark.parametrize(
+    ("said", "holds"),
+    [
+        ("£26 + £9 = £35. This is not more than £40, so there is no discount.", True),
+        ("£26 + £9 = £35, which is not more than £40, so there is no discount.", True),
+        ("£26 + £9 = £35. This is more than £40, so £5 comes off.", False),
+        ("£26 + £9 = £35, which isn't less than £40, so £5 comes off.", False),
+    ],
+)
+def test_a_comparison_of_the_last_result_by_a_pronoun_or_denied_is_checked(said: str, holds: bool) -> None:
+    found = verify(said, DISCOUNT)
+    assert found.errors == [] and found.verified is holds
+    if not holds:
+        assert "does not hold" in found.unverified[0].reason
+
+
+SCORES = "Four friends scored 17, 23, 27 and 26 points. What was their mean score?"
+
+
+def test_the_total_of_a_listed_kind_is_given_and_another_number_is_not() -> None:
+    """ "The four scores add up to 93" states the sum of the points the question lists."""
+    assert verify("The four scores add up to 93. Mean = 93 ÷ 4 = 23.25 points.", SCORES).verified
+    found = verify("The four scores add up to 71. Mean = 71 ÷ 4 = 17.75 points.", SCORES)
+    assert not found.verified and "uses 71" in found.unverified[0].line()
+
+
+ROPE = "A rope is cut into two pieces of 4 m and 7 m. Why is the rope longer than either piece?"
+
+
+@pytest.mark.parametrize(
+    ("said", "holds"),
+    [
+        ("The rope is 4 + 7 = 11 m long, which is more than 4 m and more than 7 m.", True),
+        ("The rope is 4 + 7 = 11 m long, which is more than 4 m but less than 7 m.", False),
+    ],
+)
+def test_comparisons_joined_by_and_compare_the_same_value(said: str, holds: bool) -> None:
+    """ "11 m long, which is more than 4 m and more than 7 m": both compare the 11 m (a word after
+    the unit and the comma before "which" do not hide it)."""
+    assert verify(said, ROPE).verified is holds

@@ -179,7 +179,7 @@ KNOWN_MISSES = {
 }
 
 
-@pytest.mark.slow  # a data sweep; item by item, without LangGraph: test_rubric_items.py
+@pytest.mark.slow  # a data sweep through the graph; item by item, without it: test_rubric_items.py
 @pytest.mark.timeout(1200)  # every item, one after another
 async def test_no_twin_of_the_tune_split_is_accepted() -> None:
     items = [i for i in read_labelled(SET) if i.split == "tune" and i.kind == "flawed"]
@@ -222,7 +222,7 @@ def _restated(problem: Problem) -> list[tuple[str, Problem]]:
     ]
 
 
-@pytest.mark.slow  # a data sweep; item by item, without LangGraph: test_rubric_items.py
+@pytest.mark.slow  # a data sweep through the graph; item by item, without it: test_rubric_items.py
 @pytest.mark.timeout(1200)  # every item, one after another
 async def test_restating_the_answer_or_numbering_the_steps_turns_no_catch_into_a_pass() -> None:
     """A caught tune item stays caught when its answer is restated bare ("So x = 24."), its steps
@@ -288,7 +288,7 @@ def test_naming_the_answer_x_establishes_no_result() -> None:
     assert Fraction(9) in {v for _, v in verify("3x + 4 = 31, so x = 9.").results}
 
 
-@pytest.mark.slow  # a data sweep; item by item, without LangGraph: test_rubric_items.py
+@pytest.mark.slow  # a data sweep through the graph; item by item, without it: test_rubric_items.py
 @pytest.mark.timeout(1200)  # every item, one after another
 async def test_every_sound_version_of_the_tune_split_is_accepted() -> None:
     context = RunContext(
@@ -348,7 +348,7 @@ async def test_the_reviser_repairs_the_orchestra_in_its_own_words() -> None:
     assert min((await scores(revision.problem, ORCHESTRA)).values()) >= 85
 
 
-@pytest.mark.slow  # a data sweep; item by item, without LangGraph: test_rubric_items.py
+@pytest.mark.slow  # a data sweep through the graph; item by item, without it: test_rubric_items.py
 @pytest.mark.timeout(1200)  # every item, one after another
 async def test_no_repair_of_the_labelled_set_brings_a_number_into_the_question() -> None:
     """The reviser edits parsed spans: a repaired question never gains a number the writer did not
@@ -371,7 +371,7 @@ def _cases(name: str) -> list[dict[str, str]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
-@pytest.mark.slow  # a data sweep; item by item, without LangGraph: test_rubric_items.py
+@pytest.mark.slow  # a data sweep through the graph; item by item, without it: test_rubric_items.py
 @pytest.mark.timeout(1200)  # every item, one after another
 async def test_problems_written_apart_from_the_set_are_judged_by_meaning() -> None:
     """568 problems (355 sound, 213 flawed) written apart from the labelled set while the panel was

@@ -22,7 +22,7 @@ from app.db import create_engine, migrate, session_factory
 from app.models import RevisionRow, RoundRow, TranscriptEvent, VerdictRow
 from tests.app.conftest import PROBLEM, free_port, seed_keys
 
-pytestmark = pytest.mark.both_databases
+pytestmark = [pytest.mark.both_databases, pytest.mark.slow]  # processes killed with SIGKILL
 
 # A killed process's runs are taken over once their lease lapses: short leases keep tests quick.
 SHORT_LEASES = {"THINKLOOP_RUN_LEASE_S": "3", "THINKLOOP_RUN_HEARTBEAT_S": "1", "THINKLOOP_RUN_SWEEP_S": "1"}

@@ -26,6 +26,8 @@ from app.models import Batch, BatchItem
 from app.reporting.batch import build_report
 from tests.app.conftest import batch_runner
 
+pytestmark = pytest.mark.slow  # a 100-item batch
+
 FAULTS = [
     Rule(status=429, retry_after=0.05, rate=0.04),
     Rule(status=500, rate=0.04),

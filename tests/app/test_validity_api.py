@@ -117,6 +117,7 @@ def assert_figures(report: dict[str, Any]) -> None:
             assert sum(row["n"] for row in judge["reliability"]) == judge["votes"]
 
 
+@pytest.mark.slow  # a data sweep: every version of the shipped set
 async def test_the_shipped_set_on_the_offline_panel(service: Service) -> None:
     response = await post(service, {"builtin": True, "split": "heldout"})
     assert response.status_code == 200, response.text

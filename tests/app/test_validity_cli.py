@@ -21,6 +21,7 @@ SOUND = {
 }
 
 
+@pytest.mark.slow  # a data sweep: every version of the tune split
 def test_the_shipped_tune_split_on_the_offline_panel() -> None:
     result = runner.invoke(cli, ["judges", "validate", "--split", "tune", "--format", "json"])
     assert result.exit_code == 0, result.output

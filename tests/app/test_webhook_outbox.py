@@ -243,6 +243,7 @@ async def _pending_delivery(database_url: str, url: str) -> WebhookDelivery:
 
 
 @pytest.mark.postgres
+@pytest.mark.slow  # a process killed with SIGKILL
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 def test_a_delivery_that_failed_survives_sigkill_and_is_delivered_exactly_once(
     database_url: str, simulator_server: SimulatorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

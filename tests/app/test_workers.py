@@ -27,7 +27,7 @@ from app.main import create_app
 from app.models import BatchItem, Run
 from tests.app.conftest import PROBLEM, REDIS, seed_keys, service_settings
 
-pytestmark = [pytest.mark.both_databases, pytest.mark.redis]
+pytestmark = [pytest.mark.both_databases, pytest.mark.redis, pytest.mark.slow]  # worker processes
 
 
 def model_env(simulator: SimulatorServer, *names: str) -> dict[str, str]:

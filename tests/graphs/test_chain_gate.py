@@ -1,6 +1,7 @@
 """The verifier's chain gate in the loop: a stale total or an answer copied from a middle step is
-never accepted whatever the panel says; the screen passes only a chain it has checked whole; the
-trace names unverified steps and the givens a revision changed."""
+never accepted whatever the panel says; the screen passes only a chain it has checked whole (an
+unverified step refuses for it, named as its evidence); the trace names unverified steps and the
+givens a revision changed."""
 
 from __future__ import annotations
 
@@ -73,12 +74,21 @@ async def test_an_unverified_step_is_named_and_a_model_panel_is_not_refused_for_
     assert scored[0].unverified == first.unverified
 
 
-async def test_the_screen_names_an_unverified_step_in_its_trace() -> None:
+async def test_the_screen_never_passes_a_version_with_an_unverified_step() -> None:
     result, events = await run(context_of(passing, screen=True), UNREAD)
     first = result.rounds[0]
-    assert first.unverified and first.decision == Decision.SCREENED
+    assert first.unverified and first.decision not in (Decision.ACCEPTED, Decision.SCREENED)
+    assert first.verification == first.unverified  # the step is the gate's evidence, as written
+    assert first.verification[0].startswith("unverified: Omar has twice as many as Lena")
+    assert result.stop_reason.startswith("the stated solution has a step the screen could not check")
     scored = [e for e in events if isinstance(e, RoundScored)]
-    assert scored[0].unverified == first.unverified
+    assert scored[0].verification == first.verification and scored[0].unverified == first.unverified
+
+
+async def test_the_screen_passes_a_chain_it_has_checked_whole() -> None:
+    result, _ = await run(context_of(passing, screen=True), SOUND)
+    first = result.rounds[0]
+    assert first.decision == Decision.SCREENED and first.verification == first.unverified == []
 
 
 @dataclass
