@@ -2,11 +2,19 @@
 
 A validity record measures one exact panel; a warrant is only as good as the match between the
 panel that gave an acceptance and the panel that was measured. So the identity holds the judge
-model (its registry name, the model id asked of the endpoint, where the endpoint is, the sampling
-settings), the version of every prompt the panel sends (or, for the offline panel, a hash of its
-checks' source), the solver, the deterministic verifier that gates every panel, the scoring policy
-with its parameters, and the thinkloop version. Its id is a hash of all of it: change any one part
-and the panel is a new, unmeasured one.
+model (its registry name, the model id asked of the endpoint, the model id the endpoint *reports*
+in its replies, where the endpoint is, the sampling settings, the reply bounds, how JSON is asked
+for and how often a malformed reply is asked again), the version of every prompt the panel sends
+(or, for the offline panel, a hash of its checks' source), the solver, the deterministic verifier
+that gates every panel, the scoring policy with its parameters, the version of the code that turns
+verdicts into a decision, and the thinkloop version. Its id is a hash of all of it: change any one
+part and the panel is a new, unmeasured one.
+
+The reported model id is known only once the endpoint has answered: a bench's identity is computed
+after its calls (every call must report the same id), a run's when its round is scored (from that
+round's judge and solver replies). :class:`Warrants` holds, before a run, the records of every
+reported id its configured panel was measured under, so the round's reported id picks its warrant.
+A model-backed panel whose endpoint never answered has no reported id and matches no record.
 """
 
 from __future__ import annotations
@@ -14,12 +22,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
-from agents.models import ModelSpec
+from agents.models import CallKind, ModelSpec
 from prompts import load_prompt
 
 # The prompts a model-backed panel sends: the seven judges and the solver. (The reviser's prompts
@@ -30,6 +40,9 @@ SOLVER_PROMPT = "solver"
 # max_rounds bounds the loop; it never decides whether one version is accepted (the bench judges
 # each version once), so it is left out and a panel measured once serves any round limit.
 _NOT_IDENTITY = frozenset({"max_rounds"})
+# The kinds of call a panel makes (the reviser's belong to the model under test).
+_PANEL_CALLS: tuple[CallKind, ...] = ("judge", "solver")
+NO_WARRANT: dict[str, Any] = {"status": "none"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,13 +51,20 @@ class PanelIdentity:
 
     judge_model: str
     model: str | None  # the model id asked of the endpoint; None for the offline panel
+    # The model id the endpoint reported in its replies ("" when they named none); None for the
+    # offline panel, and for a model-backed panel whose endpoint has not answered (it matches nothing).
+    reported_model: str | None
     endpoint: str | None  # the endpoint's base URL (without credentials); None: api.openai.com or offline
     sampling: dict[str, Any]  # temperature and seed of the judge model
+    max_tokens: dict[str, int]  # the reply bound of each kind of call the panel makes (judge, solver)
+    structured_output: str | None  # how JSON is asked for first (json_schema, tool_calling, prompt)
+    parse_retries: int | None  # how often a reply that does not fit the schema is asked for again
     prompts: dict[str, str]  # prompt name → version (name@sha256[:12]); empty for the offline panel
     checks: str | None  # the offline panel's checks: rubric@sha256[:12] of its source
     solver: str | None  # the solver's prompt version; None when the panel has no solver
     verifier: str  # the deterministic gate: verify@sha256[:12] of its source
     policy: dict[str, Any]  # the scoring policy's name and every parameter that decides acceptance
+    decision: str  # the version of the code that turns verdicts into a decision (graphs.scoring)
     thinkloop: str  # the thinkloop version
 
     def parts(self) -> dict[str, Any]:
@@ -57,22 +77,108 @@ class PanelIdentity:
         text = json.dumps(self.parts(), sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
+    @property
+    def offline(self) -> bool:
+        """The offline panel: no endpoint, so no reported model id to wait for."""
+        return self.model is None
 
-def panel_identity(judge_model: str, spec: ModelSpec | None, policy: Any, thinkloop: str) -> PanelIdentity:
+    @property
+    def answered(self) -> bool:
+        """Whether the identity is complete: offline, or its endpoint reported a model id. An
+        identity whose endpoint never answered can be measured by no record and cite none."""
+        return self.offline or self.reported_model is not None
+
+    def reporting(self, reported_model: str | None) -> PanelIdentity:
+        """The same panel, its endpoint having reported ``reported_model`` (the offline panel: itself)."""
+        return self if self.offline else dataclasses.replace(self, reported_model=reported_model)
+
+
+def panel_identity(
+    judge_model: str,
+    spec: ModelSpec | None,
+    policy: Any,
+    thinkloop: str,
+    *,
+    decision: str,
+    reported_model: str | None = None,
+) -> PanelIdentity:
     """The identity of the panel of ``judge_model`` (``spec`` None: the offline panel) under
-    ``policy`` (a ``graphs.scoring.ScoringPolicy``; any dataclass whose fields are its parameters)."""
+    ``policy`` (a ``graphs.scoring.ScoringPolicy``; any dataclass whose fields are its parameters),
+    with the decision code ``decision`` (``graphs.scoring.DECISION_VERSION``), its endpoint having
+    reported ``reported_model`` (None: not yet known)."""
     return PanelIdentity(
         judge_model=judge_model,
         model=spec.model if spec else None,
+        reported_model=reported_model if spec else None,
         endpoint=_endpoint(spec.base_url) if spec else None,
         sampling={"temperature": spec.temperature, "seed": spec.seed} if spec else {},
+        max_tokens={kind: spec.max_tokens.of(kind) for kind in _PANEL_CALLS} if spec else {},
+        structured_output=spec.structured_output if spec else None,
+        parse_retries=spec.parse_retries if spec else None,
         prompts={name: load_prompt(name).version for name in JUDGE_PROMPTS} if spec else {},
         checks=None if spec else source_version("rubric"),
         solver=load_prompt(SOLVER_PROMPT).version if spec else None,
         verifier=source_version("verify"),
         policy=policy_parameters(policy),
+        decision=decision,
         thinkloop=thinkloop,
     )
+
+
+def reported_by(ids: Iterable[str | None]) -> str | None:
+    """The one model id the answered calls reported (None: no call answered, or they reported
+    several, so no single identity describes the panel that judged)."""
+    answered = {model for model in ids if model is not None}
+    return answered.pop() if len(answered) == 1 else None
+
+
+def uncertified(warrant: Mapping[str, Any], bound: float | None) -> str | None:
+    """Why an acceptance by a panel with ``warrant`` may not stand under a required ``bound`` on the
+    false-accept upper bound; None when it may (no bound, or a record at or below it)."""
+    if bound is None:
+        return None
+    if warrant.get("status") != "valid":
+        return (
+            f"panel not certified: this panel has never been validated (required: false accepts "
+            f"≤ {bound:.1%})"
+        )
+    upper = warrant.get("false_accept_upper")
+    if upper is not None and upper <= bound:
+        return None
+    shown = "unknown" if upper is None else f"{upper:.1%}"
+    return (
+        f"panel not certified: its newest validity record ({warrant['record_id']}) bounds false accepts "
+        f"at {shown} (95 %), above the required {bound:.1%}"
+    )
+
+
+@dataclass(frozen=True)
+class Warrants:
+    """What a run's panel may cite, whichever model id its endpoint turns out to report.
+
+    ``panel``: the configured panel's identity (no reported id yet); ``cited``: reported model id →
+    the warrant of the newest record of ``panel.reporting(that id)`` (for the offline panel, the key
+    None); ``bound``: the largest false-accept upper bound an acceptance may rest on (None: any).
+    """
+
+    panel: PanelIdentity
+    cited: Mapping[str | None, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
+    bound: float | None = None
+
+    def identity(self, reported_model: str | None) -> PanelIdentity:
+        """The panel's identity once its endpoint reported ``reported_model``."""
+        return self.panel.reporting(reported_model)
+
+    def warrant(self, reported_model: str | None) -> dict[str, Any]:
+        """The warrant of the panel whose endpoint reported ``reported_model``; ``{"status": "none"}``
+        when that panel was never measured, or when the endpoint never answered."""
+        if not self.identity(reported_model).answered:
+            return dict(NO_WARRANT)
+        return dict(self.cited.get(None if self.panel.offline else reported_model, NO_WARRANT))
+
+    def uncertified(self, reported_model: str | None) -> str | None:
+        """Why an acceptance by this panel may not stand (None: it may)."""
+        return uncertified(self.warrant(reported_model), self.bound)
 
 
 def policy_parameters(policy: Any) -> dict[str, Any]:

@@ -80,6 +80,7 @@ class LLMJudge:
             reasoning=result.reasoning,
             raw_outputs=result.raw_outputs,
             model=self._client.model_id,
+            reported_model=result.reported_model,
             prompt_version=prompt.version,
             usage=result.usage,
         )

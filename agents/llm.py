@@ -42,7 +42,15 @@ def keep_raw(text: str, cap: int = RAW_OUTPUT_CAP) -> str:
 TextSink = Callable[[str], None]
 log = structlog.get_logger(__name__)
 
-__all__ = ["LLMClient", "ResponseCache", "StructuredResult", "endpoint_host", "llm_schema", "message_text"]
+__all__ = [
+    "CachedReply",
+    "LLMClient",
+    "ResponseCache",
+    "StructuredResult",
+    "endpoint_host",
+    "llm_schema",
+    "message_text",
+]
 
 
 def preload() -> None:
@@ -52,28 +60,40 @@ def preload() -> None:
     import openai.resources.beta  # noqa: F401
 
 
+@dataclass(frozen=True)
+class CachedReply:
+    """A stored reply: its text, and the model id the endpoint reported when it answered (None:
+    not known, for a reply stored before thinkloop kept it)."""
+
+    text: str
+    reported_model: str | None = None
+
+
 class ResponseCache(Protocol):
     """Where temperature-0 replies are kept, addressed by a hash of everything that shaped them."""
 
-    async def get(self, key: str) -> str | None:
+    async def get(self, key: str) -> CachedReply | None:
         """The reply stored under ``key``, if any."""
         ...
 
-    async def put(self, key: str, model: str, text: str) -> None:
-        """Store a reply (first writer wins)."""
+    async def put(self, key: str, model: str, text: str, reported_model: str | None = None) -> None:
+        """Store a reply of the registry's ``model`` and the id its endpoint reported (first writer wins)."""
         ...
 
 
 @dataclass
 class StructuredResult(Generic[T]):
     """A validated object, or None with the failure; raw outputs of every attempt are kept, and a
-    reasoning model's own thinking (``reasoning``) apart from them."""
+    reasoning model's own thinking (``reasoning``) apart from them. ``reported_model``: the model id
+    the endpoint reported in its last reply ("" when it answered without naming one; None when it
+    never answered)."""
 
     value: T | None
     raw_outputs: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     failure: CallFailure | None = None
     reasoning: str = ""
+    reported_model: str | None = None
 
     @property
     def error(self) -> str | None:
@@ -83,13 +103,15 @@ class StructuredResult(Generic[T]):
 
 @dataclass
 class Reply:
-    """One answered request: the message, its answer text (reasoning taken out), usage, how it ended."""
+    """One answered request: the message, its answer text (reasoning taken out), usage, how it
+    ended, and the model id the endpoint reported ("" when the reply named none)."""
 
     message: AIMessage
     text: str
     usage: Usage
     finish_reason: str | None
     cut_off: bool
+    reported_model: str = ""
 
 
 class CutOff(RuntimeError):
@@ -176,7 +198,7 @@ class LLMClient:
         async with calling():  # the run's lane, from its first call of a step to its last reply
             result = await self._ask(messages, schema, on_text, on_reasoning, limit)
         if key is not None and cache is not None and result.value is not None:
-            await cache.put(key, self.model_id, result.raw_outputs[-1])
+            await cache.put(key, self.model_id, result.raw_outputs[-1], result.reported_model)
         return result
 
     async def learn_slots(self) -> None:
@@ -217,9 +239,10 @@ class LLMClient:
     async def _from_cache(
         self, cache: ResponseCache, key: str, schema: type[T], on_text: TextSink | None
     ) -> StructuredResult[T] | None:
-        text = await cache.get(key)
-        if text is None:
+        cached = await cache.get(key)
+        if cached is None:
             return None
+        text = cached.text
         try:
             value = schema.model_validate_json(text)
         except ValidationError:
@@ -228,7 +251,7 @@ class LLMClient:
             on_text("")
             on_text(text)
         log.debug("llm.cache_hit", model=self.model_id, schema=schema.__name__)
-        return StructuredResult(value, [text], Usage(), None)
+        return StructuredResult(value, [text], Usage(), None, reported_model=cached.reported_model)
 
     async def _ask(
         self,
@@ -321,6 +344,7 @@ class LLMClient:
                 self._learn(mode, f"{mode} refused with HTTP {exc.status_code}")
                 continue
             result.usage += reply.usage
+            result.reported_model = reply.reported_model
             if mode != MODES[-1] and ignored(reply.message, reply.text, mode):
                 self._learn(mode, f"{mode} ignored: the reply held neither JSON nor a tool call")
                 continue
@@ -366,7 +390,8 @@ class LLMClient:
             if reasoning:
                 think(reasoning)
         finish = observed.finish_reason or message.response_metadata.get("finish_reason")
-        return Reply(message, text, usage, finish, observed.streamed and observed.finish_reason is None)
+        cut_off = observed.streamed and observed.finish_reason is None
+        return Reply(message, text, usage, finish, cut_off, observed.model or "")
 
     @property
     def _tags(self) -> bool:

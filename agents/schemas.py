@@ -210,6 +210,11 @@ class JudgeResult(BaseModel):
     raw_outputs: list[str] = Field(default_factory=list)
     reasoning: str = Field(default="", description="A reasoning model's own thinking, apart from its verdict")
     model: str
+    reported_model: str | None = Field(
+        default=None,
+        description="The model id the endpoint reported in its reply (the chat completion's `model`; "
+        '"" when it named none; null when it never answered): what a panel\'s identity holds',
+    )
     prompt_version: str
     usage: Usage = Field(default_factory=Usage)
 
@@ -256,5 +261,10 @@ class SolverResult(BaseModel):
     )
     reasoning: str = Field(default="", description="A reasoning model's own thinking, apart from its answer")
     model: str = Field(description="The model that solved it")
+    reported_model: str | None = Field(
+        default=None,
+        description="The model id the endpoint reported in its reply (the chat completion's `model`; "
+        '"" when it named none; null when it never answered): what a panel\'s identity holds',
+    )
     prompt_version: str = Field(description="Version of the solver's prompt")
     usage: Usage = Field(default_factory=Usage, description="Tokens, latency and cost of its calls")

@@ -44,12 +44,14 @@ class LLMSolver:
         messages = [SystemMessage(prompt.text), HumanMessage(fence(solver_payload(problem)))]
         result = await self._client.structured(messages, Solution, cache=self._cache, kind="solver")
         raw, usage, reasoning = list(result.raw_outputs), result.usage, result.reasoning
+        reported = result.reported_model
         solution, failure = result.value, result.failure
         why = inconsistent(solution) if solution is not None else None
         if solution is not None and why is not None:
             messages += [AIMessage(result.raw_outputs[-1]), HumanMessage(AGREE)]
             again = await self._client.structured(messages, Solution, kind="solver")
             raw, usage, reasoning = raw + again.raw_outputs, usage + again.usage, reasoning + again.reasoning
+            reported = again.reported_model if again.reported_model is not None else reported
             solution, failure = again.value, again.failure
             why = inconsistent(solution) if solution is not None else None
             if solution is not None and why is not None:
@@ -61,6 +63,7 @@ class LLMSolver:
             raw_outputs=raw,
             reasoning=reasoning,
             model=self._client.model_id,
+            reported_model=reported,
             prompt_version=prompt.version,
             usage=usage,
         )

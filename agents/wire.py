@@ -42,6 +42,9 @@ class Observed:
     finish_reason: str | None = None
     error_in_body: bool = False
     fixes: set[str] = field(default_factory=set)
+    # The ``model`` field of the reply (the first chunk that names one): the model id the endpoint
+    # reports, which a panel's identity holds (``agents.identity``); None when it named none.
+    model: str | None = None
 
 
 _sink: ContextVar[ReasoningSink | None] = ContextVar("thinkloop_reasoning_sink", default=None)
@@ -110,6 +113,8 @@ def normalise_body(
     if status >= 400:
         return status, raw
     _vendor_usage(data)
+    if observed is not None and data.get("model"):
+        observed.model = str(data["model"])
     for index, choice in enumerate(data.get("choices") or []):
         choice.setdefault("index", index)
         message = choice.setdefault("message", {})
@@ -243,6 +248,8 @@ class _StreamFixer:
             if not usage:  # Azure's filter frames (a usage-only chunk is the usual end of a stream)
                 self.observed.empty_choice_frames += 1
             return ""  # usage is sent once, at the end
+        if self.observed.model is None and chunk.get("model"):
+            self.observed.model = str(chunk["model"])
         for position, choice in enumerate(choices):
             self._choice(position, choice)
         chunk["choices"] = choices

@@ -258,6 +258,8 @@ class VerdictRow(LLMCallColumns, table=True):
 
     __tablename__ = "judgements"
     __table_args__ = (UniqueConstraint("run_id", "round", "judge"),)
+    # The model id the judge endpoint reported ("" if it named none; null: it never answered)
+    reported_model: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
     id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(foreign_key="runs.id", index=True)
@@ -449,6 +451,9 @@ class CachedResponse(SQLModel, table=True):
     key: str = Field(primary_key=True, max_length=64)
     model: str = Field(max_length=200)
     text: str = Field(sa_column=Column(Text, nullable=False))
+    # The model id the endpoint reported in the reply ("" if it named none); null for replies stored
+    # before it was kept. A cached verdict keeps the reported id its panel's identity needs.
+    reported_model: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     created_at: datetime = _ts()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from agents.identity import Warrants
 from agents.judges import Judge
 from agents.panel import Panel, offline_panel
 from agents.reviser import Reviser
@@ -23,6 +24,9 @@ class RunContext:
     so no path turns the offline panel's pass into an acceptance.
     ``uncertified``: why this panel may not accept (the deployment requires a warrant it lacks);
     None: it may. A version it would accept then ends in ``needs_review`` with this cause.
+    ``warrants``: the records the panel may cite by the model id its endpoint reports; with them,
+    whether the panel may accept is decided per round from the id its replies reported
+    (:meth:`uncertified_by`), and ``uncertified`` is not read.
     """
 
     judges: Mapping[JudgeName, Judge]
@@ -31,13 +35,21 @@ class RunContext:
     solver: Solver | None = None
     screen: bool = False
     uncertified: str | None = None
+    warrants: Warrants | None = None
 
     def __post_init__(self) -> None:
         if not self.screen and offline_panel(self.judges):
             object.__setattr__(self, "screen", True)  # frozen: set once, at construction
 
     @classmethod
-    def of(cls, panel: Panel, policy: ScoringPolicy, *, uncertified: str | None = None) -> RunContext:
+    def of(
+        cls,
+        panel: Panel,
+        policy: ScoringPolicy,
+        *,
+        uncertified: str | None = None,
+        warrants: Warrants | None = None,
+    ) -> RunContext:
         """The context of a run on ``panel`` under ``policy``."""
         return cls(
             judges=panel.judges,
@@ -46,4 +58,9 @@ class RunContext:
             solver=panel.solver,
             screen=panel.screen,
             uncertified=uncertified,
+            warrants=warrants,
         )
+
+    def uncertified_by(self, reported_model: str | None) -> str | None:
+        """Why the panel, its endpoint having reported ``reported_model`` this round, may not accept."""
+        return self.warrants.uncertified(reported_model) if self.warrants is not None else self.uncertified

@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from agents.answers import mismatch
+from agents.identity import reported_by
 from agents.judges import JudgeRequest
 from agents.reviser import Finding, RevisionRequest
 from agents.schemas import (
@@ -146,7 +147,10 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
     gated = policy.verification_gate
     errors, unverified = gate_evidence(state["current"], solver, screen=context.screen) if gated else ([], [])
     decision = gate(decide(result, number, policy, previous), number, policy, len(errors))
-    decision, certify_reason = certify(decision, screen=context.screen, uncertified=context.uncertified)
+    reported = round_reported(outcomes, solver)
+    decision, certify_reason = certify(
+        decision, screen=context.screen, uncertified=context.uncertified_by(reported)
+    )
     unusable = not any(o.verdict is not None for o in outcomes)
     decision = Decision.ERROR if unusable else decision
     figures = RoundFigures.of(result, decision).model_dump()
@@ -211,6 +215,13 @@ def same_version(current: Problem, previous: Problem | None) -> bool:
     return _spaced(current.question) == _spaced(previous.question) and _spaced(current.solution) == _spaced(
         previous.solution
     )
+
+
+def round_reported(outcomes: Sequence[JudgeResult], solver: SolverResult | None) -> str | None:
+    """The one model id the round's answered judge and solver calls reported (None: none answered,
+    or they reported several): the reported id of the panel that judged this round."""
+    calls = [o.reported_model for o in outcomes] + ([solver.reported_model] if solver is not None else [])
+    return reported_by(calls)
 
 
 def degenerate_panel(outcomes: Sequence[JudgeResult]) -> list[JudgeResult]:

@@ -77,6 +77,7 @@ class Judged:
     votes: tuple[Vote, ...]
     gate: tuple[str, ...]
     flaw_types: tuple[str, ...] = ()
+    reported: frozenset[str] = frozenset()  # the model ids its answered judge and solver calls reported
 
     @property
     def should_pass(self) -> bool:
@@ -141,12 +142,14 @@ def versions(item: LabelledItem, twins: bool) -> list[tuple[Version, str, Proble
 
 @dataclass(frozen=True)
 class Verdict:
-    """Round 1 of the loop on one version: the run's outcome, Q, each judge's vote, the gate."""
+    """Round 1 of the loop on one version: the run's outcome, Q, each judge's vote, the gate, and
+    the model ids the endpoint reported in the round's answered calls."""
 
     decision: str
     quality: float | None
     votes: tuple[Vote, ...]
     gate: tuple[str, ...]
+    reported: frozenset[str] = frozenset()
 
     @property
     def passed(self) -> bool:
@@ -162,7 +165,11 @@ async def judge_version(problem: Problem, context: RunContext) -> Verdict:
         return Verdict(str(result.outcome), None, (), ())
     record = result.rounds[0]
     votes = tuple(_vote(o, context.policy) for o in record.outcomes)
-    return Verdict(str(result.outcome), record.quality, votes, tuple(record.verification))
+    calls = [o.reported_model for o in record.outcomes] + (
+        [record.solver.reported_model] if record.solver else []
+    )
+    reported = frozenset(model for model in calls if model is not None)
+    return Verdict(str(result.outcome), record.quality, votes, tuple(record.verification), reported)
 
 
 def _vote(outcome: JudgeResult, policy: ScoringPolicy) -> Vote:
@@ -214,6 +221,7 @@ async def bench(
             verdict.votes,
             verdict.gate,
             tuple(dict.fromkeys(flaw.type for flaw in item.flaws)),
+            verdict.reported,
         )
 
     jobs = [one(item, v, t, p) for item in items for v, t, p in versions(item, twins)]

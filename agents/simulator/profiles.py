@@ -41,6 +41,11 @@ class Profile(BaseModel):
     )
     azure: bool = Field(default=False, description="deployment URLs with api-version and an api-key header")
     bare_chunks: bool = Field(default=False, description="chunks without id, object, created and model")
+    reported_model: str | None = Field(
+        default=None,
+        description="the model id every reply reports in `model` (None: the id the request asked for); "
+        "a server that serves another model behind the same name",
+    )
 
 
 PROFILES: dict[str, Profile] = {

@@ -128,7 +128,8 @@ def usage_of(body: dict[str, Any], reply: str, produced: int | None = None) -> d
 def _envelope(body: dict[str, Any], profile: Profile, kind: str, cid: str) -> dict[str, Any]:
     if profile.bare_chunks:
         return {}
-    return {"id": cid, "object": kind, "created": int(time.time()), "model": body.get("model", "sim")}
+    model = profile.reported_model or body.get("model", "sim")
+    return {"id": cid, "object": kind, "created": int(time.time()), "model": model}
 
 
 def _tool_name(body: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ import hashlib
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from agents.llm import CachedReply
 from app.db import dialect_insert, short_session
 from app.models import DEFAULT_PROJECT, CachedResponse, CacheUse
 
@@ -35,24 +36,25 @@ class SqlResponseCache:
             return key
         return hashlib.sha256(f"{self._project}\n{key}".encode()).hexdigest()
 
-    async def get(self, key: str) -> str | None:
-        """The stored reply for ``key``; a miss while the database is unreachable."""
+    async def get(self, key: str) -> CachedReply | None:
+        """The stored reply for ``key`` and the model id its endpoint reported; a miss while the
+        database is unreachable."""
         try:
             async with short_session(self._sessions) as session:
                 row = await session.get(CachedResponse, self._scoped(key))
                 if row is not None:
                     await self._used(session, row.key)
                     self.hits += 1
-                return row.text if row else None
+                return CachedReply(row.text, row.reported_model) if row else None
         except (OperationalError, InterfaceError):
             return None
 
-    async def put(self, key: str, model: str, text: str) -> None:
+    async def put(self, key: str, model: str, text: str, reported_model: str | None = None) -> None:
         """Store a reply; a concurrent writer of the same key wins harmlessly, and an outage skips it."""
         scoped = self._scoped(key)
         with contextlib.suppress(IntegrityError, OperationalError, InterfaceError):
             async with short_session(self._sessions) as session:
-                session.add(CachedResponse(key=scoped, model=model, text=text))
+                session.add(CachedResponse(key=scoped, model=model, text=text, reported_model=reported_model))
         with contextlib.suppress(OperationalError, InterfaceError):
             async with short_session(self._sessions) as session:
                 await self._used(session, scoped)

@@ -34,8 +34,9 @@ def judges_validate(
     save: Annotated[
         bool,
         typer.Option(
-            help="Save the headline split's figures as a validity record of this exact panel (its "
-            "accepted runs cite it as their warrant); refused when any version did not end in a verdict"
+            help="Save the held-out split's figures as a validity record of this exact panel (its "
+            "accepted runs cite it as their warrant); refused when any version did not end in a verdict "
+            "or no held-out problem was judged"
         ),
     ] = False,
 ) -> None:

@@ -15,11 +15,11 @@ from graphs.scoring import POLICY_NAMES
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+    from agents.identity import Warrants
     from agents.panel import PanelFactory
     from agents.schemas import Problem
     from app.cli.render import TraceRenderer
     from app.settings import Settings
-    from app.validity.records import Standing
     from graphs.result import RunResult
     from graphs.scoring import ScoringPolicy
 
@@ -79,12 +79,14 @@ def refine(
         fail(str(exc))
     factory = panel_factory(settings, registry_from(settings, models_file))
     judge = judge_model or settings.judge_model
-    standing = asyncio.run(_standing(settings, factory, judge, scoring))
-    renderer = None if as_json else TraceRenderer(Console(), standing.warrant if standing else None)
+    warrants = asyncio.run(_warrants(settings, factory, judge, scoring))
+    renderer = None if as_json else TraceRenderer(Console())
     under_test = model or settings.model
-    result = asyncio.run(_refine(factory, subject, scoring, judge, under_test, renderer, standing))
+    result = asyncio.run(_refine(factory, subject, scoring, judge, under_test, renderer, warrants))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
+    elif renderer is not None and result.warrant is not None:  # known once the endpoint answered
+        renderer.show_warrant(result.warrant)
     if result.outcome == Outcome.ERROR:  # the run produced no verdict: scripts must not read it as one
         raise typer.Exit(1)
 
@@ -96,7 +98,7 @@ async def _refine(
     judge_model: str,
     model: str,
     renderer: TraceRenderer | None,
-    standing: Standing | None,
+    warrants: Warrants | None,
 ) -> RunResult:
     from agents.models import ModelConfigError, UnknownModelError
     from app.validity.records import with_warrant
@@ -108,18 +110,18 @@ async def _refine(
             panel = factory.build(judge_model, model)
         except (ModelConfigError, UnknownModelError) as exc:
             fail(str(exc))
-        uncertified = standing.uncertified if standing else None
-        context = RunContext.of(panel, scoring, uncertified=uncertified)
+        context = RunContext.of(panel, scoring, warrants=warrants)
         result = await run_refinement(subject, context, on_event=renderer)
-    return with_warrant(result, standing) if standing else result
+    return with_warrant(result, warrants) if warrants else result
 
 
-async def _standing(
+async def _warrants(
     settings: Settings, factory: PanelFactory, judge_model: str, scoring: ScoringPolicy
-) -> Standing | None:
-    """The judge panel's warrant and whether a required warrant stops its acceptances, from the
-    configured database's validity records. None (no lookup, no database touched) for the offline
-    panel when no warrant is required: it screens, and a refine with it needs no database."""
+) -> Warrants | None:
+    """What the judge panel may cite (by the model id its endpoint reports) and the bound a
+    required warrant sets, from the configured database's validity records. None (no lookup, no
+    database touched) for the offline panel when no warrant is required: it screens, and a refine
+    with it needs no database."""
     from agents.models import UnknownModelError
 
     try:
@@ -131,11 +133,11 @@ async def _standing(
     from app.cli.support import with_database
     from app.db import short_session
     from app.models import DEFAULT_PROJECT
-    from app.validity.records import run_standing
+    from app.validity.records import run_warrants
 
-    async def lookup(sessions: async_sessionmaker[AsyncSession]) -> Standing:
+    async def lookup(sessions: async_sessionmaker[AsyncSession]) -> Warrants:
         async with short_session(sessions) as session:
-            return await run_standing(
+            return await run_warrants(
                 session, factory.registry, judge_model, scoring, DEFAULT_PROJECT, settings.require_warrant
             )
 

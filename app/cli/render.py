@@ -39,9 +39,8 @@ def problem_panel(problem: Problem, title: str) -> Panel:
 class TraceRenderer:
     """Prints each round's verdict table, streams the think-aloud, and summarises the run."""
 
-    def __init__(self, console: Console, warrant: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, console: Console) -> None:
         self.console = console
-        self.warrant = warrant  # the panel's, shown under an acceptance (None: not looked up)
         self._verdicts: list[JudgeVerdictEvent] = []
         self._thinking_round: int | None = None
 
@@ -142,9 +141,12 @@ class TraceRenderer:
                 border_style="cyan" if event.outcome == Outcome.SCREENED else "none",
             )
         )
-        if event.outcome == Outcome.ACCEPTED and self.warrant is not None:
-            valid = self.warrant.get("status") == "valid"
-            self.console.print(Text(warrant_line(self.warrant), style="green" if valid else "yellow"))
+
+    def show_warrant(self, warrant: Mapping[str, Any]) -> None:
+        """An acceptance's warrant, under the run's summary (known once the panel's endpoint has
+        reported its model id, so after the run)."""
+        valid = warrant.get("status") == "valid"
+        self.console.print(Text(warrant_line(warrant), style="green" if valid else "yellow"))
 
 
 def warrant_line(warrant: Mapping[str, Any]) -> str:
@@ -152,12 +154,9 @@ def warrant_line(warrant: Mapping[str, Any]) -> str:
     validity record and what it was measured on, or that the panel was never validated."""
     if warrant.get("status") != "valid":
         return "accepted — no warrant: this panel has never been validated"
-    upper, share = warrant.get("false_accept_upper"), warrant.get("false_accept") or {}
-    bound = "unknown" if upper is None else f"{100 * upper:.1f} %"
-    split = {"heldout": "held-out", "tune": "tune-split", "all": "labelled"}.get(
-        warrant.get("split") or "", ""
-    )
+    from app.reporting.warrant_text import warrant_figure
+
     return (
-        f"accepted — warrant: false accepts ≤ {bound} (95 %), {share.get('n', 0)} {split} flawed "
-        f"problems (record {warrant.get('record_id')}, set {warrant.get('set')})"
+        f"accepted — warrant: {warrant_figure(warrant)} "
+        f"(record {warrant.get('record_id')}, set {warrant.get('set')})"
     )

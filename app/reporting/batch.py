@@ -130,15 +130,32 @@ def _row(
 
 def warrant_summary(entries: Sequence[Entry]) -> dict[str, Any]:
     """What the accepted items' acceptances are worth: how many carry a warrant (their panel's
-    validity record) and how many none, and the largest false-accept upper bound cited."""
+    validity record) and how many none, the largest false-accept upper bound cited, and each record
+    cited with its bound, the flawed problems it rests on (n) and their split, and how many items
+    cite it (the largest bound first)."""
     warrants = [e.result.warrant for e in entries if e.result is not None and e.result.warrant is not None]
-    uppers = [w.get("false_accept_upper") for w in warrants if w.get("status") == "valid"]
-    bounds = [u for u in uppers if u is not None]
+    valid = [w for w in warrants if w.get("status") == "valid"]
+    bounds = [w["false_accept_upper"] for w in valid if w.get("false_accept_upper") is not None]
+    cited: dict[str, dict[str, Any]] = {}
+    for w in valid:
+        record = cited.setdefault(
+            str(w["record_id"]),
+            {
+                "record_id": str(w["record_id"]),
+                "false_accept_upper": w.get("false_accept_upper"),
+                "n_flawed": int((w.get("false_accept") or {}).get("n") or 0),
+                "split": w.get("split"),
+                "set": w.get("set"),
+                "items": 0,
+            },
+        )
+        record["items"] += 1
     return {
-        "valid": len(uppers),
-        "none": len(warrants) - len(uppers),
+        "valid": len(valid),
+        "none": len(warrants) - len(valid),
         "false_accept_upper_max": max(bounds) if bounds else None,
-        "records": sorted({str(w["record_id"]) for w in warrants if w.get("status") == "valid"}),
+        "records": sorted(cited),
+        "cited": sorted(cited.values(), key=lambda r: (-(r["false_accept_upper"] or 0.0), r["record_id"])),
     }
 
 

@@ -12,7 +12,7 @@ from agents.schemas import JUDGES
 from app.reporting import figures
 from app.reporting.data import OUTCOME_KEYS
 from app.reporting.manifest import manifest_lines
-from app.reporting.text import ci, f, median_rounds, p_value, pass_cell, repeats_line, words
+from app.reporting.text import ci, cited_line, f, median_rounds, p_value, pass_cell, repeats_line, words
 from graphs.paper_tables import LEVELS
 
 
@@ -77,4 +77,12 @@ def to_html(report: dict[str, Any]) -> str:
         median_rounds=median_rounds,
         pass_cell=pass_cell,
         words=words(report),
+        cited_line=cited_line,
+        warrant_rows=_warrant_rows(report),
     )
+
+
+def _warrant_rows(report: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The rows with accepted items, each with its warrants (reports stored before warrants have none)."""
+    rows = [(row, row.get("warrants") or {}) for row in report["rows"]]
+    return [(row, w) for row, w in rows if w.get("valid") or w.get("none")]

@@ -29,6 +29,8 @@ ITEM_COLUMNS: tuple[str, ...] = (
     "warrant",
     "warrant_record_id",
     "warrant_false_accept_upper",
+    "warrant_n_flawed",
+    "warrant_split",
     "error",
     "rounds",
     "passed",
@@ -50,6 +52,7 @@ ITEM_COLUMNS: tuple[str, ...] = (
 )
 INTEGER_COLUMNS = frozenset(
     {"item_id", "repeat", "rounds", "rounds_to_pass", "input_tokens", "output_tokens", "llm_calls"}
+    | {"warrant_n_flawed"}
     | {"retries", "abstentions", "cache_hits", "attempts"}
 )
 FLOAT_COLUMNS = frozenset(
@@ -113,13 +116,15 @@ def item_rows(
 
 
 def _warrant(warrant: Mapping[str, Any] | None) -> dict[str, Any]:
-    """An accepted item's warrant as three cells (valid or none; its record; its false-accept upper
-    bound); empty for any other outcome."""
+    """An accepted item's warrant as five cells (valid or none; its record; its false-accept upper
+    bound, the flawed problems it rests on and their split); empty for any other outcome."""
     warrant = warrant or {}
     return {
         "warrant": warrant.get("status"),
         "warrant_record_id": warrant.get("record_id"),
         "warrant_false_accept_upper": warrant.get("false_accept_upper"),
+        "warrant_n_flawed": (warrant.get("false_accept") or {}).get("n"),
+        "warrant_split": warrant.get("split"),
     }
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from app.reporting.data import OUTCOME_KEYS
 from app.reporting.manifest import manifest_lines
+from app.reporting.warrant_text import bound_figure
 from graphs.paper_tables import LEVELS
 
 CSV_FIELDS = (
@@ -301,16 +302,22 @@ def _agreement(report: dict[str, Any]) -> list[str]:
 
 
 def _warrants(report: dict[str, Any]) -> list[str]:
-    """A line per arm with accepted items: how many acceptances carry a warrant, and its bound."""
+    """A line per arm with accepted items: how many acceptances carry a warrant, and under it each
+    record cited: its bound with the flawed problems it rests on."""
     lines = []
     for row in report["rows"]:
         warrants = row.get("warrants") or {}
         if not warrants.get("valid") and not warrants.get("none"):
             continue
-        upper = warrants.get("false_accept_upper_max")
-        bound = f"; false accepts ≤ {100 * upper:.1f} % (95 %) at worst" if upper is not None else ""
         lines.append(
-            f"- {row['model']} / {row['arm']}: {warrants['valid']} accepted with a warrant{bound}, "
+            f"- {row['model']} / {row['arm']}: {warrants['valid']} accepted with a warrant, "
             f"{warrants['none']} with none (the panel was never validated)"
         )
+        lines += [f"  - {cited_line(c)}" for c in warrants.get("cited") or []]
     return ["", "Warrants of the accepted items:", "", *lines] if lines else []
+
+
+def cited_line(cited: dict[str, Any]) -> str:
+    """One record a batch's acceptances cite: its bound, n and split, and how many items cite it."""
+    figure = bound_figure(cited["false_accept_upper"], cited["n_flawed"], cited["split"])
+    return f"{figure} (record {cited['record_id']}, set {cited['set']}): {cited['items']} item(s)"

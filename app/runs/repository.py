@@ -153,6 +153,7 @@ def _judgement(run_id: str, outcome: JudgeResult) -> VerdictRow:
         abstain_reason=outcome.abstain_reason,
         failure=outcome.failure.model_dump() if outcome.failure else None,
         reasoning=outcome.reasoning,
+        reported_model=outcome.reported_model,
         **accounting(outcome),
     )
 

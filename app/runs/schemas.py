@@ -221,6 +221,7 @@ _EXAMPLE_ROUND: dict[str, Any] = {
         "raw_outputs": ['{"working": "…", "answer": "40 minutes", "value": 40, "unit": "minutes"}'],
         "reasoning": "",
         "model": "gpt4o",
+        "reported_model": "gpt-4o-2024-08-06",
         "prompt_version": "solver-7c21e0",
         "usage": {
             "input_tokens": 412,
@@ -232,6 +233,7 @@ _EXAMPLE_ROUND: dict[str, Any] = {
         },
     },
     "verdicts": [_EXAMPLE_VERDICT],
+    "unchanged": False,
     "feedback": [_EXAMPLE_VERDICT["rationale"]],
     "revision": _EXAMPLE_REVISION,
 }
@@ -283,6 +285,12 @@ class VerdictPublic(CallAccounting):
     reasoning: str = Field(default="", description="A reasoning model's own thinking before its verdict")
     raw_outputs: list[str] = Field(
         description="The model's raw replies, kept for audit (several when a malformed reply was retried)"
+    )
+    reported_model: str | None = Field(
+        default=None,
+        description='The model id the endpoint reported in its reply ("": it named none; null: it never '
+        "answered, or the verdict was stored before thinkloop kept it); part of the panel's identity",
+        examples=["gpt-4o-2024-08-06"],
     )
 
 
@@ -339,6 +347,11 @@ class RoundPublic(RoundFigures):
         "compared); a disagreeing answer is a line in `verification`. None: no solver ran",
     )
     verdicts: list[VerdictPublic] = Field(description="The seven judges' verdicts, abstentions included")
+    unchanged: bool = Field(
+        default=False,
+        description="No revision: this version is the one the model under test was asked to revise, "
+        "up to whitespace (its failure: the run goes on to exhausted, never to needs_review)",
+    )
     feedback: list[str] = Field(
         description="What the panel told the reviser (the failing judges' rationales)"
     )

@@ -19,6 +19,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 
+from agents.identity import Warrants
 from agents.lanes import Lanes, RunLane, Stopping, holding
 from agents.llm import ResponseCache
 from agents.panel import PanelFactory
@@ -30,7 +31,7 @@ from app.models import RUN_TERMINAL, ProblemRow, Run, TranscriptEvent, utcnow
 from app.runs import repository as repo
 from app.runs.stream import Notifier, StreamEvent, announce
 from app.settings import Settings
-from app.validity.records import Standing, run_standing, with_warrant
+from app.validity.records import run_warrants, with_warrant
 from app.webhooks import enqueue
 from graphs.baseline import run_control
 from graphs.context import RunContext
@@ -357,8 +358,8 @@ class RunExecutor:
             return None
         policy = get_policy(run.policy, max_rounds=run.max_rounds)
         panel = self.factory.build(run.judge_model, run.model, cache)
-        standing = await self._standing(run, policy)
-        context = RunContext.of(panel, policy, uncertified=standing.uncertified)
+        warrants = await self._warrants(run, policy)
+        context = RunContext.of(panel, policy, warrants=warrants)
         # Started before (here or by a process that died), with or without a checkpoint written since.
         resuming = "run.started" in self._transcripts[run_id].keys
         # A control run has no checkpoints: resumed, it starts again.
@@ -372,14 +373,15 @@ class RunExecutor:
                     result, finished = await self._loop(run_id, problem, context, resuming)
             finally:
                 self.metrics.in_flight.dec()
-        result = with_warrant(result, standing)
+        result = with_warrant(result, warrants)
         await self._complete(run, result, finished, settle)
         return result
 
-    async def _standing(self, run: Run, policy: ScoringPolicy) -> Standing:
-        """The run's panel: its warrant, and whether a required warrant turns acceptance to review."""
+    async def _warrants(self, run: Run, policy: ScoringPolicy) -> Warrants:
+        """What the run's panel may cite, by the model id its endpoint reports, and the bound a
+        required warrant sets (an acceptance above it goes to review)."""
         async with short_session(self.sessions) as session:
-            return await run_standing(
+            return await run_warrants(
                 session,
                 self.factory.registry,
                 run.judge_model,

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from agents.schemas import JUDGES, SolverResult, Usage
+from agents.schemas import JUDGES, Problem, SolverResult, Usage
 from agents.verify.givens import changed_givens
 from agents.verify.verifier import verify
 from app.models import ProblemRow, RevisionRow, RoundRow, Run, TranscriptEvent, VerdictRow
@@ -22,6 +22,7 @@ from app.runs.schemas import (
     VerdictPublic,
     Version,
 )
+from graphs.refinement import same_version
 
 
 def run_public(run: Run, question: str) -> RunPublic:
@@ -60,6 +61,7 @@ def _verdict(row: VerdictRow) -> VerdictPublic:
                 "failure",
                 "reasoning",
                 "model",
+                "reported_model",
                 "prompt_version",
                 "input_tokens",
                 "output_tokens",
@@ -102,6 +104,20 @@ async def streamed_thinking(session: AsyncSession, run_id: str) -> dict[int, str
     return joined
 
 
+def _unchanged(run: Run, problem: ProblemRow, rounds: Sequence[RoundRow]) -> dict[int, bool]:
+    """Which rounds judged no revision, by the loop's own rule (``graphs.refinement.same_version``):
+    a loop's round after the first against the round before it; a control's one round (the blind
+    revision) against the problem as submitted."""
+    before = Problem.model_construct(question=problem.question, solution=problem.solution)
+    previous: Problem | None = before if run.arm == "control" else None
+    out: dict[int, bool] = {}
+    for row in sorted(rounds, key=lambda r: r.round):
+        version = Problem.model_construct(question=row.question, solution=row.solution)
+        out[row.round] = same_version(version, previous)
+        previous = version
+    return out
+
+
 def _feedback(verdicts: list[VerdictPublic]) -> list[str]:
     """What the reviser was shown: rationales of voting judges, then the holistic suggestions."""
     lines = [f"{v.judge}: {v.rationale}" for v in verdicts if not v.abstained and v.rationale]
@@ -125,6 +141,7 @@ def run_trace(
     for row in sorted(judgements, key=lambda j: JUDGES.index(j.judge)):
         by_round.setdefault(row.round, []).append(_verdict(row))
     revision_of = {r.round: _revision(r, (streamed or {}).get(r.round, "")) for r in revisions}
+    unchanged = _unchanged(run, problem, rounds)
     public_rounds = [
         RoundPublic(
             **r.model_dump(include=FIGURES | {"round", "question", "solution"}),
@@ -134,6 +151,7 @@ def run_trace(
             verdicts=by_round.get(r.round, []),
             feedback=_feedback(by_round.get(r.round, [])),
             revision=_with_givens(revision_of.get(r.round), r.question),
+            unchanged=unchanged.get(r.round, False),
         )
         for r in rounds
     ]

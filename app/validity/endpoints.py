@@ -86,9 +86,10 @@ async def validate_judges(
     Synchronous: the answer comes once every version is judged (seven judge calls each, at most
     MAX_VERSIONS versions), so a request to a slow endpoint takes as long as the bench does.
 
-    With ``save: true`` the headline split's figures are stored as a validity record of the
+    With ``save: true`` the held-out split's figures are stored as a validity record of the
     panel's identity, which the panel's accepted runs then cite as their warrant; 422 (nothing
-    stored) when any version errored."""
+    stored) when any version errored, no held-out problem was judged, or the endpoint's replies
+    reported no model id or several."""
     judge = body.judge_model or settings.judge_model
     check_models(factory.registry, judge)
     chosen = _chosen(body)

@@ -22,14 +22,19 @@ _WARRANT: dict[str, Any] = {
 }
 _IDENTITY: dict[str, Any] = {
     "judge_model": "gpt4o",
-    "model": "gpt-4o-2024-08-06",
+    "model": "gpt-4o",
+    "reported_model": "gpt-4o-2024-08-06",
     "endpoint": None,
     "sampling": {"temperature": 0.0, "seed": None},
+    "max_tokens": {"judge": 1000, "solver": 500},
+    "structured_output": "json_schema",
+    "parse_retries": 2,
     "prompts": {"judge_remember": "judge_remember@5e0c1b2a3d4f"},
     "checks": None,
     "solver": "solver@7c21e0a9b8d1",
     "verifier": "verify@0a1b2c3d4e5f",
     "policy": {"name": "default", "tau": 0.85, "pass_threshold": 85.0},
+    "decision": "decide@1",
     "thinkloop": "0.1.0",
 }
 _RECORD: dict[str, Any] = {
@@ -101,13 +106,29 @@ class RecordPublic(BaseModel):
     judge_model: str = Field(description="The judge model's registry name")
     set_name: str = Field(description="The labelled set's name (shipped: the set shipped with thinkloop)")
     set_hash: str = Field(description="SHA-256 of the labelled set's canonical JSON")
-    split: str = Field(description="The split measured: heldout, tune or all")
-    n_flawed: int = Field(description="Flawed problems judged")
+    split: str = Field(
+        description="The split measured: heldout (records saved before the held-out rule may say all: "
+        "tune problems included)"
+    )
+    n_flawed: int = Field(description="Flawed problems judged (every one ended in the panel's verdict)")
     n_sound: int = Field(description="Sound versions judged (controls and corrected versions)")
-    false_accept: MeasuredShare = Field(description="Flawed problems accepted")
-    specificity: MeasuredShare = Field(description="Sound versions accepted")
-    detection: MeasuredShare = Field(description="Flawed problems a judge of the flaw's levels failed")
-    adversarial_gap: MeasuredShare = Field(description="Keyword-stuffed twins accepted (0 is the goal)")
+    false_accept: MeasuredShare = Field(
+        description="Flawed problems the panel passed (accepted; for the offline panel, screened), "
+        "of n_flawed"
+    )
+    specificity: MeasuredShare = Field(
+        description="Sound versions (controls and corrected versions) the panel passed, of n_sound"
+    )
+    detection: MeasuredShare = Field(
+        description="Flawed problems refused with a check matching the flaw firing (a judge of one of the "
+        "flaw's Bloom levels failed it, an offline check of its type fired, or the verifier's evidence is "
+        "of its kind), of n_flawed; one refused for another reason is not detected"
+    )
+    adversarial_gap: MeasuredShare = Field(
+        description="Adversarial twins of the flawed problems the panel passed: the flaw kept, the wording "
+        "changed (Bloom verbs stuffed in, a variable given a wrong value, × written for 'of', a sentence "
+        "addressed to the checker); n is 0 when the bench ran without twins. 0 is the goal"
+    )
     measured_at: datetime = Field(description="When it was measured (UTC)")
 
     @classmethod
@@ -127,8 +148,10 @@ class PanelPublic(BaseModel):
 
     id: str = Field(description="The identity's id: a hash of every part")
     identity: dict[str, Any] = Field(
-        description="Its parts: judge model, model id, endpoint, sampling, prompt versions, offline "
-        "checks, solver, verifier, scoring policy and parameters, thinkloop version"
+        description="Its parts: judge model, the model id asked for and the one the endpoint reported, "
+        "endpoint, sampling, max_tokens per kind of call, structured-output mode, parse retries, prompt "
+        "versions, offline checks, solver, verifier, scoring policy and parameters, decision code "
+        "version, thinkloop version"
     )
     records: list[RecordPublic] = Field(description="Its validity records, newest first")
 

@@ -3,8 +3,13 @@ acceptance by that panel carries.
 
 A record is written only from a bench in which every version was judged: a version that errored is
 not a measurement, and a figure with it left out (or counted as a rejection) would be a failure
-passed off as a score. A run's warrant is the newest record of its panel's identity saved in its
-project or in the default project (where the operator's `thinkloop judges validate --save` writes).
+passed off as a score. A record holds the held-out split's figures only: a bench with no held-out
+problem (the tune split is what the panel's checks may have been tuned on) saves nothing. A
+record's identity holds the model id the judge endpoint reported in the bench's replies: a bench
+whose calls reported none (nothing answered) or several (the endpoint changed under it) saves
+nothing. A run's warrant is the newest record of its panel's identity (with the model id the
+endpoint reported in the accepted round) saved in its project or in the default project (where
+the operator's `thinkloop judges validate --save` writes).
 """
 
 from __future__ import annotations
@@ -12,33 +17,64 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from agents.identity import PanelIdentity, panel_identity
+from agents.identity import NO_WARRANT, PanelIdentity, Warrants, panel_identity, uncertified
 from agents.models import ModelRegistry
 from agents.validity.labels import LabelledItem
 from app.models import DEFAULT_PROJECT, Project, ValidityRecord
 from app.version import version
+from graphs.refinement import round_reported
 from graphs.result import RunResult
-from graphs.scoring import Outcome, ScoringPolicy, get_policy
+from graphs.scoring import DECISION_VERSION, Outcome, ScoringPolicy, get_policy
 from graphs.validity_metrics import share as bench_share
 
 # The figures a record keeps, each a share of the headline split.
 RECORDED = ("false_accept", "specificity", "detection", "adversarial_gap")
-NO_WARRANT: dict[str, Any] = {"status": "none"}
+__all__ = ["NO_WARRANT", "NotRecordable", "uncertified", "warrant_of"]
 
 
 class NotRecordable(ValueError):
     """A bench that must not become a validity record (a version errored, nothing flawed judged)."""
 
 
-def identity_of(registry: ModelRegistry, judge_model: str, policy: ScoringPolicy) -> PanelIdentity:
-    """The identity of ``judge_model``'s panel under ``policy`` in this thinkloop."""
-    return panel_identity(judge_model, registry.get(judge_model), policy, version())
+def identity_of(
+    registry: ModelRegistry, judge_model: str, policy: ScoringPolicy, reported_model: str | None = None
+) -> PanelIdentity:
+    """The identity of ``judge_model``'s panel under ``policy`` in this thinkloop, its endpoint having
+    reported ``reported_model`` (None: not known yet)."""
+    return panel_identity(
+        judge_model,
+        registry.get(judge_model),
+        policy,
+        version(),
+        decision=DECISION_VERSION,
+        reported_model=reported_model,
+    )
+
+
+def bench_identity(registry: ModelRegistry, report: Mapping[str, Any]) -> PanelIdentity:
+    """The identity of the panel a bench ``report`` measured: with the one model id its endpoint
+    reported. NotRecordable when the replies reported none (nothing answered) or several."""
+    identity = identity_of(registry, report["judge_model"], get_policy(report["policy"]))
+    if identity.offline:
+        return identity
+    reported = list(report.get("reported_models") or [])
+    if not reported:
+        raise NotRecordable(
+            "the judge endpoint never answered, so it reported no model id: a panel's identity holds the "
+            "model id its endpoint reports, and no validity record was saved"
+        )
+    if len(reported) > 1:
+        raise NotRecordable(
+            f"the judge endpoint reported {len(reported)} model ids during the bench "
+            f"({', '.join(repr(m) for m in reported)}): no one panel was measured, so no validity "
+            "record was saved"
+        )
+    return identity.reporting(reported[0])
 
 
 def set_hash(items: Sequence[LabelledItem]) -> str:
@@ -67,6 +103,14 @@ def check_recordable(report: Mapping[str, Any]) -> dict[str, Any]:
             "measurement, so no validity record was saved. Fix the cause and validate again."
         )
     summary: dict[str, Any] = report["splits"][report["targets"]["split"]]
+    if summary["split"] != "heldout":
+        # the headline is "all" only when no version was held out: tune problems, which the panel's
+        # checks may have been tuned on, would flatter it
+        raise NotRecordable(
+            "the bench judged no held-out problem: a warrant rests only on problems kept out of all "
+            'tuning, so no validity record was saved. Mark the problems of your set "split": "heldout" '
+            "(and never tune on them), then validate again"
+        )
     if not summary["false_accept"]["n"]:
         raise NotRecordable("the split holds no flawed problem: there is no false-accept rate to record")
     return summary
@@ -81,6 +125,8 @@ def new_record(
 ) -> ValidityRecord:
     """The record of a bench ``report`` of the panel ``identity`` (NotRecordable: none)."""
     summary = check_recordable(report)
+    if not identity.answered:
+        raise NotRecordable("the panel's endpoint reported no model id: its identity is incomplete")
     figures = {name: share(summary[name]) for name in RECORDED}
     return ValidityRecord(
         project_id=project_id,
@@ -100,18 +146,6 @@ def new_record(
     )
 
 
-async def newest_record(session: AsyncSession, panel_id: str, project_id: str) -> ValidityRecord | None:
-    """The newest record of ``panel_id`` that ``project_id`` may cite (its own, or the default's)."""
-    query = (
-        select(ValidityRecord)
-        .where(col(ValidityRecord.panel_id) == panel_id)
-        .where(col(ValidityRecord.project_id).in_({project_id, DEFAULT_PROJECT}))
-        .order_by(col(ValidityRecord.measured_at).desc(), col(ValidityRecord.id).desc())
-        .limit(1)
-    )
-    return (await session.execute(query)).scalars().first()
-
-
 def warrant_of(record: ValidityRecord | None) -> dict[str, Any]:
     """The warrant an acceptance carries: the record's false-accept figures, or ``{"status": "none"}``."""
     if record is None:
@@ -128,63 +162,43 @@ def warrant_of(record: ValidityRecord | None) -> dict[str, Any]:
     }
 
 
-def uncertified(warrant: Mapping[str, Any], bound: float | None) -> str | None:
-    """Why an acceptance by a panel with ``warrant`` may not stand under a required ``bound`` on the
-    false-accept upper bound; None when it may (no bound, or a record at or below it)."""
-    if bound is None:
-        return None
-    if warrant.get("status") != "valid":
-        return (
-            f"panel not certified: this panel has never been validated (required: false accepts "
-            f"≤ {bound:.1%})"
-        )
-    upper = warrant.get("false_accept_upper")
-    if upper is not None and upper <= bound:
-        return None
-    shown = "unknown" if upper is None else f"{upper:.1%}"
-    return (
-        f"panel not certified: its newest validity record ({warrant['record_id']}) bounds false accepts "
-        f"at {shown} (95 %), above the required {bound:.1%}"
-    )
-
-
-@dataclass(frozen=True)
-class Standing:
-    """What a panel brings to a run: its warrant (cited when the run is accepted) and, under a
-    required warrant it does not meet, why an acceptance must go to review instead."""
-
-    panel_id: str
-    warrant: dict[str, Any]
-    uncertified: str | None
-
-
-async def standing(
-    session: AsyncSession, identity: PanelIdentity, project_id: str, bound: float | None
-) -> Standing:
-    """The panel ``identity``'s standing for a run of ``project_id`` under a required ``bound``."""
-    warrant = warrant_of(await newest_record(session, identity.id, project_id))
-    return Standing(identity.id, warrant, uncertified(warrant, bound))
-
-
-async def run_standing(
+async def run_warrants(
     session: AsyncSession,
     registry: ModelRegistry,
     judge_model: str,
     policy: ScoringPolicy,
     project_id: str,
     required: float | None,
-) -> Standing:
-    """The standing of a run's panel: the project's own required warrant over ``required`` (the
-    setting), and the newest record its project may cite."""
+) -> Warrants:
+    """What a run's panel may cite: the newest record its project may cite of each model id the
+    panel's endpoint was measured reporting, and the bound required of an acceptance (the project's
+    own over ``required``, the setting). The round's reported id picks one when the run is scored."""
     project = await session.get(Project, project_id)
     own = project.require_warrant if project is not None else None
     bound = own if own is not None else required
-    return await standing(session, identity_of(registry, judge_model, policy), project_id, bound)
+    panel = identity_of(registry, judge_model, policy)
+    query = (
+        select(ValidityRecord)
+        .where(col(ValidityRecord.judge_model) == judge_model)
+        .where(col(ValidityRecord.project_id).in_({project_id, DEFAULT_PROJECT}))
+        .order_by(col(ValidityRecord.measured_at).desc(), col(ValidityRecord.id).desc())
+    )
+    cited: dict[str | None, dict[str, Any]] = {}
+    for row in (await session.execute(query)).scalars():
+        reported = None if panel.offline else row.identity.get("reported_model")
+        # the record measured this very panel (every part equal), its endpoint reporting ``reported``
+        if reported not in cited and panel.reporting(reported).id == row.panel_id:
+            cited[reported] = warrant_of(row)
+    return Warrants(panel, cited, bound)
 
 
-def with_warrant(result: RunResult, panel: Standing) -> RunResult:
-    """``result`` carrying its panel's warrant when it was accepted (any other outcome carries none)."""
-    warrant = panel.warrant if result.outcome == Outcome.ACCEPTED else None
+def with_warrant(result: RunResult, warrants: Warrants) -> RunResult:
+    """``result`` carrying its panel's warrant when it was accepted (any other outcome carries none):
+    the warrant of the panel whose endpoint reported the accepted round's model id."""
+    warrant = None
+    if result.outcome == Outcome.ACCEPTED and result.rounds:
+        last = result.rounds[-1]
+        warrant = warrants.warrant(round_reported(last.outcomes, last.solver))
     return result.model_copy(update={"warrant": warrant})
 
 
@@ -198,7 +212,8 @@ async def save_report(
 ) -> ValidityRecord:
     """Store a bench ``report`` over ``items`` as a record of its panel's identity, and put the
     record in the report. NotRecordable (nothing stored) when a version errored."""
-    identity = identity_of(registry, report["judge_model"], get_policy(report["policy"]))
+    check_recordable(report)  # a failed version first: it says more than a missing model id
+    identity = bench_identity(registry, report)
     record = new_record(identity, report, set_name, set_hash(items), project_id)
     session.add(record)
     await session.flush()

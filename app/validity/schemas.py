@@ -68,9 +68,10 @@ class ValidityRequest(BaseModel):
     save: bool = Field(
         default=False,
         examples=[True],
-        description="Save the headline split's figures as a validity record of the panel's identity "
+        description="Save the held-out split's figures as a validity record of the panel's identity "
         "(GET /v1/panels lists it; the panel's accepted runs cite it as their warrant). Refused (422) "
-        "when any version errored: a failure is not a measurement",
+        "when any version errored (a failure is not a measurement), when no held-out problem was "
+        "judged, or when the endpoint's replies reported no model id or several",
     )
     set_name: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
         default=None,
@@ -143,6 +144,7 @@ _REPORT: dict[str, Any] = {
     "excluded": _EXCLUDED,
     "calls": _CALLS,
     "complete": False,
+    "reported_models": [],
     "splits": {"heldout": _SPLIT},
     "targets": _TARGETS,
 }
@@ -284,6 +286,11 @@ class ValidityReport(BaseModel):
     excluded: Excluded = Field(description="Versions that did not, left out of every rate")
     calls: Calls = Field(description="Judge calls, failed calls and abstentions")
     complete: bool = Field(description="False when any version was excluded: the figures are incomplete")
+    reported_models: list[str] = Field(
+        default_factory=list,
+        description='The model ids the judge endpoint reported in its replies ("": a reply that named '
+        "none); a record is saved only when there is exactly one (the offline panel: none)",
+    )
     splits: dict[str, SplitSummary] = Field(description="The figures per split, and over all")
     targets: Targets = Field(description="The targets, where and whether they can be claimed")
     record: RecordPublic | None = Field(

@@ -69,6 +69,8 @@ async def validate(
         "judged": everything["judged"],
         "excluded": everything["excluded"],
         "calls": everything["calls"],
+        # the model ids the judge endpoint reported in its replies: a record needs exactly one
+        "reported_models": sorted(set().union(*(j.reported for j in judged))),
         "complete": everything["excluded"]["total"] == 0,
         "record": None,  # the validity record, once one is saved of this report
         "splits": summaries,

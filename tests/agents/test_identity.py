@@ -7,16 +7,16 @@ import dataclasses
 import pytest
 
 import prompts
-from agents.identity import JUDGE_PROMPTS, panel_identity, source_version
-from agents.models import ModelSpec
+from agents.identity import JUDGE_PROMPTS, NO_WARRANT, Warrants, panel_identity, reported_by, source_version
+from agents.models import MaxTokens, ModelSpec
 from graphs.scoring import get_policy
 
 SPEC = ModelSpec(name="judge", model="qwen2.5:7b", base_url="http://user:secret@127.0.0.1:8080/v1/?k=1")
 
 
 def test_the_same_panel_has_the_same_id() -> None:
-    one = panel_identity("judge", SPEC, get_policy("default"), "0.1.0")
-    two = panel_identity("judge", SPEC, get_policy("default"), "0.1.0")
+    one = panel_identity("judge", SPEC, get_policy("default"), "0.1.0", decision="decide@1")
+    two = panel_identity("judge", SPEC, get_policy("default"), "0.1.0", decision="decide@1")
     assert one.id == two.id and len(one.id) == 16
     assert one.parts()["endpoint"] == "http://127.0.0.1:8080/v1"  # never a credential or a query
     assert set(one.prompts) == set(JUDGE_PROMPTS) and one.solver == prompts.load_prompt("solver").version
@@ -35,6 +35,12 @@ def test_the_same_panel_has_the_same_id() -> None:
         {"policy": get_policy("default", tau=0.9)},
         {"policy": get_policy("default", judge_thresholds={"evaluate": 90.0})},
         {"thinkloop": "0.2.0"},
+        {"reported_model": "qwen2.5:7b-instruct-q4_K_M"},
+        {"spec": SPEC.model_copy(update={"max_tokens": MaxTokens(judge=600)})},
+        {"spec": SPEC.model_copy(update={"max_tokens": MaxTokens(solver=300)})},
+        {"spec": SPEC.model_copy(update={"structured_output": "prompt"})},
+        {"spec": SPEC.model_copy(update={"parse_retries": 0})},
+        {"decision": "decide@2"},
     ],
 )
 def test_any_part_changed_is_another_panel(change: dict[str, object]) -> None:
@@ -43,6 +49,8 @@ def test_any_part_changed_is_another_panel(change: dict[str, object]) -> None:
         "spec": SPEC,
         "policy": get_policy("default"),
         "thinkloop": "0.1.0",
+        "decision": "decide@1",
+        "reported_model": "qwen2.5:7b",
     }
     before = panel_identity(**base)  # type: ignore[arg-type]
     after = panel_identity(**(base | change))  # type: ignore[arg-type]
@@ -50,7 +58,7 @@ def test_any_part_changed_is_another_panel(change: dict[str, object]) -> None:
 
 
 def test_a_new_prompt_version_is_another_panel(monkeypatch: pytest.MonkeyPatch) -> None:
-    before = panel_identity("judge", SPEC, get_policy("default"), "0.1.0")
+    before = panel_identity("judge", SPEC, get_policy("default"), "0.1.0", decision="decide@1")
     real = prompts.load_prompt
 
     def load(name: str) -> prompts.Prompt:
@@ -58,18 +66,47 @@ def test_a_new_prompt_version_is_another_panel(monkeypatch: pytest.MonkeyPatch) 
         return dataclasses.replace(found, version=f"{name}@000000000000") if name == "judge_create" else found
 
     monkeypatch.setattr("agents.identity.load_prompt", load)
-    after = panel_identity("judge", SPEC, get_policy("default"), "0.1.0")
+    after = panel_identity("judge", SPEC, get_policy("default"), "0.1.0", decision="decide@1")
     assert after.id != before.id and after.prompts["judge_create"] == "judge_create@000000000000"
 
 
 def test_the_round_limit_is_not_part_of_the_panel() -> None:
-    three = panel_identity("judge", SPEC, get_policy("default"), "0.1.0")
-    five = panel_identity("judge", SPEC, get_policy("default", max_rounds=5), "0.1.0")
+    three = panel_identity("judge", SPEC, get_policy("default"), "0.1.0", decision="decide@1")
+    five = panel_identity("judge", SPEC, get_policy("default", max_rounds=5), "0.1.0", decision="decide@1")
     assert three.id == five.id and "max_rounds" not in three.policy
 
 
 def test_the_offline_panel_is_named_by_its_checks_not_by_prompts() -> None:
-    offline = panel_identity("rubric", None, get_policy("default"), "0.1.0")
+    offline = panel_identity("rubric", None, get_policy("default"), "0.1.0", decision="decide@1")
     assert offline.prompts == {} and offline.solver is None and offline.model is None
     assert offline.checks == source_version("rubric") and offline.checks.startswith("rubric@")
-    assert offline.id != panel_identity("judge", SPEC, get_policy("default"), "0.1.0").id
+    assert offline.id != panel_identity("judge", SPEC, get_policy("default"), "0.1.0", decision="decide@1").id
+
+
+def test_the_reported_model_completes_the_identity() -> None:
+    asked = panel_identity("judge", SPEC, get_policy("default"), "0.1.0", decision="decide@1")
+    assert asked.reported_model is None and not asked.answered  # its endpoint has not answered yet
+    answered = asked.reporting("qwen2.5:7b-q4")
+    assert answered.answered and answered.reported_model == "qwen2.5:7b-q4" and answered.id != asked.id
+    assert answered.parts()["max_tokens"] == {"judge": 1000, "solver": 500}
+    assert answered.structured_output == "json_schema" and answered.decision == "decide@1"
+    offline = panel_identity("rubric", None, get_policy("default"), "0.1.0", decision="decide@1")
+    assert offline.answered and offline.reporting("anything") is offline  # no endpoint to report one
+    assert offline.max_tokens == {} and offline.structured_output is None
+
+
+def test_one_reported_id_or_none() -> None:
+    assert reported_by(["m", None, "m"]) == "m"
+    assert reported_by([None, None]) is None  # nothing answered
+    assert reported_by(["m", "n"]) is None  # the endpoint changed models between calls
+    assert reported_by(["", None]) == ""  # it answered without naming a model
+
+
+def test_warrants_are_picked_by_the_reported_id() -> None:
+    panel = panel_identity("judge", SPEC, get_policy("default"), "0.1.0", decision="decide@1")
+    valid = {"status": "valid", "record_id": "r1", "false_accept_upper": 0.05}
+    warrants = Warrants(panel, {"qwen2.5:7b": valid}, bound=0.10)
+    assert warrants.warrant("qwen2.5:7b") == valid and warrants.uncertified("qwen2.5:7b") is None
+    assert warrants.warrant("llama3:8b") == NO_WARRANT  # another model behind the same name
+    assert warrants.warrant(None) == NO_WARRANT  # the endpoint never answered
+    assert str(warrants.uncertified("llama3:8b")).startswith("panel not certified: this panel has never")

@@ -6,11 +6,12 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import ChatMessageChunk
 
 from agents.judges import JudgeRequest, LLMJudge
-from agents.llm import RAW_OUTPUT_CAP, LLMClient, keep_raw
+from agents.llm import RAW_OUTPUT_CAP, CachedReply, LLMClient, keep_raw
 from agents.models import Price
 from agents.reviser import LLMReviser, RevisionRequest
 from agents.schemas import HolisticVerdict, JudgeVerdict
@@ -221,12 +222,15 @@ async def test_a_round_of_parallel_calls_reuses_the_last_rounds_connections(
 class MemoryCache:
     def __init__(self) -> None:
         self.store: dict[str, str] = {}
+        self.reported: dict[str, str | None] = {}
 
-    async def get(self, key: str) -> str | None:
-        return self.store.get(key)
+    async def get(self, key: str) -> CachedReply | None:
+        text = self.store.get(key)
+        return None if text is None else CachedReply(text, self.reported.get(key))
 
-    async def put(self, key: str, model: str, text: str) -> None:
+    async def put(self, key: str, model: str, text: str, reported_model: str | None = None) -> None:
         self.store.setdefault(key, text)
+        self.reported.setdefault(key, reported_model)
 
 
 async def test_identical_temperature_zero_calls_are_served_from_cache(
@@ -240,6 +244,33 @@ async def test_identical_temperature_zero_calls_are_served_from_cache(
     assert first.usage.calls == 1 and second.usage.calls == 0  # the cached answer costs nothing
     other = await judge.assess(JudgeRequest("create", 1, ORCHESTRA, ORCHESTRA))  # another prompt
     assert other.verdict is not None and len(server.state.requests) == 2
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_the_model_id_the_endpoint_reports_is_kept_with_the_verdict(
+    sim: Sim, client: Callable[..., LLMClient], stream: bool
+) -> None:
+    sim()  # the request asks for sim-1, and the simulator answers as sim-1
+    assert (await LLMJudge(client(stream=stream)).assess(REQUEST)).reported_model == "sim-1"
+    sim(profile_overrides={"reported_model": "llama-3-8b-q4"})  # another model behind the same name
+    judged = await LLMJudge(client(stream=stream)).assess(REQUEST)
+    assert judged.reported_model == "llama-3-8b-q4" and judged.model == "sim"
+    sim(profile_overrides={"bare_chunks": True})  # replies without id, object, created and model
+    assert (await LLMJudge(client(stream=stream)).assess(REQUEST)).reported_model == ""  # named none
+
+
+async def test_an_unanswered_call_reports_no_model_and_the_cache_keeps_the_reported_one(
+    sim: Sim, client: Callable[..., LLMClient]
+) -> None:
+    sim(rules=[Rule(status=503)])
+    failed = await LLMJudge(client(max_retries=0)).assess(REQUEST)
+    assert failed.failure is not None and failed.reported_model is None
+    server = sim(profile_overrides={"reported_model": "llama-3-8b-q4"})
+    cache = MemoryCache()
+    judge = LLMJudge(client(), cache)
+    first, second = await judge.assess(REQUEST), await judge.assess(REQUEST)
+    assert len(server.state.requests) == 1 and second.usage.calls == 0  # the second from the cache
+    assert first.reported_model == second.reported_model == "llama-3-8b-q4"
 
 
 async def test_cache_is_not_used_above_temperature_zero_or_for_bad_replies(

@@ -79,3 +79,25 @@ async def test_a_failed_revision_shows_its_raw_outputs_and_think_aloud(
     )
     # What the stream showed while the model thought aloud: kept although no revision came of it.
     assert revision["thinking"].startswith("I read each reviewer's finding")
+
+
+async def test_an_unchanged_revision_is_marked_in_the_trace(
+    service: Service, simulator_server: SimulatorServer
+) -> None:
+    """The reviser hands the problem back as it was: the round that judged it is `unchanged`, in the
+    trace as in the stream, and the run is exhausted (the model's failure), not sent to review."""
+    echo = {"thinking": "It is fine as it is.", **PROBLEM}
+    rules = [Rule(role="^Judge", score=40), Rule(role="^Reviser", json=echo)]
+    simulator_server.state.configure(SimConfig(rules=rules))
+    response = await service.client.post(
+        "/v1/runs",
+        json={"problem": PROBLEM, "options": OPTIONS | {"max_rounds": 2}},
+        params={"wait": "true"},
+        headers=service.keys.auth(),
+    )
+    assert response.status_code == 200, response.text
+    trace = response.json()
+    assert trace["status"] == "exhausted" and "no revision" in trace["stop_reason"]
+    assert [r["unchanged"] for r in trace["rounds"]] == [False, True]
+    stored = await service.client.get(f"/v1/runs/{trace['id']}", headers=service.keys.auth("read"))
+    assert [r["unchanged"] for r in stored.json()["rounds"]] == [False, True]

@@ -9,10 +9,19 @@ from typing import Any
 import pytest
 
 from agents.identity import panel_identity
+from agents.models import ModelRegistry, ModelSpec
 from app.cli.render import warrant_line
 from app.models import ValidityRecord
-from app.validity.records import NotRecordable, new_record, share, uncertified, warrant_of
-from graphs.scoring import get_policy
+from app.validity.records import (
+    NotRecordable,
+    bench_identity,
+    identity_of,
+    new_record,
+    share,
+    uncertified,
+    warrant_of,
+)
+from graphs.scoring import DECISION_VERSION, get_policy
 
 
 def report(flawed: tuple[int, int], errored: int = 0, split: str = "heldout") -> dict[str, Any]:
@@ -35,7 +44,7 @@ def report(flawed: tuple[int, int], errored: int = 0, split: str = "heldout") ->
     }
 
 
-IDENTITY = panel_identity("rubric", None, get_policy("default"), "0.1.0")
+IDENTITY = panel_identity("rubric", None, get_policy("default"), "0.1.0", decision="decide@1")
 
 
 def test_a_share_carries_its_wilson_interval() -> None:
@@ -71,11 +80,40 @@ def test_a_record_keeps_the_headline_split_with_intervals() -> None:
     [
         (report((2, 120), errored=3), "3 of 160 versions did not end in the panel's verdict \\(3 errored"),
         (report((0, 0)), "holds no flawed problem"),
+        (report((2, 120), split="all"), "the bench judged no held-out problem"),  # tune problems only
     ],
 )
 def test_no_record_of_a_bench_that_is_no_measurement(bench: dict[str, Any], why: str) -> None:
     with pytest.raises(NotRecordable, match=why):
         new_record(IDENTITY, bench, "district", "ab" * 32)
+
+
+REGISTRY = ModelRegistry({"judge": ModelSpec(name="judge", model="qwen", base_url="http://127.0.0.1:9/v1")})
+
+
+@pytest.mark.parametrize(
+    ("reported", "why"),
+    [
+        ([], "the judge endpoint never answered, so it reported no model id"),
+        (["qwen", "llama"], "reported 2 model ids during the bench \\('llama', 'qwen'\\)"),
+    ],
+)
+def test_no_record_without_one_reported_model_id(reported: list[str], why: str) -> None:
+    bench = report((2, 120)) | {"reported_models": sorted(reported)}
+    with pytest.raises(NotRecordable, match=why):
+        bench_identity(REGISTRY, bench)
+    unanswered = identity_of(REGISTRY, "judge", get_policy("default"))
+    with pytest.raises(NotRecordable, match="reported no model id"):
+        new_record(unanswered, report((2, 120)), "district", "ab" * 32)
+
+
+def test_a_record_is_of_the_reported_model() -> None:
+    identity = bench_identity(REGISTRY, report((2, 120)) | {"reported_models": ["qwen2.5-7b-q4"]})
+    assert identity.model == "qwen" and identity.reported_model == "qwen2.5-7b-q4"
+    assert identity.decision == DECISION_VERSION
+    assert (
+        new_record(identity, report((2, 120)), "d", "ab" * 32).identity["reported_model"] == "qwen2.5-7b-q4"
+    )
 
 
 def stored(high: float | None, n: int = 120) -> ValidityRecord:
@@ -116,3 +154,5 @@ def test_the_trace_line_of_a_warrant() -> None:
         "(record rec1, set district)"
     )
     assert warrant_line({"status": "none"}) == "accepted — no warrant: this panel has never been validated"
+    legacy = warrant_of(record) | {"split": "all"}  # saved before records were held-out only
+    assert "120 flawed problems of every split (tune split included: not held out)" in warrant_line(legacy)

@@ -29,8 +29,12 @@ SOUND = {
 }
 
 
+# a warrant rests on held-out problems only
+HELD = [item | {"split": "heldout"} for item in ITEMS]
+
+
 async def validate(service: Service, **fields: Any) -> dict[str, Any]:
-    body = {"items": ITEMS, "judge_model": "sim", "save": True} | fields
+    body = {"items": HELD, "judge_model": "sim", "save": True} | fields
     response = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth())
     assert response.status_code == 200, response.text
     report: dict[str, Any] = response.json()
@@ -65,7 +69,7 @@ async def test_a_validated_panel_gives_accepted_runs_a_warrant_naming_its_record
     assert record["false_accept"] == pytest.approx(
         {"n": 2, "count": 2, "rate": 1.0, "low": 0.3424, "high": 1.0}, abs=1e-4
     )
-    assert record["n_flawed"] == 2 and record["n_sound"] == 3 and record["split"] == "all"
+    assert record["n_flawed"] == 2 and record["n_sound"] == 3 and record["split"] == "heldout"
     assert record["set_name"] == "two-proportion-flaws" and len(record["set_hash"]) == 64
     assert record["specificity"]["count"] == 3 and record["specificity"]["low"] is not None
     after = await run(service)
@@ -98,6 +102,32 @@ async def test_a_new_prompt_version_is_a_new_panel_without_a_warrant(
     panels = (await service.client.get("/v1/panels", headers=service.keys.auth("read"))).json()
     assert len(panels["items"]) == 1  # the old panel; the changed one was never measured
     assert panels["items"][0]["identity"]["prompts"]["judge_evaluate"] == original.version
+
+
+async def test_a_record_warrants_only_runs_whose_endpoint_reports_the_model_it_measured(
+    service: Service, simulator_server: SimulatorServer, database_url: str
+) -> None:
+    record = (await validate(service))["record"]  # the simulator reports the model asked for: sim-1
+    (stored,) = await stored_records(database_url)
+    assert stored.identity["model"] == "sim-1" and stored.identity["reported_model"] == "sim-1"
+    assert stored.identity["max_tokens"] == {"judge": 1000, "solver": 500}
+    assert (await run(service))["warrant"]["record_id"] == record["id"]
+    # the same name, URL and configuration, but the server now serves another model
+    reporting(simulator_server, "llama-3-8b-q4")
+    swapped = await run(service)
+    assert swapped["status"] == "accepted" and swapped["warrant"] == {"status": "none"}
+    assert swapped["rounds"][0]["verdicts"][0]["reported_model"] == "llama-3-8b-q4"
+    other = (await validate(service, set_name="after-the-swap"))["record"]
+    assert other["panel_id"] != record["panel_id"]  # a record of the other model's panel
+    assert (await run(service))["warrant"]["record_id"] == other["id"]
+    reporting(simulator_server, None)
+    assert (await run(service))["warrant"]["record_id"] == record["id"]  # each reported id its own
+
+
+def reporting(server: SimulatorServer, model: str | None) -> None:
+    """The simulator's replies report ``model`` (None: the model the request asked for)."""
+    overrides = {"reported_model": model} if model else {}
+    server.state.configure(server.state.config.model_copy(update={"profile_overrides": overrides}))
 
 
 async def test_not_accepted_runs_carry_no_warrant(
@@ -180,13 +210,20 @@ async def test_a_bench_with_an_errored_version_saves_no_record(
     simulator_server.state.configure(
         simulator_server.state.config.model_copy(update={"rules": [Rule(role="^Judge", status=500)]})
     )
-    body = {"items": ITEMS, "judge_model": "sim", "save": True}
+    body = {"items": HELD, "judge_model": "sim", "save": True}
     response = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth())
     problem = assert_problem(response, 422)
     assert "no validity record was saved" in str(problem["detail"])
     excluded = problem["excluded"]
     assert isinstance(excluded, dict)
     assert (excluded["total"], excluded["errored"], excluded["undecided"]) == (5, 5, 0)
+    assert await stored_records(database_url) == []
+
+
+async def test_a_bench_without_held_out_problems_saves_no_record(service: Service, database_url: str) -> None:
+    body = {"items": ITEMS, "judge_model": "sim", "save": True}  # the tune split only
+    response = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth())
+    assert "the bench judged no held-out problem" in str(assert_problem(response, 422)["detail"])
     assert await stored_records(database_url) == []
 
 

@@ -36,7 +36,10 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simulator_server: Simul
     for key, value in values.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("THINKLOOP_REQUIRE_WARRANT", raising=False)
-    (tmp_path / "items.jsonl").write_text("".join(json.dumps(item) + "\n" for item in ITEMS))
+    # a warrant rests on held-out problems only: the items as a held-out set, and as they are (tune)
+    held = [item | {"split": "heldout"} for item in ITEMS]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(item) + "\n" for item in held))
+    (tmp_path / "tune.jsonl").write_text("".join(json.dumps(item) + "\n" for item in ITEMS))
     return tmp_path
 
 
@@ -63,7 +66,7 @@ def test_validate_save_then_refine_shows_the_warrant(env: Path) -> None:
     shown = runner.invoke(cli, REFINE)
     assert shown.exit_code == 0, shown.output
     line = next(x for x in shown.stdout.splitlines() if "warrant" in x)
-    assert "accepted — warrant: false accepts ≤ 100.0 % (95 %), 2 labelled flawed problems" in line
+    assert "accepted — warrant: false accepts ≤ 100.0 % (95 %), 2 held-out flawed problems" in line
     result = json.loads(runner.invoke(cli, [*REFINE, "--json"]).stdout)
     assert result["outcome"] == "accepted" and result["warrant"]["record_id"] == record["id"]
     assert result["warrant"]["false_accept"]["n"] == 2
@@ -80,6 +83,16 @@ def test_a_required_warrant_sends_the_refine_to_review(env: Path, monkeypatch: p
         f"panel not certified: its newest validity record ({record['id']}) bounds false accepts at "
         "100.0% (95 %), above the required 10.0%"
     )
+
+
+def test_a_bench_without_held_out_problems_saves_nothing_and_exits_1(env: Path) -> None:
+    args = ["judges", "validate", "--dataset", str(env / "tune.jsonl"), "--judge-model", "sim", "--save"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 1
+    assert "the bench judged no held-out problem" in result.stderr and "no validity record was saved" in (
+        result.stderr
+    )
+    assert records(env) == []
 
 
 def test_a_bench_with_an_errored_version_saves_nothing_and_exits_1(
@@ -109,12 +122,17 @@ def test_a_batch_under_a_required_warrant(env: Path, monkeypatch: pytest.MonkeyP
         (None, None),
     ]
     assert rows[0]["warrant_false_accept_upper"] == pytest.approx(record["false_accept"]["high"])
+    assert (rows[0]["warrant_n_flawed"], rows[0]["warrant_split"]) == (2, "heldout")
     batch_id = json.loads(accepted.output[accepted.output.index("{") :])["batch"]["id"]
     report = runner.invoke(cli, ["batch", "report", batch_id]).stdout
-    assert (
-        "- rubric / loop: 1 accepted with a warrant; false accepts ≤ 100.0 % (95 %) at worst, 0 with none"
-        in report
+    cited = (
+        f"false accepts ≤ 100.0 % (95 %), 2 held-out flawed problems (record {record['id']}, set "
+        "items.jsonl): 1 item(s)"
     )
+    assert "- rubric / loop: 1 accepted with a warrant, 0 with none (the panel was never validated)" in report
+    assert f"  - {cited}" in report
+    html = runner.invoke(cli, ["batch", "report", batch_id, "--format", "html"]).stdout
+    assert "Warrants of the accepted items" in html and cited in html
     monkeypatch.setenv("THINKLOOP_REQUIRE_WARRANT", "0.10")
     strict = runner.invoke(cli, [*args, "--max-rounds", "1", "--format", "json"])
     assert strict.exit_code == 0, strict.output

@@ -164,16 +164,22 @@ def generating(realmodel: RealModel) -> dict[int, dict[str, Any]]:
     return {slot["id"]: slot for slot in realmodel.slots() if slot.get("is_processing")}
 
 
-def remaining(slot: dict[str, Any]) -> int:
-    """Tokens the slot's reply may still take before its limit."""
+def next_token(slot: dict[str, Any]) -> dict[str, Any]:
+    """The slot's generation state: has_next_token, n_remain (tokens left before its limit), n_decoded."""
     token = slot["next_token"]
-    return int((token[0] if isinstance(token, list) else token)["n_remain"])
+    found: dict[str, Any] = token[0] if isinstance(token, list) else token
+    return found
 
 
 async def test_a_cancel_stops_the_server_generating(api: Api, realmodel: RealModel) -> None:
     """Cancel while Gemma is writing its revision: the run ends cancelled, unscored, and the server
-    stops generating that reply: its slot is freed with tokens of its limit left, where a reply
-    nobody stopped runs to its limit (a rambling base model) or to its end."""
+    stops generating that reply because of the cancel, not because the reply ended.
+
+    llama-server keeps a released slot's last task in ``/slots``: ``has_next_token`` is false when
+    the reply ended by itself (an end-of-generation token, a stop word, its token limit or the
+    context's end) and stays true when the slot was released mid-generation (the client went away:
+    thinkloop closed the stream). So a slot that let the cancelled task go with ``has_next_token``
+    true, and had tokens of its limit left, was stopped by the cancel."""
     run_id = await start_run(api, model=NAME, max_rounds=2)
     await asyncio.wait_for(follow(api, run_id, until="reviser.thinking"), BOUND_S)
     last = generating(realmodel)
@@ -181,16 +187,23 @@ async def test_a_cancel_stops_the_server_generating(api: Api, realmodel: RealMod
     async with httpx.AsyncClient(timeout=30) as client:
         response = await client.post(f"{api.url}/v1/runs/{run_id}/cancel", headers=api.headers)
     assert response.status_code == 200 and response.json()["status"] == "cancelled", response.text
+    tasks = {i: s["id_task"] for i, s in last.items()}
     for _ in range(BOUND_S * 5):  # until every slot that was generating has let its task go
         now = generating(realmodel)
-        still = {i: s for i, s in now.items() if i in last and s["id_task"] == last[i]["id_task"]}
+        still = {i: s for i, s in now.items() if tasks.get(i) == s["id_task"]}
         last |= still
         if not still:
             break
         await asyncio.sleep(0.2)
     else:
         raise AssertionError(f"the server was still generating the cancelled reply after {BOUND_S} s")
-    assert any(remaining(slot) > 8 for slot in last.values()), last
+    released = {s["id"]: s for s in realmodel.slots() if tasks.get(s["id"]) == s.get("id_task")}
+    assert released, f"the slots were reused before they could be read: {realmodel.slots()}"
+    for slot_id, slot in released.items():
+        assert next_token(slot)["has_next_token"] is True, (
+            f"slot {slot_id} ended its reply by itself (has_next_token false), not by the cancel: {slot}"
+        )
+        assert next_token(last[slot_id])["n_remain"] != 0, f"slot {slot_id} had reached its limit: {last}"
     stored = await trace(api, run_id)
     assert stored["status"] == "cancelled"
     assert stored["rounds_to_pass"] is None and stored["avg_quality_final"] is None, stored

@@ -67,10 +67,18 @@ export function warrantBadge(warrant) {
   }
   const upper = warrant.false_accept_upper === null ? "?" : (100 * warrant.false_accept_upper).toFixed(1);
   const n = warrant.false_accept ? warrant.false_accept.n : 0;
-  const title = `Validity record ${warrant.record_id}: ${n} flawed problems of ${warrant.set} (${warrant.split}), measured ${when(warrant.measured_at)}`;
+  const restsOn = `${n} ${WARRANT_SPLITS[warrant.split] ?? "flawed problems"}`;
+  const title = `Validity record ${warrant.record_id}: ${restsOn} of the set ${warrant.set}, measured ${when(warrant.measured_at)}`;
   return h("span", { class: "badge warrant-valid", "data-warrant": "valid", title },
-    `warrant: false accepts ≤ ${upper} % (95 %), n = ${n}`);
+    `warrant: false accepts ≤ ${upper} % (95 %), ${restsOn}`);
 }
+
+/** What a record's bound rests on, by its split (as app/reporting/warrant_text.py words it). */
+const WARRANT_SPLITS = {
+  heldout: "held-out flawed problems",
+  all: "flawed problems of every split (tune split included: not held out)",
+  tune: "flawed problems of the tune split (not held out)",
+};
 
 export function table(caption, columns, rows, rowAttrs = () => ({})) {
   return h(
