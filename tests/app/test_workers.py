@@ -27,7 +27,9 @@ from app.main import create_app
 from app.models import BatchItem, Run
 from tests.app.conftest import PROBLEM, REDIS, seed_keys, service_settings
 
-pytestmark = [pytest.mark.both_databases, pytest.mark.redis, pytest.mark.slow]  # worker processes
+# Worker processes: slow, but for the lease-renewal test, the inner loop's only test of a lease outlived
+# while its item runs (scripts/broken_builds.py: without it, the inner loop missed a broken renewal).
+pytestmark = [pytest.mark.both_databases, pytest.mark.redis]
 
 
 def model_env(simulator: SimulatorServer, *names: str) -> dict[str, str]:
@@ -115,6 +117,7 @@ async def run_batch(
         await engine.dispose()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 async def test_two_workers_complete_every_item_once(
     database_url: str, simulator_server: SimulatorServer, tmp_path: Path, clean_redis: None
@@ -122,6 +125,7 @@ async def test_two_workers_complete_every_item_once(
     assert await run_batch(database_url, simulator_server, tmp_path, kill_one=False) == {"done": 40}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 async def test_a_killed_worker_loses_nothing(
     database_url: str, simulator_server: SimulatorServer, tmp_path: Path, clean_redis: None
@@ -186,6 +190,7 @@ async def test_an_item_outliving_three_lease_periods_is_claimed_once(
     assert len(judge_calls) == 7 * len(item.result["rounds"])  # no round was judged twice
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 async def test_with_redis_api_runs_execute_on_workers(
     database_url: str, simulator_server: SimulatorServer, tmp_path: Path, clean_redis: None
