@@ -77,8 +77,7 @@ BREAKS = (
             "(in-process); test_workers runs two `batch worker` processes with short leases on an "
             "item that outlives three lease periods (renewal is what keeps the other worker off it); "
             "test_durability restarts a server with 3 s run leases and 1 s heartbeats (runs alone). "
-            "Since commit f402ff6 test_workers and test_durability are wholly `slow`: the inner loop "
-            "selects nothing from them"
+            "Of these, the inner loop keeps test_workers' lease test (the rest is `slow`)"
         ),
         slow_files=(
             "tests/app/test_workers.py",
