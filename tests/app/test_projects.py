@@ -9,6 +9,7 @@ import httpx
 from sqlalchemy import update
 from sqlmodel import col
 
+from agents.llm import CachedReply
 from app.batches.cache import SqlResponseCache
 from app.db import create_engine, session_factory, short_session
 from app.models import DEFAULT_PROJECT, ApiKey, utcnow
@@ -197,10 +198,10 @@ async def test_cached_replies_are_seen_by_their_project_only(database_url: str) 
         a, b = SqlResponseCache(sessions, "project-a"), SqlResponseCache(sessions, "project-b")
         default = SqlResponseCache(sessions)
         await a.put("k" * 64, "m", "A's reply")
-        assert await a.get("k" * 64) == "A's reply"
+        assert await a.get("k" * 64) == CachedReply("A's reply")
         assert await b.get("k" * 64) is None and await default.get("k" * 64) is None
         await default.put("d" * 64, "m", "plain")
-        assert await SqlResponseCache(sessions, DEFAULT_PROJECT).get("d" * 64) == "plain"
+        assert await SqlResponseCache(sessions, DEFAULT_PROJECT).get("d" * 64) == CachedReply("plain")
         assert await a.get("d" * 64) is None
     finally:
         await engine.dispose()
