@@ -47,7 +47,6 @@ class RunContext:
         panel: Panel,
         policy: ScoringPolicy,
         *,
-        uncertified: str | None = None,
         warrants: Warrants | None = None,
     ) -> RunContext:
         """The context of a run on ``panel`` under ``policy``."""
@@ -57,7 +56,6 @@ class RunContext:
             policy=policy,
             solver=panel.solver,
             screen=panel.screen,
-            uncertified=uncertified,
             warrants=warrants,
         )
 
