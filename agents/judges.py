@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from agents.fencing import fence
 from agents.schemas import (
@@ -15,10 +15,18 @@ from agents.schemas import (
     JudgeVerdict,
     Problem,
 )
-from prompts import load_prompt
+from prompts import Prompt, load_prompt
 
 if TYPE_CHECKING:  # the LLM stack loads when a model-backed judge is built, not for the offline panel
+    from langchain_core.messages import BaseMessage
+
     from agents.llm import LLMClient, ResponseCache
+
+# How a judge's request is laid out. ``shared_prefix`` (the default): the rules every judge shares,
+# then the problem, then the judge's own level — the seven calls of a round begin with the same
+# bytes, which a server's prompt cache evaluates once. ``level_first``: the same text with the level
+# first, as thinkloop sent it before issue 42; kept for ``bench/prompt_prefix.py``'s comparison.
+Layout = Literal["shared_prefix", "level_first"]
 
 
 @dataclass(frozen=True)
@@ -52,20 +60,33 @@ def judge_payload(request: JudgeRequest) -> dict[str, object]:
     }
 
 
+def judge_messages(
+    request: JudgeRequest, prompt: Prompt, layout: Layout = "shared_prefix"
+) -> list[BaseMessage]:
+    """The conversation a judge is sent: a system message and one user message with the data."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    data = fence(judge_payload(request))
+    if layout == "level_first":
+        return [SystemMessage(f"{prompt.own}\n{prompt.shared}"), HumanMessage(data)]
+    return [SystemMessage(prompt.shared), HumanMessage(f"{data}\n\n{prompt.own}")]
+
+
 class LLMJudge:
     """A judge backed by an OpenAI-compatible chat model."""
 
-    def __init__(self, client: LLMClient, cache: ResponseCache | None = None) -> None:
+    def __init__(
+        self, client: LLMClient, cache: ResponseCache | None = None, layout: Layout = "shared_prefix"
+    ) -> None:
         self._client = client
         self._cache = cache
+        self._layout: Layout = layout
 
     async def assess(self, request: JudgeRequest) -> JudgeResult:
         """Ask the model for a verdict; after bounded re-asks, abstain and keep the raw output."""
         prompt = load_prompt(f"judge_{request.judge}")
         schema = HolisticVerdict if request.judge == HOLISTIC else JudgeVerdict
-        from langchain_core.messages import HumanMessage, SystemMessage
-
-        messages = [SystemMessage(prompt.text), HumanMessage(fence(judge_payload(request)))]
+        messages = judge_messages(request, prompt, self._layout)
         result = await self._client.structured(messages, schema, cache=self._cache, kind="judge")
         verdict, failure = result.value, result.failure
         why = degenerate(verdict, request) if verdict is not None else None

@@ -382,7 +382,7 @@ class LLMClient:
                 else:
                     message = await _stream(bound, prompt, on_text or _ignore, splitter)
                 latency = perf_counter() - start
-        usage = self._usage(message, latency)
+        usage = self._usage(message, latency, observed.cached_tokens)
         await self._limiter.settle(estimate, usage.input_tokens + usage.output_tokens)
         text = message_text(message)
         if not streamed and self._tags:
@@ -397,12 +397,20 @@ class LLMClient:
     def _tags(self) -> bool:
         return self.spec.reasoning in ("auto", "tag")
 
-    def _usage(self, reply: AIMessage, latency: float) -> Usage:
+    def _usage(self, reply: AIMessage, latency: float, cached: int | None) -> Usage:
         meta = reply.usage_metadata or {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
         tokens_in, tokens_out = meta["input_tokens"], meta["output_tokens"]
-        cost = self.spec.price.cost(tokens_in, tokens_out) if self.spec.price else None
+        # Read off the wire (``agents.wire.cached_prompt_tokens``): langchain keeps OpenAI's field
+        # only, not llama.cpp's or DeepSeek's. Never more than the prompt it is part of.
+        tokens_cached = min(cached or 0, tokens_in)
+        cost = self.spec.price.cost(tokens_in, tokens_out, tokens_cached) if self.spec.price else None
         return Usage(
-            input_tokens=tokens_in, output_tokens=tokens_out, latency_s=latency, cost_usd=cost, calls=1
+            input_tokens=tokens_in,
+            cached_input_tokens=tokens_cached,
+            output_tokens=tokens_out,
+            latency_s=latency,
+            cost_usd=cost,
+            calls=1,
         )
 
     def failure(

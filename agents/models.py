@@ -37,10 +37,20 @@ class Price(BaseModel):
 
     input_per_mtok: float = Field(ge=0)
     output_per_mtok: float = Field(ge=0)
+    cached_input_per_mtok: float | None = Field(
+        default=None,
+        ge=0,
+        description="Prompt tokens the server served from its prompt cache; unset: the input price",
+    )
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        """The cost of one call."""
-        return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
+    def cost(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
+        """The cost of one call; ``cached_input_tokens`` (of ``input_tokens``) at the cached price."""
+        cached = min(cached_input_tokens, input_tokens)
+        cached_price = self.cached_input_per_mtok
+        if cached_price is None:
+            cached_price = self.input_per_mtok
+        fresh = (input_tokens - cached) * self.input_per_mtok
+        return (fresh + cached * cached_price + output_tokens * self.output_per_mtok) / 1e6
 
 
 CallKind = Literal["judge", "solver", "reviser", "probe"]

@@ -143,6 +143,10 @@ class Usage(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     input_tokens: int = Field(default=0, description="Prompt tokens billed")
+    cached_input_tokens: int = Field(
+        default=0,
+        description="Of the prompt tokens, those the server served from its prompt cache (where it says)",
+    )
     output_tokens: int = Field(default=0, description="Completion tokens billed")
     latency_s: float = Field(default=0.0, description="Seconds spent in the calls, retries included")
     cost_usd: float | None = Field(
@@ -158,6 +162,7 @@ class Usage(BaseModel):
             cost = (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             latency_s=self.latency_s + other.latency_s,
             cost_usd=cost,

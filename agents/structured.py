@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import openai
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from pydantic import BaseModel
 
 Mode = Literal["json_schema", "tool_calling", "prompt"]
@@ -70,7 +70,7 @@ def bind(chat: BaseChatModel, schema: type[BaseModel], mode: Mode) -> Any:
 
 
 def instructions(schema: type[BaseModel]) -> str:
-    """What the prompt mode adds to the system prompt."""
+    """What the prompt mode adds to the conversation's last message."""
     return (
         "\n\n## Reply format\nReply with only one JSON object, no prose and no code fence, that matches "
         f"this JSON schema (named {schema.__name__}):\n{json.dumps(llm_schema(schema))}"
@@ -80,10 +80,12 @@ def instructions(schema: type[BaseModel]) -> str:
 def with_instructions(
     messages: Sequence[BaseMessage], schema: type[BaseModel], mode: Mode
 ) -> list[BaseMessage]:
-    """The conversation for ``mode``: in prompt mode, the schema joins the system prompt."""
-    if mode != "prompt" or not messages or not isinstance(messages[0], SystemMessage):
+    """The conversation for ``mode``: in prompt mode, the schema joins the last message. Last, not
+    the system prompt: the judges' schemas differ (the holistic judge's has the Five Keys), and
+    what differs between a round's calls goes after what they share (``agents.judges.Layout``)."""
+    if mode != "prompt" or not messages or not isinstance(messages[-1], HumanMessage):
         return list(messages)
-    return [SystemMessage(str(messages[0].content) + instructions(schema)), *messages[1:]]
+    return [*messages[:-1], HumanMessage(str(messages[-1].content) + instructions(schema))]
 
 
 def refused(exc: openai.APIStatusError, mode: Mode) -> bool:

@@ -45,6 +45,30 @@ class Observed:
     # The ``model`` field of the reply (the first chunk that names one): the model id the endpoint
     # reports, which a panel's identity holds (``agents.identity``); None when it named none.
     model: str | None = None
+    # Prompt tokens the server served from its prompt cache instead of evaluating them, where it says
+    # (``cached_prompt_tokens``); None when the reply did not say.
+    cached_tokens: int | None = None
+
+
+def cached_prompt_tokens(data: dict[str, Any]) -> int | None:
+    """The prompt tokens a reply (a body, or a stream's usage chunk) says came from the server's
+    prompt cache; None when it says nothing of it.
+
+    OpenAI (and vLLM, llama.cpp's newer servers, most OpenAI-compatible APIs):
+    ``usage.prompt_tokens_details.cached_tokens``; DeepSeek: ``usage.prompt_cache_hit_tokens``;
+    llama.cpp's own server: ``timings.cache_n`` (its ``prompt_n`` being the tokens it evaluated).
+    """
+    usage, timings = data.get("usage"), data.get("timings")
+    usage = usage if isinstance(usage, dict) else {}
+    details = usage.get("prompt_tokens_details")
+    for value in (
+        details.get("cached_tokens") if isinstance(details, dict) else None,
+        usage.get("prompt_cache_hit_tokens"),
+        timings.get("cache_n") if isinstance(timings, dict) else None,
+    ):
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+    return None
 
 
 _sink: ContextVar[ReasoningSink | None] = ContextVar("thinkloop_reasoning_sink", default=None)
@@ -124,6 +148,8 @@ def normalise_body(
         _fix_tool_calls(message.get("tool_calls"), None)
     if observed is not None and data.get("usage"):
         observed.usage = "body"
+    if observed is not None:
+        observed.cached_tokens = cached_prompt_tokens(data)
     return status, json.dumps(data).encode()
 
 
@@ -240,6 +266,9 @@ class _StreamFixer:
 
     def _chunk(self, chunk: dict[str, Any]) -> str:
         _vendor_usage(chunk)
+        cached = cached_prompt_tokens(chunk)
+        if cached is not None:
+            self.observed.cached_tokens = cached
         usage = chunk.pop("usage", None)
         if usage:
             self._note_usage(chunk, usage)

@@ -41,6 +41,13 @@ class Profile(BaseModel):
     )
     azure: bool = Field(default=False, description="deployment URLs with api-version and an api-key header")
     bare_chunks: bool = Field(default=False, description="chunks without id, object, created and model")
+    prompt_cache_min_tokens: int | None = Field(
+        default=None,
+        ge=0,
+        description="report `usage.prompt_tokens_details.cached_tokens` as OpenAI does: the longest "
+        "prefix (four characters a token) shared with a request answered before, counted in blocks of "
+        "128 tokens from this minimum (OpenAI's: 1024), 0 below it; None: the field is never sent",
+    )
     reported_model: str | None = Field(
         default=None,
         description="the model id every reply reports in `model` (None: the id the request asked for); "

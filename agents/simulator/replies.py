@@ -22,13 +22,28 @@ _PROMPTED = re.compile(r"matches this JSON schema \(named (\w+)\):\n(\{.*\})\s*$
 
 
 def role_of(body: dict[str, Any]) -> str:
-    """The first line of the system prompt (our prompts start '# Judge: Apply', '# Reviser', ...)."""
-    for message in body.get("messages", []):
+    """Who is asked: the heading that names the prompt ('Judge: Apply', 'Reviser', 'Solver', ...).
+
+    A judge's request names its level in a heading after the problem (the rules before it are every
+    judge's); other requests, and a judge's in the level-first layout, name it in the system
+    prompt's first line. Data never holds a heading: it is fenced JSON, one escaped string a value.
+    """
+    messages = body.get("messages", [])
+    for message in messages:
+        if message.get("role") == "user":
+            for line in _text(message).splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    for message in messages:
         if message.get("role") in ("system", "developer"):
-            content = message.get("content") or ""
-            text = content if isinstance(content, str) else json.dumps(content)
-            return text.strip().splitlines()[0].lstrip("# ").strip() if text.strip() else ""
+            text = _text(message).strip()
+            return text.splitlines()[0].lstrip("# ").strip() if text else ""
     return ""
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content") or ""
+    return content if isinstance(content, str) else json.dumps(content)
 
 
 def all_text(body: dict[str, Any]) -> str:
@@ -49,8 +64,8 @@ def _schema(body: dict[str, Any], profile: Profile) -> tuple[str, dict[str, Any]
     if tools:
         function = tools[0]["function"]
         return function["name"], function.get("parameters", {})
-    prompted = _PROMPTED.search(str((body.get("messages") or [{}])[0].get("content") or ""))
-    if prompted:  # thinkloop's prompt mode writes the schema into the system prompt
+    prompted = _PROMPTED.search(str((body.get("messages") or [{}])[-1].get("content") or ""))
+    if prompted:  # thinkloop's prompt mode writes the schema at the end of the last message
         return prompted.group(1), json.loads(prompted.group(2))
     return None
 
@@ -118,11 +133,24 @@ def as_tool_call(body: dict[str, Any]) -> bool:
     return bool(body.get("tools")) and not wants_schema(body)
 
 
-def usage_of(body: dict[str, Any], reply: str, produced: int | None = None) -> dict[str, int]:
-    """Token usage as a length estimate (``produced`` characters of the reply so far, for streams)."""
+# The body key under which the server hands a request's cached prompt tokens to ``usage_of``.
+CACHED_KEY = "_sim_cached_tokens"
+
+
+def usage_of(body: dict[str, Any], reply: str, produced: int | None = None) -> dict[str, Any]:
+    """Token usage as a length estimate (``produced`` characters of the reply so far, for streams),
+    with OpenAI's ``prompt_tokens_details.cached_tokens`` when the profile reports a prompt cache."""
     prompt = max(1, len(all_text(body)) // 4)
     completion = max(1, (len(reply) if produced is None else produced) // 4)
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    cached = body.get(CACHED_KEY)
+    if isinstance(cached, int):
+        usage["prompt_tokens_details"] = {"cached_tokens": min(cached, prompt)}
+    return usage
 
 
 def _envelope(body: dict[str, Any], profile: Profile, kind: str, cid: str) -> dict[str, Any]:

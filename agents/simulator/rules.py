@@ -13,8 +13,9 @@ from agents.simulator.profiles import PROFILES, Profile
 class Rule(BaseModel):
     """Answer matching requests differently; the first matching rule with uses left wins.
 
-    Matching: ``role`` is a regex searched in the first line of the system message (our prompts
-    start with '# Judge: Remember', '# Reviser', ...); ``contains`` is a substring of any message.
+    Matching: ``role`` is a regex searched in the heading that names the prompt ('Judge: Remember'
+    after a judge's problem, 'Reviser' or 'Solver' atop the system message; ``replies.role_of``);
+    ``contains`` is a substring of any message.
     """
 
     model_config = ConfigDict(extra="forbid")

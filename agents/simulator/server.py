@@ -21,6 +21,7 @@ from starlette.routing import Route
 
 from agents.simulator.profiles import Profile
 from agents.simulator.replies import (
+    CACHED_KEY,
     all_text,
     bounded,
     completion,
@@ -47,6 +48,25 @@ class LoggedRequest:
     connection: str = ""  # the client's address and port: which of its connections carried the call
 
 
+# OpenAI counts cached prompt tokens in blocks of 128 beyond the first 1,024 (its prompt-caching guide).
+CACHE_BLOCK = 128
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix of two strings."""
+    size = min(len(a), len(b))
+    if a[:size] == b[:size]:
+        return size
+    low, high = 0, size  # a[:low] == b[:low] and a[:high] != b[:high]
+    while high - low > 1:
+        middle = (low + high) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
 @dataclass
 class SimulatorState:
     """Configuration, remaining rule uses and the log; shared with tests in the same process."""
@@ -63,6 +83,8 @@ class SimulatorState:
     # While set, every request waits unanswered (tests freeze runs mid-step, e.g. to kill a process).
     held: bool = False
     _slots: asyncio.Semaphore | None = None
+    # The prompts of answered requests, newest last: what a prompt cache may hold (``cached_tokens``).
+    _cached: list[str] = field(default_factory=list)
 
     def configure(self, config: SimConfig) -> None:
         """Replace settings and rules, clear the log, and answer again if answers were held."""
@@ -73,6 +95,27 @@ class SimulatorState:
             self._gate_open = None
             self._slots = None
             self._random = random.Random(config.seed)
+            self._cached = []
+
+    def cached_tokens(self, body: dict[str, Any]) -> int | None:
+        """The prompt tokens a server with OpenAI's prompt cache serves from it for ``body``: the
+        longest prefix shared with a prompt answered before, in 128-token blocks from the profile's
+        minimum. None when the profile reports no cache."""
+        least = self.config.server.prompt_cache_min_tokens
+        if least is None:
+            return None
+        text = all_text(body)
+        with self._lock:
+            shared = max((_common_prefix(text, seen) for seen in self._cached), default=0) // 4
+        if shared < max(least, 1):
+            return 0
+        return least + (shared - least) // CACHE_BLOCK * CACHE_BLOCK
+
+    def remember_prompt(self, body: dict[str, Any]) -> None:
+        """A request was answered: its prompt is in the cache from now on (the newest 256)."""
+        if self.config.server.prompt_cache_min_tokens is not None:
+            with self._lock:
+                self._cached = [*self._cached[-255:], all_text(body)]
 
     def slot_gate(self) -> asyncio.Semaphore | None:
         """The server's slots (made in the server's own event loop at first use); None: no limit."""
@@ -138,6 +181,9 @@ def create_simulator(state: SimulatorState | None = None) -> Starlette:
         role = role_of(body)
         peer = request.client
         entry = shared.arrive(role, body, f"{peer.host}:{peer.port}" if peer else "")
+        cached = shared.cached_tokens(body)
+        if cached is not None:  # read by ``usage_of``; the logged body stays as it came
+            body = {**body, CACHED_KEY: cached}
         # A request the profile's server refuses or ignores uses no rule: rules script the model.
         unscripted = wants_schema(body) and shared.config.server.json_schema != "supported"
         rule = None if unscripted else shared.pick_rule(role, all_text(body))
@@ -221,6 +267,7 @@ async def _respond(
         reply = reply[: max(1, len(reply) // 2)]
     reply, cut = bounded(body, reply, rule, state.config.default_max_tokens)
     state.answer(entry, 200)
+    state.remember_prompt(body)
     config = state.config
     if body.get("stream"):
         events = stream_events(body, reply, profile, rule, config.chunk_chars, cut, config.chunk_delay_s)

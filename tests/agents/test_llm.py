@@ -299,11 +299,7 @@ async def test_cached_reviser_still_streams_its_thinking(sim: Sim, client: Calla
 
 
 def _judge_messages() -> tuple[list[object], type[JudgeVerdict]]:
-    from langchain_core.messages import HumanMessage, SystemMessage
-
-    from agents.fencing import fence
-    from agents.judges import judge_payload
+    from agents.judges import judge_messages
     from prompts import load_prompt
 
-    prompt = load_prompt("judge_apply")
-    return [SystemMessage(prompt.text), HumanMessage(fence(judge_payload(REQUEST)))], JudgeVerdict
+    return list(judge_messages(REQUEST, load_prompt("judge_apply"))), JudgeVerdict

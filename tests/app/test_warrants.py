@@ -4,6 +4,7 @@ acceptance into needs_review; GET /v1/panels lists what was measured."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -89,7 +90,12 @@ async def test_a_new_prompt_version_is_a_new_panel_without_a_warrant(
     await validate(service)
     assert (await run(service))["warrant"]["status"] == "valid"
     original = prompts.load_prompt("judge_evaluate")
-    changed = prompts.Prompt(original.name, original.text + "\nBe strict.", f"{original.name}@0123456789ab")
+    changed = dataclasses.replace(
+        original,
+        text=original.text + "\nBe strict.",
+        own=original.own + "\nBe strict.",
+        version=f"{original.name}@0123456789ab",
+    )
     real = prompts.load_prompt
 
     def load(name: str) -> prompts.Prompt:

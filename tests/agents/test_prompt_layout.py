@@ -1,0 +1,180 @@
+"""A round's judge calls share their prefix (issue 42), and cached prompt tokens are accounted.
+
+The seven judges of a round are told the same rules and shown the same problem; only their level
+differs. Laid out shared part first, the seven requests begin with the same bytes, which a server's
+prompt cache (llama.cpp's, vLLM's, OpenAI's) evaluates once. What the server reports it served from
+its cache is kept per call and priced at the cached-input price.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from agents.fencing import fence
+from agents.judges import JudgeRequest, LLMJudge, judge_messages, judge_payload
+from agents.llm import LLMClient
+from agents.models import Price
+from agents.schemas import JUDGES, JudgeName
+from agents.simulator import Rule, SimulatorServer
+from agents.simulator.replies import role_of
+from agents.wire import cached_prompt_tokens
+from prompts import load_prompt
+from tests.conftest import ORCHESTRA
+
+Sim = Callable[..., SimulatorServer]
+REQUEST = JudgeRequest("apply", 2, ORCHESTRA, ORCHESTRA)
+
+
+def _common_prefix(texts: list[str]) -> str:
+    """The longest string every text starts with."""
+    low, high = min(texts), max(texts)  # whatever the lowest and the highest share, all share
+    size = next(
+        (i for i, (a, b) in enumerate(zip(low, high, strict=False)) if a != b), min(len(low), len(high))
+    )
+    return low[:size]
+
+
+def _serialised(body: dict[str, Any]) -> str:
+    """A request's messages as a server reads them: roles and contents, in order."""
+    return "".join(f"<{m['role']}>{m['content']}" for m in body["messages"])
+
+
+async def _judge_round(client: LLMClient, request: JudgeRequest = REQUEST) -> None:
+    judge = LLMJudge(client)
+    await asyncio.gather(
+        *(
+            judge.assess(JudgeRequest(name, request.round, request.problem, request.reference))
+            for name in JUDGES
+        )
+    )
+
+
+async def test_a_rounds_seven_judge_calls_begin_with_the_same_rules_and_problem(
+    sim: Sim, client: Callable[..., LLMClient]
+) -> None:
+    server = sim()
+    await _judge_round(client())
+    bodies = [r.body for r in server.state.requests]
+    assert len(bodies) == len(JUDGES)
+    data = fence(judge_payload(REQUEST))
+    rules = load_prompt("judge_apply").shared
+    # What the seven share comes first, byte for byte: the rules, then the problem and its reference.
+    shared = _common_prefix([_serialised(body) for body in bodies])
+    assert shared.startswith(f"<system>{rules}<user>{data}")
+    # Then each judge's own level, and nothing else.
+    assert sorted(_judge_of(body) for body in bodies) == sorted(JUDGES)
+    for body in bodies:
+        own = load_prompt(f"judge_{_judge_of(body)}").own
+        assert body["messages"] == [
+            {"role": "system", "content": rules},
+            {"role": "user", "content": f"{data}\n\n{own}"},
+        ]
+
+
+def _judge_of(body: dict[str, Any]) -> JudgeName:
+    role = role_of(body)
+    for name in JUDGES:
+        if load_prompt(f"judge_{name}").own.splitlines()[0] == f"# {role}":
+            return name
+    raise AssertionError(role)
+
+
+@pytest.mark.parametrize("judge", JUDGES)
+def test_the_layout_changes_the_order_not_what_a_judge_is_told(judge: JudgeName) -> None:
+    prompt = load_prompt(f"judge_{judge}")
+    request = JudgeRequest(judge, 1, ORCHESTRA, ORCHESTRA)
+    shared, first = judge_messages(request, prompt), judge_messages(request, prompt, "level_first")
+
+    def paragraphs(messages: list[Any]) -> list[str]:
+        return sorted(p.strip() for m in messages for p in str(m.content).split("\n\n") if p.strip())
+
+    assert paragraphs(shared) == paragraphs(first)
+    assert shared[0].content == load_prompt("judge_remember").shared  # the same system message for all
+    assert str(first[0].content).startswith(prompt.own)  # the level first, as before
+
+
+async def test_in_prompt_mode_the_schema_goes_last_so_the_holistic_judge_shares_the_prefix(
+    sim: Sim, client: Callable[..., LLMClient]
+) -> None:
+    server = sim()
+    judge = LLMJudge(client(structured_output="prompt"))
+    for name in ("apply", "holistic"):
+        outcome = await judge.assess(JudgeRequest(name, 1, ORCHESTRA, ORCHESTRA))
+        assert outcome.verdict is not None, outcome.abstain_reason
+    apply, holistic = (r.body["messages"] for r in server.state.requests)
+    assert apply[0] == holistic[0]  # the system message: the shared rules alone
+    assert "named JudgeVerdict" in apply[-1]["content"] and "named HolisticVerdict" in holistic[-1]["content"]
+
+
+async def test_simulator_rules_still_find_each_judge_by_its_level(
+    sim: Sim, client: Callable[..., LLMClient]
+) -> None:
+    sim([Rule(role="Judge: Apply", score=12), Rule(role="^Judge", score=95)])
+    judge = LLMJudge(client())
+    apply = await judge.assess(JudgeRequest("apply", 1, ORCHESTRA, ORCHESTRA))
+    remember = await judge.assess(JudgeRequest("remember", 1, ORCHESTRA, ORCHESTRA))
+    assert apply.verdict is not None and apply.verdict.score == 12
+    assert remember.verdict is not None and remember.verdict.score == 95
+
+
+@pytest.mark.parametrize(
+    ("reply", "cached"),
+    [
+        (
+            {"usage": {"prompt_tokens": 900, "prompt_tokens_details": {"cached_tokens": 768}}},
+            768,
+        ),  # OpenAI, vLLM
+        ({"usage": {"prompt_tokens": 900, "prompt_cache_hit_tokens": 640}}, 640),  # DeepSeek
+        ({"usage": {"prompt_tokens": 900}, "timings": {"cache_n": 812, "prompt_n": 88}}, 812),  # llama.cpp
+        ({"usage": {"prompt_tokens": 900}}, None),  # says nothing: not zero, unknown
+        ({"usage": {"prompt_tokens_details": {"cached_tokens": True}}}, None),
+    ],
+)
+def test_cached_prompt_tokens_are_read_where_each_server_family_reports_them(
+    reply: dict[str, Any], cached: int | None
+) -> None:
+    assert cached_prompt_tokens(reply) == cached
+
+
+def test_cached_input_is_priced_at_the_cached_price() -> None:
+    price = Price(input_per_mtok=0.15, output_per_mtok=0.60, cached_input_per_mtok=0.075)
+    assert price.cost(1_000_000, 0, cached_input_tokens=600_000) == pytest.approx(0.4 * 0.15 + 0.6 * 0.075)
+    # No cached price given: cached tokens cost what other input costs.
+    assert Price(input_per_mtok=0.15, output_per_mtok=0.6).cost(1_000_000, 0, 600_000) == pytest.approx(0.15)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_an_openai_style_prompt_cache_is_counted_and_priced_per_call(
+    sim: Sim, client: Callable[..., LLMClient], stream: bool
+) -> None:
+    """The simulator's OpenAI mode: the longest prefix shared with an answered prompt, in 128-token
+    blocks from a minimum. The second judge of a round finds the first's rules and problem."""
+    server = sim(profile_overrides={"prompt_cache_min_tokens": 128})
+    price = Price(input_per_mtok=1.0, output_per_mtok=2.0, cached_input_per_mtok=0.25)
+    judge = LLMJudge(client(price=price, stream=stream))
+    first = await judge.assess(JudgeRequest("apply", 1, ORCHESTRA, ORCHESTRA))
+    second = await judge.assess(JudgeRequest("remember", 1, ORCHESTRA, ORCHESTRA))
+    assert first.usage.cached_input_tokens == 0
+    shared = len(_common_prefix([_joined(r.body) for r in server.state.requests])) // 4
+    assert second.usage.cached_input_tokens == 128 + (shared - 128) // 128 * 128 > 128
+    usage = second.usage
+    fresh = usage.input_tokens - usage.cached_input_tokens
+    expected = (fresh * 1.0 + usage.cached_input_tokens * 0.25 + usage.output_tokens * 2.0) / 1e6
+    assert usage.cost_usd == pytest.approx(expected)
+    assert (first.usage + second.usage).cached_input_tokens == usage.cached_input_tokens
+
+
+def _joined(body: dict[str, Any]) -> str:
+    return "\n".join(str(m.get("content") or "") for m in body["messages"])
+
+
+async def test_a_server_that_reports_no_cache_counts_none(sim: Sim, client: Callable[..., LLMClient]) -> None:
+    sim()
+    judge = LLMJudge(client())
+    await judge.assess(JudgeRequest("apply", 1, ORCHESTRA, ORCHESTRA))
+    again = await judge.assess(JudgeRequest("remember", 1, ORCHESTRA, ORCHESTRA))
+    assert again.usage.cached_input_tokens == 0 and again.usage.input_tokens > 0
