@@ -127,7 +127,7 @@ async def test_prompt_mode_when_tools_are_ignored_too(profiled: Any) -> None:
     assert outcome.verdict is not None
     body = server.state.requests[-1].body
     assert "tools" not in body and "response_format" not in body
-    assert "matches this JSON schema (named JudgeVerdict)" in body["messages"][0]["content"]
+    assert "matches this JSON schema (named JudgeVerdict)" in body["messages"][-1]["content"]
 
 
 async def test_a_stream_without_role_is_assembled_as_the_assistant(sim: Sim, client: Any) -> None:
