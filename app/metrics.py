@@ -31,6 +31,14 @@ class ServiceMetrics:
         self.llm_tokens = Counter(
             "thinkloop_llm_tokens", "LLM tokens", ["model", "role", "direction"], registry=self.registry
         )
+        # A part of the input tokens above, not more of them: those the server reported serving from
+        # its prompt cache (``Usage.cached_input_tokens``); 0 for a server that reports none.
+        self.llm_cached_input_tokens = Counter(
+            "thinkloop_llm_cached_input_tokens",
+            "Of the LLM input tokens, those the server served from its prompt cache",
+            ["model", "role"],
+            registry=self.registry,
+        )
         self.in_flight = Gauge("thinkloop_runs_in_flight", "Runs executing now", registry=self.registry)
 
     def observe_call(self, model: str, role: str, usage: Usage) -> None:
@@ -39,6 +47,7 @@ class ServiceMetrics:
             self.llm_latency.labels(model, role).observe(usage.latency_s)
         self.llm_tokens.labels(model, role, "input").inc(usage.input_tokens)
         self.llm_tokens.labels(model, role, "output").inc(usage.output_tokens)
+        self.llm_cached_input_tokens.labels(model, role).inc(usage.cached_input_tokens)
 
     def observe_run(self, outcome: str, rounds_to_pass: int | None, quality: float | None) -> None:
         """Record a finished run."""

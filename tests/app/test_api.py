@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from agents.schemas import JUDGES
@@ -212,6 +214,24 @@ async def test_metrics_count_runs_and_llm_calls(service: Service) -> None:
     assert 'thinkloop_runs_total{outcome="accepted"} 1.0' in text
     assert 'thinkloop_llm_tokens_total{direction="input",model="sim",role="judge"}' in text
     assert "thinkloop_rounds_to_pass_bucket" in text and "thinkloop_runs_in_flight 0.0" in text
+
+
+async def test_metrics_count_the_input_tokens_a_server_served_from_its_prompt_cache(
+    service: Service, simulator_server: SimulatorServer
+) -> None:
+    """The second run's judges begin with the rules and problem the first run's were sent."""
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"profile_overrides": {"prompt_cache_min_tokens": 128}}))
+    try:
+        for _ in range(2):
+            await submit(service, {"problem": PROBLEM, "options": {"judge_model": "sim"}}, wait="true")
+    finally:  # the simulator outlives the test: the next one gets a server without the cache
+        state.configure(state.config.model_copy(update={"profile_overrides": {}}))
+    text = (await service.client.get("/metrics", headers=service.keys.auth("read"))).text
+    found = re.search(
+        r'^thinkloop_llm_cached_input_tokens_total\{model="sim",role="judge"\} (\S+)$', text, re.M
+    )
+    assert found is not None and float(found.group(1)) >= 7 * 128, text
 
 
 async def test_openapi_documents_every_route(service: Service) -> None:
