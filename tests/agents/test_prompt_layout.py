@@ -178,3 +178,24 @@ async def test_a_server_that_reports_no_cache_counts_none(sim: Sim, client: Call
     await judge.assess(JudgeRequest("apply", 1, ORCHESTRA, ORCHESTRA))
     again = await judge.assess(JudgeRequest("remember", 1, ORCHESTRA, ORCHESTRA))
     assert again.usage.cached_input_tokens == 0 and again.usage.input_tokens > 0
+
+
+async def test_scripted_judges_give_the_same_verdicts_in_either_layout(
+    sim: Sim, client: Callable[..., LLMClient]
+) -> None:
+    """What a scripted judge answers depends on who it is and what it reads, which the layout keeps:
+    the same rules, seven judges and problems give the same verdicts in both layouts."""
+    rules = [
+        Rule(role="Judge: Apply", contains="orchestra", score=20),
+        Rule(role="Judge: Evaluate", score=55),
+        Rule(role="Five Keys", score=70),
+        Rule(role="^Judge", score=92),
+    ]
+    verdicts: dict[str, list[tuple[str, int | None]]] = {}
+    for layout in ("level_first", "shared_prefix"):
+        sim(rules=rules)
+        judge = LLMJudge(client(), layout=layout)
+        outcomes = [await judge.assess(JudgeRequest(name, 1, ORCHESTRA, ORCHESTRA)) for name in JUDGES]
+        verdicts[layout] = [(o.judge, o.verdict.score if o.verdict else None) for o in outcomes]
+    assert verdicts["level_first"] == verdicts["shared_prefix"]
+    assert {score for _, score in verdicts["shared_prefix"]} == {20, 55, 70, 92}
