@@ -4,7 +4,6 @@ each go through ``RunExecutor`` (a run row under a lease, its rounds recorded, e
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def executed(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
+def executed(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     """What the executor recorded: each round stored and each run ended, with the process that
     ended it (the lease's owner) and the executor that drove it."""
     seen: dict[str, list[Any]] = {"rounds": [], "ended": [], "executors": []}
@@ -47,7 +46,7 @@ def executed(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
     monkeypatch.setattr(repo, "record_round", recording_round)
     monkeypatch.setattr(repo, "finish_run", recording_end)
     monkeypatch.setattr(RunExecutor, "_drive", driving)
-    yield seen
+    return seen
 
 
 def test_the_main_job_runs_through_the_executor(executed: dict[str, list[Any]]) -> None:
