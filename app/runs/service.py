@@ -10,7 +10,7 @@ import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 from langchain_core.runnables import RunnableConfig
@@ -21,7 +21,6 @@ from sqlmodel import col, select
 
 from agents.identity import Warrants
 from agents.lanes import Lanes, RunLane, Stopping, holding
-from agents.llm import ResponseCache
 from agents.panel import PanelFactory
 from agents.schemas import Problem
 from app.checkpoints import open_checkpointer
@@ -39,6 +38,9 @@ from graphs.refinement import build_refinement_graph, recursion_limit
 from graphs.result import EventSink, RunResult, build_result, finished_event
 from graphs.scoring import ScoringPolicy, get_policy
 from graphs.state import RefinementState
+
+if TYPE_CHECKING:  # the model client stack loads with the first model-backed panel, not here
+    from agents.llm import ResponseCache
 
 log = structlog.get_logger(__name__)
 Work = Callable[[AsyncSession], Awaitable[None]]

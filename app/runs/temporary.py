@@ -18,13 +18,12 @@ import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
-from agents.llm import ResponseCache
 from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.schemas import Problem
@@ -38,6 +37,9 @@ from graphs.checkpoint import state_serde
 from graphs.context import RunContext
 from graphs.refinement import build_refinement_graph
 from graphs.result import EventSink, RunResult
+
+if TYPE_CHECKING:  # the model client stack loads with the first model-backed panel, not here
+    from agents.llm import ResponseCache
 
 DATABASE_NAME = "thinkloop.db"
 
