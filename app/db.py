@@ -17,8 +17,6 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
-DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///thinkloop.db"
-
 
 def normalize_url(url: str) -> str:
     """Pick our async drivers: aiosqlite for SQLite, psycopg 3 for PostgreSQL."""

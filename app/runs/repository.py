@@ -291,20 +291,6 @@ async def claimable_runs(session: AsyncSession, limit: int) -> list[str]:
     return list((await session.execute(query)).scalars().all())
 
 
-async def discard_attempt(session: AsyncSession, run_id: str) -> None:
-    """Delete what an interrupted attempt of a run without checkpoints recorded (it starts over):
-    every transcript event but the run's start and resumptions, with every round and revision."""
-    kept = ("run.started", "run.resumed")
-    await session.execute(
-        delete(TranscriptEvent).where(
-            col(TranscriptEvent.run_id) == run_id, col(TranscriptEvent.type).not_in(kept)
-        )
-    )
-    await session.execute(delete(VerdictRow).where(col(VerdictRow.run_id) == run_id))
-    await session.execute(delete(RoundRow).where(col(RoundRow.run_id) == run_id))
-    await session.execute(delete(RevisionRow).where(col(RevisionRow.run_id) == run_id))
-
-
 async def discard_unfinished_thinking(session: AsyncSession, run_id: str) -> list[int]:
     """Delete the think-aloud of revise steps that never finished (no ``revision.proposed`` for the
     round): the resumed step thinks again, and its think-aloud is the one the transcript keeps.

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -17,7 +19,7 @@ from app.errors import Unprocessable, problem_responses
 from app.reporting.validity import to_html, to_markdown
 from app.validity.records import NotRecordable, save_report
 from app.validity.schemas import ValidityFormat, ValidityReport, ValidityRequest
-from app.validity.service import MAX_VERSIONS, builtin_set, select_split, size, validate
+from app.validity.service import MAX_VERSIONS, Runs, builtin_set, select_split, size, validate
 
 router = APIRouter(prefix="/v1/judges", tags=["judges"])
 _ERRORS = problem_responses(
@@ -61,6 +63,16 @@ async def _save(
     await session.commit()
 
 
+def get_temporary_runs(request: Request) -> Callable[[], AbstractAsyncContextManager[Runs]]:
+    """How the app opens a temporary store for a bench's runs (``app.runs.temporary``, set by
+    ``app.main``: app.runs depends on this package, so the opener is handed in)."""
+    opener: Callable[[], AbstractAsyncContextManager[Runs]] = request.app.state.temporary_runs
+    return opener
+
+
+TemporaryRuns = Annotated[Callable[[], AbstractAsyncContextManager[Runs]], Depends(get_temporary_runs)]
+
+
 @router.post(
     "/validate",
     response_model=ValidityReport,
@@ -72,6 +84,7 @@ async def validate_judges(
     session: Session,
     factory: Factory,
     settings: AppSettings,
+    temporary_runs: TemporaryRuns,
     fmt: Annotated[
         ValidityFormat, Query(alias="format", description="json (as the CLI's --format json), md or html")
     ] = "json",
@@ -94,9 +107,10 @@ async def validate_judges(
     check_models(factory.registry, judge)
     chosen = _chosen(body)
     try:
-        report = await validate(
-            chosen, factory, judge, policy=body.policy or settings.policy, twins=body.twins
-        )
+        async with temporary_runs() as runs:
+            report = await validate(
+                chosen, factory, judge, runs, policy=body.policy or settings.policy, twins=body.twins
+            )
     except ModelConfigError as exc:
         raise Unprocessable(str(exc)) from exc
     if body.save:
