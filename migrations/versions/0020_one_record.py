@@ -13,8 +13,10 @@ revision) and ``batch_items.result`` a summary of it. After this migration:
   no row yet is stored as rows first.
 - ``batch_items.result`` is gone: an item's result is a query over its run's rows
   (``app/reporting/item_result.py``). What only the item knew, its cache hits, moves to
-  ``batch_items.cache_hits``. An item whose run stored no calls (a run that failed outside the
-  loop) gives its calls to the run.
+  ``batch_items.cache_hits``. (A retried item whose new run failed outside the loop kept its
+  earlier run's summary; it now shows the run it links, which has no result, as a fresh one does.)
+- An item finished before migration 0007 (a result, no run) has no rows to query: the migration
+  stops with a message saying how to export it and delete its batch first, rather than drop it.
 
 Downgrade rebuilds ``batch_items.result`` from the rows; ``runs.result`` stays in its short form
 (the code before read only its ``metrics`` and ``warrant``, which it keeps).
@@ -109,9 +111,18 @@ revisions = sa.table(
 
 
 def upgrade() -> None:
+    bind = op.get_bind()
+    orphans = bind.execute(
+        sa.select(sa.func.count()).where(items.c.result.is_not(None), items.c.run_id.is_(None))
+    ).scalar_one()
+    if orphans:  # finished before 0007 made items runs: no row holds their rounds, and none can
+        raise RuntimeError(
+            f"{orphans} batch item(s) finished before migration 0007 have a stored result but no run, "
+            "so their rounds cannot become rows. Export them first (`thinkloop batch items BATCH_ID "
+            "--format jsonl` with the previous release), then delete their batches, and migrate again."
+        )
     with op.batch_alter_table("batch_items", schema=None) as batch_op:
         batch_op.add_column(sa.Column("cache_hits", sa.Integer(), nullable=False, server_default="0"))
-    bind = op.get_bind()
     item_calls: dict[str, dict[str, Any]] = {}
     for item_id, run_id, result in bind.execute(
         sa.select(items.c.id, items.c.run_id, items.c.result).where(items.c.result.is_not(None))
