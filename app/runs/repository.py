@@ -22,6 +22,7 @@ from app.models import (
     RevisionRow,
     RoundRow,
     Run,
+    RunFacts,
     TranscriptEvent,
     VerdictRow,
     WebhookDelivery,
@@ -313,6 +314,15 @@ async def discard_unfinished_thinking(session: AsyncSession, run_id: str) -> lis
         await session.execute(delete(TranscriptEvent).where(col(TranscriptEvent.id).in_(stale)))
     dropped = sorted(set(stale.values()))
     return dropped
+
+
+def facts(result: RunResult) -> dict[str, Any]:
+    """``runs.result`` of a finished run: its metrics, warrant and call counts (``RunFacts``); its
+    rounds, verdicts and revisions are rows, stored by ``record_result`` in the same transaction."""
+    usage = result.usage
+    return RunFacts(
+        metrics=result.metrics, warrant=result.warrant, llm_calls=usage.calls, retries=usage.retries
+    ).model_dump(mode="json")
 
 
 async def finish_run(
