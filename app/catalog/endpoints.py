@@ -10,7 +10,7 @@ from agents.llm import endpoint_host
 from agents.models import OFFLINE_MODEL, ModelConfigError, UnknownModelError
 from agents.panel import PanelFactory
 from app.catalog.schemas import Capabilities, ModelList, ModelPublic
-from app.deps import AdminKey, Factory, ReadKey
+from app.deps import Factory, OperatorKey, ReadKey
 from app.errors import NotFound, Unprocessable, problem_responses
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
@@ -59,9 +59,9 @@ async def list_models(factory: Factory, _: ReadKey) -> ModelList:
 
 # ":path": a registry name may hold "/" (a provider's "org/model"); its %2F arrives decoded
 @router.post("/{name:path}/check", response_model=ModelPublic, responses=_ERRORS)
-async def check_model(name: ModelName, factory: Factory, _: AdminKey) -> ModelPublic:
+async def check_model(name: ModelName, factory: Factory, _: OperatorKey) -> ModelPublic:
     """Probe the endpoint once per capability (a few tiny requests, billed by the provider) and use
-    what works from now on, for every project: so an **admin** key's to call."""
+    what works from now on, for every project: so an **operator** key's to call."""
     if name == OFFLINE_MODEL:
         raise Unprocessable("The offline panel has no endpoint to check.")
     try:

@@ -1,5 +1,6 @@
 """Projects and their API keys: a key is created once and shown once, stored as SHA-256, scoped
-read, write and/or admin, and belongs to one project; it may expire, and its last use is kept."""
+read, write, admin and/or operator, and belongs to one project; it may expire, and its last use is
+kept."""
 
 from __future__ import annotations
 
@@ -17,8 +18,11 @@ from app.access.signin import hash_key
 from app.models import DEFAULT_PROJECT, ApiKey, Project, utcnow
 
 # read: see the project's runs, datasets and batches; write: create and steer them;
-# admin: manage projects and keys (of every project).
-SCOPES = ("read", "write", "admin")
+# admin: manage the project's own keys and settings (never another project's);
+# operator: the instance's — make projects, set their daily caps, manage every project's keys,
+# check models for every project. Neither admin nor operator reads or writes runs by itself.
+OPERATOR = "operator"
+SCOPES = ("read", "write", "admin", OPERATOR)
 KEY_PREFIX = "tlk_"
 
 
