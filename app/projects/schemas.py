@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
 from app.pagination import in_range, iso_text
+from app.projects.names import project_name
 from app.text import storable_if_text
 
 Scope = Literal["read", "write", "admin", "operator"]
@@ -87,7 +88,13 @@ class ProjectCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: Name = Field(min_length=1, max_length=200, description="Unique name", examples=["school-north"])
+    name: Annotated[Name, AfterValidator(project_name)] = Field(
+        min_length=1,
+        max_length=200,
+        description="Unique name, NFKC-normalised; refused with invisible characters (zero-width, "
+        "bidirectional controls) or letters of mixed scripts (look-alikes of another name)",
+        examples=["school-north"],
+    )
     daily_tokens: DailyTokens = None
     daily_cost_usd: DailyCost = None
     require_warrant: RequireWarrant = None

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 import jsonschema_rs
+import pytest
 
 from tests.app.conftest import Service
 from tests.app.test_api import assert_problem
