@@ -10,13 +10,18 @@ from agents.llm import endpoint_host
 from agents.models import OFFLINE_MODEL, ModelConfigError, UnknownModelError
 from agents.panel import PanelFactory
 from app.catalog.schemas import Capabilities, ModelList, ModelPublic
-from app.deps import Factory, OperatorKey, ReadKey
+from app.deps import Factory, OperatorKey, QuotasDep, ReadKey, Session
 from app.errors import NotFound, Unprocessable, problem_responses
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
 ModelName = Annotated[str, Path(description="A model name, as GET /v1/models lists them")]
 _ERRORS = problem_responses(
-    {403: "The key lacks the scope", 404: "No such model", 422: "The model has no endpoint to check"}
+    {
+        403: "The key lacks the scope",
+        404: "No such model",
+        422: "The model has no endpoint to check",
+        429: "The key's project is at a daily token or cost cap",
+    }
 )
 
 
@@ -59,11 +64,15 @@ async def list_models(factory: Factory, _: ReadKey) -> ModelList:
 
 # ":path": a registry name may hold "/" (a provider's "org/model"); its %2F arrives decoded
 @router.post("/{name:path}/check", response_model=ModelPublic, responses=_ERRORS)
-async def check_model(name: ModelName, factory: Factory, _: OperatorKey) -> ModelPublic:
+async def check_model(
+    name: ModelName, factory: Factory, key: OperatorKey, session: Session, quotas: QuotasDep
+) -> ModelPublic:
     """Probe the endpoint once per capability (a few tiny requests, billed by the provider) and use
-    what works from now on, for every project: so an **operator** key's to call."""
+    what works from now on, for every project: so an **operator** key's to call. Model calls like a
+    run's: 429 before any when the key's project or the key is at a daily cap."""
     if name == OFFLINE_MODEL:
         raise Unprocessable("The offline panel has no endpoint to check.")
+    await quotas.check_daily(session, key)
     try:
         await factory.check(name)
         return _public(factory, name)

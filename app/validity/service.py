@@ -10,6 +10,7 @@ from typing import Any, Literal
 from agents.panel import PanelFactory
 from agents.rubric.panel import RUBRIC_MODEL
 from agents.validity.labels import LabelledItem, LabelsError, check_labelled, read_labelled
+from app.access.metering import Meter, metered
 from graphs.context import RunContext
 from graphs.scoring import get_policy
 from graphs.validity import bench, versions
@@ -47,12 +48,16 @@ async def validate(
     policy: str = "default",
     twins: bool = False,
     concurrency: int = 8,
+    meter: Meter | None = None,
 ) -> dict[str, Any]:
     """Judge every version of ``items`` with ``judge_model``'s panel; measures per split.
 
     ``complete`` is false when any version did not end in the panel's verdict (its judge calls
-    failed, or no quorum): those versions are counted in ``excluded`` and in no rate."""
+    failed, or no quorum): those versions are counted in ``excluded`` and in no rate. With a
+    ``meter``, every call's usage is tallied there (for the caller to charge)."""
     panel = factory.build(judge_model, judge_model)
+    if meter is not None:
+        panel = metered(panel, meter)
     context = RunContext.of(panel, get_policy(policy))
     judged = await bench(items, context, twins=twins, concurrency=concurrency)
     splits = [s for s in SPLITS if s == "all" or any(i.split == s for i in items)]
