@@ -9,6 +9,7 @@ from fastapi import APIRouter, Path
 from agents.llm import endpoint_host
 from agents.models import OFFLINE_MODEL, ModelConfigError, UnknownModelError
 from agents.panel import PanelFactory
+from app.access.usage import charge_owner
 from app.catalog.schemas import Capabilities, ModelList, ModelPublic
 from app.deps import Factory, OperatorKey, QuotasDep, ReadKey, Session
 from app.errors import NotFound, Unprocessable, problem_responses
@@ -69,12 +70,14 @@ async def check_model(
 ) -> ModelPublic:
     """Probe the endpoint once per capability (a few tiny requests, billed by the provider) and use
     what works from now on, for every project: so an **operator** key's to call. Model calls like a
-    run's: 429 before any when the key's project or the key is at a daily cap."""
+    run's: 429 before any when the key's project or the key is at a daily cap, and what the probe's
+    requests reported spending is charged to the key's project and the key."""
     if name == OFFLINE_MODEL:
         raise Unprocessable("The offline panel has no endpoint to check.")
     await quotas.check_daily(session, key)
     try:
-        await factory.check(name)
+        found = await factory.check(name)
+        await charge_owner(session, key.project_id, key.id, [found.usage])
         return _public(factory, name)
     except UnknownModelError as exc:
         raise NotFound(f"There is no model {name!r}.") from exc

@@ -205,3 +205,18 @@ async def test_a_bench_whose_client_goes_away_is_charged_for_the_calls_made(
             break
         await asyncio.sleep(0.02)
     assert after[0][0] > before[0][0]
+
+
+async def test_a_model_check_is_charged_to_the_operators_project_and_key(
+    service: Service, simulator_server: SimulatorServer, database_url: str
+) -> None:
+    key = await _key_id(database_url, service.keys.operator)
+    before = await _spent(database_url, key.project_id, key.id)
+    calls_before = len(simulator_server.state.requests)
+    checked = await service.client.post("/v1/models/sim/check", headers=service.keys.auth("operator"))
+    assert checked.status_code == 200, checked.text
+    calls = simulator_server.state.requests[calls_before:]
+    (project_tokens, _), (key_tokens, _) = await _spent(database_url, key.project_id, key.id)
+    prompts = sum(max(1, len(all_text(call.body)) // 4) for call in calls)
+    assert calls and prompts + len(calls) <= project_tokens - before[0][0]
+    assert key_tokens - before[1][0] == project_tokens - before[0][0]
