@@ -151,7 +151,8 @@ class Run(SQLModel, table=True):
     """One refinement run of one problem."""
 
     __tablename__ = "runs"
-    __table_args__ = (UniqueConstraint("api_key_id", "idempotency_key"),)
+    # An Idempotency-Key is the project's (any of its keys replays it): migration 0021.
+    __table_args__ = (UniqueConstraint("project_id", "idempotency_key", name="uq_runs_project_idempotency"),)
 
     id: str = Field(default_factory=new_id, primary_key=True)
     project_id: str = _project()

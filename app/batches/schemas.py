@@ -29,6 +29,7 @@ class BatchCreate(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={
             "examples": [{"dataset_id": "3f2c…", "models": ["gpt4o", "qwen-local"], "control_arm": True}]
         },

@@ -59,9 +59,10 @@ async def get_or_create_problem(session: AsyncSession, question: str, solution: 
     return row
 
 
-async def find_idempotent(session: AsyncSession, api_key_id: str, key: str) -> Run | None:
-    """The run created earlier with this Idempotency-Key by this API key."""
-    query = select(Run).where(col(Run.api_key_id) == api_key_id, col(Run.idempotency_key) == key)
+async def find_idempotent(session: AsyncSession, project_id: str, key: str) -> Run | None:
+    """The run created earlier with this Idempotency-Key in this project, by any of its API keys: a
+    client that rotates its key and retries gets the same run, never a second one."""
+    query = select(Run).where(col(Run.project_id) == project_id, col(Run.idempotency_key) == key)
     return (await session.execute(query)).scalars().first()
 
 
