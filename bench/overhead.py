@@ -35,6 +35,7 @@ from app.datasets.repository import store_dataset
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.logging import configure_logging
+from app.reporting.item_result import item_results
 from app.runs.service import open_executor
 from app.runs.temporary import temporary_runs
 from app.settings import Settings
@@ -99,8 +100,8 @@ async def batch(base_url: str, items: int, database_url: str) -> int:
             await asyncio.sleep(0.05)
         await runner.drain()
         async with short_session(sessions) as session:
-            done = await batch_items(session, created.id)
-        return sum(item.result["calls"]["llm_calls"] for item in done if item.result)
+            results = await item_results(session, await batch_items(session, created.id))
+        return sum(result.calls.llm_calls for result in results.values())
     finally:
         await broker.shutdown()
         await executing.__aexit__(None, None, None)

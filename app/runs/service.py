@@ -629,7 +629,7 @@ class RunExecutor:
                 run.id,
                 result.outcome,
                 result.stop_reason,
-                result.model_dump(mode="json"),
+                repo.facts(result),
                 failure,
                 owner=self.worker,
             )
@@ -643,6 +643,7 @@ class RunExecutor:
         event["status"] = result.outcome  # the run's status, named as in traces and webhooks
         event["warrant"] = result.warrant  # an accepted run's: in its stream and its webhooks too
         await self._append(run.id, event, "run.finished", along=store)
+        await self._drop_state(run.id)
         metrics = result.metrics or {}  # an error run has none: a failure is never a score
         rounds_to_pass, quality = metrics.get("rounds_to_pass"), metrics.get("avg_quality_final")
         self.metrics.observe_run(result.outcome, rounds_to_pass, quality)
@@ -656,6 +657,17 @@ class RunExecutor:
             level_final=metrics.get("level_final"),
         )
         self.wake_webhooks()
+
+    async def _drop_state(self, run_id: str) -> None:
+        """Delete an ended run's checkpoints: they serve only resumption, and what they hold of its
+        rounds, verdicts and revisions is in rows by now (a finished run's stored with its end, from
+        this very state). A deletion that fails leaves them to the run's deletion or the retention
+        purge; the run has ended either way. A run that failed outside the loop keeps its states
+        until then: they may hold a round its stream had not recorded yet."""
+        try:
+            await self.delete_checkpoints([run_id])
+        except Exception:
+            log.warning("run.checkpoints_left", run_id=run_id, exc_info=True)
 
     async def _fail(
         self,

@@ -12,6 +12,7 @@ from agents.panel import PanelFactory
 from agents.rubric.panel import RUBRIC_MODEL
 from agents.schemas import Problem
 from agents.validity.labels import LabelledItem, LabelsError, check_labelled, read_labelled
+from app.access.metering import Meter, metered
 from graphs.context import RunContext
 from graphs.result import RunResult
 from graphs.scoring import get_policy
@@ -60,13 +61,17 @@ async def validate(
     policy: str = "default",
     twins: bool = False,
     concurrency: int = 8,
+    meter: Meter | None = None,
 ) -> dict[str, Any]:
     """Judge every version of ``items`` with ``judge_model``'s panel, each version a run of
     ``runs`` stopped after round 1; measures per split.
 
     ``complete`` is false when any version did not end in the panel's verdict (its judge calls
-    failed, or no quorum): those versions are counted in ``excluded`` and in no rate."""
+    failed, or no quorum): those versions are counted in ``excluded`` and in no rate. With a
+    ``meter``, every call's usage is tallied there (for the caller to charge)."""
     panel = factory.build(judge_model, judge_model)
+    if meter is not None:
+        panel = metered(panel, meter)
     scoring = get_policy(policy)
     context = RunContext.of(panel, replace(scoring, max_rounds=1))
 

@@ -114,7 +114,14 @@ async def test_the_control_arm_is_a_checkpointed_run_of_the_graph(database_url: 
                     lease_until=executor.lease_deadline(),
                 )
                 session.add(run)
+            kept: list[str] = []
+
+            async def keep(run_id: str) -> None:  # an ended run's checkpoints go; keep them to read
+                kept.append(run_id)
+
+            executor._drop_state = keep  # type: ignore[method-assign]
             result = await executor.execute_here(run.id)
+            assert kept == [run.id]
             assert result is not None and result.outcome == "exhausted" and len(result.rounds) == 1
             assert [r.round for r in result.revisions] == [0]  # the blind revision, then one round
             state = (await executor.graph.aget_state({"configurable": {"thread_id": run.id}})).values

@@ -34,6 +34,7 @@ from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
 from app.models import BatchItem, Run
+from app.reporting.item_result import item_results
 from tests.app.conftest import batch_runner, free_port, seed_keys, service_settings
 from tests.app.test_workers import start_worker
 
@@ -199,10 +200,9 @@ class TcpProxy:
 
 async def _done_results(sessions: object, batch_id: str) -> dict[int, object]:
     async with short_session(sessions) as session:  # type: ignore[arg-type]
-        query = select(BatchItem.id, BatchItem.result).where(
-            BatchItem.batch_id == batch_id, BatchItem.status == "done"
-        )
-        return {int(i): r for i, r in (await session.execute(query)).all()}
+        query = select(BatchItem).where(BatchItem.batch_id == batch_id, BatchItem.status == "done")
+        done = (await session.execute(query)).scalars().all()
+        return {int(i): r.model_dump() for i, r in (await item_results(session, done)).items()}
 
 
 @dataclass
