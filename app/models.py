@@ -270,6 +270,8 @@ class LLMCallColumns(SQLModel):
     model: str = Field(max_length=200)
     prompt_version: str = Field(max_length=100)
     input_tokens: int = 0
+    # Of input_tokens, those the server reported serving from its prompt cache (docs/prompt-cache.md)
+    cached_input_tokens: int = 0
     output_tokens: int = 0
     latency_s: float = 0.0
     cost_usd: float | None = None
@@ -462,6 +464,7 @@ class BatchItem(SQLModel, table=True):
     # Why the last process handed this pending item left it alone (no such model there); null once claimed
     waiting: str | None = Field(default=None, sa_column=Column(Text))
     input_tokens: int = 0
+    cached_input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
     latency_s: float = 0.0

@@ -392,6 +392,7 @@ def _columns(result: RunResult, cache_hits: int = 0) -> dict[str, Any]:
         "failure": result.failure.model_dump() if result.failure else None,
         "cache_hits": cache_hits,  # the rest of its result is its run's rows (app/reporting/item_result.py)
         "input_tokens": usage.input_tokens,
+        "cached_input_tokens": usage.cached_input_tokens,
         "output_tokens": usage.output_tokens,
         "cost_usd": usage.cost_usd or 0.0,
         "latency_s": usage.latency_s,

@@ -122,6 +122,7 @@ def _row(
         "quality_by_round": _quality_by_round(scored),
         **_calls(entries),
         "input_tokens": sum(e.item.input_tokens for e in entries),
+        "cached_input_tokens": sum(e.item.cached_input_tokens for e in entries),
         "output_tokens": sum(e.item.output_tokens for e in entries),
         "cost_usd": round(sum(e.item.cost_usd for e in entries), 6),
         "mean_llm_latency_s": fmean(e.item.latency_s for e in entries) if entries else None,

@@ -28,6 +28,7 @@ CSV_FIELDS = (
     "rounds_to_pass_passers",
     "median_rounds_to_pass",
     "input_tokens",
+    "cached_input_tokens",
     "output_tokens",
     "cost_usd",
     "llm_calls",
@@ -183,7 +184,7 @@ def _scored(report: dict[str, Any]) -> list[str]:
         "all steps",
         f"{said['rounds_to_pass']} (passers)",
         "median rounds to pass (KM, 95% CI)",
-        "tokens",
+        "tokens (cached input)",
         "cost $",
     ]
     rows = []
@@ -199,7 +200,7 @@ def _scored(report: dict[str, Any]) -> list[str]:
                 f(r["avg_quality_all_steps"], 3),
                 f(r["rounds_to_pass_passers"]),
                 median_rounds(r["time_to_pass"]),
-                str(r["input_tokens"] + r["output_tokens"]),
+                f"{r['input_tokens'] + r['output_tokens']} ({r['cached_input_tokens']})",
                 f(r["cost_usd"], 4),
             ]
         )

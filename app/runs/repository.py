@@ -126,9 +126,14 @@ async def record_round(session: AsyncSession, run_id: str, record: RoundRecord) 
 FIGURES = set(RoundFigures.model_fields)
 
 
+_ACCOUNTED = {"input_tokens", "cached_input_tokens", "output_tokens", "latency_s", "cost_usd"}
+
+
 def accounting(outcome: JudgeResult | RevisionResult) -> dict[str, Any]:
     """The LLM-call columns of a judgement or revision."""
-    usage = outcome.usage.model_dump(include={"input_tokens", "output_tokens", "latency_s", "cost_usd"})
+    usage = outcome.usage.model_dump(
+        include={"input_tokens", "cached_input_tokens", "output_tokens", "latency_s", "cost_usd"}
+    )
     return {
         "model": outcome.model,
         "prompt_version": outcome.prompt_version,

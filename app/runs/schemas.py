@@ -156,6 +156,7 @@ _ACCOUNTING: dict[str, Any] = {
     "model": "rubric",
     "prompt_version": "rubric-3f9a1c",
     "input_tokens": 0,
+    "cached_input_tokens": 0,
     "output_tokens": 0,
     "latency_s": 0.004,
     "cost_usd": None,
@@ -226,6 +227,7 @@ _EXAMPLE_ROUND: dict[str, Any] = {
         "prompt_version": "solver-7c21e0",
         "usage": {
             "input_tokens": 412,
+            "cached_input_tokens": 256,
             "output_tokens": 58,
             "latency_s": 1.21,
             "cost_usd": 0.0016,
@@ -248,6 +250,12 @@ class CallAccounting(BaseModel):
         description="Version of the prompt (or rubric) it answered; changes whenever the text does"
     )
     input_tokens: int = Field(description="Prompt tokens billed")
+    cached_input_tokens: int = Field(
+        default=0,
+        description="Of the prompt tokens, those the server reported serving from its prompt cache "
+        "(priced at the model's cached-input price; 0 where the server reports none)",
+        examples=[384],
+    )
     output_tokens: int = Field(description="Completion tokens billed")
     latency_s: float = Field(description="Seconds the call took, retries included")
     cost_usd: float | None = Field(

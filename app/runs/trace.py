@@ -65,6 +65,7 @@ def _verdict(row: VerdictRow) -> VerdictPublic:
                 "reported_model",
                 "prompt_version",
                 "input_tokens",
+                "cached_input_tokens",
                 "output_tokens",
                 "latency_s",
                 "cost_usd",
@@ -193,6 +194,7 @@ def _usage(
     costs = [r.cost_usd for r in rows if r.cost_usd is not None]
     return {
         "input_tokens": sum(r.input_tokens for r in rows),
+        "cached_input_tokens": sum(r.cached_input_tokens for r in rows),
         "output_tokens": sum(r.output_tokens for r in rows),
         "latency_s": round(sum(r.latency_s for r in rows), 3),
         "cost_usd": sum(costs) if costs else None,

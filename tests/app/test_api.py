@@ -216,17 +216,24 @@ async def test_metrics_count_runs_and_llm_calls(service: Service) -> None:
     assert "thinkloop_rounds_to_pass_bucket" in text and "thinkloop_runs_in_flight 0.0" in text
 
 
-async def test_metrics_count_the_input_tokens_a_server_served_from_its_prompt_cache(
+async def test_the_trace_and_metrics_count_the_input_tokens_a_server_served_from_its_cache(
     service: Service, simulator_server: SimulatorServer
 ) -> None:
-    """The second run's judges begin with the rules and problem the first run's were sent."""
+    """The second run's judges begin with the rules and problem the first run's were sent: each of
+    its verdicts says how many of its prompt tokens came from the cache, and so does /metrics."""
     state = simulator_server.state
     state.configure(state.config.model_copy(update={"profile_overrides": {"prompt_cache_min_tokens": 128}}))
     try:
-        for _ in range(2):
+        runs = [
             await submit(service, {"problem": PROBLEM, "options": {"judge_model": "sim"}}, wait="true")
+            for _ in range(2)
+        ]
     finally:  # the simulator outlives the test: the next one gets a server without the cache
         state.configure(state.config.model_copy(update={"profile_overrides": {}}))
+    trace = (await service.client.get(f"/v1/runs/{runs[1]['id']}", headers=service.keys.auth("read"))).json()
+    verdicts = [v for r in trace["rounds"] for v in r["verdicts"]]
+    assert verdicts and all(0 < v["cached_input_tokens"] < v["input_tokens"] for v in verdicts), verdicts
+    assert trace["usage"]["cached_input_tokens"] >= sum(v["cached_input_tokens"] for v in verdicts)
     text = (await service.client.get("/metrics", headers=service.keys.auth("read"))).text
     found = re.search(
         r'^thinkloop_llm_cached_input_tokens_total\{model="sim",role="judge"\} (\S+)$', text, re.M
