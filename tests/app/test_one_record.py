@@ -222,7 +222,7 @@ async def test_the_migration_keeps_every_report_of_a_batch_made_at_0018(database
     finally:
         await engine.dispose()
     report["manifest"].pop("written_by")
-    for row in report["rows"]:  # added after 0018 (migration 0022): nothing stored before read a cache
+    for row in report["rows"]:  # added after 0018 (migration 0023): nothing stored before read a cache
         assert row.pop("cached_input_tokens") == 0, row
     assert _plain(report) == old["report"]
     assert _plain(rows) == old["item_rows"]

@@ -1,7 +1,7 @@
 """Cached input tokens: of each call's prompt tokens, those the server served from its prompt cache.
 
-Revision ID: 0022
-Revises: 0021
+Revision ID: 0023
+Revises: 0022_one_lease
 
 Judgements, revisions and batch items gain ``cached_input_tokens`` (0 for what was stored before:
 no server's cache was read then). Nothing else changes.
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0022"
-down_revision: str | None = "0021"
+revision: str = "0023"
+down_revision: str | None = "0022_one_lease"
 branch_labels = None
 depends_on = None
 
