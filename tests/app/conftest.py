@@ -205,12 +205,13 @@ async def batch_runner(
     worker: str | None = None,
 ) -> AsyncIterator[BatchRunner]:
     """A batch runner whose items execute as runs on the database's checkpointer (as the process
-    ``worker``, when given: another machine's worker)."""
-    settings = Settings(_env_file=None, database_url=database_url)  # type: ignore[call-arg]
+    ``worker``, when given: another machine's worker), each held by its run's lease of ``lease_s``
+    (nothing renews it here: the executor is not running)."""
+    settings = Settings(_env_file=None, database_url=database_url, run_lease_s=lease_s)  # type: ignore[call-arg]
     async with open_executor(settings, sessions, factory, connections=concurrency) as executor:
         if worker is not None:
             executor.worker = worker
-        yield BatchRunner(executor, lease_s=lease_s, concurrency=concurrency, outage_s=outage_s)
+        yield BatchRunner(executor, concurrency=concurrency, outage_s=outage_s)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from agents.simulator.server import LoggedRequest, SimulatorState
 from app.batches.broker import build_broker
 from app.batches.repository import create_items
 from app.batches.runner import BatchRunner
+from app.batches.schemas import BatchItemPublic
 from app.batches.service import BatchService, BatchSpec
 from app.checkpoints import open_checkpointer
 from app.datasets.parsing import parse_dataset
@@ -29,13 +30,11 @@ from app.db import create_engine, migrate, session_factory, short_session
 from app.models import (
     BATCH_ACTIVE,
     BATCH_TERMINAL,
-    ITEM_TERMINAL,
     RUN_TERMINAL,
     RUN_UNFINISHED,
     Batch,
     BatchItem,
     BatchStatus,
-    ItemStatus,
     ProblemRow,
     RevisionRow,
     RoundRow,
@@ -161,7 +160,7 @@ async def test_an_item_is_a_run_that_can_be_followed_while_it_executes(
         assert (run.status, run.batch_id, run.arm, run.model) == ("running", item.batch_id, "loop", "sim")
     [item] = await world.items(item.batch_id)
     run = await world.run(item.run_id or "")
-    assert item.status == "done" and run.status == item.outcome and run.lease_until is None
+    assert item.status == run.status == item.outcome == "accepted" and run.lease_until is None
     kinds = [event["type"] for event in await world.transcript(run.id)]
     assert kinds[0] == "run.started" and kinds[-1] == "run.finished" and "run.resumed" not in kinds
     async with short_session(world.sessions) as session:
@@ -178,7 +177,7 @@ async def test_an_item_delivered_again_to_the_process_running_it_is_not_run_twic
         assert item.id is not None
         again = await runner.process(item.id)
     [done] = await world.items(item.batch_id)
-    assert again == "taken" and done.status == "done" and done.attempts == 1
+    assert again == "taken" and done.status == "accepted" and done.attempts == 1
     assert "run.resumed" not in [event["type"] for event in await world.transcript(done.run_id or "")]
 
 
@@ -221,12 +220,12 @@ async def test_items_claimed_ahead_wait_for_a_lane_and_are_handed_back_unstarted
             await broker.shutdown()
             await factory.aclose()
     items = {item.id: item for item in await world.items(batch.id)}
-    done = [i for i in items.values() if i.status == "done"]
-    assert len(done) == 2 and sum(i.status == "pending" for i in items.values()) == 3
+    done = [i for i in items.values() if i.status == "accepted"]
+    assert len(done) == 2 and sum(i.status == "queued" for i in items.values()) == 3
     for item in running:
         run = await world.run(item.run_id or "")
         transcript = [event["type"] for event in await world.transcript(item.run_id or "")]
-        if items[item.id].status == "done":
+        if items[item.id].status == "accepted":
             assert run.status in RUN_TERMINAL and "round.scored" in transcript
         else:  # handed back as it was: started, no call made, free for any process to resume
             assert (run.status, run.lease_owner) == ("running", None)
@@ -288,11 +287,11 @@ async def _calls_in_flight(state: SimulatorState, calls: int) -> bool:
 
 
 async def _settled(world: World, batch_id: str) -> bool:
-    return sum(item.status == "done" for item in await world.items(batch_id)) == 2
+    return sum(item.status == "accepted" for item in await world.items(batch_id)) == 2
 
 
 async def _finished(world: World, batch_id: str) -> bool:
-    return all(item.status in ("done", "failed") for item in await world.items(batch_id))
+    return all(item.status in RUN_TERMINAL for item in await world.items(batch_id))
 
 
 async def test_a_dead_workers_item_resumes_from_its_checkpoint(
@@ -309,7 +308,7 @@ async def test_a_dead_workers_item_resumes_from_its_checkpoint(
         # Calibration: the same item, uninterrupted, makes this many calls and takes these rounds.
         calibration = await _create(world, spec)
         [item] = await world.items(calibration.id)
-        assert await first.process(item.id or 0) == "done"
+        assert await first.process(item.id or 0) == "accepted"
         per_item = len(state.requests)
         [done] = await world.items(calibration.id)
         assert len(done.result["rounds"]) >= 2, "the calibration must need more than one round"
@@ -324,19 +323,20 @@ async def test_a_dead_workers_item_resumes_from_its_checkpoint(
         dying = asyncio.create_task(first.process(item.id or 0))
         run_id = (await until(lambda: _with_run(world, batch.id), "no run"))[0].run_id
         await until(lambda: _waiting_for_revision(world, run_id, state), "no revision was asked for")
-        dying.cancel()  # the worker dies mid-item: nothing is handed back, both leases stay
+        dying.cancel()  # the worker dies mid-item: nothing is handed back, its run's lease stays
         with contextlib.suppress(asyncio.CancelledError):
             await dying
         interrupted = len(state.requests)
-        async with short_session(world.sessions) as session:  # ... until they lapse
-            past = utcnow().replace(year=2000)
-            await session.execute(update(BatchItem).where(BatchItem.id == item.id).values(lease_until=past))
-            await session.execute(update(Run).where(Run.id == run_id).values(lease_until=past))
-
+        # Another worker finds the item held by its run's lease while the lease lasts ...
         second = await stack.enter_async_context(
             batch_runner(world.sessions, world.factory, world.database_url, worker="other-host:1")
         )
-        assert await second.process(item.id or 0) == "done"
+        assert await second.process(item.id or 0) == "taken"
+        async with short_session(world.sessions) as session:  # ... until it lapses
+            past = utcnow().replace(year=2000)
+            await session.execute(update(Run).where(Run.id == run_id).values(lease_until=past))
+
+        assert await second.process(item.id or 0) == "accepted"
     [item] = await world.items(batch.id)
     run = await world.run(run_id)
     assert item.run_id == run_id and item.attempts == 2 and run.lease_owner == "other-host:1"
@@ -383,4 +383,5 @@ async def test_processes_starting_together_set_up_the_checkpoint_tables_once(dat
 def test_a_runs_terminal_statuses_are_exactly_the_outcomes() -> None:
     assert set(Outcome) == RUN_TERMINAL and set(RunStatus) == RUN_UNFINISHED | RUN_TERMINAL
     assert BATCH_ACTIVE | BATCH_TERMINAL | {BatchStatus.PAUSED} == set(BatchStatus)
-    assert ITEM_TERMINAL | {ItemStatus.PENDING, ItemStatus.RUNNING} == set(ItemStatus)
+    # A batch item's status is its run's: the API documents and validates the same vocabulary.
+    assert BatchItemPublic.model_fields["status"].annotation is RunStatus
