@@ -81,7 +81,7 @@ def status_text(batch: Batch, state: dict[str, Any], by_model: dict[str, dict[st
     ]
     for group in state["waiting"]:
         lines.append(
-            f"  waiting    {group['items']} pending item(s) left alone: {group['reason']}; add the model to "
+            f"  waiting    {group['items']} queued item(s) left alone: {group['reason']}; add the model to "
             "a process's models file, or cancel the batch"
         )
     if batch.status not in BATCH_TERMINAL and state["finished"] < state["total"]:

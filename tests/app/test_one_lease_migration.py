@@ -62,12 +62,13 @@ async def _seed(database_url: str) -> None:
         )
     for item, (status, outcome, owner, until, run) in ITEMS.items():
         claimed_at = _value(NOW if status != "pending" else None)
+        error = _value("boom" if status == "failed" else None)
         statements.append(
             "INSERT INTO batch_items (id, batch_id, problem_id, model, repeat, arm, status, outcome,"
             " attempts, claimed_by, claimed_at, lease_until, run_id, error, result, input_tokens,"
             " output_tokens, cost_usd, latency_s) VALUES"
             f" ({item}, 'b1', 'p1', 'm', {item}, 'loop', '{status}', {_value(outcome)}, 1, {_value(owner)},"
-            f" {claimed_at}, {_value(until)}, {_value(run)}, {_value('boom' if status == 'failed' else None)},"
+            f" {claimed_at}, {_value(until)}, {_value(run)}, {error},"
             f" '{{\"n\": {item}}}', {item * 100}, {item}, 0.5, 1.5)"
         )
     engine = create_engine(database_url)
