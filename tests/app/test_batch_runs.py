@@ -7,6 +7,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -351,6 +352,40 @@ async def test_a_dead_workers_item_resumes_from_its_checkpoint(
             (await session.execute(select(RevisionRow).where(RevisionRow.run_id == run_id))).scalars().all()
         )
     assert len(revisions) == len(item.result["rounds"]) - 1
+
+
+async def test_the_executors_one_heartbeat_renews_an_items_run_and_stops_the_item_when_lost(
+    world: World, simulator_server: SimulatorServer
+) -> None:
+    """One lease: an item is held by its run's lease, which the executor's heartbeat renews with
+    every other run of the process (there is no second heartbeat); when the lease was taken over
+    (this process missed its renewals), the item stops there and writes nothing."""
+    spec = BatchSpec(world.dataset_id, ["sim"], judge_model="sim", max_rounds=3, use_cache=False)
+    state = simulator_server.state
+    async with batch_runner(world.sessions, world.factory, world.database_url, lease_s=60) as runner:
+        batch = await _create(world, spec)
+        [item] = await world.items(batch.id)
+        state.held = True  # the item's first round waits
+        try:
+            working = asyncio.create_task(runner.process(item.id or 0))
+            [item] = await until(lambda: _with_run(world, batch.id), "the item never got its run")
+            run_id = item.run_id or ""
+            await until(lambda: _calls_in_flight(state, 8), "the item's first round never arrived")
+            async with short_session(world.sessions) as session:  # as if last renewed long ago
+                await session.execute(update(Run).where(Run.id == run_id).values(lease_until=utcnow()))
+            assert await runner.executor.heartbeat() == set()  # held, and renewed
+            lease_until = (await world.run(run_id)).lease_until
+            assert lease_until is not None and lease_until > utcnow() + timedelta(seconds=30)
+            async with short_session(world.sessions) as session:  # another process takes it over
+                await session.execute(update(Run).where(Run.id == run_id).values(lease_owner="other-host:1"))
+            assert await runner.executor.heartbeat() == {run_id}
+            assert await working == "lost-claim"
+        finally:
+            state.held = False
+    [after] = await world.items(batch.id)
+    assert (after.status, after.finished_at, after.result, after.attempts) == ("running", None, None, 1)
+    run = await world.run(run_id)
+    assert (run.status, run.lease_owner) == ("running", "other-host:1")  # the new holder's to finish
 
 
 async def _create(world: World, spec: BatchSpec) -> Batch:
