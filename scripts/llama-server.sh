@@ -9,7 +9,8 @@ set -euo pipefail
 
 version="${THINKLOOP_LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
 cache="${THINKLOOP_LLAMA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/thinkloop}"
-dest="$cache/llama-server-$version"
+# "-avx2": the build's CPU features are part of the key (see the cmake line below).
+dest="$cache/llama-server-$version-avx2"
 binary="$dest/llama-server"
 
 if [ -x "$binary" ]; then
@@ -31,7 +32,19 @@ echo "llama-server.sh: building llama-server from llama-cpp-python $version (sdi
 python3 -m pip download -q --no-deps --no-binary llama-cpp-python -d "$work" "llama-cpp-python==$version" >&2
 tar -xzf "$work"/llama_cpp_python-"$version".tar.gz -C "$work"
 src="$work/llama_cpp_python-$version/vendor/llama.cpp"
-cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
+# Not -DGGML_NATIVE=ON: on a Xeon with AMX (Sapphire Rapids, as some of our CI machines are) a
+# native build compiles ggml's AMX kernels, and the server then dies of SIGSEGV in
+# ggml_backend_amx_mul_mat while it warms up (seen 2026-11-27 in a VM). AVX2 with FMA and F16C is
+# what every x86-64 machine of the last ten years runs, and is fast enough for a 270M model.
+if ! grep -q ' avx2 ' /proc/cpuinfo 2>/dev/null && [ "$(uname -m)" = x86_64 ]; then
+  echo "llama-server.sh: this CPU has no AVX2; the real-model tier needs it" >&2
+  exit 2
+fi
+cpu_flags=(-DGGML_NATIVE=OFF)
+if [ "$(uname -m)" = x86_64 ]; then
+  cpu_flags+=(-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
+fi
+cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${cpu_flags[@]}" \
   -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF >&2
 cmake --build "$work/build" --target llama-server -j "$(nproc)" >&2
 # Installed in one rename, so a build killed half-way never leaves a binary that looks whole.
