@@ -203,12 +203,11 @@ class RunExecutor:
         sweep resumes what a previous life of this service left; without ``claim_runs``, as in
         `thinkloop batch run`, it takes none) and does the ``sweepers``' work. On exit, tasks stop
         and their runs are handed back for any process."""
-        self.is_running = True
+        self.is_running, self._claim_runs = True, claim_runs
         loops = [
             asyncio.create_task(self._every(self.settings.run_sweep_s, self.sweep), name="runs-sweep"),
             asyncio.create_task(self._every(self.heartbeat_s, self.heartbeat), name="runs-lease"),
         ]
-        self._claim_runs = claim_runs
         try:
             yield
         finally:
