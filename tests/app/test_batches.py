@@ -317,6 +317,59 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
         await engine.dispose()
 
 
+async def test_the_sweep_resends_a_quiet_batchs_items_at_most_once_a_redelivery_period(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On Redis, re-sending stalled items is the executor's one sweep's work (no loop of its own):
+    registered while items are consumed, and at most once per THINKLOOP_REDELIVERY_S however
+    often the sweep runs."""
+    from types import SimpleNamespace
+
+    from app.batches import runtime
+    from app.settings import Settings
+
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    sent: list[list[int]] = []
+
+    async def record(broker: object, ids: list[int]) -> int:
+        sent.append(list(ids))
+        return len(ids)
+
+    async def no_stream(broker: object, settings: object) -> None:  # the stream reader: not tested here
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(runtime, "enqueue", record)
+    monkeypatch.setattr(runtime, "receive", no_stream)
+    try:
+        async with short_session(sessions) as session:
+            dataset = await store_dataset(session, "s", parse_dataset(SAMPLE.read_bytes(), SAMPLE.name))
+        broker = build_broker(None, held=1, redelivery_s=30)  # never started: nothing runs the items
+        created = await BatchService(sessions, broker).create(
+            BatchSpec(dataset.id, ["m"], judge_model="m", use_cache=False)
+        )
+        async with short_session(sessions) as session:
+            queued = (
+                await session.execute(select(BatchItem.id).where(BatchItem.batch_id == created.id))
+            ).all()
+        executor = SimpleNamespace(sweepers=[])
+        runner = SimpleNamespace(executor=executor, sessions=sessions)
+        settings = Settings(
+            _env_file=None, database_url=database_url, broker_url="redis://x", redelivery_s=0.5
+        )  # type: ignore[call-arg]
+        async with runtime.consuming(broker, runner, settings):  # type: ignore[arg-type]
+            [resend] = executor.sweepers
+            await asyncio.sleep(0.6)  # the batch is quiet for longer than a redelivery period
+            assert await resend() == len(queued) and sorted(sent[0]) == sorted(i for (i,) in queued)
+            assert await resend() == 0  # the sweep runs again at once: nothing is sent twice
+            await asyncio.sleep(0.6)
+            assert await resend() == len(queued) and len(sent) == 2
+        assert executor.sweepers == []  # consuming stopped: the sweep has no items to send
+    finally:
+        await engine.dispose()
+
+
 async def test_items_are_built_in_problem_order_with_models_interleaved(database_url: str) -> None:
     from app.batches.repository import create_items
     from app.models import Batch, DatasetItem
