@@ -283,6 +283,14 @@ async def _with_run(world: World, batch_id: str) -> list[BatchItem] | None:
     return items if items and items[0].run_id else None
 
 
+async def _arrived(state: SimulatorState, calls: int) -> bool:
+    return len(state.requests) >= calls
+
+
+async def _all_answered(state: SimulatorState) -> bool:
+    return all(r.answered for r in state.requests)
+
+
 async def _calls_in_flight(state: SimulatorState, calls: int) -> bool:
     return bool(state.in_flight >= calls)
 
@@ -370,7 +378,9 @@ async def test_the_executors_one_heartbeat_renews_an_items_run_and_stops_the_ite
             working = asyncio.create_task(runner.process(item.id or 0))
             [item] = await until(lambda: _with_run(world, batch.id), "the item never got its run")
             run_id = item.run_id or ""
-            await until(lambda: _calls_in_flight(state, 8), "the item's first round never arrived")
+            # Its first round's calls are waiting (counted as they arrive: in-flight counts can be
+            # off by an earlier test's abandoned calls, answered after the simulator was reset).
+            await until(lambda: _arrived(state, 8), "the item's first round never arrived")
             async with short_session(world.sessions) as session:  # as if last renewed long ago
                 await session.execute(update(Run).where(Run.id == run_id).values(lease_until=utcnow()))
             assert await runner.executor.heartbeat() == set()  # held, and renewed
@@ -382,6 +392,8 @@ async def test_the_executors_one_heartbeat_renews_an_items_run_and_stops_the_ite
             assert await working == "lost-claim"
         finally:
             state.held = False
+    # The calls the item abandoned are answered (to no one) before the next test counts calls.
+    await until(lambda: _all_answered(state), "the abandoned calls were never answered")
     [after] = await world.items(batch.id)
     assert (after.status, after.finished_at, after.result, after.attempts) == ("running", None, None, 1)
     run = await world.run(run_id)
