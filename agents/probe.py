@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from agents.llm import public_name
 from agents.models import ModelSpec
 from agents.reasoning import split_reasoning
+from agents.schemas import Usage
 from agents.slots import server_slots
 from agents.structured import MODES, Mode, bind, has_tool_call, message_text
 from agents.wire import Observed, capturing
@@ -51,6 +52,7 @@ class Capabilities:
     fixes: list[str] = field(default_factory=list)
     mode: Mode = "json_schema"
     slots: int | None = None  # requests the server serves at once (llama.cpp's /props), if it says
+    usage: Usage = field(default_factory=Usage)  # what the probe's answered requests spent (for the ledgers)
 
     @property
     def reachable(self) -> bool:
@@ -93,6 +95,7 @@ async def _structured(chat: BaseChatModel, mode: Mode, spec: ModelSpec, found: C
     except openai.OpenAIError as exc:
         return f"failed ({public_name(exc)}: {str(exc)[:120]})"
     _note(found, observed)
+    found.usage += _spent(spec, getattr(reply, "usage_metadata", None))
     reasoning, text = split_reasoning(message_text(reply), spec.reasoning_tag)
     if reasoning:
         found.reasoning = f"<{spec.reasoning_tag}> tag in the content"
@@ -109,10 +112,13 @@ async def _streaming(chat: BaseChatModel, spec: ModelSpec, found: Capabilities) 
     try:
         with capturing(None) as observed:
             bounded = chat.bind(max_tokens=spec.max_tokens.probe)
-            text = "".join([chunk.text async for chunk in bounded.astream(QUESTION)])
+            chunks = [chunk async for chunk in bounded.astream(QUESTION)]
     except openai.OpenAIError as exc:
         found.streaming = f"failed ({public_name(exc)})"
         return
+    text = "".join(chunk.text for chunk in chunks)
+    for chunk in chunks:
+        found.usage += _spent(spec, getattr(chunk, "usage_metadata", None))
     _note(found, observed)
     role = (
         "missing"
@@ -125,6 +131,15 @@ async def _streaming(chat: BaseChatModel, spec: ModelSpec, found: Capabilities) 
     found.usage_in_stream = observed.usage or "none"
     if split_reasoning(text, spec.reasoning_tag)[0]:
         found.reasoning = f"<{spec.reasoning_tag}> tag in the content"
+
+
+def _spent(spec: ModelSpec, meta: Any) -> Usage:
+    """One reply's (or stream chunk's) reported tokens, priced as a run's calls are."""
+    if not meta:
+        return Usage()
+    tokens_in, tokens_out = int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
+    cost = spec.price.cost(tokens_in, tokens_out) if spec.price else None
+    return Usage(input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost, calls=1)
 
 
 def _note(found: Capabilities, observed: Observed) -> None:

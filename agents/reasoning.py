@@ -8,7 +8,6 @@ streams in, so the thinking can be shown live and the answer parsed alone.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -117,14 +116,3 @@ def json_candidates(text: str) -> list[str]:
     if 0 <= start < end:
         candidates.append(text[start : end + 1])
     return list(dict.fromkeys(candidates))
-
-
-def looks_like_json(text: str) -> bool:
-    """Whether any candidate parses as a JSON object (prose without one means the format was ignored)."""
-    for candidate in json_candidates(text):
-        try:
-            if isinstance(json.loads(candidate), dict):
-                return True
-        except ValueError:
-            continue
-    return False

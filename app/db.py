@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import fcntl
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from alembic import command
@@ -16,8 +18,6 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
-
-DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///thinkloop.db"
 
 
 def normalize_url(url: str) -> str:
@@ -77,9 +77,72 @@ def alembic_config(url: str | None = None) -> Config:
     return config
 
 
+class DatabaseUnreachable(RuntimeError):
+    """The configured database cannot be reached: its message is one line, with where and why."""
+
+
+def where(url: str) -> str:
+    """Where a database URL points, for people, never with its password: host and port, or the file."""
+    parsed = make_url(normalize_url(url))
+    if parsed.get_backend_name() == "sqlite":
+        return f"the SQLite file {parsed.database or ':memory:'}"
+    port = f":{parsed.port}" if parsed.port else ""
+    return f"{parsed.host or 'localhost'}{port} (database {parsed.database or '-'})"
+
+
+def _cause(exc: BaseException) -> str:
+    """The first line of the innermost error's message: 'Connection refused', 'unable to open
+    database file', the name that did not resolve."""
+    while exc.__cause__ is not None or getattr(exc, "orig", None) is not None:
+        exc = getattr(exc, "orig", None) or exc.__cause__  # type: ignore[assignment]
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text.rsplit("failed: ", 1)[-1].strip()
+
+
+async def reach(url: str, timeout_s: float = 10.0) -> None:
+    """Connect once; DatabaseUnreachable (one line: where, and why) if that fails. PostgreSQL gets a
+    connect timeout, so a host that drops packets is an error in seconds, not a hang."""
+    url = normalize_url(url)
+    connect_args: dict[str, Any] = {} if is_sqlite(url) else {"connect_timeout": max(1, int(timeout_s))}
+    engine = create_async_engine(url, connect_args=connect_args)
+    try:
+        async with engine.connect():
+            pass
+    except Exception as exc:  # the driver's own errors differ (psycopg, sqlite3, socket); all say why
+        raise DatabaseUnreachable(f"cannot reach the database at {where(url)}: {_cause(exc)}") from exc
+    finally:
+        await engine.dispose()
+
+
+@contextmanager
+def migration_lock(url: str) -> Iterator[None]:
+    """On SQLite, hold an exclusive lock on ``<database>.migrate-lock`` beside the file while
+    migrating: processes that start together (`serve` and `keys create`) migrate one at a time and
+    the later ones find the schema at head. PostgreSQL serialises with an advisory lock in the
+    migration's own transaction (``migrations/env.py``); an in-memory database is one process's."""
+    parsed = make_url(normalize_url(url))
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
+        yield
+        return
+    with open(Path(database).with_name(Path(database).name + ".migrate-lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes, or the process dies
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _upgrade(url: str) -> None:
+    with migration_lock(url):
+        command.upgrade(alembic_config(url), "head")
+
+
 async def migrate(url: str) -> None:
-    """Upgrade the database to the newest migration."""
-    await asyncio.to_thread(command.upgrade, alembic_config(url), "head")
+    """Upgrade the database to the newest migration, one process at a time; DatabaseUnreachable
+    (one line) when it cannot be reached at all."""
+    await reach(url)
+    await asyncio.to_thread(_upgrade, url)
 
 
 @cache

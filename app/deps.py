@@ -65,6 +65,14 @@ def check_models(registry: ModelRegistry, *names: str) -> None:
             raise Unprocessable(str(exc), known_models=exc.known) from exc
 
 
+OPERATOR = "operator"  # app.projects.keys.OPERATOR: the instance's scope, above every project's admin
+
+
+def holds(key: ApiKey, scope: str) -> bool:
+    """Whether ``key`` holds ``scope``: an operator key holds admin too (of every project)."""
+    return scope in key.scopes or (scope == "admin" and OPERATOR in key.scopes)
+
+
 def require_scope(scope: str) -> Callable[..., Awaitable[ApiKey]]:
     """A dependency that admits a live API key holding ``scope``."""
 
@@ -85,7 +93,7 @@ def require_scope(scope: str) -> Callable[..., Awaitable[ApiKey]]:
         if key is None:
             await quotas.signin_failed(client)
             raise Unauthorized("The API key is unknown, revoked or expired.")
-        if scope not in key.scopes:
+        if not holds(key, scope):
             raise Forbidden(f"This key lacks the '{scope}' scope.")
         window = await quotas.admit(key)
         if window is not None:
@@ -102,4 +110,5 @@ AppSettings = Annotated[Settings, Depends(get_settings_dep)]
 QuotasDep = Annotated[Quotas, Depends(get_quotas)]
 ReadKey = Annotated[ApiKey, Depends(require_scope("read"))]
 WriteKey = Annotated[ApiKey, Depends(require_scope("write"))]
-AdminKey = Annotated[ApiKey, Depends(require_scope("admin"))]
+AdminKey = Annotated[ApiKey, Depends(require_scope("admin"))]  # its own project's (any, for an operator)
+OperatorKey = Annotated[ApiKey, Depends(require_scope(OPERATOR))]  # the instance's

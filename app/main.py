@@ -32,6 +32,7 @@ from app.runs import endpoints as runs
 from app.runs.actions import retaining
 from app.runs.service import open_executor
 from app.runs.stream import listening
+from app.runs.temporary import temporary_runs
 from app.settings import Settings, get_settings
 from app.validity import endpoints as validity
 from app.validity import panels as panel_records
@@ -52,6 +53,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.engine, app.state.sessions = engine, session_factory(engine)
         app.state.registry, app.state.metrics = factory.registry, ServiceMetrics()
         app.state.factory = factory
+        # The validity bench's runs: the service's executor on a temporary store per request.
+        app.state.temporary_runs = functools.partial(temporary_runs, settings, factory)
         app.state.quotas = Quotas(settings)  # rate windows in memory, or in Redis when configured
         stack.push_async_callback(app.state.quotas.aclose)
         executor = await stack.enter_async_context(

@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime
 from enum import StrEnum
 from typing import Any
 
+from pydantic import BaseModel
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -143,7 +144,8 @@ class Run(SQLModel, table=True):
     """One refinement run of one problem."""
 
     __tablename__ = "runs"
-    __table_args__ = (UniqueConstraint("api_key_id", "idempotency_key"),)
+    # An Idempotency-Key is the project's (any of its keys replays it): migration 0021.
+    __table_args__ = (UniqueConstraint("project_id", "idempotency_key", name="uq_runs_project_idempotency"),)
 
     id: str = Field(default_factory=new_id, primary_key=True)
     project_id: str = _project()
@@ -160,6 +162,8 @@ class Run(SQLModel, table=True):
     api_key_id: str | None = Field(default=None, max_length=64)
     stop_reason: str | None = Field(default=None, sa_column=Column(Text))
     failure: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    # What a finished run knows that no row holds (``RunFacts``): its metrics, its warrant, and its
+    # call counts. Null until it finishes through the loop (a run that failed outside it has none).
     result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     created_at: datetime = _ts()
     finished_at: datetime | None = _ts(nullable=True)
@@ -170,6 +174,24 @@ class Run(SQLModel, table=True):
     # A batch item's run: which batch, and which arm (the loop, or the zero-shot control).
     batch_id: str | None = Field(default=None, foreign_key="batches.id", index=True)
     arm: str = Field(default="loop", max_length=16)
+
+
+class RunFacts(BaseModel):
+    """The typed content of ``runs.result``: what a finished run knows that no row holds. Its
+    rounds, verdicts and revisions are rows (``rounds``, ``judgements``, ``revisions``) and its
+    events the transcript; each is stored there only."""
+
+    # RunMetrics as a dict; None for an error run: a failure is never a score
+    metrics: dict[str, Any] | None = None
+    # An accepted run's warrant (app.validity.records.warrant_of); null for any other outcome
+    warrant: dict[str, Any] | None = None
+    llm_calls: int = 0  # calls answered by an endpoint (the response cache's replies not counted)
+    retries: int = 0  # HTTP attempts beyond one per call
+
+    @classmethod
+    def of(cls, run: Run) -> RunFacts | None:
+        """The facts a finished run stored; None while it runs, or when it failed outside the loop."""
+        return cls.model_validate(run.result) if run.result is not None else None
 
 
 class WebhookEndpoint(SQLModel, table=True):
@@ -426,7 +448,9 @@ class BatchItem(SQLModel, table=True):
     finished_at: datetime | None = _ts(nullable=True)
     error: str | None = Field(default=None, sa_column=Column(Text))
     failure: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
-    result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    # Its result is a query over its run's rows (app/reporting/item_result.py); only what is the
+    # item's own is kept here: the replies its last attempt took from the response cache.
+    cache_hits: int = 0
     # Why the last process handed this pending item left it alone (no such model there); null once claimed
     waiting: str | None = Field(default=None, sa_column=Column(Text))
     input_tokens: int = 0

@@ -65,6 +65,15 @@ def _instant(when: datetime) -> datetime:
     return instant
 
 
+def iso_text(value: object) -> object:
+    """A time in a request body is ISO 8601 text (a pydantic ``BeforeValidator`` for the one field
+    a strict body leaves lax: JSON has no time type): a number would otherwise be read as a Unix
+    time, a boolean as 0 or 1."""
+    if not isinstance(value, str | datetime):
+        raise ValueError("a time is ISO 8601 text with its timezone, e.g. 2027-06-30T00:00:00Z")
+    return value
+
+
 def in_range(when: datetime) -> datetime:
     """``when`` in UTC if it lies between EARLIEST and LATEST; ValueError otherwise (a pydantic
     ``AfterValidator`` for time filters: year 1 or 9999 in another timezone overflows in the database

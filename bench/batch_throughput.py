@@ -48,7 +48,7 @@ from typing import Any, NamedTuple
 import psutil
 import redis
 from _common import postgres_database, simulator
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
@@ -56,7 +56,7 @@ from app.batches.broker import QUEUE, build_broker
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
-from app.models import Batch, BatchItem
+from app.models import Batch, BatchItem, RoundRow
 
 REDIS = "redis://127.0.0.1:6379/14"
 MODELS = ("m1", "m2")
@@ -93,17 +93,19 @@ async def elapsed(database_url: str, batch_id: str) -> Measured:
         async with short_session(session_factory(engine)) as session:
             batch = await session.get(Batch, batch_id)
             assert batch is not None and batch.finished_at is not None, batch
-            query = select(col(BatchItem.result), col(BatchItem.finished_at)).where(
-                col(BatchItem.batch_id) == batch_id
+            query = select(col(RoundRow.run_id), func.count()).join(
+                BatchItem, col(BatchItem.run_id) == col(RoundRow.run_id)
             )
-            rows = list((await session.execute(query)).all())
+            query = query.where(col(BatchItem.batch_id) == batch_id).group_by(col(RoundRow.run_id))
+            rounds = [int(n) for _, n in (await session.execute(query)).all()]
+            finishes = select(col(BatchItem.finished_at)).where(col(BatchItem.batch_id) == batch_id)
+            rows = list((await session.execute(finishes)).scalars().all())
             created, finished = _utc(batch.created_at), _utc(batch.finished_at)
     finally:
         await engine.dispose()
-    rounds = [len(result["rounds"]) for result, _ in rows if result]
     steps = sum(2 * r - 1 for r in rounds) / len(rounds)  # each round but the last was revised
     seconds = (finished - created).total_seconds()
-    return Measured(len(rows), seconds, steps, steady_rate([f for _, f in rows]), created, finished)
+    return Measured(len(rows), seconds, steps, steady_rate(list(rows)), created, finished)
 
 
 def _utc(moment: datetime) -> datetime:

@@ -1,7 +1,9 @@
 """Orchestration overhead: CPU milliseconds per LLM call at zero simulated latency, with a profile.
 
 The simulator runs in its own process, so this process's CPU time is ours alone: the graph, the
-langchain-openai client, HTTP, validation, and (in the batch) the database and the queue. Judges
+langchain-openai client, HTTP, validation, and the database: single runs are driven as
+`thinkloop refine` drives one (the service's executor on a temporary store), and the batch adds
+its queue. Judges
 score 40, so every run goes through all its rounds and revisions.
 
     uv run --frozen python bench/overhead.py --runs 30 --items 60
@@ -33,10 +35,11 @@ from app.datasets.repository import store_dataset
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.logging import configure_logging
+from app.reporting.item_result import item_results
 from app.runs.service import open_executor
+from app.runs.temporary import temporary_runs
 from app.settings import Settings
 from graphs.context import RunContext
-from graphs.result import run_refinement
 from graphs.scoring import get_policy
 
 PROBLEM = Problem(
@@ -52,16 +55,27 @@ async def script(base_url: str) -> None:
         (await client.put(base_url.removesuffix("/v1") + "/_sim", json=rules)).raise_for_status()
 
 
-async def single_runs(base_url: str, runs: int) -> int:
+async def single_runs(base_url: str, runs: int) -> tuple[int, int]:
+    """LLM calls and rounds of ``runs`` runs, one after another, on one temporary store (what each
+    `thinkloop refine` does once, besides opening its store: measured apart, by ``stores``)."""
     spec = ModelSpec(name="sim", model="sim-1", base_url=base_url, max_concurrency=16)
-    calls = 0
+    calls = rounds = 0
     async with PanelFactory(ModelRegistry({"sim": spec}), {}) as factory:
         panel = factory.build("sim", "sim")
         context = RunContext.of(panel, get_policy("default"))
-        for _ in range(runs):
-            result = await run_refinement(PROBLEM, context)
-            calls += result.usage.calls
-    return calls
+        async with temporary_runs(None, factory) as store:
+            for _ in range(runs):
+                result = await store.run(PROBLEM, context, model="sim", judge_model="sim")
+                calls, rounds = calls + result.usage.calls, rounds + len(result.rounds)
+    return calls, rounds
+
+
+async def stores(count: int) -> int:
+    """Open (migrate) and close ``count`` temporary stores: what a `thinkloop refine` adds once."""
+    for _ in range(count):
+        async with temporary_runs():
+            pass
+    return count
 
 
 async def batch(base_url: str, items: int, database_url: str) -> int:
@@ -86,8 +100,8 @@ async def batch(base_url: str, items: int, database_url: str) -> int:
             await asyncio.sleep(0.05)
         await runner.drain()
         async with short_session(sessions) as session:
-            done = await batch_items(session, created.id)
-        return sum(item.result["calls"]["llm_calls"] for item in done if item.result)
+            results = await item_results(session, await batch_items(session, created.id))
+        return sum(result.calls.llm_calls for result in results.values())
     finally:
         await broker.shutdown()
         await executing.__aexit__(None, None, None)
@@ -95,11 +109,11 @@ async def batch(base_url: str, items: int, database_url: str) -> int:
         await engine.dispose()
 
 
-def measured(work: Any) -> tuple[int, float]:
-    """(LLM calls, CPU seconds of this process) of one asyncio workload, unprofiled."""
+def measured(work: Any) -> tuple[Any, float]:
+    """(what it returned, CPU seconds of this process) of one asyncio workload, unprofiled."""
     cpu = time.process_time()
-    calls = asyncio.run(work)
-    return calls, time.process_time() - cpu
+    counted = asyncio.run(work)
+    return counted, time.process_time() - cpu
 
 
 def profiled(work: Any) -> pstats.Stats:
@@ -127,7 +141,8 @@ def main(args: argparse.Namespace) -> str:
     with tempfile.TemporaryDirectory() as tmp, simulator(0.0) as base_url:
         asyncio.run(script(base_url))
         asyncio.run(single_runs(base_url, 2))  # warm up imports and connections
-        single = measured(single_runs(base_url, args.runs))
+        (calls, rounds), single_cpu = measured(single_runs(base_url, args.runs))
+        opened, stores_cpu = measured(stores(3))
         in_batch = measured(batch(base_url, args.items, f"sqlite+aiosqlite:///{Path(tmp) / 'o.db'}"))
         profiles = {
             "single runs": profiled(single_runs(base_url, max(args.runs // 3, 1))),
@@ -141,11 +156,17 @@ def main(args: argparse.Namespace) -> str:
         "| workload | LLM calls | CPU s | CPU ms per call |",
         "|---|---|---|---|",
     ]
-    for label, (calls, cpu) in (
-        (f"{args.runs} single runs (3 rounds + 2 revisions each)", single),
+    for label, (count, cpu) in (
+        (f"{args.runs} single runs (3 rounds + 2 revisions each), temporary store", (calls, single_cpu)),
         (f"batch of {args.items} items, embedded broker, SQLite", in_batch),
     ):
-        lines.append(f"| {label} | {calls} | {cpu:.2f} | {1000 * cpu / calls:.2f} |")
+        lines.append(f"| {label} | {count} | {cpu:.2f} | {1000 * cpu / count:.2f} |")
+    lines += [
+        "",
+        f"Single runs: {rounds} rounds, {1000 * single_cpu / rounds:.1f} CPU ms per round. Opening a "
+        f"temporary store (migrated to head; once per `thinkloop refine`): {1000 * stores_cpu / opened:.0f} "
+        "CPU ms.",
+    ]
     for label, stats in profiles.items():
         lines += ["", f"Top CPU under cProfile, {label} (own time)", ""]
         lines += ["| function | calls | s | share |", "|---|---|---|---|", *top(stats)]

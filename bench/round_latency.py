@@ -1,7 +1,8 @@
 """One refinement round's wall time against its bound, and against judges called one by one.
 
-Runs the real graph and the real ChatOpenAI client against the simulator at a fixed per-call
-latency. A round here is: seven judges, then the reviser. Figures are medians over --repeats.
+Runs the real graph, driven as every run is (the service's executor, on a temporary store), and
+the real ChatOpenAI client against the simulator at a fixed per-call latency. A round here is:
+seven judges, then the reviser. Figures are medians over --repeats.
 
     uv run python bench/round_latency.py --latency 0.2 --repeats 5
 """
@@ -19,9 +20,9 @@ from agents.panel import PanelFactory
 from agents.reviser import RevisionRequest
 from agents.schemas import JUDGES, Problem
 from agents.simulator import Rule, SimConfig, SimulatorServer
+from app.runs.temporary import temporary_runs
 from graphs.context import RunContext
 from graphs.events import RunEvent
-from graphs.result import run_refinement
 from graphs.scoring import get_policy
 
 PROBLEM = Problem(
@@ -40,7 +41,8 @@ async def parallel_round(context: RunContext) -> tuple[float, float]:
         elif event.type == "revision.proposed":
             marks["end"] = perf_counter()
 
-    result = await run_refinement(PROBLEM, context, on_event=on_event)
+    async with temporary_runs() as runs:
+        result = await runs.run(PROBLEM, context, model="sim", judge_model="sim", on_event=on_event)
     slowest_judge = max(o.usage.latency_s for o in result.rounds[0].outcomes)
     return marks["end"] - marks["start"], slowest_judge + result.revisions[0].usage.latency_s
 

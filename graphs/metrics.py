@@ -104,34 +104,3 @@ def _level_change(final: ScoredRound | None, previous: ScoredRound | None) -> di
         before = previous.level_scores.get(level)
         change[level] = None if now is None or before is None else now - before
     return change
-
-
-@dataclass(frozen=True)
-class ModelSummary:
-    """Table-2 style aggregate over many runs of one model, with non-passers explicit."""
-
-    n_runs: int
-    n_passed: int
-    pass_rate: float
-    rounds_to_pass_passers: float | None
-    rounds_to_pass_censored: float
-    avg_quality_final: float | None
-    avg_quality_all_steps: float | None
-
-
-def summarize_runs(runs: Sequence[RunMetrics]) -> ModelSummary:
-    """Aggregate runs: RoundsToPass over passers (the paper's) beside pass rate and censored mean."""
-    if not runs:
-        raise ValueError("cannot summarize zero runs")
-    passers = [r.rounds_to_pass for r in runs if r.rounds_to_pass is not None]
-    finals = [r.avg_quality_final for r in runs if r.avg_quality_final is not None]
-    steps = [r.avg_quality_all_steps for r in runs if r.avg_quality_all_steps is not None]
-    return ModelSummary(
-        n_runs=len(runs),
-        n_passed=len(passers),
-        pass_rate=len(passers) / len(runs),
-        rounds_to_pass_passers=fmean(passers) if passers else None,
-        rounds_to_pass_censored=fmean(r.rounds_to_pass_censored for r in runs),
-        avg_quality_final=fmean(finals) if finals else None,
-        avg_quality_all_steps=fmean(steps) if steps else None,
-    )

@@ -1,4 +1,8 @@
-"""The refinement loop: evaluate (seven judges and the solver in parallel) → score → revise → ..."""
+"""The refinement loop: evaluate (seven judges and the solver in parallel) → score → revise → ...
+
+The zero-shot control arm is the same graph entered through one blind revision (``arm``
+"control"), then judged once: the one graph every run, loop or control, is driven through
+(``app.runs.service.RunExecutor``)."""
 
 from __future__ import annotations
 
@@ -370,21 +374,62 @@ def _gate_check(line: str) -> str:
     return "unverified_step" if line.startswith(UNVERIFIED) else "arithmetic_correct"
 
 
+async def revise_unaided(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """The zero-shot control arm's one revision (round 0): the model under test improves the
+    problem unaided, then the loop judges that version once.
+
+    *Unaided* means blind: the reviser sees the problem and nothing else — no findings, no
+    suggestions, no analysis by the panel's checks. The run says what one unguided revision
+    achieves, beside what the feedback loop achieves on the same problem. A revision that fails
+    ends the run in ``error`` (the problem is never judged in its place). A revision that changes
+    nothing is flagged "no revision" (its event and its round): it is judged as the model's version,
+    so it ends accepted, screened or exhausted, never in review (``score`` compares it with
+    ``previous``, the problem).
+    """
+    problem = state["original"]
+    structlog.contextvars.bind_contextvars(round=0)
+
+    def on_thinking(delta: str) -> None:
+        runtime.stream_writer(ReviserThinking(round=0, delta=delta))
+
+    outcome = await runtime.context.reviser.revise_unaided(problem, on_thinking)
+    runtime.stream_writer(proposed(outcome, problem))
+    if outcome.problem is None:
+        return {
+            "revisions": [outcome],
+            "decision": Decision.ERROR.value,
+            "stop_reason": f"the model under test gave no usable revision: {outcome.error}",
+            "failure": outcome.failure,
+        }
+    return {
+        "revisions": [outcome],
+        "previous": problem,
+        "current": outcome.problem,
+        "decision": Decision.REVISE.value,
+    }
+
+
+def route_start(state: RefinementState) -> str:
+    """The control arm starts with its blind revision; the loop with judging the problem."""
+    return "revise_unaided" if state.get("arm") == "control" else "evaluate"
+
+
 def route_after_revise(state: RefinementState) -> str:
     """Judge the new version; a failed revision ends the run."""
     return "evaluate" if state["decision"] == Decision.REVISE else "finish"
 
 
 async def finish(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Emit run.finished with RoundsToPass and AvgQualityScore (null for an error run: no score)."""
-    rounds, error = state["rounds"], state["decision"] == Decision.ERROR
+    """Emit run.finished with RoundsToPass and AvgQualityScore (null for an error run: no score).
+    A control whose blind revision failed ends here with no round judged."""
+    rounds, error = state.get("rounds") or [], state["decision"] == Decision.ERROR
     metrics = outcome_metrics(state["decision"], rounds, runtime.context.policy)
     runtime.stream_writer(
         RunFinished(
             outcome=state["decision"],
             stop_reason=state.get("stop_reason", ""),
             rounds=len(rounds),
-            final_quality=None if error else rounds[-1].quality,
+            final_quality=None if error or not rounds else rounds[-1].quality,
             rounds_to_pass=metrics.rounds_to_pass if metrics else None,
             avg_quality_final=metrics.avg_quality_final if metrics else None,
             avg_quality_all_steps=metrics.avg_quality_all_steps if metrics else None,
@@ -404,7 +449,9 @@ def build_refinement_graph(checkpointer: Any = None) -> CompiledStateGraph[Any, 
     graph.add_node("score", score)
     graph.add_node("revise", revise)
     graph.add_node("finish", finish)
-    graph.add_edge(START, "evaluate")
+    graph.add_node("revise_unaided", revise_unaided)
+    graph.add_conditional_edges(START, route_start, ["revise_unaided", "evaluate"])
+    graph.add_conditional_edges("revise_unaided", route_after_revise, ["evaluate", "finish"])
     graph.add_conditional_edges("evaluate", route_to_judges, ["judge", "solve"])
     # Two edges, not one join: score runs once after the superstep in which judges and solver ran,
     # and does not wait for a solver that was never sent.

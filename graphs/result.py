@@ -1,32 +1,21 @@
-"""Running the loop and reporting it: the result object and the runner that streams events."""
+"""Reporting a run: the result object built from the graph's final state, and its end event."""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.types import StreamMode
 from pydantic import BaseModel, ConfigDict
 
 from agents.schemas import CallFailure, Problem, RevisionResult, Usage
-from graphs.context import RunContext
 from graphs.events import RunEvent, RunFinished
 from graphs.metrics import RunMetrics, outcome_metrics
-from graphs.refinement import build_refinement_graph, recursion_limit
 from graphs.scoring import SCORED_OUTCOMES, Outcome, ScoringPolicy
 from graphs.state import RefinementState, RoundRecord
 
+# Where a driven run's typed events go as they happen (a live trace, a benchmark's marks).
 EventSink = Callable[[RunEvent], None]
-
-
-@functools.cache
-def _shared_graph() -> Any:
-    """The loop without a checkpointer, compiled once: compiling costs about 5 ms, and a compiled
-    graph keeps no per-run state, so concurrent runs share it."""
-    return build_refinement_graph()
 
 
 class RunResult(BaseModel):
@@ -77,10 +66,28 @@ def finished_event(result: RunResult) -> RunFinished:
 
 
 def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:
-    """The report of a finished run; ``final`` and ``best`` are always evaluated versions."""
+    """The report of a finished run; ``final`` and ``best`` are always evaluated versions. A run
+    with no judged round ended in error before any was judged (the control's blind revision
+    failed): its versions are the original, and it has no metrics."""
     rounds, revisions = state.get("rounds") or [], state.get("revisions", [])
     if not rounds:
-        raise RuntimeError("the run's state holds no judged round: there is nothing to report")
+        if state.get("decision") != Outcome.ERROR:
+            raise RuntimeError("the run's state holds no judged round: there is nothing to report")
+        original = state["original"]
+        return RunResult(
+            policy=policy.name,
+            outcome=Outcome.ERROR,
+            stop_reason=state.get("stop_reason", ""),
+            original=original,
+            final=original,
+            best=original,
+            best_round=0,
+            rounds=[],
+            revisions=list(revisions),
+            metrics=None,
+            usage=sum((r.usage for r in revisions), Usage()),
+            failure=state.get("failure"),
+        )
     best = max(rounds, key=lambda r: (r.quality if r.quality is not None else -1.0, -r.round))
     calls = [
         *(o.usage for r in rounds for o in r.outcomes),
@@ -106,53 +113,3 @@ def build_result(state: RefinementState, policy: ScoringPolicy) -> RunResult:
 
 def _as_dict(metrics: RunMetrics | None) -> dict[str, Any] | None:
     return dataclasses.asdict(metrics) if metrics is not None else None
-
-
-def unjudged_error(problem: Problem, policy: ScoringPolicy, revision: RevisionResult) -> RunResult:
-    """A run that ended in error before any version was judged (the reviser failed first)."""
-    return RunResult(
-        policy=policy.name,
-        outcome=Outcome.ERROR,
-        stop_reason=f"the model under test gave no usable revision: {revision.error}",
-        original=problem,
-        final=problem,
-        best=problem,
-        best_round=0,
-        rounds=[],
-        revisions=[revision],
-        metrics=None,
-        usage=revision.usage,
-        failure=revision.failure,
-    )
-
-
-async def run_refinement(
-    problem: Problem,
-    context: RunContext,
-    *,
-    on_event: EventSink | None = None,
-    graph: Any = None,
-    original: Problem | None = None,
-) -> RunResult:
-    """Run the loop to its end, forwarding every typed event to ``on_event``.
-
-    ``original`` (default: ``problem``) is the version judges compare against for intent; the
-    zero-shot control arm passes the untouched problem here and its one revision as ``problem``.
-    """
-    compiled = graph if graph is not None else _shared_graph()
-    start: RefinementState = {
-        "original": original or problem,
-        "current": problem,
-        "previous": original,
-        "round": 0,
-    }
-    config: RunnableConfig = {"recursion_limit": recursion_limit(context.policy.max_rounds)}
-    modes: list[StreamMode] = ["custom", "values"]
-    final: RefinementState | None = None
-    async for mode, chunk in compiled.astream(start, config=config, context=context, stream_mode=modes):
-        if mode == "custom" and on_event is not None:
-            on_event(cast(RunEvent, chunk))
-        elif mode == "values":
-            final = cast(RefinementState, chunk)
-    assert final is not None and final.get("rounds"), "the graph ended without evaluating"
-    return build_result(final, context.policy)

@@ -73,16 +73,28 @@ SCREENED_REASON = "the offline checks found no flaw; this is not a judgement of 
 
 @dataclass(frozen=True)
 class Vote:
-    """One judge's verdict reduced to numbers.
+    """One judge's verdict reduced to numbers: what a policy scores, and what the validity bench
+    reads of each judge.
 
     ``score is None`` means no verdict: a *failed* call (``failed``: the endpoint or its reply) or a
-    judge that declined to score.
+    judge that declined to score (:attr:`abstained`). The bench also keeps whether the score passed
+    the judge's threshold (``passed``; None: no verdict), whether the judge is the offline rubric
+    (``offline``), and which checks it reported failed (``findings``: the offline panel's check ids;
+    a model's judge names none).
     """
 
     judge: str
     score: float | None
     confidence: float | None = None
     failed: bool = False
+    passed: bool | None = None
+    offline: bool = False
+    findings: tuple[str, ...] = ()
+
+    @property
+    def abstained(self) -> bool:
+        """No verdict, and not because the call failed."""
+        return self.score is None and not self.failed
 
 
 @dataclass(frozen=True)

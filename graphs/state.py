@@ -99,8 +99,10 @@ class SolveTask(TypedDict):
 
 class RefinementState(TypedDict, total=False):
     """The run so far. ``outcomes`` gathers the parallel judges' results of every round,
-    ``solutions`` the solver's."""
+    ``solutions`` the solver's. ``arm``: "control" enters through one blind revision of
+    ``original`` and judges it once (the zero-shot control arm); anything else is the loop."""
 
+    arm: str
     original: Problem
     current: Problem
     previous: Problem | None

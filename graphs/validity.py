@@ -1,9 +1,10 @@
 """The judges' validity bench: judge every version of a labelled set once, as round 1 of the loop.
 
 Each version — the flawed problem, its corrected version, a control, and (with twins) its
-adversarial twins or a control's paraphrase — goes through the same graph as a real run, with
-``max_rounds = 1``: the seven judges in parallel, the policy, the verifier's gate. What comes back
-is measured against the labels by :mod:`graphs.validity_metrics`.
+adversarial twins or a control's paraphrase — is a run driven as a real run is (the service's
+executor, on a temporary store: ``app.validity.service``), with ``max_rounds = 1``: the seven
+judges in parallel, the policy, the verifier's gate. What comes back is measured against the
+labels by :mod:`graphs.validity_metrics`.
 
 A version keeps the run's outcome as its ``decision``; only the panel's own verdicts are figures:
 ``accepted`` or ``screened`` (the offline panel found nothing: it passed the screen) and
@@ -14,8 +15,8 @@ a quorum — is not the panel's verdict, and the bench counts it apart, never as
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import structlog
@@ -25,41 +26,21 @@ from agents.schemas import JudgeName, JudgeResult, Problem
 from agents.validity.labels import LabelledItem
 from agents.validity.matching import check_matches, findings, gate_matches
 from agents.validity.twins import paraphrase, twins_of
-from graphs.context import RunContext
-from graphs.result import run_refinement
-from graphs.scoring import PASSED_OUTCOMES, ScoringPolicy
+from graphs.result import RunResult
+from graphs.scoring import PASSED_OUTCOMES, ScoringPolicy, Vote
 
 log = structlog.get_logger(__name__)
 
 Version = Literal["flawed", "corrected", "control", "twin", "paraphrase"]
+# Round 1 of the loop on one version, driven as every run is (``app.runs.temporary``: the service's
+# executor on a temporary store), on a panel whose policy stops after one round.
+Drive = Callable[[Problem], Awaitable[RunResult]]
 
 
 # Outcomes that are the panel's verdict on a version: passed (accepted, or screened: the offline
 # panel's "found nothing") or refused.
 PASSED: frozenset[str] = PASSED_OUTCOMES
 REFUSED: frozenset[str] = frozenset({"exhausted"})
-
-
-@dataclass(frozen=True)
-class Vote:
-    """One judge on one version: score and confidence (None: no verdict), whether it passed, and
-    which checks it reported failed (the offline panel's check ids; a model's judge names none).
-
-    ``failed`` marks a call that failed (the endpoint or its reply); a vote with no score that did
-    not fail is an abstention (the judge declined, or its verdict was unusable)."""
-
-    judge: JudgeName
-    score: int | None
-    confidence: int | None
-    passed: bool | None
-    failed: bool = False
-    offline: bool = False
-    findings: tuple[str, ...] = ()
-
-    @property
-    def abstained(self) -> bool:
-        """No verdict, and not because the call failed."""
-        return self.score is None and not self.failed
 
 
 @dataclass(frozen=True)
@@ -157,14 +138,12 @@ class Verdict:
         return self.decision in PASSED
 
 
-async def judge_version(problem: Problem, context: RunContext) -> Verdict:
-    """Run ``problem`` through round 1 of the loop and keep what the bench measures."""
-    once = replace(context, policy=replace(context.policy, max_rounds=1))
-    result = await run_refinement(problem, once)
+def verdict_of(result: RunResult, policy: ScoringPolicy) -> Verdict:
+    """What the bench measures of a run that judged one version (round 1 of the loop)."""
     if not result.rounds:  # no version was judged (nothing the bench can read as a verdict)
         return Verdict(str(result.outcome), None, (), ())
     record = result.rounds[0]
-    votes = tuple(_vote(o, context.policy) for o in record.outcomes)
+    votes = tuple(_vote(o, policy) for o in record.outcomes)
     calls = [o.reported_model for o in record.outcomes] + (
         [record.solver.reported_model] if record.solver else []
     )
@@ -179,32 +158,29 @@ def _vote(outcome: JudgeResult, policy: ScoringPolicy) -> Vote:
         outcome.judge,
         verdict.score if verdict else None,
         verdict.confidence if verdict else None,
-        (verdict.score >= policy.threshold(outcome.judge)) if verdict else None,
         failed=outcome.failure is not None,
+        passed=(verdict.score >= policy.threshold(outcome.judge)) if verdict else None,
         offline=offline,
         findings=findings(verdict.rationale) if verdict and offline else (),
     )
 
 
-async def judge_once(
-    problem: Problem, context: RunContext
-) -> tuple[bool, str, float | None, list[Vote], list[str]]:
-    """Round 1 of the loop on ``problem``: passed (accepted or screened)?, the outcome, Q, each
-    judge's vote, the gate."""
-    verdict = await judge_version(problem, context)
-    return verdict.passed, verdict.decision, verdict.quality, list(verdict.votes), list(verdict.gate)
-
-
 async def bench(
-    items: Sequence[LabelledItem], context: RunContext, *, twins: bool = False, concurrency: int = 8
+    items: Sequence[LabelledItem],
+    drive: Drive,
+    policy: ScoringPolicy,
+    *,
+    twins: bool = False,
+    concurrency: int = 8,
 ) -> list[Judged]:
-    """Judge every version of every item (``concurrency`` versions at a time)."""
+    """Judge every version of every item (``concurrency`` versions at a time), each by ``drive``
+    under ``policy`` (the judges' thresholds a vote passes by)."""
     slots = asyncio.Semaphore(concurrency)
 
     async def one(item: LabelledItem, version: Version, twin: str, problem: Problem) -> Judged:
         async with slots:
             try:
-                verdict = await judge_version(problem, context)
+                verdict = verdict_of(await drive(problem), policy)
             except Exception as exc:  # one version's crash is that version's error, not the bench's
                 log.exception("validity.version_failed", item=item.id, version=version, twin=twin)
                 verdict = Verdict("error", None, (), (f"{type(exc).__name__}: {exc}",))

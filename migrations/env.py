@@ -52,9 +52,11 @@ def _migrate(connection: Connection) -> None:
 
 async def _online() -> None:
     engine = create_engine(context.config.get_main_option("sqlalchemy.url") or "")
-    async with engine.connect() as connection:
-        await connection.run_sync(_run)
-    await engine.dispose()
+    try:
+        async with engine.connect() as connection:
+            await connection.run_sync(_run)
+    finally:  # a migration that stops leaves no connection open behind it
+        await engine.dispose()
 
 
 if context.is_offline_mode():

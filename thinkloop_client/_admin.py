@@ -1,5 +1,6 @@
-"""Projects, their keys and the audit log (a key with the ``admin`` scope): one method group for
-each client."""
+"""Projects, their keys and the audit log: one method group for each client. An ``operator`` key
+makes projects, sets their caps and manages every project's keys; a project's ``admin`` key manages
+its own project's keys and reads its own audit log (another project's answer NotFound)."""
 
 from __future__ import annotations
 

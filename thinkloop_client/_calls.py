@@ -368,7 +368,7 @@ def validate_judges(
     return Call("POST", "/v1/judges/validate", read, params={"format": format}, json=_drop_none(body))
 
 
-# Projects, keys and the audit log (admin scope) ---------------------------------------------------
+# Projects, keys and the audit log (operator, or a project's admin) ------------------------------------------
 
 
 class ProjectCaps(TypedDict, total=False):

@@ -76,7 +76,7 @@ class ResearchMethods(SyncBase):
 
     def check_model(self, name: str) -> ModelInfo:
         """Probe the model's endpoint and use what works from now on, for every project (an
-        **admin** key's call; 422 for the offline panel)."""
+        **operator** key's call; 422 for the offline panel)."""
         return self._send(calls.check_model(name))
 
     def validate_judges(

@@ -174,13 +174,6 @@ CHECKS: dict[JudgeName, tuple[Check, ...]] = {
         Check("readable", _readable, "Split long sentences; use words a pupil knows.", "style"),
     ),
 }
-FIVE_KEYS = {
-    "concepts": "what the computations use",
-    "prerequisites": "the operations a solver needs",
-    "representations": "how the solution writes its working",
-    "alternative_values": "whether the numbers could be varied",
-    "narrative": "whether the story is possible and consistent",
-}
 
 
 def run_checks(judge: JudgeName, facts: ProblemFacts, reference: ProblemFacts | None) -> list[CheckResult]:

@@ -61,7 +61,7 @@ FlawType = Literal[
 class Flaw(BaseModel):
     """One labelled flaw."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     type: FlawType = Field(
         description="The flaw's type, from the taxonomy (false_proportionality, arithmetic_worded, …)"
@@ -73,9 +73,10 @@ class Flaw(BaseModel):
 
 
 class LabelledItem(BaseModel):
-    """A problem with its labels."""
+    """A problem with its labels: strict, as every request body is (a grade "5" is refused, not read
+    as 5), so a file and the API take the same items."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     id: str = Field(min_length=1, max_length=100, description="A unique id within the set")
     split: Literal["tune", "heldout"] = Field(

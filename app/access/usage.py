@@ -44,10 +44,7 @@ async def charge(session: AsyncSession, run_id: str, usages: Iterable[Usage]) ->
     update. Calls that cost nothing (the offline panel) write nothing.
     """
     spent = list(usages)
-    input_tokens = sum(u.input_tokens for u in spent)
-    output_tokens = sum(u.output_tokens for u in spent)
-    cost = sum(u.cost_usd or 0.0 for u in spent)
-    if not (input_tokens or output_tokens or cost):
+    if not _values(spent):
         return
     owners = (
         select(col(Run.project_id), func.coalesce(col(Run.api_key_id), col(Batch.api_key_id)))
@@ -55,12 +52,31 @@ async def charge(session: AsyncSession, run_id: str, usages: Iterable[Usage]) ->
         .where(col(Run.id) == run_id)
     )
     found = (await session.execute(owners)).first()
-    if found is None:
+    if found is not None:
+        await charge_owner(session, found[0], found[1], spent)
+
+
+async def charge_owner(
+    session: AsyncSession, project_id: str, api_key_id: str | None, usages: Iterable[Usage]
+) -> None:
+    """Add these calls to today's (UTC) row of ``project_id`` and, if given, of ``api_key_id``: for
+    model work that is no run (the judges' validity bench), charged as a run's calls are."""
+    values = _values(list(usages))
+    if not values:
         return
-    values = {"input_tokens": input_tokens, "output_tokens": output_tokens, "cost_usd": cost}
-    await _add(session, DailyUsage, {"project_id": found[0]}, values)
-    if found[1] is not None:
-        await _add(session, KeyDailyUsage, {"api_key_id": found[1]}, values)
+    await _add(session, DailyUsage, {"project_id": project_id}, values)
+    if api_key_id is not None:
+        await _add(session, KeyDailyUsage, {"api_key_id": api_key_id}, values)
+
+
+def _values(spent: list[Usage]) -> dict[str, Any]:
+    """The ledger columns these calls add to; empty when they cost nothing (the offline panel)."""
+    input_tokens = sum(u.input_tokens for u in spent)
+    output_tokens = sum(u.output_tokens for u in spent)
+    cost = sum(u.cost_usd or 0.0 for u in spent)
+    if not (input_tokens or output_tokens or cost):
+        return {}
+    return {"input_tokens": input_tokens, "output_tokens": output_tokens, "cost_usd": cost}
 
 
 async def _add(

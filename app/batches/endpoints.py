@@ -40,9 +40,10 @@ from app.pagination import CreatedAfter, CreatedBefore, created_between, page, s
 from app.reporting import figures
 from app.reporting.batch import build_report
 from app.reporting.comparisons import compare
-from app.reporting.data import entries_of
+from app.reporting.data import load_entries
 from app.reporting.formats import render_report
 from app.reporting.item_export import MEDIA_TYPES as ITEM_MEDIA
+from app.reporting.item_result import item_results
 from app.reporting.manifest import complete_manifest
 from app.runs.deps import Executor
 from app.text import unstorable_reason
@@ -225,10 +226,10 @@ async def get_batch_report(
     carry the batch's manifest; CSV, which has no place for it, points to it in a `Link` header
     (rel="describedby")."""
     batch = await _get(session, batch_id, key.project_id)
-    items = await repo.items(session, batch_id)
+    entries = await load_entries(session, await repo.items(session, batch_id))
     flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
     # statistics (bootstrap) and plots are CPU work: off the event loop
-    body = await run_in_threadpool(lambda: render_report(build_report(batch, items, flaws), fmt))
+    body = await run_in_threadpool(lambda: render_report(build_report(batch, entries, flaws), fmt))
     headers = {"Link": f'</v1/batches/{batch.id}/manifest>; rel="describedby"'} if fmt == "csv" else None
     return Response(body, media_type=MEDIA[fmt], headers=headers)
 
@@ -262,7 +263,7 @@ async def compare_batches(
             )
         if which == "control" and not batch.control_arm:
             raise Unprocessable(f"Batch {batch.id} has no control arm.")
-        entries = entries_of(await repo.items(session, batch.id, name, which))
+        entries = await load_entries(session, await repo.items(session, batch.id, name, which))
         sides.append((f"{batch.id} · {name}/{which}", entries))
     (a, left), (b, right) = sides
     # the bootstrap is CPU work: off the event loop
@@ -293,8 +294,9 @@ async def list_batch_items(
     rows, next_after = await repo.item_page(
         session, batch_id, limit=limit, after=after, status=status_filter, outcome=outcome
     )
+    results = await item_results(session, rows)
     return BatchItemPage(
-        items=[BatchItemPublic.of(row) for row in rows],
+        items=[BatchItemPublic.of(row, results.get(row.id or 0)) for row in rows],
         next_cursor=None if next_after is None else str(next_after),
     )
 
@@ -364,9 +366,9 @@ async def get_batch_figure(
     The file carries the batch's whole manifest (as JSON in the SVG's metadata, in a PNG text chunk
     `thinkloop.manifest`). 404 when the batch has no data for that figure."""
     batch = await _get(session, batch_id, key.project_id)
-    items = await repo.items(session, batch_id)
+    entries = await load_entries(session, await repo.items(session, batch_id))
     flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
-    body = await run_in_threadpool(lambda: figures.render(build_report(batch, items, flaws), name, fmt))
+    body = await run_in_threadpool(lambda: figures.render(build_report(batch, entries, flaws), name, fmt))
     if body is None:
         why = _WHY_NO_DATA.get(name, "no item of it is scored yet")
         raise NotFound(f"This batch has no data for the figure {name!r}: {why}.")

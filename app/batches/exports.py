@@ -12,6 +12,7 @@ from app.batches import repository as repo
 from app.datasets import repository as datasets_repo
 from app.models import Batch
 from app.reporting.item_export import export_items
+from app.reporting.item_result import item_results
 from app.reporting.item_rows import item_rows
 from app.reporting.manifest import complete_manifest
 
@@ -33,4 +34,5 @@ async def item_export(session: AsyncSession, batch: Batch) -> ItemExport:
     items = await repo.items(session, batch.id)
     external = await repo.external_ids(session, batch.dataset_id)
     flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
-    return ItemExport(item_rows(items, external, flaws), complete_manifest(batch, items))
+    results = await item_results(session, items)
+    return ItemExport(item_rows(items, results, external, flaws), complete_manifest(batch, items))

@@ -37,7 +37,6 @@ from app.models import (
     RunStatus,
     utcnow,
 )
-from app.reporting.item_result import ItemResult
 from app.runs import repository as runs_repo
 from app.runs.service import LeaseLost, RunExecutor
 from graphs.result import RunResult
@@ -356,13 +355,11 @@ def _columns(result: RunResult, cache_hits: int = 0) -> dict[str, Any]:
     ``cache_hits`` counts the replies this attempt took from the response cache (an item resumed
     after an interruption counts those of its last attempt: earlier ones are in its checkpoints)."""
     usage, error = result.usage, result.outcome == Outcome.ERROR
-    summary = ItemResult.of(result)
-    summary.calls.cache_hits = cache_hits
     return {
         "status": result.outcome,
         "error": (result.failure.summary() if result.failure else result.stop_reason) if error else None,
         "failure": result.failure.model_dump() if result.failure else None,
-        "result": summary.model_dump(mode="json"),
+        "cache_hits": cache_hits,  # the rest of its result is its run's rows (app/reporting/item_result.py)
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
         "cost_usd": usage.cost_usd or 0.0,

@@ -29,6 +29,7 @@ class BatchCreate(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={
             "examples": [{"dataset_id": "3f2c…", "models": ["gpt4o", "qwen-local"], "control_arm": True}]
         },
@@ -262,9 +263,8 @@ class BatchItemPublic(BaseModel):
     )
 
     @classmethod
-    def of(cls, item: BatchItem) -> BatchItemPublic:
-        """The public view of a stored item."""
-        result = ItemResult.model_validate(item.result) if item.result else None
+    def of(cls, item: BatchItem, result: ItemResult | None) -> BatchItemPublic:
+        """The public view of a stored item and its result (``item_result.item_results``)."""
         return cls(
             **item.model_dump(
                 include={
@@ -281,6 +281,7 @@ class BatchItemPublic(BaseModel):
                     "cost_usd",
                     "latency_s",
                     "finished_at",
+                    "cache_hits",
                 }
             ),
             id=item.id or 0,
@@ -289,7 +290,6 @@ class BatchItemPublic(BaseModel):
             stop_reason=result.stop_reason if result else None,
             rounds=len(result.rounds) if result else 0,
             final_quality=_final_quality(result),
-            cache_hits=result.calls.cache_hits if result else 0,
             warrant=result.warrant if result else None,
         )
 

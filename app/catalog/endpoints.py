@@ -9,14 +9,20 @@ from fastapi import APIRouter, Path
 from agents.llm import endpoint_host
 from agents.models import OFFLINE_MODEL, ModelConfigError, UnknownModelError
 from agents.panel import PanelFactory
+from app.access.usage import charge_owner
 from app.catalog.schemas import Capabilities, ModelList, ModelPublic
-from app.deps import AdminKey, Factory, ReadKey
+from app.deps import Factory, OperatorKey, QuotasDep, ReadKey, Session
 from app.errors import NotFound, Unprocessable, problem_responses
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
 ModelName = Annotated[str, Path(description="A model name, as GET /v1/models lists them")]
 _ERRORS = problem_responses(
-    {403: "The key lacks the scope", 404: "No such model", 422: "The model has no endpoint to check"}
+    {
+        403: "The key lacks the scope",
+        404: "No such model",
+        422: "The model has no endpoint to check",
+        429: "The key's project is at a daily token or cost cap",
+    }
 )
 
 
@@ -59,13 +65,19 @@ async def list_models(factory: Factory, _: ReadKey) -> ModelList:
 
 # ":path": a registry name may hold "/" (a provider's "org/model"); its %2F arrives decoded
 @router.post("/{name:path}/check", response_model=ModelPublic, responses=_ERRORS)
-async def check_model(name: ModelName, factory: Factory, _: AdminKey) -> ModelPublic:
+async def check_model(
+    name: ModelName, factory: Factory, key: OperatorKey, session: Session, quotas: QuotasDep
+) -> ModelPublic:
     """Probe the endpoint once per capability (a few tiny requests, billed by the provider) and use
-    what works from now on, for every project: so an **admin** key's to call."""
+    what works from now on, for every project: so an **operator** key's to call. Model calls like a
+    run's: 429 before any when the key's project or the key is at a daily cap, and what the probe's
+    requests reported spending is charged to the key's project and the key."""
     if name == OFFLINE_MODEL:
         raise Unprocessable("The offline panel has no endpoint to check.")
+    await quotas.check_daily(session, key)
     try:
-        await factory.check(name)
+        found = await factory.check(name)
+        await charge_owner(session, key.project_id, key.id, [found.usage])
         return _public(factory, name)
     except UnknownModelError as exc:
         raise NotFound(f"There is no model {name!r}.") from exc

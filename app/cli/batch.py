@@ -239,11 +239,13 @@ async def _report(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> 
     from app.datasets import repository as datasets_repo
     from app.db import short_session
     from app.reporting.batch import build_report
+    from app.reporting.data import load_entries
 
     batch = await _find(sessions, batch_id)
     async with short_session(sessions) as session:
         flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
-        return build_report(batch, await repo.items(session, batch.id), flaws)
+        entries = await load_entries(session, await repo.items(session, batch.id))
+        return build_report(batch, entries, flaws)
 
 
 @batch_cli.command("list")

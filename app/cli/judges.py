@@ -13,6 +13,7 @@ from app.cli.support import MODELS_FILE_HELP, err, fail, registry_from
 
 if TYPE_CHECKING:
     from agents.panel import PanelFactory
+    from app.settings import Settings
 
 judges_cli = typer.Typer(help="Measure how well a judge panel catches real flaws.", no_args_is_help=True)
 
@@ -63,7 +64,7 @@ def judges_validate(
     factory = panel_factory(settings, registry_from(settings, models_file))
     judge = judge_model or settings.judge_model
     try:
-        report = asyncio.run(_validate(factory, chosen, judge, policy, twins))
+        report = asyncio.run(_validate(settings, factory, chosen, judge, policy, twins))
     except (UnknownModelError, ModelConfigError, ValueError) as exc:
         fail(str(exc))
     refused = _save(factory, report, items, dataset.name if dataset else "shipped") if save else None
@@ -100,14 +101,17 @@ def _exit_status(report: dict[str, Any], check: bool) -> None:
 
 
 async def _validate(
-    factory: PanelFactory, items: list[Any], judge: str, policy: str, twins: bool
+    settings: Settings, factory: PanelFactory, items: list[Any], judge: str, policy: str, twins: bool
 ) -> dict[str, Any]:
+    """The bench, each version a run driven as the service drives one (its executor, on a
+    temporary store: nothing is kept but the report)."""
+    from app.runs.temporary import temporary_runs
     from app.validity.service import validate
     from graphs.scoring import get_policy
 
     get_policy(policy)
-    async with factory:
-        return await validate(items, factory, judge, policy=policy, twins=twins)
+    async with factory, temporary_runs(settings, factory) as runs:
+        return await validate(items, factory, judge, runs, policy=policy, twins=twins)
 
 
 def _save(factory: PanelFactory, report: dict[str, Any], items: list[Any], set_name: str) -> str | None:

@@ -73,8 +73,20 @@ def projects_list() -> None:
 def keys_create(
     name: Annotated[str, typer.Option(help="Who or what uses the key")],
     scope: Annotated[
-        list[str] | None, typer.Option(help="read, write and/or admin; repeat it (default read and write)")
+        list[str] | None,
+        typer.Option(
+            help="read, write and/or admin (the project's own keys and settings); repeat it "
+            "(default read and write)"
+        ),
     ] = None,
+    operator: Annotated[
+        bool,
+        typer.Option(
+            "--operator",
+            help="The instance's operator key: makes projects, sets their caps, manages every "
+            "project's keys (alone: no read or write of runs)",
+        ),
+    ] = False,
     project: Annotated[str, typer.Option(help="The project's id or name")] = DEFAULT_PROJECT,
     expires_in_days: Annotated[
         float | None, typer.Option(min=0.001, help="It stops working after this many days (default never)")
@@ -85,7 +97,7 @@ def keys_create(
     from app.projects import audit
     from app.projects.keys import create_key, find_project
 
-    scopes = scope or ["read", "write"]
+    scopes = [*(scope or []), "operator"] if operator else (scope or ["read", "write"])
     expires = utcnow() + timedelta(days=expires_in_days) if expires_in_days else None
 
     async def make(session: AsyncSession) -> NewKey:

@@ -82,7 +82,7 @@ def refine(
     warrants = asyncio.run(_warrants(settings, factory, judge, scoring))
     renderer = None if as_json else TraceRenderer(Console())
     under_test = model or settings.model
-    result = asyncio.run(_refine(factory, subject, scoring, judge, under_test, renderer, warrants))
+    result = asyncio.run(_refine(settings, factory, subject, scoring, judge, under_test, renderer, warrants))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     elif renderer is not None and result.warrant is not None:  # known once the endpoint answered
@@ -92,6 +92,7 @@ def refine(
 
 
 async def _refine(
+    settings: Settings,
     factory: PanelFactory,
     subject: Problem,
     scoring: ScoringPolicy,
@@ -100,10 +101,11 @@ async def _refine(
     renderer: TraceRenderer | None,
     warrants: Warrants | None,
 ) -> RunResult:
+    """The run, driven as the service drives one (its executor, on a temporary store: no database
+    to set up), its events printed as they happen."""
     from agents.models import ModelConfigError, UnknownModelError
-    from app.validity.records import with_warrant
+    from app.runs.temporary import temporary_runs
     from graphs.context import RunContext
-    from graphs.result import run_refinement
 
     async with factory:
         try:
@@ -111,8 +113,8 @@ async def _refine(
         except (ModelConfigError, UnknownModelError) as exc:
             fail(str(exc))
         context = RunContext.of(panel, scoring, warrants=warrants)
-        result = await run_refinement(subject, context, on_event=renderer)
-    return with_warrant(result, warrants) if warrants else result
+        async with temporary_runs(settings, factory) as runs:
+            return await runs.run(subject, context, model=model, judge_model=judge_model, on_event=renderer)
 
 
 async def _warrants(

@@ -17,10 +17,10 @@ if TYPE_CHECKING:
 
 def migrate_command() -> None:
     """Bring the database (THINKLOOP_DATABASE_URL) to the newest schema."""
-    from app.db import migrate
+    from app.cli.support import migrated
     from app.settings import get_settings
 
-    asyncio.run(migrate(get_settings().database_url))
+    asyncio.run(migrated(get_settings().database_url))
     typer.echo("database at head")
 
 
@@ -31,11 +31,11 @@ def serve(
 ) -> None:
     """Migrate the database, then serve the HTTP API and the viewer with uvicorn; once it listens,
     print where."""
+    from app.cli.support import migrated
     from app.cli.view import app_settings, local_url, serve_announcing
-    from app.db import migrate
 
     settings = app_settings(models_file)
-    asyncio.run(migrate(settings.database_url))
+    asyncio.run(migrated(settings.database_url))
     bound, chosen = host or settings.host, port or settings.port
     url = local_url(bound, chosen)
     serve_announcing(

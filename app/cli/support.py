@@ -32,13 +32,24 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
+async def migrated(url: str) -> None:
+    """Bring the database to head (one process at a time); when it cannot be reached, one line with
+    where and why on stderr and exit 1, never a traceback."""
+    from app.db import DatabaseUnreachable, migrate
+
+    try:
+        await migrate(url)
+    except DatabaseUnreachable as exc:
+        fail(str(exc), code=1)
+
+
 async def with_database(
     settings: Settings, work: Callable[[async_sessionmaker[AsyncSession]], Awaitable[T]]
 ) -> T:
     """Migrate the configured database, hand ``work`` a session factory, and dispose of the engine."""
-    from app.db import create_engine, migrate, session_factory
+    from app.db import create_engine, session_factory
 
-    await migrate(settings.database_url)
+    await migrated(settings.database_url)
     engine = create_engine(settings.database_url)
     try:
         return await work(session_factory(engine))

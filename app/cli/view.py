@@ -33,10 +33,10 @@ def view(
     Looking never changes data: unlike `serve`, it does not take up other batches' unfinished items."""
     import asyncio
 
-    from app.db import migrate
+    from app.cli.support import migrated
 
     settings = app_settings(models_file, resume_batches=False)
-    asyncio.run(migrate(settings.database_url))
+    asyncio.run(migrated(settings.database_url))
     bound, chosen = host or settings.host, port or settings.port
     url = local_url(bound, chosen)
     lines = [f"thinkloop viewer: {url}"]

@@ -1,5 +1,10 @@
-"""/v1/projects and /v1/keys: the admin API. An admin key manages every project and key; it sees
-no project's runs, datasets or batches beyond its own, like any key."""
+"""/v1/projects and /v1/keys: the admin API.
+
+An **operator** key is the instance's: it makes projects, sets their daily caps, and manages every
+project's keys and audit log. A project's **admin** key manages its own project only — its keys,
+its required warrant, its audit log — and gets 404 for another project's, as every key does for
+another project's runs: one tenant's admin can neither mint a key in another project nor read it.
+Neither scope reads or writes runs, datasets or batches by itself."""
 
 from __future__ import annotations
 
@@ -8,8 +13,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Response, status
 from pydantic import AfterValidator
 
-from app.deps import AdminKey, Session
-from app.errors import Conflict, NotFound, Unprocessable, problem_responses
+from app.deps import OPERATOR, AdminKey, OperatorKey, Session
+from app.errors import Conflict, Forbidden, NotFound, Unprocessable, problem_responses
 from app.models import ApiKey, Project
 from app.projects import audit, keys
 from app.projects.schemas import (
@@ -32,8 +37,8 @@ ProjectId = Annotated[str, Path(description="The project's id")]
 _STORABLE = AfterValidator(storable_if_text)  # a filter with NUL: 422 on every database, by name
 _ERRORS = problem_responses(
     {
-        403: "The key lacks the admin scope",
-        404: "No such project or key",
+        403: "The key lacks the admin scope, or the operator scope this needs",
+        404: "No such project or key (or another project's, for a project's admin)",
         409: "Conflict",
         422: "Invalid request",
     }
@@ -49,9 +54,21 @@ def key_public(key: ApiKey) -> KeyPublic:
     return KeyPublic.model_validate(key.model_dump(exclude={"key_hash"}))
 
 
-async def _get_project(session: Session, project_id: str) -> Project:
+def _operator(key: ApiKey) -> bool:
+    return OPERATOR in key.scopes
+
+
+def _own(key: ApiKey, project_id: str) -> bool:
+    """Whether ``key`` may manage the project: an operator any, a project's admin its own."""
+    return _operator(key) or key.project_id == project_id
+
+
+async def _get_project(session: Session, project_id: str, key: ApiKey) -> Project:
+    """A project ``key`` may manage; 404 for an unknown one and for another project's (to a
+    project's admin) alike, so ids reveal nothing across projects."""
     # No id holds NUL (PostgreSQL would refuse to look): unknown on every database alike.
-    project = None if unstorable_reason(project_id) else await session.get(Project, project_id)
+    unknown = unstorable_reason(project_id) is not None or not _own(key, project_id)
+    project = None if unknown else await session.get(Project, project_id)
     if project is None:
         raise NotFound(f"There is no project {project_id}.")
     return project
@@ -61,10 +78,10 @@ async def _get_project(session: Session, project_id: str) -> Project:
     "/v1/projects", status_code=status.HTTP_201_CREATED, response_model=ProjectPublic, responses=_ERRORS
 )
 async def create_project(
-    body: ProjectCreate, session: Session, admin: AdminKey, response: Response
+    body: ProjectCreate, session: Session, admin: OperatorKey, response: Response
 ) -> ProjectPublic:
     """Create a project (a tenant), with its own daily caps and required warrant if given; 409 if
-    the name is taken."""
+    the name is taken. An **operator** key's."""
     try:
         project = await keys.create_project(session, body.name, body.daily_tokens, body.daily_cost_usd)
     except keys.ProjectError as exc:
@@ -78,9 +95,10 @@ async def create_project(
 
 
 @router.get("/v1/projects", response_model=ProjectList, responses=_ERRORS)
-async def list_projects(session: Session, _: AdminKey) -> ProjectList:
-    """Every project, oldest first."""
-    return ProjectList(items=[_project(p) for p in await keys.list_projects(session)])
+async def list_projects(session: Session, admin: AdminKey) -> ProjectList:
+    """Every project, oldest first (to an operator); a project's admin sees its own."""
+    found = await keys.list_projects(session)
+    return ProjectList(items=[_project(p) for p in found if _own(admin, p.id)])
 
 
 @router.patch("/v1/projects/{project_id}", response_model=ProjectPublic, responses=_ERRORS)
@@ -88,9 +106,13 @@ async def update_project(
     project_id: ProjectId, body: ProjectUpdate, session: Session, admin: AdminKey
 ) -> ProjectPublic:
     """Change a project's own daily caps or required warrant: the fields sent change (null: back to the global
-    setting), the others stay; checked from the next run or batch on."""
-    project = await _get_project(session, project_id)
+    setting), the others stay; checked from the next run or batch on. A project's admin may change
+    its own project's required warrant; daily caps are the operator's to set (403)."""
+    project = await _get_project(session, project_id, admin)
     changes = body.model_dump(include=body.model_fields_set)
+    capped = sorted({"daily_tokens", "daily_cost_usd"} & set(changes))
+    if capped and not _operator(admin):
+        raise Forbidden(f"Only an operator key sets a project's daily caps ({', '.join(capped)}).")
     for name, value in changes.items():
         setattr(project, name, value)
     if changes:
@@ -107,8 +129,11 @@ async def update_project(
     responses=_ERRORS,
 )
 async def create_key(project_id: ProjectId, body: KeyCreate, session: Session, admin: AdminKey) -> KeyCreated:
-    """Create a key of the project; its secret is in this response and never again."""
-    await _get_project(session, project_id)
+    """Create a key of the project; its secret is in this response and never again. A project's
+    admin makes keys of its own project; only an operator key grants the operator scope (403)."""
+    await _get_project(session, project_id, admin)
+    if OPERATOR in body.scopes and not _operator(admin):
+        raise Forbidden("Only an operator key creates operator keys.")
     try:
         made = await keys.create_key(session, body.name, list(body.scopes), project_id, body.expires_at)
     except ValueError as exc:
@@ -121,17 +146,18 @@ async def create_key(project_id: ProjectId, body: KeyCreate, session: Session, a
 
 
 @router.get("/v1/projects/{project_id}/keys", response_model=KeyList, responses=_ERRORS)
-async def list_keys(project_id: ProjectId, session: Session, _: AdminKey) -> KeyList:
+async def list_keys(project_id: ProjectId, session: Session, admin: AdminKey) -> KeyList:
     """The project's keys with their scopes, expiry and last use; never a secret."""
-    await _get_project(session, project_id)
+    await _get_project(session, project_id, admin)
     return KeyList(items=[key_public(k) for k in await keys.list_keys(session, project_id)])
 
 
 @router.post("/v1/keys/{key_id}/revoke", response_model=KeyPublic, responses=_ERRORS)
 async def revoke_key(key_id: KeyId, session: Session, admin: AdminKey) -> KeyPublic:
-    """Revoke a key (of any project): it stops working at once. Revoking twice is harmless."""
+    """Revoke a key of the admin's project (an operator: of any project): it stops working at once.
+    Revoking twice is harmless."""
     row = None if unstorable_reason(key_id) else await session.get(ApiKey, key_id)
-    if row is None:
+    if row is None or not _own(admin, row.project_id):
         raise NotFound(f"There is no key {key_id}.")
     await keys.revoke_key(session, key_id)
     audit.record(session, admin, "revoked", "key", key_id, row.project_id)
@@ -142,7 +168,7 @@ async def revoke_key(key_id: KeyId, session: Session, admin: AdminKey) -> KeyPub
 @router.get("/v1/audit", response_model=AuditPage, responses=_ERRORS)
 async def read_audit(
     session: Session,
-    _: AdminKey,
+    admin: AdminKey,
     project_id: Annotated[
         str | None, Query(max_length=64, description="Only entries of this project"), _STORABLE
     ] = None,
@@ -159,7 +185,12 @@ async def read_audit(
         str | None, Query(max_length=500, description="next_cursor of the previous page")
     ] = None,
 ) -> AuditPage:
-    """The audit log, newest first: who created, cancelled, steered, revoked or deleted what."""
+    """The audit log, newest first: who created, cancelled, steered, revoked or deleted what; a
+    project's admin reads its own project's (404 for another's), an operator every project's."""
+    if not _operator(admin):
+        if project_id is not None and project_id != admin.project_id:
+            raise NotFound(f"There is no project {project_id}.")
+        project_id = admin.project_id
     rows, next_cursor = await audit.entries(
         session, project_id=project_id, action=action, target_id=target_id, limit=limit, cursor=cursor
     )

@@ -1,10 +1,12 @@
 """Projects and their API keys: a key is created once and shown once, stored as SHA-256, scoped
-read, write and/or admin, and belongs to one project; it may expire, and its last use is kept."""
+read, write, admin and/or operator, and belongs to one project; it may expire, and its last use is
+kept."""
 
 from __future__ import annotations
 
 import math
 import secrets
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,10 +17,14 @@ from sqlmodel import col, or_, select
 
 from app.access.signin import hash_key
 from app.models import DEFAULT_PROJECT, ApiKey, Project, utcnow
+from app.projects.names import project_name
 
 # read: see the project's runs, datasets and batches; write: create and steer them;
-# admin: manage projects and keys (of every project).
-SCOPES = ("read", "write", "admin")
+# admin: manage the project's own keys and settings (never another project's);
+# operator: the instance's — make projects, set their daily caps, manage every project's keys,
+# check models for every project. Neither admin nor operator reads or writes runs by itself.
+OPERATOR = "operator"
+SCOPES = ("read", "write", "admin", OPERATOR)
 KEY_PREFIX = "tlk_"
 
 
@@ -50,10 +56,11 @@ async def create_project(
     session: AsyncSession, name: str, daily_tokens: int | None = None, daily_cost_usd: float | None = None
 ) -> Project:
     """A new project, with its own daily caps if given (None: the global setting); ProjectError if
-    the name is taken."""
-    name = name.strip()
-    if not name:
-        raise ProjectError("a project needs a name")
+    the name is taken (after NFKC), or holds invisible characters or mixed scripts (``names``)."""
+    try:
+        name = project_name(name)
+    except ValueError as exc:
+        raise ProjectError(str(exc)) from exc
     _check_caps(daily_tokens, daily_cost_usd)
     project = Project(name=name, daily_tokens=daily_tokens, daily_cost_usd=daily_cost_usd)
     try:
@@ -65,8 +72,10 @@ async def create_project(
 
 
 async def find_project(session: AsyncSession, id_or_name: str) -> Project:
-    """A project by id or name; ProjectError if there is none."""
-    query = select(Project).where(or_(col(Project.id) == id_or_name, col(Project.name) == id_or_name))
+    """A project by id or name (as typed, or NFKC-normalised as names are stored); ProjectError if
+    there is none."""
+    names = {id_or_name, unicodedata.normalize("NFKC", id_or_name).strip()}
+    query = select(Project).where(or_(col(Project.id) == id_or_name, col(Project.name).in_(names)))
     project = (await session.execute(query)).scalars().first()
     if project is None:
         raise ProjectError(f"there is no project {id_or_name!r}")

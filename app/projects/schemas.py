@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
-from app.pagination import in_range
+from app.pagination import in_range, iso_text
+from app.projects.names import project_name
 from app.text import storable_if_text
 
-Scope = Literal["read", "write", "admin"]
+Scope = Literal["read", "write", "admin", "operator"]
 # Text we store: NUL and lone surrogates refused by name on every database (before the length
 # check, which would refuse a surrogate only as undecodable data).
 Name = Annotated[str, BeforeValidator(storable_if_text)]
@@ -85,9 +86,15 @@ RequireWarrant = Annotated[
 class ProjectCreate(BaseModel):
     """A new project, with its own daily caps if it needs them."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: Name = Field(min_length=1, max_length=200, description="Unique name", examples=["school-north"])
+    name: Annotated[Name, AfterValidator(project_name)] = Field(
+        min_length=1,
+        max_length=200,
+        description="Unique name, NFKC-normalised; refused with invisible characters (zero-width, "
+        "bidirectional controls) or letters of mixed scripts (look-alikes of another name)",
+        examples=["school-north"],
+    )
     daily_tokens: DailyTokens = None
     daily_cost_usd: DailyCost = None
     require_warrant: RequireWarrant = None
@@ -99,6 +106,7 @@ class ProjectUpdate(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,  # false is no $0 cap, "7" no 7: a request says what it means
         json_schema_extra={
             "examples": [{"daily_tokens": 500000, "daily_cost_usd": None, "require_warrant": 0.1}]
         },
@@ -141,15 +149,21 @@ class ProjectList(BaseModel):
 class KeyCreate(BaseModel):
     """A new API key of a project."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: Name = Field(
         min_length=1, max_length=200, description="Who or what uses it", examples=["tutor-app"]
     )
     scopes: list[Scope] = Field(
-        default=["read", "write"], min_length=1, description="read, write and/or admin", examples=[["read"]]
+        default=["read", "write"],
+        min_length=1,
+        description="read, write, admin (this project's keys and settings) and/or operator (every "
+        "project; only an operator key grants it)",
+        examples=[["read"]],
     )
-    expires_at: Annotated[AwareDatetime, AfterValidator(in_range)] | None = Field(
+    expires_at: (
+        Annotated[AwareDatetime, Strict(False), BeforeValidator(iso_text), AfterValidator(in_range)] | None
+    ) = Field(
         default=None,
         description="When it stops working (with a timezone; default: never)",
         examples=["2027-06-30T00:00:00Z"],
@@ -165,7 +179,7 @@ class KeyPublic(BaseModel):
     project_id: str = Field(description="The project it belongs to")
     name: str = Field(description="Who or what uses it")
     prefix: str = Field(description="The secret's first characters, to recognise it")
-    scopes: list[str] = Field(description="read, write and/or admin")
+    scopes: list[str] = Field(description="read, write, admin and/or operator")
     created_at: datetime = Field(description="When it was created (UTC)")
     expires_at: datetime | None = Field(description="When it stops working, if ever")
     last_used_at: datetime | None = Field(description="Its last use (recorded at most once a minute)")

@@ -18,12 +18,11 @@ from typing import Any
 
 from agents.models import OFFLINE_MODEL
 from agents.schemas import JUDGES
-from app.models import Batch, BatchItem
+from app.models import Batch
 from app.reporting.comparisons import comparisons
 from app.reporting.data import (
     Entry,
     by_problem,
-    entries_of,
     outcome_counts,
     pass_summary,
     problem_quality,
@@ -38,13 +37,14 @@ from graphs.statistics import bootstrap_ci, kaplan_meier
 
 
 def build_report(
-    batch: Batch, items: Sequence[BatchItem], flaws: Mapping[str, str] | None = None
+    batch: Batch, entries: Sequence[Entry], flaws: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """Everything a researcher compares models by, from every item of a batch; ``flaws`` maps a
-    problem to its labelled flaw (its dataset metadata's ``flaw``), for the by-flaw section."""
+    """Everything a researcher compares models by, from every item of a batch with its result
+    (``data.load_entries``); ``flaws`` maps a problem to its labelled flaw (its dataset metadata's
+    ``flaw``), for the by-flaw section."""
     arms = ("loop", "control") if batch.control_arm else ("loop",)
     groups: dict[tuple[str, str], list[Entry]] = {(m, a): [] for m in batch.models for a in arms}
-    for entry in entries_of(items):
+    for entry in entries:
         groups.setdefault((entry.item.model, entry.item.arm), []).append(entry)
     repeats = repeat_summary(groups, batch.repeats)
     limits = {"loop": batch.max_rounds, "control": 1}
@@ -71,7 +71,7 @@ def build_report(
         "agreement": {arm: _agreement(batch, groups, arm) for arm in arms},
         "comparisons": comparisons(groups, arms),
         "by_flaw": by_flaw(groups, flaws or {}),
-        "manifest": complete_manifest(batch, items),
+        "manifest": complete_manifest(batch, [e.item for e in entries]),
     }
 
 

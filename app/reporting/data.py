@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from app.models import BatchItem
-from app.reporting.item_result import ItemResult
+from app.reporting.item_result import ItemResult, item_results
 from graphs.scoring import SCORED_OUTCOMES, Outcome
 from graphs.statistics import wilson_interval
 
@@ -29,9 +31,10 @@ class Entry:
         return self.item.outcome in SCORED_OUTCOMES and self.result is not None
 
 
-def entries_of(items: Sequence[BatchItem]) -> list[Entry]:
-    """Items with their typed results."""
-    return [Entry(i, ItemResult.model_validate(i.result) if i.result else None) for i in items]
+async def load_entries(session: AsyncSession, items: Sequence[BatchItem]) -> list[Entry]:
+    """Items with their typed results, read from their runs' rows (``item_results``)."""
+    results = await item_results(session, items)
+    return [Entry(i, results.get(i.id) if i.id is not None else None) for i in items]
 
 
 def by_problem(entries: Sequence[Entry]) -> dict[str, list[ItemResult]]:

@@ -61,9 +61,10 @@ FLOAT_COLUMNS = frozenset(
 )
 
 
-def item_row(item: BatchItem, external_id: str | None = None, flaw: str | None = None) -> dict[str, Any]:
-    """One item as a flat row (see ``ITEM_COLUMNS``)."""
-    result = ItemResult.model_validate(item.result) if item.result else None
+def item_row(
+    item: BatchItem, result: ItemResult | None, external_id: str | None = None, flaw: str | None = None
+) -> dict[str, Any]:
+    """One item and its result (``item_result.item_results``) as a flat row (see ``ITEM_COLUMNS``)."""
     last = result.rounds[-1] if result and result.rounds else None
     metrics = result.figures if result else {}
     calls = result.calls if result else None
@@ -106,13 +107,16 @@ def item_row(item: BatchItem, external_id: str | None = None, flaw: str | None =
 
 def item_rows(
     items: Sequence[BatchItem],
+    results: Mapping[int, ItemResult],
     external_ids: Mapping[str, str | None] | None = None,
     flaws: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Every item as a row, in item order; ``external_ids`` and ``flaws`` map a problem to its
-    dataset row's id and labelled flaw."""
+    """Every item as a row, in item order; ``results`` are the items' results by item id,
+    ``external_ids`` and ``flaws`` map a problem to its dataset row's id and labelled flaw."""
     ids, labels = external_ids or {}, flaws or {}
-    return [item_row(i, ids.get(i.problem_id), labels.get(i.problem_id)) for i in items]
+    return [
+        item_row(i, results.get(i.id or 0), ids.get(i.problem_id), labels.get(i.problem_id)) for i in items
+    ]
 
 
 def _warrant(warrant: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -8,13 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from app.models import Batch, BatchItem
-from app.reporting.item_result import ItemResult
 from app.version import git_revision, version
-
-
-def item_cache_hits(item: BatchItem) -> int:
-    """Replies an item took from the response cache (0 until it finished)."""
-    return ItemResult.model_validate(item.result).calls.cache_hits if item.result else 0
 
 
 def complete_manifest(batch: Batch, items: Sequence[BatchItem]) -> dict[str, Any]:
@@ -24,7 +18,7 @@ def complete_manifest(batch: Batch, items: Sequence[BatchItem]) -> dict[str, Any
     stored = dict(batch.manifest or {})
     starts = [i.claimed_at for i in items if i.claimed_at is not None]
     ends = [i.finished_at for i in items if i.finished_at is not None]
-    hits = [item_cache_hits(i) for i in items]
+    hits = [i.cache_hits for i in items]
     return {
         **(stored or _unrecorded(batch)),
         "recorded": bool(stored),

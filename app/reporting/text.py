@@ -6,6 +6,7 @@ import csv
 import io
 from typing import Any
 
+from app.reporting.cells import inert_row
 from app.reporting.data import OUTCOME_KEYS
 from app.reporting.manifest import manifest_lines
 from app.reporting.warrant_text import bound_figure
@@ -52,7 +53,7 @@ def to_csv(report: dict[str, Any]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    writer.writerows(_csv_row(row) for row in report["rows"])
+    writer.writerows(inert_row(_csv_row(row)) for row in report["rows"])  # no cell runs as a formula
     return buffer.getvalue()
 
 

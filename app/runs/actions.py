@@ -69,7 +69,7 @@ async def submit(
             raise Unprocessable(f"webhook_url refused: {exc}.") from exc
     digest = _request_hash(body)
     if idempotency_key:
-        earlier = await repo.find_idempotent(session, key.id, idempotency_key)
+        earlier = await repo.find_idempotent(session, key.project_id, idempotency_key)
         if earlier is not None:
             return await _replay(session, earlier, digest)
     await quotas.check_daily(session, key)  # before anything is stored or spent
@@ -96,7 +96,7 @@ async def submit(
         async with session.begin_nested():
             session.add(run)
     except IntegrityError:  # the same Idempotency-Key raced in
-        earlier = await repo.find_idempotent(session, key.id, idempotency_key or "")
+        earlier = await repo.find_idempotent(session, key.project_id, idempotency_key or "")
         if earlier is None:
             raise
         return await _replay(session, earlier, digest)

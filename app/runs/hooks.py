@@ -30,7 +30,7 @@ _ERRORS = problem_responses({404: "No such endpoint", 422: "Invalid request, or 
 class EndpointCreate(BaseModel):
     """A receiver to register."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     url: AnyHttpUrl = Field(
         description="Where to POST events (it must pass THINKLOOP_WEBHOOK_ALLOW_HOSTS)",

@@ -22,6 +22,7 @@ from app.models import (
     RevisionRow,
     RoundRow,
     Run,
+    RunFacts,
     TranscriptEvent,
     VerdictRow,
     WebhookDelivery,
@@ -58,9 +59,10 @@ async def get_or_create_problem(session: AsyncSession, question: str, solution: 
     return row
 
 
-async def find_idempotent(session: AsyncSession, api_key_id: str, key: str) -> Run | None:
-    """The run created earlier with this Idempotency-Key by this API key."""
-    query = select(Run).where(col(Run.api_key_id) == api_key_id, col(Run.idempotency_key) == key)
+async def find_idempotent(session: AsyncSession, project_id: str, key: str) -> Run | None:
+    """The run created earlier with this Idempotency-Key in this project, by any of its API keys: a
+    client that rotates its key and retries gets the same run, never a second one."""
+    query = select(Run).where(col(Run.project_id) == project_id, col(Run.idempotency_key) == key)
     return (await session.execute(query)).scalars().first()
 
 
@@ -291,20 +293,6 @@ async def claimable_runs(session: AsyncSession, limit: int) -> list[str]:
     return list((await session.execute(query)).scalars().all())
 
 
-async def discard_attempt(session: AsyncSession, run_id: str) -> None:
-    """Delete what an interrupted attempt of a run without checkpoints recorded (it starts over):
-    every transcript event but the run's start and resumptions, with every round and revision."""
-    kept = ("run.started", "run.resumed")
-    await session.execute(
-        delete(TranscriptEvent).where(
-            col(TranscriptEvent.run_id) == run_id, col(TranscriptEvent.type).not_in(kept)
-        )
-    )
-    await session.execute(delete(VerdictRow).where(col(VerdictRow.run_id) == run_id))
-    await session.execute(delete(RoundRow).where(col(RoundRow.run_id) == run_id))
-    await session.execute(delete(RevisionRow).where(col(RevisionRow.run_id) == run_id))
-
-
 async def discard_unfinished_thinking(session: AsyncSession, run_id: str) -> list[int]:
     """Delete the think-aloud of revise steps that never finished (no ``revision.proposed`` for the
     round): the resumed step thinks again, and its think-aloud is the one the transcript keeps.
@@ -327,6 +315,15 @@ async def discard_unfinished_thinking(session: AsyncSession, run_id: str) -> lis
         await session.execute(delete(TranscriptEvent).where(col(TranscriptEvent.id).in_(stale)))
     dropped = sorted(set(stale.values()))
     return dropped
+
+
+def facts(result: RunResult) -> dict[str, Any]:
+    """``runs.result`` of a finished run: its metrics, warrant and call counts (``RunFacts``); its
+    rounds, verdicts and revisions are rows, stored by ``record_result`` in the same transaction."""
+    usage = result.usage
+    return RunFacts(
+        metrics=result.metrics, warrant=result.warrant, llm_calls=usage.calls, retries=usage.retries
+    ).model_dump(mode="json")
 
 
 async def finish_run(

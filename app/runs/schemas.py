@@ -25,7 +25,7 @@ _EXAMPLE_PROBLEM: dict[str, Any] = {
 class ProblemIn(BaseModel):
     """The problem to refine."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     question: Annotated[QuestionText, BeforeValidator(storable_if_text)] = Field(
         description="The word problem's text, as pupils would read it"
@@ -46,7 +46,7 @@ class ProblemIn(BaseModel):
 class RunOptions(BaseModel):
     """How to run: who judges, who revises, the scoring policy and the round limit."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # true is not 1 round, "2" not 2
 
     model: str | None = Field(
         default=None, max_length=200, description="Model under test (default: settings)", examples=["gpt4o"]
@@ -74,6 +74,7 @@ class RunCreate(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={"examples": [{"problem": _EXAMPLE_PROBLEM, "options": {"max_rounds": 3}}]},
     )
 

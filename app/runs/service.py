@@ -10,7 +10,7 @@ import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 from langchain_core.runnables import RunnableConfig
@@ -21,7 +21,6 @@ from sqlmodel import col, select
 
 from agents.identity import Warrants
 from agents.lanes import Lanes, RunLane, Stopping, holding
-from agents.llm import ResponseCache
 from agents.panel import PanelFactory
 from agents.schemas import Problem
 from app.checkpoints import open_checkpointer
@@ -33,13 +32,15 @@ from app.runs.stream import Notifier, StreamEvent, announce
 from app.settings import Settings
 from app.validity.records import run_warrants, with_warrant
 from app.webhooks import enqueue
-from graphs.baseline import run_control
 from graphs.context import RunContext
 from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundScored, RunEvent, RunFinished
 from graphs.refinement import build_refinement_graph, recursion_limit
-from graphs.result import RunResult, build_result, finished_event
+from graphs.result import EventSink, RunResult, build_result, finished_event
 from graphs.scoring import ScoringPolicy, get_policy
 from graphs.state import RefinementState
+
+if TYPE_CHECKING:  # the model client stack loads with the first model-backed panel, not here
+    from agents.llm import ResponseCache
 
 log = structlog.get_logger(__name__)
 Work = Callable[[AsyncSession], Awaitable[None]]
@@ -145,6 +146,9 @@ class RunExecutor:
         self.wake_webhooks: Callable[[], None] = lambda: None  # the app sets its outbox's wake()
         # With workers (Redis): how a new run reaches them. None: this process executes its runs.
         self.send: Callable[[str], Awaitable[None]] | None = None
+        # A run's typed events as they happen, for a caller in this process that shows them live
+        # (`thinkloop refine`'s trace), beside what is recorded: by run id, set before it executes.
+        self.observers: dict[str, EventSink] = {}
         self._closing = False
 
     @property
@@ -394,26 +398,29 @@ class RunExecutor:
         run, problem = await self._load(run_id)
         if run.status in RUN_TERMINAL:
             return None
-        policy = get_policy(run.policy, max_rounds=run.max_rounds)
-        panel = self.factory.build(run.judge_model, run.model, cache)
-        warrants = await self._warrants(run, policy)
-        context = RunContext.of(panel, policy, warrants=warrants)
+        context = await self.context_of(run, cache)
+        if run.arm == "control":  # one blind revision, judged once
+            context = dataclasses.replace(context, policy=dataclasses.replace(context.policy, max_rounds=1))
         # Started before (here or by a process that died), with or without a checkpoint written since.
         resuming = "run.started" in self._transcripts[run_id].keys
-        # A control run has no checkpoints: resumed, it starts again.
-        await self._start(run_id, resuming, restart=run.arm == "control")
+        await self._start(run_id, resuming)
         with holding(RunLane(lanes) if lanes is not None else None):
             self.metrics.in_flight.inc()
             try:
-                if run.arm == "control":
-                    result, finished = await self._control(run_id, problem, context)
-                else:
-                    result, finished = await self._loop(run_id, problem, context, resuming)
+                result, finished = await self._loop(run_id, problem, context, resuming, run.arm)
             finally:
                 self.metrics.in_flight.dec()
-        result = with_warrant(result, warrants)
+        if context.warrants is not None:
+            result = with_warrant(result, context.warrants)
         await self._complete(run, result, finished, settle)
         return result
+
+    async def context_of(self, run: Run, cache: ResponseCache | None) -> RunContext:
+        """What the run depends on: the panel its model names build, its policy, and the warrants
+        its panel may cite (``TemporaryExecutor`` takes the caller's context instead)."""
+        policy = get_policy(run.policy, max_rounds=run.max_rounds)
+        panel = self.factory.build(run.judge_model, run.model, cache)
+        return RunContext.of(panel, policy, warrants=await self._warrants(run, policy))
 
     async def _warrants(self, run: Run, policy: ScoringPolicy) -> Warrants:
         """What the run's panel may cite, by the model id its endpoint reports, and the bound a
@@ -429,9 +436,10 @@ class RunExecutor:
             )
 
     async def _loop(
-        self, run_id: str, problem: Problem, context: RunContext, resuming: bool
+        self, run_id: str, problem: Problem, context: RunContext, resuming: bool, arm: str = "loop"
     ) -> tuple[RunResult, RunFinished | None]:
-        """The feedback loop, from its last checkpoint (``resuming``: the run was started before)."""
+        """The feedback loop (``arm`` "control": the zero-shot control arm, its one blind revision
+        judged once), from its last checkpoint (``resuming``: the run was started before)."""
         config: RunnableConfig = {
             "configurable": {"thread_id": run_id},
             "recursion_limit": recursion_limit(context.policy.max_rounds),
@@ -439,8 +447,11 @@ class RunExecutor:
         # The start is stored before the graph runs, so a run never started has no checkpoint to read.
         checkpointed = resuming and bool((await self.graph.aget_state(config)).values)
         start: RefinementState | None = (
-            None if checkpointed else {"original": problem, "current": problem, "previous": None, "round": 0}
+            None
+            if checkpointed
+            else {"arm": arm, "original": problem, "current": problem, "previous": None, "round": 0}
         )
+        observe = self.observers.get(run_id)
         finished: RunFinished | None = None
         state: RefinementState | None = None
         modes: list[StreamMode] = ["custom", "updates", "values"]
@@ -449,43 +460,18 @@ class RunExecutor:
                 state = cast(RefinementState, chunk)  # after each step; the last is the final state
             elif mode == "updates":
                 self._record_update(run_id, chunk)
-            elif isinstance(chunk, RunFinished):
-                finished = chunk  # published after the run's final state is stored
             else:
-                self._record_event(run_id, chunk)
+                if observe is not None:
+                    observe(chunk)
+                if isinstance(chunk, RunFinished):
+                    finished = chunk  # published after the run's final state is stored
+                else:
+                    self._record_event(run_id, chunk)
         if state is None or not state.get("rounds"):
             # Nothing was left to execute, or a resumed stream's last values were taken before a round
             # it had already judged: the checkpoint holds the run's whole state.
             state = (await self.graph.aget_state(config)).values
         return build_result(state, context.policy), finished
-
-    async def _control(
-        self, run_id: str, problem: Problem, context: RunContext
-    ) -> tuple[RunResult, RunFinished | None]:
-        """The zero-shot control arm: one blind revision, judged once. It has no checkpoints (two
-        steps), so a resumed control starts again (``_start`` dropped the interrupted attempt's events)."""
-        events: asyncio.Queue[RunEvent | None] = asyncio.Queue()
-
-        async def produce() -> RunResult:
-            try:
-                return await run_control(problem, context, on_event=events.put_nowait)
-            finally:
-                events.put_nowait(None)
-
-        task = asyncio.ensure_future(produce())
-        finished: RunFinished | None = None
-        try:
-            while (event := await events.get()) is not None:
-                if isinstance(event, RunFinished):
-                    finished = event
-                else:
-                    self._record_event(run_id, event)
-        except BaseException:
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
-            raise
-        return await task, finished  # its revision (round 0) and round are stored with its end
 
     async def _load(self, run_id: str) -> tuple[Run, Problem]:
         async with short_session(self.sessions) as session:
@@ -498,10 +484,9 @@ class RunExecutor:
         self._transcripts[run_id] = _Transcript(seq, keys)
         return run, Problem(question=row.question, solution=row.solution)
 
-    async def _start(self, run_id: str, resuming: bool, restart: bool = False) -> None:
-        """Mark the run running and say so in its transcript. ``restart``: the run starts over (it
-        has no checkpoints), so what an interrupted attempt recorded is dropped. A fresh start is
-        one transaction (the status with its first event), as it sits before the item's first call."""
+    async def _start(self, run_id: str, resuming: bool) -> None:
+        """Mark the run running and say so in its transcript. A fresh start is one transaction (the
+        status with its first event), as it sits before the item's first call."""
 
         async def running(session: AsyncSession) -> None:
             await self._still_held(session, run_id)
@@ -514,13 +499,8 @@ class RunExecutor:
             return
         async with short_session(self.sessions) as session:
             await running(session)
-            dropped: list[int] = []
-            if restart:
-                await repo.discard_attempt(session, run_id)
-                self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
-            else:
-                # A revise step cut short will think again: only the finished attempt's think-aloud stays.
-                dropped = await repo.discard_unfinished_thinking(session, run_id)
+            # A revise step cut short will think again: only the finished attempt's think-aloud stays.
+            dropped = await repo.discard_unfinished_thinking(session, run_id)
         log.info("run.resumed", executor=self.worker)
         event: dict[str, Any] = {"type": "run.resumed", "executor": self.worker}
         if dropped:
@@ -607,8 +587,9 @@ class RunExecutor:
                     if write.update is not None:
                         for record in (write.update.get("score") or {}).get("rounds", []):
                             await repo.record_round(session, run_id, record)
-                        for outcome in (write.update.get("revise") or {}).get("revisions", []):
-                            await repo.record_revision(session, run_id, outcome)
+                        for node in ("revise", "revise_unaided"):
+                            for outcome in (write.update.get(node) or {}).get("revisions", []):
+                                await repo.record_revision(session, run_id, outcome)
                     elif write.event is not None:
                         seq = transcript.seq + len(events) + 1
                         data = write.event
@@ -686,7 +667,7 @@ class RunExecutor:
                 run.id,
                 result.outcome,
                 result.stop_reason,
-                result.model_dump(mode="json"),
+                repo.facts(result),
                 failure,
                 owner=self.worker,
             )
@@ -700,6 +681,7 @@ class RunExecutor:
         event["status"] = result.outcome  # the run's status, named as in traces and webhooks
         event["warrant"] = result.warrant  # an accepted run's: in its stream and its webhooks too
         await self._append(run.id, event, "run.finished", along=store)
+        await self._drop_state(run.id)
         metrics = result.metrics or {}  # an error run has none: a failure is never a score
         rounds_to_pass, quality = metrics.get("rounds_to_pass"), metrics.get("avg_quality_final")
         self.metrics.observe_run(result.outcome, rounds_to_pass, quality)
@@ -713,6 +695,17 @@ class RunExecutor:
             level_final=metrics.get("level_final"),
         )
         self.wake_webhooks()
+
+    async def _drop_state(self, run_id: str) -> None:
+        """Delete an ended run's checkpoints: they serve only resumption, and what they hold of its
+        rounds, verdicts and revisions is in rows by now (a finished run's stored with its end, from
+        this very state). A deletion that fails leaves them to the run's deletion or the retention
+        purge; the run has ended either way. A run that failed outside the loop keeps its states
+        until then: they may hold a round its stream had not recorded yet."""
+        try:
+            await self.delete_checkpoints([run_id])
+        except Exception:
+            log.warning("run.checkpoints_left", run_id=run_id, exc_info=True)
 
     async def _fail(
         self,

@@ -11,7 +11,7 @@ from sqlmodel import col, select
 from agents.schemas import JUDGES, Problem, SolverResult, Usage
 from agents.verify.givens import changed_givens
 from agents.verify.verifier import verify
-from app.models import ProblemRow, RevisionRow, RoundRow, Run, TranscriptEvent, VerdictRow
+from app.models import ProblemRow, RevisionRow, RoundRow, Run, RunFacts, TranscriptEvent, VerdictRow
 from app.runs.repository import FIGURES
 from app.runs.schemas import (
     ProblemIn,
@@ -27,7 +27,8 @@ from graphs.refinement import same_version
 
 def run_public(run: Run, question: str) -> RunPublic:
     """The list view of a run."""
-    metrics = (run.result or {}).get("metrics") or {}
+    facts = RunFacts.of(run)
+    metrics = (facts.metrics if facts else None) or {}
     return RunPublic(
         id=run.id,
         status=run.status,
@@ -44,7 +45,7 @@ def run_public(run: Run, question: str) -> RunPublic:
         avg_quality_final=metrics.get("avg_quality_final"),
         batch_id=run.batch_id,
         arm=run.arm,
-        warrant=(run.result or {}).get("warrant"),
+        warrant=facts.warrant if facts else None,
     )
 
 
@@ -156,7 +157,7 @@ def run_trace(
         for r in rounds
     ]
     usage = _usage(judgements, revisions, [p.solver.usage for p in public_rounds if p.solver])
-    result: dict[str, Any] = run.result or {}
+    facts = RunFacts.of(run)
     final, best = _versions(rounds)
     return RunTrace(
         **run_public(run, problem.question).model_dump(),
@@ -165,7 +166,7 @@ def run_trace(
         final=final,
         best=best,
         best_round=best.round if best else None,
-        metrics=result.get("metrics"),
+        metrics=facts.metrics if facts else None,
         usage=usage,
     )
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -12,18 +15,22 @@ from agents.models import ModelConfigError
 from agents.panel import PanelFactory
 from agents.schemas import JUDGES
 from agents.validity.labels import LabelledItem, LabelsError
-from app.deps import AppSettings, Factory, Session, WriteKey, check_models
+from app.access.metering import Meter
+from app.access.usage import charge_owner
+from app.db import short_session
+from app.deps import AppSettings, Factory, QuotasDep, Session, WriteKey, check_models
 from app.errors import Unprocessable, problem_responses
 from app.reporting.validity import to_html, to_markdown
 from app.validity.records import NotRecordable, save_report
 from app.validity.schemas import ValidityFormat, ValidityReport, ValidityRequest
-from app.validity.service import MAX_VERSIONS, builtin_set, select_split, size, validate
+from app.validity.service import MAX_VERSIONS, Runs, builtin_set, select_split, size, validate
 
 router = APIRouter(prefix="/v1/judges", tags=["judges"])
 _ERRORS = problem_responses(
     {
         413: "Body too large",
         422: "Invalid items, an unknown judge model, an empty split or too many versions",
+        429: "The project or the key is at a daily token or cost cap",
     }
 )
 MEDIA = {"json": "application/json", "md": "text/markdown", "html": "text/html"}
@@ -49,6 +56,18 @@ def _chosen(body: ValidityRequest) -> list[LabelledItem]:
     return chosen
 
 
+async def _charge(request: Request, key_id: str, project_id: str, meter: Meter) -> None:
+    """Charge the bench's calls to the project's and the key's ledgers, in a session of its own (the
+    request's may be failing), shielded so a client that goes away mid-bench is still charged."""
+    usages = meter.take()
+
+    async def write() -> None:
+        async with short_session(request.app.state.sessions) as session:
+            await charge_owner(session, project_id, key_id, usages)
+
+    await asyncio.shield(write())
+
+
 async def _save(
     session: AsyncSession, factory: PanelFactory, report: dict[str, Any], body: ValidityRequest, project: str
 ) -> None:
@@ -59,6 +78,16 @@ async def _save(
     except NotRecordable as exc:
         raise Unprocessable(str(exc), excluded=report["excluded"]) from exc
     await session.commit()
+
+
+def get_temporary_runs(request: Request) -> Callable[[], AbstractAsyncContextManager[Runs]]:
+    """How the app opens a temporary store for a bench's runs (``app.runs.temporary``, set by
+    ``app.main``: app.runs depends on this package, so the opener is handed in)."""
+    opener: Callable[[], AbstractAsyncContextManager[Runs]] = request.app.state.temporary_runs
+    return opener
+
+
+TemporaryRuns = Annotated[Callable[[], AbstractAsyncContextManager[Runs]], Depends(get_temporary_runs)]
 
 
 @router.post(
@@ -72,6 +101,9 @@ async def validate_judges(
     session: Session,
     factory: Factory,
     settings: AppSettings,
+    temporary_runs: TemporaryRuns,
+    quotas: QuotasDep,
+    request: Request,
     fmt: Annotated[
         ValidityFormat, Query(alias="format", description="json (as the CLI's --format json), md or html")
     ] = "json",
@@ -89,16 +121,31 @@ async def validate_judges(
     With ``save: true`` the held-out split's figures are stored as a validity record of the
     panel's identity, which the panel's accepted runs then cite as their warrant; 422 (nothing
     stored) when any version errored, no held-out problem was judged, or the endpoint's replies
-    reported no model id or several."""
+    reported no model id or several.
+
+    Model work like a run's: 429 before any call when the project or the key is at a daily token
+    or cost cap, and every call is charged to the project's and the key's ledgers (a client that
+    goes away mid-bench is charged for the calls made)."""
     judge = body.judge_model or settings.judge_model
     check_models(factory.registry, judge)
     chosen = _chosen(body)
+    await quotas.check_daily(session, key)  # before any call, as for a run
+    meter = Meter()
     try:
-        report = await validate(
-            chosen, factory, judge, policy=body.policy or settings.policy, twins=body.twins
-        )
+        async with temporary_runs() as runs:
+            report = await validate(
+                chosen,
+                factory,
+                judge,
+                runs,
+                policy=body.policy or settings.policy,
+                twins=body.twins,
+                meter=meter,
+            )
     except ModelConfigError as exc:
         raise Unprocessable(str(exc)) from exc
+    finally:
+        await _charge(request, key.id, key.project_id, meter)
     if body.save:
         await _save(session, factory, report, body, key.project_id)
     if fmt == "json":

@@ -41,6 +41,7 @@ class ValidityRequest(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={
             "examples": [{"items": [_EXAMPLE_ITEM], "twins": True}, {"builtin": True, "split": "tune"}]
         },

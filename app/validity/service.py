@@ -3,20 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from agents.panel import PanelFactory
 from agents.rubric.panel import RUBRIC_MODEL
+from agents.schemas import Problem
 from agents.validity.labels import LabelledItem, LabelsError, check_labelled, read_labelled
+from app.access.metering import Meter, metered
 from graphs.context import RunContext
+from graphs.result import RunResult
 from graphs.scoring import get_policy
 from graphs.validity import bench, versions
 from graphs.validity_metrics import SPLITS, summarise, targets_met
 
 MAX_VERSIONS = 2000  # a request judges at most this many versions (each is seven judge calls)
 Split = Literal["tune", "heldout", "all"]
+
+
+class Runs(Protocol):
+    """What drives the bench's runs: ``app.runs.temporary.TemporaryRuns``, the service's executor
+    on a temporary store (its callers open one: app.runs already depends on this package)."""
+
+    async def run(self, problem: Problem, context: RunContext, *, model: str, judge_model: str) -> RunResult:
+        """Execute one run of ``problem`` on ``context`` to its end."""
+        ...
 
 
 def builtin_set() -> list[LabelledItem]:
@@ -43,18 +56,29 @@ async def validate(
     items: Sequence[LabelledItem],
     factory: PanelFactory,
     judge_model: str,
+    runs: Runs,
     *,
     policy: str = "default",
     twins: bool = False,
     concurrency: int = 8,
+    meter: Meter | None = None,
 ) -> dict[str, Any]:
-    """Judge every version of ``items`` with ``judge_model``'s panel; measures per split.
+    """Judge every version of ``items`` with ``judge_model``'s panel, each version a run of
+    ``runs`` stopped after round 1; measures per split.
 
     ``complete`` is false when any version did not end in the panel's verdict (its judge calls
-    failed, or no quorum): those versions are counted in ``excluded`` and in no rate."""
+    failed, or no quorum): those versions are counted in ``excluded`` and in no rate. With a
+    ``meter``, every call's usage is tallied there (for the caller to charge)."""
     panel = factory.build(judge_model, judge_model)
-    context = RunContext.of(panel, get_policy(policy))
-    judged = await bench(items, context, twins=twins, concurrency=concurrency)
+    if meter is not None:
+        panel = metered(panel, meter)
+    scoring = get_policy(policy)
+    context = RunContext.of(panel, replace(scoring, max_rounds=1))
+
+    async def drive(problem: Problem) -> RunResult:
+        return await runs.run(problem, context, model=judge_model, judge_model=judge_model)
+
+    judged = await bench(items, drive, scoring, twins=twins, concurrency=concurrency)
     splits = [s for s in SPLITS if s == "all" or any(i.split == s for i in items)]
     summaries = {split: summarise(judged, split) for split in splits}
     headline = summaries.get("heldout") or summaries["all"]

@@ -21,8 +21,8 @@ from agents.verify.text import with_digits
 from agents.verify.verifier import verify
 from graphs.context import RunContext
 from graphs.scoring import get_policy
-from graphs.validity import judge_once
 from tests.conftest import ORCHESTRA
+from tests.driving import judge_once
 
 SET = Path(__file__).parents[2] / "app" / "samples" / "validity" / "problems.jsonl"
 

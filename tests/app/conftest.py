@@ -232,7 +232,8 @@ async def batch_runner(
 @dataclass
 class Keys:
     """Secrets of keys with each scope set, plus one revoked key, all of the default project; a
-    read-write key of a second project ("other"), and an admin key."""
+    read-write key of a second project ("other"), the default project's admin key, and an operator
+    key (the instance's)."""
 
     read: str
     write: str
@@ -240,6 +241,7 @@ class Keys:
     revoked: str
     other: str
     admin: str
+    operator: str
 
     def auth(self, which: str = "both") -> dict[str, str]:
         """Headers for the named key."""
@@ -263,9 +265,11 @@ async def seed_keys(database_url: str) -> Keys:
             await session.flush()
             other = await create_key(session, "other", ["read", "write"], project.id)
             admin = await create_key(session, "admin", ["admin"])
+            operator = await create_key(session, "operator", ["operator"])
     finally:
         await engine.dispose()
-    return Keys(read.secret, write.secret, both.secret, revoked.secret, other.secret, admin.secret)
+    secrets = (read, write, both, revoked, other, admin, operator)
+    return Keys(*(made.secret for made in secrets))
 
 
 @dataclass

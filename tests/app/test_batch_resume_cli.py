@@ -131,7 +131,7 @@ def test_batch_run_leaves_another_batchs_items_alone(tmp_path: Path, env: dict[s
     first = _run(["--dataset", str(dataset), "--models", "rubric"])
     database = tmp_path / "b.db"
     with sqlite3.connect(database) as connection:  # as a process stopped mid-batch leaves it
-        connection.execute("UPDATE batch_items SET status = 'queued', result = NULL")
+        connection.execute("UPDATE batch_items SET status = 'queued', run_id = NULL")
         connection.execute("UPDATE batches SET status = 'running', finished_at = NULL")
     second = runner.invoke(cli, ["batch", "run", "--dataset", str(dataset), "--models", "rubric"])
     assert second.exit_code == 0, second.output

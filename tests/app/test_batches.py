@@ -404,7 +404,7 @@ async def test_items_are_built_in_problem_order_with_models_interleaved(database
     assert [(i.problem_id, i.model, i.repeat, i.arm) for i in items] == expected
     first = items[0]
     assert (first.status, first.attempts, first.input_tokens, first.cost_usd) == ("queued", 0, 0, 0.0)
-    assert first.claimed_at is None and first.result is None
+    assert first.claimed_at is None and first.run_id is None and first.cache_hits == 0
 
 
 async def test_datasets_share_stored_problems_even_when_uploaded_at_once(database_url: str) -> None:

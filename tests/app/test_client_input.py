@@ -392,8 +392,8 @@ async def test_a_budget_past_any_spend_is_a_422(api: Api, field: str, value: flo
 
 @pytest.fixture
 def admin(live: tuple[LiveServer, Keys]) -> dict[str, str]:
-    """Headers of the admin key."""
-    return live[1].auth("admin")
+    """Headers of the operator key (it makes projects)."""
+    return live[1].auth("operator")
 
 
 UNSTORABLE_NAMES = [

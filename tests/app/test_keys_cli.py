@@ -46,6 +46,15 @@ def test_created_key_authenticates_until_revoked(db_env: str) -> None:
     assert asyncio.run(_lookup(db_env, secret)) is None
 
 
+def test_an_operator_key_is_made_with_the_operator_flag(db_env: str) -> None:
+    alone = runner.invoke(cli, ["keys", "create", "--name", "ops", "--operator"])
+    assert alone.exit_code == 0, alone.output
+    header, secret = alone.output.strip().splitlines()
+    assert "scopes operator" in header and asyncio.run(_lookup(db_env, secret)) == ["operator"]
+    both = runner.invoke(cli, ["keys", "create", "--name", "ops-app", "--operator", "--scope", "read"])
+    assert asyncio.run(_lookup(db_env, both.output.strip().splitlines()[1])) == ["operator", "read"]
+
+
 def test_bad_scope_and_unknown_key_are_refused(db_env: str) -> None:
     bad = runner.invoke(cli, ["keys", "create", "--name", "x", "--scope", "delete"])
     assert bad.exit_code == 2 and "scopes must be among read, write, admin" in bad.output

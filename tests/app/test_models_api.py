@@ -33,7 +33,7 @@ async def test_a_check_probes_the_endpoint_and_the_mode_follows(
 ) -> None:
     update = {"profile": "tgi"}
     simulator_server.state.configure(simulator_server.state.config.model_copy(update=update))
-    checked = await service.client.post("/v1/models/sim/check", headers=service.keys.auth("admin"))
+    checked = await service.client.post("/v1/models/sim/check", headers=service.keys.auth("operator"))
     assert checked.status_code == 200, checked.text
     found = checked.json()
     caps = found["capabilities"]
@@ -45,7 +45,7 @@ async def test_a_check_probes_the_endpoint_and_the_mode_follows(
 
 
 async def test_check_errors(service: Service) -> None:
-    admin = service.keys.auth("admin")
+    admin = service.keys.auth("operator")
     assert_problem(await service.client.post("/v1/models/rubric/check", headers=admin), 422)
     assert_problem(await service.client.post("/v1/models/nope/check", headers=admin), 404)
 
@@ -64,21 +64,21 @@ async def test_a_model_whose_name_holds_a_slash_can_be_checked(
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
             path = f"/v1/models/{quote('team/sim', safe='')}/check"
-            checked = await http.post(path, headers=keys.auth("admin"))
-            missing = await http.post("/v1/models/team%2Fnope/check", headers=keys.auth("admin"))
+            checked = await http.post(path, headers=keys.auth("operator"))
+            missing = await http.post("/v1/models/team%2Fnope/check", headers=keys.auth("operator"))
     assert checked.status_code == 200, checked.text
     assert checked.json()["name"] == "team/sim" and checked.json()["capabilities"] is not None
     assert_problem(missing, 404)
 
 
-@pytest.mark.parametrize("key", ["read", "write", "both", "other"])
-async def test_only_an_admin_key_may_check_a_model_for_every_project(
+@pytest.mark.parametrize("key", ["read", "write", "both", "other", "admin"])
+async def test_only_an_operator_key_may_check_a_model_for_every_project(
     service: Service, simulator_server: SimulatorServer, key: str
 ) -> None:
     before = len(simulator_server.state.requests)
     refused = await service.client.post("/v1/models/sim/check", headers=service.keys.auth(key))
     assert_problem(refused, 403)
-    assert "admin" in refused.json()["detail"]
+    assert "operator" in refused.json()["detail"]
     assert len(simulator_server.state.requests) == before  # nothing was probed
     listed = (await service.client.get("/v1/models", headers=service.keys.auth("read"))).json()
     assert next(m for m in listed["items"] if m["name"] == "sim")["capabilities"] is None

@@ -1,5 +1,5 @@
-"""Migration 0019: items held by their runs' leases and in the runs' statuses, up and down, losing
-nothing, on a database made by the previous head (0018), on both databases."""
+"""Migration 0022: items held by their runs' leases and in the runs' statuses, up and down, losing
+nothing, on a database made by the previous head (0021), on both databases."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 from app.db import alembic_config, create_engine
 
-pytestmark = [pytest.mark.both_databases, pytest.mark.empty_database]  # it migrates from 0018 itself
+pytestmark = [pytest.mark.both_databases, pytest.mark.empty_database]  # it migrates from 0021 itself
 
 NOW = "2026-11-27 04:00:00"
 LATER = "2026-11-27 04:00:30"
@@ -65,11 +65,11 @@ async def _seed(database_url: str) -> None:
         error = _value("boom" if status == "failed" else None)
         statements.append(
             "INSERT INTO batch_items (id, batch_id, problem_id, model, repeat, arm, status, outcome,"
-            " attempts, claimed_by, claimed_at, lease_until, run_id, error, result, input_tokens,"
+            " attempts, claimed_by, claimed_at, lease_until, run_id, error, cache_hits, input_tokens,"
             " output_tokens, cost_usd, latency_s) VALUES"
             f" ({item}, 'b1', 'p1', 'm', {item}, 'loop', '{status}', {_value(outcome)}, 1, {_value(owner)},"
             f" {claimed_at}, {_value(until)}, {_value(run)}, {error},"
-            f" '{{\"n\": {item}}}', {item * 100}, {item}, 0.5, 1.5)"
+            f" {item}, {item * 100}, {item}, 0.5, 1.5)"
         )
     engine = create_engine(database_url)
     try:
@@ -96,14 +96,14 @@ async def _read(database_url: str) -> tuple[set[str], dict[int, dict[str, Any]],
     return columns, items, leases
 
 
-async def test_0019_moves_item_claims_to_run_leases_and_statuses_to_the_run_vocabulary(
+async def test_0022_moves_item_claims_to_run_leases_and_statuses_to_the_run_vocabulary(
     database_url: str,
 ) -> None:
     config = alembic_config(database_url)
-    await asyncio.to_thread(command.upgrade, config, "0018")
+    await asyncio.to_thread(command.upgrade, config, "0021")
     await _seed(database_url)
 
-    await asyncio.to_thread(command.upgrade, config, "0019_one_lease")
+    await asyncio.to_thread(command.upgrade, config, "0022_one_lease")
     columns, items, leases = await _read(database_url)
     assert not {"claimed_by", "lease_until", "outcome"} & columns and "claimed_at" in columns
     assert {i: row["status"] for i, row in items.items()} == {
@@ -128,10 +128,10 @@ async def test_0019_moves_item_claims_to_run_leases_and_statuses_to_the_run_voca
             i * 100,
             1.5,
         )
-        assert (row["claimed_at"] is None) == (i == 1) and row["result"] is not None
+        assert (row["claimed_at"] is None) == (i == 1) and row["cache_hits"] == i
     assert items[7]["error"] == "boom"
 
-    await asyncio.to_thread(command.downgrade, config, "0018")
+    await asyncio.to_thread(command.downgrade, config, "0021")
     columns, items, leases = await _read(database_url)
     assert {"claimed_by", "lease_until", "outcome"} <= columns
     back = {i: (row["status"], row["outcome"], row["claimed_by"]) for i, row in items.items()}

@@ -35,6 +35,7 @@ from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
 from app.models import BatchItem, Run
+from app.reporting.item_result import item_results
 from tests.app.conftest import VERDICTS, batch_runner, free_port, seed_keys, service_settings, verdicts
 from tests.app.test_workers import start_worker
 
@@ -200,10 +201,9 @@ class TcpProxy:
 
 async def _done_results(sessions: object, batch_id: str) -> dict[int, object]:
     async with short_session(sessions) as session:  # type: ignore[arg-type]
-        query = select(BatchItem.id, BatchItem.result).where(
-            BatchItem.batch_id == batch_id, col(BatchItem.status).in_(VERDICTS)
-        )
-        return {int(i): r for i, r in (await session.execute(query)).all()}
+        query = select(BatchItem).where(BatchItem.batch_id == batch_id, col(BatchItem.status).in_(VERDICTS))
+        done = (await session.execute(query)).scalars().all()
+        return {int(i): r.model_dump() for i, r in (await item_results(session, done)).items()}
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Projects (tenants): nothing of one project is visible, changeable or deletable with another's
-keys; metadata belongs to the submission; admin keys manage projects and keys; keys expire."""
+keys; metadata belongs to the submission; operator keys manage projects and keys; keys expire."""
 
 from __future__ import annotations
 
@@ -79,8 +79,8 @@ async def test_metadata_belongs_to_the_run_not_to_the_shared_problem(service: Se
     assert again["problem"]["metadata"] == {"student": "Alice", "school": "North"}
 
 
-async def test_admin_keys_manage_projects_and_keys(service: Service) -> None:
-    client, admin = service.client, service.keys.auth("admin")
+async def test_operator_keys_manage_projects_and_keys(service: Service) -> None:
+    client, admin = service.client, service.keys.auth("operator")
     made = await client.post("/v1/projects", json={"name": "school-east"}, headers=admin)
     assert made.status_code == 201, made.text
     project = made.json()
@@ -127,8 +127,8 @@ async def test_admin_keys_manage_projects_and_keys(service: Service) -> None:
     _not_found(await client.post("/v1/keys/nope/revoke", headers=admin))
 
 
-async def test_admin_keys_set_and_change_a_projects_daily_caps(service: Service) -> None:
-    client, admin = service.client, service.keys.auth("admin")
+async def test_operator_keys_set_and_change_a_projects_daily_caps(service: Service) -> None:
+    client, admin = service.client, service.keys.auth("operator")
     body = {"name": "school-west", "daily_tokens": 5000, "daily_cost_usd": 2.5}
     made = (await client.post("/v1/projects", json=body, headers=admin)).json()
     assert (made["daily_tokens"], made["daily_cost_usd"]) == (5000, 2.5)
@@ -146,7 +146,7 @@ async def test_admin_keys_set_and_change_a_projects_daily_caps(service: Service)
 
 
 async def test_a_projects_caps_are_checked_on_change(service: Service) -> None:
-    client, admin = service.client, service.keys.auth("admin")
+    client, admin = service.client, service.keys.auth("operator")
     project = (await client.post("/v1/projects", json={"name": "school-south"}, headers=admin)).json()
     assert (project["daily_tokens"], project["daily_cost_usd"]) == (None, None)
     url = f"/v1/projects/{project['id']}"

@@ -341,7 +341,7 @@ async def _datasets_and_batches(tl: Tour) -> None:
 async def _models_and_judges(tl: Tour) -> None:
     assert [m.name for m in await tl("list_models")] == ["rubric", "broken", "sim"]
     with pytest.raises(Forbidden):
-        await tl("check_model", "sim")  # what it learns changes the model for every project: admin's
+        await tl("check_model", "sim")  # what it learns changes the model for every project: an operator's
     report = await tl("validate_judges", [CONTROL], split="tune")
     assert (
         report["items"] == 1
@@ -392,7 +392,7 @@ async def test_every_public_method_of_both_clients_against_a_live_server(
         await _models_and_judges(tl)
         with pytest.raises(Forbidden):
             await tl("iter_audit")  # admin is not a data scope, nor the other way round
-    async with tour(kind, server.url, keys.admin, called) as admin:
+    async with tour(kind, server.url, keys.operator, called) as admin:
         await _projects_keys_audit(admin, kind, server.url)
     kind_of_client = Client if kind == "blocking" else AsyncClient
     assert called == public_methods(kind_of_client)

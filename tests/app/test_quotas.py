@@ -273,7 +273,7 @@ async def test_a_projects_own_cap_stands_in_for_the_global_one(
 ) -> None:
     keys = await _keys(database_url)
     async with api(database_url, simulator_server, project_daily_tokens=10**9) as client:
-        admin = keys.auth("admin")
+        admin = keys.auth("operator")
         made = await client.post("/v1/projects", json={"name": "capped", "daily_tokens": 1}, headers=admin)
         assert made.status_code == 201 and made.json()["daily_tokens"] == 1
         key = await client.post(f"/v1/projects/{made.json()['id']}/keys", json={"name": "app"}, headers=admin)

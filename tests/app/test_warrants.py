@@ -290,6 +290,8 @@ async def test_a_project_may_require_a_warrant_of_its_own(service: Service) -> N
         )
         assert_problem(response, 422)
     made = await service.client.post(
-        "/v1/projects", json={"name": "strict-school", "require_warrant": 0.05}, headers=admin
+        "/v1/projects",
+        json={"name": "strict-school", "require_warrant": 0.05},
+        headers=service.keys.auth("operator"),
     )
     assert made.status_code == 201 and made.json()["require_warrant"] == 0.05

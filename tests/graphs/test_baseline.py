@@ -10,9 +10,9 @@ import pytest
 from agents.rubric import panel as rubric_panel
 from agents.rubric.panel import RubricReviser
 from agents.simulator import Rule, SimulatorServer
-from graphs.baseline import run_control
 from graphs.context import RunContext
 from tests.conftest import ORCHESTRA
+from tests.driving import drive
 
 
 def fenced(body: dict[str, object]) -> dict[str, object]:
@@ -25,7 +25,7 @@ async def test_the_llm_reviser_sees_the_problem_alone(
     sim: Callable[..., SimulatorServer], llm_context: Callable[..., RunContext]
 ) -> None:
     server = sim([Rule(role="^Judge", score=40)])
-    result = await run_control(ORCHESTRA, llm_context())
+    result = await drive(ORCHESTRA, llm_context(), arm="control")
     assert len(result.rounds) == 1 and result.outcome == "exhausted"
     assert result.original == ORCHESTRA and result.final.question.endswith("(revised)")
     first = server.state.requests[0]
@@ -50,7 +50,7 @@ async def test_the_offline_reviser_runs_no_check_when_blind(
 
 
 async def test_the_offline_control_judges_the_original(rubric_context: Callable[..., RunContext]) -> None:
-    result = await run_control(ORCHESTRA, rubric_context())
+    result = await drive(ORCHESTRA, rubric_context(), arm="control")
     assert result.rounds[0].problem == ORCHESTRA and result.outcome == "exhausted"
 
 
@@ -58,7 +58,7 @@ async def test_a_failed_blind_revision_is_an_error_never_judged(
     sim: Callable[..., SimulatorServer], llm_context: Callable[..., RunContext]
 ) -> None:
     server = sim([Rule(role="^Reviser", status=503)])
-    result = await run_control(ORCHESTRA, llm_context())
+    result = await drive(ORCHESTRA, llm_context(), arm="control")
     assert result.outcome == "error" and result.rounds == []
     assert result.failure is not None and result.failure.status == 503 and result.failure.model == "sim"
     assert not any(r.role.startswith("Judge") for r in server.state.requests)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.metrics import ScoredRound, run_metrics, summarize_runs
+from graphs.metrics import ScoredRound, run_metrics
 from graphs.scoring import get_policy
 
 PAPER = get_policy("think-paper")
@@ -47,16 +47,3 @@ def test_level_change_is_final_minus_previous() -> None:
 def test_invalid_rounds_are_left_out_of_quality() -> None:
     metrics = run_metrics([scored(1, None), scored(2, 0.6)], get_policy("default"))
     assert metrics.avg_quality_all_steps == 0.6 and metrics.quality_change is None
-
-
-def test_summary_keeps_non_passers_visible() -> None:
-    runs = [
-        run_metrics([scored(1, 0.9)], PAPER),
-        run_metrics([scored(1, 0.5), scored(2, 0.5), scored(3, 0.5)], PAPER),
-    ]
-    summary = summarize_runs(runs)
-    assert summary.rounds_to_pass_passers == 1.0  # the paper's figure, passers only
-    assert summary.pass_rate == 0.5
-    assert summary.rounds_to_pass_censored == 2.5  # (1 + 4) / 2
-    with pytest.raises(ValueError, match="zero runs"):
-        summarize_runs([])

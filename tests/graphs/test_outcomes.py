@@ -22,12 +22,12 @@ from agents.schemas import (
     Problem,
     RevisionResult,
 )
-from graphs.baseline import run_control
 from graphs.context import RunContext
 from graphs.events import JudgeVerdictEvent, RevisionProposed, RunEvent, RunFinished
-from graphs.result import RunResult, run_refinement
+from graphs.result import RunResult
 from graphs.scoring import SCREENED_REASON, Decision, certify, get_policy
 from tests.conftest import ORCHESTRA
+from tests.driving import drive
 
 Verdict = tuple[int, int, str]  # score, confidence, rationale
 
@@ -102,7 +102,7 @@ def split(judge: str, round_no: int) -> Verdict:
 
 async def run(context: RunContext, problem: Problem = ORCHESTRA) -> tuple[RunResult, list[RunEvent]]:
     events: list[RunEvent] = []
-    result = await run_refinement(problem, context, on_event=events.append)
+    result = await drive(problem, context, on_event=events.append)
     return result, events
 
 
@@ -223,7 +223,9 @@ async def test_a_real_revision_that_stays_split_still_goes_to_review() -> None:
 
 async def test_the_control_arm_flags_an_unchanged_revision_and_scores_it() -> None:
     events: list[RunEvent] = []
-    result = await run_control(ORCHESTRA, context_of(split, reviser=EchoReviser()), on_event=events.append)
+    result = await drive(
+        ORCHESTRA, context_of(split, reviser=EchoReviser()), arm="control", on_event=events.append
+    )
     assert result.outcome == "exhausted" and result.rounds[0].unchanged
     assert "no revision" in result.stop_reason
     proposed = [e for e in events if isinstance(e, RevisionProposed)]

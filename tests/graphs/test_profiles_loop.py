@@ -16,10 +16,10 @@ from agents.simulator import Rule, SimulatorServer
 from agents.simulator.profiles import PROFILE_NAMES, PROFILES, REASONING_TEXT
 from graphs.context import RunContext
 from graphs.events import ReviserThinking, RunEvent
-from graphs.result import run_refinement
 from graphs.scoring import get_policy
 from tests.agents.test_conformance import AZURE_ENV, profile_spec
 from tests.conftest import ORCHESTRA
+from tests.driving import drive
 
 Sim = Callable[..., SimulatorServer]
 
@@ -50,7 +50,7 @@ async def context_for(sim: Sim) -> AsyncIterator[Callable[..., RunContext]]:
 async def test_accepted_after_a_revision_with_the_think_aloud(profile: str, context_for: Any) -> None:
     events: list[RunEvent] = []
     context = context_for(profile, [Rule(role="^Judge", score=40, times=7)])
-    result = await run_refinement(ORCHESTRA, context, on_event=events.append)
+    result = await drive(ORCHESTRA, context, on_event=events.append)
     assert result.outcome == "accepted" and len(result.rounds) == 2, result.stop_reason
     thinking = result.revisions[0].thinking
     streamed = "".join(e.delta for e in events if isinstance(e, ReviserThinking))
@@ -66,16 +66,16 @@ async def test_accepted_after_a_revision_with_the_think_aloud(profile: str, cont
 
 @pytest.mark.parametrize("profile", PROFILE_NAMES)
 async def test_exhausted(profile: str, context_for: Any) -> None:
-    result = await run_refinement(ORCHESTRA, context_for(profile, [Rule(role="^Judge", score=40)]))
+    result = await drive(ORCHESTRA, context_for(profile, [Rule(role="^Judge", score=40)]))
     assert result.outcome == "exhausted" and len(result.rounds) == 3 and len(result.revisions) == 2
 
 
 @pytest.mark.parametrize("profile", PROFILE_NAMES)
 async def test_a_judge_that_never_answers_in_shape(profile: str, context_for: Any) -> None:
     rules = [Rule(role="Judge: Create", malformed=True), Rule(role="^Judge", score=40)]
-    result = await run_refinement(ORCHESTRA, context_for(profile, rules))
+    result = await drive(ORCHESTRA, context_for(profile, rules))
     assert result.outcome == "error" and result.failure is not None and result.failure.kind == "malformed"
-    paper = await run_refinement(ORCHESTRA, context_for(profile, rules, "think-paper"))
+    paper = await drive(ORCHESTRA, context_for(profile, rules, "think-paper"))
     assert paper.outcome == "exhausted" and paper.rounds[0].n_failed == 1  # the reference scores it 0
 
 

@@ -12,8 +12,9 @@ from agents.schemas import Problem
 from agents.simulator import Rule, SimulatorServer
 from graphs.context import RunContext
 from graphs.events import RunEvent
-from graphs.result import RunResult, finished_event, run_refinement
+from graphs.result import RunResult, finished_event
 from tests.conftest import ORCHESTRA
+from tests.driving import drive
 
 Sim = Callable[..., SimulatorServer]
 Ctx = Callable[..., RunContext]
@@ -22,7 +23,7 @@ FAIL_ROUND = Rule(role="^Judge", score=40, times=7)
 
 async def run(context: RunContext, problem: Problem = ORCHESTRA) -> tuple[RunResult, list[RunEvent]]:
     events: list[RunEvent] = []
-    result = await run_refinement(problem, context, on_event=events.append)
+    result = await drive(problem, context, on_event=events.append)
     return result, events
 
 

@@ -16,10 +16,11 @@ from agents.panel import PanelFactory
 from agents.schemas import JUDGES, Problem
 from agents.validity.labels import LabelsError, read_labelled
 from graphs.context import RunContext
-from graphs.result import RunResult, run_refinement
+from graphs.result import RunResult
 from graphs.scoring import POLICY_NAMES, SCREENED_REASON, get_policy
 from graphs.validity import versions
 from tests.conftest import ORCHESTRA
+from tests.driving import drive
 from tests.graphs.test_outcomes import context_of
 
 ROOT = Path(__file__).parents[2]
@@ -64,7 +65,7 @@ def test_every_shipped_set_and_twin_is_in_the_pool() -> None:
 
 
 def _loop(problem: Problem, context: RunContext) -> RunResult:
-    return asyncio.run(run_refinement(problem, context))
+    return asyncio.run(drive(problem, context))
 
 
 def _offline(**overrides: int) -> RunContext:

@@ -13,8 +13,9 @@ from agents.schemas import Problem
 from agents.simulator import Rule, SimulatorServer
 from graphs.context import RunContext
 from graphs.events import RoundScored, RunEvent
-from graphs.result import RunResult, run_refinement
+from graphs.result import RunResult
 from tests.conftest import ORCHESTRA
+from tests.driving import drive
 
 Sim = Callable[..., SimulatorServer]
 Ctx = Callable[..., RunContext]
@@ -27,7 +28,7 @@ DISAGREES = "solver: the question's answer is 40 minutes; the solution says 80 m
 
 async def run(context: RunContext, problem: Problem = ORCHESTRA) -> tuple[RunResult, list[RunEvent]]:
     events: list[RunEvent] = []
-    result = await run_refinement(problem, context, on_event=events.append)
+    result = await drive(problem, context, on_event=events.append)
     return result, events
 
 

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from agents.schemas import JUDGES, JudgeName
-from graphs.validity import Judged, Version, Vote
+from graphs.scoring import Vote
+from graphs.validity import Judged, Version
 from graphs.validity_metrics import MIN_FLAWED_FOR_TARGETS, share, summarise, targets_met
 
 PROPORTION: tuple[JudgeName, ...] = ("evaluate", "analyze", "holistic")
@@ -25,12 +26,11 @@ def votes(
     out = []
     for judge in JUDGES:
         if failing and judge in failing:
-            out.append(Vote(judge, 20, 90, False, offline=offline, findings=tuple(failing[judge])))
+            out.append(Vote(judge, 20, 90, passed=False, offline=offline, findings=tuple(failing[judge])))
         else:
             passed = None if score is None else score >= 85
-            out.append(
-                Vote(judge, score, None if score is None else 80, passed, failed=failed, offline=offline)
-            )
+            confidence = None if score is None else 80
+            out.append(Vote(judge, score, confidence, failed=failed, passed=passed, offline=offline))
     return tuple(out)
 
 
@@ -243,6 +243,7 @@ async def test_a_version_that_crashes_is_its_own_error_and_the_bench_goes_on() -
     from graphs.context import RunContext
     from graphs.scoring import get_policy
     from graphs.validity import bench
+    from tests.driving import drive
     from tests.graphs.test_outcomes import EchoReviser
 
     items = builtin_set()[:2]
@@ -251,7 +252,7 @@ async def test_a_version_that_crashes_is_its_own_error_and_the_bench_goes_on() -
         reviser=EchoReviser(),
         policy=get_policy("default"),
     )
-    done = await bench(items, context)
+    done = await bench(items, lambda problem: drive(problem, context), context.policy)
     assert done and all(j.decision == "error" for j in done)
     summary = summarise(done, "all")
     assert summary["excluded"]["errored"] == len(done) and summary["judged"] == 0

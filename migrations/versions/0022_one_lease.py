@@ -1,7 +1,7 @@
 """one lease
 
-Revision ID: 0019_one_lease
-Revises: 0018
+Revision ID: 0022_one_lease
+Revises: 0021
 Create Date: 2026-11-27 05:30:00.000000
 
 A batch item is executed under its run's lease (``runs.lease_owner``, ``runs.lease_until``), so
@@ -21,8 +21,8 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-revision: str = "0019_one_lease"
-down_revision: str | None = "0018"
+revision: str = "0022_one_lease"
+down_revision: str | None = "0021"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

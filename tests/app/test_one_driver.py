@@ -1,0 +1,149 @@
+"""One driver of the refinement graph: the README's main job, `judges validate` and the control arm
+each go through ``RunExecutor`` (a run row under a lease, its rounds recorded, ended by its owner)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlmodel import col, select
+from typer.testing import CliRunner
+
+from agents.models import ModelRegistry
+from agents.panel import PanelFactory
+from app.cli import cli
+from app.db import create_engine, session_factory, short_session
+from app.models import Run, TranscriptEvent, VerdictRow
+from app.runs import repository as repo
+from app.runs.service import RunExecutor, open_executor
+from app.settings import Settings
+from tests.conftest import ORCHESTRA
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def executed(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
+    """What the executor recorded: each round stored and each run ended, with the process that
+    ended it (the lease's owner) and the executor that drove it."""
+    seen: dict[str, list[Any]] = {"rounds": [], "ended": [], "executors": []}
+    record_round, finish_run, drive = repo.record_round, repo.finish_run, RunExecutor._drive
+
+    async def recording_round(session: Any, run_id: str, record: Any) -> bool:
+        seen["rounds"].append((run_id, record.round))
+        return await record_round(session, run_id, record)
+
+    async def recording_end(session: Any, run_id: str, status: str, *args: Any, **kwargs: Any) -> bool:
+        seen["ended"].append((run_id, status, kwargs.get("owner")))
+        return await finish_run(session, run_id, status, *args, **kwargs)
+
+    async def driving(self: RunExecutor, run_id: str, *args: Any, **kwargs: Any) -> Any:
+        seen["executors"].append(self.worker)
+        return await drive(self, run_id, *args, **kwargs)
+
+    monkeypatch.setattr(repo, "record_round", recording_round)
+    monkeypatch.setattr(repo, "finish_run", recording_end)
+    monkeypatch.setattr(RunExecutor, "_drive", driving)
+    return seen
+
+
+def test_the_main_job_runs_through_the_executor(executed: dict[str, list[Any]]) -> None:
+    """`thinkloop refine` (the README's main job and CI's smoke step) is a run of the executor: its two
+    rounds are recorded, and the process holding its lease ends it. It still needs no database."""
+    result = runner.invoke(cli, ["refine", "--example", "orchestra"])
+    assert result.exit_code == 0, result.output
+    assert "outcome screened" in result.output and "Round 2 verdicts" in result.output  # the live trace
+    [(run_id, status, owner)] = executed["ended"]
+    assert status == "screened" and owner == executed["executors"][0]
+    assert set(executed["rounds"]) == {(run_id, 1), (run_id, 2)}  # (stored live, checked again at its end)
+
+
+def test_judges_validate_runs_each_version_through_the_executor(
+    tmp_path: Path, executed: dict[str, list[Any]]
+) -> None:
+    sound = {
+        "question": "Tom has 3 bags with 4 apples in each bag. How many apples does Tom have?",
+        "solution": "3 × 4 = 12, so Tom has 12 apples.",
+    }
+    flawed = {**sound, "solution": "3 × 4 = 13, so Tom has 13 apples."}
+    items = [
+        {"id": "c", "split": "tune", "kind": "control", **sound},
+        {
+            "id": "f",
+            "split": "tune",
+            "kind": "flawed",
+            **flawed,
+            "flaws": [{"type": "arithmetic_worded", "levels": ["apply"], "evidence": "3 × 4 is 12"}],
+            "corrected": sound,
+        },
+    ]
+    dataset = tmp_path / "set.jsonl"
+    dataset.write_text("".join(json.dumps(item) + "\n" for item in items))
+    result = runner.invoke(cli, ["judges", "validate", "--dataset", str(dataset), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["versions"] == 3
+    ended = executed["ended"]
+    assert len(ended) == 3 and len({run_id for run_id, *_ in ended}) == 3  # a run per version
+    assert {owner for *_, owner in ended} == set(executed["executors"])
+    assert {number for _, number in executed["rounds"]} == {1}  # each judged once
+    assert {run_id for run_id, _ in executed["rounds"]} == {run_id for run_id, *_ in ended}
+
+
+async def test_the_control_arm_is_a_checkpointed_run_of_the_graph(database_url: str) -> None:
+    """A control run (a batch's zero-shot arm) is driven over the loop's graph: its blind revision
+    and its one judged round are checkpointed and recorded like any round."""
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    settings = Settings(_env_file=None, database_url=database_url)  # type: ignore[call-arg]
+    factory = PanelFactory(ModelRegistry({}), {})
+    try:
+        async with open_executor(settings, sessions, factory) as executor:
+            async with short_session(sessions) as session:
+                problem = await repo.get_or_create_problem(session, ORCHESTRA.question, ORCHESTRA.solution)
+                run = Run(
+                    problem_id=problem.id,
+                    status="queued",
+                    model="rubric",
+                    judge_model="rubric",
+                    policy="default",
+                    max_rounds=3,
+                    arm="control",
+                    lease_owner=executor.worker,
+                    lease_until=executor.lease_deadline(),
+                )
+                session.add(run)
+            kept: list[str] = []
+
+            async def keep(run_id: str) -> None:  # an ended run's checkpoints go; keep them to read
+                kept.append(run_id)
+
+            executor._drop_state = keep  # type: ignore[method-assign]
+            result = await executor.execute_here(run.id)
+            assert kept == [run.id]
+            assert result is not None and result.outcome == "exhausted" and len(result.rounds) == 1
+            assert [r.round for r in result.revisions] == [0]  # the blind revision, then one round
+            state = (await executor.graph.aget_state({"configurable": {"thread_id": run.id}})).values
+            assert state["arm"] == "control" and state["decision"] == "exhausted"
+            async with short_session(sessions) as session:
+                verdicts = (
+                    await session.execute(select(VerdictRow).where(col(VerdictRow.run_id) == run.id))
+                ).all()
+                types = (
+                    await session.execute(
+                        select(col(TranscriptEvent.type))
+                        .where(col(TranscriptEvent.run_id) == run.id)
+                        .order_by(col(TranscriptEvent.seq))
+                    )
+                ).scalars()
+                stored = await session.get(Run, run.id)
+            assert len(verdicts) == 7
+            assert [t for t in types if t != "reviser.thinking"][:3] == [
+                "run.started",
+                "revision.proposed",
+                "round.started",
+            ]
+            assert stored is not None and stored.status == "exhausted" and stored.lease_until is None
+    finally:
+        await engine.dispose()

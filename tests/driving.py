@@ -1,0 +1,71 @@
+"""Driving a run in a test the one way the code drives any: the service's executor (``RunExecutor``)
+on a temporary store (``app.runs.temporary``), with the test's own context (scripted judges, a
+simulator panel, the offline rubric)."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import shutil
+import sqlite3
+import tempfile
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+from agents.schemas import Problem
+from app.db import migrate
+from app.runs.temporary import DATABASE_NAME, temporary_runs
+from app.settings import Settings
+from graphs.context import RunContext
+from graphs.result import EventSink, RunResult
+from graphs.scoring import Vote
+from graphs.validity import verdict_of
+
+_template: Path | None = None
+_template_lock = threading.Lock()
+
+
+def template() -> Path:
+    """A store migrated to head once per test process (xdist worker), copied by every drive:
+    migrating costs about a third of a CPU second, and some tests drive hundreds of runs."""
+    global _template
+    with _template_lock:
+        if _template is None:
+            folder = Path(tempfile.mkdtemp(prefix="thinkloop-template-"))
+            atexit.register(shutil.rmtree, folder, True)
+            path = folder / DATABASE_NAME
+            # alembic drives its own event loop: in a thread of its own, whatever loop calls here
+            worker = threading.Thread(target=asyncio.run, args=(migrate(f"sqlite+aiosqlite:///{path}"),))
+            worker.start()
+            worker.join()
+            connection = sqlite3.connect(path)
+            try:  # everything in the one file that is copied, nothing left behind in its WAL
+                connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                connection.close()
+            _template = path
+        return _template
+
+
+def settings() -> Settings:
+    return Settings(_env_file=None, log_level="WARNING")  # type: ignore[call-arg]
+
+
+async def drive(
+    problem: Problem, context: RunContext, *, arm: str = "loop", on_event: EventSink | None = None
+) -> RunResult:
+    """Run ``problem`` on ``context`` to its end through ``RunExecutor`` (``arm`` "control": the
+    zero-shot control arm), its typed events to ``on_event`` as they happen."""
+    async with temporary_runs(settings(), template=template()) as runs:
+        return await runs.run(problem, context, model="test", judge_model="test", arm=arm, on_event=on_event)
+
+
+async def judge_once(
+    problem: Problem, context: RunContext
+) -> tuple[bool, str, float | None, list[Vote], list[str]]:
+    """Round 1 of the loop on ``problem``, as the validity bench judges a version: passed
+    (accepted or screened)?, the outcome, Q, each judge's vote, the gate."""
+    once = replace(context, policy=replace(context.policy, max_rounds=1))
+    verdict = verdict_of(await drive(problem, once), context.policy)
+    return verdict.passed, verdict.decision, verdict.quality, list(verdict.votes), list(verdict.gate)
