@@ -23,7 +23,13 @@ from sqlmodel import Field, SQLModel
 
 
 class RunStatus(StrEnum):
-    """Where a run is: queued, running, then its outcome (``graphs.scoring.Outcome``) for good."""
+    """Where a run is: queued, running, then its outcome (``graphs.scoring.Outcome``) for good.
+
+    A batch item is executed as a run, so it is where its run is, in the same words: one
+    vocabulary, one terminal set. An item is queued until claimed (its run is created then),
+    running while its run executes, and then its run's outcome; an item never started (its batch
+    was cancelled or ran out of budget) is cancelled.
+    """
 
     QUEUED = "queued"
     RUNNING = "running"
@@ -54,19 +60,6 @@ BATCH_ACTIVE: frozenset[str] = frozenset({BatchStatus.QUEUED, BatchStatus.RUNNIN
 BATCH_TERMINAL: frozenset[str] = frozenset(
     {BatchStatus.COMPLETED, BatchStatus.CANCELLED, BatchStatus.BUDGET_EXHAUSTED}
 )
-
-
-class ItemStatus(StrEnum):
-    """Where a batch item is; how a finished one ended is its ``outcome``."""
-
-    PENDING = "pending"
-    RUNNING = "running"
-    DONE = "done"  # ended with an outcome other than error (screened included)
-    FAILED = "failed"  # ended in error
-    CANCELLED = "cancelled"  # never started: its batch was cancelled or ran out of budget
-
-
-ITEM_TERMINAL: frozenset[str] = frozenset({ItemStatus.DONE, ItemStatus.FAILED, ItemStatus.CANCELLED})
 
 
 def utcnow() -> datetime:
@@ -448,13 +441,12 @@ class BatchItem(SQLModel, table=True):
     model: str = Field(max_length=200)
     repeat: int
     arm: str = Field(max_length=16)
-    status: str = Field(index=True, max_length=16)
-    outcome: str | None = Field(default=None, max_length=16)
+    status: str = Field(index=True, max_length=16)  # a RunStatus: queued, running, then an outcome
     attempts: int = 0
-    claimed_by: str | None = Field(default=None, max_length=100)
+    # When it was last claimed. Who holds it, and until when, is its run's lease (runs.lease_owner,
+    # runs.lease_until): an item is executed under the lease of the run that executes it.
     claimed_at: datetime | None = _ts(nullable=True)
-    lease_until: datetime | None = _ts(nullable=True)  # renewed by the claiming worker while it runs
-    run_id: str | None = Field(default=None, foreign_key="runs.id")  # its trace, once it finished
+    run_id: str | None = Field(default=None, foreign_key="runs.id")  # its run, from its first claim
     finished_at: datetime | None = _ts(nullable=True)
     error: str | None = Field(default=None, sa_column=Column(Text))
     failure: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
@@ -468,6 +460,11 @@ class BatchItem(SQLModel, table=True):
     output_tokens: int = 0
     cost_usd: float = 0.0
     latency_s: float = 0.0
+
+    @property
+    def outcome(self) -> str | None:
+        """How the item ended (its status, once terminal); None while queued or running."""
+        return self.status if self.status in RUN_TERMINAL else None
 
 
 class CachedResponse(SQLModel, table=True):

@@ -62,15 +62,21 @@ class Settings(BaseSettings):
     )
 
     run_lease_s: float = Field(
-        default=30.0, gt=0, description="A run's claim lapses this long after its last renewal"
+        default=30.0,
+        gt=0,
+        description="A run's claim lapses this long after its last renewal (a batch item is held by its "
+        "run's lease)",
     )
     run_heartbeat_s: float = Field(
-        default=10.0, gt=0, description="How often an executing run's lease is renewed"
+        default=10.0,
+        gt=0,
+        description="How often the leases of executing runs are renewed (at least three times a lease)",
     )
     run_sweep_s: float = Field(
         default=10.0,
         gt=0,
-        description="How often a process looks for runs to take over (queued, or lease lapsed)",
+        description="How often a process looks for runs to take over (queued, or lease lapsed) and, on "
+        "Redis, for batch items to send again",
     )
 
     retention_days: float | None = Field(
@@ -114,9 +120,6 @@ class Settings(BaseSettings):
         default=2,
         ge=0,
         description="Batch items a process claims and starts ahead, while its lanes are busy",
-    )
-    batch_lease_s: float = Field(
-        default=30.0, gt=0, description="A claimed item is re-runnable this long after its last renewal"
     )
     batch_outage_s: float = Field(default=300.0, description="Items wait this long for the database")
     batch_grace_s: float = Field(default=30.0, description="Shutdown: in-flight items may finish")

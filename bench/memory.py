@@ -57,7 +57,8 @@ def run_batch(client: httpx.Client, sampler: RssSampler, problems: int, seed: in
         if progress["status"] not in ("queued", "running"):
             break
         time.sleep(0.5)
-    if progress["status"] != "completed" or progress["items"].get("done") != problems:
+    ended = progress["finished"] - progress["items"].get("error", 0) - progress["items"].get("cancelled", 0)
+    if progress["status"] != "completed" or ended != problems:  # each with a verdict
         raise RuntimeError(f"batch ended {progress['status']} with {progress['items']}")
     assert at_tenth is not None
     return {"peak": dict(sampler.peak), "tenth": at_tenth, "end": rss, "seconds": time.perf_counter() - start}

@@ -54,21 +54,15 @@ BREAKS = (
     Break(
         name="lease",
         what=(
-            "lease renewal: the renewal of a run's lease (app/runs/repository.py renew_leases) and of "
-            "a batch item's claim (app/batches/repository.py renew) still answers 'held' but never "
-            "extends lease_until, so a lease lapses while its holder is still working"
+            "lease renewal: the renewal of a run's lease (app/runs/repository.py renew_leases; a batch "
+            "item is held by its run's lease) still answers 'held' but never extends lease_until, so "
+            "a lease lapses while its holder is still working"
         ),
         edits=(
             (
                 "app/runs/repository.py",
                 "        .values(lease_until=utcnow() + lease)\n        .returning(col(Run.id))\n",
                 "        .values(lease_until=col(Run.lease_until))\n        .returning(col(Run.id))\n",
-            ),
-            (
-                "app/batches/repository.py",
-                "        .values(lease_until=utcnow() + lease)\n        .returning(col(BatchItem.id))\n",
-                "        .values(lease_until=col(BatchItem.lease_until))\n"
-                "        .returning(col(BatchItem.id))\n",
             ),
         ),
         files=("tests/app/test_batch_runs.py", "tests/app/test_workers.py", "tests/app/test_durability.py"),

@@ -28,7 +28,6 @@ from app.batches.schemas import (
     BatchStatus,
     ItemFormat,
     ItemOutcome,
-    ItemStatus,
     ReportFormat,
 )
 from app.batches.service import BatchService, BatchSpec, BatchStateError, progress
@@ -36,7 +35,7 @@ from app.datasets import repository as datasets_repo
 from app.db import short_session
 from app.deps import AppSettings, QuotasDep, ReadKey, Registry, Session, WriteKey, check_models
 from app.errors import Conflict, NotFound, Unprocessable, problem_responses
-from app.models import BATCH_TERMINAL, ApiKey, Batch, Dataset, DatasetItem
+from app.models import BATCH_TERMINAL, ApiKey, Batch, Dataset, DatasetItem, RunStatus
 from app.pagination import CreatedAfter, CreatedBefore, created_between, page, sequence_number
 from app.reporting import figures
 from app.reporting.batch import build_report
@@ -282,14 +281,14 @@ async def list_batch_items(
         str | None, Query(max_length=40, description="next_cursor of the previous page")
     ] = None,
     status_filter: Annotated[
-        ItemStatus | None, Query(alias="status", description="Only items in this state")
+        RunStatus | None, Query(alias="status", description="Only items in this state")
     ] = None,
     outcome: Annotated[ItemOutcome | None, Query(description="Only items that ended this way")] = None,
 ) -> BatchItemPage:
     """A batch's items in order, each with its outcome, error and cause, rounds, tokens and cost.
 
-    Filter by ``status`` (pending, running, done, failed, cancelled) or ``outcome`` (accepted,
-    screened, exhausted, needs_review, error, cancelled); page with ``cursor``."""
+    Filter by ``status`` (queued, running, accepted, screened, exhausted, needs_review, error,
+    cancelled: a run's statuses) or ``outcome`` (an ended item's status); page with ``cursor``."""
     await _get(session, batch_id, key.project_id)
     after = _item_cursor(cursor)
     rows, next_after = await repo.item_page(

@@ -1,4 +1,4 @@
-"""Database access for batches: their items, idempotent claims with leases, and progress counts."""
+"""Database access for batches: their items, claims under their runs' leases, and progress counts."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Subquery, and_, case, func, insert, literal, or_, true, type_coerce, union_all, update
+from sqlalchemy import Subquery, and_, func, insert, literal, or_, true, type_coerce, union_all, update
 from sqlalchemy import select as sa_select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
@@ -18,9 +18,12 @@ from app.models import (
     BatchItem,
     DatasetItem,
     Run,
+    RunStatus,
     UTCDateTime,
     utcnow,
 )
+
+QUEUED, RUNNING = RunStatus.QUEUED.value, RunStatus.RUNNING.value
 
 
 async def create_items(session: AsyncSession, batch: Batch) -> int:
@@ -42,7 +45,7 @@ async def create_items(session: AsyncSession, batch: Batch) -> int:
             models.c.model,
             repeats.c.repeat,
             kinds.c.arm,
-            literal("pending"),
+            literal(QUEUED),
             literal(0),
             literal(0),
             literal(0),
@@ -80,29 +83,32 @@ async def transition(
     return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
 
 
-async def claim(session: AsyncSession, item_id: int, worker: str, lease: timedelta) -> bool:
-    """Take an item of an active batch: pending, running under an expired lease (its worker died),
-    or running under ``worker``'s own claim. The last is this worker's earlier claim whose commit
-    reached the database while its acknowledgement was lost to an outage: the retry finds the item
-    taken by itself. The caller makes sure it is not already running the item (a duplicate delivery);
-    that retry does not count as another attempt."""
-    now = utcnow()
+async def take(
+    session: AsyncSession, item_id: int, run_id: str, previous: str | None, *, again: bool = False
+) -> bool:
+    """Mark an item of an active batch running under ``run_id``, if it still is where its claim found
+    it: queued or running, and pointing at ``previous`` (its run when it was read; None for an item
+    never claimed). The run's lease is what holds the item: ``run_id`` is either a run this process
+    just claimed (a resumption: ``previous`` is the same run) or a new one it created, held from the
+    start. Of processes racing for the item, the first to commit wins; the others' conditions no
+    longer hold, and their new runs roll back with their claims. ``again``: this worker's own earlier
+    claim, whose commit reached the database while its acknowledgement was lost to an outage; it
+    does not count as another attempt."""
     active = select(col(Batch.id)).where(col(Batch.status).in_(BATCH_ACTIVE))
-    running = col(BatchItem.status) == "running"
-    ours = and_(running, col(BatchItem.claimed_by) == worker)
+    same = col(BatchItem.run_id).is_(None) if previous is None else col(BatchItem.run_id) == previous
     statement = (
         update(BatchItem)
         .where(
             col(BatchItem.id) == item_id,
             col(BatchItem.batch_id).in_(active),
-            or_(col(BatchItem.status) == "pending", and_(running, _lapsed(now)), ours),
+            col(BatchItem.status).in_((QUEUED, RUNNING)),
+            same,
         )
         .values(
-            status="running",
-            claimed_by=worker,
-            claimed_at=now,
-            lease_until=now + lease,
-            attempts=case((ours, BatchItem.attempts), else_=BatchItem.attempts + 1),
+            status=RUNNING,
+            run_id=run_id,
+            claimed_at=utcnow(),
+            attempts=BatchItem.attempts if again else BatchItem.attempts + 1,
             waiting=None,
         )
     )
@@ -110,12 +116,12 @@ async def claim(session: AsyncSession, item_id: int, worker: str, lease: timedel
 
 
 async def turn_away(session: AsyncSession, item_id: int, reason: str) -> None:
-    """Say why a pending item was left alone (a write only when the reason changes)."""
+    """Say why a queued item was left alone (a write only when the reason changes)."""
     statement = (
         update(BatchItem)
         .where(
             col(BatchItem.id) == item_id,
-            col(BatchItem.status) == "pending",
+            col(BatchItem.status) == QUEUED,
             or_(col(BatchItem.waiting).is_(None), col(BatchItem.waiting) != reason),
         )
         .values(waiting=reason)
@@ -124,12 +130,12 @@ async def turn_away(session: AsyncSession, item_id: int, reason: str) -> None:
 
 
 async def waiting(session: AsyncSession, batch_id: str) -> list[dict[str, Any]]:
-    """The batch's pending items that processes turned away, by reason (most first)."""
+    """The batch's queued items that processes turned away, by reason (most first)."""
     statement = (
         sa_select(col(BatchItem.waiting), func.count())
         .where(
             col(BatchItem.batch_id) == batch_id,
-            col(BatchItem.status) == "pending",
+            col(BatchItem.status) == QUEUED,
             col(BatchItem.waiting).is_not(None),
         )
         .group_by(col(BatchItem.waiting))
@@ -138,36 +144,32 @@ async def waiting(session: AsyncSession, batch_id: str) -> list[dict[str, Any]]:
     return [{"reason": r, "items": n} for r, n in sorted(rows, key=lambda row: (-row[1], row[0]))]
 
 
-def _lapsed(now: datetime) -> Any:
-    """A running item's claim lapsed: its worker stopped renewing it (it died or lost the database)."""
-    return or_(col(BatchItem.lease_until).is_(None), col(BatchItem.lease_until) < now)
-
-
-async def renew(session: AsyncSession, item_ids: Sequence[int], worker: str, lease: timedelta) -> set[int]:
-    """Extend this worker's claims on ``item_ids`` while it runs them; the ids it still holds."""
-    if not item_ids:
-        return set()
-    statement = (
-        update(BatchItem)
+def _unheld(now: datetime) -> Any:
+    """An item nobody holds: no run, or its run's lease lapsed (its worker died or lost the
+    database), was handed back, or ended (cancelled over the API while its item ran)."""
+    held = (
+        select(col(Run.id))
         .where(
-            col(BatchItem.id).in_(item_ids),
-            col(BatchItem.status) == "running",
-            col(BatchItem.claimed_by) == worker,
+            col(Run.id) == col(BatchItem.run_id),
+            col(Run.status).in_(RUN_UNFINISHED),
+            col(Run.lease_owner).is_not(None),
+            col(Run.lease_until) >= now,
         )
-        .values(lease_until=utcnow() + lease)
-        .returning(col(BatchItem.id))
+        .exists()
     )
-    return {i for i in (await session.execute(statement)).scalars().all() if i is not None}
+    return ~held
 
 
-async def complete(session: AsyncSession, item_id: int, worker: str, **values: Any) -> bool:
-    """Record an item's result, only if this worker still holds it (a result is never written twice)."""
+async def complete(session: AsyncSession, item_id: int, run_id: str, **values: Any) -> bool:
+    """Record an item's result with its run's end, in the transaction that ended the run (only while
+    this worker held the run's lease): only while the item still runs under that run, so a result
+    is never written twice."""
     statement = (
         update(BatchItem)
         .where(
             col(BatchItem.id) == item_id,
-            col(BatchItem.status) == "running",
-            col(BatchItem.claimed_by) == worker,
+            col(BatchItem.status) == RUNNING,
+            col(BatchItem.run_id) == run_id,
         )
         .values(finished_at=utcnow(), **values)
     )
@@ -180,25 +182,32 @@ async def link_run(session: AsyncSession, item_id: int, run_id: str) -> None:
 
 
 async def release(session: AsyncSession, worker: str) -> int:
-    """Hand back the items this worker still holds (it is shutting down or was interrupted): they
-    become pending again, and their runs' leases are released with them, so any process (a
-    `thinkloop batch resume` started a second later) can claim both at once."""
-    held = select(col(BatchItem.run_id)).where(
-        col(BatchItem.status) == "running", col(BatchItem.claimed_by) == worker
+    """Hand back the items this worker runs (it is shutting down or was interrupted) with their runs'
+    leases: the items are queued again and their runs free, so any process (a `thinkloop batch
+    resume` started a second later) can claim both at once and resume each run from its checkpoint."""
+    held = (
+        select(col(Run.id))
+        .join(BatchItem, col(BatchItem.run_id) == col(Run.id))
+        .where(
+            col(BatchItem.status) == RUNNING,
+            col(Run.lease_owner) == worker,
+            col(Run.status).in_(RUN_UNFINISHED),
+        )
     )
     runs = [r for r in (await session.execute(held)).scalars().all() if r is not None]
+    if not runs:
+        return 0
     statement = (
         update(BatchItem)
-        .where(col(BatchItem.status) == "running", col(BatchItem.claimed_by) == worker)
-        .values(status="pending", claimed_by=None, claimed_at=None, lease_until=None)
+        .where(col(BatchItem.status) == RUNNING, col(BatchItem.run_id).in_(runs))
+        .values(status=QUEUED)
     )
     released = int((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
-    if runs:
-        await session.execute(
-            update(Run)
-            .where(col(Run.id).in_(runs), col(Run.lease_owner) == worker, col(Run.status).in_(RUN_UNFINISHED))
-            .values(lease_owner=None, lease_until=None)
-        )
+    await session.execute(
+        update(Run)
+        .where(col(Run.id).in_(runs), col(Run.lease_owner) == worker, col(Run.status).in_(RUN_UNFINISHED))
+        .values(lease_owner=None, lease_until=None)
+    )
     return released
 
 
@@ -213,9 +222,9 @@ async def counts(session: AsyncSession, batch_id: str) -> dict[str, int]:
 
 
 async def unfinished(session: AsyncSession, batch_id: str) -> bool:
-    """Whether any item of the batch is pending or running (one index probe, whatever the size)."""
+    """Whether any item of the batch is queued or running (one index probe, whatever the size)."""
     query = select(col(BatchItem.id)).where(
-        col(BatchItem.batch_id) == batch_id, col(BatchItem.status).in_(("pending", "running"))
+        col(BatchItem.batch_id) == batch_id, col(BatchItem.status).in_(RUN_UNFINISHED)
     )
     return (await session.execute(query.limit(1))).first() is not None
 
@@ -238,7 +247,8 @@ async def totals(session: AsyncSession, batch_id: str) -> dict[str, float]:
 
 
 async def stalled(session: AsyncSession, stall: timedelta) -> list[int]:
-    """Items to send again: pending or lease-expired items of active batches with no activity lately.
+    """Items to send again: queued items, and running ones nobody holds (their runs' leases lapsed),
+    of active batches with no activity lately.
 
     Messages can be stranded in a dead worker's hands; the database, not the queue, decides what is
     left to do, and sending an item twice is harmless (claims are conditional).
@@ -257,17 +267,12 @@ async def stalled(session: AsyncSession, stall: timedelta) -> list[int]:
     )
     query = select(col(BatchItem.id)).where(
         col(BatchItem.batch_id).in_(quiet),
-        or_(
-            col(BatchItem.status) == "pending",
-            and_(col(BatchItem.status) == "running", _lapsed(now)),
-        ),
+        or_(col(BatchItem.status) == QUEUED, and_(col(BatchItem.status) == RUNNING, _unheld(now))),
     )
     return [i for i in (await session.execute(query)).scalars().all() if i is not None]
 
 
-async def pending_ids(
-    session: AsyncSession, batch_id: str, statuses: Sequence[str] = ("pending",)
-) -> list[int]:
+async def pending_ids(session: AsyncSession, batch_id: str, statuses: Sequence[str] = (QUEUED,)) -> list[int]:
     """Ids of the batch's items in the given states."""
     query = select(col(BatchItem.id)).where(
         col(BatchItem.batch_id) == batch_id, col(BatchItem.status).in_(statuses)
@@ -278,12 +283,12 @@ async def pending_ids(
 async def set_items(
     session: AsyncSession, batch_id: str, from_statuses: Sequence[str], to_status: str
 ) -> int:
-    """Move the batch's items in ``from_statuses`` to ``to_status``."""
-    outcome = "cancelled" if to_status == "cancelled" else None  # pending again: no outcome yet
+    """Move the batch's items in ``from_statuses`` to ``to_status`` (queued items cancelled, or
+    items that ended in error queued again: their failed runs stay, as the record of the attempt)."""
     statement = (
         update(BatchItem)
         .where(col(BatchItem.batch_id) == batch_id, col(BatchItem.status).in_(from_statuses))
-        .values(status=to_status, outcome=outcome, claimed_by=None, error=None, failure=None)
+        .values(status=to_status, error=None, failure=None)
     )
     return int((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
 
@@ -314,8 +319,8 @@ async def item_page(
     query = select(BatchItem).where(col(BatchItem.batch_id) == batch_id)
     if status:
         query = query.where(col(BatchItem.status) == status)
-    if outcome:
-        query = query.where(col(BatchItem.outcome) == outcome)
+    if outcome:  # how it ended: its status, once terminal
+        query = query.where(col(BatchItem.status) == outcome)
     if after is not None:
         query = query.where(col(BatchItem.id) > after)
     rows = (await session.execute(query.order_by(col(BatchItem.id)).limit(limit + 1))).scalars().all()
@@ -370,15 +375,13 @@ async def external_ids(session: AsyncSession, dataset_id: str) -> dict[str, str 
 
 
 async def resumable_ids(session: AsyncSession, batch_id: str) -> list[int]:
-    """The batch's items left to do that nobody holds: pending, or running under a lapsed lease."""
+    """The batch's items left to do that nobody holds: queued, or running under a run whose lease
+    lapsed."""
     query = (
         select(col(BatchItem.id))
         .where(
             col(BatchItem.batch_id) == batch_id,
-            or_(
-                col(BatchItem.status) == "pending",
-                and_(col(BatchItem.status) == "running", _lapsed(utcnow())),
-            ),
+            or_(col(BatchItem.status) == QUEUED, and_(col(BatchItem.status) == RUNNING, _unheld(utcnow()))),
         )
         .order_by(col(BatchItem.id))
     )

@@ -1,11 +1,11 @@
-"""Processing batch items: claim once, run the loop (or the control arm), record once."""
+"""Processing batch items: claim once (under the item's run's lease), run the loop (or the control
+arm), record once."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
 from typing import Any, TypeVar
 
 import psycopg
@@ -33,7 +33,6 @@ from app.models import (
     Batch,
     BatchItem,
     BatchStatus,
-    ItemStatus,
     Run,
     RunStatus,
     utcnow,
@@ -50,16 +49,19 @@ OUTAGE = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg_po
 
 
 class _Taken(Exception):
-    """The item's run is held by another live process (rolls the item's claim back)."""
+    """Another process claimed the item first (rolls this claim back, with any run it created)."""
 
 
 class BatchRunner:
     """What a worker (or the service's in-process broker) does with one item id.
 
-    An item is executed as a run, by the run executor: the run is created when the item is first
-    claimed (so ``GET /v1/runs/{id}`` and its event stream follow it live), claimed with the item,
-    checkpointed as it goes, and ended in the same transaction as the item's result. A worker that
-    dies mid-item leaves both leases to lapse; the next claim resumes the run from its checkpoint.
+    An item is executed as a run, by the run executor, and under that run's lease: the run is
+    created when the item is first claimed (so ``GET /v1/runs/{id}`` and its event stream follow it
+    live), held by this process from that moment, renewed by the executor's heartbeat with every
+    other run executed here, checkpointed as it goes, and ended in the same transaction as the
+    item's result. A worker that dies mid-item leaves the lease to lapse; the next claim takes the
+    run over and resumes it from its checkpoint. The process must have the executor running
+    (``RunExecutor.running``), whose heartbeat renews the lease.
 
     ``concurrency`` bounds the items whose runs have model calls in flight at once (the lanes,
     ``agents.lanes``). The broker hands over ``prefetch`` more, so that items are claimed, started
@@ -70,13 +72,7 @@ class BatchRunner:
     is handed back at once when the process stops.
     """
 
-    def __init__(
-        self,
-        executor: RunExecutor,
-        lease_s: float,
-        concurrency: int,
-        outage_s: float = 300.0,
-    ) -> None:
+    def __init__(self, executor: RunExecutor, concurrency: int, outage_s: float = 300.0) -> None:
         self.executor = executor
         self.sessions = executor.sessions
         # Places for runs with model calls in flight in this process (batch items, and a worker's
@@ -86,7 +82,7 @@ class BatchRunner:
         self._in_flight: dict[int, asyncio.Task[Any]] = {}  # the items processed here, by their tasks
         self._idle = asyncio.Event()
         self._idle.set()
-        self.lease = timedelta(seconds=lease_s)
+        self.lease = executor.lease  # THINKLOOP_RUN_LEASE_S: an item is held by its run's lease
         self.worker = executor.worker
         self.outage_s = outage_s
 
@@ -143,7 +139,7 @@ class BatchRunner:
         return await self.release()
 
     async def release(self) -> int:
-        """Hand back every item this worker holds, and their runs (pending again, free to claim)."""
+        """Hand back every item this worker runs, and their runs (queued again, free to claim)."""
         try:
             async with short_session(self.sessions) as session:
                 released = await repo.release(session, self.worker)
@@ -157,7 +153,7 @@ class BatchRunner:
     async def _process(self, item_id: int) -> str:
         try:
             # A claim is retried through an outage; one whose commit landed unacknowledged finds the
-            # item held by this worker, which repo.claim accepts (nothing here runs it: see process).
+            # item's run held by this worker, which is accepted (nothing here runs it: see process).
             claimed = await self._db(lambda session: self._claim(session, item_id))
         except _Taken:
             return "taken"
@@ -165,47 +161,17 @@ class BatchRunner:
             return claimed
         batch, item, run_id = claimed
         with structlog.contextvars.bound_contextvars(batch_id=batch.id, item_id=item_id, run_id=run_id):
-            outcome = await self._holding(item_id, run_id, self._run(batch, item, run_id))
+            outcome = await self._run(batch, item, run_id)
         await self._db(lambda session: self._after(session, batch.id))
         return outcome
-
-    async def _holding(self, item_id: int, run_id: str, work: Awaitable[str]) -> str:
-        """Run ``work`` while renewing the leases of the item and its run every third of a lease; if
-        the item's lease is lost (another worker took it after this one could not renew in time),
-        stop the work."""
-        task: asyncio.Task[str] = asyncio.ensure_future(work)
-        every = self.lease.total_seconds() / 3
-        while True:
-            try:
-                done, _ = await asyncio.wait({task}, timeout=every)
-            except asyncio.CancelledError:  # this worker stops: so does the item's work
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-                raise
-            if done:
-                return task.result()
-            try:
-                async with short_session(self.sessions) as session:
-                    held = await repo.renew(session, [item_id], self.worker, self.lease)
-                    if held:
-                        await runs_repo.renew_leases(session, [run_id], self.worker, self.lease)
-            except DBAPIError as exc:  # the database is away: the lease may lapse, the result will tell
-                log.warning("batch.lease_renewal_failed", error=type(exc).__name__)
-                continue
-            if not held:
-                log.warning("batch.lease_lost", item_id=item_id)
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-                return "lost-claim"
 
     async def _claim(self, session: AsyncSession, item_id: int) -> str | tuple[Batch, BatchItem, str]:
         """The item, its batch and its run's id if this worker may run it; otherwise why not.
 
-        The first claim creates the item's run, held by this worker; a later claim (the previous
-        worker died or stopped) takes the unfinished run over with the item, to resume it. A retried
-        item gets a new run; the failed one stays, as the record of that attempt.
+        The item is held by its run's lease. The first claim creates the item's run, held by this
+        worker from the start; a later claim (the previous worker died or stopped) takes the
+        unfinished run's lease over, to resume it. A retried item gets a new run; the failed one
+        stays, as the record of that attempt.
         """
         item = await session.get(BatchItem, item_id)
         batch = await session.get(Batch, item.batch_id) if item else None
@@ -213,6 +179,8 @@ class BatchRunner:
             return "missing"
         if batch.status not in BATCH_ACTIVE:
             return f"batch {batch.status}"
+        if item.status not in RUN_UNFINISHED:
+            return "taken"  # it ended (or was cancelled) since it was sent
         if await self._over_budget(session, batch):
             return "budget"
         unknown = self._unknown_model(item.model, batch.judge_model)
@@ -220,17 +188,17 @@ class BatchRunner:
             log.warning("batch.item_model_unknown", item_id=item_id, model=unknown, worker=self.worker)
             await repo.turn_away(session, item_id, f"{self.worker} has no model '{unknown}' in its registry")
             return f"unknown model {unknown}"
-        if not await repo.claim(session, item_id, self.worker, self.lease):
-            return "taken"
-        await repo.transition(session, batch.id, ("queued",), status="running")
-        run_id = item.run_id
-        if run_id is not None and not await runs_repo.claim_run(session, run_id, self.worker, self.lease):
-            run = await session.get(Run, run_id)
-            assert run is not None
-            if run.status in RUN_UNFINISHED:
-                raise _Taken(run_id)  # its last worker's lease has not lapsed yet: later
-            run_id = None  # its run ended and the item is pending again (a retry): a new run
-        if run_id is None:
+        run = await session.get(Run, item.run_id) if item.run_id is not None else None
+        if run is not None and run.status in RUN_UNFINISHED:
+            # Its run started before: take its lease over (lapsed, handed back, or already this
+            # worker's: a claim committed while its answer was lost, which is not another attempt).
+            again = item.status == RunStatus.RUNNING and run.lease_owner == self.worker
+            if not await runs_repo.claim_run(session, run.id, self.worker, self.lease):
+                return "taken"  # its worker is alive and renews the lease
+            if not await repo.take(session, item_id, run.id, run.id, again=again):
+                raise _Taken(item_id)
+            run_id = run.id
+        else:  # never claimed, or its run ended and the item is queued again (a retry): a new run
             run = Run(
                 project_id=batch.project_id,
                 problem_id=item.problem_id,
@@ -243,12 +211,14 @@ class BatchRunner:
                 batch_id=batch.id,
                 arm=item.arm,
                 lease_owner=self.worker,
-                lease_until=utcnow() + self.lease,
+                lease_until=self.executor.lease_deadline(),
             )
             session.add(run)
             await session.flush()
-            await repo.link_run(session, item_id, run.id)
+            if not await repo.take(session, item_id, run.id, item.run_id):
+                raise _Taken(item_id)  # another process took it first: this run is rolled back
             run_id = run.id
+        await repo.transition(session, batch.id, ("queued",), status="running")
         return batch, item, run_id
 
     def _unknown_model(self, *names: str) -> str | None:
@@ -299,7 +269,7 @@ class BatchRunner:
             """The item's result, stored with its run's end: only while this worker holds the item."""
             hits = cache.hits if cache is not None else 0
             columns = _columns(result, hits) if result is not None else failed
-            if not await repo.complete(session, item_id, self.worker, **columns):
+            if not await repo.complete(session, item_id, run_id, **columns):
                 raise LeaseLost(run_id)
 
         cache = SqlResponseCache(self.sessions, batch.project_id, batch.id) if batch.use_cache else None
@@ -319,8 +289,7 @@ class BatchRunner:
         except Exception as exc:  # an item fails alone; the batch goes on
             failure = internal_failure(item.model, exc)
             failed.update(
-                status=ItemStatus.FAILED,
-                outcome=Outcome.ERROR,
+                status=RunStatus.ERROR,
                 error=failure.summary(),
                 failure=failure.model_dump(),
             )
@@ -330,8 +299,8 @@ class BatchRunner:
                     run_id, Outcome.ERROR, failure.summary(), failure.model_dump(), settle
                 )
             )
-            return "failed" if ended else "lost-claim"
-        return "failed" if result.outcome == Outcome.ERROR else "done"
+            return RunStatus.ERROR if ended else "lost-claim"
+        return str(result.outcome)
 
     async def _over_budget(self, session: AsyncSession, batch: Batch) -> bool:
         if batch.budget_tokens is None and batch.budget_usd is None:
@@ -351,7 +320,7 @@ class BatchRunner:
             stop_reason=reason,
             finished_at=utcnow(),
         ):
-            await repo.set_items(session, batch.id, ("pending",), "cancelled")
+            await repo.set_items(session, batch.id, (RunStatus.QUEUED,), RunStatus.CANCELLED)
             log.info("batch.budget_exhausted", batch_id=batch.id, tokens=tokens, cost_usd=spent["cost_usd"])
         return True
 
@@ -381,13 +350,13 @@ def internal_failure(model: str, exc: Exception) -> CallFailure:
 
 
 def _columns(result: RunResult, cache_hits: int = 0) -> dict[str, Any]:
-    """The item's columns for a finished run: an error outcome is a failed item with its cause.
+    """The item's columns for a finished run: its status is the run's outcome (with the cause, for
+    an error).
     ``cache_hits`` counts the replies this attempt took from the response cache (an item resumed
     after an interruption counts those of its last attempt: earlier ones are in its checkpoints)."""
     usage, error = result.usage, result.outcome == Outcome.ERROR
     return {
-        "status": ItemStatus.FAILED if error else ItemStatus.DONE,
-        "outcome": result.outcome,
+        "status": result.outcome,
         "error": (result.failure.summary() if result.failure else result.stop_reason) if error else None,
         "failure": result.failure.model_dump() if result.failure else None,
         "cache_hits": cache_hits,  # the rest of its result is its run's rows (app/reporting/item_result.py)

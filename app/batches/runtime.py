@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 
 import structlog
@@ -29,21 +29,24 @@ async def batch_runtime(
     settings: Settings, executor: RunExecutor, grace_s: float
 ) -> AsyncIterator[tuple[AsyncBroker, BatchRunner]]:
     """A started broker whose tasks reach a runner (which executes items as runs, through
-    ``executor``); on exit, items in flight get ``grace_s`` to finish and the rest are handed back
-    as pending."""
-    broker = build_broker(settings.broker_url, settings.batch_items_held(), settings.redelivery_s)
-    runner = BatchRunner(
-        executor, settings.batch_lease_s, settings.batch_concurrency, settings.batch_outage_s
-    )
-    broker.state.runner = runner
-    await broker.startup()
-    try:
-        yield broker, runner
-    finally:
-        if isinstance(broker, EmbeddedBroker):
-            broker.drop_queued()  # not started yet: pending for the next start
-        await runner.close(grace_s)
-        await broker.shutdown()
+    ``executor``, each under its run's lease); on exit, items in flight get ``grace_s`` to finish
+    and the rest are handed back as queued. The executor's heartbeat renews the items' leases: if
+    the caller has not set the executor running (it claims API runs too), it runs here for items
+    alone."""
+    async with AsyncExitStack() as stack:
+        if not executor.is_running:
+            await stack.enter_async_context(executor.running(claim_runs=False))
+        broker = build_broker(settings.broker_url, settings.batch_items_held(), settings.redelivery_s)
+        runner = BatchRunner(executor, settings.batch_concurrency, settings.batch_outage_s)
+        broker.state.runner = runner
+        await broker.startup()
+        try:
+            yield broker, runner
+        finally:
+            if isinstance(broker, EmbeddedBroker):
+                broker.drop_queued()  # not started yet: queued for the next start
+            await runner.close(grace_s)
+            await broker.shutdown()
 
 
 @asynccontextmanager
@@ -57,19 +60,23 @@ async def consuming(
     now (this process restarted; nothing else held them). `thinkloop batch run|resume` pass False:
     they run their own batch's items, and another batch left unfinished waits for its own `resume`;
     a viewer started to look at data turns the setting off, so that opening it changes nothing.
-    Either way an item whose model this process does not know stays pending. Redis: read the stream,
-    acknowledging each message only after its item ran, and re-send the items of stalled batches
-    (a dead worker's messages).
+    Either way an item whose model this process does not know stays queued. Redis: read the stream,
+    acknowledging each message only after its item ran, and have the executor's sweep re-send the
+    items of stalled batches (a dead worker's messages, and items whose runs' leases lapsed).
     """
     tasks: list[asyncio.Task[None]] = []
+    resend: Callable[[], Awaitable[int]] | None = None
     if settings.broker_url:
         tasks.append(asyncio.create_task(receive(broker, settings)))
-        tasks.append(asyncio.create_task(sweep_forever(broker, runner, settings.redelivery_s)))
+        resend = stalled_resender(broker, runner, settings.redelivery_s)
+        runner.executor.sweepers.append(resend)
     elif resume_all and settings.resume_batches:
         await resume_active(broker, runner)
     try:
         yield
     finally:
+        if resend is not None:
+            runner.executor.sweepers.remove(resend)
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -77,18 +84,32 @@ async def consuming(
                 await task
 
 
-async def sweep_forever(broker: AsyncBroker, runner: BatchRunner, every_s: float) -> None:
-    """Re-send the items of stalled batches every ``every_s`` seconds (Redis workers run this)."""
-    while True:
-        await asyncio.sleep(every_s)
+def stalled_resender(
+    broker: AsyncBroker, runner: BatchRunner, stall_s: float
+) -> Callable[[], Awaitable[int]]:
+    """The executor's sweep's work for Redis workers: re-send the items nobody holds (queued, or
+    running under a run whose lease lapsed) of batches with no activity for ``stall_s`` seconds,
+    at most once every ``stall_s``; how many were sent."""
+    loop = asyncio.get_running_loop()
+    last = -stall_s
+
+    async def resend_stalled() -> int:
+        nonlocal last
+        if loop.time() - last < stall_s:
+            return 0
+        last = loop.time()
         try:
             async with short_session(runner.sessions) as session:
-                ids = await repo.stalled(session, timedelta(seconds=every_s))
+                ids = await repo.stalled(session, timedelta(seconds=stall_s))
             if ids:
                 log.info("batch.resent_stalled_items", count=len(ids))
                 await enqueue(broker, ids)
         except Exception as exc:  # the database or the broker is away: try again next time
             log.warning("batch.sweep_failed", error=type(exc).__name__)
+            return 0
+        return len(ids)
+
+    return resend_stalled
 
 
 async def resume_active(broker: AsyncBroker, runner: BatchRunner) -> int:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from agents.schemas import CallFailure
-from app.models import BatchItem
+from app.models import BatchItem, RunStatus
 from app.pagination import MAX_INT32
 from app.reporting.item_result import ItemResult
 from app.text import storable_if_text
@@ -82,7 +82,7 @@ class BatchCreate(BaseModel):
 _EXAMPLE_PROGRESS: dict[str, Any] = {
     "status": "paused",
     "stop_reason": "paused by request",
-    "items": {"done": 20, "running": 4, "pending": 24},
+    "items": {"accepted": 14, "exhausted": 5, "error": 1, "running": 4, "queued": 24},
     "total": 48,
     "finished": 20,
     "eta_s": 7.08,
@@ -115,7 +115,7 @@ _EXAMPLE_ITEM: dict[str, Any] = {
     "model": "qwen-local",
     "arm": "loop",
     "repeat": 0,
-    "status": "failed",
+    "status": "error",
     "outcome": "error",
     "error": "qwen-local @ 10.0.0.5:8000: HTTP 503 APIStatusError: Service Unavailable",
     "failure": {
@@ -212,7 +212,7 @@ class BatchPage(BaseModel):
     next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")
 
 
-ItemStatus = Literal["pending", "running", "done", "failed", "cancelled"]
+# An item is where its run is, in the runs' words (app.models.RunStatus): one vocabulary.
 ItemOutcome = Literal["accepted", "screened", "exhausted", "needs_review", "error", "cancelled"]
 
 
@@ -223,16 +223,20 @@ class BatchItemPublic(BaseModel):
 
     id: int = Field(description="Item id, unique within the batch's database")
     run_id: str | None = Field(
-        description="The run recording the finished item's trace: GET /v1/runs/{run_id} (null until it ends)"
+        description="The run executing the item and recording its trace: GET /v1/runs/{run_id} (null until "
+        "it is first claimed)"
     )
     problem_id: str = Field(description="The problem it runs (shared by every model, arm and repeat of it)")
     model: str = Field(description="The model under test")
     arm: str = Field(description="loop (the feedback loop) or control (one revision without feedback)")
     repeat: int = Field(description="Which repeat of the problem, from 0")
-    status: ItemStatus = Field(
-        description="Where the item is: pending, running, done, failed (= error), cancelled"
+    status: RunStatus = Field(
+        description="Where the item is, in its run's words: queued, running, then how it ended (accepted, "
+        "screened, exhausted, needs_review, error; cancelled: never started)"
     )
-    outcome: ItemOutcome | None = Field(description="How it ended; null while pending or running")
+    outcome: ItemOutcome | None = Field(
+        description="How it ended: its status once ended; null while queued or running"
+    )
     error: str | None = Field(description="For an error: the cause in one line")
     failure: CallFailure | None = Field(
         description="For an error: model, endpoint host, HTTP status, exception"
@@ -270,7 +274,6 @@ class BatchItemPublic(BaseModel):
                     "arm",
                     "repeat",
                     "status",
-                    "outcome",
                     "error",
                     "attempts",
                     "input_tokens",
@@ -282,6 +285,7 @@ class BatchItemPublic(BaseModel):
                 }
             ),
             id=item.id or 0,
+            outcome=item.outcome,
             failure=CallFailure.model_validate(item.failure) if item.failure else None,
             stop_reason=result.stop_reason if result else None,
             rounds=len(result.rounds) if result else 0,

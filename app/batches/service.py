@@ -20,14 +20,14 @@ from app.models import (
     BATCH_ACTIVE,
     BATCH_TERMINAL,
     DEFAULT_PROJECT,
-    ITEM_TERMINAL,
+    RUN_TERMINAL,
     ApiKey,
     Batch,
     BatchItem,
     CachedResponse,
     CacheUse,
-    ItemStatus,
     Run,
+    RunStatus,
     utcnow,
 )
 from app.projects import audit
@@ -81,7 +81,7 @@ class BatchService:
         await self._enqueue(batch.id)
         return batch
 
-    async def _enqueue(self, batch_id: str, statuses: tuple[str, ...] = ("pending",)) -> int:
+    async def _enqueue(self, batch_id: str, statuses: tuple[str, ...] = (RunStatus.QUEUED,)) -> int:
         async with short_session(self.sessions) as session:
             ids = await repo.pending_ids(session, batch_id, statuses)
         return await enqueue(self.broker, ids)
@@ -91,13 +91,13 @@ class BatchService:
         return await self._transition(batch_id, {"queued", "running"}, "paused", key, "paused")
 
     async def resume(self, batch_id: str, key: ApiKey | None = None) -> Batch:
-        """Start again: pending items are sent to the queue anew."""
+        """Start again: queued items are sent to the queue anew."""
         batch = await self._transition(batch_id, {"paused"}, "running", key, "resumed")
         await self._enqueue(batch_id)
         return batch
 
     async def go_on(self, batch_id: str, key: ApiKey | None = None) -> Batch:
-        """Send a batch's items left to do (pending, or running under a lapsed lease) to the queue
+        """Send a batch's items left to do (queued, or running under a lapsed lease) to the queue
         again: how `thinkloop batch resume` continues an interrupted batch. A paused batch is
         resumed first; an ended one raises BatchStateError."""
         async with short_session(self.sessions) as session:
@@ -116,21 +116,21 @@ class BatchService:
         return batch
 
     async def cancel(self, batch_id: str, key: ApiKey | None = None) -> Batch:
-        """Stop for good: pending items are cancelled; running ones finish."""
+        """Stop for good: queued items are cancelled; running ones finish."""
         batch = await self._transition(
             batch_id, {"queued", "running", "paused"}, "cancelled", key, "cancelled"
         )
         async with short_session(self.sessions) as session:
-            await repo.set_items(session, batch_id, ("pending",), "cancelled")
+            await repo.set_items(session, batch_id, (RunStatus.QUEUED,), RunStatus.CANCELLED)
         return batch
 
     async def retry_failed(self, batch_id: str, key: ApiKey | None = None) -> int:
-        """Send the items that ended in error (outcome ``error``, status ``failed``) again."""
+        """Send the items that ended in error (status ``error``) again."""
         async with short_session(self.sessions) as session:
             batch = await self._get(session, batch_id)
             if batch.status in ("cancelled", "budget_exhausted"):
                 raise BatchStateError(f"the batch is {batch.status}")
-            moved = await repo.set_items(session, batch_id, ("failed",), "pending")
+            moved = await repo.set_items(session, batch_id, (RunStatus.ERROR,), RunStatus.QUEUED)
             if moved:
                 batch.status, batch.finished_at = "running", None
             audit.record(session, key, "retried", "batch", batch_id, batch.project_id, {"items": moved})
@@ -171,7 +171,7 @@ class BatchService:
         batch = await self._get(session, batch_id)
         if batch.status not in BATCH_TERMINAL:
             raise BatchStateError(f"the batch is {batch.status}: cancel it first")
-        if (await repo.counts(session, batch_id)).get(ItemStatus.RUNNING):
+        if (await repo.counts(session, batch_id)).get(RunStatus.RUNNING):
             raise BatchStateError("items are still running: delete it once they finish")
         return batch
 
@@ -218,9 +218,9 @@ async def snapshot(sessions: async_sessionmaker[AsyncSession], batch_id: str) ->
             raise LookupError(batch_id)
         states = await repo.counts(session, batch_id)
         spent = await repo.totals(session, batch_id)
-        waiting = await repo.waiting(session, batch_id) if states.get("pending") else []
+        waiting = await repo.waiting(session, batch_id) if states.get(RunStatus.QUEUED) else []
     total = sum(states.values())
-    finished = sum(states.get(s, 0) for s in ITEM_TERMINAL)
+    finished = sum(states.get(s, 0) for s in RUN_TERMINAL)
     elapsed = ((batch.finished_at or utcnow()) - batch.created_at).total_seconds()
     remaining = total - finished
     eta = elapsed / finished * remaining if finished and remaining and batch.status == "running" else None

@@ -34,7 +34,7 @@ from app.batches.runtime import batch_runtime, consuming
 from app.batches.service import BatchService
 from app.cli.support import err
 from app.db import short_session
-from app.models import ITEM_TERMINAL
+from app.models import RUN_TERMINAL
 from app.panels import panel_factory
 from app.runs.service import open_executor
 from app.settings import Settings
@@ -180,11 +180,11 @@ async def watch(service: BatchService, batch_id: str, stop: asyncio.Event) -> bo
                 completed=state["finished"],
                 rate=f"{(state['finished'] - first) / minutes:.1f}/min",
             )
-            shown.spent = f"  errors {items.get('failed', 0)} · tokens {tokens:,} · ${state['cost_usd']:.4f}"
+            shown.spent = f"  errors {items.get('error', 0)} · tokens {tokens:,} · ${state['cost_usd']:.4f}"
             for model, counts in by_model.items():
                 if model not in models:
                     models[model] = shown.add_task(f"  {model}", total=None, rate="")
-                done = sum(n for s, n in counts.items() if s in ITEM_TERMINAL)
+                done = sum(n for s, n in counts.items() if s in RUN_TERMINAL)
                 shown.update(models[model], total=sum(counts.values()), completed=done)
             if state["status"] not in ("queued", "running") and not items.get("running"):
                 return True  # ended, or paused (over the API) with nothing left in flight

@@ -11,7 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.batches import repository as repo
 from app.cli.support import fail
-from app.models import BATCH_ACTIVE, BATCH_TERMINAL, Batch, utcnow
+from app.models import BATCH_ACTIVE, BATCH_TERMINAL, RUN_TERMINAL, RUN_UNFINISHED, Batch, RunStatus, utcnow
+
+# Item states as a status line lists them: how items ended, then those left to do.
+_TALLY = [*(s for s in RunStatus if s in RUN_TERMINAL), RunStatus.RUNNING, RunStatus.QUEUED]
 
 SHORT = 12  # hex digits of an id shown to a person (48 bits: unique among any real number of batches)
 
@@ -58,9 +61,7 @@ def money(value: float) -> str:
 def status_text(batch: Batch, state: dict[str, Any], by_model: dict[str, dict[str, int]]) -> str:
     """A batch's status as a person reads it (``--json`` prints ``state`` instead)."""
     items = state["items"]
-    tally = " · ".join(
-        f"{items[s]} {s}" for s in ("done", "failed", "running", "pending", "cancelled") if items.get(s)
-    )
+    tally = " · ".join(f"{items[s]} {s}" for s in _TALLY if items.get(s))
     tokens = state["input_tokens"] + state["output_tokens"]
     elapsed = ((batch.finished_at or utcnow()) - batch.created_at).total_seconds()
     lines = [
@@ -70,7 +71,7 @@ def status_text(batch: Batch, state: dict[str, Any], by_model: dict[str, dict[st
         f"  items      {state['finished']} of {state['total']} finished" + (f": {tally}" if tally else ""),
     ]
     for model, counts in by_model.items():
-        done = sum(n for s, n in counts.items() if s in ("done", "failed", "cancelled"))
+        done = sum(n for s, n in counts.items() if s in RUN_TERMINAL)
         lines.append(f"    {model:<16} {done} of {sum(counts.values())}")
     lines += [
         f"  spent      {tokens:,} tokens · {money(state['cost_usd'])} · "
@@ -80,7 +81,7 @@ def status_text(batch: Batch, state: dict[str, Any], by_model: dict[str, dict[st
     ]
     for group in state["waiting"]:
         lines.append(
-            f"  waiting    {group['items']} pending item(s) left alone: {group['reason']}; add the model to "
+            f"  waiting    {group['items']} queued item(s) left alone: {group['reason']}; add the model to "
             "a process's models file, or cancel the batch"
         )
     if batch.status not in BATCH_TERMINAL and state["finished"] < state["total"]:
@@ -134,7 +135,7 @@ async def unfinished_elsewhere(session: AsyncSession, but: str | None) -> list[t
         if batch.id == but or batch.status in BATCH_TERMINAL:
             continue
         counts = await repo.counts(session, batch.id)
-        left = counts.get("pending", 0) + counts.get("running", 0)
+        left = sum(counts.get(s, 0) for s in RUN_UNFINISHED)
         if left:
             out.append((batch, left))
     return out

@@ -135,7 +135,13 @@ class RunExecutor:
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
         self.lease = timedelta(seconds=settings.run_lease_s)
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        # Runs executed in their callers' tasks (batch items, ``execute_here``), by the task driving each.
+        self._here: dict[str, asyncio.Task[RunResult | None]] = {}
         self._lost: set[str] = set()
+        # More work for each sweep (a batch runtime's: re-send items nobody holds), besides the runs.
+        self.sweepers: list[Callable[[], Awaitable[object]]] = []
+        self.is_running = False  # within ``running()``: the heartbeat renews the leases held here
+        self._claim_runs = True
         self._transcripts: dict[str, _Transcript] = {}
         self.wake_webhooks: Callable[[], None] = lambda: None  # the app sets its outbox's wake()
         # With workers (Redis): how a new run reaches them. None: this process executes its runs.
@@ -188,16 +194,23 @@ class RunExecutor:
         self._lost.discard(run_id)
         self._forget(run_id)
 
+    @property
+    def heartbeat_s(self) -> float:
+        """How often the leases held here are renewed: THINKLOOP_RUN_HEARTBEAT_S, and at least three
+        times a lease (a lease outlives two missed renewals)."""
+        return min(self.settings.run_heartbeat_s, self.settings.run_lease_s / 3)
+
     @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        """Claim and execute runs until exit: a sweep takes queued runs and runs whose lease lapsed
-        (the first sweep resumes what a previous life of this service left), a heartbeat renews the
-        leases held here. On exit, tasks stop and their runs are handed back for any process."""
+    async def running(self, claim_runs: bool = True) -> AsyncIterator[None]:
+        """Execute runs until exit. One heartbeat renews the lease of every run executed here (batch
+        items' runs included); one sweep takes queued runs and runs whose lease lapsed (the first
+        sweep resumes what a previous life of this service left; without ``claim_runs``, as in
+        `thinkloop batch run`, it takes none) and does the ``sweepers``' work. On exit, tasks stop
+        and their runs are handed back for any process."""
+        self.is_running, self._claim_runs = True, claim_runs
         loops = [
             asyncio.create_task(self._every(self.settings.run_sweep_s, self.sweep), name="runs-sweep"),
-            asyncio.create_task(
-                self._every(self.settings.run_heartbeat_s, self.heartbeat), name="runs-lease"
-            ),
+            asyncio.create_task(self._every(self.heartbeat_s, self.heartbeat), name="runs-lease"),
         ]
         try:
             yield
@@ -205,6 +218,7 @@ class RunExecutor:
             for loop in loops:
                 loop.cancel()
             await asyncio.gather(*loops, return_exceptions=True)
+            self.is_running = False
             await self.shutdown()
 
     async def _every(self, seconds: float, work: Callable[[], Awaitable[object]]) -> None:
@@ -216,28 +230,37 @@ class RunExecutor:
             await asyncio.sleep(seconds)
 
     async def sweep(self) -> int:
-        """Start every unfinished run that no live process holds; how many were started here."""
-        async with short_session(self.sessions) as session:
-            ids = await repo.claimable_runs(session, limit=100)
+        """Start every unfinished run that no live process holds (unless this process claims none),
+        then do the sweepers' work; how many runs were started here."""
         started = 0
-        for run_id in ids:
-            if run_id not in self._tasks:
-                self.submit(run_id)
-                started += 1
+        if self._claim_runs:
+            async with short_session(self.sessions) as session:
+                ids = await repo.claimable_runs(session, limit=100)
+            for run_id in ids:
+                if run_id not in self._tasks:
+                    self.submit(run_id)
+                    started += 1
+        for sweeper in self.sweepers:
+            await sweeper()
         return started
 
     async def heartbeat(self) -> set[str]:
-        """Renew this process's leases; stop any run whose lease was lost. Returns the lost ids."""
-        held = set(self._tasks)
+        """Renew this process's leases (its batch items' runs too); stop any run whose lease was
+        lost. Returns the lost ids."""
+        held = set(self._tasks) | set(self._here)
         if not held:
             return set()
         async with short_session(self.sessions) as session:
             kept = await repo.renew_leases(session, held, self.worker, self.lease)
-        lost = {run_id for run_id in held - kept if run_id in self._tasks}
-        for run_id in lost:
+        lost = set()
+        for run_id in held - kept:
+            task = self._tasks.get(run_id) or self._here.get(run_id)
+            if task is None or task.done():  # it ended meanwhile
+                continue
             log.warning("run.lease_lost", run_id=run_id)
+            lost.add(run_id)
             self._lost.add(run_id)
-            self._tasks[run_id].cancel()
+            task.cancel()
         return lost
 
     async def wait(self, run_id: str, within_s: float) -> bool:
@@ -321,15 +344,30 @@ class RunExecutor:
 
         Everything is recorded as for any run (rows and transcript as they happen, so the run can be
         followed live; checkpoints, so a resumed run repeats no finished step). ``settle`` makes
-        the caller's own changes in the transaction that stores the run's end state. The caller
-        renews the lease; errors propagate (a database outage is the caller's to wait out and
-        resume). Returns None when the run had already ended. A run holds one of ``lanes`` while it
-        has model calls in flight; the first may raise ``Stopping`` (the run is then left as it is,
-        for the caller).
+        the caller's own changes in the transaction that stores the run's end state. The heartbeat
+        (``running``) renews the lease with the others held here; if it finds the lease lost (taken
+        over after missed renewals), the run stops and ``LeaseLost`` is raised. Other errors
+        propagate (a database outage is the caller's to wait out and resume). Returns None when the
+        run had already ended. A run holds one of ``lanes`` while it has model calls in flight; the
+        first may raise ``Stopping`` (the run is then left as it is, for the caller).
         """
+        # Driven by a task of its own, which the heartbeat stops alone: never the caller's task.
+        work = asyncio.ensure_future(self._drive(run_id, cache, settle, lanes))
+        self._here[run_id] = work
         try:
-            return await self._drive(run_id, cache, settle, lanes)
+            try:
+                await asyncio.wait({work})
+            except asyncio.CancelledError:  # the caller stops: so does the run
+                work.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await work
+                raise
+            if work.cancelled() and run_id in self._lost:
+                raise LeaseLost(run_id)
+            return work.result()
         finally:
+            self._here.pop(run_id, None)
+            self._lost.discard(run_id)
             self._forget(run_id)
 
     async def fail_here(

@@ -10,7 +10,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,12 +30,27 @@ from app.batches.broker import QUEUE
 from app.batches.runner import BatchRunner
 from app.db import migrate
 from app.main import create_app
+from app.models import RUN_TERMINAL, RunStatus
 from app.projects.keys import create_key
 from app.runs.service import open_executor
 from app.settings import Settings
 from tests.workers import redis_url
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
+# The outcomes that are verdicts (an item or run ending so was judged): every ending but error and cancelled.
+VERDICTS = RUN_TERMINAL - {RunStatus.ERROR, RunStatus.CANCELLED}
+
+
+def verdicts(counts: Mapping[str, int]) -> dict[str, int]:
+    """Item counts by status with the verdicts (accepted, screened, exhausted, needs_review) taken
+    together as "verdict": which verdict an item gets is the panel's business, not a batch's."""
+    out: dict[str, int] = {}
+    for status, n in counts.items():
+        key = "verdict" if status in VERDICTS else status
+        out[key] = out.get(key, 0) + n
+    return out
+
+
 REDIS = redis_url("main")  # this xdist worker's own database (tests/workers.py)
 PROBLEM = {
     "question": (
@@ -205,12 +220,13 @@ async def batch_runner(
     worker: str | None = None,
 ) -> AsyncIterator[BatchRunner]:
     """A batch runner whose items execute as runs on the database's checkpointer (as the process
-    ``worker``, when given: another machine's worker)."""
-    settings = Settings(_env_file=None, database_url=database_url)  # type: ignore[call-arg]
+    ``worker``, when given: another machine's worker), each held by its run's lease of ``lease_s``
+    (nothing renews it here: the executor is not running)."""
+    settings = Settings(_env_file=None, database_url=database_url, run_lease_s=lease_s)  # type: ignore[call-arg]
     async with open_executor(settings, sessions, factory, connections=concurrency) as executor:
         if worker is not None:
             executor.worker = worker
-        yield BatchRunner(executor, lease_s=lease_s, concurrency=concurrency, outage_s=outage_s)
+        yield BatchRunner(executor, concurrency=concurrency, outage_s=outage_s)
 
 
 @dataclass

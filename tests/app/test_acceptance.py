@@ -16,6 +16,7 @@ from agents.simulator import Rule, SimulatorServer
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, session_factory, short_session
 from app.models import BatchItem
+from tests.app.conftest import verdicts
 from tests.app.test_workers import model_env, run_batch
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # 600 items a test
@@ -77,5 +78,5 @@ async def test_redis_two_workers_run_200_problems_by_3_models(
     states = await run_batch(
         database_url, simulator_server, tmp_path, kill_one=False, problems=200, models=MODELS
     )
-    assert states == {"done": 600}
+    assert verdicts(states) == {"verdict": 600}
     assert await item_keys(database_url) == (600, 600)

@@ -7,6 +7,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from agents.simulator.server import LoggedRequest, SimulatorState
 from app.batches.broker import build_broker
 from app.batches.repository import create_items
 from app.batches.runner import BatchRunner
+from app.batches.schemas import BatchItemPublic
 from app.batches.service import BatchService, BatchSpec
 from app.checkpoints import open_checkpointer
 from app.datasets.parsing import parse_dataset
@@ -29,13 +31,11 @@ from app.db import create_engine, migrate, session_factory, short_session
 from app.models import (
     BATCH_ACTIVE,
     BATCH_TERMINAL,
-    ITEM_TERMINAL,
     RUN_TERMINAL,
     RUN_UNFINISHED,
     Batch,
     BatchItem,
     BatchStatus,
-    ItemStatus,
     ProblemRow,
     RevisionRow,
     RoundRow,
@@ -161,7 +161,7 @@ async def test_an_item_is_a_run_that_can_be_followed_while_it_executes(
         assert (run.status, run.batch_id, run.arm, run.model) == ("running", item.batch_id, "loop", "sim")
     [item] = await world.items(item.batch_id)
     run = await world.run(item.run_id or "")
-    assert item.status == "done" and run.status == item.outcome and run.lease_until is None
+    assert item.status == run.status == item.outcome == "accepted" and run.lease_until is None
     kinds = [event["type"] for event in await world.transcript(run.id)]
     assert kinds[0] == "run.started" and kinds[-1] == "run.finished" and "run.resumed" not in kinds
     async with short_session(world.sessions) as session:
@@ -178,7 +178,7 @@ async def test_an_item_delivered_again_to_the_process_running_it_is_not_run_twic
         assert item.id is not None
         again = await runner.process(item.id)
     [done] = await world.items(item.batch_id)
-    assert again == "taken" and done.status == "done" and done.attempts == 1
+    assert again == "taken" and done.status == "accepted" and done.attempts == 1
     assert "run.resumed" not in [event["type"] for event in await world.transcript(done.run_id or "")]
 
 
@@ -221,12 +221,12 @@ async def test_items_claimed_ahead_wait_for_a_lane_and_are_handed_back_unstarted
             await broker.shutdown()
             await factory.aclose()
     items = {item.id: item for item in await world.items(batch.id)}
-    done = [i for i in items.values() if i.status == "done"]
-    assert len(done) == 2 and sum(i.status == "pending" for i in items.values()) == 3
+    done = [i for i in items.values() if i.status == "accepted"]
+    assert len(done) == 2 and sum(i.status == "queued" for i in items.values()) == 3
     for item in running:
         run = await world.run(item.run_id or "")
         transcript = [event["type"] for event in await world.transcript(item.run_id or "")]
-        if items[item.id].status == "done":
+        if items[item.id].status == "accepted":
             assert run.status in RUN_TERMINAL and "round.scored" in transcript
         else:  # handed back as it was: started, no call made, free for any process to resume
             assert (run.status, run.lease_owner) == ("running", None)
@@ -283,16 +283,24 @@ async def _with_run(world: World, batch_id: str) -> list[BatchItem] | None:
     return items if items and items[0].run_id else None
 
 
+async def _arrived(state: SimulatorState, calls: int) -> bool:
+    return len(state.requests) >= calls
+
+
+async def _all_answered(state: SimulatorState) -> bool:
+    return all(r.answered for r in state.requests)
+
+
 async def _calls_in_flight(state: SimulatorState, calls: int) -> bool:
     return bool(state.in_flight >= calls)
 
 
 async def _settled(world: World, batch_id: str) -> bool:
-    return sum(item.status == "done" for item in await world.items(batch_id)) == 2
+    return sum(item.status == "accepted" for item in await world.items(batch_id)) == 2
 
 
 async def _finished(world: World, batch_id: str) -> bool:
-    return all(item.status in ("done", "failed") for item in await world.items(batch_id))
+    return all(item.status in RUN_TERMINAL for item in await world.items(batch_id))
 
 
 async def test_a_dead_workers_item_resumes_from_its_checkpoint(
@@ -309,7 +317,7 @@ async def test_a_dead_workers_item_resumes_from_its_checkpoint(
         # Calibration: the same item, uninterrupted, makes this many calls and takes these rounds.
         calibration = await _create(world, spec)
         [item] = await world.items(calibration.id)
-        assert await first.process(item.id or 0) == "done"
+        assert await first.process(item.id or 0) == "accepted"
         per_item = len(state.requests)
         [done] = await world.items(calibration.id)
         assert await _rounds(world, done.run_id) >= 2, "the calibration must need more than one round"
@@ -324,19 +332,20 @@ async def test_a_dead_workers_item_resumes_from_its_checkpoint(
         dying = asyncio.create_task(first.process(item.id or 0))
         run_id = (await until(lambda: _with_run(world, batch.id), "no run"))[0].run_id
         await until(lambda: _waiting_for_revision(world, run_id, state), "no revision was asked for")
-        dying.cancel()  # the worker dies mid-item: nothing is handed back, both leases stay
+        dying.cancel()  # the worker dies mid-item: nothing is handed back, its run's lease stays
         with contextlib.suppress(asyncio.CancelledError):
             await dying
         interrupted = len(state.requests)
-        async with short_session(world.sessions) as session:  # ... until they lapse
-            past = utcnow().replace(year=2000)
-            await session.execute(update(BatchItem).where(BatchItem.id == item.id).values(lease_until=past))
-            await session.execute(update(Run).where(Run.id == run_id).values(lease_until=past))
-
+        # Another worker finds the item held by its run's lease while the lease lasts ...
         second = await stack.enter_async_context(
             batch_runner(world.sessions, world.factory, world.database_url, worker="other-host:1")
         )
-        assert await second.process(item.id or 0) == "done"
+        assert await second.process(item.id or 0) == "taken"
+        async with short_session(world.sessions) as session:  # ... until it lapses
+            past = utcnow().replace(year=2000)
+            await session.execute(update(Run).where(Run.id == run_id).values(lease_until=past))
+
+        assert await second.process(item.id or 0) == "accepted"
     [item] = await world.items(batch.id)
     run = await world.run(run_id)
     assert item.run_id == run_id and item.attempts == 2 and run.lease_owner == "other-host:1"
@@ -359,6 +368,44 @@ async def _rounds(world: World, run_id: str | None) -> int:
     async with short_session(world.sessions) as session:
         query = select(RoundRow).where(RoundRow.run_id == (run_id or ""))
         return len((await session.execute(query)).scalars().all())
+
+
+async def test_the_executors_one_heartbeat_renews_an_items_run_and_stops_the_item_when_lost(
+    world: World, simulator_server: SimulatorServer
+) -> None:
+    """One lease: an item is held by its run's lease, which the executor's heartbeat renews with
+    every other run of the process (there is no second heartbeat); when the lease was taken over
+    (this process missed its renewals), the item stops there and writes nothing."""
+    spec = BatchSpec(world.dataset_id, ["sim"], judge_model="sim", max_rounds=3, use_cache=False)
+    state = simulator_server.state
+    async with batch_runner(world.sessions, world.factory, world.database_url, lease_s=60) as runner:
+        batch = await _create(world, spec)
+        [item] = await world.items(batch.id)
+        state.held = True  # the item's first round waits
+        try:
+            working = asyncio.create_task(runner.process(item.id or 0))
+            [item] = await until(lambda: _with_run(world, batch.id), "the item never got its run")
+            run_id = item.run_id or ""
+            # Its first round's calls are waiting (counted as they arrive: in-flight counts can be
+            # off by an earlier test's abandoned calls, answered after the simulator was reset).
+            await until(lambda: _arrived(state, 8), "the item's first round never arrived")
+            async with short_session(world.sessions) as session:  # as if last renewed long ago
+                await session.execute(update(Run).where(Run.id == run_id).values(lease_until=utcnow()))
+            assert await runner.executor.heartbeat() == set()  # held, and renewed
+            lease_until = (await world.run(run_id)).lease_until
+            assert lease_until is not None and lease_until > utcnow() + timedelta(seconds=30)
+            async with short_session(world.sessions) as session:  # another process takes it over
+                await session.execute(update(Run).where(Run.id == run_id).values(lease_owner="other-host:1"))
+            assert await runner.executor.heartbeat() == {run_id}
+            assert await working == "lost-claim"
+        finally:
+            state.held = False
+    # The calls the item abandoned are answered (to no one) before the next test counts calls.
+    await until(lambda: _all_answered(state), "the abandoned calls were never answered")
+    [after] = await world.items(batch.id)
+    assert (after.status, after.finished_at, after.error, after.attempts) == ("running", None, None, 1)
+    run = await world.run(run_id)
+    assert (run.status, run.lease_owner) == ("running", "other-host:1")  # the new holder's to finish
 
 
 async def _create(world: World, spec: BatchSpec) -> Batch:
@@ -391,4 +438,5 @@ async def test_processes_starting_together_set_up_the_checkpoint_tables_once(dat
 def test_a_runs_terminal_statuses_are_exactly_the_outcomes() -> None:
     assert set(Outcome) == RUN_TERMINAL and set(RunStatus) == RUN_UNFINISHED | RUN_TERMINAL
     assert BATCH_ACTIVE | BATCH_TERMINAL | {BatchStatus.PAUSED} == set(BatchStatus)
-    assert ITEM_TERMINAL | {ItemStatus.PENDING, ItemStatus.RUNNING} == set(ItemStatus)
+    # A batch item's status is its run's: the API documents and validates the same vocabulary.
+    assert BatchItemPublic.model_fields["status"].annotation is RunStatus

@@ -24,7 +24,9 @@ SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-pr
 
 def _state(finished: int, total: int) -> dict[str, Any]:
     return {
-        "items": {"done": finished, "pending": total - finished} if total > finished else {"done": total},
+        "items": {"accepted": finished, "queued": total - finished}
+        if total > finished
+        else {"accepted": total},
         "total": total,
         "finished": finished,
         "stop_reason": None,

@@ -21,7 +21,7 @@ from app.datasets.parsing import parse_dataset
 from app.datasets.repository import store_dataset
 from app.db import create_engine, migrate, session_factory, short_session
 from app.models import Batch, BatchItem, CachedResponse
-from tests.app.conftest import batch_runner
+from tests.app.conftest import VERDICTS, batch_runner, verdicts
 
 pytestmark = pytest.mark.both_databases
 
@@ -90,7 +90,7 @@ async def test_batch_completes_every_item_exactly_once(harness: Harness) -> None
     batch = await harness.service.create(spec)
     progress = await harness.wait(batch.id)
     assert progress["status"] == "completed" and progress["total"] == 12 * 2 * 2
-    assert progress["items"] == {"done": 48}
+    assert verdicts(progress["items"]) == {"verdict": 48}
     assert await item_count(harness, batch_id=batch.id, attempts=1) == 48  # each ran once
     assert progress["input_tokens"] > 0 and progress["eta_s"] is None
 
@@ -99,7 +99,7 @@ async def test_control_arm_and_response_cache(harness: Harness, simulator_server
     spec = BatchSpec(harness.dataset_id, ["m1"], judge_model="m1", max_rounds=2, control_arm=True, repeats=2)
     batch = await harness.service.create(spec)
     progress = await harness.wait(batch.id)
-    assert progress["items"] == {"done": 48} and await item_count(harness, arm="control") == 24
+    assert verdicts(progress["items"]) == {"verdict": 48} and await item_count(harness, arm="control") == 24
     calls = len(simulator_server.state.requests)
     async with short_session(harness.sessions) as session:  # type: ignore[arg-type]
         cached = (await session.execute(select(func.count()).select_from(CachedResponse))).scalar_one()
@@ -112,7 +112,7 @@ async def test_budget_cap_stops_cleanly(harness: Harness) -> None:
     progress = await harness.wait(batch.id)
     assert progress["status"] == "budget_exhausted" and "budget reached" in str(progress["stop_reason"])
     items = progress["items"]
-    assert isinstance(items, dict) and items.get("cancelled", 0) > 0 and "pending" not in items
+    assert isinstance(items, dict) and items.get("cancelled", 0) > 0 and "queued" not in items
     assert "running" not in items  # every item ended in a definite state
 
 
@@ -124,7 +124,7 @@ async def test_pause_resume_cancel_and_retry(harness: Harness, simulator_server:
     await harness.service.pause(batch.id)
     await asyncio.sleep(0.5)
     paused = await harness.service.progress(batch.id)
-    assert paused["status"] == "paused" and paused["items"].get("pending", 0) > 0  # type: ignore[union-attr]
+    assert paused["status"] == "paused" and paused["items"].get("queued", 0) > 0  # type: ignore[union-attr]
     with pytest.raises(BatchStateError):
         await harness.service.pause(batch.id)
     await harness.service.resume(batch.id)
@@ -137,7 +137,7 @@ async def test_pause_resume_cancel_and_retry(harness: Harness, simulator_server:
     cancelled = await harness.service.cancel(other.id)
     assert cancelled.status == "cancelled"
     settled = await harness.wait(other.id)
-    assert set(settled["items"]) <= {"cancelled", "done"}  # type: ignore[arg-type]
+    assert set(verdicts(settled["items"])) <= {"cancelled", "verdict"}  # type: ignore[arg-type]
 
 
 async def test_failed_items_can_be_retried_alone(harness: Harness, simulator_server: SimulatorServer) -> None:
@@ -148,8 +148,8 @@ async def test_failed_items_can_be_retried_alone(harness: Harness, simulator_ser
     items = progress["items"]
     assert isinstance(items, dict)
     # the failing endpoint's items fail where it is called (problems passing at once never call it)
-    failed = items["failed"]
-    assert failed > 0 and items == {"done": 24 - failed, "failed": failed}
+    failed = items["error"]
+    assert failed > 0 and verdicts(items) == {"verdict": 24 - failed, "error": failed}
     assert await harness.service.retry_failed(batch.id) == failed
     again = await harness.wait(batch.id)
     assert again["items"] == items
@@ -184,21 +184,21 @@ async def test_a_process_that_does_not_know_the_model_leaves_its_items_pending(
             outcomes = {await runner.process(item_id) for item_id in ids}
         assert outcomes == {"unknown model elsewhere"}
         untouched = await service.progress(batch.id)
-        assert untouched["status"] == "queued" and untouched["items"] == {"pending": 12}
+        assert untouched["status"] == "queued" and untouched["items"] == {"queued": 12}
         # The batch says why its items wait, and the status a person reads says what to do.
         reason = "viewer has no model 'elsewhere' in its registry"
         assert untouched["waiting"] == [{"reason": reason, "items": 12}]
         async with short_session(sessions) as session:
             shown = status_text(await session.get_one(Batch, batch.id), untouched, {})
-        assert f"waiting    12 pending item(s) left alone: {reason}; add the model" in shown
+        assert f"waiting    12 queued item(s) left alone: {reason}; add the model" in shown
         async with short_session(sessions) as session:
             attempts = select(func.sum(BatchItem.attempts)).where(BatchItem.batch_id == batch.id)
             assert (await session.execute(attempts)).scalar_one() == 0  # never claimed
         async with batch_runner(sessions, knower, database_url, worker="lab") as runner:
             outcomes = {await runner.process(item_id) for item_id in ids}
-        assert outcomes == {"done"}
+        assert outcomes <= VERDICTS
         finished = await service.progress(batch.id)
-        assert finished["status"] == "completed" and finished["items"] == {"done": 12}
+        assert finished["status"] == "completed" and verdicts(finished["items"]) == {"verdict": 12}
         assert finished["waiting"] == []
         async with short_session(sessions) as session:
             left = select(func.count()).where(
@@ -236,7 +236,7 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
     from datetime import timedelta
 
     from app.batches.repository import stalled
-    from app.models import Batch, ProblemRow, utcnow
+    from app.models import Batch, ProblemRow, Run, utcnow
 
     await migrate(database_url)
     engine = create_engine(database_url)
@@ -267,6 +267,22 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
             session.add_all([quiet, busy])
             await session.flush()
 
+            def run(owner: str, until: object) -> str:
+                """An unfinished run, held by ``owner`` until ``until``: its item's lease."""
+                held = Run(
+                    problem_id=problem or "",
+                    status="running",
+                    model="m",
+                    judge_model="m",
+                    policy="default",
+                    max_rounds=1,
+                    batch_id=quiet.id,
+                    lease_owner=owner,
+                    lease_until=until,
+                )
+                session.add(held)
+                return held.id
+
             def item(batch: Batch, repeat: int, status: str, **claim: object) -> BatchItem:
                 return BatchItem(
                     batch_id=batch.id,
@@ -278,13 +294,16 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
                     **claim,
                 )
 
+            dead, alive = run("dead", long_ago), run("alive", utcnow() + timedelta(minutes=10))
+            await session.flush()
             session.add_all(
                 [
-                    item(quiet, 0, "pending"),
-                    item(quiet, 1, "running", claimed_at=long_ago, lease_until=long_ago, claimed_by="dead"),
-                    item(quiet, 2, "done", claimed_at=long_ago, finished_at=long_ago),
-                    item(busy, 0, "pending"),
-                    item(busy, 1, "done", claimed_at=utcnow(), finished_at=utcnow()),
+                    item(quiet, 0, "queued"),
+                    item(quiet, 1, "running", claimed_at=long_ago, run_id=dead),  # its lease lapsed
+                    item(quiet, 2, "accepted", claimed_at=long_ago, finished_at=long_ago),
+                    item(quiet, 3, "running", claimed_at=long_ago, run_id=alive),  # held: a long item
+                    item(busy, 0, "queued"),
+                    item(busy, 1, "accepted", claimed_at=utcnow(), finished_at=utcnow()),
                 ]
             )
         async with short_session(sessions) as session:
@@ -293,7 +312,60 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
                 (await session.get(BatchItem, item_id)).status
                 for item_id in found  # type: ignore[union-attr]
             }
-        assert len(found) == 2 and statuses == {"pending", "running"}  # only the quiet batch's leftovers
+        assert len(found) == 2 and statuses == {"queued", "running"}  # only the quiet batch's leftovers
+    finally:
+        await engine.dispose()
+
+
+async def test_the_sweep_resends_a_quiet_batchs_items_at_most_once_a_redelivery_period(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On Redis, re-sending stalled items is the executor's one sweep's work (no loop of its own):
+    registered while items are consumed, and at most once per THINKLOOP_REDELIVERY_S however
+    often the sweep runs."""
+    from types import SimpleNamespace
+
+    from app.batches import runtime
+    from app.settings import Settings
+
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    sent: list[list[int]] = []
+
+    async def record(broker: object, ids: list[int]) -> int:
+        sent.append(list(ids))
+        return len(ids)
+
+    async def no_stream(broker: object, settings: object) -> None:  # the stream reader: not tested here
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(runtime, "enqueue", record)
+    monkeypatch.setattr(runtime, "receive", no_stream)
+    try:
+        async with short_session(sessions) as session:
+            dataset = await store_dataset(session, "s", parse_dataset(SAMPLE.read_bytes(), SAMPLE.name))
+        broker = build_broker(None, held=1, redelivery_s=30)  # never started: nothing runs the items
+        created = await BatchService(sessions, broker).create(
+            BatchSpec(dataset.id, ["m"], judge_model="m", use_cache=False)
+        )
+        async with short_session(sessions) as session:
+            queued = (
+                await session.execute(select(BatchItem.id).where(BatchItem.batch_id == created.id))
+            ).all()
+        executor = SimpleNamespace(sweepers=[])
+        runner = SimpleNamespace(executor=executor, sessions=sessions)
+        settings = Settings(
+            _env_file=None, database_url=database_url, broker_url="redis://x", redelivery_s=0.5
+        )  # type: ignore[call-arg]
+        async with runtime.consuming(broker, runner, settings):  # type: ignore[arg-type]
+            [resend] = executor.sweepers
+            await asyncio.sleep(0.6)  # the batch is quiet for longer than a redelivery period
+            assert await resend() == len(queued) and sorted(sent[0]) == sorted(i for (i,) in queued)
+            assert await resend() == 0  # the sweep runs again at once: nothing is sent twice
+            await asyncio.sleep(0.6)
+            assert await resend() == len(queued) and len(sent) == 2
+        assert executor.sweepers == []  # consuming stopped: the sweep has no items to send
     finally:
         await engine.dispose()
 
@@ -331,7 +403,7 @@ async def test_items_are_built_in_problem_order_with_models_interleaved(database
     ]
     assert [(i.problem_id, i.model, i.repeat, i.arm) for i in items] == expected
     first = items[0]
-    assert (first.status, first.attempts, first.input_tokens, first.cost_usd) == ("pending", 0, 0, 0.0)
+    assert (first.status, first.attempts, first.input_tokens, first.cost_usd) == ("queued", 0, 0, 0.0)
     assert first.claimed_at is None and first.run_id is None and first.cache_hits == 0
 
 

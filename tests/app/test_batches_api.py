@@ -14,7 +14,7 @@ import pytest
 from httpx_sse import aconnect_sse
 
 from agents.simulator import Rule, SimulatorServer
-from tests.app.conftest import Keys, LiveServer, Service
+from tests.app.conftest import Keys, LiveServer, Service, verdicts
 from tests.app.test_api import assert_problem
 
 SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
@@ -111,7 +111,8 @@ async def test_a_batch_runs_to_completion_and_reports_in_every_format(service: S
     batch = await start(service, models=["sim", "rubric"], control_arm=True)
     assert batch["progress"]["total"] == 12 * 2 * 2
     done = await settle(service, batch["id"])
-    assert done["progress"]["status"] == "completed" and done["progress"]["items"] == {"done": 48}
+    assert done["progress"]["status"] == "completed"
+    assert verdicts(done["progress"]["items"]) == {"verdict": 48}
     assert done["progress"]["input_tokens"] > 0 and done["finished_at"]
     auth = service.keys.auth("read")
     path = f"/v1/batches/{batch['id']}/report"
@@ -149,7 +150,7 @@ async def test_items_list_outcomes_and_causes_page_by_page(
     simulator_server.state.configure(simulator_server.state.config.model_copy(update={"rules": rules}))
     batch = await start(service, repeats=2)
     done = await settle(service, batch["id"])
-    assert done["progress"]["items"] == {"done": 16, "failed": 8}
+    assert verdicts(done["progress"]["items"]) == {"verdict": 16, "error": 8}
     path, auth = f"/v1/batches/{batch['id']}/items", service.keys.auth("read")
     seen, cursor = [], None
     while True:  # keyset pages of 5 until the last one
@@ -164,7 +165,7 @@ async def test_items_list_outcomes_and_causes_page_by_page(
             break
     assert len(seen) == 24 and len({i["id"] for i in seen}) == 24
     errors = (await service.client.get(path, params={"outcome": "error"}, headers=auth)).json()["items"]
-    assert len(errors) == 8 and all(i["status"] == "failed" and i["rounds"] == 1 for i in errors)
+    assert len(errors) == 8 and all(i["status"] == "error" and i["rounds"] == 1 for i in errors)
     failure = errors[0]["failure"]
     assert (failure["model"], failure["status"], failure["kind"]) == ("sim", 503, "endpoint")
     assert "HTTP 503" in errors[0]["error"] and "no usable revision" in errors[0]["stop_reason"]
@@ -172,8 +173,11 @@ async def test_items_list_outcomes_and_causes_page_by_page(
     assert all(i["final_quality"] is None for i in errors)
     trace = (await service.client.get(f"/v1/runs/{errors[0]['run_id']}", headers=auth)).json()
     assert trace["status"] == "error" and trace["metrics"] is None and trace["rounds_to_pass"] is None
-    accepted = (await service.client.get(path, params={"status": "done"}, headers=auth)).json()["items"]
-    assert {i["outcome"] for i in accepted} == {"accepted"} and len(accepted) == 16
+    accepted = (await service.client.get(path, params={"status": "accepted"}, headers=auth)).json()["items"]
+    assert {(i["status"], i["outcome"]) for i in accepted} == {("accepted", "accepted")}
+    assert len(accepted) == 16
+    # An item's status is its run's: the old words (done, failed, pending) are no status any more.
+    assert_problem(await service.client.get(path, params={"status": "done"}, headers=auth), 422)
     assert_problem(await service.client.get(path, params={"cursor": "x1"}, headers=auth), 400)
     assert_problem(await service.client.get(path, params={"outcome": "won"}, headers=auth), 422)
     assert_problem(await service.client.get("/v1/batches/nope/items", headers=auth), 404)
@@ -226,7 +230,7 @@ async def test_an_item_is_followed_live_as_a_run_and_cancelled_only_with_its_bat
     finally:
         simulator_server.state.held = False
     done = await settle(service, batch["id"])
-    assert done["progress"]["items"] == {"done": 12}
+    assert verdicts(done["progress"]["items"]) == {"verdict": 12}
 
 
 async def test_budget_cap_stops_the_batch_with_a_clear_state(service: Service) -> None:
@@ -234,8 +238,8 @@ async def test_budget_cap_stops_the_batch_with_a_clear_state(service: Service) -
     done = await settle(service, batch["id"])
     progress = done["progress"]
     assert progress["status"] == "budget_exhausted" and progress["stop_reason"].startswith("budget reached")
-    assert progress["items"].get("cancelled", 0) > 0 and "pending" not in progress["items"]
-    assert progress["items"].get("done", 0) + progress["items"]["cancelled"] == 12
+    assert progress["items"].get("cancelled", 0) > 0 and "queued" not in progress["items"]
+    assert verdicts(progress["items"]).get("verdict", 0) + progress["items"]["cancelled"] == 12
 
 
 async def test_pause_resume_cancel_and_conflicts(service: Service, simulator_server: SimulatorServer) -> None:
@@ -251,7 +255,11 @@ async def test_pause_resume_cancel_and_conflicts(service: Service, simulator_ser
     assert cancelled.json()["progress"]["status"] == "cancelled"
     done = await settle(service, batch["id"])
     items = done["progress"]["items"]
-    assert set(items) <= {"done", "cancelled"} and sum(items.values()) == 36 and items["cancelled"] > 0
+    assert (
+        set(verdicts(items)) <= {"verdict", "cancelled"}
+        and sum(items.values()) == 36
+        and items["cancelled"] > 0
+    )
     assert_problem(await service.client.post(f"{base}/resume", headers=auth), 409)
     assert_problem(await service.client.post(f"{base}/retry-failed", headers=auth), 409)
     assert_problem(await service.client.post("/v1/batches/nope/cancel", headers=auth), 404)
@@ -301,7 +309,7 @@ async def test_progress_stream_counts_up_to_the_end(live: tuple[LiveServer, Keys
     assert kinds[-1] == "batch.finished" and set(kinds[:-1]) <= {"batch.progress"}
     finished = [data["finished"] for _, data in events]
     assert finished == sorted(finished) and finished[-1] == 24
-    assert events[-1][1]["status"] == "completed" and events[-1][1]["items"] == {"done": 24}
+    assert events[-1][1]["status"] == "completed" and verdicts(events[-1][1]["items"]) == {"verdict": 24}
 
 
 async def test_a_batch_over_the_item_limit_is_refused(

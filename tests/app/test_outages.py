@@ -19,6 +19,7 @@ import pytest
 import redis
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlmodel import col
 from taskiq import AsyncBroker
 
 from agents.models import ModelRegistry
@@ -35,7 +36,7 @@ from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
 from app.models import BatchItem, Run
 from app.reporting.item_result import item_results
-from tests.app.conftest import batch_runner, free_port, seed_keys, service_settings
+from tests.app.conftest import VERDICTS, batch_runner, free_port, seed_keys, service_settings, verdicts
 from tests.app.test_workers import start_worker
 
 pytestmark = [pytest.mark.both_databases, pytest.mark.slow]
@@ -116,7 +117,7 @@ async def test_redis_restarts_under_running_workers(
                 break
             await asyncio.sleep(0.1)
         assert restarted and progress["status"] == "completed", progress
-        assert await _counts(sessions, batch.id) == {"done": 60}
+        assert verdicts(await _counts(sessions, batch.id)) == {"verdict": 60}
         assert all(w.poll() is None for w in workers)  # the workers lived through it
     finally:
         for worker in workers:
@@ -200,7 +201,7 @@ class TcpProxy:
 
 async def _done_results(sessions: object, batch_id: str) -> dict[int, object]:
     async with short_session(sessions) as session:  # type: ignore[arg-type]
-        query = select(BatchItem).where(BatchItem.batch_id == batch_id, BatchItem.status == "done")
+        query = select(BatchItem).where(BatchItem.batch_id == batch_id, col(BatchItem.status).in_(VERDICTS))
         done = (await session.execute(query)).scalars().all()
         return {int(i): r.model_dump() for i, r in (await item_results(session, done)).items()}
 
@@ -261,17 +262,17 @@ async def test_the_database_goes_away_mid_batch_and_nothing_committed_is_lost(
         before: dict[int, object] = {}
         for _ in range(3000):  # a hang guard, not a timing check
             counts = await _counts(world.watch, batch.id)
-            if not before and counts.get("done", 0) >= 8:
+            if not before and verdicts(counts).get("verdict", 0) >= 8:
                 before = await _done_results(world.watch, batch.id)
                 world.proxy.cut()  # mid-batch: items are in flight, others wait to be claimed
                 await asyncio.sleep(2.0)
                 world.proxy.down = False
-            if counts == {"done": 40}:
+            if verdicts(counts) == {"verdict": 40}:
                 break
             await asyncio.sleep(0.1)
         await world.runner.drain()
         after = await _done_results(world.watch, batch.id)
-    assert before and counts == {"done": 40}, counts
+    assert before and verdicts(counts) == {"verdict": 40}, counts
     assert {i: after[i] for i in before} == before  # what was committed before the outage is intact
 
 
@@ -301,7 +302,7 @@ async def test_a_claim_committed_while_its_answer_was_lost_is_still_run(
             attempts = list((await session.execute(query)).scalars())
             runs = (await session.execute(select(Run.id).where(Run.batch_id == batch.id))).all()
     assert world.proxy.reply_lost.is_set()  # the claim's answer was lost
-    assert counts == {"done": 1}, counts
+    assert verdicts(counts) == {"verdict": 1}, counts
     assert attempts == [1] and len(runs) == 1
 
 

@@ -282,12 +282,12 @@ async def _failed_items_retried(tl: Tour, dataset_id: str) -> str:
     """A batch whose model under test answers 404: its revised items fail, and are sent again."""
     batch = await tl("create_batch", dataset_id, ["broken"])
     done = await tl("wait_for_batch", batch.id, poll_s=0.05)
-    failed = done.progress.items.get("failed", 0)
+    failed = done.progress.items.get("error", 0)
     assert done.ended and failed > 0
     assert (await tl("retry_failed", batch.id)).progress.status == "running"
     again = await tl("wait_for_batch", batch.id, poll_s=0.05)
     assert again.progress.items == done.progress.items
-    errors = await tl("iter_batch_items", batch.id, status="failed")
+    errors = await tl("iter_batch_items", batch.id, status="error")
     assert len(errors) == failed and all(item.outcome == "error" for item in errors)
     return str(batch.id)
 

@@ -25,7 +25,7 @@ from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
 from app.models import BatchItem, RoundRow, Run
-from tests.app.conftest import PROBLEM, REDIS, seed_keys, service_settings
+from tests.app.conftest import PROBLEM, REDIS, VERDICTS, seed_keys, service_settings, verdicts
 
 # Worker processes: slow, but for the lease-renewal test, the inner loop's only test of a lease outlived
 # while its item runs (scripts/broken_builds.py: without it, the inner loop missed a broken renewal).
@@ -52,7 +52,9 @@ def start_worker(
     lease_s: float = 3,
     redelivery_s: float = 2,
 ) -> subprocess.Popen[bytes]:
-    """A `thinkloop batch worker` process with short leases, logging to ``log``."""
+    """A `thinkloop batch worker` process with short leases, logging to ``log``: an item is held by
+    its run's lease, renewed every third of ``lease_s``; the sweep that re-sends items nobody holds
+    runs every ``redelivery_s``."""
     env = (
         os.environ
         | model_env(simulator, *models)
@@ -60,7 +62,8 @@ def start_worker(
             "THINKLOOP_DATABASE_URL": database_url,
             "THINKLOOP_BROKER_URL": broker_url,
             "THINKLOOP_BATCH_CONCURRENCY": "4",
-            "THINKLOOP_BATCH_LEASE_S": str(lease_s),
+            "THINKLOOP_RUN_LEASE_S": str(lease_s),
+            "THINKLOOP_RUN_SWEEP_S": str(redelivery_s),
             "THINKLOOP_REDELIVERY_S": str(redelivery_s),
         }
     )
@@ -122,7 +125,8 @@ async def run_batch(
 async def test_two_workers_complete_every_item_once(
     database_url: str, simulator_server: SimulatorServer, tmp_path: Path, clean_redis: None
 ) -> None:
-    assert await run_batch(database_url, simulator_server, tmp_path, kill_one=False) == {"done": 40}
+    counts = await run_batch(database_url, simulator_server, tmp_path, kill_one=False)
+    assert verdicts(counts) == {"verdict": 40}
 
 
 @pytest.mark.slow
@@ -130,7 +134,8 @@ async def test_two_workers_complete_every_item_once(
 async def test_a_killed_worker_loses_nothing(
     database_url: str, simulator_server: SimulatorServer, tmp_path: Path, clean_redis: None
 ) -> None:
-    assert await run_batch(database_url, simulator_server, tmp_path, kill_one=True) == {"done": 40}
+    counts = await run_batch(database_url, simulator_server, tmp_path, kill_one=True)
+    assert verdicts(counts) == {"verdict": 40}
 
 
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
@@ -185,7 +190,7 @@ async def test_an_item_outliving_three_lease_periods_is_claimed_once(
         await broker.shutdown()
         await engine.dispose()
     (item,) = items
-    assert item.status == "done" and item.claimed_at and item.finished_at
+    assert item.status in VERDICTS and item.claimed_at and item.finished_at
     assert (item.finished_at - item.claimed_at).total_seconds() > 3 * lease_s  # the scenario happened
     assert item.attempts == 1  # claimed once, by one worker, for its whole life
     judge_calls = [r for r in simulator_server.state.requests if r.role.startswith("Judge")]

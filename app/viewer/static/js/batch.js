@@ -8,7 +8,8 @@ import { paperFigures } from "./figures.js";
 import { append, badge, fill, fmt, h, interval, labelled, pct, select, short, table, warrantBadge, when } from "./dom.js";
 
 const ENDED = new Set(["completed", "cancelled", "budget_exhausted"]);
-const ITEM_STATUSES = ["", "pending", "running", "done", "failed", "cancelled"];
+// An item's status is its run's: queued, running, then how it ended (the outcomes).
+const ITEM_STATUSES = ["", "queued", "running", "accepted", "screened", "exhausted", "needs_review", "error", "cancelled"];
 const OUTCOMES = ["", "accepted", "screened", "exhausted", "needs_review", "error", "cancelled"];
 
 function progressBlock(state) {
@@ -103,7 +104,7 @@ function itemsSection(section, batch, params, { signal, navigate }) {
     event.preventDefault();
     navigate(`#/batches/${batch.id}${query(Object.fromEntries(new FormData(form)))}`);
   } },
-  labelled("Item status", select("status", ITEM_STATUSES.map((s) => [s, s || "any"]), params.status || "")),
+  labelled("Item status", select("status", ITEM_STATUSES.map((s) => [s, s ? s.replace("_", " ") : "any"]), params.status || "")),
   labelled("Outcome", select("outcome", OUTCOMES.map((s) => [s, s ? s.replace("_", " ") : "any"]), params.outcome || "")),
   h("button", { type: "submit" }, "Filter items"));
   const body = h("div", {});
