@@ -317,13 +317,18 @@ async def revise(state: RefinementState, runtime: Runtime[RunContext]) -> dict[s
     outcome = await runtime.context.reviser.revise(request, on_thinking)
     runtime.stream_writer(proposed(outcome, state["current"]))
     if outcome.problem is None:
-        return {
-            "revisions": [outcome],
-            "decision": Decision.ERROR.value,
-            "stop_reason": f"the model under test gave no usable revision: {outcome.error}",
-            "failure": outcome.failure,
-        }
+        return _unrevised(outcome)
     return {"revisions": [outcome], "previous": state["current"], "current": outcome.problem}
+
+
+def _unrevised(outcome: RevisionResult) -> dict[str, Any]:
+    """The state update of a revision that gave no problem: the run ends in error, with its cause."""
+    return {
+        "revisions": [outcome],
+        "decision": Decision.ERROR.value,
+        "stop_reason": f"the model under test gave no usable revision: {outcome.error}",
+        "failure": outcome.failure,
+    }
 
 
 def proposed(outcome: RevisionResult, revised: Problem) -> RevisionProposed:
@@ -395,12 +400,7 @@ async def revise_unaided(state: RefinementState, runtime: Runtime[RunContext]) -
     outcome = await runtime.context.reviser.revise_unaided(problem, on_thinking)
     runtime.stream_writer(proposed(outcome, problem))
     if outcome.problem is None:
-        return {
-            "revisions": [outcome],
-            "decision": Decision.ERROR.value,
-            "stop_reason": f"the model under test gave no usable revision: {outcome.error}",
-            "failure": outcome.failure,
-        }
+        return _unrevised(outcome)
     return {
         "revisions": [outcome],
         "previous": problem,
