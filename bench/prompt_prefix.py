@@ -24,7 +24,6 @@ import json
 import re
 import sys
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.judges import JudgeRequest, Layout, LLMJudge
 from agents.llm import LLMClient
-from agents.models import MaxTokens, ModelSpec, build_chat_model
+from agents.models import MaxTokens, ModelSpec, Price, build_chat_model
 from agents.schemas import JUDGES, Problem, Usage
 from agents.solver import LLMSolver
 from tests.realmodel.server import (
@@ -48,26 +47,12 @@ DATASET = Path(__file__).resolve().parents[1] / "app" / "samples" / "datasets" /
 LAYOUTS: tuple[Layout, ...] = ("level_first", "shared_prefix")
 
 
-@dataclass(frozen=True)
-class PriceList:
-    """USD per million tokens, as a provider's public price page lists them."""
-
-    name: str
-    input: float
-    cached_input: float
-    output: float
-
-    def cost(self, sent: int, cached: int, output: int, *, discount: bool) -> float:
-        """The cost of the tokens, the cached ones at the cached price when ``discount``."""
-        cached_price = self.cached_input if discount else self.input
-        return ((sent - cached) * self.input + cached * cached_price + output * self.output) / 1e6
-
-
-# OpenAI's API pricing page, standard tier, per 1M tokens (input / cached input / output).
-PRICES = (
-    PriceList("OpenAI gpt-4o-mini", 0.15, 0.075, 0.60),
-    PriceList("OpenAI gpt-4.1-mini", 0.40, 0.10, 1.60),
-)
+# OpenAI's API pricing page, standard tier, per 1M tokens (input / cached input / output), priced by
+# the models file's own ``Price`` (what every call's ``cost_usd`` is computed with).
+PRICES = {
+    "OpenAI gpt-4o-mini": Price(input_per_mtok=0.15, cached_input_per_mtok=0.075, output_per_mtok=0.60),
+    "OpenAI gpt-4.1-mini": Price(input_per_mtok=0.40, cached_input_per_mtok=0.10, output_per_mtok=1.60),
+}
 
 
 def problems(count: int) -> list[Problem]:
@@ -151,12 +136,13 @@ def report(results: dict[Layout, dict[str, Any]]) -> str:
         "| shared_prefix, cached-input price | ratio |",
         "| --- | --- | --- | --- | --- |",
     ]
-    for price in PRICES:
-        before = price.cost(old["sent"], old["cached"], old["output"], discount=True) / rounds
-        flat = price.cost(new["sent"], new["cached"], new["output"], discount=False) / rounds
-        after = price.cost(new["sent"], new["cached"], new["output"], discount=True) / rounds
+    for name, price in PRICES.items():
+        before = price.cost(old["sent"], old["output"], old["cached"]) / rounds
+        flat = price.cost(new["sent"], new["output"]) / rounds  # as if nothing were cached
+        after = price.cost(new["sent"], new["output"], new["cached"]) / rounds
         lines.append(
-            f"| {price.name} ({price.input} / {price.cached_input} / {price.output}) | ${before:.6f} "
+            f"| {name} ({price.input_per_mtok} / {price.cached_input_per_mtok} / {price.output_per_mtok}) "
+            f"| ${before:.6f} "
             f"| ${flat:.6f} | ${after:.6f} | {after / before:.2f} |"
         )
     return "\n".join(lines)
