@@ -109,6 +109,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(runs.router)
     app.include_router(deliveries.router)
+    app.include_router(deliveries.project_router)
     app.include_router(hooks.router)
     app.webhooks.include_router(deliveries.webhooks)
     app.include_router(datasets.router)

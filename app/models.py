@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import uuid
 from datetime import UTC, date, datetime
 from enum import StrEnum
@@ -120,6 +121,15 @@ class Project(SQLModel, table=True):
     # The largest false-accept upper bound a warrant may have for an acceptance to stand; None: the
     # global setting (THINKLOOP_REQUIRE_WARRANT), which is unset by default.
     require_warrant: float | None = None
+    # Signs a run's own webhook_url when THINKLOOP_WEBHOOK_SECRET is unset (shown and rotated by the
+    # project's admin through /v1/projects/{id}/webhook-secret): no delivery goes out unsigned.
+    webhook_secret: str | None = Field(default_factory=lambda: new_webhook_secret(), max_length=100)
+
+
+def new_webhook_secret() -> str:
+    """A fresh signing secret: ``whsec_`` and 32 random URL-safe characters; the whole string is the
+    HMAC key."""
+    return "whsec_" + secrets.token_urlsafe(24)
 
 
 def _project() -> Any:
@@ -218,6 +228,7 @@ class WebhookDelivery(SQLModel, table=True):
     id: str = Field(default_factory=new_id, primary_key=True)
     run_id: str | None = Field(default=None, foreign_key="runs.id", index=True)  # None: a test event
     endpoint_id: str | None = Field(default=None, foreign_key="webhook_endpoints.id", index=True)
+    project_id: str | None = Field(default=None, index=True)  # the run's or the endpoint's project
     event: str = Field(max_length=64)
     url: str = Field(sa_column=Column(Text, nullable=False))
     payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))

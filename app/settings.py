@@ -50,12 +50,30 @@ class Settings(BaseSettings):
         description="A run's stream re-reads the database this often as a safety net: for an announcement "
         "lost while the listener reconnects, or on SQLite for a run another process executes",
     )
-    webhook_secret: SecretStr | None = Field(default=None, description="HMAC-SHA256 key for webhooks")
+    webhook_secret: SecretStr | None = Field(
+        default=None,
+        description="HMAC-SHA256 key for runs' own webhook_url; unset: each project's own signing secret "
+        "(registered endpoints always use their own)",
+    )
     webhook_allow_hosts: list[str] = Field(
         default_factory=list, description="Hosts (name, *.domain or CIDR) webhooks may reach besides loopback"
     )
-    webhook_attempts: int = Field(default=5, ge=1, le=20)
-    webhook_backoff_s: float = Field(default=1.0, description="First retry delay; doubles each time")
+    webhook_attempts: int = Field(
+        default=11, ge=1, le=50, description="POSTs per delivery before it is failed (the defaults: ~25 h)"
+    )
+    webhook_backoff_s: float = Field(default=5.0, ge=0, description="The first retry's delay")
+    webhook_backoff_factor: float = Field(
+        default=4.0, ge=1, description="Each retry's delay is this times the last"
+    )
+    webhook_backoff_max_s: float = Field(
+        default=6 * 3600.0, ge=0, description="The longest delay between retries"
+    )
+    webhook_backoff_jitter: float = Field(
+        default=0.2,
+        ge=0,
+        le=1,
+        description="Each delay is moved by up to this fraction, at random, either way",
+    )
     webhook_timeout_s: float = Field(default=10.0)
     webhook_poll_s: float = Field(
         default=5.0, description="How often a process looks for due webhook deliveries in the outbox"

@@ -1,6 +1,8 @@
 """Signed webhooks through a transactional outbox: a delivery row is written with the run's end
 state, then any live process claims it, POSTs it (HMAC-SHA256 over "<timestamp>.<body>") and
-records the attempt, retrying with backoff across restarts."""
+records the attempt, retrying with exponential backoff and jitter across restarts (about a day by
+default). Every delivery is signed: with its endpoint's secret, or for a run's own webhook_url with
+THINKLOOP_WEBHOOK_SECRET or else the project's own signing secret. Delivery is at-least-once."""
 
 from __future__ import annotations
 
@@ -11,12 +13,13 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import random
 import re
 import socket
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -28,7 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 
 from app.db import short_session
-from app.models import Run, WebhookDelivery, WebhookEndpoint, new_id, utcnow
+from app.models import Project, Run, WebhookDelivery, WebhookEndpoint, new_id, new_webhook_secret, utcnow
 from app.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -36,6 +39,7 @@ SIGNATURE_HEADER = "Thinkloop-Signature"
 TIMESTAMP_HEADER = "Thinkloop-Timestamp"
 EVENT_HEADER = "Thinkloop-Event"
 DELIVERY_HEADER = "Thinkloop-Delivery"
+ENDPOINT_DELETED = "the endpoint was deleted"  # a failed delivery's last_error: never sent again in bulk
 _CLAIM_BATCH = 20  # deliveries claimed (and sent concurrently) per round
 
 
@@ -157,13 +161,15 @@ def _stamped(event: str) -> dict[str, Any]:
 
 def envelope(run: Run, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Every webhook event's body: ``type``, ``id`` (the event's, kept by a redelivery, so a receiver
-    can drop one it already has), ``created``, ``run_id`` and the run's ``status`` — the same names
-    as in traces and streams — then the event's own fields."""
+    can drop one it already has), ``created``, ``run_id``, the run's ``status`` — the same names
+    as in traces and streams — and the ``metadata`` it was submitted with (a pupil's id, say, so a
+    receiver can route the event without fetching the run), then the event's own fields."""
     return {
         **payload,
         **_stamped(event),
         "run_id": run.id,
         "status": payload.get("status") or payload.get("outcome") or run.status,
+        "metadata": run.meta or {},
     }
 
 
@@ -183,6 +189,7 @@ async def enqueue(
         WebhookDelivery(
             run_id=run.id,
             endpoint_id=endpoint,
+            project_id=run.project_id,
             event=event,
             url=url,
             payload=body,
@@ -198,7 +205,12 @@ def enqueue_test(session: AsyncSession, endpoint: WebhookEndpoint) -> WebhookDel
     """A ``ping`` event to one endpoint, to see that it receives and verifies (it names no run)."""
     body = _stamped("ping") | {"endpoint_id": endpoint.id}
     delivery = WebhookDelivery(
-        endpoint_id=endpoint.id, event="ping", url=endpoint.url, payload=body, status=DeliveryStatus.PENDING
+        endpoint_id=endpoint.id,
+        project_id=endpoint.project_id,
+        event="ping",
+        url=endpoint.url,
+        payload=body,
+        status=DeliveryStatus.PENDING,
     )
     session.add(delivery)
     return delivery
@@ -209,6 +221,7 @@ def redeliver(session: AsyncSession, original: WebhookDelivery) -> WebhookDelive
     again = WebhookDelivery(
         run_id=original.run_id,
         endpoint_id=original.endpoint_id,
+        project_id=original.project_id,
         event=original.event,
         url=original.url,
         payload=original.payload,
@@ -218,12 +231,27 @@ def redeliver(session: AsyncSession, original: WebhookDelivery) -> WebhookDelive
     return again
 
 
-def retry_delay(settings: Settings, attempts: int) -> timedelta:
-    """The wait after the ``attempts``-th failed attempt: THINKLOOP_WEBHOOK_BACKOFF_S, doubling, at
-    most 60 times that. (One expression: tenacity's waits want a RetryCallState, and here the retry
-    loop is the table, not a call stack.)"""
-    base = settings.webhook_backoff_s
-    return timedelta(seconds=min(base * 2 ** (attempts - 1), base * 60))
+def nominal_delay(settings: Settings, attempts: int) -> float:
+    """The wait in seconds after the ``attempts``-th failed attempt, before jitter:
+    THINKLOOP_WEBHOOK_BACKOFF_S times THINKLOOP_WEBHOOK_BACKOFF_FACTOR for each attempt after the
+    first, at most THINKLOOP_WEBHOOK_BACKOFF_MAX_S (by default 5 s, 20 s, 80 s, 5 min, 21 min,
+    85 min, 5.7 h, then 6 h: eleven attempts over about 25 hours)."""
+    grown = settings.webhook_backoff_s * settings.webhook_backoff_factor ** min(attempts - 1, 200)
+    return float(min(grown, settings.webhook_backoff_max_s))
+
+
+def retry_delay(settings: Settings, attempts: int, rand: Callable[[], float] = random.random) -> timedelta:
+    """The wait after the ``attempts``-th failed attempt: ``nominal_delay`` moved by up to
+    THINKLOOP_WEBHOOK_BACKOFF_JITTER of itself either way (``rand`` gives [0, 1)), so receivers that
+    come back after an outage are not hit by every sender at once. (Tenacity's waits want a
+    RetryCallState; here the retry loop is the outbox table, not a call stack.)"""
+    spread = settings.webhook_backoff_jitter * (2 * rand() - 1)
+    return timedelta(seconds=nominal_delay(settings, attempts) * (1 + spread))
+
+
+def retry_schedule(settings: Settings) -> list[float]:
+    """The nominal waits (seconds) between a delivery's attempts, first to last."""
+    return [nominal_delay(settings, n) for n in range(1, settings.webhook_attempts)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -241,23 +269,29 @@ class Attempt:
 
 
 async def post(
-    client: httpx.AsyncClient, delivery: WebhookDelivery, secret: str | None, allow: Sequence[str]
+    client: httpx.AsyncClient,
+    delivery: WebhookDelivery,
+    secret: str,
+    allow: Sequence[str],
+    clock: Callable[[], datetime] = utcnow,
 ) -> Attempt:
-    """Check the target again (a name may resolve elsewhere now), then POST the signed delivery once."""
+    """Check the target again (a name may resolve elsewhere now), then POST the signed delivery once
+    (there is no unsigned POST: ``secret`` is required)."""
+    if not secret:
+        return Attempt(error="no signing secret: nothing was sent", refused=True)
     try:
         await check_target(delivery.url, allow)
     except WebhookTargetRefused as exc:
         return Attempt(error=f"refused: {exc}", refused=True)
     body = json.dumps(delivery.payload, separators=(",", ":")).encode("utf-8")
-    timestamp = str(int(time.time()))
+    timestamp = str(int(clock().timestamp()))
     headers = {
         "Content-Type": "application/json",
         EVENT_HEADER: delivery.event,
         DELIVERY_HEADER: delivery.id,
         TIMESTAMP_HEADER: timestamp,
+        SIGNATURE_HEADER: sign(secret, timestamp, body),
     }
-    if secret:
-        headers[SIGNATURE_HEADER] = sign(secret, timestamp, body)
     try:
         response = await client.post(delivery.url, content=body, headers=headers)
     except Exception as exc:  # whatever went wrong is this attempt's failure, not the sender's
@@ -278,8 +312,11 @@ class WebhookOutbox:
         http: httpx.AsyncClient,
         settings: Settings,
         owner: str,
+        clock: Callable[[], datetime] = utcnow,
+        rand: Callable[[], float] = random.random,
     ) -> None:
         self.sessions, self.http, self.settings, self.owner = sessions, http, settings, owner
+        self.clock, self.rand = clock, rand  # tests move time on instead of waiting it out
         self._wake = asyncio.Event()
         self._closing = False
 
@@ -327,7 +364,7 @@ class WebhookOutbox:
         # The conditions are checked again on every row the UPDATE changes, so of two processes
         # that pick the same candidates only one gets each (PostgreSQL re-reads a row locked by
         # another transaction after it commits; SQLite runs one writer at a time).
-        now, table = utcnow(), WebhookDelivery
+        now, table = self.clock(), WebhookDelivery
         free = or_(col(table.lease_owner).is_(None), col(table.lease_until) < now)
         due = (col(table.status) == DeliveryStatus.PENDING, col(table.next_attempt_at) <= now, free)
         candidates = select(col(table.id)).where(*due).order_by(col(table.next_attempt_at))
@@ -347,15 +384,23 @@ class WebhookOutbox:
             return list(rows.scalars().all())
 
     async def _secret(self, delivery: WebhookDelivery) -> str | None:
-        """An endpoint's own secret; for a run's webhook_url, THINKLOOP_WEBHOOK_SECRET."""
+        """An endpoint's own secret; for a run's webhook_url, THINKLOOP_WEBHOOK_SECRET if set, else
+        the project's signing secret (made now if the project has none). None only for a delivery
+        that names neither an endpoint nor a project: it is failed, never sent unsigned."""
         if delivery.endpoint_id is not None:
             async with short_session(self.sessions) as session:
                 secret_of = select(col(WebhookEndpoint.secret))
                 query = secret_of.where(col(WebhookEndpoint.id) == delivery.endpoint_id)
                 found: str | None = (await session.execute(query)).scalar()
-                return found
-        secret = self.settings.webhook_secret
-        return secret.get_secret_value() if secret else None
+                if found:
+                    return found
+        configured = self.settings.webhook_secret
+        if configured and configured.get_secret_value():
+            return configured.get_secret_value()
+        if delivery.project_id is None:
+            return None
+        async with short_session(self.sessions) as session:
+            return await project_secret(session, delivery.project_id)
 
     async def _send(self, delivery: WebhookDelivery) -> None:
         secret = await self._secret(delivery)
@@ -363,11 +408,17 @@ class WebhookOutbox:
         # a bound on the whole attempt (name lookup included), well inside the lease
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.settings.webhook_timeout_s):
-                attempt = await post(self.http, delivery, secret, self.settings.webhook_allow_hosts)
+                if secret is None:
+                    attempt = Attempt(
+                        error="no signing secret for this delivery: nothing was sent", refused=True
+                    )
+                else:
+                    allow = self.settings.webhook_allow_hosts
+                    attempt = await post(self.http, delivery, secret, allow, self.clock)
         await self._record(delivery, attempt)
 
     async def _record(self, delivery: WebhookDelivery, attempt: Attempt) -> None:
-        now, attempts = utcnow(), delivery.attempts + 1
+        now, attempts = self.clock(), delivery.attempts + 1
         values: dict[str, Any] = {
             "attempts": attempts,
             "last_status_code": attempt.status_code,
@@ -380,7 +431,7 @@ class WebhookOutbox:
         elif attempt.refused or attempts >= self.settings.webhook_attempts:
             values |= {"status": DeliveryStatus.FAILED}
         else:
-            values |= {"next_attempt_at": now + retry_delay(self.settings, attempts)}
+            values |= {"next_attempt_at": now + retry_delay(self.settings, attempts, self.rand)}
         table = WebhookDelivery
         held = (col(table.id) == delivery.id, col(table.lease_owner) == self.owner)
         async with short_session(self.sessions) as session:
@@ -395,3 +446,21 @@ class WebhookOutbox:
             log.warning(
                 "webhook.attempt_failed", attempts=attempts, status=status, error=attempt.error, **fields
             )
+
+
+async def project_secret(session: AsyncSession, project_id: str) -> str | None:
+    """The project's webhook signing secret, made and stored now if it has none (a project made
+    before it had one); None for an unknown project."""
+    project = await session.get(Project, project_id)
+    if project is None:
+        return None
+    if not project.webhook_secret:
+        made = new_webhook_secret()
+        stored = (
+            update(Project)
+            .where(col(Project.id) == project_id, col(Project.webhook_secret).is_(None))
+            .values(webhook_secret=made)
+        )
+        await session.execute(stored)
+        await session.refresh(project)
+    return project.webhook_secret

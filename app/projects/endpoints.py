@@ -13,9 +13,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Response, status
 from pydantic import AfterValidator
 
-from app.deps import OPERATOR, AdminKey, OperatorKey, Session
+from app.deps import OPERATOR, AdminKey, AppSettings, OperatorKey, Session
 from app.errors import Conflict, Forbidden, NotFound, Unprocessable, problem_responses
-from app.models import ApiKey, Project
+from app.models import ApiKey, Project, new_webhook_secret
 from app.projects import audit, keys
 from app.projects.schemas import (
     AuditEntry,
@@ -28,8 +28,10 @@ from app.projects.schemas import (
     ProjectList,
     ProjectPublic,
     ProjectUpdate,
+    WebhookSecret,
 )
 from app.text import storable_if_text, unstorable_reason
+from app.webhooks import project_secret
 
 router = APIRouter(tags=["admin"])
 KeyId = Annotated[str, Path(description="The key's id (not its secret)")]
@@ -120,6 +122,36 @@ async def update_project(
     await session.commit()
     await session.refresh(project)
     return _project(project)
+
+
+@router.get("/v1/projects/{project_id}/webhook-secret", response_model=WebhookSecret, responses=_ERRORS)
+async def read_webhook_secret(
+    project_id: ProjectId, session: Session, admin: AdminKey, settings: AppSettings
+) -> WebhookSecret:
+    """The project's webhook signing secret (its admin's, or an operator's to read): the key that
+    signs its runs' own ``webhook_url`` deliveries."""
+    await _get_project(session, project_id, admin)
+    secret = await project_secret(session, project_id)
+    await session.commit()
+    assert secret is not None
+    return WebhookSecret(project_id=project_id, secret=secret, in_use=settings.webhook_secret is None)
+
+
+@router.post(
+    "/v1/projects/{project_id}/webhook-secret/rotate", response_model=WebhookSecret, responses=_ERRORS
+)
+async def rotate_webhook_secret(
+    project_id: ProjectId, session: Session, admin: AdminKey, settings: AppSettings
+) -> WebhookSecret:
+    """Replace the project's webhook signing secret with a new one (in this answer): every attempt
+    from now on is signed with it, retries of earlier deliveries included."""
+    project = await _get_project(session, project_id, admin)
+    project.webhook_secret = new_webhook_secret()
+    audit.record(session, admin, "rotated", "webhook-secret", project.id, project.id)
+    await session.commit()
+    return WebhookSecret(
+        project_id=project_id, secret=project.webhook_secret, in_use=settings.webhook_secret is None
+    )
 
 
 @router.post(

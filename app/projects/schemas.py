@@ -240,3 +240,20 @@ class AuditPage(BaseModel):
 
     items: list[AuditEntry] = Field(description="Entries, newest first")
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null at the end")
+
+
+class WebhookSecret(BaseModel):
+    """The project's webhook signing secret: it signs every run's own ``webhook_url`` (unless the
+    instance sets THINKLOOP_WEBHOOK_SECRET); registered endpoints have their own."""
+
+    project_id: str = Field(description="The project's id", examples=[_EXAMPLE_PROJECT["id"]])
+    secret: str = Field(
+        description="The HMAC-SHA256 key of the Thinkloop-Signature header: the whole string, whsec_ "
+        "included (pass it as it is to thinkloop_client.webhooks.verify)",
+        examples=["whsec_oqWH3c9d0Jk2vX7mTq1bYp4sLr8nZe6A"],
+    )
+    in_use: bool = Field(
+        description="Whether it signs runs' webhooks here: false when the instance sets "
+        "THINKLOOP_WEBHOOK_SECRET, which then signs them instead",
+        examples=[True],
+    )

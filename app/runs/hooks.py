@@ -3,7 +3,6 @@ POSTed to each of them (besides a run's own webhook_url), signed with the endpoi
 
 from __future__ import annotations
 
-import secrets
 from datetime import datetime
 from typing import Annotated
 
@@ -14,13 +13,20 @@ from sqlmodel import col, select
 
 from app.deps import AppSettings, ReadKey, Session, WriteKey
 from app.errors import NotFound, Unprocessable, problem_responses
-from app.models import WebhookDelivery, WebhookEndpoint
+from app.models import WebhookDelivery, WebhookEndpoint, new_webhook_secret
 from app.projects import audit
-from app.runs.deliveries import delivery_log, delivery_public
+from app.runs.deliveries import Cursor, Limit, StatusFilter, delivery_log, delivery_public
 from app.runs.deps import Outbox
 from app.runs.schemas import DeliveryLog, DeliveryPublic
 from app.text import storable_if_text, unstorable_reason
-from app.webhooks import DeliveryStatus, WebhookTargetRefused, check_target, enqueue_test, redact
+from app.webhooks import (
+    ENDPOINT_DELETED,
+    DeliveryStatus,
+    WebhookTargetRefused,
+    check_target,
+    enqueue_test,
+    redact,
+)
 
 router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"])
 EndpointId = Annotated[str, Path(description="The webhook endpoint's id")]
@@ -112,7 +118,7 @@ async def create_webhook_endpoint(
         project_id=key.project_id,
         url=str(body.url),
         description=body.description,
-        secret="whsec_" + secrets.token_urlsafe(24),
+        secret=new_webhook_secret(),
     )
     session.add(endpoint)
     await session.flush()
@@ -151,7 +157,7 @@ async def delete_webhook_endpoint(endpoint_id: EndpointId, session: Session, key
     await session.execute(
         update(WebhookDelivery)
         .where(mine, pending)
-        .values(status=DeliveryStatus.FAILED, last_error="the endpoint was deleted")
+        .values(status=DeliveryStatus.FAILED, last_error=ENDPOINT_DELETED)
     )
     await session.execute(update(WebhookDelivery).where(mine).values(endpoint_id=None))
     endpoint = await session.get(WebhookEndpoint, endpoint_id)
@@ -178,7 +184,15 @@ async def ping_webhook_endpoint(
 
 
 @router.get("/{endpoint_id}/deliveries", response_model=DeliveryLog, responses=_ERRORS)
-async def list_endpoint_deliveries(endpoint_id: EndpointId, session: Session, key: ReadKey) -> DeliveryLog:
-    """What was sent to the endpoint, newest first."""
+async def list_endpoint_deliveries(
+    endpoint_id: EndpointId,
+    session: Session,
+    key: ReadKey,
+    status: StatusFilter = None,
+    limit: Limit = 50,
+    cursor: Cursor = None,
+) -> DeliveryLog:
+    """What was sent to the endpoint, newest first (in one state, if given)."""
     await _get(session, endpoint_id, key.project_id)
-    return await delivery_log(session, col(WebhookDelivery.endpoint_id) == endpoint_id)
+    which = col(WebhookDelivery.endpoint_id) == endpoint_id
+    return await delivery_log(session, which, status, limit, cursor)

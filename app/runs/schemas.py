@@ -478,15 +478,30 @@ class DeliveryPublic(BaseModel):
 
 
 class DeliveryLog(BaseModel):
-    """GET /v1/runs/{id}/deliveries: a run's webhook deliveries, newest first."""
+    """A page of webhook deliveries (a run's, an endpoint's or a project's), newest first."""
 
     items: list[DeliveryPublic] = Field(description="Deliveries, newest first (redeliveries included)")
+    next_cursor: str | None = Field(
+        default=None, description="Pass as cursor for the next page; null on the last page"
+    )
+
+
+class Redelivered(BaseModel):
+    """POST …/deliveries/redeliver: the failed deliveries put back in the outbox."""
+
+    count: int = Field(description="How many failed deliveries are pending again", examples=[3])
+    items: list[DeliveryPublic] = Field(
+        description="Them, oldest first: each keeps its id (the Thinkloop-Delivery header), its "
+        "attempts start afresh"
+    )
 
 
 class _Stamped(BaseModel):
     """What every webhook POST carries (the headers Thinkloop-Event, Thinkloop-Delivery,
-    Thinkloop-Timestamp and, with a secret, Thinkloop-Signature: ``v1=<hex HMAC-SHA256 of
-    "<timestamp>.<body>">``). Answer any 2xx; anything else is retried with backoff."""
+    Thinkloop-Timestamp and Thinkloop-Signature: ``v1=<hex HMAC-SHA256 of "<timestamp>.<body>">``,
+    keyed with the whole ``whsec_…`` secret; every delivery is signed). Answer any 2xx; anything else
+    is retried with exponential backoff for about a day. Delivery is at-least-once: drop a repeated
+    Thinkloop-Delivery id."""
 
     type: str = Field(description="The event: run.finished, run.failed or ping", examples=["run.finished"])
     id: str = Field(
@@ -505,6 +520,11 @@ class WebhookEvent(_Stamped):
     )
     status: RunStatus = Field(
         description="The run's status, as in its trace and its event stream", examples=["accepted"]
+    )
+    metadata: dict[str, Any] = Field(
+        description="The metadata the run was submitted with ({} if none): route the event by it "
+        "(a pupil's id, say) without fetching the run",
+        examples=[{"pupil": "P-17", "class": "4b"}],
     )
 
 

@@ -21,7 +21,7 @@ from agents.simulator import SimulatorServer
 from app.db import create_engine, migrate, session_factory, short_session
 from app.models import WebhookDelivery, utcnow
 from app.settings import Settings
-from app.webhooks import WebhookOutbox, enqueue, retry_delay
+from app.webhooks import WebhookOutbox, enqueue, retry_delay, retry_schedule
 from tests.app.conftest import free_port
 from tests.app.test_durability import server_process, wait_until
 from tests.app.test_webhooks import SECRET, Receiver, Sessions, delivery_row, enqueued, finished_run, wait_for
@@ -42,7 +42,8 @@ async def sessions(database_url: str) -> AsyncIterator[Sessions]:
 
 def settings(**overrides: Any) -> Settings:
     """Fast webhook settings (the database is passed to the outbox as sessions)."""
-    values = {"webhook_secret": SECRET, "webhook_backoff_s": 0.05, "webhook_poll_s": 0.05}
+    values: dict[str, Any] = {"webhook_secret": SECRET, "webhook_backoff_s": 0.05, "webhook_poll_s": 0.05}
+    values |= {"webhook_backoff_factor": 2, "webhook_backoff_jitter": 0}  # predictable waits
     values["webhook_allow_hosts"] = ["127.0.0.1:*"]  # the tests' receivers
     return Settings(_env_file=None, **(values | overrides))  # type: ignore[call-arg]
 
@@ -71,7 +72,13 @@ async def test_enqueue_adds_a_pending_delivery_carrying_type_and_run_id(sessions
     assert (stored.status, stored.attempts, stored.event) == ("pending", 0, "run.failed")
     assert stored.url == "http://127.0.0.1:9/hook" and stored.lease_owner is None
     envelope = {k: stored.payload.pop(k) for k in ("id", "created")}
-    assert stored.payload == {"type": "run.failed", "run_id": run.id, "status": "error", "reason": "boom"}
+    assert stored.payload == {
+        "type": "run.failed",
+        "run_id": run.id,
+        "status": "error",
+        "reason": "boom",
+        "metadata": {},
+    }
     assert len(envelope["id"]) == 32 and envelope["created"].endswith("Z")
     silent = await finished_run(sessions, None)
     async with short_session(sessions) as session:
@@ -127,10 +134,22 @@ async def test_a_failed_attempt_waits_out_a_doubling_backoff(sessions: Sessions)
     assert receiver.by_delivery() == {delivery.id: [500, 502]}
 
 
-def test_the_backoff_doubles_up_to_sixty_times_the_first_delay() -> None:
-    config = settings(webhook_backoff_s=1.0)
+def test_the_backoff_grows_by_its_factor_up_to_its_ceiling() -> None:
+    config = settings(webhook_backoff_s=1.0, webhook_backoff_max_s=60)
     delays = [retry_delay(config, attempts).total_seconds() for attempts in range(1, 9)]
     assert delays == [1, 2, 4, 8, 16, 32, 60, 60]
+
+
+def test_the_default_schedule_outlasts_a_day_long_outage_with_jitter_both_ways() -> None:
+    config = Settings(_env_file=None)  # type: ignore[call-arg]
+    schedule = retry_schedule(config)
+    assert schedule[:4] == [5, 20, 80, 320] and len(schedule) == config.webhook_attempts - 1
+    assert 22 * 3600 <= sum(schedule) <= 30 * 3600  # about a day from the first attempt to the last
+    assert sum(schedule[:5]) >= 10 * 60  # a receiver down for ten minutes still gets a later attempt
+    low = retry_delay(config, 5, lambda: 0.0).total_seconds()
+    high = retry_delay(config, 5, lambda: 0.999999).total_seconds()
+    assert low == pytest.approx(1280 * 0.8) and high == pytest.approx(1280 * 1.2, rel=1e-5)
+    assert retry_delay(config, 5, lambda: 0.5).total_seconds() == 1280
 
 
 async def test_a_failing_receiver_is_retried_in_the_background_until_delivered(sessions: Sessions) -> None:

@@ -152,6 +152,7 @@ async def test_a_signed_delivery_is_retried_after_a_failure_with_the_same_id(ser
         "run_id": run.id,
         "outcome": "accepted",
         "status": "accepted",
+        "metadata": {},
     }
 
 
