@@ -22,8 +22,8 @@ import hashlib
 import hmac
 import json
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 SIGNATURE_HEADER = "Thinkloop-Signature"
 TIMESTAMP_HEADER = "Thinkloop-Timestamp"
@@ -32,16 +32,23 @@ EVENT_HEADER = "Thinkloop-Event"
 DEFAULT_TOLERANCE_S = 300.0
 
 
+class Headers(Protocol):
+    """Request headers: a dict, or any framework's header object with ``items()`` (Starlette's,
+    Flask's, ``http.server``'s)."""
+
+    def items(self) -> Iterable[tuple[str, Any]]: ...
+
+
 class WebhookVerificationError(ValueError):
     """The request is not a webhook signed with this secret within the tolerance."""
 
 
-def _header(headers: Mapping[str, str], name: str) -> str:
+def _header(headers: Headers, name: str) -> str:
     """A header by name, in any case (works with dicts and with frameworks' header mappings)."""
     wanted = name.lower()
     for key, value in headers.items():
         if key.lower() == wanted:
-            return value
+            return str(value)
     raise WebhookVerificationError(f"the {name} header is missing")
 
 
@@ -54,7 +61,7 @@ def signature(secret: str, timestamp: str, body: bytes) -> str:
 
 def verify(
     secret: str,
-    headers: Mapping[str, str],
+    headers: Headers,
     body: bytes | str,
     *,
     tolerance_s: float = DEFAULT_TOLERANCE_S,
