@@ -39,6 +39,30 @@ class Settings(BaseSettings):
     port: int = Field(default=8000)
     cors_origins: list[str] = Field(default_factory=list, description="Allowed browser origins")
     max_body_bytes: int = Field(default=64 * 1024, description="Larger request bodies get 413")
+    http_header_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="`serve` closes a connection whose request headers have not all arrived this long "
+        "after it opened (or after the request's first byte, on a kept-alive connection)",
+    )
+    http_body_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="`serve` closes a connection whose request body has not all arrived "
+        "this long after its headers",
+    )
+    http_keep_alive_s: float = Field(
+        default=5.0, gt=0, description="`serve` closes an idle kept-alive connection after this long"
+    )
+    http_max_connections: int | None = Field(
+        default=1000,
+        ge=1,
+        description="`serve` answers 503 to requests beyond this many open connections or requests in "
+        "flight (uvicorn's limit_concurrency); null: no cap",
+    )
+    http_backlog: int = Field(
+        default=2048, ge=1, description="Connections the operating system queues before `serve` accepts them"
+    )
     wait_timeout_s: float = Field(default=60.0, description="Upper bound for POST /v1/runs?wait=true")
     sse_heartbeat_s: float = Field(default=15.0, description="Seconds between SSE heartbeats")
     sse_poll_s: float = Field(

@@ -87,6 +87,7 @@ def serve_announcing(
     """uvicorn on the app; ``lines`` are printed once it listens (not before: the address must answer)."""
     import uvicorn
 
+    from app.limits_http import guarded_protocol
     from app.main import create_app
 
     class Announcing(uvicorn.Server):
@@ -103,5 +104,16 @@ def serve_announcing(
     # log_config=None: uvicorn's own records go through our handler (JSON lines with
     # THINKLOOP_LOG_JSON), not the plain-text handlers its default configuration installs.
     app = create_app(settings)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", log_config=None)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        log_config=None,
+        # slow clients: header and body read deadlines, an idle timeout and a connection cap
+        http=guarded_protocol(settings.http_header_timeout_s, settings.http_body_timeout_s),
+        timeout_keep_alive=max(1, round(settings.http_keep_alive_s)),
+        limit_concurrency=settings.http_max_connections,
+        backlog=settings.http_backlog,
+    )
     Announcing(config).run()
