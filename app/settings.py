@@ -54,11 +54,11 @@ class Settings(BaseSettings):
     http_keep_alive_s: float = Field(
         default=5.0, gt=0, description="`serve` closes an idle kept-alive connection after this long"
     )
-    http_max_connections: int | None = Field(
+    http_max_connections: int = Field(
         default=1000,
-        ge=1,
+        ge=0,
         description="`serve` answers 503 to requests beyond this many open connections or requests in "
-        "flight (uvicorn's limit_concurrency); null: no cap",
+        "flight (uvicorn's limit_concurrency); 0: no cap",
     )
     http_backlog: int = Field(
         default=2048, ge=1, description="Connections the operating system queues before `serve` accepts them"

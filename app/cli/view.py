@@ -113,7 +113,7 @@ def serve_announcing(
         # slow clients: header and body read deadlines, an idle timeout and a connection cap
         http=guarded_protocol(settings.http_header_timeout_s, settings.http_body_timeout_s),
         timeout_keep_alive=max(1, round(settings.http_keep_alive_s)),
-        limit_concurrency=settings.http_max_connections,
+        limit_concurrency=settings.http_max_connections or None,
         backlog=settings.http_backlog,
     )
     Announcing(config).run()
