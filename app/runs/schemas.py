@@ -482,7 +482,9 @@ class DeliveryLog(BaseModel):
 
     items: list[DeliveryPublic] = Field(description="Deliveries, newest first (redeliveries included)")
     next_cursor: str | None = Field(
-        default=None, description="Pass as cursor for the next page; null on the last page"
+        default=None,
+        description="Pass as cursor for the next page; null on the last page",
+        examples=[_EXAMPLE_CURSOR],
     )
 
 

@@ -454,6 +454,10 @@ PATHS_WITH_AN_ID = [
     pytest.param("GET", f"/v1/webhook-endpoints/{ID_WITH_NUL}/deliveries", "both", id="endpoint-log"),
     pytest.param("GET", f"/v1/projects/{ID_WITH_NUL}/keys", "admin", id="keys"),
     pytest.param("POST", f"/v1/keys/{ID_WITH_NUL}/revoke", "admin", id="revoke"),
+    pytest.param("GET", f"/v1/projects/{ID_WITH_NUL}/webhook-secret", "admin", id="webhook-secret"),
+    pytest.param("POST", f"/v1/projects/{ID_WITH_NUL}/webhook-secret/rotate", "admin", id="rotate"),
+    pytest.param("GET", f"/v1/runs/{ID_WITH_NUL}/deliveries", "both", id="run-log"),
+    pytest.param("POST", f"/v1/runs/{ID_WITH_NUL}/deliveries/redeliver", "both", id="run-redeliver"),
 ]
 
 

@@ -25,6 +25,8 @@ OPERATIONS = {
     "create_webhook_endpoint", "list_webhook_endpoints", "get_webhook_endpoint", "delete_webhook_endpoint",
     "ping_webhook_endpoint", "list_endpoint_deliveries",
     "export_batch_items", "get_batch_manifest", "get_batch_figure", "update_project",
+    "read_webhook_secret", "rotate_webhook_secret", "redeliver_run_deliveries", "list_project_deliveries",
+    "redeliver_project_deliveries",
 }  # fmt: skip
 
 
