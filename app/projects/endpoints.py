@@ -124,6 +124,11 @@ async def update_project(
     return _project(project)
 
 
+def _project_secret_in_use(settings: AppSettings) -> bool:
+    """Whether the project's secret signs runs' webhooks (THINKLOOP_WEBHOOK_SECRET unset or empty)."""
+    return not (settings.webhook_secret and settings.webhook_secret.get_secret_value())
+
+
 @router.get("/v1/projects/{project_id}/webhook-secret", response_model=WebhookSecret, responses=_ERRORS)
 async def read_webhook_secret(
     project_id: ProjectId, session: Session, admin: AdminKey, settings: AppSettings
@@ -134,7 +139,7 @@ async def read_webhook_secret(
     secret = await project_secret(session, project_id)
     await session.commit()
     assert secret is not None
-    return WebhookSecret(project_id=project_id, secret=secret, in_use=settings.webhook_secret is None)
+    return WebhookSecret(project_id=project_id, secret=secret, in_use=_project_secret_in_use(settings))
 
 
 @router.post(
@@ -150,7 +155,7 @@ async def rotate_webhook_secret(
     audit.record(session, admin, "rotated", "webhook-secret", project.id, project.id)
     await session.commit()
     return WebhookSecret(
-        project_id=project_id, secret=project.webhook_secret, in_use=settings.webhook_secret is None
+        project_id=project_id, secret=project.webhook_secret, in_use=_project_secret_in_use(settings)
     )
 
 

@@ -267,7 +267,8 @@ async def _pending_delivery(database_url: str, url: str) -> WebhookDelivery:
 def test_a_delivery_that_failed_survives_sigkill_and_is_delivered_exactly_once(
     database_url: str, simulator_server: SimulatorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fast = {"SECRET": SECRET, "BACKOFF_S": "0.5", "POLL_S": "0.2", "TIMEOUT_S": "2", "ATTEMPTS": "20"}
+    fast = {"SECRET": SECRET, "BACKOFF_S": "0.5", "BACKOFF_FACTOR": "2", "POLL_S": "0.2", "TIMEOUT_S": "2"}
+    fast |= {"ATTEMPTS": "20", "BACKOFF_JITTER": "0"}
     for name, value in fast.items():
         monkeypatch.setenv(f"THINKLOOP_WEBHOOK_{name}", value)  # the server processes inherit these
     receiver = Receiver(then=500)  # fails until the first server is dead
