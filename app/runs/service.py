@@ -33,7 +33,7 @@ from app.settings import Settings
 from app.validity.records import run_warrants, with_warrant
 from app.webhooks import enqueue
 from graphs.context import RunContext
-from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundScored, RunEvent, RunFinished
+from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundEvent, RunEvent, RunFinished
 from graphs.refinement import build_refinement_graph, recursion_limit
 from graphs.result import EventSink, RunResult, build_result, finished_event
 from graphs.scoring import ScoringPolicy, get_policy
@@ -520,7 +520,7 @@ class RunExecutor:
             self.metrics.observe_call(event.model, "judge", event.usage)
         elif isinstance(event, RevisionProposed):
             self.metrics.observe_call(event.model, "reviser", event.usage)
-        elif isinstance(event, RoundScored) and event.solver is not None:
+        elif isinstance(event, RoundEvent) and event.solver is not None:
             self.metrics.observe_call(event.solver.model, "solver", event.solver.usage)
         data = event.model_dump(mode="json")
         if data["type"] == "reviser.thinking":
