@@ -53,7 +53,9 @@ def cli_reference() -> str:
         for param in command.params:
             if param.param_type_name == "option" and param.name != "help":
                 flags = ", ".join(f"`{flag}`" for flag in [*param.opts, *param.secondary_opts])
-                default = "" if param.default in (None, False, ()) or callable(param.default) else param.default
+                default = (
+                    "" if param.default in (None, False, ()) or callable(param.default) else param.default
+                )
                 rows.append(f"| {flags} | {_cell(param.help or '')} | {_cell(default)} |")
         if rows:
             parts.append("| option | meaning | default |\n|---|---|---|\n" + "\n".join(rows) + "\n")
@@ -82,7 +84,9 @@ def routes_reference() -> str:
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
             summary = (operation.get("description") or operation.get("summary") or "").split("\n\n")[0]
-            rows.append(f"| `{method.upper()} {path}` | `{operation.get('operationId', '')}` | {_cell(summary)} |")
+            rows.append(
+                f"| `{method.upper()} {path}` | `{operation.get('operationId', '')}` | {_cell(summary)} |"
+            )
     return "| route | operationId | summary |\n|---|---|---|\n" + "\n".join(rows) + "\n"
 
 
