@@ -23,7 +23,7 @@ import pytest
 from tests.docs.examples import NOT_RUN, ROOT, Example, examples, pages
 
 PORTS = ("8000", "8099", "8001")
-NOT_RUN_CEILING = 27
+NOT_RUN_CEILING = 28
 LINKED = ("app", "agents", "bench", "docs", "prompts", "scripts", "tests")
 BARE_CLI = re.compile(r"(^|[;&|(]\s*|\$\(\s*|\bthen\s+|\bdo\s+)thinkloop\s")
 
@@ -85,6 +85,7 @@ def test_one_way_of_invoking_the_cli() -> None:
     assert not bare, "call the CLI as `uv run thinkloop …`:\n" + "\n".join(bare)
 
 
+@pytest.mark.slow  # processes: each page starts its own server or CLI runs (about 3 min in all)
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("page", _runnable_pages())
 def test_page_examples_run(page: str, tmp_path: Path) -> None:
