@@ -38,6 +38,7 @@ from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import BATCH_TERMINAL, ApiKey, Batch, Dataset, DatasetItem, RunStatus
 from app.pagination import CreatedAfter, CreatedBefore, created_between, page, sequence_number
 from app.reporting import figures
+from app.reporting.figure_cache import FigureCache
 from app.reporting.batch import build_report
 from app.reporting.comparisons import compare
 from app.reporting.data import load_entries
@@ -346,6 +347,9 @@ _WHY_NO_DATA = {
 }
 
 
+_FIGURE_CACHE = FigureCache()
+
+
 @router.get(
     "/{batch_id}/figures/{name}",
     responses={**_ERRORS, 200: {"content": {media: {} for media in _FIGURE_MEDIA.values()}}},
@@ -366,9 +370,16 @@ async def get_batch_figure(
     The file carries the batch's whole manifest (as JSON in the SVG's metadata, in a PNG text chunk
     `thinkloop.manifest`). 404 when the batch has no data for that figure."""
     batch = await _get(session, batch_id, key.project_id)
-    entries = await load_entries(session, await repo.items(session, batch_id))
-    flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
-    body = await run_in_threadpool(lambda: figures.render(build_report(batch, entries, flaws), name, fmt))
+    items = await repo.items(session, batch_id)
+    state = _FIGURE_CACHE.state(batch, items)
+    cached = _FIGURE_CACHE.get(state, name, fmt)
+    if cached is not None:
+        body = cached.body
+    else:
+        entries = await load_entries(session, items)
+        flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
+        body = await run_in_threadpool(lambda: figures.render(build_report(batch, entries, flaws), name, fmt))
+        _FIGURE_CACHE.put(state, name, fmt, body)
     if body is None:
         why = _WHY_NO_DATA.get(name, "no item of it is scored yet")
         raise NotFound(f"This batch has no data for the figure {name!r}: {why}.")

@@ -6,10 +6,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import Any
 
 import pyarrow.parquet as pq
+import pytest
 
 from agents.schemas import JUDGES
+from app.reporting import figures
 from tests.app.conftest import Service
 from tests.app.test_api import assert_problem
 from tests.app.test_batches_api import settle, start
@@ -169,3 +172,28 @@ async def test_two_sides_of_any_batches_compare_as_the_report_does(service: Serv
         url, params={"model": "sim", "with_model": "sim"}, headers=service.keys.auth("other")
     )
     assert_problem(other, 404)
+
+
+async def test_a_figure_is_rendered_once_per_state_of_its_batch(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The viewer's figures, or a page reloaded, draw each figure once: the route keeps what it
+    rendered (counted here, not timed), and a figure without data is answered from the cache too."""
+    batch = await start(service)
+    await settle(service, batch["id"])
+    drawn: list[tuple[str, str]] = []
+    real = figures.render
+
+    def counting(report: dict[str, Any], name: str, fmt: str) -> bytes | None:
+        drawn.append((name, fmt))
+        return real(report, name, fmt)
+
+    monkeypatch.setattr(figures, "render", counting)
+    url, read = f"/v1/batches/{batch['id']}/figures", service.keys.auth("read")
+    first = [await service.client.get(f"{url}/{name}", headers=read) for name in figures.FIGURES]
+    again = [await service.client.get(f"{url}/{name}", headers=read) for name in figures.FIGURES]
+    assert [r.status_code for r in first] == [r.status_code for r in again]
+    assert [r.content for r in first] == [r.content for r in again]
+    png = [await service.client.get(f"{url}/levels", params={"format": "png"}, headers=read) for _ in "ab"]
+    assert png[0].content == png[1].content
+    assert sorted(drawn) == sorted([*((name, "svg") for name in figures.FIGURES), ("levels", "png")])
