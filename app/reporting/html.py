@@ -45,6 +45,9 @@ CAPTIONS = {
 }
 
 
+CSS_PX_PER_INCH = 96  # every figure at the same scale in the page
+
+
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
 
@@ -59,6 +62,8 @@ def to_html(report: dict[str, Any]) -> str:
             "alt": ALT[name],
             "caption": CAPTIONS[name],
             "svg": base64.b64encode(figures.svg(figure, about).encode()).decode("ascii"),
+            "width": round(figure.get_figwidth() * CSS_PX_PER_INCH),
+            "height": round(figure.get_figheight() * CSS_PX_PER_INCH),
         }
         for name, figure in figures.draw(report).items()
     ]
