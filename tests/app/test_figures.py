@@ -295,7 +295,9 @@ def test_every_axis_shows_its_ticks(fresh: dict[str, Figure]) -> None:
             assert shown_y, f"{name}: the panel {axes.get_title()!r} has no y tick labels"
 
 
-def test_kappa_is_not_shown_as_zero_where_it_is_undefined(fresh: dict[str, Figure], report: dict[str, Any]) -> None:
+def test_kappa_is_not_shown_as_zero_where_it_is_undefined(
+    fresh: dict[str, Figure], report: dict[str, Any]
+) -> None:
     """A judge that passed every version makes Cohen's κ undefined (the formula gives 0 whatever the
     other judge did): its cells read n/a, and the figure says which judge and why."""
     constant = {arm: figures.constant_judges(data) for arm, data in report["agreement"].items()}
@@ -307,7 +309,10 @@ def test_kappa_is_not_shown_as_zero_where_it_is_undefined(fresh: dict[str, Figur
             assert f"{arm}: {judge} passed every version" in note
     for axes in fresh["agreement"].axes[: len(report["agreement"])]:
         judges = [t.get_text() for t in axes.get_yticklabels()]
-        cells = {(round(t.get_position()[1] - 0.5), round(t.get_position()[0] - 0.5)): t.get_text() for t in axes.texts}
+        cells = {
+            (round(t.get_position()[1] - 0.5), round(t.get_position()[0] - 0.5)): t.get_text()
+            for t in axes.texts
+        }
         arm = axes.get_title().split(":")[0]
         for judge in constant[arm]:
             row = judges.index(judge)

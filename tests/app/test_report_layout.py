@@ -42,7 +42,17 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     database = tmp_path_factory.mktemp("report") / "b.db"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("THINKLOOP_DATABASE_URL", f"sqlite+aiosqlite:///{database}")
-        args = ["batch", "run", "--dataset", str(SAMPLE), "--models", "rubric", "--control", "--format", "json"]
+        args = [
+            "batch",
+            "run",
+            "--dataset",
+            str(SAMPLE),
+            "--models",
+            "rubric",
+            "--control",
+            "--format",
+            "json",
+        ]
         result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     return json.loads(result.output[result.output.index("{") :])  # type: ignore[no-any-return]
