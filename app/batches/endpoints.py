@@ -38,10 +38,10 @@ from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import BATCH_TERMINAL, ApiKey, Batch, Dataset, DatasetItem, RunStatus
 from app.pagination import CreatedAfter, CreatedBefore, created_between, page, sequence_number
 from app.reporting import figures
-from app.reporting.figure_cache import FigureCache
 from app.reporting.batch import build_report
 from app.reporting.comparisons import compare
 from app.reporting.data import load_entries
+from app.reporting.figure_cache import FigureCache
 from app.reporting.formats import render_report
 from app.reporting.item_export import MEDIA_TYPES as ITEM_MEDIA
 from app.reporting.item_result import item_results
