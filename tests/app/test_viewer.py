@@ -454,3 +454,73 @@ async def test_every_control_is_labelled_reachable_by_keyboard_and_readable(
             seen.add(focused["probe"] or focused["html"])
         assert seen == {str(i) for i in range(probe["count"])}, (view, seen, probe["count"])
     await page.context.close()
+
+
+# What overflows the window sideways, and which drawn chart texts overlap, computed in the page.
+LAYOUT_PROBE = """() => {
+  const page = document.documentElement;
+  const wider = [...document.querySelectorAll('main *')].filter((e) => {
+    const box = e.getBoundingClientRect();
+    if (!box.width || e.closest('.wide')) return false;  // a table scrolls inside its own box
+    return box.right > page.clientWidth + 1 || box.left < -1;
+  }).map((e) => `${e.tagName}.${e.className} ${e.textContent.slice(0, 40)}`);
+  const overlapping = [];
+  for (const svg of document.querySelectorAll('main figure > svg')) {
+    const boxes = [...svg.querySelectorAll('text')].filter((t) => t.textContent.trim())
+      .map((t) => [t.textContent, t.getBoundingClientRect()]);
+    boxes.forEach(([a, p], i) => boxes.slice(i + 1).forEach(([b, q]) => {
+      const w = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+      const h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+      if (w > 1 && h > 1) overlapping.push(`${a} / ${b}`);
+    }));
+  }
+  return { scroll: page.scrollWidth, window: page.clientWidth, wider, overlapping };
+}"""
+
+OUTLINE = "() => getComputedStyle(document.activeElement).outlineStyle"
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+async def test_every_view_fits_the_window_and_shows_focus_only_for_the_keyboard(
+    server: tuple[LiveServer, Keys], browser: Browser, width: int
+) -> None:
+    """At a laptop's width and a phone's, no view is wider than the window (a wide table scrolls in
+    its own box) and no chart's texts overlap; a view opens with its heading focused but no focus
+    ring (it reads as an error), a pointer's focus shows none, and the keyboard's always shows."""
+    live, keys = server
+    async with api(live, keys) as client:
+        batch_id = await finished_batch(client, await upload(client, rows=2), ["rubric", "sim"])
+        body = {"problem": {**PROBLEM, "metadata": {"pupil": "P-17"}}}
+        run_id = (await client.post("/v1/runs?wait=true", json=body)).json()["id"]
+    context = await browser.new_context(viewport={"width": width, "height": 860}, reduced_motion="reduce")
+    await context.add_init_script(f"sessionStorage.setItem('thinkloop.key', {json.dumps(keys.read)})")
+    page = await context.new_page()
+    page.on("pageerror", lambda error: SCRIPT_ERRORS.append(str(error)))
+    views = {
+        "#/runs": "Runs",
+        "#/runs?source=api": "Runs",
+        "#/batches": "Batches",
+        f"#/batches/{batch_id}": f"Batch {batch_id[:8]}",
+        f"#/runs/{run_id}": f"Run {run_id[:8]}",
+        "#/compare": "Compare on the same problems",
+    }
+    for view, heading in views.items():
+        await page.goto(f"{live.url}/{view}")
+        await expect(page.locator("main h1")).to_have_text(heading, timeout=WAIT_MS)
+        await expect(page.locator("main [aria-busy], main[aria-busy]")).to_have_count(0, timeout=WAIT_MS)
+        seen: dict[str, Any] = await page.evaluate(LAYOUT_PROBE)
+        assert seen["scroll"] <= seen["window"] and seen["wider"] == [], (width, view, seen)
+        assert seen["overlapping"] == [], (width, view, seen)
+        assert await page.evaluate("document.activeElement.tagName") == "H1", view
+        assert await page.evaluate(OUTLINE) == "none", (width, view)  # no ring on a view's heading
+        await page.keyboard.press("Tab")
+        assert await page.evaluate(OUTLINE) != "none", (width, view)  # the keyboard's focus shows
+    await page.goto(f"{live.url}/#/runs")
+    await expect(page.locator("main h1")).to_have_text("Runs", timeout=WAIT_MS)
+    button = page.get_by_role("button", name="Filter")
+    await button.hover()
+    await page.mouse.down()  # a pointer's focus on a button: no ring
+    assert await page.evaluate("document.activeElement.textContent") == "Filter"
+    assert await page.evaluate(OUTLINE) == "none"
+    await page.mouse.up()
+    await context.close()
