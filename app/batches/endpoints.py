@@ -290,14 +290,15 @@ async def list_batch_items(
 
     Filter by ``status`` (queued, running, accepted, screened, exhausted, needs_review, error,
     cancelled: a run's statuses) or ``outcome`` (an ended item's status); page with ``cursor``."""
-    await _get(session, batch_id, key.project_id)
+    batch = await _get(session, batch_id, key.project_id)
     after = _item_cursor(cursor)
     rows, next_after = await repo.item_page(
         session, batch_id, limit=limit, after=after, status=status_filter, outcome=outcome
     )
     results = await item_results(session, rows)
+    named = await datasets_repo.external_ids(session, batch.dataset_id, {row.problem_id for row in rows})
     return BatchItemPage(
-        items=[BatchItemPublic.of(row, results.get(row.id or 0)) for row in rows],
+        items=[BatchItemPublic.of(row, results.get(row.id or 0), named.get(row.problem_id)) for row in rows],
         next_cursor=None if next_after is None else str(next_after),
     )
 

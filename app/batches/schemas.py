@@ -227,6 +227,10 @@ class BatchItemPublic(BaseModel):
         "it is first claimed)"
     )
     problem_id: str = Field(description="The problem it runs (shared by every model, arm and repeat of it)")
+    dataset_item_id: str | None = Field(
+        default=None,
+        description="The problem's id in its dataset (the row's id, e.g. fp-01); null when the row has none",
+    )
     model: str = Field(description="The model under test")
     arm: str = Field(description="loop (the feedback loop) or control (one revision without feedback)")
     repeat: int = Field(description="Which repeat of the problem, from 0")
@@ -263,7 +267,9 @@ class BatchItemPublic(BaseModel):
     )
 
     @classmethod
-    def of(cls, item: BatchItem, result: ItemResult | None) -> BatchItemPublic:
+    def of(
+        cls, item: BatchItem, result: ItemResult | None, dataset_item_id: str | None = None
+    ) -> BatchItemPublic:
         """The public view of a stored item and its result (``item_result.item_results``)."""
         return cls(
             **item.model_dump(
@@ -285,6 +291,7 @@ class BatchItemPublic(BaseModel):
                 }
             ),
             id=item.id or 0,
+            dataset_item_id=dataset_item_id,
             outcome=item.outcome,
             failure=CallFailure.model_validate(item.failure) if item.failure else None,
             stop_reason=result.stop_reason if result else None,

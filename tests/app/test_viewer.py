@@ -112,8 +112,8 @@ def _no_script_errors() -> Iterator[None]:
 
 
 async def screenshot(page: Page, top: Locator, path: Path) -> None:
-    """The view from ``top`` down, with no focus ring on the heading the view focused."""
-    await page.evaluate("document.activeElement.blur()")
+    """The view from ``top`` down, as it is shown (nothing hidden first: a view's focused heading
+    has no ring, see test_every_view_fits_the_window_and_shows_focus_only_for_the_keyboard)."""
     await top.evaluate("e => e.scrollIntoView({block: 'start'})")
     await page.screenshot(path=path)
 
@@ -389,7 +389,7 @@ async def test_two_batches_compare_side_by_side_on_the_same_problems(
 # What "labelled, reachable and readable" means here, computed in the page itself.
 ACCESSIBILITY_PROBE = """() => {
   const interactive = [...document.querySelectorAll(
-    'a[href], button, input, select, textarea, [tabindex="0"]')].filter((e) => e.offsetParent !== null);
+    'a[href], button, input, select, textarea, summary, [tabindex="0"]')].filter((e) => e.offsetParent !== null);
   interactive.forEach((e, i) => { e.dataset.probe = String(i); });
   const name = (e) => (e.labels && e.labels.length ? e.labels[0].textContent : '') ||
     e.getAttribute('aria-label') || e.textContent;
@@ -515,7 +515,21 @@ async def test_every_view_fits_the_window_and_shows_focus_only_for_the_keyboard(
         assert await page.evaluate(OUTLINE) == "none", (width, view)  # no ring on a view's heading
         await page.keyboard.press("Tab")
         assert await page.evaluate(OUTLINE) != "none", (width, view)  # the keyboard's focus shows
+    # What a teacher reads: the submitted metadata, the dataset's ids, verdicts in words, agreement told.
+    await page.goto(f"{live.url}/#/runs/{run_id}")
+    await expect(page.locator("[data-metadata]")).to_have_text("pupil: P-17", timeout=WAIT_MS)
+    await expect(page.locator(".card.done").first).to_be_visible(timeout=WAIT_MS)
+    assert await page.locator(".card", has_text=re.compile(r"Found: \[|Passed: ")).count() == 0
+    await expect(page.locator('[data-explains="agreement"]').first).to_contain_text("Agreement: ")
+    await page.goto(f"{live.url}/#/batches/{batch_id}")
+    items = page.get_by_role("table", name="Items in order")
+    await expect(items.locator("[data-dataset-id]").first).to_have_text(re.compile(r"^fp-\d+$"), timeout=WAIT_MS)
     await page.goto(f"{live.url}/#/runs")
+    await expect(page.locator("main h1")).to_have_text("Runs", timeout=WAIT_MS)
+    await page.get_by_label("Shown").select_option("api")  # runs of their own, not batch items
+    await page.get_by_role("button", name="Filter").click()
+    await expect(page.locator("table tbody tr")).to_have_count(1, timeout=WAIT_MS)
+    assert "source=api" in page.url
     await expect(page.locator("main h1")).to_have_text("Runs", timeout=WAIT_MS)
     button = page.get_by_role("button", name="Filter")
     await button.hover()

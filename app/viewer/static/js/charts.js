@@ -35,7 +35,7 @@ export function intervalChart(caption, rows, { domain = [0, 1], format = (v) => 
   const left = 190;
   const right = width - 20;
   const rowH = 30;
-  const height = 40 + rows.length * rowH + 40;
+  const height = 40 + rows.length * rowH + 48;
   const scale = (v) => left + ((v - domain[0]) / (domain[1] - domain[0])) * (right - left);
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((t) => domain[0] + t * (domain[1] - domain[0]));
   const body = h("g", {},
@@ -52,7 +52,7 @@ export function intervalChart(caption, rows, { domain = [0, 1], format = (v) => 
           : h("text", { x: left + 4, y: y + 4 }, "no scored item"));
     }),
     axisTicks(left, right, 30 + rows.length * rowH, domain, ticks, format),
-    h("text", { x: (left + right) / 2, y: height - 2, "text-anchor": "middle" }, axis));
+    h("text", { x: (left + right) / 2, y: height - 8, "text-anchor": "middle" }, axis));
   const description = rows.map((r) => `${r.label}: ${r.value === null || r.value === undefined ? "none" : format(r.value)}` +
     (r.low !== null && r.low !== undefined ? ` (95% interval ${format(r.low)} to ${format(r.high)})` : "")).join("; ");
   return frame(caption, description, width, height, body, null);
