@@ -112,6 +112,7 @@ _EXAMPLE_ITEM: dict[str, Any] = {
     "id": 1042,
     "run_id": "a056477daa7643fc9bce169ea3018c97",
     "problem_id": "b71e0c2d9a8f4e3b8c1d2e3f4a5b6c7d",
+    "dataset_item_id": "fp-07",
     "model": "qwen-local",
     "arm": "loop",
     "repeat": 0,

@@ -418,3 +418,14 @@ async def test_runs_are_filtered_apart_into_batch_items_and_runs_of_their_own(se
     assert await listed(source="api", batch=batch["id"]) == []
     for bad in ({"source": "both"}, {"batch": "no such/batch"}):
         assert_problem(await service.client.get("/v1/runs", params=bad, headers=read), 422)
+
+
+async def test_each_item_names_its_problem_by_the_dataset_s_own_id(service: Service) -> None:
+    batch = await start(service)
+    await settle(service, batch["id"])
+    page = await service.client.get(
+        f"/v1/batches/{batch['id']}/items", params={"limit": 500}, headers=service.keys.auth("read")
+    )
+    rows = [json.loads(line) for line in SAMPLE.read_text().splitlines() if line.strip()]
+    items = page.json()["items"]
+    assert {i["dataset_item_id"] for i in items} == {row["id"] for row in rows}
