@@ -538,3 +538,36 @@ async def test_every_view_fits_the_window_and_shows_focus_only_for_the_keyboard(
     assert await page.evaluate(OUTLINE) == "none"
     await page.mouse.up()
     await context.close()
+
+
+DRAW_KM = """async () => {
+  const { survivalChart } = await import('/viewer/static/js/charts.js');
+  const same = [{ round: 1, not_passed: 0.5 }, { round: 2, not_passed: 0 }];
+  const series = ['rubric (loop)', 'sim (loop)', 'rubric (control)'].map((label) => ({ label, points: same }));
+  const figure = survivalChart('Rounds to pass (Kaplan-Meier)', series, 2);
+  document.querySelector('main').append(figure);
+  const ends = [...figure.querySelectorAll('g > path + text')].map((t) => t.getBoundingClientRect());
+  const frame = figure.querySelector('svg').getBoundingClientRect();
+  return { ends: ends.map((b) => [b.left, b.top, b.right, b.bottom]), frame: [frame.left, frame.top, frame.right, frame.bottom] };
+}"""
+
+
+async def test_kaplan_meier_line_labels_stay_apart_where_curves_end_together(
+    server: tuple[LiveServer, Keys], browser: Browser
+) -> None:
+    """Three curves that end at the same height: their numbers stand one above the other, inside
+    the chart, instead of on top of each other."""
+    live, keys = server
+    page = await new_page(browser, keys.read)
+    await page.goto(f"{live.url}/#/runs")
+    await expect(page.locator("main h1")).to_have_text("Runs", timeout=WAIT_MS)
+    drawn: dict[str, Any] = await page.evaluate(DRAW_KM)
+    ends = drawn["ends"]
+    assert len(ends) == 3
+    for i, a in enumerate(ends):
+        assert drawn["frame"][0] <= a[0] and a[2] <= drawn["frame"][2] + 0.5, a  # inside the chart
+        assert drawn["frame"][1] <= a[1] and a[3] <= drawn["frame"][3] + 0.5, a
+        for b in ends[i + 1 :]:
+            apart = a[3] <= b[1] + 0.5 or b[3] <= a[1] + 0.5 or a[2] <= b[0] + 0.5 or b[2] <= a[0] + 0.5
+            assert apart, (a, b)
+    await page.context.close()
