@@ -389,7 +389,8 @@ async def test_two_batches_compare_side_by_side_on_the_same_problems(
 # What "labelled, reachable and readable" means here, computed in the page itself.
 ACCESSIBILITY_PROBE = """() => {
   const interactive = [...document.querySelectorAll(
-    'a[href], button, input, select, textarea, summary, [tabindex="0"]')].filter((e) => e.offsetParent !== null);
+    'a[href], button, input, select, textarea, summary, [tabindex="0"]')]
+    .filter((e) => e.offsetParent !== null);
   interactive.forEach((e, i) => { e.dataset.probe = String(i); });
   const name = (e) => (e.labels && e.labels.length ? e.labels[0].textContent : '') ||
     e.getAttribute('aria-label') || e.textContent;
@@ -523,7 +524,9 @@ async def test_every_view_fits_the_window_and_shows_focus_only_for_the_keyboard(
     await expect(page.locator('[data-explains="agreement"]').first).to_contain_text("Agreement: ")
     await page.goto(f"{live.url}/#/batches/{batch_id}")
     items = page.get_by_role("table", name="Items in order")
-    await expect(items.locator("[data-dataset-id]").first).to_have_text(re.compile(r"^fp-\d+$"), timeout=WAIT_MS)
+    await expect(items.locator("[data-dataset-id]").first).to_have_text(
+        re.compile(r"^fp-\d+$"), timeout=WAIT_MS
+    )
     await page.goto(f"{live.url}/#/runs")
     await expect(page.locator("main h1")).to_have_text("Runs", timeout=WAIT_MS)
     await page.get_by_label("Shown").select_option("api")  # runs of their own, not batch items
@@ -543,12 +546,13 @@ async def test_every_view_fits_the_window_and_shows_focus_only_for_the_keyboard(
 DRAW_KM = """async () => {
   const { survivalChart } = await import('/viewer/static/js/charts.js');
   const same = [{ round: 1, not_passed: 0.5 }, { round: 2, not_passed: 0 }];
-  const series = ['rubric (loop)', 'sim (loop)', 'rubric (control)'].map((label) => ({ label, points: same }));
+  const series = ['rubric (loop)', 'sim (loop)', 'rubric (control)']
+    .map((label) => ({ label, points: same }));
   const figure = survivalChart('Rounds to pass (Kaplan-Meier)', series, 2);
   document.querySelector('main').append(figure);
-  const ends = [...figure.querySelectorAll('g > path + text')].map((t) => t.getBoundingClientRect());
-  const frame = figure.querySelector('svg').getBoundingClientRect();
-  return { ends: ends.map((b) => [b.left, b.top, b.right, b.bottom]), frame: [frame.left, frame.top, frame.right, frame.bottom] };
+  const box = (e) => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+  const ends = [...figure.querySelectorAll('g > path + text')].map(box);
+  return { ends, frame: box(figure.querySelector('svg')) };
 }"""
 
 
