@@ -60,7 +60,7 @@ def results(tmp_path: Path) -> Path:
 
 
 def test_prints_both_tables_with_matches_marked(results: Path) -> None:
-    result = runner.invoke(cli, ["reproduce-think", str(results)], env={"COLUMNS": "200"})
+    result = runner.invoke(cli, ["reproduce-think", str(results)], env={"COLUMNS": "260"})
     assert result.exit_code == 0, result.output
     assert "Table 1" in result.output and "Table 2" in result.output
     assert "GPT-4o " in result.output and "Qwen2.5-7B" in result.output
@@ -163,7 +163,7 @@ def test_every_printed_cell_is_marked_from_the_committed_fixtures() -> None:
 
 
 def test_the_printed_table_marks_each_cell_and_lists_the_contradictions() -> None:
-    result = runner.invoke(cli, ["reproduce-think", str(FIXTURES)], env={"COLUMNS": "220"})
+    result = runner.invoke(cli, ["reproduce-think", str(FIXTURES)], env={"COLUMNS": "260"})
     assert result.exit_code == 0, result.output
     flat = " ".join(result.output.split())
     assert "86.92 ✓" in flat and "-0.46 ✓" in flat  # a change compared by its magnitude

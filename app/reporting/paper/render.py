@@ -56,7 +56,9 @@ def render(console: Console, tables: Mapping[str, PaperTables]) -> dict[str, int
         "AvgQualityScore",
         "change (0-1)",
         "all steps",
+        "95% CI",
         "pass rate",
+        "judges' κ",
     )
     for column in columns:
         table2.add_column(column, justify="left" if column == "Model" else "right")
@@ -64,17 +66,24 @@ def render(console: Console, tables: Mapping[str, PaperTables]) -> dict[str, int
         t = tables.get(row)
         share = "—" if t is None else f"{100 * t.pass_rate:.1f}% of {t.n_problems}"
         all_steps = "—" if t is None else f"{t.avg_quality_all_steps:.2f}"
+        interval = "—" if t is None or t.avg_quality_ci is None else "{:.1f}–{:.1f}".format(*t.avg_quality_ci)
+        kappa = "—" if t is None else "undefined"
+        if t is not None and t.judges_fleiss_kappa is not None:
+            kappa = f"{t.judges_fleiss_kappa:.3f}"
         table2.add_row(
             row,
             _cell(by_key[(2, row, "rounds_to_pass")]),
             _cell(by_key[(2, row, "avg_quality_score")]),
             _cell(by_key[(2, row, "change")], ".4f"),
             all_steps,
+            interval,
             share,
+            kappa,
         )
     table2.caption = (
         "all steps: AvgQualityScore as the paper's text defines it (each problem's mean Q over its "
-        "rounds); pass rate: final-round Q > 0.85. Neither is printed in the paper."
+        "rounds); 95% CI: BCa bootstrap of AvgQualityScore; pass rate: final-round Q > 0.85; judges' κ: "
+        "Fleiss' κ of the seven pass/fail votes over every judged version. None is printed in the paper."
     )
     console.print(table2)
 
