@@ -29,7 +29,7 @@ from app.reporting.data import (
 )
 from app.reporting.flaws import by_flaw
 from app.reporting.item_result import ItemResult
-from app.reporting.manifest import complete_manifest
+from app.reporting.manifest import Served, complete_manifest
 from graphs.agreement import (
     cohen_matrix,
     cohen_undefined_reasons,
@@ -62,7 +62,10 @@ DEFINITIONS = {
 
 
 def build_report(
-    batch: Batch, entries: Sequence[Entry], flaws: Mapping[str, str] | None = None
+    batch: Batch,
+    entries: Sequence[Entry],
+    flaws: Mapping[str, str] | None = None,
+    served: Served | None = None,
 ) -> dict[str, Any]:
     """Everything a researcher compares models by, from every item of a batch with its result
     (``data.load_entries``); ``flaws`` maps a problem to its labelled flaw (its dataset metadata's
@@ -97,7 +100,7 @@ def build_report(
         "agreement": {arm: _agreement(batch, groups, arm) for arm in arms},
         "comparisons": comparisons(groups, arms),
         "by_flaw": by_flaw(groups, flaws or {}),
-        "manifest": complete_manifest(batch, [e.item for e in entries]),
+        "manifest": complete_manifest(batch, [e.item for e in entries], served),
     }
 
 
