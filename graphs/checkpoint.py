@@ -26,7 +26,11 @@ STATE_TYPES: list[tuple[str, str]] = [
         "SolverResult",
         "CallFailure",
     )
-] + [("graphs.state", "RoundRecord"), ("graphs.state", "RoundFigures")]
+] + [
+    ("graphs.state", "Round"),
+    ("graphs.state", "RoundFigures"),
+    ("graphs.state", "RoundRecord"),  # its old name, in checkpoints of runs in flight across the rename
+]
 
 
 def state_serde() -> JsonPlusSerializer:

@@ -40,9 +40,9 @@ class JudgeVerdictEvent(_Event):
     usage: Usage = Field(default_factory=Usage)
 
 
-class RoundScored(RoundFigures):
+class RoundEvent(RoundFigures):
     """The round's composite score and the decision taken on it, with the gate's evidence
-    (``verification``) and the solver's answer or failed call (``solver``; see ``RoundRecord``)."""
+    (``verification``) and the solver's answer or failed call (``solver``; see ``Round``)."""
 
     type: Literal["round.scored"] = "round.scored"
     round: int
@@ -95,7 +95,7 @@ class RunFinished(_Event):
 
 
 RunEvent = Annotated[
-    RoundStarted | JudgeVerdictEvent | RoundScored | ReviserThinking | RevisionProposed | RunFinished,
+    RoundStarted | JudgeVerdictEvent | RoundEvent | ReviserThinking | RevisionProposed | RunFinished,
     Field(discriminator="type"),
 ]
 RUN_EVENT_ADAPTER: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)

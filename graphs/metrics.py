@@ -7,11 +7,11 @@ from dataclasses import dataclass, replace
 from statistics import fmean
 
 from graphs.scoring import PASSED_OUTCOMES, Outcome, ScoringPolicy, is_pass
-from graphs.state import RoundRecord
+from graphs.state import Round
 
 
 @dataclass(frozen=True)
-class ScoredRound:
+class RoundMeasures:
     """What metrics need of one evaluated round."""
 
     round: int
@@ -40,12 +40,12 @@ class RunMetrics:
     level_change: Mapping[str, float | None]
 
 
-def scored_rounds(rounds: Sequence[RoundRecord]) -> list[ScoredRound]:
+def scored_rounds(rounds: Sequence[Round]) -> list[RoundMeasures]:
     """Round records in the form the metrics functions take."""
-    return [ScoredRound(r.round, r.quality, r.level_scores(), len(r.verification)) for r in rounds]
+    return [RoundMeasures(r.round, r.quality, r.level_scores(), len(r.verification)) for r in rounds]
 
 
-def outcome_metrics(outcome: str, rounds: Sequence[RoundRecord], policy: ScoringPolicy) -> RunMetrics | None:
+def outcome_metrics(outcome: str, rounds: Sequence[Round], policy: ScoringPolicy) -> RunMetrics | None:
     """The metrics of a run that ended with ``outcome``; None for an ``error`` run, which has no
     score of any kind (not "not passed", not a censored RoundsToPass: its cause says why). A run
     that did not end in a pass (a version a deployment's warrant rule sent to review, say) reports
@@ -58,7 +58,7 @@ def outcome_metrics(outcome: str, rounds: Sequence[RoundRecord], policy: Scoring
     return replace(metrics, passed=False, rounds_to_pass=None)
 
 
-def run_metrics(rounds: Sequence[ScoredRound], policy: ScoringPolicy) -> RunMetrics:
+def run_metrics(rounds: Sequence[RoundMeasures], policy: ScoringPolicy) -> RunMetrics:
     """RoundsToPass, both AvgQualityScores, and per-level final scores with their change.
 
     A round passes when its quality clears the threshold and, under a policy with the
@@ -87,7 +87,7 @@ def run_metrics(rounds: Sequence[ScoredRound], policy: ScoringPolicy) -> RunMetr
     )
 
 
-def _q(scored: ScoredRound) -> float:
+def _q(scored: RoundMeasures) -> float:
     assert scored.quality is not None  # callers pass valid rounds only
     return scored.quality
 
@@ -96,7 +96,7 @@ def _unit(value: float) -> float:
     return round(value, 4)
 
 
-def _level_change(final: ScoredRound | None, previous: ScoredRound | None) -> dict[str, float | None]:
+def _level_change(final: RoundMeasures | None, previous: RoundMeasures | None) -> dict[str, float | None]:
     if final is None or previous is None:
         return {}
     change: dict[str, float | None] = {}

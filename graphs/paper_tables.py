@@ -26,7 +26,7 @@ LEVELS: tuple[str, ...] = tuple(level.value for level in BloomLevel)
 
 
 @dataclass(frozen=True)
-class LoggedRound:
+class ReferenceRound:
     """One evaluated round of one problem, as the reference logs it."""
 
     problem_id: str
@@ -57,10 +57,10 @@ class PaperTables:
         return fmean(self.level_scores.values())
 
 
-def paper_tables(rows: Iterable[LoggedRound], policy: ScoringPolicy | None = None) -> PaperTables:
+def paper_tables(rows: Iterable[ReferenceRound], policy: ScoringPolicy | None = None) -> PaperTables:
     """Both tables' values for one model."""
     policy = policy or get_policy("think-paper")
-    problems: dict[str, dict[int, LoggedRound]] = {}
+    problems: dict[str, dict[int, ReferenceRound]] = {}
     for row in rows:
         problems.setdefault(row.problem_id, {})[row.round] = row  # a repeated round: the last wins
     if not problems:
@@ -109,7 +109,7 @@ def _percent(interval: tuple[float, float] | None) -> tuple[float, float] | None
     return None if interval is None else (100 * interval[0], 100 * interval[1])
 
 
-def _quality(row: LoggedRound, policy: ScoringPolicy) -> float:
+def _quality(row: ReferenceRound, policy: ScoringPolicy) -> float:
     votes = [Vote(judge, score, row.confidence) for judge, score in row.scores.items()]
     quality = score_round(votes, policy).quality
     assert quality is not None  # the paper policy has no quorum

@@ -36,13 +36,13 @@ from graphs.events import (
     JudgeVerdictEvent,
     ReviserThinking,
     RevisionProposed,
-    RoundScored,
+    RoundEvent,
     RoundStarted,
     RunFinished,
 )
 from graphs.metrics import outcome_metrics
 from graphs.scoring import SCREENED_REASON, Decision, Vote, certify, decide, gate, is_pass, score_round
-from graphs.state import JudgeTask, RefinementState, RoundFigures, RoundRecord, SolveTask
+from graphs.state import JudgeTask, RefinementState, Round, RoundFigures, SolveTask
 
 log = structlog.get_logger(__name__)
 
@@ -158,7 +158,7 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
     unusable = not any(o.verdict is not None for o in outcomes)
     decision = Decision.ERROR if unusable else decision
     figures = RoundFigures.of(result, decision).model_dump()
-    record = RoundRecord(
+    record = Round(
         round=number,
         problem=state["current"],
         outcomes=outcomes,
@@ -169,7 +169,7 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
         **figures,
     )
     runtime.stream_writer(
-        RoundScored(
+        RoundEvent(
             round=number,
             verification=errors,
             unverified=unverified,
@@ -361,7 +361,7 @@ def _findings(outcomes: list[JudgeResult], context: RunContext) -> tuple[Finding
     )
 
 
-def _suggestions(record: RoundRecord) -> tuple[str, ...]:
+def _suggestions(record: Round) -> tuple[str, ...]:
     """The holistic judge's suggestions, then every computation the verifier found wrong and the
     solver's disagreement with the final answer."""
     advice = [f"[{_gate_check(line)}] {line}" for line in record.verification]

@@ -12,7 +12,7 @@ from agents.schemas import CallFailure, Problem, RevisionResult, Usage
 from graphs.events import RunEvent, RunFinished
 from graphs.metrics import RunMetrics, outcome_metrics
 from graphs.scoring import SCORED_OUTCOMES, Outcome, ScoringPolicy
-from graphs.state import RefinementState, RoundRecord
+from graphs.state import RefinementState, Round
 
 # Where a driven run's typed events go as they happen (a live trace, a benchmark's marks).
 EventSink = Callable[[RunEvent], None]
@@ -34,7 +34,7 @@ class RunResult(BaseModel):
     final: Problem
     best: Problem
     best_round: int
-    rounds: list[RoundRecord]
+    rounds: list[Round]
     revisions: list[RevisionResult]
     metrics: dict[str, Any] | None
     usage: Usage

@@ -164,7 +164,7 @@ def _validate(policy: ScoringPolicy) -> None:
 
 
 @dataclass(frozen=True)
-class RoundScore:
+class PanelScore:
     """The scored panel of one round. ``quality is None`` when the round had no quorum."""
 
     n_judges: int
@@ -211,7 +211,7 @@ def shortfall_agreement(votes: Sequence[Vote], policy: ScoringPolicy) -> float:
     return max(0.0, 1.0 - fmean(d * d for d in shortfalls) / UNIFORM_VARIANCE)
 
 
-def score_round(votes: Sequence[Vote], policy: ScoringPolicy) -> RoundScore:
+def score_round(votes: Sequence[Vote], policy: ScoringPolicy) -> PanelScore:
     """Pass rate, agreement, confidence and composite quality Q of one round's votes.
 
     Every judge of the panel is in every denominator: a judge without a verdict counts as a
@@ -224,7 +224,7 @@ def score_round(votes: Sequence[Vote], policy: ScoringPolicy) -> RoundScore:
     m, n = sum(passes.values()), len(counted)
     failed = sum(v.failed for v in votes)
     if not voting or len(voting) < policy.quorum:
-        return RoundScore(n, len(voting), m, None, None, None, None, passes, n_failed=failed)
+        return PanelScore(n, len(voting), m, None, None, None, None, passes, n_failed=failed)
     scores = [v.score for v in voting if v.score is not None]
     pass_rate = m / n
     agreement = (
@@ -232,7 +232,7 @@ def score_round(votes: Sequence[Vote], policy: ScoringPolicy) -> RoundScore:
     )
     confidence = _confidence(counted, passes, policy)
     raw = policy.alpha * pass_rate + policy.beta * agreement + policy.gamma * confidence
-    return RoundScore(
+    return PanelScore(
         n_judges=n,
         n_voting=len(voting),
         n_passing=m,
@@ -271,7 +271,7 @@ def is_pass(quality: float | None, policy: ScoringPolicy, *, for_metrics: bool =
     return quality >= policy.tau
 
 
-def polarized(score: RoundScore, policy: ScoringPolicy) -> bool:
+def polarized(score: PanelScore, policy: ScoringPolicy) -> bool:
     """A confident, polarized panel split near half and half.
 
     All three must hold: split, Brennan-Prediger κ = 2·P_o − 1 of the votes at or below
@@ -297,7 +297,7 @@ def gate(decision: Decision, round_no: int, policy: ScoringPolicy, errors: int) 
 
 
 def decide(
-    score: RoundScore, round_no: int, policy: ScoringPolicy, previous: RoundScore | None = None
+    score: PanelScore, round_no: int, policy: ScoringPolicy, previous: PanelScore | None = None
 ) -> Decision:
     """accepted / error / needs_review / exhausted / revise, in that order of precedence.
 

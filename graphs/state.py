@@ -8,7 +8,7 @@ from typing import Annotated, TypedDict
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.schemas import CallFailure, JudgeName, JudgeResult, Problem, RevisionResult, SolverResult
-from graphs.scoring import Decision, RoundScore
+from graphs.scoring import Decision, PanelScore
 
 
 class RoundFigures(BaseModel):
@@ -32,7 +32,7 @@ class RoundFigures(BaseModel):
     )
 
     @classmethod
-    def of(cls, score: RoundScore, decision: Decision) -> RoundFigures:
+    def of(cls, score: PanelScore, decision: Decision) -> RoundFigures:
         """The figures of a pure-function score."""
         return cls(
             quality=score.quality,
@@ -46,7 +46,7 @@ class RoundFigures(BaseModel):
         )
 
 
-class RoundRecord(RoundFigures):
+class Round(RoundFigures):
     """One evaluated version: the seven outcomes, the composite score and the decision.
 
     ``verification`` is the gate's evidence: every line is an error that refuses acceptance — a
@@ -81,6 +81,9 @@ class RoundRecord(RoundFigures):
         return [o.failure for o in self.outcomes if o.failure is not None]
 
 
+RoundRecord = Round  # its old name, which checkpoints of runs in flight across the rename carry
+
+
 class JudgeTask(TypedDict):
     """What one judge node receives through ``Send``."""
 
@@ -109,7 +112,7 @@ class RefinementState(TypedDict, total=False):
     round: int
     outcomes: Annotated[list[JudgeResult], operator.add]
     solutions: Annotated[list[SolverResult], operator.add]
-    rounds: Annotated[list[RoundRecord], operator.add]
+    rounds: Annotated[list[Round], operator.add]
     revisions: Annotated[list[RevisionResult], operator.add]
     decision: str
     stop_reason: str

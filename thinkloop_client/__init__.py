@@ -1,4 +1,4 @@
-"""A typed Python client for the thinkloop API (``pip install thinkloop`` brings it).
+"""A typed Python client for the thinkloop API (``pip install thinkloop-client``).
 
     from thinkloop_client import Client
 
@@ -10,7 +10,7 @@
         trace = tl.get_run(run.id)
         print(trace.status, trace.final.question if trace.final else None)
 
-It needs httpx, httpx-sse and pydantic only: none of the server's code.
+It needs httpx and pydantic only: none of the server's code.
 """
 
 from thinkloop_client._calls import AuditFilters, BatchOptions, Page, ProjectCaps, RunFilters, RunOptions

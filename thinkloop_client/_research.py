@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 import httpx
-from httpx_sse import ServerSentEvent, aconnect_sse, connect_sse
 
 from thinkloop_client import _calls as calls
 from thinkloop_client._base import STREAM_RETRIES, AsyncBase, SyncBase
+from thinkloop_client._sse import ServerSentEvent, aconnect_sse, connect_sse
 from thinkloop_client.errors import raise_for_problem
 from thinkloop_client.models import Batch, BatchProgress, ModelInfo
 
@@ -53,7 +53,7 @@ class ResearchMethods(SyncBase):
         retries = 0
         while True:
             try:
-                with connect_sse(self._http, "GET", f"/v1/batches/{batch_id}/events", timeout=None) as source:
+                with connect_sse(self._http, "GET", f"/v1/batches/{batch_id}/events") as source:
                     if source.response.is_error:
                         source.response.read()
                         raise_for_problem(source.response)
@@ -132,7 +132,7 @@ class AsyncResearchMethods(AsyncBase):
         while True:
             try:
                 path = f"/v1/batches/{batch_id}/events"
-                async with aconnect_sse(self._http, "GET", path, timeout=None) as source:
+                async with aconnect_sse(self._http, "GET", path) as source:
                     if source.response.is_error:
                         await source.response.aread()
                         raise_for_problem(source.response)

@@ -15,13 +15,13 @@ from types import TracebackType
 from typing import Any, Self, TypeVar, Unpack
 
 import httpx
-from httpx_sse import ServerSentEvent, aconnect_sse, connect_sse
 
 from thinkloop_client import _calls as calls
 from thinkloop_client._admin import AdminMethods, AsyncAdminMethods
 from thinkloop_client._base import STREAM_RETRIES
 from thinkloop_client._calls import BatchOptions, Call, Page, RunFilters, RunOptions
 from thinkloop_client._research import AsyncResearchMethods, ResearchMethods
+from thinkloop_client._sse import ServerSentEvent, aconnect_sse, connect_sse
 from thinkloop_client.errors import raise_for_problem
 from thinkloop_client.models import (
     LAST_EVENTS,
@@ -163,9 +163,7 @@ class Client(ResearchMethods, AdminMethods):
             finished = False
             try:
                 headers = {"Last-Event-ID": str(after)} if after else {}
-                with connect_sse(
-                    self._http, "GET", f"/v1/runs/{run_id}/events", headers=headers, timeout=None
-                ) as source:
+                with connect_sse(self._http, "GET", f"/v1/runs/{run_id}/events", headers=headers) as source:
                     if source.response.is_error:
                         source.response.read()
                         raise_for_problem(source.response)
@@ -384,7 +382,7 @@ class AsyncClient(AsyncResearchMethods, AsyncAdminMethods):
             try:
                 headers = {"Last-Event-ID": str(after)} if after else {}
                 async with aconnect_sse(
-                    self._http, "GET", f"/v1/runs/{run_id}/events", headers=headers, timeout=None
+                    self._http, "GET", f"/v1/runs/{run_id}/events", headers=headers
                 ) as source:
                     if source.response.is_error:
                         await source.response.aread()

@@ -20,10 +20,10 @@ from sqlmodel import col, func, select
 from agents.schemas import RevisionResult, Usage
 from app.db import dialect_insert
 from app.models import Batch, DailyUsage, KeyDailyUsage, Run, utcnow
-from graphs.state import RoundRecord
+from graphs.state import Round
 
 
-async def charge_round(session: AsyncSession, run_id: str, record: RoundRecord) -> None:
+async def charge_round(session: AsyncSession, run_id: str, record: Round) -> None:
     """Add a round's judge calls and its solver's call to the run's project's day."""
     usages = [outcome.usage for outcome in record.outcomes]
     if record.solver is not None:

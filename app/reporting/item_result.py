@@ -24,7 +24,7 @@ from app.problems import content_hash
 CHUNK = 500
 
 
-class RoundSummary(BaseModel):
+class ItemRound(BaseModel):
     """One judged version: Q, the decision, each judge's score (None: no verdict), mean confidence."""
 
     round: int
@@ -52,7 +52,7 @@ class ItemResult(BaseModel):
     outcome: str
     stop_reason: str = ""
     metrics: dict[str, Any] | None = Field(description="None for an error run: a failure is never a score")
-    rounds: list[RoundSummary]
+    rounds: list[ItemRound]
     calls: CallCounts = Field(default_factory=CallCounts)
     failure: CallFailure | None = None
     # An accepted item's warrant (app.validity.records.warrant_of); null for any other outcome
@@ -122,7 +122,7 @@ def _result(
         confidences = [v.confidence for v in judged if v.score is not None and v.confidence is not None]
         abstentions += sum(1 for v in judged if v.score is None)
         summaries.append(
-            RoundSummary(
+            ItemRound(
                 round=row.round,
                 quality=row.quality,
                 decision=row.decision,

@@ -32,7 +32,7 @@ from app.pagination import created_between, page
 from app.problems import content_hash
 from app.text import unstorable_reason
 from graphs.result import RunResult
-from graphs.state import RoundFigures, RoundRecord
+from graphs.state import Round, RoundFigures
 
 
 async def get_or_create_problem(session: AsyncSession, question: str, solution: str) -> ProblemRow:
@@ -100,7 +100,7 @@ async def list_runs(
     return await page(session, query, Run, limit, cursor)
 
 
-async def record_round(session: AsyncSession, run_id: str, record: RoundRecord) -> bool:
+async def record_round(session: AsyncSession, run_id: str, record: Round) -> bool:
     """Store a scored round and its seven judgements once; False when already stored."""
     exists = select(col(RoundRow.id)).where(
         col(RoundRow.run_id) == run_id, col(RoundRow.round) == record.round

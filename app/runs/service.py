@@ -33,7 +33,7 @@ from app.settings import Settings
 from app.validity.records import run_warrants, with_warrant
 from app.webhooks import enqueue
 from graphs.context import RunContext
-from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundScored, RunEvent, RunFinished
+from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundEvent, RunEvent, RunFinished
 from graphs.refinement import build_refinement_graph, recursion_limit
 from graphs.result import EventSink, RunResult, build_result, finished_event
 from graphs.scoring import ScoringPolicy, get_policy
@@ -138,6 +138,9 @@ class RunExecutor:
         # Runs executed in their callers' tasks (batch items, ``execute_here``), by the task driving each.
         self._here: dict[str, asyncio.Task[RunResult | None]] = {}
         self._lost: set[str] = set()
+        # Runs whose end this process is storing or has stored: past the end commit their leases are
+        # gone (the run ended), but they are not lost: their tasks still drop the checkpoints.
+        self._ending: set[str] = set()
         # More work for each sweep (a batch runtime's: re-send items nobody holds), besides the runs.
         self.sweepers: list[Callable[[], Awaitable[object]]] = []
         self.is_running = False  # within ``running()``: the heartbeat renews the leases held here
@@ -255,7 +258,7 @@ class RunExecutor:
         lost = set()
         for run_id in held - kept:
             task = self._tasks.get(run_id) or self._here.get(run_id)
-            if task is None or task.done():  # it ended meanwhile
+            if task is None or task.done() or run_id in self._ending:  # it ended (or is ending) here
                 continue
             log.warning("run.lease_lost", run_id=run_id)
             lost.add(run_id)
@@ -380,6 +383,7 @@ class RunExecutor:
             self._forget(run_id)
 
     def _forget(self, run_id: str) -> None:
+        self._ending.discard(run_id)
         transcript = self._transcripts.pop(run_id, None)
         if transcript is not None:
             transcript.stop()
@@ -516,7 +520,7 @@ class RunExecutor:
             self.metrics.observe_call(event.model, "judge", event.usage)
         elif isinstance(event, RevisionProposed):
             self.metrics.observe_call(event.model, "reviser", event.usage)
-        elif isinstance(event, RoundScored) and event.solver is not None:
+        elif isinstance(event, RoundEvent) and event.solver is not None:
             self.metrics.observe_call(event.solver.model, "solver", event.solver.usage)
         data = event.model_dump(mode="json")
         if data["type"] == "reviser.thinking":
@@ -680,6 +684,7 @@ class RunExecutor:
         event = (finished or finished_event(result)).model_dump(mode="json")
         event["status"] = result.outcome  # the run's status, named as in traces and webhooks
         event["warrant"] = result.warrant  # an accepted run's: in its stream and its webhooks too
+        self._ending.add(run.id)  # its end commit checks the lease itself (``finish_run``'s owner)
         await self._append(run.id, event, "run.finished", along=store)
         await self._drop_state(run.id)
         metrics = result.metrics or {}  # an error run has none: a failure is never a score
@@ -731,6 +736,7 @@ class RunExecutor:
             assert run is not None
             await enqueue(session, run, "run.failed", {"status": status, "reason": reason})
 
+        self._ending.add(run_id)  # its end commit checks the lease itself (``finish_run``'s owner)
         try:
             await self._append(run_id, event, "run.failed", along=store)
         except LeaseLost:

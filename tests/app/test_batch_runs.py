@@ -440,3 +440,34 @@ def test_a_runs_terminal_statuses_are_exactly_the_outcomes() -> None:
     assert BATCH_ACTIVE | BATCH_TERMINAL | {BatchStatus.PAUSED} == set(BatchStatus)
     # A batch item's status is its run's: the API documents and validates the same vocabulary.
     assert BatchItemPublic.model_fields["status"].annotation is RunStatus
+
+
+async def test_a_run_that_ended_is_not_lost_while_it_drops_its_checkpoints(
+    world: World, simulator_server: SimulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between its end commit and its task's end, a run still deletes its checkpoints: a heartbeat
+    then finds its lease gone (the run ended), but that is this process's own end, not a lost
+    lease. The run is not cancelled there, and its checkpoints do not outlive it."""
+    spec = BatchSpec(world.dataset_id, ["sim"], judge_model="sim", max_rounds=1, use_cache=False)
+    async with batch_runner(world.sessions, world.factory, world.database_url, lease_s=60) as runner:
+        executor = runner.executor
+        delete = executor.delete_checkpoints
+        dropping, release, dropped = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+        async def slow_delete(run_ids: Any) -> None:  # the end's last step, held open
+            dropping.set()
+            await release.wait()
+            await delete(run_ids)
+            dropped.set()
+
+        monkeypatch.setattr(executor, "delete_checkpoints", slow_delete)
+        batch = await _create(world, spec)
+        [item] = await world.items(batch.id)
+        working = asyncio.create_task(runner.process(item.id or 0))
+        await asyncio.wait_for(dropping.wait(), 120)  # a hang guard, not a timing check
+        assert await executor.heartbeat() == set()  # ended here: not lost
+        release.set()
+        assert await working not in ("lost-claim", "taken")
+    assert dropped.is_set()  # the checkpoints went with the run
+    [after] = await world.items(batch.id)
+    assert after.status in RUN_TERMINAL and after.attempts == 1

@@ -21,7 +21,7 @@ from graphs.scoring import DECISION_VERSION
 # version with the hash the failure prints. A change that cannot alter any decision (a rename, a
 # log line) may keep the version: then replace the hash under the current version.
 PINNED = {
-    "decide@1": "fd66735168f3",  # the merged Vote gained the bench's fields: no decision reads them
+    "decide@1": "5b790691a18d",  # RoundScore renamed PanelScore (one name per concept): no decision changed
 }
 _CODE: list[tuple[ModuleType, tuple[str, ...]]] = [
     (scoring, ()),  # the whole module: Q, decide, gate, certify

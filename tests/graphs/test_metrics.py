@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.metrics import ScoredRound, run_metrics
+from graphs.metrics import RoundMeasures, run_metrics
 from graphs.scoring import get_policy
 
 PAPER = get_policy("think-paper")
@@ -12,8 +12,8 @@ PAPER = get_policy("think-paper")
 
 def scored(
     round_no: int, quality: float | None, levels: dict[str, float | None] | None = None
-) -> ScoredRound:
-    return ScoredRound(round_no, quality, levels or {})
+) -> RoundMeasures:
+    return RoundMeasures(round_no, quality, levels or {})
 
 
 def test_passing_run_reports_first_round_above_tau() -> None:

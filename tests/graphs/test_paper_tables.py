@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from agents.schemas import JUDGES
-from graphs.paper_tables import LoggedRound, paper_tables
+from graphs.paper_tables import ReferenceRound, paper_tables
 
 
-def row(problem: str, round_no: int, score: float, confidence: float = 80.0) -> LoggedRound:
-    return LoggedRound(problem, round_no, dict.fromkeys(JUDGES, score), confidence)
+def row(problem: str, round_no: int, score: float, confidence: float = 80.0) -> ReferenceRound:
+    return ReferenceRound(problem, round_no, dict.fromkeys(JUDGES, score), confidence)
 
 
 # All seven at 90 with confidence 80: Q = 0.96 (a pass). All at 50: Q = 0.46 (0 passing, A = 1).

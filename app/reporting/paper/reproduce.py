@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from graphs.paper_tables import LEVELS, LoggedRound, PaperTables, paper_tables
+from graphs.paper_tables import LEVELS, PaperTables, ReferenceRound, paper_tables
 
 # The reference's column for each of our judges.
 COLUMNS = {
@@ -49,7 +49,7 @@ class ReproduceError(ValueError):
     """The results folder cannot be read; the message says which file and why."""
 
 
-def read_rows(folder: Path, stem: str) -> list[LoggedRound]:
+def read_rows(folder: Path, stem: str) -> list[ReferenceRound]:
     """Per-round rows from ``<stem>.csv``, or else the ``round_metrics`` of the matching JSON."""
     csv_path = folder / f"{stem}.csv"
     if csv_path.exists():
@@ -77,10 +77,10 @@ def _csv_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield from enumerate(csv.DictReader(handle), start=2)
 
 
-def _rows(records: Iterator[tuple[int, dict[str, Any]]] | Any, path: Path) -> Iterator[LoggedRound]:
+def _rows(records: Iterator[tuple[int, dict[str, Any]]] | Any, path: Path) -> Iterator[ReferenceRound]:
     for line, record in records:
         try:
-            yield LoggedRound(
+            yield ReferenceRound(
                 problem_id=str(record["question_id"]),
                 round=int(record["round"]),
                 scores={judge: float(record[column]) for judge, column in COLUMNS.items()},
