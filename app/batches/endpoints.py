@@ -44,7 +44,7 @@ from app.reporting.data import load_entries
 from app.reporting.formats import render_report
 from app.reporting.item_export import MEDIA_TYPES as ITEM_MEDIA
 from app.reporting.item_result import item_results
-from app.reporting.manifest import complete_manifest
+from app.reporting.manifest import complete_manifest, served_by
 from app.runs.deps import Executor
 from app.text import unstorable_reason
 
@@ -226,10 +226,12 @@ async def get_batch_report(
     carry the batch's manifest; CSV, which has no place for it, points to it in a `Link` header
     (rel="describedby")."""
     batch = await _get(session, batch_id, key.project_id)
-    entries = await load_entries(session, await repo.items(session, batch_id))
+    items = await repo.items(session, batch_id)
+    entries = await load_entries(session, items)
     flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
+    served = await served_by(session, items)
     # statistics (bootstrap) and plots are CPU work: off the event loop
-    body = await run_in_threadpool(lambda: render_report(build_report(batch, entries, flaws), fmt))
+    body = await run_in_threadpool(lambda: render_report(build_report(batch, entries, flaws, served), fmt))
     headers = {"Link": f'</v1/batches/{batch.id}/manifest>; rel="describedby"'} if fmt == "csv" else None
     return Response(body, media_type=MEDIA[fmt], headers=headers)
 
@@ -334,7 +336,8 @@ async def get_batch_manifest(batch_id: BatchId, session: Session, key: ReadKey) 
     structured-output mode, prompt versions, the policy and its parameters, start and end times,
     and cache hits."""
     batch = await _get(session, batch_id, key.project_id)
-    return complete_manifest(batch, await repo.items(session, batch.id))
+    items = await repo.items(session, batch.id)
+    return complete_manifest(batch, items, await served_by(session, items))
 
 
 FigureName = Literal["comparison", "levels", "rounds", "agreement", "flaws", "paired"]  # figures.FIGURES
@@ -366,9 +369,13 @@ async def get_batch_figure(
     The file carries the batch's whole manifest (as JSON in the SVG's metadata, in a PNG text chunk
     `thinkloop.manifest`). 404 when the batch has no data for that figure."""
     batch = await _get(session, batch_id, key.project_id)
-    entries = await load_entries(session, await repo.items(session, batch_id))
+    items = await repo.items(session, batch_id)
+    entries = await load_entries(session, items)
     flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
-    body = await run_in_threadpool(lambda: figures.render(build_report(batch, entries, flaws), name, fmt))
+    served = await served_by(session, items)
+    body = await run_in_threadpool(
+        lambda: figures.render(build_report(batch, entries, flaws, served), name, fmt)
+    )
     if body is None:
         why = _WHY_NO_DATA.get(name, "no item of it is scored yet")
         raise NotFound(f"This batch has no data for the figure {name!r}: {why}.")

@@ -10,6 +10,7 @@ import json
 import pyarrow.parquet as pq
 
 from agents.schemas import JUDGES
+from agents.simulator import SimulatorServer
 from tests.app.conftest import Service
 from tests.app.test_api import assert_problem
 from tests.app.test_batches_api import settle, start
@@ -169,3 +170,35 @@ async def test_two_sides_of_any_batches_compare_as_the_report_does(service: Serv
         url, params={"model": "sim", "with_model": "sim"}, headers=service.keys.auth("other")
     )
     assert_problem(other, 404)
+
+
+async def test_the_manifest_names_the_model_the_endpoint_reported_and_its_system_fingerprint(
+    service: Service, simulator_server: SimulatorServer
+) -> None:
+    state = simulator_server.state
+    served = {"reported_model": "sim-1-q4", "system_fingerprint": "fp_sim_b7"}
+    state.configure(state.config.model_copy(update={"profile_overrides": served}))
+    batch = await start(service)
+    await settle(service, batch["id"])
+    read = service.keys.auth("read")
+    manifest = (await service.client.get(f"/v1/batches/{batch['id']}/manifest", headers=read)).json()
+    (sim,) = manifest["models"]
+    assert sim["provider_model_id"] == "sim-1"  # what was asked for, beside what answered
+    assert sim["reported_model_ids"] == ["sim-1-q4"] and sim["system_fingerprints"] == ["fp_sim_b7"]
+    report = (await service.client.get(f"/v1/batches/{batch['id']}/report", headers=read)).json()
+    assert report["manifest"]["models"] == manifest["models"]
+    markdown = await service.client.get(
+        f"/v1/batches/{batch['id']}/report", params={"format": "md"}, headers=read
+    )
+    assert "the endpoint reported model sim-1-q4; system_fingerprint fp_sim_b7" in markdown.text
+    exported = await service.client.get(f"/v1/batches/{batch['id']}/items/export", headers=read)
+    assert json.loads(exported.text.splitlines()[0])["manifest"]["models"] == manifest["models"]
+
+
+async def test_a_server_that_sends_no_fingerprint_adds_none_to_the_manifest(service: Service) -> None:
+    batch = await start(service)
+    await settle(service, batch["id"])
+    read = service.keys.auth("read")
+    manifest = (await service.client.get(f"/v1/batches/{batch['id']}/manifest", headers=read)).json()
+    (sim,) = manifest["models"]
+    assert sim["reported_model_ids"] == ["sim-1"] and "system_fingerprints" not in sim
