@@ -45,7 +45,7 @@ from app.reporting.figure_cache import FigureCache
 from app.reporting.formats import render_report
 from app.reporting.item_export import MEDIA_TYPES as ITEM_MEDIA
 from app.reporting.item_result import item_results
-from app.reporting.manifest import complete_manifest
+from app.reporting.manifest import complete_manifest, served_by
 from app.runs.deps import Executor
 from app.text import unstorable_reason
 
@@ -227,10 +227,12 @@ async def get_batch_report(
     carry the batch's manifest; CSV, which has no place for it, points to it in a `Link` header
     (rel="describedby")."""
     batch = await _get(session, batch_id, key.project_id)
-    entries = await load_entries(session, await repo.items(session, batch_id))
+    items = await repo.items(session, batch_id)
+    entries = await load_entries(session, items)
     flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
+    served = await served_by(session, items)
     # statistics (bootstrap) and plots are CPU work: off the event loop
-    body = await run_in_threadpool(lambda: render_report(build_report(batch, entries, flaws), fmt))
+    body = await run_in_threadpool(lambda: render_report(build_report(batch, entries, flaws, served), fmt))
     headers = {"Link": f'</v1/batches/{batch.id}/manifest>; rel="describedby"'} if fmt == "csv" else None
     return Response(body, media_type=MEDIA[fmt], headers=headers)
 
@@ -336,7 +338,8 @@ async def get_batch_manifest(batch_id: BatchId, session: Session, key: ReadKey) 
     structured-output mode, prompt versions, the policy and its parameters, start and end times,
     and cache hits."""
     batch = await _get(session, batch_id, key.project_id)
-    return complete_manifest(batch, await repo.items(session, batch.id))
+    items = await repo.items(session, batch.id)
+    return complete_manifest(batch, items, await served_by(session, items))
 
 
 FigureName = Literal["comparison", "levels", "rounds", "agreement", "flaws", "paired"]  # figures.FIGURES
@@ -379,7 +382,10 @@ async def get_batch_figure(
     else:
         entries = await load_entries(session, items)
         flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
-        body = await run_in_threadpool(lambda: figures.render(build_report(batch, entries, flaws), name, fmt))
+        served = await served_by(session, items)
+        body = await run_in_threadpool(
+            lambda: figures.render(build_report(batch, entries, flaws, served), name, fmt)
+        )
         _FIGURE_CACHE.put(state, name, fmt, body)
     if body is None:
         why = _WHY_NO_DATA.get(name, "no item of it is scored yet")

@@ -10,9 +10,21 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template, select
 
 from agents.schemas import JUDGES
 from app.reporting import figures
+from app.reporting.batch import DEFINITIONS
 from app.reporting.data import OUTCOME_KEYS
 from app.reporting.manifest import manifest_lines
-from app.reporting.text import ci, cited_line, f, median_rounds, p_value, pass_cell, repeats_line, words
+from app.reporting.text import (
+    ci,
+    cited_line,
+    f,
+    kappa,
+    median_rounds,
+    p_value,
+    pass_cell,
+    repeats_line,
+    undefined_lines,
+    words,
+)
 from graphs.paper_tables import LEVELS
 
 
@@ -68,7 +80,8 @@ def to_html(report: dict[str, Any]) -> str:
         for name, figure in figures.draw(report).items()
     ]
     return _template().render(
-        **report | {"by_flaw": report.get("by_flaw") or []},  # reports stored before the section
+        # reports stored before a section or its definitions have none
+        **report | {"by_flaw": report.get("by_flaw") or [], "definitions": DEFINITIONS},
         manifest_lines=manifest_lines(report["manifest"]) if report.get("manifest") else [],
         figures=drawn,
         levels=LEVELS,
@@ -84,6 +97,8 @@ def to_html(report: dict[str, Any]) -> str:
         words=words(report),
         cited_line=cited_line,
         warrant_rows=_warrant_rows(report),
+        kappa=kappa,
+        undefined_lines=undefined_lines,
     )
 
 

@@ -170,6 +170,7 @@ def _judgement(run_id: str, outcome: JudgeResult) -> VerdictRow:
         failure=outcome.failure.model_dump() if outcome.failure else None,
         reasoning=outcome.reasoning,
         reported_model=outcome.reported_model,
+        system_fingerprint=outcome.system_fingerprint,
         **accounting(outcome),
     )
 
@@ -200,6 +201,8 @@ async def record_revision(session: AsyncSession, run_id: str, outcome: RevisionR
             thinking=outcome.thinking,
             error=outcome.error,
             failure=outcome.failure.model_dump() if outcome.failure else None,
+            reported_model=outcome.reported_model,
+            system_fingerprint=outcome.system_fingerprint,
             **accounting(outcome),
         )
     )

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from agents.schemas import JUDGES
+from agents.simulator import SimulatorServer
 from app.reporting import figures
 from tests.app.conftest import Service
 from tests.app.test_api import assert_problem
@@ -197,3 +198,35 @@ async def test_a_figure_is_rendered_once_per_state_of_its_batch(
     png = [await service.client.get(f"{url}/levels", params={"format": "png"}, headers=read) for _ in "ab"]
     assert png[0].content == png[1].content
     assert sorted(drawn) == sorted([*((name, "svg") for name in figures.FIGURES), ("levels", "png")])
+
+
+async def test_the_manifest_names_the_model_the_endpoint_reported_and_its_system_fingerprint(
+    service: Service, simulator_server: SimulatorServer
+) -> None:
+    state = simulator_server.state
+    served = {"reported_model": "sim-1-q4", "system_fingerprint": "fp_sim_b7"}
+    state.configure(state.config.model_copy(update={"profile_overrides": served}))
+    batch = await start(service)
+    await settle(service, batch["id"])
+    read = service.keys.auth("read")
+    manifest = (await service.client.get(f"/v1/batches/{batch['id']}/manifest", headers=read)).json()
+    (sim,) = manifest["models"]
+    assert sim["provider_model_id"] == "sim-1"  # what was asked for, beside what answered
+    assert sim["reported_model_ids"] == ["sim-1-q4"] and sim["system_fingerprints"] == ["fp_sim_b7"]
+    report = (await service.client.get(f"/v1/batches/{batch['id']}/report", headers=read)).json()
+    assert report["manifest"]["models"] == manifest["models"]
+    markdown = await service.client.get(
+        f"/v1/batches/{batch['id']}/report", params={"format": "md"}, headers=read
+    )
+    assert "the endpoint reported model sim-1-q4; system_fingerprint fp_sim_b7" in markdown.text
+    exported = await service.client.get(f"/v1/batches/{batch['id']}/items/export", headers=read)
+    assert json.loads(exported.text.splitlines()[0])["manifest"]["models"] == manifest["models"]
+
+
+async def test_a_server_that_sends_no_fingerprint_adds_none_to_the_manifest(service: Service) -> None:
+    batch = await start(service)
+    await settle(service, batch["id"])
+    read = service.keys.auth("read")
+    manifest = (await service.client.get(f"/v1/batches/{batch['id']}/manifest", headers=read)).json()
+    (sim,) = manifest["models"]
+    assert sim["reported_model_ids"] == ["sim-1"] and "system_fingerprints" not in sim
