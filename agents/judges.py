@@ -102,6 +102,7 @@ class LLMJudge:
             raw_outputs=result.raw_outputs,
             model=self._client.model_id,
             reported_model=result.reported_model,
+            system_fingerprint=result.system_fingerprint,
             prompt_version=prompt.version,
             usage=result.usage,
         )

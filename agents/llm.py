@@ -94,6 +94,9 @@ class StructuredResult(Generic[T]):
     failure: CallFailure | None = None
     reasoning: str = ""
     reported_model: str | None = None
+    # The server's ``system_fingerprint`` in its last reply (None: it sent none, or the reply came
+    # from the response cache)
+    system_fingerprint: str | None = None
 
     @property
     def error(self) -> str | None:
@@ -112,6 +115,7 @@ class Reply:
     finish_reason: str | None
     cut_off: bool
     reported_model: str = ""
+    system_fingerprint: str | None = None
 
 
 class CutOff(RuntimeError):
@@ -345,6 +349,7 @@ class LLMClient:
                 continue
             result.usage += reply.usage
             result.reported_model = reply.reported_model
+            result.system_fingerprint = reply.system_fingerprint
             if mode != MODES[-1] and ignored(reply.message, reply.text, mode):
                 self._learn(mode, f"{mode} ignored: the reply held neither JSON nor a tool call")
                 continue
@@ -391,7 +396,7 @@ class LLMClient:
                 think(reasoning)
         finish = observed.finish_reason or message.response_metadata.get("finish_reason")
         cut_off = observed.streamed and observed.finish_reason is None
-        return Reply(message, text, usage, finish, cut_off, observed.model or "")
+        return Reply(message, text, usage, finish, cut_off, observed.model or "", observed.system_fingerprint)
 
     @property
     def _tags(self) -> bool:

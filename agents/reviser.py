@@ -147,6 +147,8 @@ class LLMReviser:
             failure=result.failure if revision is None else None,
             raw_outputs=result.raw_outputs,
             model=self._client.model_id,
+            reported_model=result.reported_model,
+            system_fingerprint=result.system_fingerprint,
             prompt_version=prompt.version,
             usage=result.usage,
         )

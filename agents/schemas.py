@@ -220,6 +220,11 @@ class JudgeResult(BaseModel):
         description="The model id the endpoint reported in its reply (the chat completion's `model`; "
         '"" when it named none; null when it never answered): what a panel\'s identity holds',
     )
+    system_fingerprint: str | None = Field(
+        default=None,
+        description="The `system_fingerprint` the endpoint sent with its reply (the server's build and "
+        "configuration, OpenAI's field); null when it sent none or the reply came from the cache",
+    )
     prompt_version: str
     usage: Usage = Field(default_factory=Usage)
 
@@ -241,6 +246,16 @@ class RevisionResult(BaseModel):
     failure: CallFailure | None = None
     raw_outputs: list[str] = Field(default_factory=list)
     model: str
+    reported_model: str | None = Field(
+        default=None,
+        description='The model id the endpoint reported in its reply (`model`; "" when it named none; '
+        "null when it never answered)",
+    )
+    system_fingerprint: str | None = Field(
+        default=None,
+        description="The `system_fingerprint` the endpoint sent with its reply (the server's build and "
+        "configuration, OpenAI's field); null when it sent none or the reply came from the cache",
+    )
     prompt_version: str
     usage: Usage = Field(default_factory=Usage)
 

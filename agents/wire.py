@@ -45,6 +45,9 @@ class Observed:
     # The ``model`` field of the reply (the first chunk that names one): the model id the endpoint
     # reports, which a panel's identity holds (``agents.identity``); None when it named none.
     model: str | None = None
+    # The ``system_fingerprint`` of the reply (OpenAI's: the server's build and configuration behind
+    # the model); None when the server sent none.
+    system_fingerprint: str | None = None
     # Prompt tokens the server served from its prompt cache instead of evaluating them, where it says
     # (``cached_prompt_tokens``); None when the reply did not say.
     cached_tokens: int | None = None
@@ -139,6 +142,8 @@ def normalise_body(
     _vendor_usage(data)
     if observed is not None and data.get("model"):
         observed.model = str(data["model"])
+    if observed is not None and data.get("system_fingerprint"):
+        observed.system_fingerprint = str(data["system_fingerprint"])
     for index, choice in enumerate(data.get("choices") or []):
         choice.setdefault("index", index)
         message = choice.setdefault("message", {})
@@ -279,6 +284,8 @@ class _StreamFixer:
             return ""  # usage is sent once, at the end
         if self.observed.model is None and chunk.get("model"):
             self.observed.model = str(chunk["model"])
+        if self.observed.system_fingerprint is None and chunk.get("system_fingerprint"):
+            self.observed.system_fingerprint = str(chunk["system_fingerprint"])
         for position, choice in enumerate(choices):
             self._choice(position, choice)
         chunk["choices"] = choices

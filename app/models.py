@@ -288,6 +288,9 @@ class VerdictRow(LLMCallColumns, table=True):
     __table_args__ = (UniqueConstraint("run_id", "round", "judge"),)
     # The model id the judge endpoint reported ("" if it named none; null: it never answered)
     reported_model: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    # The server's system_fingerprint in that reply (null: it sent none, the reply came from the
+    # response cache, or it was stored before migration 0025)
+    system_fingerprint: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
     id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(foreign_key="runs.id", index=True)
@@ -308,6 +311,10 @@ class RevisionRow(LLMCallColumns, table=True):
 
     __tablename__ = "revisions"
     __table_args__ = (UniqueConstraint("run_id", "round"),)
+    # The model id the endpoint reported and its system_fingerprint (null: not sent, cached, or
+    # stored before migration 0025)
+    reported_model: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    system_fingerprint: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
     id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(foreign_key="runs.id", index=True)

@@ -109,14 +109,69 @@ def cohen_kappa(first: Sequence[bool | None], second: Sequence[bool | None]) -> 
     return (observed - expected) / (1.0 - expected)
 
 
+def _constant(judge: str, cast: Sequence[bool]) -> str | None:
+    if cast and all(cast):
+        return f"{judge} passed every version it voted on"
+    if cast and not any(cast):
+        return f"{judge} failed every version it voted on"
+    return None
+
+
+def cohen_undefined(left: str, right: str, votes: Votes) -> str | None:
+    """Why Cohen's κ of two judges is undefined, or None when it is defined.
+
+    κ compares agreement with the agreement expected from each judge's pass rate. A judge whose
+    votes never vary (it passes, or fails, every version both voted on) makes that expectation equal
+    to the observed agreement whatever the other does: the formula then gives 0 (or 0/0), which
+    says nothing about agreement, so the report shows it as undefined instead.
+    """
+    both = zip(votes[left], votes[right], strict=True)
+    pairs = [(a, b) for a, b in both if a is not None and b is not None]
+    if not pairs:
+        return f"no version that both {left} and {right} voted on"
+    return _constant(left, [a for a, _ in pairs]) or _constant(right, [b for _, b in pairs])
+
+
 def cohen_matrix(votes: Votes) -> dict[str, dict[str, float | None]]:
-    """Pairwise Cohen's κ between every two judges (symmetric, 1.0 on the diagonal)."""
+    """Pairwise Cohen's κ between every two judges (symmetric, 1.0 on the diagonal); None where it
+    is undefined (``cohen_undefined_reasons`` says why)."""
     judges = list(votes)
-    matrix: dict[str, dict[str, float | None]] = {j: {j: 1.0} for j in judges}
+    reasons = cohen_undefined_reasons(votes)
+    matrix: dict[str, dict[str, float | None]] = {
+        j: {j: None if j in reasons.get(j, {}) else 1.0} for j in judges
+    }
     for left, right in combinations(judges, 2):
-        kappa = cohen_kappa(votes[left], votes[right])
+        kappa = None if right in reasons.get(left, {}) else cohen_kappa(votes[left], votes[right])
         matrix[left][right] = matrix[right][left] = kappa
     return matrix
+
+
+def cohen_undefined_reasons(votes: Votes) -> dict[str, dict[str, str]]:
+    """For every pair of judges (a judge with itself included) whose Cohen's κ is undefined, why:
+    ``{judge: {other judge: reason}}``, symmetric; pairs with a defined κ are absent."""
+    out: dict[str, dict[str, str]] = {}
+    judges = list(votes)
+    for index, left in enumerate(judges):
+        for right in judges[index:]:
+            reason = cohen_undefined(left, right, votes)
+            if reason is not None:
+                out.setdefault(left, {})[right] = reason
+                out.setdefault(right, {})[left] = reason
+    return out
+
+
+def fleiss_undefined(votes: Votes) -> str | None:
+    """Why Fleiss' κ is undefined (``fleiss_kappa`` returns None), or None when it is defined."""
+    matrix = _complete_items(votes)
+    if matrix.shape[1] < 2:
+        return "fewer than two judges"
+    if matrix.shape[0] == 0:
+        return "no version that every judge voted on"
+    if matrix.all():
+        return "every judge passed every version that all of them voted on"
+    if not matrix.any():
+        return "every judge failed every version that all of them voted on"
+    return None
 
 
 def pass_rates(votes: Votes) -> dict[str, float | None]:

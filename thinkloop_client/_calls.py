@@ -128,6 +128,8 @@ class RunFilters(TypedDict, total=False):
     metadata: tuple[str, str]  # (key, value): runs whose metadata holds key with this text value
     created_after: datetime  # aware
     created_before: datetime  # aware
+    source: Literal["api", "batch"]  # batch items' runs only, or only runs submitted on their own
+    batch: str  # one batch's runs
     limit: int  # 1-100 per page
 
 
@@ -179,6 +181,8 @@ def list_runs(cursor: str | None = None, **filters: Unpack[RunFilters]) -> Call[
         "metadata": f"{metadata[0]}:{metadata[1]}" if metadata else None,
         "created_after": _when(filters.get("created_after")),
         "created_before": _when(filters.get("created_before")),
+        "source": filters.get("source"),
+        "batch": filters.get("batch"),
         "limit": filters.get("limit"),
         "cursor": cursor,
     }

@@ -231,6 +231,7 @@ class BatchItem(_Resource):
     id: int
     run_id: str | None = None
     problem_id: str
+    dataset_item_id: str | None = None  # the problem's id in its dataset, e.g. fp-01
     model: str
     arm: str
     repeat: int

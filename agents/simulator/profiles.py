@@ -53,6 +53,11 @@ class Profile(BaseModel):
         description="the model id every reply reports in `model` (None: the id the request asked for); "
         "a server that serves another model behind the same name",
     )
+    system_fingerprint: str | None = Field(
+        default=None,
+        description="the `system_fingerprint` every reply (and every stream chunk) carries, as OpenAI "
+        "sends its server build; None: the field is never sent",
+    )
 
 
 PROFILES: dict[str, Profile] = {

@@ -157,7 +157,10 @@ def _envelope(body: dict[str, Any], profile: Profile, kind: str, cid: str) -> di
     if profile.bare_chunks:
         return {}
     model = profile.reported_model or body.get("model", "sim")
-    return {"id": cid, "object": kind, "created": int(time.time()), "model": model}
+    envelope: dict[str, Any] = {"id": cid, "object": kind, "created": int(time.time()), "model": model}
+    if profile.system_fingerprint is not None:
+        envelope["system_fingerprint"] = profile.system_fingerprint
+    return envelope
 
 
 def _tool_name(body: dict[str, Any]) -> str:

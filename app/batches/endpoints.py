@@ -41,10 +41,11 @@ from app.reporting import figures
 from app.reporting.batch import build_report
 from app.reporting.comparisons import compare
 from app.reporting.data import load_entries
+from app.reporting.figure_cache import FigureCache
 from app.reporting.formats import render_report
 from app.reporting.item_export import MEDIA_TYPES as ITEM_MEDIA
 from app.reporting.item_result import item_results
-from app.reporting.manifest import complete_manifest
+from app.reporting.manifest import complete_manifest, served_by
 from app.runs.deps import Executor
 from app.text import unstorable_reason
 
@@ -226,10 +227,12 @@ async def get_batch_report(
     carry the batch's manifest; CSV, which has no place for it, points to it in a `Link` header
     (rel="describedby")."""
     batch = await _get(session, batch_id, key.project_id)
-    entries = await load_entries(session, await repo.items(session, batch_id))
+    items = await repo.items(session, batch_id)
+    entries = await load_entries(session, items)
     flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
+    served = await served_by(session, items)
     # statistics (bootstrap) and plots are CPU work: off the event loop
-    body = await run_in_threadpool(lambda: render_report(build_report(batch, entries, flaws), fmt))
+    body = await run_in_threadpool(lambda: render_report(build_report(batch, entries, flaws, served), fmt))
     headers = {"Link": f'</v1/batches/{batch.id}/manifest>; rel="describedby"'} if fmt == "csv" else None
     return Response(body, media_type=MEDIA[fmt], headers=headers)
 
@@ -289,14 +292,15 @@ async def list_batch_items(
 
     Filter by ``status`` (queued, running, accepted, screened, exhausted, needs_review, error,
     cancelled: a run's statuses) or ``outcome`` (an ended item's status); page with ``cursor``."""
-    await _get(session, batch_id, key.project_id)
+    batch = await _get(session, batch_id, key.project_id)
     after = _item_cursor(cursor)
     rows, next_after = await repo.item_page(
         session, batch_id, limit=limit, after=after, status=status_filter, outcome=outcome
     )
     results = await item_results(session, rows)
+    named = await datasets_repo.external_ids(session, batch.dataset_id, {row.problem_id for row in rows})
     return BatchItemPage(
-        items=[BatchItemPublic.of(row, results.get(row.id or 0)) for row in rows],
+        items=[BatchItemPublic.of(row, results.get(row.id or 0), named.get(row.problem_id)) for row in rows],
         next_cursor=None if next_after is None else str(next_after),
     )
 
@@ -334,7 +338,8 @@ async def get_batch_manifest(batch_id: BatchId, session: Session, key: ReadKey) 
     structured-output mode, prompt versions, the policy and its parameters, start and end times,
     and cache hits."""
     batch = await _get(session, batch_id, key.project_id)
-    return complete_manifest(batch, await repo.items(session, batch.id))
+    items = await repo.items(session, batch.id)
+    return complete_manifest(batch, items, await served_by(session, items))
 
 
 FigureName = Literal["comparison", "levels", "rounds", "agreement", "flaws", "paired"]  # figures.FIGURES
@@ -344,6 +349,9 @@ _WHY_NO_DATA = {
     "flaws": "its dataset labels no flaw types (metadata.flaw)",
     "paired": "it has no control arm with problems scored in both arms",
 }
+
+
+_FIGURE_CACHE = FigureCache()
 
 
 @router.get(
@@ -366,9 +374,19 @@ async def get_batch_figure(
     The file carries the batch's whole manifest (as JSON in the SVG's metadata, in a PNG text chunk
     `thinkloop.manifest`). 404 when the batch has no data for that figure."""
     batch = await _get(session, batch_id, key.project_id)
-    entries = await load_entries(session, await repo.items(session, batch_id))
-    flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
-    body = await run_in_threadpool(lambda: figures.render(build_report(batch, entries, flaws), name, fmt))
+    items = await repo.items(session, batch_id)
+    state = _FIGURE_CACHE.state(batch, items)
+    cached = _FIGURE_CACHE.get(state, name, fmt)
+    if cached is not None:
+        body = cached.body
+    else:
+        entries = await load_entries(session, items)
+        flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
+        served = await served_by(session, items)
+        body = await run_in_threadpool(
+            lambda: figures.render(build_report(batch, entries, flaws, served), name, fmt)
+        )
+        _FIGURE_CACHE.put(state, name, fmt, body)
     if body is None:
         why = _WHY_NO_DATA.get(name, "no item of it is scored yet")
         raise NotFound(f"This batch has no data for the figure {name!r}: {why}.")

@@ -14,7 +14,7 @@ from app.models import Batch
 from app.reporting.item_export import export_items
 from app.reporting.item_result import item_results
 from app.reporting.item_rows import item_rows
-from app.reporting.manifest import complete_manifest
+from app.reporting.manifest import complete_manifest, served_by
 
 
 @dataclass(frozen=True)
@@ -35,4 +35,5 @@ async def item_export(session: AsyncSession, batch: Batch) -> ItemExport:
     external = await repo.external_ids(session, batch.dataset_id)
     flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
     results = await item_results(session, items)
-    return ItemExport(item_rows(items, results, external, flaws), complete_manifest(batch, items))
+    manifest = complete_manifest(batch, items, await served_by(session, items))
+    return ItemExport(item_rows(items, results, external, flaws), manifest)

@@ -112,6 +112,7 @@ _EXAMPLE_ITEM: dict[str, Any] = {
     "id": 1042,
     "run_id": "a056477daa7643fc9bce169ea3018c97",
     "problem_id": "b71e0c2d9a8f4e3b8c1d2e3f4a5b6c7d",
+    "dataset_item_id": "fp-07",
     "model": "qwen-local",
     "arm": "loop",
     "repeat": 0,
@@ -227,6 +228,10 @@ class BatchItemPublic(BaseModel):
         "it is first claimed)"
     )
     problem_id: str = Field(description="The problem it runs (shared by every model, arm and repeat of it)")
+    dataset_item_id: str | None = Field(
+        default=None,
+        description="The problem's id in its dataset (the row's id, e.g. fp-01); null when the row has none",
+    )
     model: str = Field(description="The model under test")
     arm: str = Field(description="loop (the feedback loop) or control (one revision without feedback)")
     repeat: int = Field(description="Which repeat of the problem, from 0")
@@ -263,7 +268,9 @@ class BatchItemPublic(BaseModel):
     )
 
     @classmethod
-    def of(cls, item: BatchItem, result: ItemResult | None) -> BatchItemPublic:
+    def of(
+        cls, item: BatchItem, result: ItemResult | None, dataset_item_id: str | None = None
+    ) -> BatchItemPublic:
         """The public view of a stored item and its result (``item_result.item_results``)."""
         return cls(
             **item.model_dump(
@@ -285,6 +292,7 @@ class BatchItemPublic(BaseModel):
                 }
             ),
             id=item.id or 0,
+            dataset_item_id=dataset_item_id,
             outcome=item.outcome,
             failure=CallFailure.model_validate(item.failure) if item.failure else None,
             stop_reason=result.stop_reason if result else None,

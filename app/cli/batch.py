@@ -240,12 +240,14 @@ async def _report(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> 
     from app.db import short_session
     from app.reporting.batch import build_report
     from app.reporting.data import load_entries
+    from app.reporting.manifest import served_by
 
     batch = await _find(sessions, batch_id)
     async with short_session(sessions) as session:
         flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
-        entries = await load_entries(session, await repo.items(session, batch.id))
-        return build_report(batch, entries, flaws)
+        items = await repo.items(session, batch.id)
+        entries = await load_entries(session, items)
+        return build_report(batch, entries, flaws, await served_by(session, items))
 
 
 @batch_cli.command("list")

@@ -121,6 +121,16 @@ async def flaw_labels(session: AsyncSession, dataset_id: str) -> dict[str, str]:
     return {problem: label for problem, label in labels.items() if label}
 
 
+async def external_ids(session: AsyncSession, dataset_id: str, problem_ids: set[str]) -> dict[str, str]:
+    """The dataset's own id of each of these problems whose row has one (e.g. fp-01)."""
+    if not problem_ids:
+        return {}
+    query = sa_select(col(DatasetItem.problem_id), col(DatasetItem.external_id)).where(
+        col(DatasetItem.dataset_id) == dataset_id, col(DatasetItem.problem_id).in_(sorted(problem_ids))
+    )
+    return {problem: name for problem, name in (await session.execute(query)).all() if name}
+
+
 def flaw_label(meta: Mapping[str, Any]) -> str | None:
     """The flaw a problem's metadata names, if any."""
     value = meta.get("flaw")

@@ -29,15 +29,43 @@ from app.reporting.data import (
 )
 from app.reporting.flaws import by_flaw
 from app.reporting.item_result import ItemResult
-from app.reporting.manifest import complete_manifest
-from graphs.agreement import cohen_matrix, fleiss_kappa, gwet_ac1, krippendorff_alpha, pass_rates
+from app.reporting.manifest import Served, complete_manifest
+from graphs.agreement import (
+    cohen_matrix,
+    cohen_undefined_reasons,
+    fleiss_kappa,
+    fleiss_undefined,
+    gwet_ac1,
+    krippendorff_alpha,
+    pass_rates,
+)
 from graphs.paper_tables import LEVELS
 from graphs.scoring import Outcome, get_policy
 from graphs.statistics import bootstrap_ci, kaplan_meier
 
+# One name per number: the paper's Table 1 figure and the plain mean are different numbers (an item that
+# passed in round 1 counts 0 in the first and its score in the second), so every report names both.
+DEFINITIONS = {
+    "levels": {
+        "name": "final score per Bloom level (the THiNK paper's definition, its Table 1)",
+        "definition": "per level, the final-round scores of the items judged at least twice, summed and "
+        "divided by the number of all scored items, so an item that passed in round 1 counts 0; the "
+        "change is the same sum of (final minus previous round) over all scored items; undefined when "
+        "no item was judged twice (the one-round control arm)",
+    },
+    "level_mean_final": {
+        "name": "mean final score per level",
+        "definition": "per judge (the six levels and the holistic judge), the mean of every scored item's "
+        "final-round score, whatever round it ended in",
+    },
+}
+
 
 def build_report(
-    batch: Batch, entries: Sequence[Entry], flaws: Mapping[str, str] | None = None
+    batch: Batch,
+    entries: Sequence[Entry],
+    flaws: Mapping[str, str] | None = None,
+    served: Served | None = None,
 ) -> dict[str, Any]:
     """Everything a researcher compares models by, from every item of a batch with its result
     (``data.load_entries``); ``flaws`` maps a problem to its labelled flaw (its dataset metadata's
@@ -53,6 +81,7 @@ def build_report(
         for (model, arm), group in groups.items()
     ]
     return {
+        "definitions": DEFINITIONS,
         "batch": {
             "id": batch.id,
             "status": batch.status,
@@ -71,7 +100,7 @@ def build_report(
         "agreement": {arm: _agreement(batch, groups, arm) for arm in arms},
         "comparisons": comparisons(groups, arms),
         "by_flaw": by_flaw(groups, flaws or {}),
-        "manifest": complete_manifest(batch, [e.item for e in entries]),
+        "manifest": complete_manifest(batch, [e.item for e in entries], served),
     }
 
 
@@ -272,8 +301,13 @@ def _agreement(batch: Batch, groups: dict[tuple[str, str], list[Entry]], arm: st
     return {
         "versions": len(votes["remember"]),
         "fleiss_kappa": fleiss_kappa(votes),
+        # Why Fleiss' κ is null (e.g. every judge passed every version), null when it is defined.
+        "fleiss_kappa_undefined": fleiss_undefined(votes),
         "krippendorff_alpha": krippendorff_alpha(votes),
         "gwet_ac1": gwet_ac1(votes),
         "judge_pass_rates": pass_rates(votes),
+        # Pairwise Cohen's κ: null where undefined, and why in cohen_kappa_undefined[judge][other]
+        # (e.g. a judge that passed every version: the formula would give a meaningless 0).
         "cohen_kappa": cohen_matrix(votes),
+        "cohen_kappa_undefined": cohen_undefined_reasons(votes),
     }

@@ -113,16 +113,17 @@ def levels(report: dict[str, Any]) -> Figure | None:
         axes.axvline(85, linestyle="--", color="grey", linewidth=0.8)
         axes.set_xlim(-2, 102)
         axes.set_title("holistic (Five Keys)" if judge == "holistic" else judge)
-    # Each panel above nothing (the bottom row, and the top row's last, above the note) gets the
-    # x axis's ticks and label.
-    for axes in panels[3:7]:
+    # Every panel shows its own x ticks (a reader compares across rows), and the axis is named once,
+    # for the whole figure, so no label can run into its neighbour's.
+    for axes in panels[:7]:
         axes.xaxis.set_tick_params(labelbottom=True)
-        axes.set_xlabel("mean final score (0–100)")
+        axes.set_xticks([0, 50, 100])
+    figure.supxlabel("mean final score (0–100)", fontsize=9)
     panels[-1].axis("off")
     panels[-1].text(
         0.0,
         0.5,
-        "Mean final-round score, 0–100,\nover scored items.\nDashed: a judge's pass mark θ = 85.",
+        "Mean final-round score\n(0–100) over scored\nitems. Dashed: a\njudge's pass mark θ = 85.",
         va="center",
         fontsize=8,
     )
@@ -168,40 +169,61 @@ def rounds(report: dict[str, Any]) -> Figure | None:
     return figure
 
 
+def constant_judges(data: dict[str, Any]) -> list[str]:
+    """The judges of an arm's agreement data that voted one way on every version (pass rate 0 or 1):
+    Cohen's κ with such a judge is undefined (its chance agreement is all of its agreement; the
+    formula gives 0 whatever the other judge does), so the figure shows it as n/a."""
+    rates = data.get("judge_pass_rates") or {}
+    return [j for j in JUDGES if rates.get(j) in (0.0, 1.0)]
+
+
 def agreement(report: dict[str, Any]) -> Figure | None:
-    """Cohen's κ between every two judges, per arm, on a diverging scale from −1 to 1."""
+    """Cohen's κ between every two judges, per arm, on a diverging scale from −1 to 1; "n/a" where κ
+    is undefined (no shared votes, or a judge that voted one way on every version)."""
     arms = {arm: data for arm, data in (report.get("agreement") or {}).items() if data.get("cohen_kappa")}
     if not arms:
         return None
-    figure = _new(3.4 * len(arms) + 0.8, 3.6)
+    figure = _new(3.4 * len(arms) + 0.8, 4.0)
     panels = figure.subplots(1, len(arms), squeeze=False)[0]
     image = None
+    notes: list[str] = []
     for axes, (arm, data) in zip(panels, arms.items(), strict=True):
         kappa = data["cohen_kappa"]
         judges = [j for j in JUDGES if j in kappa]
+        constant = constant_judges(data)
         matrix = [
-            [kappa[a].get(b) if kappa[a].get(b) is not None else float("nan") for b in judges] for a in judges
+            [
+                float("nan")
+                if kappa[a].get(b) is None or (a != b and (a in constant or b in constant))
+                else kappa[a][b]
+                for b in judges
+            ]
+            for a in judges
         ]
         # A mesh of cells, not an image: it stays vector in SVG.
         image = axes.pcolormesh(matrix, cmap="PuOr", vmin=-1, vmax=1, edgecolors="white", linewidth=0.5)
         centres = [i + 0.5 for i in range(len(judges))]
-        axes.set_xticks(centres, judges, rotation=45, ha="right")
+        # Upright names would run into each other; turned a quarter they stand side by side.
+        axes.set_xticks(centres, judges, rotation=90)
         axes.set_yticks(centres, judges)
         axes.invert_yaxis()
         axes.set_aspect("equal")
         for i, line in enumerate(matrix):
             for j, value in enumerate(line):
-                if value == value:  # not NaN
-                    colour = "white" if abs(value) > 0.6 else "black"
-                    axes.text(
-                        j + 0.5, i + 0.5, f"{value:.2f}", ha="center", va="center", fontsize=6, color=colour
-                    )
+                shown = "n/a" if value != value else f"{value:.2f}"  # NaN: undefined
+                colour = "white" if value == value and abs(value) > 0.6 else "black"
+                axes.text(j + 0.5, i + 0.5, shown, ha="center", va="center", fontsize=6, color=colour)
         axes.set_title(f"{arm}: {data['versions']} judged versions")
+        for judge in constant:
+            way = "passed" if data["judge_pass_rates"][judge] == 1.0 else "failed"
+            notes.append(f"{arm}: {judge} {way} every version")
     if image is not None:
         bar = figure.colorbar(image, ax=list(panels), shrink=0.8, label="Cohen's κ")
         if bar.solids is not None:
             bar.solids.set_rasterized(False)  # matplotlib rasterizes long colour bars; keep it vector
     figure.suptitle("Agreement between judges")
+    why = "n/a: κ undefined (a judge that never varies, or no shared votes)"
+    figure.supxlabel(f"{why}{': ' if notes else ''}{'; '.join(notes)}", fontsize=7, wrap=True)
     return figure
 
 
@@ -239,7 +261,7 @@ def flaws(report: dict[str, Any]) -> Figure | None:
     axes.set_ylim(len(names) - 0.5, -0.5)
     axes.set_xlim(-0.02, 1.02)
     axes.grid(axis="x", linewidth=0.4, alpha=0.5)
-    axes.set_xlabel(f"{words(report)['pass_rate']} over scored items (95 % Wilson interval)")
+    axes.set_xlabel(f"{words(report)['pass_rate']} over scored items\n(95 % Wilson interval)")
     axes.set_title("By labelled flaw type")
     figure.legend(loc="outside lower center", ncols=min(len(kinds), 4), frameon=False)
     return figure

@@ -10,9 +10,21 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template, select
 
 from agents.schemas import JUDGES
 from app.reporting import figures
+from app.reporting.batch import DEFINITIONS
 from app.reporting.data import OUTCOME_KEYS
 from app.reporting.manifest import manifest_lines
-from app.reporting.text import ci, cited_line, f, median_rounds, p_value, pass_cell, repeats_line, words
+from app.reporting.text import (
+    ci,
+    cited_line,
+    f,
+    kappa,
+    median_rounds,
+    p_value,
+    pass_cell,
+    repeats_line,
+    undefined_lines,
+    words,
+)
 from graphs.paper_tables import LEVELS
 
 
@@ -45,6 +57,9 @@ CAPTIONS = {
 }
 
 
+CSS_PX_PER_INCH = 96  # every figure at the same scale in the page
+
+
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
 
@@ -59,11 +74,14 @@ def to_html(report: dict[str, Any]) -> str:
             "alt": ALT[name],
             "caption": CAPTIONS[name],
             "svg": base64.b64encode(figures.svg(figure, about).encode()).decode("ascii"),
+            "width": round(figure.get_figwidth() * CSS_PX_PER_INCH),
+            "height": round(figure.get_figheight() * CSS_PX_PER_INCH),
         }
         for name, figure in figures.draw(report).items()
     ]
     return _template().render(
-        **report | {"by_flaw": report.get("by_flaw") or []},  # reports stored before the section
+        # reports stored before a section or its definitions have none
+        **report | {"by_flaw": report.get("by_flaw") or [], "definitions": DEFINITIONS},
         manifest_lines=manifest_lines(report["manifest"]) if report.get("manifest") else [],
         figures=drawn,
         levels=LEVELS,
@@ -79,6 +97,8 @@ def to_html(report: dict[str, Any]) -> str:
         words=words(report),
         cited_line=cited_line,
         warrant_rows=_warrant_rows(report),
+        kappa=kappa,
+        undefined_lines=undefined_lines,
     )
 
 

@@ -3,19 +3,54 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from app.models import Batch, BatchItem
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col, select
+
+from app.models import Batch, BatchItem, RevisionRow, VerdictRow
 from app.version import git_revision, version
 
+# Per model (its name in the registry): what its endpoint said it was, over every answered call.
+Served = Mapping[str, Mapping[str, Sequence[str]]]
 
-def complete_manifest(batch: Batch, items: Sequence[BatchItem]) -> dict[str, Any]:
+
+async def served_by(session: AsyncSession, items: Sequence[BatchItem]) -> dict[str, dict[str, list[str]]]:
+    """Per model, the model ids its endpoint reported (``model`` of each reply) and the
+    ``system_fingerprint`` values it sent, over the judgements and revisions of the items' runs;
+    each sorted, empty where the server never sent one (or every reply came from the cache)."""
+    runs = sorted({i.run_id for i in items if i.run_id})
+    found: dict[str, dict[str, set[str]]] = {}
+    for table in (VerdictRow, RevisionRow):
+        for start in range(0, len(runs), 500):
+            query = (
+                select(col(table.model), col(table.reported_model), col(table.system_fingerprint))
+                .where(col(table.run_id).in_(runs[start : start + 500]))
+                .distinct()
+            )
+            for model, reported, fingerprint in (await session.execute(query)).all():
+                seen = found.setdefault(model, {"reported_model_ids": set(), "system_fingerprints": set()})
+                if reported:
+                    seen["reported_model_ids"].add(reported)
+                if fingerprint:
+                    seen["system_fingerprints"].add(fingerprint)
+    return {model: {key: sorted(values) for key, values in seen.items()} for model, seen in found.items()}
+
+
+def complete_manifest(
+    batch: Batch, items: Sequence[BatchItem], served: Served | None = None
+) -> dict[str, Any]:
     """The batch's recorded manifest with its times (created, first item started, finished) and
     cache hits, and which thinkloop wrote this report. A batch created before manifests were
-    recorded says ``recorded: false`` and carries only what its row knows."""
+    recorded says ``recorded: false`` and carries only what its row knows. ``served``
+    (``served_by``) adds to each model the model ids its endpoint reported and the
+    ``system_fingerprint`` values it sent, where it sent any."""
     stored = dict(batch.manifest or {})
+    if served:
+        stored = stored or _unrecorded(batch)
+        stored["models"] = [_with_served(model, served) for model in stored.get("models") or []]
     starts = [i.claimed_at for i in items if i.claimed_at is not None]
     ends = [i.finished_at for i in items if i.finished_at is not None]
     hits = [i.cache_hits for i in items]
@@ -36,6 +71,12 @@ def complete_manifest(batch: Batch, items: Sequence[BatchItem]) -> dict[str, Any
         },
         "written_by": {"version": version(), "git_revision": git_revision()},
     }
+
+
+def _with_served(model: dict[str, Any], served: Served) -> dict[str, Any]:
+    said = served.get(str(model.get("name"))) or {}
+    extra = {key: list(values) for key, values in said.items() if values}
+    return {**model, **extra}
 
 
 def _unrecorded(batch: Batch) -> dict[str, Any]:
@@ -99,8 +140,18 @@ def _model_line(model: dict[str, Any]) -> str:
     if "provider_model_id" not in model:
         return f"model {model['name']} ({roles})"
     seed = model.get("seed")
-    return (
+    line = (
         f"model {model['name']} ({roles}): {model['provider_model_id']} @ {model['endpoint_host']}, "
         f"temperature {model['temperature']}, seed {'none' if seed is None else seed}, "
         f"structured output {model['structured_output']}"
     )
+    return line + _served_text(model)
+
+
+def _served_text(model: dict[str, Any]) -> str:
+    parts = []
+    if model.get("reported_model_ids"):
+        parts.append(f"the endpoint reported model {', '.join(model['reported_model_ids'])}")
+    if model.get("system_fingerprints"):
+        parts.append(f"system_fingerprint {', '.join(model['system_fingerprints'])}")
+    return "; " + "; ".join(parts) if parts else ""

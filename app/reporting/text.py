@@ -6,6 +6,8 @@ import csv
 import io
 from typing import Any
 
+from agents.schemas import JUDGES
+from app.reporting.batch import DEFINITIONS
 from app.reporting.cells import inert_row
 from app.reporting.data import OUTCOME_KEYS
 from app.reporting.manifest import manifest_lines
@@ -238,6 +240,7 @@ def _by_flaw(report: dict[str, Any]) -> list[str]:
 
 
 def _table1(report: dict[str, Any]) -> list[str]:
+    paper, plain = DEFINITIONS["levels"], DEFINITIONS["level_mean_final"]
     rows = [
         [
             r["model"],
@@ -246,11 +249,23 @@ def _table1(report: dict[str, Any]) -> list[str]:
         ]
         for r in report["rows"]
     ]
+    means = [
+        [r["model"], r["arm"], *(f((r.get("level_mean_final") or {}).get(j)) for j in JUDGES)]
+        for r in report["rows"]
+    ]
     return [
         "",
-        "## Table 1: final score per Bloom level (change)",
+        "## Table 1: final score per Bloom level, the THiNK paper's definition (change)",
+        "",
+        f"The paper's definition: {paper['definition']}. Beside it, the {plain['name']}.",
         "",
         *_table(["model", "arm", *LEVELS], rows),
+        "",
+        f"### {plain['name'].capitalize()} (over all scored items)",
+        "",
+        f"{plain['definition'].capitalize()}.",
+        "",
+        *_table(["model", "arm", *JUDGES], means),
     ]
 
 
@@ -285,6 +300,29 @@ def _comparisons(report: dict[str, Any]) -> list[str]:
     return ["", "## Paired comparisons on the same problems", "", *_table(head, rows)]
 
 
+def kappa(value: float | None, undefined: str | None, digits: int = 3) -> str:
+    """A κ for a table: "undefined" (never 0.00) when the report says why it is undefined."""
+    return "undefined" if value is None and undefined else f(value, digits)
+
+
+def undefined_lines(agreement: dict[str, Any]) -> list[str]:
+    """Why each undefined κ of one arm is undefined: Fleiss' κ, then Cohen's κ grouped by reason
+    (reports stored before the reasons were kept have none)."""
+    lines = []
+    if agreement.get("fleiss_kappa_undefined"):
+        lines.append(f"Fleiss' κ is undefined: {agreement['fleiss_kappa_undefined']}.")
+    by_reason: dict[str, list[str]] = {}
+    reasons = agreement.get("cohen_kappa_undefined") or {}
+    judges = [j for j in JUDGES if j in reasons] + [j for j in reasons if j not in JUDGES]
+    for index, left in enumerate(judges):
+        for right in judges[index + 1 :]:
+            if right in reasons[left]:
+                by_reason.setdefault(reasons[left][right], []).append(f"{left}–{right}")
+    for reason, pairs in by_reason.items():
+        lines.append(f"Cohen's κ is undefined for {', '.join(pairs)}: {reason}.")
+    return lines
+
+
 def _agreement(report: dict[str, Any]) -> list[str]:
     head = ["arm", "judged versions", "Fleiss' κ", "Krippendorff's α", "Gwet's AC1", "pass rate per judge"]
     rows = []
@@ -294,13 +332,15 @@ def _agreement(report: dict[str, Any]) -> list[str]:
             [
                 arm,
                 str(a["versions"]),
-                f(a["fleiss_kappa"], 3),
+                kappa(a["fleiss_kappa"], a.get("fleiss_kappa_undefined")),
                 f(a["krippendorff_alpha"], 3),
                 f(a["gwet_ac1"], 3),
                 rates,
             ]
         )
-    return ["", "## Judge agreement (unique judged versions)", "", *_table(head, rows)]
+    notes = [f"- {arm}: {line}" for arm, a in report["agreement"].items() for line in undefined_lines(a)]
+    lines = ["", "## Judge agreement (unique judged versions)", "", *_table(head, rows)]
+    return [*lines, "", *notes] if notes else lines
 
 
 def _warrants(report: dict[str, Any]) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Path, Query, Request, Response, status
 from pydantic import AfterValidator
@@ -116,6 +116,14 @@ async def list_runs(
     ] = None,
     created_after: CreatedAfter = None,
     created_before: CreatedBefore = None,
+    source: Annotated[
+        Literal["api", "batch"] | None,
+        Query(description="batch: only batch items' runs; api: only runs submitted on their own"),
+    ] = None,
+    batch: Annotated[
+        str | None,
+        Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$", description="Only this batch's runs"),
+    ] = None,
 ) -> RunPage:
     """The project's runs, newest first, with filters and cursor pagination."""
     runs, next_cursor = await repo.list_runs(
@@ -128,6 +136,8 @@ async def list_runs(
         metadata=tuple(metadata.split(":", 1)) if metadata else None,  # type: ignore[arg-type]
         created_after=created_after,
         created_before=created_before,
+        source=source,
+        batch_id=batch,
     )
     questions = await repo.questions(session, [r.problem_id for r in runs])
     return RunPage(items=[run_public(r, questions[r.problem_id]) for r in runs], next_cursor=next_cursor)

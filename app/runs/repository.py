@@ -85,9 +85,12 @@ async def list_runs(
     metadata: tuple[str, str] | None = None,
     created_after: datetime | None = None,
     created_before: datetime | None = None,
+    source: str | None = None,
+    batch_id: str | None = None,
 ) -> tuple[Sequence[Run], str | None]:
     """A page of the project's runs, newest first, and the cursor of the next page; ``metadata`` is
-    a (key, text value) the run's metadata must hold."""
+    a (key, text value) the run's metadata must hold; ``source`` "batch" keeps batch items' runs,
+    "api" the others; ``batch_id`` one batch's."""
     query = select(Run).where(col(Run.project_id) == project_id)
     if metadata is not None:
         key, value = metadata
@@ -97,6 +100,12 @@ async def list_runs(
         query = query.where(col(Run.status) == status)
     if model:
         query = query.where(col(Run.model) == model)
+    if source == "batch":
+        query = query.where(col(Run.batch_id).is_not(None))
+    elif source == "api":
+        query = query.where(col(Run.batch_id).is_(None))
+    if batch_id:
+        query = query.where(col(Run.batch_id) == batch_id)
     return await page(session, query, Run, limit, cursor)
 
 
@@ -161,6 +170,7 @@ def _judgement(run_id: str, outcome: JudgeResult) -> VerdictRow:
         failure=outcome.failure.model_dump() if outcome.failure else None,
         reasoning=outcome.reasoning,
         reported_model=outcome.reported_model,
+        system_fingerprint=outcome.system_fingerprint,
         **accounting(outcome),
     )
 
@@ -191,6 +201,8 @@ async def record_revision(session: AsyncSession, run_id: str, outcome: RevisionR
             thinking=outcome.thinking,
             error=outcome.error,
             failure=outcome.failure.model_dump() if outcome.failure else None,
+            reported_model=outcome.reported_model,
+            system_fingerprint=outcome.system_fingerprint,
             **accounting(outcome),
         )
     )

@@ -303,3 +303,29 @@ def _judge_messages() -> tuple[list[object], type[JudgeVerdict]]:
     from prompts import load_prompt
 
     return list(judge_messages(REQUEST, load_prompt("judge_apply"))), JudgeVerdict
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_the_servers_system_fingerprint_is_kept_with_the_verdict_and_the_revision(
+    sim: Sim, client: Callable[..., LLMClient], stream: bool
+) -> None:
+    sim()  # the simulator sends no system_fingerprint unless its profile says so
+    assert (await LLMJudge(client(stream=stream)).assess(REQUEST)).system_fingerprint is None
+    sim(profile_overrides={"system_fingerprint": "fp_sim_b7", "reported_model": "llama-3-8b-q4"})
+    judged = await LLMJudge(client(stream=stream)).assess(REQUEST)
+    assert judged.system_fingerprint == "fp_sim_b7" and judged.reported_model == "llama-3-8b-q4"
+    revised = await LLMReviser(client(stream=stream)).revise(
+        RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ()), lambda _: None
+    )
+    assert revised.problem is not None
+    assert revised.system_fingerprint == "fp_sim_b7" and revised.reported_model == "llama-3-8b-q4"
+
+
+async def test_a_cached_reply_claims_no_system_fingerprint(
+    sim: Sim, client: Callable[..., LLMClient]
+) -> None:
+    server = sim(profile_overrides={"system_fingerprint": "fp_sim_b7"})
+    judge = LLMJudge(client(), MemoryCache())
+    first, second = await judge.assess(REQUEST), await judge.assess(REQUEST)
+    assert len(server.state.requests) == 1  # the second came from the cache, not from the server
+    assert first.system_fingerprint == "fp_sim_b7" and second.system_fingerprint is None

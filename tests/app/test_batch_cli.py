@@ -52,6 +52,11 @@ def test_run_then_status_and_report(db: Path) -> None:
     markdown = runner.invoke(cli, ["batch", "report", batch_id]).output
     assert "## Outcomes" in markdown and "| rubric | loop | 12 |" in markdown
     assert "## Paired comparisons on the same problems" in markdown and "Gwet's AC1" in markdown
+    # Table 1 named as the paper's definition, beside the plainly named mean final score per level
+    assert "## Table 1: final score per Bloom level, the THiNK paper's definition" in markdown
+    assert "### Mean final score per level (over all scored items)" in markdown
+    assert report["definitions"]["level_mean_final"]["name"] == "mean final score per level"
+    assert "round 1 counts 0" in report["definitions"]["levels"]["definition"]
     shown_csv = runner.invoke(cli, ["batch", "report", batch_id, "--format", "csv"])
     csv_text = shown_csv.stdout
     assert csv_text.splitlines()[0].startswith("model,arm,items_accepted,items_screened,items_exhausted")

@@ -6,10 +6,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import Any
 
 import pyarrow.parquet as pq
+import pytest
 
 from agents.schemas import JUDGES
+from agents.simulator import SimulatorServer
+from app.reporting import figures
 from tests.app.conftest import Service
 from tests.app.test_api import assert_problem
 from tests.app.test_batches_api import settle, start
@@ -169,3 +173,60 @@ async def test_two_sides_of_any_batches_compare_as_the_report_does(service: Serv
         url, params={"model": "sim", "with_model": "sim"}, headers=service.keys.auth("other")
     )
     assert_problem(other, 404)
+
+
+async def test_a_figure_is_rendered_once_per_state_of_its_batch(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The viewer's figures, or a page reloaded, draw each figure once: the route keeps what it
+    rendered (counted here, not timed), and a figure without data is answered from the cache too."""
+    batch = await start(service)
+    await settle(service, batch["id"])
+    drawn: list[tuple[str, str]] = []
+    real = figures.render
+
+    def counting(report: dict[str, Any], name: str, fmt: str) -> bytes | None:
+        drawn.append((name, fmt))
+        return real(report, name, fmt)
+
+    monkeypatch.setattr(figures, "render", counting)
+    url, read = f"/v1/batches/{batch['id']}/figures", service.keys.auth("read")
+    first = [await service.client.get(f"{url}/{name}", headers=read) for name in figures.FIGURES]
+    again = [await service.client.get(f"{url}/{name}", headers=read) for name in figures.FIGURES]
+    assert [r.status_code for r in first] == [r.status_code for r in again]
+    assert [r.content for r in first] == [r.content for r in again]
+    png = [await service.client.get(f"{url}/levels", params={"format": "png"}, headers=read) for _ in "ab"]
+    assert png[0].content == png[1].content
+    assert sorted(drawn) == sorted([*((name, "svg") for name in figures.FIGURES), ("levels", "png")])
+
+
+async def test_the_manifest_names_the_model_the_endpoint_reported_and_its_system_fingerprint(
+    service: Service, simulator_server: SimulatorServer
+) -> None:
+    state = simulator_server.state
+    served = {"reported_model": "sim-1-q4", "system_fingerprint": "fp_sim_b7"}
+    state.configure(state.config.model_copy(update={"profile_overrides": served}))
+    batch = await start(service)
+    await settle(service, batch["id"])
+    read = service.keys.auth("read")
+    manifest = (await service.client.get(f"/v1/batches/{batch['id']}/manifest", headers=read)).json()
+    (sim,) = manifest["models"]
+    assert sim["provider_model_id"] == "sim-1"  # what was asked for, beside what answered
+    assert sim["reported_model_ids"] == ["sim-1-q4"] and sim["system_fingerprints"] == ["fp_sim_b7"]
+    report = (await service.client.get(f"/v1/batches/{batch['id']}/report", headers=read)).json()
+    assert report["manifest"]["models"] == manifest["models"]
+    markdown = await service.client.get(
+        f"/v1/batches/{batch['id']}/report", params={"format": "md"}, headers=read
+    )
+    assert "the endpoint reported model sim-1-q4; system_fingerprint fp_sim_b7" in markdown.text
+    exported = await service.client.get(f"/v1/batches/{batch['id']}/items/export", headers=read)
+    assert json.loads(exported.text.splitlines()[0])["manifest"]["models"] == manifest["models"]
+
+
+async def test_a_server_that_sends_no_fingerprint_adds_none_to_the_manifest(service: Service) -> None:
+    batch = await start(service)
+    await settle(service, batch["id"])
+    read = service.keys.auth("read")
+    manifest = (await service.client.get(f"/v1/batches/{batch['id']}/manifest", headers=read)).json()
+    (sim,) = manifest["models"]
+    assert sim["reported_model_ids"] == ["sim-1"] and "system_fingerprints" not in sim

@@ -14,7 +14,7 @@ import pytest
 from httpx_sse import aconnect_sse
 
 from agents.simulator import Rule, SimulatorServer
-from tests.app.conftest import Keys, LiveServer, Service, verdicts
+from tests.app.conftest import PROBLEM, Keys, LiveServer, Service, verdicts
 from tests.app.test_api import assert_problem
 
 SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
@@ -390,3 +390,42 @@ async def test_a_batch_that_ends_during_a_read_is_shown_ended_or_running_through
     assert shown["progress"]["status"] == "completed" and shown["finished_at"]
     monkeypatch.undo()
     await settle(service, batch["id"])  # the items in flight finish before the app stops
+
+
+async def test_runs_are_filtered_apart_into_batch_items_and_runs_of_their_own(service: Service) -> None:
+    """GET /v1/runs?source=batch|api (and ?batch=ID) keeps batch items' runs apart from runs
+    submitted on their own; a value it does not know is a 422 problem."""
+    batch = await start(service)
+    await settle(service, batch["id"])
+    own = await service.client.post(
+        "/v1/runs?wait=true", json={"problem": PROBLEM}, headers=service.keys.auth()
+    )
+    assert own.status_code in (200, 201), own.text
+    read = service.keys.auth("read")
+
+    async def listed(**params: str) -> list[dict[str, Any]]:
+        answer = await service.client.get("/v1/runs", params={"limit": 100, **params}, headers=read)
+        assert answer.status_code == 200, answer.text
+        return list(answer.json()["items"])
+
+    everything = await listed()
+    items = await listed(source="batch")
+    alone = await listed(source="api")
+    assert items and all(r["batch_id"] == batch["id"] for r in items)
+    assert [r["id"] for r in alone] == [own.json()["id"]]
+    assert len(items) + len(alone) == len(everything)
+    assert [r["id"] for r in await listed(batch=batch["id"])] == [r["id"] for r in items]
+    assert await listed(source="api", batch=batch["id"]) == []
+    for bad in ({"source": "both"}, {"batch": "no such/batch"}):
+        assert_problem(await service.client.get("/v1/runs", params=bad, headers=read), 422)
+
+
+async def test_each_item_names_its_problem_by_the_dataset_s_own_id(service: Service) -> None:
+    batch = await start(service)
+    await settle(service, batch["id"])
+    page = await service.client.get(
+        f"/v1/batches/{batch['id']}/items", params={"limit": 500}, headers=service.keys.auth("read")
+    )
+    rows = [json.loads(line) for line in SAMPLE.read_text().splitlines() if line.strip()]
+    items = page.json()["items"]
+    assert {i["dataset_item_id"] for i in items} == {row["id"] for row in rows}

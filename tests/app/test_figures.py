@@ -16,6 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from typer.testing import CliRunner
 
 from app.cli import cli
@@ -189,12 +190,14 @@ def test_kaplan_meier_curves_differ_without_colour(drawn: dict[str, Figure], rep
 
 
 def test_the_levels_figure_labels_its_x_axis(drawn: dict[str, Figure]) -> None:
-    shown = [axes for axes in drawn["levels"].axes if axes.axison]
-    labelled = [axes for axes in shown if axes.get_xlabel() == "mean final score (0–100)"]
-    # the three panels at the bottom, and the one above the note
-    assert len(shown) == 7 and len(labelled) == 4
-    for axes in labelled:
-        assert any(t.get_visible() and t.get_text() for t in axes.get_xticklabels())
+    """The x axis is named once for the whole figure (four names side by side ran into each other),
+    and each of the seven panels shows its own ticks."""
+    figure = drawn["levels"]
+    shown = [axes for axes in figure.axes if axes.axison]
+    assert figure.get_supxlabel() == "mean final score (0–100)"
+    assert len(shown) == 7 and not any(axes.get_xlabel() for axes in shown)
+    for axes in shown:
+        assert any(t.get_visible() and t.get_text() for t in axes.get_xticklabels()), axes.get_title()
 
 
 def test_figure_files_carry_the_whole_manifest(report: dict[str, Any]) -> None:
@@ -216,3 +219,104 @@ def test_figure_files_carry_the_whole_manifest(report: dict[str, Any]) -> None:
         assert json.loads(text[figures.MANIFEST_KEY]) == expected, name
         assert report["batch"]["id"] in text["Description"], name
     assert figures.render(report, "levels", "svg") == figures.render(report, "levels", "svg")
+
+
+def _drawn_texts(figure: Figure) -> list[tuple[str, Any]]:
+    """Every visible, non-empty piece of text the figure draws, with its box on the canvas."""
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    undrawn = {id(t) for axes in figure.axes for t in _undrawn_tick_labels(axes)}
+    out = []
+    for text in figure.findobj(Text):
+        if not text.get_visible() or not text.get_text().strip() or id(text) in undrawn:
+            continue
+        if text.axes is not None and not text.axes.axison and text not in text.axes.texts:
+            continue  # an axes switched off draws only the texts put on it
+        box = text.get_window_extent(renderer)
+        if box.width > 0 and box.height > 0:
+            out.append((text.get_text(), box))
+    return out
+
+
+def _undrawn_tick_labels(axes: Any) -> list[Text]:
+    """Tick labels matplotlib keeps but does not draw: those of ticks outside the view limits."""
+    out = []
+    for axis, (low, high) in ((axes.xaxis, axes.get_xlim()), (axes.yaxis, axes.get_ylim())):
+        low, high = min(low, high), max(low, high)
+        for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
+            location = tick.get_loc()
+            if location is None or not low - 1e-9 <= location <= high + 1e-9:
+                out += [tick.label1, tick.label2]
+    return out
+
+
+@pytest.fixture
+def fresh(report: dict[str, Any]) -> dict[str, Figure]:
+    """The figures newly drawn and laid out as a file is written (the module's ``drawn`` have been
+    saved at other resolutions by earlier tests, which moves their layout)."""
+    out = figures.draw(report)
+    for figure in out.values():
+        FigureCanvasAgg(figure).draw()
+    return out
+
+
+def test_no_drawn_text_overlaps_another(fresh: dict[str, Figure]) -> None:
+    """The boxes of the drawn texts (titles, labels, tick labels, notes, cell values) never overlap:
+    each is measured with matplotlib's renderer after layout, with a 1-pixel allowance."""
+    for name, figure in fresh.items():
+        texts = _drawn_texts(figure)
+        for i, (a, box_a) in enumerate(texts):
+            for b, box_b in texts[i + 1 :]:
+                overlap_w = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+                overlap_h = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+                assert overlap_w <= 1 or overlap_h <= 1, f"{name}: {a!r} overlaps {b!r}"
+
+
+def test_no_drawn_text_leaves_the_figure(fresh: dict[str, Figure]) -> None:
+    for name, figure in fresh.items():
+        canvas = figure.bbox
+        for text, box in _drawn_texts(figure):
+            assert box.x0 >= -1 and box.y0 >= -1, f"{name}: {text!r} cut off"
+            assert box.x1 <= canvas.x1 + 1 and box.y1 <= canvas.y1 + 1, f"{name}: {text!r} cut off"
+
+
+def test_every_axis_shows_its_ticks(fresh: dict[str, Figure]) -> None:
+    """Every panel with data shows its x ticks' labels, and its y ticks' labels (itself or, for small
+    multiples sharing the y axis, the panel at the start of its row)."""
+    for name, figure in fresh.items():
+        for axes in figure.axes:
+            if not axes.axison or axes.get_label() == "<colorbar>":
+                continue
+            shown_x = [t for t in axes.get_xticklabels() if t.get_visible() and t.get_text()]
+            assert shown_x, f"{name}: the panel {axes.get_title()!r} has no x tick labels"
+            row = [
+                a
+                for a in axes.get_shared_y_axes().get_siblings(axes)
+                if a.get_position().y0 == axes.get_position().y0
+            ]
+            shown_y = [t for a in row for t in a.get_yticklabels() if t.get_visible() and t.get_text()]
+            assert shown_y, f"{name}: the panel {axes.get_title()!r} has no y tick labels"
+
+
+def test_kappa_is_not_shown_as_zero_where_it_is_undefined(
+    fresh: dict[str, Figure], report: dict[str, Any]
+) -> None:
+    """A judge that passed every version makes Cohen's κ undefined (the formula gives 0 whatever the
+    other judge did): its cells read n/a, and the figure says which judge and why."""
+    constant = {arm: figures.constant_judges(data) for arm, data in report["agreement"].items()}
+    assert any(constant.values()), "the sample batch has a judge that always passes"
+    shown = [t.get_text() for t in fresh["agreement"].findobj(Text)]
+    note = next(t for t in shown if t.startswith("n/a: κ undefined"))
+    for arm, judges in constant.items():
+        for judge in judges:
+            assert f"{arm}: {judge} passed every version" in note
+    for axes in fresh["agreement"].axes[: len(report["agreement"])]:
+        judges = [t.get_text() for t in axes.get_yticklabels()]
+        cells = {
+            (round(t.get_position()[1] - 0.5), round(t.get_position()[0] - 0.5)): t.get_text()
+            for t in axes.texts
+        }
+        arm = axes.get_title().split(":")[0]
+        for judge in constant[arm]:
+            row = judges.index(judge)
+            off_diagonal = [cells[(row, column)] for column in range(len(judges)) if column != row]
+            assert off_diagonal == ["n/a"] * (len(judges) - 1), (arm, judge, off_diagonal)

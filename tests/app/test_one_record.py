@@ -18,7 +18,7 @@ from app.batches import repository as batches_repo
 from app.datasets import repository as datasets_repo
 from app.db import create_engine, migrate, session_factory, short_session
 from app.models import Batch, RevisionRow, RoundRow, Run, VerdictRow
-from app.reporting.batch import build_report
+from app.reporting.batch import DEFINITIONS, build_report
 from app.reporting.data import load_entries
 from app.reporting.item_result import item_results
 from app.reporting.item_rows import item_rows
@@ -224,6 +224,18 @@ async def test_the_migration_keeps_every_report_of_a_batch_made_at_0018(database
     report["manifest"].pop("written_by")
     for row in report["rows"]:  # added after 0018 (migration 0023): nothing stored before read a cache
         assert row.pop("cached_input_tokens") == 0, row
+    # Added since: the definitions of the two per-level figures, and why a κ is undefined (an
+    # undefined Cohen's κ was 0, or 1 on the diagonal, or already null, before it was always null).
+    assert report.pop("definitions") == DEFINITIONS
+    for arm, agreement in report["agreement"].items():
+        agreement.pop("fleiss_kappa_undefined")
+        printed = old["report"]["agreement"][arm]["cohen_kappa"]
+        for judge, others in agreement.pop("cohen_kappa_undefined").items():
+            for other in others:
+                assert agreement["cohen_kappa"][judge][other] is None
+                was = printed[judge][other]
+                assert was is None or abs(was - (1.0 if judge == other else 0.0)) < 1e-9, was
+                agreement["cohen_kappa"][judge][other] = printed[judge][other]
     assert _plain(report) == old["report"]
     # Migration 0022 (one lease) says an item's status in its run's words: the rows' only change.
     shared = {"pending": "queued", "failed": "error"}

@@ -112,8 +112,8 @@ def _no_script_errors() -> Iterator[None]:
 
 
 async def screenshot(page: Page, top: Locator, path: Path) -> None:
-    """The view from ``top`` down, with no focus ring on the heading the view focused."""
-    await page.evaluate("document.activeElement.blur()")
+    """The view from ``top`` down, as it is shown (nothing hidden first: a view's focused heading
+    has no ring, see test_every_view_fits_the_window_and_shows_focus_only_for_the_keyboard)."""
     await top.evaluate("e => e.scrollIntoView({block: 'start'})")
     await page.screenshot(path=path)
 
@@ -389,7 +389,8 @@ async def test_two_batches_compare_side_by_side_on_the_same_problems(
 # What "labelled, reachable and readable" means here, computed in the page itself.
 ACCESSIBILITY_PROBE = """() => {
   const interactive = [...document.querySelectorAll(
-    'a[href], button, input, select, textarea, [tabindex="0"]')].filter((e) => e.offsetParent !== null);
+    'a[href], button, input, select, textarea, summary, [tabindex="0"]')]
+    .filter((e) => e.offsetParent !== null);
   interactive.forEach((e, i) => { e.dataset.probe = String(i); });
   const name = (e) => (e.labels && e.labels.length ? e.labels[0].textContent : '') ||
     e.getAttribute('aria-label') || e.textContent;
@@ -453,4 +454,124 @@ async def test_every_control_is_labelled_reachable_by_keyboard_and_readable(
             assert not focused["outline"].startswith("none"), (view, focused)  # a visible focus ring
             seen.add(focused["probe"] or focused["html"])
         assert seen == {str(i) for i in range(probe["count"])}, (view, seen, probe["count"])
+    await page.context.close()
+
+
+# What overflows the window sideways, and which drawn chart texts overlap, computed in the page.
+LAYOUT_PROBE = """() => {
+  const page = document.documentElement;
+  const wider = [...document.querySelectorAll('main *')].filter((e) => {
+    const box = e.getBoundingClientRect();
+    if (!box.width || e.closest('.wide')) return false;  // a table scrolls inside its own box
+    return box.right > page.clientWidth + 1 || box.left < -1;
+  }).map((e) => `${e.tagName}.${e.className} ${e.textContent.slice(0, 40)}`);
+  const overlapping = [];
+  for (const svg of document.querySelectorAll('main figure > svg')) {
+    const boxes = [...svg.querySelectorAll('text')].filter((t) => t.textContent.trim())
+      .map((t) => [t.textContent, t.getBoundingClientRect()]);
+    boxes.forEach(([a, p], i) => boxes.slice(i + 1).forEach(([b, q]) => {
+      const w = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+      const h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+      if (w > 1 && h > 1) overlapping.push(`${a} / ${b}`);
+    }));
+  }
+  return { scroll: page.scrollWidth, window: page.clientWidth, wider, overlapping };
+}"""
+
+OUTLINE = "() => getComputedStyle(document.activeElement).outlineStyle"
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+async def test_every_view_fits_the_window_and_shows_focus_only_for_the_keyboard(
+    server: tuple[LiveServer, Keys], browser: Browser, width: int
+) -> None:
+    """At a laptop's width and a phone's, no view is wider than the window (a wide table scrolls in
+    its own box) and no chart's texts overlap; a view opens with its heading focused but no focus
+    ring (it reads as an error), a pointer's focus shows none, and the keyboard's always shows."""
+    live, keys = server
+    async with api(live, keys) as client:
+        batch_id = await finished_batch(client, await upload(client, rows=2), ["rubric", "sim"])
+        body = {"problem": {**PROBLEM, "metadata": {"pupil": "P-17"}}}
+        run_id = (await client.post("/v1/runs?wait=true", json=body)).json()["id"]
+    context = await browser.new_context(viewport={"width": width, "height": 860}, reduced_motion="reduce")
+    await context.add_init_script(f"sessionStorage.setItem('thinkloop.key', {json.dumps(keys.read)})")
+    page = await context.new_page()
+    page.on("pageerror", lambda error: SCRIPT_ERRORS.append(str(error)))
+    views = {
+        "#/runs": "Runs",
+        "#/runs?source=api": "Runs",
+        "#/batches": "Batches",
+        f"#/batches/{batch_id}": f"Batch {batch_id[:8]}",
+        f"#/runs/{run_id}": f"Run {run_id[:8]}",
+        "#/compare": "Compare on the same problems",
+    }
+    for view, heading in views.items():
+        await page.goto(f"{live.url}/{view}")
+        await expect(page.locator("main h1")).to_have_text(heading, timeout=WAIT_MS)
+        await expect(page.locator("main [aria-busy], main[aria-busy]")).to_have_count(0, timeout=WAIT_MS)
+        seen: dict[str, Any] = await page.evaluate(LAYOUT_PROBE)
+        assert seen["scroll"] <= seen["window"] and seen["wider"] == [], (width, view, seen)
+        assert seen["overlapping"] == [], (width, view, seen)
+        assert await page.evaluate("document.activeElement.tagName") == "H1", view
+        assert await page.evaluate(OUTLINE) == "none", (width, view)  # no ring on a view's heading
+        await page.keyboard.press("Tab")
+        assert await page.evaluate(OUTLINE) != "none", (width, view)  # the keyboard's focus shows
+    # What a teacher reads: the submitted metadata, the dataset's ids, verdicts in words, agreement told.
+    await page.goto(f"{live.url}/#/runs/{run_id}")
+    await expect(page.locator("[data-metadata]")).to_have_text("pupil: P-17", timeout=WAIT_MS)
+    await expect(page.locator(".card.done").first).to_be_visible(timeout=WAIT_MS)
+    assert await page.locator(".card", has_text=re.compile(r"Found: \[|Passed: ")).count() == 0
+    await expect(page.locator('[data-explains="agreement"]').first).to_contain_text("Agreement: ")
+    await page.goto(f"{live.url}/#/batches/{batch_id}")
+    items = page.get_by_role("table", name="Items in order")
+    await expect(items.locator("[data-dataset-id]").first).to_have_text(
+        re.compile(r"^fp-\d+$"), timeout=WAIT_MS
+    )
+    await page.goto(f"{live.url}/#/runs")
+    await expect(page.locator("main h1")).to_have_text("Runs", timeout=WAIT_MS)
+    await page.get_by_label("Shown").select_option("api")  # runs of their own, not batch items
+    await page.get_by_role("button", name="Filter").click()
+    await expect(page.locator("table tbody tr")).to_have_count(1, timeout=WAIT_MS)
+    assert "source=api" in page.url
+    await expect(page.locator("main h1")).to_have_text("Runs", timeout=WAIT_MS)
+    button = page.get_by_role("button", name="Filter")
+    await button.hover()
+    await page.mouse.down()  # a pointer's focus on a button: no ring
+    assert await page.evaluate("document.activeElement.textContent") == "Filter"
+    assert await page.evaluate(OUTLINE) == "none"
+    await page.mouse.up()
+    await context.close()
+
+
+DRAW_KM = """async () => {
+  const { survivalChart } = await import('/viewer/static/js/charts.js');
+  const same = [{ round: 1, not_passed: 0.5 }, { round: 2, not_passed: 0 }];
+  const series = ['rubric (loop)', 'sim (loop)', 'rubric (control)']
+    .map((label) => ({ label, points: same }));
+  const figure = survivalChart('Rounds to pass (Kaplan-Meier)', series, 2);
+  document.querySelector('main').append(figure);
+  const box = (e) => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+  const ends = [...figure.querySelectorAll('g > path + text')].map(box);
+  return { ends, frame: box(figure.querySelector('svg')) };
+}"""
+
+
+async def test_kaplan_meier_line_labels_stay_apart_where_curves_end_together(
+    server: tuple[LiveServer, Keys], browser: Browser
+) -> None:
+    """Three curves that end at the same height: their numbers stand one above the other, inside
+    the chart, instead of on top of each other."""
+    live, keys = server
+    page = await new_page(browser, keys.read)
+    await page.goto(f"{live.url}/#/runs")
+    await expect(page.locator("main h1")).to_have_text("Runs", timeout=WAIT_MS)
+    drawn: dict[str, Any] = await page.evaluate(DRAW_KM)
+    ends = drawn["ends"]
+    assert len(ends) == 3
+    for i, a in enumerate(ends):
+        assert drawn["frame"][0] <= a[0] and a[2] <= drawn["frame"][2] + 0.5, a  # inside the chart
+        assert drawn["frame"][1] <= a[1] and a[3] <= drawn["frame"][3] + 0.5, a
+        for b in ends[i + 1 :]:
+            apart = a[3] <= b[1] + 0.5 or b[3] <= a[1] + 0.5 or a[2] <= b[0] + 0.5 or b[2] <= a[0] + 0.5
+            assert apart, (a, b)
     await page.context.close()

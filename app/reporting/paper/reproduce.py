@@ -37,8 +37,8 @@ MODELS = {
 def paper_values() -> dict[str, Any]:
     """The paper's printed Table 1 and Table 2 values, and where the paper contradicts itself.
 
-    Facts from the paper, kept as data (``think_paper_values.json``); a null is a value that is not
-    bundled, and its comparison says so instead of passing or failing.
+    Facts from the paper, kept as data (``think_paper_values.json``): every printed cell of both
+    tables, the Average rows included; a change is kept as its magnitude (the arrows were lost).
     """
     text = resources.files(__package__).joinpath("think_paper_values.json").read_text("utf-8")
     values: dict[str, Any] = json.loads(text)
@@ -47,21 +47,6 @@ def paper_values() -> dict[str, Any]:
 
 class ReproduceError(ValueError):
     """The results folder cannot be read; the message says which file and why."""
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Our value next to the paper's printed one (None when the paper's value is not bundled)."""
-
-    ours: float | None
-    paper: float | None
-
-    @property
-    def matches(self) -> bool | None:
-        """Equal after rounding ours to the paper's two decimals; None when there is no paper value."""
-        if self.paper is None:
-            return None
-        return self.ours is not None and round(self.ours, 2) == round(self.paper, 2)
 
 
 def read_rows(folder: Path, stem: str) -> list[ReferenceRound]:
@@ -118,40 +103,155 @@ def reproduce(folder: Path) -> dict[str, PaperTables]:
     return tables
 
 
-def comparisons(tables: Mapping[str, PaperTables]) -> dict[str, dict[str, Comparison]]:
-    """Every value of both tables beside the paper's: Table 1's six levels (score and change) and
-    Avg., Table 2's RoundsToPass, AvgQualityScore and ±, per model."""
-    printed = paper_values()
-    out: dict[str, dict[str, Comparison]] = {}
+# A printed value is rounded to two decimals (±0.005), and so is each value it summarises: a mean of
+# printed values and the printed mean may differ by up to 0.01 without the paper contradicting itself.
+TOLERANCE = 0.01 + 1e-9
+AVERAGE = "Average"
+MARKS = ("match", "differs", "paper inconsistent", "not computed")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One printed cell of Table 1 or Table 2 beside the value computed from the result files.
+
+    ``column``: ``<level>.score`` / ``<level>.change`` (``avg`` for the Avg. column) in Table 1;
+    ``rounds_to_pass``, ``avg_quality_score`` or ``change`` in Table 2. A change is printed without its
+    direction, so ``ours`` keeps its sign and ``magnitude`` says the comparison uses |ours|.
+    ``inconsistency`` says why the printed value contradicts the paper's other printed values.
+    """
+
+    table: int
+    row: str
+    column: str
+    paper: float
+    ours: float | None
+    magnitude: bool
+    inconsistency: str | None = None
+
+    @property
+    def matches(self) -> bool | None:
+        """Ours, rounded to the paper's two decimals, equals the printed value; None: not computed."""
+        if self.ours is None:
+            return None
+        ours = abs(self.ours) if self.magnitude else self.ours
+        return round(ours, 2) == round(self.paper, 2)
+
+    @property
+    def mark(self) -> str:
+        """``paper inconsistent`` (the printed value contradicts the paper's own numbers), else
+        ``match`` / ``differs`` against ours, or ``not computed`` when the results cannot give it."""
+        if self.inconsistency is not None:
+            return "paper inconsistent"
+        if self.matches is None:
+            return "not computed"
+        return "match" if self.matches else "differs"
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _mean_of_magnitudes_fits(printed: float, magnitudes: list[float]) -> bool:
+    """Whether some choice of the lost arrows makes ``printed`` the magnitude of the mean change."""
+    means = {0.0}
+    for value in magnitudes:
+        means = {m + value for m in means} | {m - value for m in means}
+    return any(abs(abs(m / len(magnitudes)) - printed) <= TOLERANCE for m in means)
+
+
+def _check(printed: float, parts: list[float], change: bool, what: str) -> str | None:
+    """None when ``printed`` is the mean of ``parts`` (of their magnitudes, with some arrows, for a
+    change) within rounding; else the contradiction in words."""
+    if change:
+        if _mean_of_magnitudes_fits(printed, parts):
+            return None
+        return f"printed {printed:.2f}, but no choice of the lost arrows makes it the mean change of {what}"
+    expected = _mean(parts)
+    if abs(expected - printed) <= TOLERANCE:
+        return None
+    return f"printed {printed:.2f}, but the mean of {what} as printed is {expected:.2f}"
+
+
+def paper_inconsistencies(values: Mapping[str, Any] | None = None) -> dict[tuple[int, str, str], str]:
+    """Every printed summary cell (Table 1's Avg. column and Average row, Table 2's Average row) that
+    is not the mean of the printed values it summarises, keyed by (table, row, column)."""
+    values = values if values is not None else paper_values()
+    t1, t2 = values["table1"], values["table2"]
+    models = [m for m in MODELS if m in t1]
+    found: dict[tuple[int, str, str], str] = {}
+
+    def note(key: tuple[int, str, str], problem: str | None) -> None:
+        if problem:
+            found[key] = f"{found[key]}; {problem}" if key in found else problem
+
+    for kind in ("score", "change"):
+        change = kind == "change"
+        for row in [*models, AVERAGE]:
+            parts = [t1[row][level][kind] for level in LEVELS]
+            note((1, row, f"avg.{kind}"), _check(t1[row]["avg"][kind], parts, change, "its six levels"))
+        for level in [*LEVELS, "avg"]:
+            parts = [t1[m][level][kind] for m in models]
+            what = f"the {len(models)} models' {level} {kind}s"
+            note((1, AVERAGE, f"{level}.{kind}"), _check(t1[AVERAGE][level][kind], parts, change, what))
+    for column in ("rounds_to_pass", "avg_quality_score", "change"):
+        parts = [t2[m][column] for m in models]
+        what = f"the {len(models)} models' values"
+        note((2, AVERAGE, column), _check(t2[AVERAGE][column], parts, column == "change", what))
+    return found
+
+
+def _ours(tables: Mapping[str, PaperTables]) -> dict[tuple[int, str, str], float | None]:
+    """Our value for every printed cell; the Average row only when all of the paper's models are read."""
+    ours: dict[tuple[int, str, str], float | None] = {}
     for model, t in tables.items():
-        table1, table2 = printed["table1"].get(model, {}), printed["table2"].get(model, {})
-        row = {
-            "rounds_to_pass": Comparison(t.rounds_to_pass, table2.get("rounds_to_pass")),
-            "avg_quality_score": Comparison(t.avg_quality_score, table2.get("avg_quality_score")),
-            "plus_minus": Comparison(t.quality_change, table2.get("plus_minus")),
-            "avg": Comparison(t.level_average, (table1.get("avg") or {}).get("score")),
-        }
         for level in LEVELS:
-            cell = table1.get(level) or {}
-            row[f"{level}.score"] = Comparison(t.level_scores[level], cell.get("score"))
-            row[f"{level}.change"] = Comparison(t.level_change[level], cell.get("change"))
-        out[model] = row
+            ours[(1, model, f"{level}.score")] = t.level_scores[level]
+            ours[(1, model, f"{level}.change")] = t.level_change[level]
+        ours[(1, model, "avg.score")] = t.level_average
+        ours[(1, model, "avg.change")] = _mean(list(t.level_change.values()))
+        ours[(2, model, "rounds_to_pass")] = t.rounds_to_pass
+        ours[(2, model, "avg_quality_score")] = t.avg_quality_score
+        ours[(2, model, "change")] = t.quality_change / 100  # printed in quality units (0-1)
+    if set(tables) == set(MODELS):
+        columns = [(1, f"{level}.{kind}") for level in (*LEVELS, "avg") for kind in ("score", "change")]
+        columns += [(2, c) for c in ("rounds_to_pass", "avg_quality_score", "change")]
+        for table, column in columns:
+            parts = [ours[(table, model, column)] for model in MODELS]
+            known = [p for p in parts if p is not None]
+            ours[(table, AVERAGE, column)] = _mean(known) if len(known) == len(parts) else None
+    return ours
+
+
+def cells(tables: Mapping[str, PaperTables]) -> list[Cell]:
+    """Every printed cell of both tables, in the paper's order, each beside ours and marked."""
+    printed = paper_values()
+    inconsistent = paper_inconsistencies(printed)
+    ours = _ours(tables)
+    out: list[Cell] = []
+    for row in [*MODELS, AVERAGE]:
+        for level in (*LEVELS, "avg"):
+            for kind in ("score", "change"):
+                key = (1, row, f"{level}.{kind}")
+                value = printed["table1"][row][level][kind]
+                change = kind == "change"
+                out.append(Cell(1, row, key[2], value, ours.get(key), change, inconsistent.get(key)))
+    for row in [*MODELS, AVERAGE]:
+        for column in ("rounds_to_pass", "avg_quality_score", "change"):
+            key = (2, row, column)
+            value = printed["table2"][row][column]
+            out.append(Cell(2, row, column, value, ours.get(key), column == "change", inconsistent.get(key)))
     return out
 
 
-def tally(rows: Mapping[str, Mapping[str, Comparison]]) -> dict[str, int]:
-    """How many values match, differ, or have no bundled paper value."""
-    marks = [c.matches for row in rows.values() for c in row.values()]
-    return {
-        "match": sum(m is True for m in marks),
-        "differ": sum(m is False for m in marks),
-        "not_bundled": sum(m is None for m in marks),
-    }
+def tally(marked: list[Cell]) -> dict[str, int]:
+    """How many printed cells carry each mark."""
+    return {mark: sum(c.mark == mark for c in marked) for mark in MARKS}
 
 
 def as_json(tables: Mapping[str, PaperTables]) -> dict[str, Any]:
-    """Machine-readable tables, each value beside the paper's, and the paper's contradictions."""
-    rows = comparisons(tables)
+    """Machine-readable tables, every printed cell beside ours with its mark, and where the paper
+    contradicts itself."""
+    marked = cells(tables)
     models = {
         model: {
             "table1": {
@@ -167,9 +267,25 @@ def as_json(tables: Mapping[str, PaperTables]) -> dict[str, Any]:
                 "avg_quality_ci95": t.avg_quality_ci,
                 "judges_fleiss_kappa": t.judges_fleiss_kappa,
             },
-            "paper": {key: c.paper for key, c in rows[model].items()},
-            "matches": {key: c.matches for key, c in rows[model].items()},
         }
         for model, t in tables.items()
     }
-    return {"models": models, "tally": tally(rows), "contradictions": paper_values()["contradictions"]}
+    return {
+        "models": models,
+        "cells": [
+            {
+                "table": c.table,
+                "row": c.row,
+                "column": c.column,
+                "paper": c.paper,
+                "ours": c.ours,
+                "compared": "magnitude" if c.magnitude else "value",
+                "mark": c.mark,
+                "inconsistency": c.inconsistency,
+            }
+            for c in marked
+        ],
+        "tally": tally(marked),
+        "notes": paper_values()["notes"],
+        "contradictions": paper_values()["contradictions"],
+    }

@@ -111,7 +111,9 @@ function itemsSection(section, batch, params, { signal, navigate }) {
   fill(section, h("h2", { id: "items-h" }, "Items"), form, body);
   const columns = [
     { label: "Item", cell: (i) => (i.run_id ? h("a", { href: `#/runs/${i.run_id}` }, `#${i.id}`) : `#${i.id}`) },
-    { label: "Problem", cell: (i) => short(i.problem_id) },
+    { label: "Problem", cell: (i) => (i.dataset_item_id
+      ? h("span", { title: `problem ${i.problem_id}`, "data-dataset-id": i.dataset_item_id }, i.dataset_item_id)
+      : h("span", { title: `problem ${i.problem_id} (its dataset row has no id)` }, short(i.problem_id))) },
     { label: "Model", cell: (i) => i.model },
     { label: "Arm", cell: (i) => i.arm },
     { label: "Repeat", num: true, cell: (i) => i.repeat },

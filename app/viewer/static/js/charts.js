@@ -35,7 +35,7 @@ export function intervalChart(caption, rows, { domain = [0, 1], format = (v) => 
   const left = 190;
   const right = width - 20;
   const rowH = 30;
-  const height = 40 + rows.length * rowH + 40;
+  const height = 40 + rows.length * rowH + 48;
   const scale = (v) => left + ((v - domain[0]) / (domain[1] - domain[0])) * (right - left);
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((t) => domain[0] + t * (domain[1] - domain[0]));
   const body = h("g", {},
@@ -52,30 +52,43 @@ export function intervalChart(caption, rows, { domain = [0, 1], format = (v) => 
           : h("text", { x: left + 4, y: y + 4 }, "no scored item"));
     }),
     axisTicks(left, right, 30 + rows.length * rowH, domain, ticks, format),
-    h("text", { x: (left + right) / 2, y: height - 2, "text-anchor": "middle" }, axis));
+    h("text", { x: (left + right) / 2, y: height - 8, "text-anchor": "middle" }, axis));
   const description = rows.map((r) => `${r.label}: ${r.value === null || r.value === undefined ? "none" : format(r.value)}` +
     (r.low !== null && r.low !== undefined ? ` (95% interval ${format(r.low)} to ${format(r.high)})` : "")).join("; ");
   return frame(caption, description, width, height, body, null);
+}
+
+/** Label heights moved apart (keeping their order) so that no two are closer than ``gap``, within
+ * [low, high]: curves that end at the same height get their numbers one above the other. */
+export function spread(wanted, gap, low, high) {
+  const order = wanted.map((v, i) => [v, i]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const placed = new Array(wanted.length);
+  let previous = -Infinity;
+  for (const [v, i] of order) {
+    placed[i] = Math.max(v, previous + gap, low);
+    previous = placed[i];
+  }
+  const overshoot = previous - high; // pushed past the bottom: move the whole stack up
+  if (overshoot > 0) for (let i = 0; i < placed.length; i += 1) placed[i] -= overshoot;
+  return placed;
 }
 
 /** Kaplan-Meier step curves: the share of problems not yet passed after each round. */
 export function survivalChart(caption, series, maxRound) {
   const width = 560;
   const height = 260;
-  const [left, right, top, bottom] = [60, width - 20, 15, height - 45];
+  const [left, right, top, bottom] = [60, width - 34, 15, height - 45];
   const x = (r) => left + (r / Math.max(maxRound, 1)) * (right - left);
   const y = (v) => bottom - v * (bottom - top);
+  const ends = series.map((s) => (s.points.length ? s.points[s.points.length - 1].not_passed : 1));
+  const labelY = spread(ends.map((v) => y(v) - 5), 16, top + 12, bottom - 4);
   const lines = series.map((s, i) => {
     let d = `M ${x(0)} ${y(1)}`;
-    let last = 1;
-    for (const p of s.points) {
-      d += ` H ${x(p.round)} V ${y(p.not_passed)}`;
-      last = p.not_passed;
-    }
+    for (const p of s.points) d += ` H ${x(p.round)} V ${y(p.not_passed)}`;
     d += ` H ${x(maxRound)}`;
     return h("g", {},
       h("path", { d, fill: "none", stroke: PALETTE[i % PALETTE.length], "stroke-width": 2.5, "stroke-dasharray": DASHES[i % DASHES.length] || null }),
-      h("text", { x: right - 4, y: y(last) - 5, "text-anchor": "end" }, String(i + 1)));
+      h("text", { x: right + 14, y: labelY[i] + 4, "text-anchor": "end", "data-line-end": i + 1 }, String(i + 1)));
   });
   const rounds = Array.from({ length: maxRound + 1 }, (_, r) => r);
   const body = h("g", {},

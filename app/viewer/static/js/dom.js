@@ -80,15 +80,16 @@ const WARRANT_SPLITS = {
   tune: "flawed problems of the tune split (not held out)",
 };
 
+/** A table in a box of its own that scrolls sideways when the table is wider than the page. */
 export function table(caption, columns, rows, rowAttrs = () => ({})) {
-  return h(
+  return h("div", { class: "wide" }, h(
     "table",
     {},
     h("caption", {}, caption),
     h("thead", {}, h("tr", {}, columns.map((c) => h("th", { scope: "col", class: c.num ? "num" : null }, c.label)))),
     h("tbody", {}, rows.map((row) =>
       h("tr", rowAttrs(row), columns.map((c) => h("td", { class: c.num ? "num" : null }, c.cell(row)))))),
-  );
+  ));
 }
 
 export function labelled(label, control) {

@@ -10,8 +10,55 @@ const JUDGES = ["remember", "understand", "apply", "analyze", "evaluate", "creat
 const ENDED = new Set(["accepted", "screened", "exhausted", "needs_review", "error", "cancelled"]);
 const PASS_MARK = 85; // the default threshold of every judge; the round's figures say who passed
 
+/** The metadata the run was submitted with, as "key: value" pairs ("none" without any). */
+function metadataText(metadata) {
+  const pairs = Object.entries(metadata || {});
+  if (!pairs.length) return "no metadata";
+  return pairs.map(([key, value]) => `${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`).join(" · ");
+}
+
+/** What the round's agreement figure means, under the run's scoring policy. */
+function agreementMeaning(policy) {
+  if (policy === "think-paper") {
+    return "Agreement: the share of pairs of judges whose pass/fail votes are alike (1: all vote the same way).";
+  }
+  return "Agreement: how closely the judges agree that this version meets the bar (85). 1 when every judge " +
+    "is at or above it; it falls with how far the others fall short, and is 0 when those shortfalls are as " +
+    "large as random answers would give. So 5 of 7 passing with the other 2 far below scores 0.";
+}
+
+/** A judge's rationale in words. The offline judges write "Found: [check] what. Advice. … Passed:
+ * check, check."; each finding is shown as its sentence with the check's name as a detail, and the
+ * checks passed under a disclosure. Any other rationale (a language model's) is shown as written. */
+function rationaleBlock(text) {
+  let body = text;
+  let passed = [];
+  const at = body.lastIndexOf(" Passed: ");
+  if (body.startsWith("Passed: ") || at >= 0) {
+    const start = at >= 0 ? at + 1 : 0;
+    passed = body.slice(start + "Passed: ".length).replace(/\.$/, "").split(", ").filter(Boolean);
+    body = body.slice(0, at >= 0 ? at : 0);
+  }
+  const found = body.startsWith("Found: ") ? body.slice("Found: ".length).split(/\[([A-Za-z0-9_]+)\]\s*/) : null;
+  const findings = [];
+  if (found && found.length > 1) {
+    for (let i = 1; i < found.length; i += 2) findings.push([found[i], found[i + 1].trim()]);
+  }
+  const words = (check) => check.replace(/_/g, " ");
+  return h("div", { class: "rationale" },
+    findings.length
+      ? h("ul", { class: "findings" }, findings.map(([check, sentence]) => h("li", {}, sentence || words(check), " ",
+        h("small", { class: "check", "data-check": check }, `(check: ${words(check)})`))))
+      : body ? h("p", {}, body) : null,
+    passed.length
+      ? h("details", {}, h("summary", {}, `${passed.length} check${passed.length === 1 ? "" : "s"} passed`),
+        h("p", {}, passed.map(words).join(", ")))
+      : null);
+}
+
 class RoundView {
-  constructor(number, question, solution, previous) {
+  constructor(number, question, solution, previous, policy) {
+    this.policy = policy;
     this.number = number;
     this.question = question;
     this.solution = solution;
@@ -49,7 +96,7 @@ class RoundView {
         ? h("p", {}, h("strong", {}, `score ${v.score}`), ` · confidence ${v.confidence ?? "—"}`,
           " · ", h("span", { class: `nowrap ${v.score >= PASS_MARK ? "pass" : "fail"}` }, v.score >= PASS_MARK ? "85 or more" : "below 85"))
         : h("p", { class: "fail" }, `no verdict (${v.abstain_reason || "abstained"})`),
-      v.rationale ? h("p", {}, v.rationale) : null,
+      v.rationale ? rationaleBlock(v.rationale) : null,
       v.failure ? h("p", { class: "error" }, `${v.failure.exception || "error"}: ${v.failure.message || ""}`) : null);
   }
 
@@ -57,10 +104,11 @@ class RoundView {
     fill(this.figures,
       h("span", {}, "Q ", h("strong", {}, fmt(s.quality))),
       h("span", {}, "pass rate ", h("strong", {}, fmt(s.pass_rate))),
-      h("span", {}, "agreement ", h("strong", {}, fmt(s.agreement))),
+      h("span", {}, h("abbr", { title: agreementMeaning(this.policy) }, "agreement"), " ", h("strong", {}, fmt(s.agreement))),
       h("span", {}, "confidence ", h("strong", {}, fmt(s.confidence))),
       h("span", {}, h("strong", {}, `${s.n_passing}/${s.n_voting + (s.n_failed || 0)}`), " passing"),
       h("span", {}, "decision ", badge(s.decision)));
+    append(this.figures, h("p", { class: "note explain", "data-explains": "agreement" }, agreementMeaning(this.policy)));
     if (s.verification?.length) {
       fill(this.verification, h("p", { class: "error" }, "Wrong computations found: ", s.verification.join("; ")));
     }
@@ -83,6 +131,7 @@ class RoundView {
 
 class RunPage {
   constructor(main, trace, announce) {
+    this.policy = trace.policy;
     this.rounds = new Map();
     this.announce = announce;
     this.status = h("p", {});
@@ -97,6 +146,7 @@ class RunPage {
         h("dt", {}, "Judge model"), h("dd", {}, trace.judge_model),
         h("dt", {}, "Policy · max rounds"), h("dd", {}, `${trace.policy} · ${trace.max_rounds}`),
         h("dt", {}, "Created"), h("dd", {}, when(trace.created_at)),
+        h("dt", {}, "Submitted with"), h("dd", { "data-metadata": "" }, metadataText(trace.problem.metadata)),
         trace.batch_id ? [h("dt", {}, "Batch item of"),
           h("dd", {}, h("a", { href: `#/batches/${trace.batch_id}` }, `batch ${short(trace.batch_id)}`), ` (${trace.arm} arm)`)] : null),
       h("section", { "aria-labelledby": "submitted-h" }, h("h2", { id: "submitted-h" }, "Problem as submitted"),
@@ -116,7 +166,7 @@ class RunPage {
   round(number, problem) {
     if (this.rounds.has(number)) return this.rounds.get(number);
     const previous = this.rounds.get(number - 1);
-    const view = new RoundView(number, problem?.question ?? "", problem?.solution ?? "", previous);
+    const view = new RoundView(number, problem?.question ?? "", problem?.solution ?? "", previous, this.policy);
     this.rounds.set(number, view);
     append(this.list, view.element);
     return view;

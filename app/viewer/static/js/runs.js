@@ -4,6 +4,7 @@ import { api, query } from "./api.js";
 import { append, badge, fill, fmt, h, labelled, select, short, table, warrantBadge, when } from "./dom.js";
 
 const STATUSES = ["", "queued", "running", "accepted", "screened", "exhausted", "needs_review", "error", "cancelled"];
+const SOURCES = [["", "all runs"], ["api", "runs of their own (not in a batch)"], ["batch", "batch items only"]];
 
 function filters(params, navigate) {
   const form = h("form", { class: "filters", role: "search", "aria-label": "Filter runs", onsubmit: (event) => {
@@ -11,7 +12,8 @@ function filters(params, navigate) {
     const data = Object.fromEntries(new FormData(form));
     navigate(`#/runs${query(data)}`);
   } },
-  labelled("Status", select("status", STATUSES.map((s) => [s, s ? s.replace("_", " ") : "any"]), params.status || "")),
+  labelled("Status (outcome)", select("status", STATUSES.map((s) => [s, s ? s.replace("_", " ") : "any"]), params.status || "")),
+  labelled("Shown", select("source", SOURCES, params.source || "")),
   labelled("Model under test", h("input", { name: "model", value: params.model || "", size: 14 })),
   labelled("Metadata (KEY:VALUE)", h("input", { name: "metadata", value: params.metadata || "", size: 18,
     placeholder: "pupil:P-17" })),
@@ -34,7 +36,8 @@ export async function runsView(main, params, { signal, navigate }) {
   document.title = "Runs · thinkloop viewer";
   const body = h("div", {});
   fill(main, h("h1", { tabindex: "-1" }, "Runs"), filters(params, navigate), body);
-  const wanted = { status: params.status, model: params.model, metadata: params.metadata, limit: 50 };
+  const wanted = { status: params.status, model: params.model, metadata: params.metadata, source: params.source,
+    batch: params.batch, limit: 50 };
   const more = async (cursor) => {
     const page = await api(`/v1/runs${query({ ...wanted, cursor })}`, { signal });
     if (!cursor) fill(body);

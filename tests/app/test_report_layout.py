@@ -1,0 +1,88 @@
+"""The HTML batch report in a real Chromium (Debian's package, as tests/app/test_viewer.py drives
+it), at a laptop's width (1,280 px) and a phone's (390 px): every figure stays inside its container
+and the window, and at the laptop's width every figure is drawn at one scale (none twice its
+neighbours' size)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, async_playwright
+from typer.testing import CliRunner
+
+from app.cli import cli
+from app.reporting.html import to_html
+from tests.app.test_viewer import chromium_path
+
+pytestmark = pytest.mark.slow
+
+SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
+WIDTHS = (1280, 390)
+
+# Each figure's box, its container's, the window's, and its drawn and natural widths.
+MEASURE = """() => {
+  const page = document.documentElement;
+  return { window: page.clientWidth, scroll: page.scrollWidth,
+    figures: [...document.querySelectorAll('.figures img')].map((img) => {
+      const box = img.getBoundingClientRect();
+      const container = img.closest('figure').getBoundingClientRect();
+      return { alt: img.alt, left: box.left, right: box.right, container: [container.left, container.right],
+               drawn: box.width, natural: Number(img.getAttribute('width')), complete: img.complete };
+    }) };
+}"""
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A batch of the flawed sample with a control arm (every figure has data), on the offline panel."""
+    database = tmp_path_factory.mktemp("report") / "b.db"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("THINKLOOP_DATABASE_URL", f"sqlite+aiosqlite:///{database}")
+        args = [
+            "batch",
+            "run",
+            "--dataset",
+            str(SAMPLE),
+            "--models",
+            "rubric",
+            "--control",
+            "--format",
+            "json",
+        ]
+        result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output[result.output.index("{") :])  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        yield launched
+        await launched.close()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+async def test_every_figure_stays_in_its_container_at_one_scale(
+    report: dict[str, Any], browser: Browser, tmp_path: Path, width: int
+) -> None:
+    page_file = tmp_path / "report.html"
+    page_file.write_text(to_html(report), encoding="utf-8")
+    context = await browser.new_context(viewport={"width": width, "height": 900})
+    page = await context.new_page()
+    await page.goto(page_file.as_uri())
+    await page.wait_for_function("[...document.images].every((i) => i.complete)")
+    seen: dict[str, Any] = await page.evaluate(MEASURE)
+    await context.close()
+    assert len(seen["figures"]) == 6
+    for figure in seen["figures"]:
+        left, right = figure["container"]
+        assert left - 0.5 <= figure["left"] and figure["right"] <= right + 0.5, (width, figure)
+        assert figure["right"] <= seen["window"], (width, figure)
+    scales = [f["drawn"] / f["natural"] for f in seen["figures"]]
+    if width == 1280:
+        assert max(scales) / min(scales) < 1.05, scales  # one scale: none looms over its neighbours
