@@ -1,7 +1,7 @@
 """What served each call: the endpoint's reported model id and its ``system_fingerprint``.
 
 Revision ID: 0025
-Revises: 0023
+Revises: 0024
 
 Judgements gain ``system_fingerprint``; revisions gain ``reported_model`` and ``system_fingerprint``
 (judgements kept ``reported_model`` already). All are nullable: null for what was stored before,
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0025"
-down_revision: str | None = "0023"
+down_revision: str | None = "0024"
 branch_labels = None
 depends_on = None
 
