@@ -104,18 +104,18 @@ class Settings(BaseSettings):
     )
 
     run_lease_s: float = Field(
-        default=30.0,
+        default=10.0,
         gt=0,
         description="A run's claim lapses this long after its last renewal (a batch item is held by its "
         "run's lease)",
     )
     run_heartbeat_s: float = Field(
-        default=10.0,
+        default=3.0,
         gt=0,
         description="How often the leases of executing runs are renewed (at least three times a lease)",
     )
     run_sweep_s: float = Field(
-        default=10.0,
+        default=3.0,
         gt=0,
         description="How often a process looks for runs to take over (queued, or lease lapsed) and, on "
         "Redis, for batch items to send again",

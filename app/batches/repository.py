@@ -247,8 +247,8 @@ async def totals(session: AsyncSession, batch_id: str) -> dict[str, float]:
 
 
 async def stalled(session: AsyncSession, stall: timedelta) -> list[int]:
-    """Items to send again: queued items, and running ones nobody holds (their runs' leases lapsed),
-    of active batches with no activity lately.
+    """Items to send again: queued items of active batches with no activity lately, and every
+    orphan (``orphaned``) of any active batch.
 
     Messages can be stranded in a dead worker's hands; the database, not the queue, decides what is
     left to do, and sending an item twice is harmless (claims are conditional).
@@ -266,8 +266,21 @@ async def stalled(session: AsyncSession, stall: timedelta) -> list[int]:
         .having(or_(activity.is_(None), activity < now - stall))
     )
     query = select(col(BatchItem.id)).where(
-        col(BatchItem.batch_id).in_(quiet),
-        or_(col(BatchItem.status) == QUEUED, and_(col(BatchItem.status) == RUNNING, _unheld(now))),
+        or_(
+            and_(col(BatchItem.batch_id).in_(quiet), col(BatchItem.status) == QUEUED),
+            and_(col(BatchItem.batch_id).in_(active), col(BatchItem.status) == RUNNING, _unheld(now)),
+        )
+    )
+    return [i for i in (await session.execute(query)).scalars().all() if i is not None]
+
+
+async def orphaned(session: AsyncSession) -> list[int]:
+    """Items that started and that nobody holds now (their runs' leases lapsed: a worker died, or
+    was cut off from the database), in any active batch, however busy the batch is otherwise."""
+    now = utcnow()
+    active = select(col(Batch.id)).where(col(Batch.status).in_(BATCH_ACTIVE))
+    query = select(col(BatchItem.id)).where(
+        col(BatchItem.batch_id).in_(active), col(BatchItem.status) == RUNNING, _unheld(now)
     )
     return [i for i in (await session.execute(query)).scalars().all() if i is not None]
 

@@ -67,7 +67,7 @@ async def consuming(
     tasks: list[asyncio.Task[None]] = []
     resend: Callable[[], Awaitable[int]] | None = None
     if settings.broker_url:
-        tasks.append(asyncio.create_task(receive(broker, settings)))
+        tasks.append(asyncio.create_task(receive(broker, settings, lambda: resume_active(broker, runner))))
         resend = stalled_resender(broker, runner, settings.redelivery_s)
         runner.executor.sweepers.append(resend)
     elif resume_all and settings.resume_batches:
@@ -87,20 +87,24 @@ async def consuming(
 def stalled_resender(
     broker: AsyncBroker, runner: BatchRunner, stall_s: float
 ) -> Callable[[], Awaitable[int]]:
-    """The executor's sweep's work for Redis workers: re-send the items nobody holds (queued, or
-    running under a run whose lease lapsed) of batches with no activity for ``stall_s`` seconds,
-    at most once every ``stall_s``; how many were sent."""
+    """The executor's sweep's work for Redis workers: on every sweep, re-send the orphans (items
+    whose runs' leases lapsed: taken over one lease and one sweep after their worker died); at most
+    once every ``stall_s``, also the queued items of batches with no activity for ``stall_s``
+    seconds (a dead worker's unacknowledged messages). How many were sent."""
     loop = asyncio.get_running_loop()
     last = -stall_s
 
     async def resend_stalled() -> int:
         nonlocal last
-        if loop.time() - last < stall_s:
-            return 0
-        last = loop.time()
+        quiet = loop.time() - last >= stall_s
         try:
             async with short_session(runner.sessions) as session:
-                ids = await repo.stalled(session, timedelta(seconds=stall_s))
+                if quiet:
+                    ids = await repo.stalled(session, timedelta(seconds=stall_s))
+                else:
+                    ids = await repo.orphaned(session)
+            if quiet:
+                last = loop.time()
             if ids:
                 log.info("batch.resent_stalled_items", count=len(ids))
                 await enqueue(broker, ids)
@@ -123,11 +127,16 @@ async def resume_active(broker: AsyncBroker, runner: BatchRunner) -> int:
     return await enqueue(broker, ids)
 
 
-async def receive(broker: AsyncBroker, settings: Settings) -> None:
+async def receive(
+    broker: AsyncBroker, settings: Settings, returned: Callable[[], Awaitable[int]] | None = None
+) -> None:
     """Take items from the Redis stream until cancelled, through Redis outages and restarts.
 
     taskiq's own loop retries at once, forever, and never re-creates the consumer group that a
-    restarted Redis lost. Here each new listener declares the group again, after a backoff.
+    restarted Redis lost. Here each new listener declares the group again, after a backoff; before
+    a listener that follows a failed one, ``returned`` sends again what a restarted Redis may have
+    lost (every unfinished item nobody holds), so work resumes as soon as Redis is back, not a
+    stall period later.
     """
     from taskiq.acks import AcknowledgeType
     from taskiq.receiver import Receiver
@@ -139,6 +148,8 @@ async def receive(broker: AsyncBroker, settings: Settings) -> None:
     )
     async for attempt in retrying:
         with attempt:
+            if returned is not None and attempt.retry_state.attempt_number > 1:
+                await returned()  # Redis is back (or this fails too, and the attempt with it)
             receiver = Receiver(
                 broker,
                 run_startup=True,  # (re)declares the stream's consumer group

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import func, select
@@ -21,6 +23,7 @@ from app.datasets.parsing import parse_dataset
 from app.datasets.repository import store_dataset
 from app.db import create_engine, migrate, session_factory, short_session
 from app.models import Batch, BatchItem, CachedResponse
+from app.settings import Settings
 from tests.app.conftest import VERDICTS, batch_runner, verdicts
 
 pytestmark = pytest.mark.both_databases
@@ -337,7 +340,7 @@ async def test_the_sweep_resends_a_quiet_batchs_items_at_most_once_a_redelivery_
         sent.append(list(ids))
         return len(ids)
 
-    async def no_stream(broker: object, settings: object) -> None:  # the stream reader: not tested here
+    async def no_stream(*_: object) -> None:  # the stream reader: not tested here
         await asyncio.Event().wait()
 
     monkeypatch.setattr(runtime, "enqueue", record)
@@ -368,6 +371,116 @@ async def test_the_sweep_resends_a_quiet_batchs_items_at_most_once_a_redelivery_
         assert executor.sweepers == []  # consuming stopped: the sweep has no items to send
     finally:
         await engine.dispose()
+
+
+async def test_an_orphan_of_a_busy_batch_is_sent_again_at_the_next_sweep(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Takeover within a lease and a sweep of a crash: an item whose run's lease lapsed (its worker
+    died) is sent again at the next sweep, though its batch is busy (another item claimed just now)
+    and the stall period is long; the batch's queued items wait for the stall period as before."""
+    from datetime import timedelta
+
+    from app.batches import runtime
+    from app.models import Run, utcnow
+
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    sent: list[list[int]] = []
+
+    async def record(broker: object, ids: list[int]) -> int:
+        sent.append(list(ids))
+        return len(ids)
+
+    async def no_stream(*_: object) -> None:  # the stream reader: not tested here
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(runtime, "enqueue", record)
+    monkeypatch.setattr(runtime, "receive", no_stream)
+    try:
+        async with short_session(sessions) as session:
+            dataset = await store_dataset(session, "s", parse_dataset(SAMPLE.read_bytes(), SAMPLE.name))
+        broker = build_broker(None, held=1, redelivery_s=30)  # never started: nothing runs the items
+        created = await BatchService(sessions, broker).create(
+            BatchSpec(dataset.id, ["m"], judge_model="m", use_cache=False)
+        )
+        async with short_session(sessions) as session:
+            items = (
+                (await session.execute(select(BatchItem).where(BatchItem.batch_id == created.id)))
+                .scalars()
+                .all()
+            )
+            orphan, busy = items[0], items[1]
+            now = utcnow()
+            for item, owner, until in (
+                (orphan, "dead-host:1", now - timedelta(seconds=1)),
+                (busy, "live-host:2", now + timedelta(seconds=60)),
+            ):
+                run = Run(
+                    problem_id=item.problem_id,
+                    status="running",
+                    model="m",
+                    judge_model="m",
+                    policy="default",
+                    max_rounds=3,
+                    batch_id=created.id,
+                    lease_owner=owner,
+                    lease_until=until,
+                )
+                session.add(run)
+                await session.flush()
+                item.run_id, item.status, item.claimed_at = run.id, "running", now
+        executor = SimpleNamespace(sweepers=[])
+        runner = SimpleNamespace(executor=executor, sessions=sessions)
+        settings = Settings(
+            _env_file=None, database_url=database_url, broker_url="redis://x", redelivery_s=600
+        )  # type: ignore[call-arg]
+        async with runtime.consuming(broker, runner, settings):  # type: ignore[arg-type]
+            [resend] = executor.sweepers
+            assert await resend() == 1 and sent == [[orphan.id]]  # the batch is busy: the orphan only
+            assert await resend() == 1 and sent[-1] == [orphan.id]  # every sweep, until it is claimed
+    finally:
+        await engine.dispose()
+
+
+async def test_the_stream_reader_sends_again_what_a_restarted_redis_lost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After the broker failed, the next listener starts only after everything nobody holds was
+    sent again (a restarted Redis lost its stream): work resumes as soon as Redis returns."""
+    from taskiq import receiver as taskiq_receiver
+
+    from app.batches import runtime
+
+    steps: list[str] = []
+    listened = asyncio.Event()
+
+    class FlakyReceiver:
+        def __init__(self, *_: object, **__: object) -> None:
+            pass
+
+        async def listen(self, _: asyncio.Event) -> None:
+            steps.append("listen")
+            if steps.count("listen") == 1:
+                raise ConnectionError("Redis went away")
+            listened.set()
+            await asyncio.Event().wait()
+
+    async def returned() -> int:
+        steps.append("resend")
+        return 0
+
+    monkeypatch.setattr(taskiq_receiver, "Receiver", FlakyReceiver)
+    settings = Settings(_env_file=None, broker_url="redis://x")  # type: ignore[call-arg]
+    reading = asyncio.create_task(runtime.receive(SimpleNamespace(), settings, returned))  # type: ignore[arg-type]
+    try:
+        await asyncio.wait_for(listened.wait(), 60)  # a hang guard, not a timing check
+    finally:
+        reading.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reading
+    assert steps == ["listen", "resend", "listen"]
 
 
 async def test_items_are_built_in_problem_order_with_models_interleaved(database_url: str) -> None:
