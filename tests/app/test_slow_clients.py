@@ -44,17 +44,19 @@ def test_half_sent_requests_are_closed_and_a_normal_request_is_answered_meanwhil
     simulator_server: SimulatorServer, tmp_path: Path
 ) -> None:
     port, log = free_port(), tmp_path / "server.log"
-    limits = {"HEADER_TIMEOUT_S": "2", "BODY_TIMEOUT_S": "2", "MAX_CONNECTIONS": "200"}
+    limits = {"HEADER_TIMEOUT_S": "2", "BODY_TIMEOUT_S": "2", "MAX_CONNECTIONS": "2500"}
     env = {f"THINKLOOP_HTTP_{name}": value for name, value in limits.items()}
     database = f"sqlite+aiosqlite:///{tmp_path / 'slow.db'}"
     with server_process(database, simulator_server, port, log, env):
-        headers_only = [_half_open(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ") for _ in range(60)]
+        headers_only = [
+            _half_open(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ") for _ in range(1_800)
+        ]
         body_short = b"POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
         body_short += b'Content-Length: 1000\r\n\r\n{"problem": '
-        half_bodies = [_half_open(port, body_short) for _ in range(20)]
-        silent = [socket.create_connection(("127.0.0.1", port), timeout=HANG_GUARD_S) for _ in range(20)]
+        half_bodies = [_half_open(port, body_short) for _ in range(100)]
+        silent = [socket.create_connection(("127.0.0.1", port), timeout=HANG_GUARD_S) for _ in range(100)]
         try:
-            # a normal request while 100 connections hang half-sent
+            # a normal request while 2,000 connections hang half-sent (the issue's count)
             assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=HANG_GUARD_S).status_code == 200
             trickler = _half_open(port, b"GET /healthz HTTP/1.1\r\n")
             trickled = _trickle_until_closed(trickler)
