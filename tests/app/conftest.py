@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import queue
 import shutil
 import socket
@@ -365,3 +366,33 @@ async def live_server(
     with LiveServer(create_app(settings)) as server:
         yield server, keys
     state.configure(state.config.model_copy(update={"latency_s": 0.0}))
+
+
+FLAWED_SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
+
+
+@pytest.fixture(scope="module")
+def flawed_sample_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A batch of the flawed sample with a control arm (every figure has data), on the offline panel:
+    its JSON report, made once per test module (the figures and the HTML report's layout)."""
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+
+    database = tmp_path_factory.mktemp("figures") / "b.db"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("THINKLOOP_DATABASE_URL", f"sqlite+aiosqlite:///{database}")
+        args = [
+            "batch",
+            "run",
+            "--dataset",
+            str(FLAWED_SAMPLE),
+            "--models",
+            "rubric",
+            "--control",
+            "--format",
+            "json",
+        ]
+        result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output[result.output.index("{") :])  # type: ignore[no-any-return]

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select
@@ -320,16 +322,40 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
         await engine.dispose()
 
 
-async def test_the_sweep_resends_a_quiet_batchs_items_at_most_once_a_redelivery_period(
-    database_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """On Redis, re-sending stalled items is the executor's one sweep's work (no loop of its own):
-    registered while items are consumed, and at most once per THINKLOOP_REDELIVERY_S however
-    often the sweep runs."""
-    from types import SimpleNamespace
+@dataclass
+class SweepWorld:
+    """A stored batch of the sample whose items nothing runs, and what the sweep sent (the broker's
+    enqueue recorded, the stream reader idle)."""
 
+    sessions: Any
+    broker: Any
+    batch_id: str
+    sent: list[list[int]]
+
+    async def items(self) -> list[BatchItem]:
+        async with short_session(self.sessions) as session:
+            query = select(BatchItem).where(BatchItem.batch_id == self.batch_id).order_by(BatchItem.id)
+            return list((await session.execute(query)).scalars().all())
+
+    @asynccontextmanager
+    async def sweep(self, database_url: str, redelivery_s: float) -> AsyncIterator[Any]:
+        """The Redis runtime's sweep work, registered on a stand-in executor while items are consumed."""
+        from app.batches import runtime
+
+        executor = SimpleNamespace(sweepers=[])
+        runner = SimpleNamespace(executor=executor, sessions=self.sessions)
+        settings = Settings(
+            _env_file=None, database_url=database_url, broker_url="redis://x", redelivery_s=redelivery_s
+        )  # type: ignore[call-arg]
+        async with runtime.consuming(self.broker, runner, settings):  # type: ignore[arg-type]
+            [resend] = executor.sweepers
+            yield resend
+        assert executor.sweepers == []  # consuming stopped: the sweep has no items to send
+
+
+@pytest.fixture
+async def sweep_world(database_url: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[SweepWorld]:
     from app.batches import runtime
-    from app.settings import Settings
 
     await migrate(database_url)
     engine = create_engine(database_url)
@@ -352,96 +378,63 @@ async def test_the_sweep_resends_a_quiet_batchs_items_at_most_once_a_redelivery_
         created = await BatchService(sessions, broker).create(
             BatchSpec(dataset.id, ["m"], judge_model="m", use_cache=False)
         )
-        async with short_session(sessions) as session:
-            queued = (
-                await session.execute(select(BatchItem.id).where(BatchItem.batch_id == created.id))
-            ).all()
-        executor = SimpleNamespace(sweepers=[])
-        runner = SimpleNamespace(executor=executor, sessions=sessions)
-        settings = Settings(
-            _env_file=None, database_url=database_url, broker_url="redis://x", redelivery_s=0.5
-        )  # type: ignore[call-arg]
-        async with runtime.consuming(broker, runner, settings):  # type: ignore[arg-type]
-            [resend] = executor.sweepers
-            await asyncio.sleep(0.6)  # the batch is quiet for longer than a redelivery period
-            assert await resend() == len(queued) and sorted(sent[0]) == sorted(i for (i,) in queued)
-            assert await resend() == 0  # the sweep runs again at once: nothing is sent twice
-            await asyncio.sleep(0.6)
-            assert await resend() == len(queued) and len(sent) == 2
-        assert executor.sweepers == []  # consuming stopped: the sweep has no items to send
+        yield SweepWorld(sessions, broker, created.id, sent)
     finally:
         await engine.dispose()
 
 
+async def test_the_sweep_resends_a_quiet_batchs_items_at_most_once_a_redelivery_period(
+    sweep_world: SweepWorld, database_url: str
+) -> None:
+    """On Redis, re-sending stalled items is the executor's one sweep's work (no loop of its own):
+    registered while items are consumed, and at most once per THINKLOOP_REDELIVERY_S however
+    often the sweep runs."""
+    queued = [item.id for item in await sweep_world.items()]
+    sent = sweep_world.sent
+    async with sweep_world.sweep(database_url, redelivery_s=0.5) as resend:
+        await asyncio.sleep(0.6)  # the batch is quiet for longer than a redelivery period
+        assert await resend() == len(queued) and sorted(sent[0]) == sorted(queued)
+        assert await resend() == 0  # the sweep runs again at once: nothing is sent twice
+        await asyncio.sleep(0.6)
+        assert await resend() == len(queued) and len(sent) == 2
+
+
 async def test_an_orphan_of_a_busy_batch_is_sent_again_at_the_next_sweep(
-    database_url: str, monkeypatch: pytest.MonkeyPatch
+    sweep_world: SweepWorld, database_url: str
 ) -> None:
     """Takeover within a lease and a sweep of a crash: an item whose run's lease lapsed (its worker
     died) is sent again at the next sweep, though its batch is busy (another item claimed just now)
     and the stall period is long; the batch's queued items wait for the stall period as before."""
     from datetime import timedelta
 
-    from app.batches import runtime
     from app.models import Run, utcnow
 
-    await migrate(database_url)
-    engine = create_engine(database_url)
-    sessions = session_factory(engine)
-    sent: list[list[int]] = []
-
-    async def record(broker: object, ids: list[int]) -> int:
-        sent.append(list(ids))
-        return len(ids)
-
-    async def no_stream(*_: object) -> None:  # the stream reader: not tested here
-        await asyncio.Event().wait()
-
-    monkeypatch.setattr(runtime, "enqueue", record)
-    monkeypatch.setattr(runtime, "receive", no_stream)
-    try:
-        async with short_session(sessions) as session:
-            dataset = await store_dataset(session, "s", parse_dataset(SAMPLE.read_bytes(), SAMPLE.name))
-        broker = build_broker(None, held=1, redelivery_s=30)  # never started: nothing runs the items
-        created = await BatchService(sessions, broker).create(
-            BatchSpec(dataset.id, ["m"], judge_model="m", use_cache=False)
-        )
-        async with short_session(sessions) as session:
-            items = (
-                (await session.execute(select(BatchItem).where(BatchItem.batch_id == created.id)))
-                .scalars()
-                .all()
+    async with short_session(sweep_world.sessions) as session:
+        query = select(BatchItem).where(BatchItem.batch_id == sweep_world.batch_id).order_by(BatchItem.id)
+        orphan, busy = (await session.execute(query)).scalars().all()[:2]
+        now = utcnow()
+        for item, owner, until in (
+            (orphan, "dead-host:1", now - timedelta(seconds=1)),
+            (busy, "live-host:2", now + timedelta(seconds=60)),
+        ):
+            run = Run(
+                problem_id=item.problem_id,
+                status="running",
+                model="m",
+                judge_model="m",
+                policy="default",
+                max_rounds=3,
+                batch_id=sweep_world.batch_id,
+                lease_owner=owner,
+                lease_until=until,
             )
-            orphan, busy = items[0], items[1]
-            now = utcnow()
-            for item, owner, until in (
-                (orphan, "dead-host:1", now - timedelta(seconds=1)),
-                (busy, "live-host:2", now + timedelta(seconds=60)),
-            ):
-                run = Run(
-                    problem_id=item.problem_id,
-                    status="running",
-                    model="m",
-                    judge_model="m",
-                    policy="default",
-                    max_rounds=3,
-                    batch_id=created.id,
-                    lease_owner=owner,
-                    lease_until=until,
-                )
-                session.add(run)
-                await session.flush()
-                item.run_id, item.status, item.claimed_at = run.id, "running", now
-        executor = SimpleNamespace(sweepers=[])
-        runner = SimpleNamespace(executor=executor, sessions=sessions)
-        settings = Settings(
-            _env_file=None, database_url=database_url, broker_url="redis://x", redelivery_s=600
-        )  # type: ignore[call-arg]
-        async with runtime.consuming(broker, runner, settings):  # type: ignore[arg-type]
-            [resend] = executor.sweepers
-            assert await resend() == 1 and sent == [[orphan.id]]  # the batch is busy: the orphan only
-            assert await resend() == 1 and sent[-1] == [orphan.id]  # every sweep, until it is claimed
-    finally:
-        await engine.dispose()
+            session.add(run)
+            await session.flush()
+            item.run_id, item.status, item.claimed_at = run.id, "running", now
+    sent = sweep_world.sent
+    async with sweep_world.sweep(database_url, redelivery_s=600) as resend:
+        assert await resend() == 1 and sent == [[orphan.id]]  # the batch is busy: the orphan only
+        assert await resend() == 1 and sent[-1] == [orphan.id]  # every sweep, until it is claimed
 
 
 async def test_the_stream_reader_sends_again_what_a_restarted_redis_lost(

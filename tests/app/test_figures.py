@@ -21,31 +21,14 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.reporting import figures
+from tests.app.conftest import FLAWED_SAMPLE as SAMPLE
 
-SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
 ALLOWED = {to_hex(c) for c in figures.PALETTE} | {"#808080", "#000000", "#ffffff"}
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """A batch of the flawed sample with a control arm, on the offline panel."""
-    database = tmp_path_factory.mktemp("figures") / "b.db"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("THINKLOOP_DATABASE_URL", f"sqlite+aiosqlite:///{database}")
-        args = [
-            "batch",
-            "run",
-            "--dataset",
-            str(SAMPLE),
-            "--models",
-            "rubric",
-            "--control",
-            "--format",
-            "json",
-        ]
-        result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output[result.output.index("{") :])  # type: ignore[no-any-return]
+def report(flawed_sample_report: dict[str, Any]) -> dict[str, Any]:
+    return flawed_sample_report
 
 
 @pytest.fixture(scope="module")

@@ -5,23 +5,25 @@ neighbours' size)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.async_api import Browser, async_playwright
-from typer.testing import CliRunner
 
-from app.cli import cli
 from app.reporting.html import to_html
 from tests.app.test_viewer import chromium_path
 
 pytestmark = pytest.mark.slow
 
-SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
 WIDTHS = (1280, 390)
+
+
+@pytest.fixture(scope="module")
+def report(flawed_sample_report: dict[str, Any]) -> dict[str, Any]:
+    return flawed_sample_report
+
 
 # Each figure's box, its container's, the window's, and its drawn and natural widths.
 MEASURE = """() => {
@@ -34,28 +36,6 @@ MEASURE = """() => {
                drawn: box.width, natural: Number(img.getAttribute('width')), complete: img.complete };
     }) };
 }"""
-
-
-@pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """A batch of the flawed sample with a control arm (every figure has data), on the offline panel."""
-    database = tmp_path_factory.mktemp("report") / "b.db"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("THINKLOOP_DATABASE_URL", f"sqlite+aiosqlite:///{database}")
-        args = [
-            "batch",
-            "run",
-            "--dataset",
-            str(SAMPLE),
-            "--models",
-            "rubric",
-            "--control",
-            "--format",
-            "json",
-        ]
-        result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output[result.output.index("{") :])  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="module")
