@@ -324,9 +324,12 @@ class LiveServer:
 
     def __exit__(self, *_: object) -> None:
         self.server.should_exit = True
-        self.thread.join(timeout=20)
+        # A hang guard, not a timing check: on SQLite, a server stopped with runs in flight can wait
+        # out SQLite's 30 s busy timeout (twice, seen once in ~10 stops) before its checkpoint writes
+        # give up; a known defect (CHANGELOG), not a server that never stops.
+        self.thread.join(timeout=120)
         if self.thread.is_alive():  # a server that does not stop is a defect the test must report
-            pytest.fail(f"the live server on port {self.port} did not stop within 20 s of being told to")
+            pytest.fail(f"the live server on port {self.port} did not stop within 120 s of being told to")
 
 
 @pytest.fixture
