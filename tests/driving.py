@@ -10,6 +10,8 @@ import shutil
 import sqlite3
 import tempfile
 import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -61,11 +63,28 @@ async def drive(
         return await runs.run(problem, context, model="test", judge_model="test", arm=arm, on_event=on_event)
 
 
-async def judge_once(
-    problem: Problem, context: RunContext
-) -> tuple[bool, str, float | None, list[Vote], list[str]]:
+Judged = tuple[bool, str, float | None, list[Vote], list[str]]
+
+
+async def judge_once(problem: Problem, context: RunContext) -> Judged:
     """Round 1 of the loop on ``problem``, as the validity bench judges a version: passed
     (accepted or screened)?, the outcome, Q, each judge's vote, the gate."""
+    async with judging(context) as judge:
+        return await judge(problem)
+
+
+@asynccontextmanager
+async def judging(context: RunContext) -> AsyncIterator[Callable[[Problem], Awaitable[Judged]]]:
+    """``judge_once`` for a sweep: one temporary store (and one compiled graph) for all its runs,
+    each still a run of its own through ``RunExecutor``. Runs on one store share no state but the
+    rows each writes, so a run judged here is judged as by ``judge_once``; the store and graph
+    set-up (about half of ``judge_once``'s time on the offline panel) is paid once."""
     once = replace(context, policy=replace(context.policy, max_rounds=1))
-    verdict = verdict_of(await drive(problem, once), context.policy)
-    return verdict.passed, verdict.decision, verdict.quality, list(verdict.votes), list(verdict.gate)
+    async with temporary_runs(settings(), template=template()) as runs:
+
+        async def judge(problem: Problem) -> Judged:
+            result = await runs.run(problem, once, model="test", judge_model="test")
+            verdict = verdict_of(result, context.policy)
+            return verdict.passed, verdict.decision, verdict.quality, list(verdict.votes), list(verdict.gate)
+
+        yield judge
