@@ -1,10 +1,15 @@
-"""Orchestration overhead: CPU milliseconds per LLM call at zero simulated latency, with a profile.
+"""Orchestration overhead: CPU milliseconds per LLM call at zero simulated latency, with a profile,
+and CPU per round side by side with an earlier revision of the code (``--baseline``).
 
 The simulator runs in its own process, so this process's CPU time is ours alone: the graph, the
 langchain-openai client, HTTP, validation, and the database: single runs are driven as
-`thinkloop refine` drives one (the service's executor on a temporary store), and the batch adds
-its queue. Judges
-score 40, so every run goes through all its rounds and revisions.
+`thinkloop refine` drives one (the service's executor on a temporary store, opened before the clock
+starts: opening it is measured apart), and the batch adds its queue. Judges score 40, so every run
+goes through all its rounds and revisions.
+
+The side-by-side part runs the single-run workload of this tree and of ``--baseline`` (by default
+the last revision before the one driver, whose `refine` ran the graph with no store) in fresh
+processes, alternately, with the same interpreter, packages and simulator, and prints the medians.
 
     uv run --frozen python bench/overhead.py --runs 30 --items 60
 """
@@ -14,9 +19,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import json
 import pstats
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +53,9 @@ from app.settings import Settings
 from graphs.context import RunContext
 from graphs.scoring import get_policy
 
+# The last revision whose `thinkloop refine` drove the graph itself, with no store (issue 37's "today").
+BASELINE = "996d089"
+
 PROBLEM = Problem(
     question="A shop has 14 crates with 23 bottles each. How many bottles does it have?",
     solution="14 × 23 = 332 bottles.",
@@ -55,19 +69,22 @@ async def script(base_url: str) -> None:
         (await client.put(base_url.removesuffix("/v1") + "/_sim", json=rules)).raise_for_status()
 
 
-async def single_runs(base_url: str, runs: int) -> tuple[int, int]:
-    """LLM calls and rounds of ``runs`` runs, one after another, on one temporary store (what each
-    `thinkloop refine` does once, besides opening its store: measured apart, by ``stores``)."""
+async def single_runs(base_url: str, runs: int) -> tuple[int, int, float]:
+    """LLM calls, rounds and CPU seconds of ``runs`` runs, one after another, on one temporary store
+    (what each `thinkloop refine` does once), after a first run that warms it up. Opening the store
+    is not on the clock: ``stores`` measures it apart."""
     spec = ModelSpec(name="sim", model="sim-1", base_url=base_url, max_concurrency=16)
     calls = rounds = 0
     async with PanelFactory(ModelRegistry({"sim": spec}), {}) as factory:
         panel = factory.build("sim", "sim")
         context = RunContext.of(panel, get_policy("default"))
         async with temporary_runs(None, factory) as store:
+            await store.run(PROBLEM, context, model="sim", judge_model="sim")
+            cpu = time.process_time()
             for _ in range(runs):
                 result = await store.run(PROBLEM, context, model="sim", judge_model="sim")
                 calls, rounds = calls + result.usage.calls, rounds + len(result.rounds)
-    return calls, rounds
+            return calls, rounds, time.process_time() - cpu
 
 
 async def stores(count: int) -> int:
@@ -136,12 +153,88 @@ def top(stats: pstats.Stats, n: int = 8) -> list[str]:
     return lines
 
 
+# Run in a fresh process inside a tree (this one or the baseline's), with its own bench/overhead.py:
+# this tree's single_runs returns (calls, rounds, CPU s) with its store opened off the clock; the
+# baseline's (before the one driver) returned its calls, and drove the graph with no store.
+SIDE = r"""
+import asyncio, json, sys, time
+tree, base_url, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+sys.path[:0] = [tree + "/bench", tree]
+import overhead
+from app.logging import configure_logging
+configure_logging("WARNING")
+asyncio.run(overhead.single_runs(base_url, 2))
+cpu = time.process_time()
+got = asyncio.run(overhead.single_runs(base_url, runs))
+cpu = time.process_time() - cpu
+calls, cpu = (got[0], got[2]) if isinstance(got, tuple) else (got, cpu)
+print(json.dumps({"calls": calls, "cpu": cpu}))
+"""
+
+
+@contextmanager
+def tree_at(revision: str) -> Iterator[Path]:
+    """The project's files at ``revision`` (``git archive``), in a temporary folder."""
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory(prefix="overhead-baseline-") as folder:
+        archive = subprocess.run(
+            ["git", "-C", str(root), "archive", "--format=tar", revision],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+        yield Path(folder)
+
+
+def side_by_side(base_url: str, baseline: str, runs: int, repeats: int) -> list[str]:
+    """CPU per LLM call and per round of this tree's single runs and the baseline's, each measured
+    ``repeats`` times in fresh processes, alternately; their medians and the ratio."""
+    here = Path(__file__).resolve().parent.parent
+    cpu: dict[str, list[float]] = {"baseline": [], "this tree": []}
+    calls: dict[str, int] = {}
+    with tree_at(baseline) as old:
+        for _ in range(repeats):
+            for label, tree in (("baseline", old), ("this tree", here)):
+                out = subprocess.run(
+                    [sys.executable, "-c", SIDE, str(tree), base_url, str(runs)],
+                    cwd=tree,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+                measured_ = json.loads(out.strip().splitlines()[-1])
+                calls[label] = measured_["calls"]
+                cpu[label].append(measured_["cpu"] / measured_["calls"])
+    if calls["baseline"] != calls["this tree"]:
+        raise SystemExit(f"the two trees made different calls for the same runs: {calls}")
+    per_round = calls["this tree"] / (3 * runs)  # 3 rounds a run (judges score 40)
+    median = {label: statistics.median(values) for label, values in cpu.items()}
+    revision = subprocess.run(
+        ["git", "-C", str(here), "rev-parse", "--short", baseline], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    lines = [
+        "",
+        f"Side by side: {runs} single runs per process, {repeats} processes each, alternately "
+        f"(baseline {baseline} = {revision}; median CPU)",
+        "",
+        "| code | CPU ms per call | CPU ms per round | each process, ms per round |",
+        "|---|---|---|---|",
+    ]
+    for label in ("baseline", "this tree"):
+        each = ", ".join(f"{1000 * value * per_round:.0f}" for value in cpu[label])
+        lines.append(
+            f"| {label} | {1000 * median[label]:.2f} | {1000 * median[label] * per_round:.1f} | {each} |"
+        )
+    lines += ["", f"This tree ÷ baseline: {median['this tree'] / median['baseline']:.2f}"]
+    return lines
+
+
 def main(args: argparse.Namespace) -> str:
     configure_logging("WARNING")
     with tempfile.TemporaryDirectory() as tmp, simulator(0.0) as base_url:
         asyncio.run(script(base_url))
         asyncio.run(single_runs(base_url, 2))  # warm up imports and connections
-        (calls, rounds), single_cpu = measured(single_runs(base_url, args.runs))
+        calls, rounds, single_cpu = asyncio.run(single_runs(base_url, args.runs))
         opened, stores_cpu = measured(stores(3))
         in_batch = measured(batch(base_url, args.items, f"sqlite+aiosqlite:///{Path(tmp) / 'o.db'}"))
         profiles = {
@@ -150,6 +243,7 @@ def main(args: argparse.Namespace) -> str:
                 batch(base_url, max(args.items // 3, 1), f"sqlite+aiosqlite:///{Path(tmp) / 'p.db'}")
             ),
         }
+        compared = side_by_side(base_url, args.baseline, args.runs, args.repeats) if args.baseline else []
     lines = [
         "Orchestration overhead at zero simulated latency (the simulator in another process)",
         "",
@@ -166,6 +260,7 @@ def main(args: argparse.Namespace) -> str:
         f"Single runs: {rounds} rounds, {1000 * single_cpu / rounds:.1f} CPU ms per round. Opening a "
         f"temporary store (migrated to head; once per `thinkloop refine`): {1000 * stores_cpu / opened:.0f} "
         "CPU ms.",
+        *compared,
     ]
     for label, stats in profiles.items():
         lines += ["", f"Top CPU under cProfile, {label} (own time)", ""]
@@ -177,4 +272,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--items", type=int, default=60)
+    parser.add_argument(
+        "--baseline",
+        default=BASELINE,
+        help="a git revision to measure the single runs of side by side ('' for none); "
+        "by default the last before one driver",
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="processes per tree, side by side")
     print(main(parser.parse_args()))

@@ -1,8 +1,9 @@
 """Metering model work that is no run: the judges' validity bench (``POST /v1/judges/validate``).
 
-A run charges the usage ledgers round by round (``usage.charge_round``). The bench judges hundreds
-or thousands of versions through the same graph but stores no run, so nothing charged it: one
-request could make thousands of calls past a project's cap of 0 and leave the ledger where it was.
+A run charges the usage ledgers as its rounds and revisions are stored
+(``repository.record_rounds``). The bench judges hundreds or thousands of versions through the same
+graph but stores no run, so nothing charged it: one request could make thousands of calls past a
+project's cap of 0 and leave the ledger where it was.
 ``metered`` wraps a panel's judges, solver and reviser so every answered call's usage is tallied in
 a ``Meter``; the caller charges the tally to the project and the key (``usage.charge_owner``) when
 the work ends, however it ends.

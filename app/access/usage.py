@@ -17,23 +17,18 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, func, select
 
-from agents.schemas import RevisionResult, Usage
+from agents.schemas import Usage
 from app.db import dialect_insert
 from app.models import Batch, DailyUsage, KeyDailyUsage, Run, utcnow
 from graphs.state import Round
 
 
-async def charge_round(session: AsyncSession, run_id: str, record: Round) -> None:
-    """Add a round's judge calls and its solver's call to the run's project's day."""
+def of_round(record: Round) -> list[Usage]:
+    """A round's calls: its judges' and its solver's."""
     usages = [outcome.usage for outcome in record.outcomes]
     if record.solver is not None:
         usages.append(record.solver.usage)
-    await charge(session, run_id, usages)
-
-
-async def charge_revision(session: AsyncSession, run_id: str, outcome: RevisionResult) -> None:
-    """Add a revision's calls to the run's project's day."""
-    await charge(session, run_id, [outcome.usage])
+    return usages
 
 
 async def charge(session: AsyncSession, run_id: str, usages: Iterable[Usage]) -> None:

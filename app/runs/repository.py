@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, update
+from sqlalchemy import and_, delete, func, insert, or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from agents.schemas import HolisticVerdict, JudgeResult, RevisionResult
+from agents.schemas import HolisticVerdict, JudgeResult, RevisionResult, Usage
 from app.access import usage
 from app.models import (
     RUN_TERMINAL,
@@ -109,27 +109,53 @@ async def list_runs(
     return await page(session, query, Run, limit, cursor)
 
 
-async def record_round(session: AsyncSession, run_id: str, record: Round) -> bool:
-    """Store a scored round and its seven judgements once; False when already stored."""
-    exists = select(col(RoundRow.id)).where(
-        col(RoundRow.run_id) == run_id, col(RoundRow.round) == record.round
-    )
-    if (await session.execute(exists)).first() is not None:
-        return False
-    session.add(
-        RoundRow(
-            run_id=run_id,
-            round=record.round,
-            question=record.problem.question,
-            solution=record.problem.solution,
-            verification=record.verification or None,
-            solver=record.solver.model_dump(mode="json") if record.solver else None,
-            **record.model_dump(include=FIGURES),
+async def record_rounds(
+    session: AsyncSession, run_id: str, rounds: Iterable[Round], revisions: Iterable[RevisionResult]
+) -> list[int]:
+    """Store those of a run's scored rounds (each with its seven judgements) and revisions that are
+    not stored yet, and charge their calls to the usage ledgers once, in the same transaction (the
+    daily caps' ledger, kept past deletion). What is stored already is kept as it is, so a run whose
+    stream recorded some of them loses and repeats none. Returns the numbers of the rounds stored."""
+    rounds, revisions = list(rounds), list(revisions)
+    stored_rounds: set[int] = set()
+    stored_revisions: set[int] = set()
+    if rounds:
+        query = select(col(RoundRow.round)).where(col(RoundRow.run_id) == run_id)
+        stored_rounds = set((await session.execute(query)).scalars())
+    if revisions:
+        query = select(col(RevisionRow.round)).where(col(RevisionRow.run_id) == run_id)
+        stored_revisions = set((await session.execute(query)).scalars())
+    spent: list[Usage] = []
+    added: list[int] = []
+    verdicts: list[dict[str, Any]] = []
+    for record in rounds:
+        if record.round in stored_rounds:
+            continue
+        stored_rounds.add(record.round)
+        added.append(record.round)
+        session.add(
+            RoundRow(
+                run_id=run_id,
+                round=record.round,
+                question=record.problem.question,
+                solution=record.problem.solution,
+                verification=record.verification or None,
+                solver=record.solver.model_dump(mode="json") if record.solver else None,
+                **record.model_dump(include=FIGURES),
+            )
         )
-    )
-    session.add_all(_judgement(run_id, outcome) for outcome in record.outcomes)
-    await usage.charge_round(session, run_id, record)  # the daily caps' ledger, kept past deletion
-    return True
+        verdicts += [_judgement(run_id, outcome) for outcome in record.outcomes]
+        spent += usage.of_round(record)
+    for outcome in revisions:
+        if outcome.round in stored_revisions:
+            continue
+        stored_revisions.add(outcome.round)
+        session.add(_revision(run_id, outcome))
+        spent.append(outcome.usage)
+    if verdicts:  # many rows of one shape: one bulk INSERT, without the ORM's unit of work
+        await session.execute(insert(VerdictRow), verdicts)
+    await usage.charge(session, run_id, spent)
+    return added
 
 
 FIGURES = set(RoundFigures.model_fields)
@@ -151,63 +177,45 @@ def accounting(outcome: JudgeResult | RevisionResult) -> dict[str, Any]:
     }
 
 
-def _judgement(run_id: str, outcome: JudgeResult) -> VerdictRow:
+def _judgement(run_id: str, outcome: JudgeResult) -> dict[str, Any]:
+    """A judgement's row (``VerdictRow``'s columns)."""
     verdict = outcome.verdict
     details: dict[str, Any] | None = None
     if isinstance(verdict, HolisticVerdict):
         details = {"five_keys": verdict.five_keys.model_dump(), "suggestions": verdict.suggestions}
     if verdict is not None and verdict.own_answer:
         details = (details or {}) | {"own_answer": verdict.own_answer}
-    return VerdictRow(
+    return {
+        "run_id": run_id,
+        "round": outcome.round,
+        "judge": outcome.judge,
+        "score": verdict.score if verdict else None,
+        "confidence": verdict.confidence if verdict else None,
+        "rationale": verdict.rationale if verdict else None,
+        "details": details,
+        "abstain_reason": outcome.abstain_reason,
+        "failure": outcome.failure.model_dump() if outcome.failure else None,
+        "reasoning": outcome.reasoning,
+        "reported_model": outcome.reported_model,
+        "system_fingerprint": outcome.system_fingerprint,
+        **accounting(outcome),
+    }
+
+
+def _revision(run_id: str, outcome: RevisionResult) -> RevisionRow:
+    problem = outcome.problem
+    return RevisionRow(
         run_id=run_id,
         round=outcome.round,
-        judge=outcome.judge,
-        score=verdict.score if verdict else None,
-        confidence=verdict.confidence if verdict else None,
-        rationale=verdict.rationale if verdict else None,
-        details=details,
-        abstain_reason=outcome.abstain_reason,
+        question=problem.question if problem else None,
+        solution=problem.solution if problem else None,
+        thinking=outcome.thinking,
+        error=outcome.error,
         failure=outcome.failure.model_dump() if outcome.failure else None,
-        reasoning=outcome.reasoning,
         reported_model=outcome.reported_model,
         system_fingerprint=outcome.system_fingerprint,
         **accounting(outcome),
     )
-
-
-async def record_result(session: AsyncSession, run_id: str, result: RunResult) -> None:
-    """Store every round (with its verdicts) and every revision of a finished run; what is stored
-    already is kept as it is, so a run whose stream recorded some of them loses and repeats none."""
-    for record in result.rounds:
-        await record_round(session, run_id, record)
-    for outcome in result.revisions:
-        await record_revision(session, run_id, outcome)
-
-
-async def record_revision(session: AsyncSession, run_id: str, outcome: RevisionResult) -> bool:
-    """Store a revision once; False when already stored."""
-    exists = select(col(RevisionRow.id)).where(
-        col(RevisionRow.run_id) == run_id, col(RevisionRow.round) == outcome.round
-    )
-    if (await session.execute(exists)).first() is not None:
-        return False
-    problem = outcome.problem
-    session.add(
-        RevisionRow(
-            run_id=run_id,
-            round=outcome.round,
-            question=problem.question if problem else None,
-            solution=problem.solution if problem else None,
-            thinking=outcome.thinking,
-            error=outcome.error,
-            failure=outcome.failure.model_dump() if outcome.failure else None,
-            reported_model=outcome.reported_model,
-            system_fingerprint=outcome.system_fingerprint,
-            **accounting(outcome),
-        )
-    )
-    await usage.charge_revision(session, run_id, outcome)
-    return True
 
 
 async def last_event(session: AsyncSession, run_id: str) -> tuple[int, set[str]]:
@@ -336,7 +344,7 @@ async def discard_unfinished_thinking(session: AsyncSession, run_id: str) -> lis
 
 def facts(result: RunResult) -> dict[str, Any]:
     """``runs.result`` of a finished run: its metrics, warrant and call counts (``RunFacts``); its
-    rounds, verdicts and revisions are rows, stored by ``record_result`` in the same transaction."""
+    rounds, verdicts and revisions are rows, stored by ``record_rounds`` in the same transaction."""
     usage = result.usage
     return RunFacts(
         metrics=result.metrics, warrant=result.warrant, llm_calls=usage.calls, retries=usage.retries

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 import structlog
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StreamMode
+from sqlalchemy import insert
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
@@ -22,9 +23,10 @@ from sqlmodel import col, select
 from agents.identity import Warrants
 from agents.lanes import Lanes, RunLane, Stopping, holding
 from agents.panel import PanelFactory
-from agents.schemas import Problem
+from agents.schemas import Problem, RevisionResult
 from app.checkpoints import open_checkpointer
 from app.db import short_session
+from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics
 from app.models import RUN_TERMINAL, ProblemRow, Run, TranscriptEvent, utcnow
 from app.runs import repository as repo
@@ -37,7 +39,7 @@ from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundEvent, RunEv
 from graphs.refinement import build_refinement_graph, recursion_limit
 from graphs.result import EventSink, RunResult, build_result, finished_event
 from graphs.scoring import ScoringPolicy, get_policy
-from graphs.state import RefinementState
+from graphs.state import RefinementState, Round
 
 if TYPE_CHECKING:  # the model client stack loads with the first model-backed panel, not here
     from agents.llm import ResponseCache
@@ -104,7 +106,21 @@ async def open_executor(
     `thinkloop batch run` and `thinkloop worker` each execute runs with. The checkpointer closes on exit."""
     async with open_checkpointer(settings.database_url, connections) as saver:
         graph = build_refinement_graph(saver)
-        yield RunExecutor(sessions, graph, factory, settings, metrics or ServiceMetrics())
+        executor = RunExecutor(sessions, graph, factory, settings, metrics or ServiceMetrics())
+        freeze_startup_heap()  # the process's start-up heap: never scanned again by the collector
+        yield executor
+
+
+def _event_row(run_id: str, seq: int, kind: str, key: str | None, data: dict[str, Any]) -> dict[str, Any]:
+    """A transcript event's row (``TranscriptEvent``'s columns)."""
+    return {
+        "run_id": run_id,
+        "seq": seq,
+        "type": kind,
+        "dedupe_key": key,
+        "data": data,
+        "created_at": utcnow(),
+    }
 
 
 class LeaseLost(Exception):
@@ -120,6 +136,11 @@ class RunExecutor:
     process sweeps first, and resumes from its last checkpoint. So any number of API processes can
     share one database without executing a run twice, and none waits for a restart.
     """
+
+    # Whether a run's rows and events wait for its end (or its failure) to be stored, in one
+    # transaction: for a store nobody else reads while the run runs (``TemporaryExecutor``). Here
+    # they are stored as they happen, so other processes can follow the run and resume it.
+    defer_writes = False
 
     def __init__(
         self,
@@ -289,6 +310,8 @@ class RunExecutor:
 
     async def delete_checkpoints(self, run_ids: Iterable[str]) -> None:
         """Delete the checkpoints of ended runs (their graph states, which hold every version)."""
+        if self.graph.checkpointer is None:  # a temporary store's graph keeps none
+            return
         for run_id in run_ids:
             await self.graph.checkpointer.adelete_thread(run_id)
 
@@ -471,10 +494,11 @@ class RunExecutor:
                     finished = chunk  # published after the run's final state is stored
                 else:
                     self._record_event(run_id, chunk)
-        if state is None or not state.get("rounds"):
+        if self.graph.checkpointer is not None and (state is None or not state.get("rounds")):
             # Nothing was left to execute, or a resumed stream's last values were taken before a round
             # it had already judged: the checkpoint holds the run's whole state.
             state = (await self.graph.aget_state(config)).values
+        assert state is not None, "a graph without checkpoints streams its state after every step"
         return build_result(state, context.policy), finished
 
     async def _load(self, run_id: str) -> tuple[Run, Problem]:
@@ -560,6 +584,10 @@ class RunExecutor:
         if transcript.failed is not None:
             raise transcript.failed
         transcript.queued.append(write)
+        if not self.defer_writes:
+            self._start_writer(run_id, transcript)
+
+    def _start_writer(self, run_id: str, transcript: _Transcript) -> None:
         if transcript.writer is None or transcript.writer.done():
             transcript.writer = asyncio.create_task(self._write(run_id, transcript), name=f"write-{run_id}")
 
@@ -575,6 +603,8 @@ class RunExecutor:
     async def _drain(self, run_id: str) -> None:
         """Wait until everything queued for the run is stored; raise why it could not be."""
         transcript = self._transcripts[run_id]
+        if transcript.queued and transcript.failed is None:
+            self._start_writer(run_id, transcript)  # deferred writes (``defer_writes``) go now
         if transcript.writer is not None:
             await asyncio.wait({transcript.writer})
         if transcript.failed is not None:
@@ -587,21 +617,24 @@ class RunExecutor:
         try:
             async with short_session(self.sessions) as session:
                 await self._still_held(session, run_id)
+                rounds: list[Round] = []
+                revisions: list[RevisionResult] = []
+                rows: list[dict[str, Any]] = []
                 for write in writes:
                     if write.update is not None:
-                        for record in (write.update.get("score") or {}).get("rounds", []):
-                            await repo.record_round(session, run_id, record)
+                        rounds += (write.update.get("score") or {}).get("rounds", [])
                         for node in ("revise", "revise_unaided"):
-                            for outcome in (write.update.get(node) or {}).get("revisions", []):
-                                await repo.record_revision(session, run_id, outcome)
+                            revisions += (write.update.get(node) or {}).get("revisions", [])
                     elif write.event is not None:
                         seq = transcript.seq + len(events) + 1
                         data = write.event
                         kind, key = data["type"], write.key
-                        session.add(
-                            TranscriptEvent(run_id=run_id, seq=seq, type=kind, dedupe_key=key, data=data)
-                        )
                         events.append((seq, data))
+                        rows.append(_event_row(run_id, seq, kind, key, data))
+                if rounds or revisions:
+                    await repo.record_rounds(session, run_id, rounds, revisions)
+                if rows:  # one bulk INSERT, without the ORM's unit of work
+                    await session.execute(insert(TranscriptEvent), rows)
                 if events:
                     await announce(session, run_id, events[-1][0])  # wakes streams elsewhere at commit
         except IntegrityError:
@@ -633,9 +666,8 @@ class RunExecutor:
                     await self._still_held(session, run_id)
                 if not duplicate:
                     seq = transcript.seq + 1
-                    session.add(
-                        TranscriptEvent(run_id=run_id, seq=seq, type=data["type"], dedupe_key=key, data=data)
-                    )
+                    row = _event_row(run_id, seq, data["type"], key, data)
+                    await session.execute(insert(TranscriptEvent), [row])
                     await announce(session, run_id, seq)  # wakes streams elsewhere at commit
         except IntegrityError:
             log.warning("transcript.duplicate", key=key)
@@ -664,7 +696,7 @@ class RunExecutor:
 
         async def store(session: AsyncSession) -> None:
             # The checkpoint is the source of truth: store any round an interrupted stream missed.
-            await repo.record_result(session, run.id, result)
+            await repo.record_rounds(session, run.id, result.rounds, result.revisions)
             failure = result.failure.model_dump() if result.failure else None
             ended = await repo.finish_run(
                 session,

@@ -4,8 +4,10 @@
 ``RunExecutor``, the one driver of the graph: each run is a row held under a lease, its transcript
 and its verdict rows are recorded as they happen, and it ends through the same code as an API run
 or a batch item. Only the store differs: a SQLite file in a temporary folder, migrated to head and
-deleted on exit (no database to set up, nothing left behind), with the checkpoints in memory (no
-later process can resume a run of a store that is gone), each run's deleted as the run ends.
+deleted on exit (no database to set up, nothing left behind), and its graph keeps no checkpoints:
+they serve only resumption, and no later process can resume a run of a store that is gone. No other
+process reads the store while a run runs, so a run's rows and events are stored at its end, in one
+transaction (the caller follows the run live through the executor's ``observers``).
 
 The caller builds each run's context (its panel, policy and warrants), as before: a temporary store
 holds no validity records, so the executor must not look warrants up in it.
@@ -20,7 +22,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langgraph.checkpoint.memory import InMemorySaver
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
@@ -28,12 +29,12 @@ from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.schemas import Problem
 from app.db import migrate, session_factory, short_session
+from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics
 from app.models import Run
 from app.runs import repository as repo
 from app.runs.service import RunExecutor
 from app.settings import Settings, get_settings
-from graphs.checkpoint import state_serde
 from graphs.context import RunContext
 from graphs.refinement import build_refinement_graph
 from graphs.result import EventSink, RunResult
@@ -47,6 +48,10 @@ DATABASE_NAME = "thinkloop.db"
 class TemporaryExecutor(RunExecutor):
     """The service's executor, whose runs take the context their caller built (``contexts``, by
     run id) instead of one built from the run's model names and the store's validity records."""
+
+    # No other process reads a temporary store while its run runs (the caller sees the run's events
+    # live through ``observers``): its rows and events are stored at its end, in one transaction.
+    defer_writes = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -155,7 +160,7 @@ async def temporary_runs(
         event.listen(engine.sync_engine, "connect", _pragmas)
         try:
             sessions = session_factory(engine)
-            graph = build_refinement_graph(InMemorySaver(serde=state_serde()))
+            graph = build_refinement_graph(None)  # no checkpoints: nothing can resume these runs
             executor = TemporaryExecutor(
                 sessions,
                 graph,
@@ -163,6 +168,7 @@ async def temporary_runs(
                 base.model_copy(update={"database_url": url}),
                 ServiceMetrics(),
             )
+            freeze_startup_heap()
             yield TemporaryRuns(executor, sessions)
         finally:
             await engine.dispose()

@@ -3,6 +3,7 @@ each go through ``RunExecutor`` (a run row under a lease, its rounds recorded, e
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,11 @@ from app.db import create_engine, session_factory, short_session
 from app.models import Run, TranscriptEvent, VerdictRow
 from app.runs import repository as repo
 from app.runs.service import RunExecutor, open_executor
+from app.runs.temporary import temporary_runs
 from app.settings import Settings
+from graphs.context import RunContext
+from graphs.scoring import get_policy
+from tests import driving
 from tests.conftest import ORCHESTRA
 
 runner = CliRunner()
@@ -29,11 +34,12 @@ def executed(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     """What the executor recorded: each round stored and each run ended, with the process that
     ended it (the lease's owner) and the executor that drove it."""
     seen: dict[str, list[Any]] = {"rounds": [], "ended": [], "executors": []}
-    record_round, finish_run, drive = repo.record_round, repo.finish_run, RunExecutor._drive
+    record_rounds, finish_run, drive = repo.record_rounds, repo.finish_run, RunExecutor._drive
 
-    async def recording_round(session: Any, run_id: str, record: Any) -> bool:
-        seen["rounds"].append((run_id, record.round))
-        return await record_round(session, run_id, record)
+    async def recording_rounds(session: Any, run_id: str, *args: Any) -> list[int]:
+        stored = await record_rounds(session, run_id, *args)
+        seen["rounds"] += [(run_id, number) for number in stored]
+        return stored
 
     async def recording_end(session: Any, run_id: str, status: str, *args: Any, **kwargs: Any) -> bool:
         seen["ended"].append((run_id, status, kwargs.get("owner")))
@@ -43,7 +49,7 @@ def executed(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
         seen["executors"].append(self.worker)
         return await drive(self, run_id, *args, **kwargs)
 
-    monkeypatch.setattr(repo, "record_round", recording_round)
+    monkeypatch.setattr(repo, "record_rounds", recording_rounds)
     monkeypatch.setattr(repo, "finish_run", recording_end)
     monkeypatch.setattr(RunExecutor, "_drive", driving)
     return seen
@@ -57,7 +63,7 @@ def test_the_main_job_runs_through_the_executor(executed: dict[str, list[Any]]) 
     assert "outcome screened" in result.output and "Round 2 verdicts" in result.output  # the live trace
     [(run_id, status, owner)] = executed["ended"]
     assert status == "screened" and owner == executed["executors"][0]
-    assert set(executed["rounds"]) == {(run_id, 1), (run_id, 2)}  # (stored live, checked again at its end)
+    assert executed["rounds"] == [(run_id, 1), (run_id, 2)]  # each stored once (checked again at its end)
 
 
 def test_judges_validate_runs_each_version_through_the_executor(
@@ -147,3 +153,49 @@ async def test_the_control_arm_is_a_checkpointed_run_of_the_graph(database_url: 
             assert stored is not None and stored.status == "exhausted" and stored.lease_until is None
     finally:
         await engine.dispose()
+
+
+async def test_a_temporary_stores_run_is_stored_once_at_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nobody reads a temporary store while its run runs (its caller follows the events live), so the
+    run's rows and transcript go in at its end, in one transaction rather than one per event, and its
+    graph keeps no checkpoints (nothing can resume the run of a store that is gone). Everything a run
+    records is there once it has ended."""
+    transactions: list[int] = []
+    store_writes = RunExecutor._store
+
+    async def counting(self: RunExecutor, run_id: str, transcript: Any, writes: list[Any]) -> None:
+        transactions.append(len(writes))
+        await store_writes(self, run_id, transcript, writes)
+
+    monkeypatch.setattr(RunExecutor, "_store", counting)
+    factory = PanelFactory(ModelRegistry({}), {})
+    context = RunContext.of(factory.build("rubric", "rubric"), get_policy("default"))
+    seen: list[Any] = []
+    async with temporary_runs(driving.settings(), template=driving.template()) as store:
+        assert store.executor.graph.checkpointer is None
+        result = await store.run(
+            ORCHESTRA, context, model="rubric", judge_model="rubric", on_event=seen.append
+        )
+        async with short_session(store.sessions) as session:
+            verdicts = (await session.execute(select(VerdictRow))).scalars().all()
+            types = (
+                await session.execute(select(col(TranscriptEvent.type)).order_by(col(TranscriptEvent.seq)))
+            ).scalars()
+            types = [kind for kind in types if kind != "reviser.thinking"]
+    rounds = len(result.rounds)
+    assert result.outcome == "screened" and rounds == 2
+    assert len(transactions) == 1 and transactions[0] > rounds  # every round's rows and events at once
+    assert sorted((v.round, v.judge) for v in verdicts) == sorted(
+        (o.round, o.judge) for r in result.rounds for o in r.outcomes
+    )
+    assert types[0] == "run.started" and types[-1] == "run.finished"
+    assert types.count("judge.verdict") == 7 * rounds and types.count("round.scored") == rounds
+    shown = [event.type for event in seen if event.type not in ("reviser.thinking", "run.finished")]
+    assert types[1:-1] == shown  # stored in the order the caller saw them live
+
+
+async def test_an_executor_freezes_the_heap_it_starts_with() -> None:
+    """The start-up heap (modules, the model client stack) lives as long as the process: once an
+    executor starts, the garbage collector no longer scans it (``app.heap``)."""
+    async with temporary_runs(driving.settings(), template=driving.template()):
+        assert gc.get_freeze_count() > 0
