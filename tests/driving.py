@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 from agents.schemas import Problem
 from app.db import migrate
@@ -59,8 +60,32 @@ async def drive(
 ) -> RunResult:
     """Run ``problem`` on ``context`` to its end through ``RunExecutor`` (``arm`` "control": the
     zero-shot control arm), its typed events to ``on_event`` as they happen."""
+    async with driving() as run:
+        return await run(problem, context, arm=arm, on_event=on_event)
+
+
+class Drive(Protocol):
+    async def __call__(
+        self, problem: Problem, context: RunContext, *, arm: str = "loop", on_event: EventSink | None = None
+    ) -> RunResult: ...
+
+
+@asynccontextmanager
+async def driving() -> AsyncIterator[Drive]:
+    """``drive`` for many runs: one temporary store (and one compiled graph) for all of them, each
+    still a run of its own through ``RunExecutor``. Runs on one store share no state but the rows
+    each writes, so a run driven here ends as one driven by ``drive``; the store's set-up (about
+    half of a round's time on the offline panel) is paid once."""
     async with temporary_runs(settings(), template=template()) as runs:
-        return await runs.run(problem, context, model="test", judge_model="test", arm=arm, on_event=on_event)
+
+        async def run(
+            problem: Problem, context: RunContext, *, arm: str = "loop", on_event: EventSink | None = None
+        ) -> RunResult:
+            return await runs.run(
+                problem, context, model="test", judge_model="test", arm=arm, on_event=on_event
+            )
+
+        yield run
 
 
 Judged = tuple[bool, str, float | None, list[Vote], list[str]]
@@ -75,15 +100,12 @@ async def judge_once(problem: Problem, context: RunContext) -> Judged:
 
 @asynccontextmanager
 async def judging(context: RunContext) -> AsyncIterator[Callable[[Problem], Awaitable[Judged]]]:
-    """``judge_once`` for a sweep: one temporary store (and one compiled graph) for all its runs,
-    each still a run of its own through ``RunExecutor``. Runs on one store share no state but the
-    rows each writes, so a run judged here is judged as by ``judge_once``; the store and graph
-    set-up (about half of ``judge_once``'s time on the offline panel) is paid once."""
+    """``judge_once`` for a sweep, on one store (``driving``): judged as by ``judge_once``."""
     once = replace(context, policy=replace(context.policy, max_rounds=1))
-    async with temporary_runs(settings(), template=template()) as runs:
+    async with driving() as run:
 
         async def judge(problem: Problem) -> Judged:
-            result = await runs.run(problem, once, model="test", judge_model="test")
+            result = await run(problem, once)
             verdict = verdict_of(result, context.policy)
             return verdict.passed, verdict.decision, verdict.quality, list(verdict.votes), list(verdict.gate)
 

@@ -5,9 +5,12 @@ when the screen finds nothing, never ``accepted``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +23,7 @@ from graphs.result import RunResult
 from graphs.scoring import POLICY_NAMES, SCREENED_REASON, get_policy
 from graphs.validity import versions
 from tests.conftest import ORCHESTRA
-from tests.driving import drive
+from tests.driving import driving
 from tests.graphs.test_outcomes import context_of
 
 ROOT = Path(__file__).parents[2]
@@ -64,8 +67,20 @@ def test_every_shipped_set_and_twin_is_in_the_pool() -> None:
     assert len(SHIPPED) > 4000  # the labelled sets with their twins, the case files and the samples
 
 
-def _loop(problem: Problem, context: RunContext) -> RunResult:
-    return asyncio.run(drive(problem, context))
+Loop = Callable[[Problem, RunContext], RunResult]
+
+
+@pytest.fixture(scope="module")
+def loop() -> Iterator[Loop]:
+    """``drive`` for the module's hundreds of runs: one event loop and one temporary store (and one
+    compiled graph) for all of them, instead of one each (``tests/driving.py``'s ``driving``).
+    Each is still a run of its own through ``RunExecutor``; runs on one store share nothing but
+    the rows each writes."""
+    with asyncio.Runner() as runner, contextlib.ExitStack() as closing:
+        opened = driving()
+        run = runner.run(opened.__aenter__())
+        closing.callback(lambda: runner.run(opened.__aexit__(None, None, None)))
+        yield lambda problem, context: runner.run(run(problem, context))
 
 
 def _offline(**overrides: int) -> RunContext:
@@ -75,18 +90,18 @@ def _offline(**overrides: int) -> RunContext:
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(problem=st.sampled_from(SHIPPED))
-def test_the_offline_panel_never_accepts_a_shipped_problem_or_twin(problem: Problem) -> None:
+def test_the_offline_panel_never_accepts_a_shipped_problem_or_twin(loop: Loop, problem: Problem) -> None:
     """The whole loop, repairs included (a run costs ~0.1 s of CPU: 5,000 of them would take
     minutes on a busy machine, so Hypothesis draws from the pool)."""
     context = RunContext.of(
         PanelFactory(ModelRegistry({}), {}).build("rubric", "rubric"), get_policy("default")
     )
-    result = _loop(problem, context)
+    result = loop(problem, context)
     assert result.outcome != "accepted" and "accepted" not in {r.decision for r in result.rounds}
     assert result.outcome != "error", result.stop_reason  # the offline panel never fails
 
 
-def test_both_ends_of_the_screen_are_reached() -> None:
+def test_both_ends_of_the_screen_are_reached(loop: Loop) -> None:
     """The property above is not vacuous: the screen passes a sound problem and refuses a flawed one."""
     context = RunContext.of(
         PanelFactory(ModelRegistry({}), {}).build("rubric", "rubric"), get_policy("default")
@@ -97,9 +112,9 @@ def test_both_ends_of_the_screen_are_reached() -> None:
     flawed = Problem(
         question="Ann has 3 apples and buys 4 more. How many apples does she have?", solution="3 + 4 = 8."
     )
-    assert _loop(sound, context).outcome == "screened"
+    assert loop(sound, context).outcome == "screened"
     assert (
-        _loop(
+        loop(
             flawed, context.__class__(**{**vars(context), "policy": get_policy("default", max_rounds=1)})
         ).outcome
         == "exhausted"
@@ -116,7 +131,7 @@ VERDICT = st.tuples(st.integers(0, 100), st.integers(0, 100), st.sampled_from(["
     uncertified=st.none() | st.just("panel not certified"),
 )
 def test_no_verdicts_make_a_screen_accept(
-    rounds: list[list[tuple[int, int, str]]], policy: str, uncertified: str | None
+    loop: Loop, rounds: list[list[tuple[int, int, str]]], policy: str, uncertified: str | None
 ) -> None:
     """Whatever a screen's judges say, in any round under any policy, its pass is never ``accepted``."""
 
@@ -125,7 +140,7 @@ def test_no_verdicts_make_a_screen_accept(
         return score, confidence, f"{judge} {why}" if why != "same" else why
 
     context = context_of(script, policy=policy, screen=True, uncertified=uncertified)
-    result = _loop(ORCHESTRA, context)
+    result = loop(ORCHESTRA, context)
     decisions = {r.decision for r in result.rounds}
     assert result.outcome != "accepted" and "accepted" not in decisions
     if "screened" in decisions:
