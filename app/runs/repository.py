@@ -127,33 +127,36 @@ async def record_rounds(
         stored_revisions = set((await session.execute(query)).scalars())
     spent: list[Usage] = []
     added: list[int] = []
+    round_rows: list[dict[str, Any]] = []
     verdicts: list[dict[str, Any]] = []
+    revision_rows: list[dict[str, Any]] = []
     for record in rounds:
         if record.round in stored_rounds:
             continue
         stored_rounds.add(record.round)
         added.append(record.round)
-        session.add(
-            RoundRow(
-                run_id=run_id,
-                round=record.round,
-                question=record.problem.question,
-                solution=record.problem.solution,
-                verification=record.verification or None,
-                solver=record.solver.model_dump(mode="json") if record.solver else None,
-                **record.model_dump(include=FIGURES),
-            )
+        row = RoundRow(
+            run_id=run_id,
+            round=record.round,
+            question=record.problem.question,
+            solution=record.problem.solution,
+            verification=record.verification or None,
+            solver=record.solver.model_dump(mode="json") if record.solver else None,
+            **record.model_dump(include=FIGURES),
         )
+        round_rows.append(row.model_dump(exclude={"id"}))  # with its defaults (created_at)
         verdicts += [_judgement(run_id, outcome) for outcome in record.outcomes]
         spent += usage.of_round(record)
     for outcome in revisions:
         if outcome.round in stored_revisions:
             continue
         stored_revisions.add(outcome.round)
-        session.add(_revision(run_id, outcome))
+        revision_rows.append(_revision(run_id, outcome).model_dump(exclude={"id"}))
         spent.append(outcome.usage)
-    if verdicts:  # many rows of one shape: one bulk INSERT, without the ORM's unit of work
-        await session.execute(insert(VerdictRow), verdicts)
+    # Rows of one shape each: bulk INSERTs, without the ORM's unit of work (bench/overhead.py).
+    for table, rows in ((RoundRow, round_rows), (VerdictRow, verdicts), (RevisionRow, revision_rows)):
+        if rows:
+            await session.execute(insert(table), rows)
     await usage.charge(session, run_id, spent)
     return added
 
