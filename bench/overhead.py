@@ -243,7 +243,16 @@ def main(args: argparse.Namespace) -> str:
                 batch(base_url, max(args.items // 3, 1), f"sqlite+aiosqlite:///{Path(tmp) / 'p.db'}")
             ),
         }
-        compared = side_by_side(base_url, args.baseline, args.runs, args.repeats) if args.baseline else []
+        compared: list[str] = []
+        if args.baseline:
+            try:
+                compared = side_by_side(base_url, args.baseline, args.runs, args.repeats)
+            except (OSError, subprocess.CalledProcessError) as exc:  # no git, or no such revision
+                said = exc.stderr if isinstance(exc, subprocess.CalledProcessError) else None
+                detail = (
+                    said.decode(errors="replace").strip() if isinstance(said, bytes) else str(said or exc)
+                )
+                compared = ["", f"Side by side with {args.baseline}: not measured ({detail})."]
     lines = [
         "Orchestration overhead at zero simulated latency (the simulator in another process)",
         "",
