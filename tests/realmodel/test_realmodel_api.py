@@ -186,7 +186,11 @@ async def test_a_cancel_stops_the_server_generating(api: Api, realmodel: RealMod
     assert last, "no slot is generating while the revision streams"
     async with httpx.AsyncClient(timeout=30) as client:
         response = await client.post(f"{api.url}/v1/runs/{run_id}/cancel", headers=api.headers)
-    assert response.status_code == 200 and response.json()["status"] == "cancelled", response.text
+    assert response.status_code == 200, response.text
+    if response.json()["status"] != "cancelled":
+        # The API answers within 10 s with the run as it is then; on a busy machine its end can be
+        # stored later (in one CI run it was not yet): follow the run to its end event (a condition).
+        await asyncio.wait_for(follow(api, run_id), BOUND_S)
     tasks = {i: s["id_task"] for i, s in last.items()}
     for _ in range(BOUND_S * 5):  # until every slot that was generating has let its task go
         now = generating(realmodel)
