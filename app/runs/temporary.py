@@ -128,7 +128,6 @@ class TemporaryRuns:
         finally:
             executor.contexts.pop(run.id, None)
             executor.observers.pop(run.id, None)
-            await executor.delete_checkpoints([run.id])
         assert result is not None, "a run created here cannot have ended elsewhere"
         return result
 

@@ -5,7 +5,6 @@ when the screen finds nothing, never ``accepted``."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -76,11 +75,13 @@ def loop() -> Iterator[Loop]:
     compiled graph) for all of them, instead of one each (``tests/driving.py``'s ``driving``).
     Each is still a run of its own through ``RunExecutor``; runs on one store share nothing but
     the rows each writes."""
-    with asyncio.Runner() as runner, contextlib.ExitStack() as closing:
+    with asyncio.Runner() as runner:
         opened = driving()
         run = runner.run(opened.__aenter__())
-        closing.callback(lambda: runner.run(opened.__aexit__(None, None, None)))
-        yield lambda problem, context: runner.run(run(problem, context))
+        try:
+            yield lambda problem, context: runner.run(run(problem, context))
+        finally:
+            runner.run(opened.__aexit__(None, None, None))
 
 
 def _offline(**overrides: int) -> RunContext:
