@@ -130,33 +130,37 @@ async def record_rounds(
     round_rows: list[dict[str, Any]] = []
     verdicts: list[dict[str, Any]] = []
     revision_rows: list[dict[str, Any]] = []
+    now = utcnow()  # rows are plain dicts (no model instances): their one Python-side default
     for record in rounds:
         if record.round in stored_rounds:
             continue
         stored_rounds.add(record.round)
         added.append(record.round)
-        row = RoundRow(
-            run_id=run_id,
-            round=record.round,
-            question=record.problem.question,
-            solution=record.problem.solution,
-            verification=record.verification or None,
-            solver=record.solver.model_dump(mode="json") if record.solver else None,
-            **record.model_dump(include=FIGURES),
+        round_rows.append(
+            {
+                "run_id": run_id,
+                "round": record.round,
+                "question": record.problem.question,
+                "solution": record.problem.solution,
+                "verification": record.verification or None,
+                "solver": record.solver.model_dump(mode="json") if record.solver else None,
+                **record.model_dump(include=FIGURES),
+                "created_at": now,
+            }
         )
-        round_rows.append(row.model_dump(exclude={"id"}))  # with its defaults (created_at)
         verdicts += [_judgement(run_id, outcome) for outcome in record.outcomes]
         spent += usage.of_round(record)
     for outcome in revisions:
         if outcome.round in stored_revisions:
             continue
         stored_revisions.add(outcome.round)
-        revision_rows.append(_revision(run_id, outcome).model_dump(exclude={"id"}))
+        revision_rows.append(_revision(run_id, outcome))
         spent.append(outcome.usage)
-    # Rows of one shape each: bulk INSERTs, without the ORM's unit of work (bench/overhead.py).
+    # Rows of one shape each: one bulk INSERT per table, without the ORM's unit of work, NULLs
+    # rendered so that rows with and without a value share the statement (bench/overhead.py).
     for table, rows in ((RoundRow, round_rows), (VerdictRow, verdicts), (RevisionRow, revision_rows)):
         if rows:
-            await session.execute(insert(table), rows)
+            await session.execute(insert(table).execution_options(render_nulls=True), rows)
     await usage.charge(session, run_id, spent)
     return added
 
@@ -205,20 +209,21 @@ def _judgement(run_id: str, outcome: JudgeResult) -> dict[str, Any]:
     }
 
 
-def _revision(run_id: str, outcome: RevisionResult) -> RevisionRow:
+def _revision(run_id: str, outcome: RevisionResult) -> dict[str, Any]:
+    """A revision's row (``RevisionRow``'s columns)."""
     problem = outcome.problem
-    return RevisionRow(
-        run_id=run_id,
-        round=outcome.round,
-        question=problem.question if problem else None,
-        solution=problem.solution if problem else None,
-        thinking=outcome.thinking,
-        error=outcome.error,
-        failure=outcome.failure.model_dump() if outcome.failure else None,
-        reported_model=outcome.reported_model,
-        system_fingerprint=outcome.system_fingerprint,
+    return {
+        "run_id": run_id,
+        "round": outcome.round,
+        "question": problem.question if problem else None,
+        "solution": problem.solution if problem else None,
+        "thinking": outcome.thinking,
+        "error": outcome.error,
+        "failure": outcome.failure.model_dump() if outcome.failure else None,
+        "reported_model": outcome.reported_model,
+        "system_fingerprint": outcome.system_fingerprint,
         **accounting(outcome),
-    )
+    }
 
 
 async def last_event(session: AsyncSession, run_id: str) -> tuple[int, set[str]]:
