@@ -156,16 +156,19 @@ async def record_rounds(
         stored_revisions.add(outcome.round)
         revision_rows.append(_revision(run_id, outcome))
         spent.append(outcome.usage)
-    # Rows of one shape each: one bulk INSERT per table, without the ORM's unit of work, NULLs
-    # rendered so that rows with and without a value share the statement (bench/overhead.py).
     for table, rows in ((RoundRow, round_rows), (VerdictRow, verdicts), (RevisionRow, revision_rows)):
         if rows:
-            await session.execute(insert(table).execution_options(render_nulls=True), rows)
+            await session.execute(_BULK[table], rows)
     await usage.charge(session, run_id, spent)
     return added
 
 
 FIGURES = set(RoundFigures.model_fields)
+# Rows of one shape each: one bulk INSERT per table, without the ORM's unit of work, NULLs rendered
+# so that rows with and without a value share the statement (bench/overhead.py).
+_BULK = {
+    table: insert(table).execution_options(render_nulls=True) for table in (RoundRow, VerdictRow, RevisionRow)
+}
 
 
 _ACCOUNTED = {"input_tokens", "cached_input_tokens", "output_tokens", "latency_s", "cost_usd"}
