@@ -18,7 +18,7 @@ from langgraph.types import StreamMode
 from sqlalchemy import insert
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from sqlmodel import col, select
+from sqlmodel import SQLModel, col, select
 
 from agents.identity import Warrants
 from agents.lanes import Lanes, RunLane, Stopping, holding
@@ -28,7 +28,7 @@ from app.checkpoints import open_checkpointer
 from app.db import short_session
 from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics
-from app.models import RUN_TERMINAL, ProblemRow, Run, TranscriptEvent, utcnow
+from app.models import RUN_TERMINAL, ProblemRow, Run, utcnow
 from app.runs import repository as repo
 from app.runs.stream import Notifier, StreamEvent, announce
 from app.settings import Settings
@@ -111,9 +111,9 @@ async def open_executor(
         yield executor
 
 
-# Transcript rows in one bulk INSERT, without the ORM's unit of work; NULLs rendered, so that rows
-# with and without a dedupe key go in one statement (the ORM would split them into one per run of keys).
-_EVENTS = insert(TranscriptEvent).execution_options(render_nulls=True)
+# Transcript rows in one executemany on the table, without the ORM: its bulk INSERT would split rows
+# with and without a dedupe key into one statement each, and it costs CPU per row (bench/overhead.py).
+_EVENTS = insert(SQLModel.metadata.tables["transcript_events"])
 
 
 def _event_row(run_id: str, seq: int, kind: str, key: str | None, data: dict[str, Any]) -> dict[str, Any]:
@@ -651,7 +651,7 @@ class RunExecutor:
             return
         for seq, data in events:
             transcript.seq = seq
-            self.notifier.publish(run_id, StreamEvent.of(seq, data["type"], data))
+            self._publish(run_id, seq, data)
 
     async def _append(
         self,
@@ -699,9 +699,13 @@ class RunExecutor:
             return
         for event, _ in events:
             transcript.seq += 1
-            self.notifier.publish(run_id, StreamEvent.of(transcript.seq, event["type"], event))
+            self._publish(run_id, transcript.seq, event)
         if key is not None:
             transcript.keys.add(key)
+
+    def _publish(self, run_id: str, seq: int, data: dict[str, Any]) -> None:
+        """Hand a stored event to the run's streams in this process."""
+        self.notifier.publish(run_id, StreamEvent.of(seq, data["type"], data))
 
     async def _still_held(self, session: AsyncSession, run_id: str) -> None:
         """Write nothing more for a run this process no longer holds (cancelled or taken over

@@ -72,6 +72,9 @@ class TemporaryExecutor(RunExecutor):
         self._transcripts[run_id].keys.add("run.started")
         self._queue(run_id, _Write(event={"type": "run.started"}, key="run.started"))
 
+    def _publish(self, run_id: str, seq: int, data: dict[str, Any]) -> None:
+        """Nothing: no stream can follow a temporary store's run (its caller has its events live)."""
+
     async def _still_held(self, session: AsyncSession, run_id: str) -> None:
         """Always: no other process can reach a temporary store, so none can take its runs (the
         lease is still taken and ended with each run; only the probe before each write is saved)."""
