@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from functools import cache
@@ -35,12 +37,32 @@ def is_sqlite(url: str) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
 
+class RollingBackConnection(sqlite3.Connection):
+    """An SQLite connection that rolls back its open transaction before it closes.
+
+    SQLAlchemy closes a connection whose statement a cancellation interrupted (a task stopped
+    mid-transaction: a run's writer, the heartbeat, the outbox, a request). If that statement still
+    had rows to hand back (a SELECT, an UPDATE ... RETURNING), Python's sqlite3 (3.11) closed the
+    connection with the statement active, and SQLite kept it as a zombie, its transaction and write
+    lock with it, until the statement was garbage collected: every other writer waited out the busy
+    timeout meanwhile (a stop with runs in flight took up to a minute). A rollback first ends the
+    transaction (the statement is aborted), so nothing of it is kept and no lock outlives it.
+    """
+
+    def close(self) -> None:
+        if self.in_transaction:
+            with contextlib.suppress(sqlite3.Error):  # closing anyway: closing rolls back too
+                self.rollback()
+        super().close()
+
+
 def create_engine(url: str) -> AsyncEngine:
-    """An async engine; SQLite gets WAL mode, foreign keys and a busy timeout."""
+    """An async engine; SQLite gets WAL mode, foreign keys, a busy timeout, and connections that
+    roll back before they close (``RollingBackConnection``)."""
     url = normalize_url(url)
     if not is_sqlite(url):
         return create_async_engine(url, pool_pre_ping=True)
-    engine = create_async_engine(url, connect_args={"timeout": 30})
+    engine = create_async_engine(url, connect_args={"timeout": 30, "factory": RollingBackConnection})
 
     @event.listens_for(engine.sync_engine, "connect")
     def _pragmas(dbapi_connection: Any, _: Any) -> None:
