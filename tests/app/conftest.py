@@ -324,9 +324,8 @@ class LiveServer:
 
     def __exit__(self, *_: object) -> None:
         self.server.should_exit = True
-        # A hang guard, not a timing check: on SQLite, a server stopped with runs in flight can wait
-        # out SQLite's 30 s busy timeout (twice, seen once in ~10 stops) before its checkpoint writes
-        # give up; a known defect (CHANGELOG), not a server that never stops.
+        # A hang guard, not a timing check: a server that does not stop within it is a defect (on
+        # SQLite a stop with runs in flight once waited out the 30 s busy timeout: test_sqlite_cancel).
         self.thread.join(timeout=120)
         if self.thread.is_alive():  # a server that does not stop is a defect the test must report
             pytest.fail(f"the live server on port {self.port} did not stop within 120 s of being told to")
