@@ -115,7 +115,7 @@ def _versions(results: list[tuple[Problem, RunResult]], kinds: Mapping[str, str]
     """How each version ended, per kind: decided (the panel's verdict with every call answered),
     errored (the run errored, or a judge call failed), undecided (no quorum: judges abstained)."""
     policy = get_policy("default")
-    out: dict[str, Counter[str]] = {"flawed": Counter(), "control": Counter()}
+    out: dict[str, Counter[str]] = {"flawed": Counter(), "control": Counter(), "decisions": Counter()}
     for problem, result in results:
         verdict = verdict_of(result, policy)
         failed = any(vote.failed for vote in verdict.votes)
@@ -126,6 +126,7 @@ def _versions(results: list[tuple[Problem, RunResult]], kinds: Mapping[str, str]
         else:
             how = "undecided"
         out[kinds[problem.question]][how] += 1
+        out["decisions"][f"{verdict.decision} ({result.stop_reason})"] += 1
     return out
 
 
@@ -149,7 +150,8 @@ def _calls(results: list[tuple[Problem, RunResult]]) -> dict[str, Any]:
                 else:
                     judges["verdict"] += 1
             if record.solver is not None:
-                solver["failed" if record.solver.failure else "answered"] += 1
+                failure = record.solver.failure
+                solver[f"failed: {failure.kind}: {failure.message[:60]}" if failure else "answered"] += 1
     total = sum(judges[key] for key in CALLS)
     figures = {key: share([True] * judges[key] + [False] * (total - judges[key])) for key in CALLS}
     return {"judge_calls": total, "counts": dict(judges), "shares": figures, "solver": dict(solver),
@@ -212,11 +214,12 @@ def report(items: list[LabelledItem], results: dict[Layout, dict[str, Any]]) -> 
     ]
     for layout, r in results.items():
         f, c, calls = r["versions"]["flawed"], r["versions"]["control"], r["calls"]
-        solver = calls["solver"]
+        answered = calls["solver"].get("answered", 0)
+        unanswered = sum(calls["solver"].values()) - answered
         lines.append(
             f"| {layout} | {r['minutes']:.1f} | {f['decided']} / {f['errored']} / {f['undecided']} "
             f"| {c['decided']} / {c['errored']} / {c['undecided']} | {calls['judge_calls']} "
-            f"| {calls['requests']} | {solver.get('answered', 0)} / {solver.get('failed', 0)} |"
+            f"| {calls['requests']} | {answered} / {unanswered} |"
         )
     old, new = figures(results["level_first"]), figures(results["shared_prefix"])
     check = comparison(results)
