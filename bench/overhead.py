@@ -9,7 +9,8 @@ goes through all its rounds and revisions.
 
 The side-by-side part runs the single-run workload of this tree and of ``--baseline`` (by default
 the last revision before the one driver, whose `refine` ran the graph with no store) in fresh
-processes, alternately, with the same interpreter, packages and simulator, and prints the medians.
+processes, alternately, with the same interpreter, packages and simulator, and prints the medians
+and the ratio of each pair.
 
     uv run --frozen python bench/overhead.py --runs 30 --items 60
 """
@@ -188,7 +189,9 @@ def tree_at(revision: str) -> Iterator[Path]:
 
 def side_by_side(base_url: str, baseline: str, runs: int, repeats: int) -> list[str]:
     """CPU per LLM call and per round of this tree's single runs and the baseline's, each measured
-    ``repeats`` times in fresh processes, alternately; their medians and the ratio."""
+    ``repeats`` times in fresh processes, alternately; their medians, and the median of the ratios
+    of each pair (a baseline process and the next of this tree, which a shared machine's load
+    drifting between pairs moves less)."""
     here = Path(__file__).resolve().parent.parent
     cpu: dict[str, list[float]] = {"baseline": [], "this tree": []}
     calls: dict[str, int] = {}
@@ -225,7 +228,12 @@ def side_by_side(base_url: str, baseline: str, runs: int, repeats: int) -> list[
         lines.append(
             f"| {label} | {1000 * median[label]:.2f} | {1000 * median[label] * per_round:.1f} | {each} |"
         )
-    lines += ["", f"This tree ÷ baseline: {median['this tree'] / median['baseline']:.2f}"]
+    pairs = sorted(new / old for old, new in zip(cpu["baseline"], cpu["this tree"], strict=True))
+    lines += [
+        "",
+        f"This tree ÷ baseline: {median['this tree'] / median['baseline']:.2f} (medians); pair by pair "
+        f"{', '.join(f'{ratio:.2f}' for ratio in pairs)}, median **{statistics.median(pairs):.2f}**",
+    ]
     return lines
 
 
@@ -287,5 +295,5 @@ if __name__ == "__main__":
         help="a git revision to measure the single runs of side by side ('' for none); "
         "by default the last before one driver",
     )
-    parser.add_argument("--repeats", type=int, default=3, help="processes per tree, side by side")
+    parser.add_argument("--repeats", type=int, default=5, help="processes per tree, side by side")
     print(main(parser.parse_args()))

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import and_, delete, func, insert, or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col, select
+from sqlmodel import SQLModel, col, select
 
 from agents.schemas import HolisticVerdict, JudgeResult, RevisionResult, Usage
 from app.access import usage
@@ -130,38 +130,44 @@ async def record_rounds(
     round_rows: list[dict[str, Any]] = []
     verdicts: list[dict[str, Any]] = []
     revision_rows: list[dict[str, Any]] = []
+    now = utcnow()  # rows are plain dicts (no model instances): their one Python-side default
     for record in rounds:
         if record.round in stored_rounds:
             continue
         stored_rounds.add(record.round)
         added.append(record.round)
-        row = RoundRow(
-            run_id=run_id,
-            round=record.round,
-            question=record.problem.question,
-            solution=record.problem.solution,
-            verification=record.verification or None,
-            solver=record.solver.model_dump(mode="json") if record.solver else None,
-            **record.model_dump(include=FIGURES),
+        round_rows.append(
+            {
+                "run_id": run_id,
+                "round": record.round,
+                "question": record.problem.question,
+                "solution": record.problem.solution,
+                "verification": record.verification or None,
+                "solver": record.solver.model_dump(mode="json") if record.solver else None,
+                **record.model_dump(include=FIGURES),
+                "created_at": now,
+            }
         )
-        round_rows.append(row.model_dump(exclude={"id"}))  # with its defaults (created_at)
         verdicts += [_judgement(run_id, outcome) for outcome in record.outcomes]
         spent += usage.of_round(record)
     for outcome in revisions:
         if outcome.round in stored_revisions:
             continue
         stored_revisions.add(outcome.round)
-        revision_rows.append(_revision(run_id, outcome).model_dump(exclude={"id"}))
+        revision_rows.append(_revision(run_id, outcome))
         spent.append(outcome.usage)
-    # Rows of one shape each: bulk INSERTs, without the ORM's unit of work (bench/overhead.py).
     for table, rows in ((RoundRow, round_rows), (VerdictRow, verdicts), (RevisionRow, revision_rows)):
         if rows:
-            await session.execute(insert(table), rows)
+            await session.execute(_BULK[table], rows)
     await usage.charge(session, run_id, spent)
     return added
 
 
 FIGURES = set(RoundFigures.model_fields)
+TABLES: dict[type[SQLModel], str] = {RoundRow: "rounds", VerdictRow: "judgements", RevisionRow: "revisions"}
+# Rows of one shape each: one executemany per table, on the table itself, without the ORM's unit of
+# work or its bulk INSERT (which costs CPU per row and splits rows by which values are None).
+_BULK = {model: insert(SQLModel.metadata.tables[name]) for model, name in TABLES.items()}
 
 
 _ACCOUNTED = {"input_tokens", "cached_input_tokens", "output_tokens", "latency_s", "cost_usd"}
@@ -205,20 +211,21 @@ def _judgement(run_id: str, outcome: JudgeResult) -> dict[str, Any]:
     }
 
 
-def _revision(run_id: str, outcome: RevisionResult) -> RevisionRow:
+def _revision(run_id: str, outcome: RevisionResult) -> dict[str, Any]:
+    """A revision's row (``RevisionRow``'s columns)."""
     problem = outcome.problem
-    return RevisionRow(
-        run_id=run_id,
-        round=outcome.round,
-        question=problem.question if problem else None,
-        solution=problem.solution if problem else None,
-        thinking=outcome.thinking,
-        error=outcome.error,
-        failure=outcome.failure.model_dump() if outcome.failure else None,
-        reported_model=outcome.reported_model,
-        system_fingerprint=outcome.system_fingerprint,
+    return {
+        "run_id": run_id,
+        "round": outcome.round,
+        "question": problem.question if problem else None,
+        "solution": problem.solution if problem else None,
+        "thinking": outcome.thinking,
+        "error": outcome.error,
+        "failure": outcome.failure.model_dump() if outcome.failure else None,
+        "reported_model": outcome.reported_model,
+        "system_fingerprint": outcome.system_fingerprint,
         **accounting(outcome),
-    )
+    }
 
 
 async def last_event(session: AsyncSession, run_id: str) -> tuple[int, set[str]]:

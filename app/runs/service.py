@@ -8,7 +8,7 @@ import dataclasses
 import os
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
@@ -18,7 +18,7 @@ from langgraph.types import StreamMode
 from sqlalchemy import insert
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from sqlmodel import col, select
+from sqlmodel import SQLModel, col, select
 
 from agents.identity import Warrants
 from agents.lanes import Lanes, RunLane, Stopping, holding
@@ -28,7 +28,7 @@ from app.checkpoints import open_checkpointer
 from app.db import short_session
 from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics
-from app.models import RUN_TERMINAL, ProblemRow, Run, TranscriptEvent, utcnow
+from app.models import RUN_TERMINAL, ProblemRow, Run, utcnow
 from app.runs import repository as repo
 from app.runs.stream import Notifier, StreamEvent, announce
 from app.settings import Settings
@@ -109,6 +109,11 @@ async def open_executor(
         executor = RunExecutor(sessions, graph, factory, settings, metrics or ServiceMetrics())
         freeze_startup_heap()  # the process's start-up heap: never scanned again by the collector
         yield executor
+
+
+# Transcript rows in one executemany on the table, without the ORM: its bulk INSERT would split rows
+# with and without a dedupe key into one statement each, and it costs CPU per row (bench/overhead.py).
+_EVENTS = insert(SQLModel.metadata.tables["transcript_events"])
 
 
 def _event_row(run_id: str, seq: int, kind: str, key: str | None, data: dict[str, Any]) -> dict[str, Any]:
@@ -633,8 +638,8 @@ class RunExecutor:
                         rows.append(_event_row(run_id, seq, kind, key, data))
                 if rounds or revisions:
                     await repo.record_rounds(session, run_id, rounds, revisions)
-                if rows:  # one bulk INSERT, without the ORM's unit of work
-                    await session.execute(insert(TranscriptEvent), rows)
+                if rows:
+                    await session.execute(_EVENTS, rows)
                 if events:
                     await announce(session, run_id, events[-1][0])  # wakes streams elsewhere at commit
         except IntegrityError:
@@ -646,41 +651,61 @@ class RunExecutor:
             return
         for seq, data in events:
             transcript.seq = seq
-            self.notifier.publish(run_id, StreamEvent.of(seq, data["type"], data))
+            self._publish(run_id, seq, data)
 
     async def _append(
-        self, run_id: str, data: dict[str, Any], key: str | None, along: Work | None = None
+        self,
+        run_id: str,
+        data: dict[str, Any],
+        key: str | None,
+        along: Work | None = None,
+        held: Sequence[_Write] = (),
     ) -> None:
         """Store the run's next transcript event and publish it to its streams.
 
         ``along`` makes more changes in the same transaction: a run's end state is stored with its
         end event, so a stream that sees the run ended also sees the event that ends the stream.
+        ``held``: changes queued and held back until now (``defer_writes``), whose events go first, in
+        the same INSERT; their rounds and revisions are ``along``'s to store (the run's end stores
+        all of them from its final state).
         """
         transcript = self._transcripts[run_id]
         duplicate = key is not None and key in transcript.keys
+        events = [(write.event, write.key) for write in held if write.event is not None]
+        if not duplicate:
+            events.append((data, key))
         try:
             async with short_session(self.sessions) as session:
                 if along is not None:
                     await along(session)
                 else:
                     await self._still_held(session, run_id)
-                if not duplicate:
-                    seq = transcript.seq + 1
-                    row = _event_row(run_id, seq, data["type"], key, data)
-                    await session.execute(insert(TranscriptEvent), [row])
-                    await announce(session, run_id, seq)  # wakes streams elsewhere at commit
+                if events:
+                    rows = [
+                        _event_row(run_id, transcript.seq + n, event["type"], dedupe, event)
+                        for n, (event, dedupe) in enumerate(events, 1)
+                    ]
+                    await session.execute(_EVENTS, rows)
+                    await announce(session, run_id, transcript.seq + len(rows))  # wakes streams at commit
         except IntegrityError:
+            if held:  # stored in part already (a temporary store's run never is): one by one, then this
+                await self._store(run_id, transcript, list(held))
+                await self._append(run_id, data, key, along)
+                return
             log.warning("transcript.duplicate", key=key)
             if along is not None:  # the event is stored already; the changes still have to be
                 async with short_session(self.sessions) as session:
                     await along(session)
             return
-        if duplicate:
-            return
-        transcript.seq += 1
+        for event, _ in events:
+            transcript.seq += 1
+            self._publish(run_id, transcript.seq, event)
         if key is not None:
             transcript.keys.add(key)
-        self.notifier.publish(run_id, StreamEvent.of(transcript.seq, data["type"], data))
+
+    def _publish(self, run_id: str, seq: int, data: dict[str, Any]) -> None:
+        """Hand a stored event to the run's streams in this process."""
+        self.notifier.publish(run_id, StreamEvent.of(seq, data["type"], data))
 
     async def _still_held(self, session: AsyncSession, run_id: str) -> None:
         """Write nothing more for a run this process no longer holds (cancelled or taken over
@@ -692,7 +717,12 @@ class RunExecutor:
         self, run: Run, result: RunResult, finished: RunFinished | None, settle: Settle | None = None
     ) -> None:
         self._flush_thinking(run.id)
-        await self._drain(run.id)
+        transcript = self._transcripts[run.id]
+        held: list[_Write] = []
+        if self.defer_writes:  # what the run queued goes in with its end, in one transaction
+            held, transcript.queued = transcript.queued, []
+        else:
+            await self._drain(run.id)
 
         async def store(session: AsyncSession) -> None:
             # The checkpoint is the source of truth: store any round an interrupted stream missed.
@@ -717,7 +747,11 @@ class RunExecutor:
         event["status"] = result.outcome  # the run's status, named as in traces and webhooks
         event["warrant"] = result.warrant  # an accepted run's: in its stream and its webhooks too
         self._ending.add(run.id)  # its end commit checks the lease itself (``finish_run``'s owner)
-        await self._append(run.id, event, "run.finished", along=store)
+        try:
+            await self._append(run.id, event, "run.finished", along=store, held=held)
+        except BaseException:
+            transcript.queued[:0] = held  # rolled back: ``_fail`` stores them before the failure
+            raise
         await self._drop_state(run.id)
         metrics = result.metrics or {}  # an error run has none: a failure is never a score
         rounds_to_pass, quality = metrics.get("rounds_to_pass"), metrics.get("avg_quality_final")

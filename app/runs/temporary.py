@@ -6,8 +6,9 @@ and its verdict rows are recorded as they happen, and it ends through the same c
 or a batch item. Only the store differs: a SQLite file in a temporary folder, migrated to head and
 deleted on exit (no database to set up, nothing left behind), and its graph keeps no checkpoints:
 they serve only resumption, and no later process can resume a run of a store that is gone. No other
-process reads the store while a run runs, so a run's rows and events are stored at its end, in one
-transaction (the caller follows the run live through the executor's ``observers``).
+process reads the store while a run runs, so a run is stored in two transactions: its row, created
+running under this process's lease, and at its end everything it recorded with its end state (the
+caller follows the run live through the executor's ``observers``).
 
 The caller builds each run's context (its panel, policy and warrants), as before: a temporary store
 holds no validity records, so the executor must not look warrants up in it.
@@ -33,7 +34,7 @@ from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics
 from app.models import Run
 from app.runs import repository as repo
-from app.runs.service import RunExecutor
+from app.runs.service import RunExecutor, _Transcript, _Write
 from app.settings import Settings, get_settings
 from graphs.context import RunContext
 from graphs.refinement import build_refinement_graph
@@ -50,15 +51,29 @@ class TemporaryExecutor(RunExecutor):
     run id) instead of one built from the run's model names and the store's validity records."""
 
     # No other process reads a temporary store while its run runs (the caller sees the run's events
-    # live through ``observers``): its rows and events are stored at its end, in one transaction.
+    # live through ``observers``): its rows and events are stored with its end, in one transaction.
     defer_writes = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.contexts: dict[str, RunContext] = {}
+        self.created: dict[str, tuple[Run, Problem]] = {}
 
     async def context_of(self, run: Run, cache: ResponseCache | None) -> RunContext:
         return self.contexts[run.id]
+
+    async def _load(self, run_id: str) -> tuple[Run, Problem]:
+        """The run its caller has just created: nothing of it is stored but its row."""
+        self._transcripts[run_id] = _Transcript(0, set())
+        return self.created[run_id]
+
+    async def _start(self, run_id: str, resuming: bool) -> None:
+        """The run was created running: its first event waits for its end, as the others do."""
+        self._transcripts[run_id].keys.add("run.started")
+        self._queue(run_id, _Write(event={"type": "run.started"}, key="run.started"))
+
+    def _publish(self, run_id: str, seq: int, data: dict[str, Any]) -> None:
+        """Nothing: no stream can follow a temporary store's run (its caller has its events live)."""
 
     async def _still_held(self, session: AsyncSession, run_id: str) -> None:
         """Always: no other process can reach a temporary store, so none can take its runs (the
@@ -66,11 +81,12 @@ class TemporaryExecutor(RunExecutor):
 
 
 def _pragmas(dbapi_connection: Any, _: Any) -> None:
-    """Foreign keys as in every store; no waiting for the disk (a temporary store is deleted on
-    exit whatever happens)."""
+    """Foreign keys as in every store; no waiting for the disk and the rollback journal in memory (a
+    temporary store is deleted on exit whatever happens)."""
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=OFF")
+    cursor.execute("PRAGMA journal_mode=MEMORY")
     cursor.close()
 
 
@@ -98,7 +114,7 @@ class TemporaryRuns:
         ``on_event`` as they happen; ``arm`` "control": the zero-shot control arm. The run's row
         names the models and the policy its context was built on (as an API run's does).
 
-        The run is held by this process from its creation and no other process can reach the store,
+        The run is created running, held by this process, and no other process can reach the store,
         so its lease needs no renewal. An exception ends the run in ``error`` and propagates.
         """
         executor = self.executor
@@ -106,7 +122,7 @@ class TemporaryRuns:
             row = await repo.get_or_create_problem(session, problem.question, problem.solution)
             run = Run(
                 problem_id=row.id,
-                status="queued",
+                status="running",
                 model=model,
                 judge_model=judge_model,
                 policy=context.policy.name,
@@ -117,6 +133,7 @@ class TemporaryRuns:
             )
             session.add(run)
         executor.contexts[run.id] = context
+        executor.created[run.id] = run, Problem(question=row.question, solution=row.solution)
         if on_event is not None:
             executor.observers[run.id] = on_event
         try:
@@ -127,6 +144,7 @@ class TemporaryRuns:
             raise
         finally:
             executor.contexts.pop(run.id, None)
+            executor.created.pop(run.id, None)
             executor.observers.pop(run.id, None)
         assert result is not None, "a run created here cannot have ended elsewhere"
         return result

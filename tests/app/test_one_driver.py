@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import gc
 import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 from typer.testing import CliRunner
 
@@ -18,6 +21,7 @@ from app.cli import cli
 from app.db import create_engine, session_factory, short_session
 from app.models import Run, TranscriptEvent, VerdictRow
 from app.runs import repository as repo
+from app.runs import service, temporary
 from app.runs.service import RunExecutor, open_executor
 from app.runs.temporary import temporary_runs
 from app.settings import Settings
@@ -155,19 +159,30 @@ async def test_the_control_arm_is_a_checkpointed_run_of_the_graph(database_url: 
         await engine.dispose()
 
 
+def counted(
+    open_session: Callable[[Any], AbstractAsyncContextManager[AsyncSession]], name: str, opened: list[str]
+) -> Callable[[Any], AbstractAsyncContextManager[AsyncSession]]:
+    """``short_session`` as a module uses it, noting each transaction it opens by the module's name."""
+
+    @asynccontextmanager
+    async def counting(sessions: Any) -> AsyncIterator[AsyncSession]:
+        opened.append(name)
+        async with open_session(sessions) as session:
+            yield session
+
+    return counting
+
+
 async def test_a_temporary_stores_run_is_stored_once_at_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
     """Nobody reads a temporary store while its run runs (its caller follows the events live), so the
-    run's rows and transcript go in at its end, in one transaction rather than one per event, and its
-    graph keeps no checkpoints (nothing can resume the run of a store that is gone). Everything a run
+    run takes two transactions: its row, created running, and at its end everything it recorded
+    with its end state (not one per event, nor a lookup of what its creation just stored). Its graph
+    keeps no checkpoints (nothing can resume the run of a store that is gone). Everything a run
     records is there once it has ended."""
-    transactions: list[int] = []
-    store_writes = RunExecutor._store
-
-    async def counting(self: RunExecutor, run_id: str, transcript: Any, writes: list[Any]) -> None:
-        transactions.append(len(writes))
-        await store_writes(self, run_id, transcript, writes)
-
-    monkeypatch.setattr(RunExecutor, "_store", counting)
+    transactions: list[str] = []
+    for module in (temporary, service):
+        counting = counted(module.short_session, module.__name__, transactions)
+        monkeypatch.setattr(module, "short_session", counting)
     factory = PanelFactory(ModelRegistry({}), {})
     context = RunContext.of(factory.build("rubric", "rubric"), get_policy("default"))
     seen: list[Any] = []
@@ -184,7 +199,7 @@ async def test_a_temporary_stores_run_is_stored_once_at_its_end(monkeypatch: pyt
             types = [kind for kind in types if kind != "reviser.thinking"]
     rounds = len(result.rounds)
     assert result.outcome == "screened" and rounds == 2
-    assert len(transactions) == 1 and transactions[0] > rounds  # every round's rows and events at once
+    assert transactions == ["app.runs.temporary", "app.runs.service"]  # its creation, then its end
     assert sorted((v.round, v.judge) for v in verdicts) == sorted(
         (o.round, o.judge) for r in result.rounds for o in r.outcomes
     )
