@@ -105,8 +105,13 @@ async def test_a_panel_factorys_judges_send_the_layout_it_was_given(
     """The panel every run uses lays its judges' requests out as its factory says (the shared prefix
     unless told otherwise): how the validity bench compares the two layouts on one panel."""
     server = sim()
-    given = {} if layout == "shared_prefix" else {"judge_layout": layout}
-    async with PanelFactory(ModelRegistry({"sim": spec()}), {}, **given) as factory:
+    registry = ModelRegistry({"sim": spec()})
+    factory = (
+        PanelFactory(registry, {})  # the default
+        if layout == "shared_prefix"
+        else PanelFactory(registry, {}, judge_layout=layout)
+    )
+    async with factory:
         panel = factory.build("sim", "sim")
         await panel.judges["apply"].assess(REQUEST)
     (request,) = server.state.requests
