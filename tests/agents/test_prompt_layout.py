@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from agents.fencing import fence
-from agents.judges import JudgeRequest, LLMJudge, judge_messages, judge_payload
+from agents.judges import JudgeRequest, Layout, LLMJudge, judge_messages, judge_payload
 from agents.llm import LLMClient
-from agents.models import Price
+from agents.models import ModelRegistry, ModelSpec, Price
+from agents.panel import PanelFactory
 from agents.schemas import JUDGES, JudgeName
 from agents.simulator import Rule, SimulatorServer
 from agents.simulator.replies import role_of
@@ -95,6 +96,33 @@ def test_the_layout_changes_the_order_not_what_a_judge_is_told(judge: JudgeName)
     assert paragraphs(shared) == paragraphs(first)
     assert shared[0].content == load_prompt("judge_remember").shared  # the same system message for all
     assert str(first[0].content).startswith(prompt.own)  # the level first, as before
+
+
+@pytest.mark.parametrize("layout", ["shared_prefix", "level_first"])
+async def test_a_panel_factorys_judges_send_the_layout_it_was_given(
+    sim: Sim, spec: Callable[..., ModelSpec], layout: Layout
+) -> None:
+    """The panel every run uses lays its judges' requests out as its factory says (the shared prefix
+    unless told otherwise): how the validity bench compares the two layouts on one panel."""
+    server = sim()
+    registry = ModelRegistry({"sim": spec()})
+    factory = (
+        PanelFactory(registry, {})  # the default
+        if layout == "shared_prefix"
+        else PanelFactory(registry, {}, judge_layout=layout)
+    )
+    async with factory:
+        panel = factory.build("sim", "sim")
+        await panel.judges["apply"].assess(REQUEST)
+    (request,) = server.state.requests
+    prompt = load_prompt("judge_apply")
+    expected = [
+        {"role": role, "content": str(m.content)}
+        for role, m in zip(("system", "user"), judge_messages(REQUEST, prompt, layout), strict=True)
+    ]
+    assert request.body["messages"] == expected
+    system = expected[0]["content"]
+    assert system.startswith(prompt.own) if layout == "level_first" else system == prompt.shared
 
 
 async def test_in_prompt_mode_the_schema_goes_last_so_the_holistic_judge_shares_the_prefix(
