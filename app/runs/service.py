@@ -525,8 +525,16 @@ class RunExecutor:
             row = await session.get(ProblemRow, run.problem_id)
             assert row is not None
             seq, keys = await repo.last_event(session, run_id)
-        self._transcripts[run_id] = _Transcript(seq, keys)
+        self._begin(run_id, seq, keys)
         return run, Problem(question=row.question, solution=row.solution)
+
+    def _begin(self, run_id: str, seq: int, keys: set[str]) -> None:
+        """The run's transcript as this attempt starts it. An earlier attempt here that raised (and
+        is executed again, after an outage) no longer writes: its writer stops."""
+        earlier = self._transcripts.get(run_id)
+        if earlier is not None:
+            earlier.stop()
+        self._transcripts[run_id] = _Transcript(seq, keys)
 
     async def _start(self, run_id: str, resuming: bool) -> None:
         """Mark the run running and say so in its transcript. A fresh start is one transaction (the
