@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agents.judges import Judge, LLMJudge
+from agents.judges import Judge, Layout, LLMJudge
 from agents.models import ModelRegistry, limit_spec
 from agents.ratelimit import LimitStore
 from agents.reviser import LLMReviser, Reviser
@@ -42,11 +42,16 @@ def offline_panel(judges: Mapping[JudgeName, Judge]) -> bool:
 
 @dataclass
 class PanelFactory:
-    """One client per model name, shared by every run; provider limits live in ``limits``."""
+    """One client per model name, shared by every run; provider limits live in ``limits``.
+
+    ``judge_layout`` orders each judge request (``agents.judges.Layout``): the shared prefix, as
+    thinkloop sends it; ``level_first`` only for a bench that compares the old order with it.
+    """
 
     registry: ModelRegistry
     env: Mapping[str, str]
     limits: LimitStore = field(default_factory=LimitStore)
+    judge_layout: Layout = "shared_prefix"
     _clients: dict[str, LLMClient] = field(default_factory=dict)
     capabilities: dict[str, Capabilities] = field(default_factory=dict)
 
@@ -91,7 +96,7 @@ class PanelFactory:
     def build(self, judge_model: str, model_under_test: str, cache: ResponseCache | None = None) -> Panel:
         """Judges from ``judge_model`` and the reviser from ``model_under_test`` (chosen apart)."""
         judge_client, reviser_client = self.client(judge_model), self.client(model_under_test)
-        judge: Judge = LLMJudge(judge_client, cache) if judge_client else RubricJudge()
+        judge: Judge = LLMJudge(judge_client, cache, self.judge_layout) if judge_client else RubricJudge()
         reviser: Reviser = LLMReviser(reviser_client, cache) if reviser_client else RubricReviser()
         solver = LLMSolver(judge_client, cache) if judge_client else None
         return Panel(

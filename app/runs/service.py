@@ -128,6 +128,15 @@ def _event_row(run_id: str, seq: int, kind: str, key: str | None, data: dict[str
     }
 
 
+def _failed(work: asyncio.Future[Any]) -> bool:
+    """Whether a run's work raised an error that its caller ends the run with (``fail_here``): not a
+    lost lease, a process stopping or a cancellation, after which nobody ends the run here."""
+    if not work.done() or work.cancelled():
+        return False
+    error = work.exception()
+    return isinstance(error, Exception) and not isinstance(error, LeaseLost | Stopping)
+
+
 class LeaseLost(Exception):
     """This process no longer holds the run: it ended or was cancelled elsewhere, or was taken over."""
 
@@ -399,12 +408,14 @@ class RunExecutor:
         finally:
             self._here.pop(run_id, None)
             self._lost.discard(run_id)
-            self._forget(run_id)
+            if not _failed(work):
+                self._forget(run_id)
 
     async def fail_here(
         self, run_id: str, status: str, reason: str, failure: dict[str, Any] | None, settle: Settle
     ) -> bool:
-        """End a run executed by ``execute_here`` that raised; False when this process lost it."""
+        """End a run executed by ``execute_here`` that raised; False when this process lost it. What
+        the run recorded before it raised is stored first (``execute_here`` kept it for this)."""
         try:
             return await self._fail(run_id, status, reason, failure, settle)
         finally:
@@ -514,8 +525,16 @@ class RunExecutor:
             row = await session.get(ProblemRow, run.problem_id)
             assert row is not None
             seq, keys = await repo.last_event(session, run_id)
-        self._transcripts[run_id] = _Transcript(seq, keys)
+        self._begin(run_id, seq, keys)
         return run, Problem(question=row.question, solution=row.solution)
+
+    def _begin(self, run_id: str, seq: int, keys: set[str]) -> None:
+        """The run's transcript as this attempt starts it. An earlier attempt here that raised (and
+        is executed again, after an outage) no longer writes: its writer stops."""
+        earlier = self._transcripts.get(run_id)
+        if earlier is not None:
+            earlier.stop()
+        self._transcripts[run_id] = _Transcript(seq, keys)
 
     async def _start(self, run_id: str, resuming: bool) -> None:
         """Mark the run running and say so in its transcript. A fresh start is one transaction (the
@@ -688,10 +707,8 @@ class RunExecutor:
                     await session.execute(_EVENTS, rows)
                     await announce(session, run_id, transcript.seq + len(rows))  # wakes streams at commit
         except IntegrityError:
-            if held:  # stored in part already (a temporary store's run never is): one by one, then this
-                await self._store(run_id, transcript, list(held))
-                await self._append(run_id, data, key, along)
-                return
+            if held:  # nothing of a run whose writes wait is stored before its end: not a duplicate
+                raise
             log.warning("transcript.duplicate", key=key)
             if along is not None:  # the event is stored already; the changes still have to be
                 async with short_session(self.sessions) as session:

@@ -34,7 +34,7 @@ from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics
 from app.models import Run
 from app.runs import repository as repo
-from app.runs.service import RunExecutor, _Transcript, _Write
+from app.runs.service import RunExecutor, _Write
 from app.settings import Settings, get_settings
 from graphs.context import RunContext
 from graphs.refinement import build_refinement_graph
@@ -64,7 +64,7 @@ class TemporaryExecutor(RunExecutor):
 
     async def _load(self, run_id: str) -> tuple[Run, Problem]:
         """The run its caller has just created: nothing of it is stored but its row."""
-        self._transcripts[run_id] = _Transcript(0, set())
+        self._begin(run_id, 0, set())
         return self.created[run_id]
 
     async def _start(self, run_id: str, resuming: bool) -> None:

@@ -10,19 +10,28 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from agents.fencing import fence
-from agents.judges import JudgeRequest, LLMJudge, judge_messages, judge_payload
+from agents.judges import JudgeRequest, Layout, LLMJudge, judge_messages, judge_payload
 from agents.llm import LLMClient
-from agents.models import Price
-from agents.schemas import JUDGES, JudgeName
+from agents.models import ModelRegistry, ModelSpec, Price
+from agents.panel import PanelFactory
+from agents.schemas import JUDGES, JudgeName, Problem
 from agents.simulator import Rule, SimulatorServer
 from agents.simulator.replies import role_of
 from agents.wire import cached_prompt_tokens
+from app.runs.temporary import temporary_runs
+from app.validity.service import builtin_set, select_split
+from graphs.context import RunContext
+from graphs.result import RunResult
+from graphs.scoring import get_policy
+from graphs.validity import bench
 from prompts import load_prompt
+from tests import driving
 from tests.conftest import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
@@ -95,6 +104,33 @@ def test_the_layout_changes_the_order_not_what_a_judge_is_told(judge: JudgeName)
     assert paragraphs(shared) == paragraphs(first)
     assert shared[0].content == load_prompt("judge_remember").shared  # the same system message for all
     assert str(first[0].content).startswith(prompt.own)  # the level first, as before
+
+
+@pytest.mark.parametrize("layout", ["shared_prefix", "level_first"])
+async def test_a_panel_factorys_judges_send_the_layout_it_was_given(
+    sim: Sim, spec: Callable[..., ModelSpec], layout: Layout
+) -> None:
+    """The panel every run uses lays its judges' requests out as its factory says (the shared prefix
+    unless told otherwise): how the validity bench compares the two layouts on one panel."""
+    server = sim()
+    registry = ModelRegistry({"sim": spec()})
+    factory = (
+        PanelFactory(registry, {})  # the default
+        if layout == "shared_prefix"
+        else PanelFactory(registry, {}, judge_layout=layout)
+    )
+    async with factory:
+        panel = factory.build("sim", "sim")
+        await panel.judges["apply"].assess(REQUEST)
+    (request,) = server.state.requests
+    prompt = load_prompt("judge_apply")
+    expected = [
+        {"role": role, "content": str(m.content)}
+        for role, m in zip(("system", "user"), judge_messages(REQUEST, prompt, layout), strict=True)
+    ]
+    assert request.body["messages"] == expected
+    system = expected[0]["content"]
+    assert system.startswith(prompt.own) if layout == "level_first" else system == prompt.shared
 
 
 async def test_in_prompt_mode_the_schema_goes_last_so_the_holistic_judge_shares_the_prefix(
@@ -199,3 +235,40 @@ async def test_scripted_judges_give_the_same_verdicts_in_either_layout(
         verdicts[layout] = [(o.judge, o.verdict.score if o.verdict else None) for o in outcomes]
     assert verdicts["level_first"] == verdicts["shared_prefix"]
     assert {score for _, score in verdicts["shared_prefix"]} == {20, 55, 70, 92}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+async def test_the_validity_bench_on_the_held_out_part_gives_the_same_verdicts_in_either_layout(
+    sim: Sim, spec: Callable[..., ModelSpec]
+) -> None:
+    """The validity bench (each version of the shipped held-out part a run of round 1, as `judges
+    validate` drives it) with scripted judges that answer by who they are and what they read: every
+    version ends the same way, with the same votes, whichever layout the judges' requests take."""
+    rules = [  # by level and by what the problem says, so that versions end differently
+        Rule(role="Judge: Apply", contains=" km", score=20),
+        Rule(role="Judge: Evaluate", contains="hour", score=35),
+        Rule(role="Five Keys", contains="percent", score=40),
+        Rule(role="Judge: Understand", contains=" km", score=55),
+        Rule(role="^Judge|Five Keys", score=92),
+    ]
+    held_out = select_split(builtin_set(), "heldout", "the shipped set")
+    scoring = get_policy("default")
+    ended: dict[str, list[tuple[str, str, str, str, tuple[tuple[str, float | None], ...]]]] = {}
+    for layout in ("level_first", "shared_prefix"):
+        sim(rules=rules)
+        factory = PanelFactory(ModelRegistry({"sim": spec()}), {}, judge_layout=layout)
+        context = RunContext.of(factory.build("sim", "sim"), replace(scoring, max_rounds=1))
+        async with factory, temporary_runs(driving.settings(), factory, template=driving.template()) as runs:
+
+            async def drive(problem: Problem, context: RunContext = context) -> RunResult:
+                return await runs.run(problem, context, model="sim", judge_model="sim")
+
+            judged = await bench(held_out, drive, scoring)  # as `judges validate` judges them
+        ended[layout] = sorted(
+            (j.item, j.version, j.twin, j.decision, tuple((v.judge, v.score) for v in j.votes))
+            for j in judged
+        )
+    assert ended["level_first"] == ended["shared_prefix"]
+    assert len(ended["shared_prefix"]) > len(held_out)  # flawed problems with their corrected versions
+    assert {decision for _, _, _, decision, _ in ended["shared_prefix"]} == {"accepted", "exhausted"}

@@ -209,6 +209,35 @@ async def test_a_temporary_stores_run_is_stored_once_at_its_end(monkeypatch: pyt
     assert types[1:-1] == shown  # stored in the order the caller saw them live
 
 
+async def test_a_temporary_stores_run_whose_end_fails_keeps_what_it_recorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run whose writes wait for its end, and whose end transaction fails, still stores its rounds,
+    verdicts and transcript (with the run's failure after them) and ends in error with the cause."""
+    finish_run = repo.finish_run
+
+    async def refusing(session: Any, run_id: str, status: str, *args: Any, **kwargs: Any) -> bool:
+        if status != "error":
+            raise RuntimeError("the end's transaction failed")
+        return await finish_run(session, run_id, status, *args, **kwargs)
+
+    monkeypatch.setattr(repo, "finish_run", refusing)
+    factory = PanelFactory(ModelRegistry({}), {})
+    context = RunContext.of(factory.build("rubric", "rubric"), get_policy("default"))
+    async with temporary_runs(driving.settings(), template=driving.template()) as store:
+        with pytest.raises(RuntimeError, match="end's transaction"):
+            await store.run(ORCHESTRA, context, model="rubric", judge_model="rubric")
+        async with short_session(store.sessions) as session:
+            run = (await session.execute(select(Run))).scalars().one()
+            verdicts = (await session.execute(select(VerdictRow))).scalars().all()
+            by_seq = select(col(TranscriptEvent.type)).order_by(col(TranscriptEvent.seq))
+            types = [kind for kind in (await session.execute(by_seq)).scalars() if kind != "reviser.thinking"]
+    assert run.status == "error" and "the end's transaction failed" in (run.stop_reason or "")
+    assert len(verdicts) == 14  # both rounds' seven judgements
+    assert types[0] == "run.started" and types[-1] == "run.failed" and "run.finished" not in types
+    assert types.count("judge.verdict") == 14 and types.count("round.scored") == 2
+
+
 async def test_an_executor_freezes_the_heap_it_starts_with() -> None:
     """The start-up heap (modules, the model client stack) lives as long as the process: once an
     executor starts, the garbage collector no longer scans it (``app.heap``)."""

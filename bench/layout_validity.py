@@ -1,0 +1,291 @@
+"""The validity bench with a real local model, judges in the level-first layout against the shared prefix.
+
+Issue 42 moved every judge request to the shared prefix (the rules, the problem, then the judge's
+level); the text a judge is told is the same, only its order changed. This runs ``thinkloop judges
+validate``'s bench (``app.validity.service.validate``: each version a run of round 1, driven by the
+service's executor on a temporary store) once per layout, each on a fresh llama-server (the
+real-model tier's: Gemma 3 270M, two slots, one thread, ``tests/realmodel/server.py``) with Gemma as
+the whole panel (seven judges and the solver) and the tier's bounds on a reply. Both judge the same
+held-out slice of the shipped labelled set, without corrected versions (one version an item).
+
+Per layout it prints how each version ended (decided, errored, undecided: a failed call or a panel
+without a quorum is never a verdict, and is counted apart), the bench's rates with n and their Wilson
+95 % intervals, and figures per judge call, which have seven times the n: the calls that gave a
+verdict, those that abstained (a schema-valid reply with no judgement in it) and those that failed
+(a reply that never fitted the schema, or no answer). Then whether each figure of one layout lies
+within the other's interval.
+
+    uv run --frozen python bench/layout_validity.py --items 6
+    uv run --frozen python bench/layout_validity.py --items 12 --json
+
+Needs the real-model tier's server and model (built and installed on first use: about 11 minutes
+for the server's build, see docs/development.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import fcntl
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agents.judges import Layout
+from agents.models import MaxTokens, ModelRegistry, ModelSpec
+from agents.panel import PanelFactory
+from agents.schemas import Problem
+from agents.validity.labels import LabelledItem, read_labelled
+from app.logging import configure_logging
+from app.runs.temporary import TemporaryRuns, temporary_runs
+from app.validity.service import validate
+from graphs.context import RunContext
+from graphs.result import RunResult
+from graphs.scoring import get_policy
+from graphs.validity import PASSED, REFUSED, verdict_of
+from graphs.validity_metrics import share
+from tests.realmodel.conftest import NAME, TIER_MAX_TOKENS
+from tests.realmodel.server import (
+    MODEL_ID,
+    ServerOptions,
+    cache_dir,
+    gemma_gguf,
+    llama_server_binary,
+    start_server,
+)
+
+VALIDITY_SET = Path(__file__).resolve().parents[1] / "app" / "samples" / "validity" / "problems.jsonl"
+LAYOUTS: tuple[Layout, ...] = ("level_first", "shared_prefix")
+# The bench's rates compared between the layouts (specificity is the controls' here: no corrected
+# version is judged).
+RATES = ("detection", "refused_other", "false_accept", "specificity")
+CALLS = ("verdict", "abstained", "failed")
+
+
+def labelled_slice(count: int) -> list[LabelledItem]:
+    """``count`` held-out items, the same every time: a third of them sound controls (at least one),
+    the rest flawed problems taken one of each kind of flaw in turn (``h2-fp-01``, ``h2-as-01``, …,
+    then the ``-02``s), each without its corrected version."""
+    held = [item for item in read_labelled(VALIDITY_SET) if item.split == "heldout"]
+    controls = [item for item in held if item.kind == "control"][: max(1, count // 3)]
+    flawed = [item for item in held if item.kind == "flawed"]
+    in_turn = sorted(enumerate(flawed), key=lambda pair: (pair[1].id.rsplit("-", 1)[-1], pair[0]))
+    chosen = [item for _, item in in_turn][: count - len(controls)] + controls
+    return [item.model_copy(update={"corrected": None}) for item in chosen]
+
+
+class RecordedRuns:
+    """The bench's runs, each result kept with its problem (for the figures per call)."""
+
+    def __init__(self, runs: TemporaryRuns) -> None:
+        self.runs = runs
+        self.results: list[tuple[Problem, RunResult]] = []
+
+    async def run(self, problem: Problem, context: RunContext, *, model: str, judge_model: str) -> RunResult:
+        """One run, as the bench's ``Runs``; its result kept."""
+        result = await self.runs.run(problem, context, model=model, judge_model=judge_model)
+        self.results.append((problem, result))
+        return result
+
+
+async def sweep(base_url: str, layout: Layout, items: list[LabelledItem]) -> dict[str, Any]:
+    """The validity bench on ``items``, Gemma's panel sending its judges' requests in ``layout``."""
+    spec = ModelSpec(name=NAME, model=MODEL_ID, base_url=base_url, max_tokens=MaxTokens(**TIER_MAX_TOKENS))
+    factory = PanelFactory(ModelRegistry({NAME: spec}), {}, judge_layout=layout)
+    async with factory, temporary_runs(factory=factory) as runs:
+        recorded = RecordedRuns(runs)
+        report = await validate(items, factory, NAME, recorded)
+    kinds = {item.question: item.kind for item in items}
+    return {
+        "report": report,
+        "versions": _versions(recorded.results, kinds),
+        "calls": _calls(recorded.results),
+    }
+
+
+def _versions(results: list[tuple[Problem, RunResult]], kinds: Mapping[str, str]) -> dict[str, Counter[str]]:
+    """How each version ended, per kind: decided (the panel's verdict with every call answered),
+    errored (the run errored, or a judge call failed), undecided (no quorum: judges abstained)."""
+    policy = get_policy("default")
+    out: dict[str, Counter[str]] = {"flawed": Counter(), "control": Counter(), "decisions": Counter()}
+    for problem, result in results:
+        verdict = verdict_of(result, policy)
+        failed = any(vote.failed for vote in verdict.votes)
+        if verdict.decision == "error" or failed:
+            how = "errored"
+        elif verdict.decision in PASSED | REFUSED:
+            how = "decided"
+        else:
+            how = "undecided"
+        out[kinds[problem.question]][how] += 1
+        out["decisions"][f"{verdict.decision} ({result.stop_reason})"] += 1
+    return out
+
+
+def _calls(results: list[tuple[Problem, RunResult]]) -> dict[str, Any]:
+    """Every judge call of every version: a verdict, an abstention or a failure (by kind); and the
+    solver's calls, answered or failed; the HTTP requests behind them (with re-asks)."""
+    judges: Counter[str] = Counter()
+    solver: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    requests = 0
+    for _, result in results:
+        requests += result.usage.calls
+        for record in result.rounds[:1]:
+            for outcome in record.outcomes:
+                if outcome.failure is not None:
+                    judges["failed"] += 1
+                    judges[f"failed: {outcome.failure.kind}"] += 1
+                elif outcome.verdict is None:
+                    judges["abstained"] += 1
+                    reasons[(outcome.abstain_reason or "")[:80]] += 1
+                else:
+                    judges["verdict"] += 1
+            if record.solver is not None:
+                failure = record.solver.failure
+                solver[f"failed: {failure.kind}: {failure.message[:60]}" if failure else "answered"] += 1
+    total = sum(judges[key] for key in CALLS)
+    figures = {key: share([True] * judges[key] + [False] * (total - judges[key])) for key in CALLS}
+    return {"judge_calls": total, "counts": dict(judges), "shares": figures, "solver": dict(solver),
+            "requests": requests, "abstain_reasons": dict(reasons.most_common(5))}  # fmt: skip
+
+
+def measure(
+    layout: Layout, items: list[LabelledItem], binary: Path, model: Path, threads: int
+) -> dict[str, Any]:
+    """A fresh server (an empty prompt cache) and the bench on it, timed."""
+    started = time.monotonic()
+    with start_server(binary, model, cache_dir() / "logs", ServerOptions(threads=threads)) as server:
+        measured = asyncio.run(sweep(server.base_url, layout, items))
+    return measured | {"minutes": (time.monotonic() - started) / 60}
+
+
+def figures(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The shares compared between layouts: the bench's rates and the per-call shares."""
+    heldout = result["report"]["splits"]["heldout"]
+    rates = {name: heldout[name] for name in RATES}
+    return rates | {f"judge calls: {name}": result["calls"]["shares"][name] for name in CALLS}
+
+
+def within(a: dict[str, Any], b: dict[str, Any]) -> bool | None:
+    """Whether ``a``'s rate lies within ``b``'s interval (None when either has no n)."""
+    if not a["n"] or not b["n"]:
+        return None
+    return bool(b["low"] <= a["rate"] <= b["high"])
+
+
+def comparison(results: dict[Layout, dict[str, Any]]) -> dict[str, dict[str, bool | None]]:
+    """Per figure: shared_prefix's rate within level_first's interval, and the other way round."""
+    old, new = figures(results["level_first"]), figures(results["shared_prefix"])
+    return {
+        name: {
+            "shared_in_level_first": within(new[name], old[name]),
+            "level_first_in_shared": within(old[name], new[name]),
+        }
+        for name in old
+    }
+
+
+def _share_text(s: dict[str, Any]) -> str:
+    if not s["n"]:
+        return f"n 0 ({s.get('excluded', 0)} excluded)"
+    text = f"{s['count']}/{s['n']} = {s['rate']:.0%} [{s['low']:.0%}, {s['high']:.0%}]"
+    return text + (f" ({s['excluded']} excluded)" if s.get("excluded") else "")
+
+
+def report(items: list[LabelledItem], results: dict[Layout, dict[str, Any]]) -> str:
+    """The figures as Markdown tables."""
+    lines = [
+        f"{len(items)} held-out items ({', '.join(item.id for item in items)}), one version each; "
+        f"{MODEL_ID} on llama-server (2 slots) as the whole panel",
+        "",
+        "| layout | minutes | flawed: decided / errored / undecided "
+        "| controls: decided / errored / undecided | judge calls | HTTP requests | solver answered / failed "
+        "|",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for layout, r in results.items():
+        f, c, calls = r["versions"]["flawed"], r["versions"]["control"], r["calls"]
+        answered = calls["solver"].get("answered", 0)
+        unanswered = sum(calls["solver"].values()) - answered
+        lines.append(
+            f"| {layout} | {r['minutes']:.1f} | {f['decided']} / {f['errored']} / {f['undecided']} "
+            f"| {c['decided']} / {c['errored']} / {c['undecided']} | {calls['judge_calls']} "
+            f"| {calls['requests']} | {answered} / {unanswered} |"
+        )
+    old, new = figures(results["level_first"]), figures(results["shared_prefix"])
+    check = comparison(results)
+    lines += [
+        "",
+        "| figure (Wilson 95 %) | level_first | shared_prefix | within each other's interval |",
+        "| --- | --- | --- | --- |",
+    ]
+    for name in old:
+        both = check[name]
+        said = {True: "yes", False: "no", None: "n 0"}
+        lines.append(
+            f"| {name} | {_share_text(old[name])} | {_share_text(new[name])} "
+            f"| {said[both['shared_in_level_first']]} / {said[both['level_first_in_shared']]} |"
+        )
+    for layout, r in results.items():
+        failures = {k: v for k, v in r["calls"]["counts"].items() if k.startswith("failed: ")}
+        reasons = r["calls"]["abstain_reasons"]
+        lines.append(f"\n{layout}: failed judge calls by kind: {failures or 'none'}")
+        lines += ["most common abstentions:"] * bool(reasons)
+        lines += [f"  {count} × {reason}" for reason, count in reasons.items()]
+    return "\n".join(lines)
+
+
+@contextmanager
+def _cache_lock() -> Iterator[None]:
+    """The real-model tier's lock: one process at a time builds the server or installs the model."""
+    path = cache_dir() / "realmodel.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def prepare() -> tuple[Path, Path]:
+    """llama-server and the model, built and installed on first use; exit 2 saying why if they cannot be."""
+    try:
+        with _cache_lock():
+            return llama_server_binary(), gemma_gguf()
+    except (subprocess.CalledProcessError, OSError, RuntimeError) as exc:
+        sys.exit(f"error: the real-model tier's llama-server or model is not available: {exc}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=6, help="held-out items, a third controls (default 6)")
+    parser.add_argument("--threads", type=int, default=ServerOptions.threads, help="llama-server's threads")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    if args.items < 2:
+        parser.error("--items: at least 2 (a flawed problem and a control)")
+    configure_logging("ERROR")  # a failed or malformed call is a figure here, not a line on stderr
+    items, (binary, model) = labelled_slice(args.items), prepare()
+    results: dict[Layout, dict[str, Any]] = {}
+    for layout in LAYOUTS:
+        try:
+            results[layout] = measure(layout, items, binary, model, args.threads)
+        except RuntimeError as exc:  # the server did not start: its log's tail is in the message
+            sys.exit(f"error: {layout}: {exc}")
+    if args.json:
+        out = {"items": [item.id for item in items], "model": MODEL_ID, "layouts": results,
+               "within": comparison(results)}  # fmt: skip
+        print(json.dumps(out, indent=2, default=str))
+    else:
+        print(report(items, results))
+
+
+if __name__ == "__main__":
+    main()
