@@ -29,7 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_asyn
 from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.schemas import Problem
-from app.db import migrate, session_factory, short_session
+from app.db import RollingBackConnection, migrate, session_factory, short_session
 from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics
 from app.models import Run
@@ -173,7 +173,10 @@ async def temporary_runs(
             await migrate(url)
         # One connection, so one writer thread: runs queue for it in the event loop instead of
         # contending for SQLite's lock (the busy handler sleeps) and the GIL.
-        engine = create_async_engine(url, pool_size=1, max_overflow=0)
+        # Its connection rolls back before it closes, as every SQLite store's does (``app.db``).
+        engine = create_async_engine(
+            url, pool_size=1, max_overflow=0, connect_args={"factory": RollingBackConnection}
+        )
         event.listen(engine.sync_engine, "connect", _pragmas)
         try:
             sessions = session_factory(engine)
