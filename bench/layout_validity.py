@@ -26,14 +26,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import fcntl
 import json
 import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +55,7 @@ from tests.realmodel.server import (
     MODEL_ID,
     ServerOptions,
     cache_dir,
-    gemma_gguf,
-    llama_server_binary,
+    prepared,
     start_server,
 )
 
@@ -244,21 +241,10 @@ def report(items: list[LabelledItem], results: dict[Layout, dict[str, Any]]) -> 
     return "\n".join(lines)
 
 
-@contextmanager
-def _cache_lock() -> Iterator[None]:
-    """The real-model tier's lock: one process at a time builds the server or installs the model."""
-    path = cache_dir() / "realmodel.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
 def prepare() -> tuple[Path, Path]:
     """llama-server and the model, built and installed on first use; exit 2 saying why if they cannot be."""
     try:
-        with _cache_lock():
-            return llama_server_binary(), gemma_gguf()
+        return prepared()
     except (subprocess.CalledProcessError, OSError, RuntimeError) as exc:
         sys.exit(f"error: the real-model tier's llama-server or model is not available: {exc}")
 

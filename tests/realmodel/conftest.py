@@ -13,13 +13,11 @@ Nothing here skips: a server that cannot be built, started or reached fails the 
 
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,11 +27,9 @@ import pytest
 from tests.realmodel.server import (
     MODEL_ID,
     LlamaServer,
-    cache_dir,
-    gemma_gguf,
     get_json,
     health,
-    llama_server_binary,
+    prepared,
     start_server,
 )
 
@@ -54,28 +50,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "realmodel: runs a real language model on a local server")
 
 
-@contextmanager
-def _cache_lock() -> Iterator[None]:
-    """One process at a time builds the server or installs the model (pytest-xdist workers)."""
-    path = cache_dir() / "realmodel.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
-def _prepare() -> tuple[Path, Path]:
-    with _cache_lock():
-        return llama_server_binary(), gemma_gguf()
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Build or reuse the server and the model before the first test, when the tier is selected and
     no server was given: the build takes minutes on a new machine, longer than a test may."""
     if os.environ.get(URL_VARIABLE) or session.config.option.collectonly:
         return
     if any(item.get_closest_marker("realmodel") for item in session.items):
-        session.config.stash[_PREPARED] = _prepare()
+        session.config.stash[_PREPARED] = prepared()
 
 
 @dataclass(frozen=True)
@@ -152,8 +133,8 @@ def realmodel(
     if given:
         yield _given_server(given.rstrip("/"))
         return
-    prepared = request.config.stash.get(_PREPARED, None) or _prepare()
-    server: LlamaServer = start_server(*prepared, tmp_path_factory.mktemp("llama-server"))
+    ready = request.config.stash.get(_PREPARED, None) or prepared()
+    server: LlamaServer = start_server(*ready, tmp_path_factory.mktemp("llama-server"))
     with server:
         yield RealModel(server.url)
 

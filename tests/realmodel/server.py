@@ -16,6 +16,7 @@ from the package registry only, never from a model hub at run time).
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import shutil
@@ -44,6 +45,16 @@ def cache_dir() -> Path:
     if explicit:
         return Path(explicit)
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "thinkloop"
+
+
+def prepared() -> tuple[Path, Path]:
+    """llama-server and the model's GGUF, built and installed on first use, one process at a time
+    (pytest-xdist workers, a benchmark beside the tier) under a lock in the cache."""
+    path = cache_dir() / "realmodel.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        return llama_server_binary(), gemma_gguf()
 
 
 def gemma_gguf() -> Path:
