@@ -31,7 +31,6 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +47,7 @@ from app.validity.service import validate
 from graphs.context import RunContext
 from graphs.result import RunResult
 from graphs.scoring import get_policy
-from graphs.validity import PASSED, REFUSED, verdict_of
+from graphs.validity import verdict_of
 from graphs.validity_metrics import share
 from tests.realmodel.conftest import NAME, TIER_MAX_TOKENS
 from tests.realmodel.server import (
@@ -100,31 +99,13 @@ async def sweep(base_url: str, layout: Layout, items: list[LabelledItem]) -> dic
     async with factory, temporary_runs(factory=factory) as runs:
         recorded = RecordedRuns(runs)
         report = await validate(items, factory, NAME, recorded)
-    kinds = {item.question: item.kind for item in items}
-    return {
-        "report": report,
-        "versions": _versions(recorded.results, kinds),
-        "calls": _calls(recorded.results),
-    }
+    return {"report": report, "decisions": _decisions(recorded.results), "calls": _calls(recorded.results)}
 
 
-def _versions(results: list[tuple[Problem, RunResult]], kinds: Mapping[str, str]) -> dict[str, Counter[str]]:
-    """How each version ended, per kind: decided (the panel's verdict with every call answered),
-    errored (the run errored, or a judge call failed), undecided (no quorum: judges abstained)."""
+def _decisions(results: list[tuple[Problem, RunResult]]) -> Counter[str]:
+    """How each version's run ended: its decision under the bench's policy, and the run's stop reason."""
     policy = get_policy("default")
-    out: dict[str, Counter[str]] = {"flawed": Counter(), "control": Counter(), "decisions": Counter()}
-    for problem, result in results:
-        verdict = verdict_of(result, policy)
-        failed = any(vote.failed for vote in verdict.votes)
-        if verdict.decision == "error" or failed:
-            how = "errored"
-        elif verdict.decision in PASSED | REFUSED:
-            how = "decided"
-        else:
-            how = "undecided"
-        out[kinds[problem.question]][how] += 1
-        out["decisions"][f"{verdict.decision} ({result.stop_reason})"] += 1
-    return out
+    return Counter(f"{verdict_of(result, policy).decision} ({result.stop_reason})" for _, result in results)
 
 
 def _calls(results: list[tuple[Problem, RunResult]]) -> dict[str, Any]:
@@ -204,19 +185,19 @@ def report(items: list[LabelledItem], results: dict[Layout, dict[str, Any]]) -> 
         f"{len(items)} held-out items ({', '.join(item.id for item in items)}), one version each; "
         f"{MODEL_ID} on llama-server (2 slots) as the whole panel",
         "",
-        "| layout | minutes | flawed: decided / errored / undecided "
-        "| controls: decided / errored / undecided | judge calls | HTTP requests | solver answered / failed "
-        "|",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| layout | minutes | flawed: decided / excluded | controls: decided / excluded "
+        "| excluded: errored / undecided | judge calls | HTTP requests | solver answered / failed |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for layout, r in results.items():
-        f, c, calls = r["versions"]["flawed"], r["versions"]["control"], r["calls"]
+    for layout, r in results.items():  # the bench's own count of each version (``Judged.decided``)
+        heldout, calls = r["report"]["splits"]["heldout"], r["calls"]
+        flawed, controls, excluded = heldout["detection"], heldout["specificity"], heldout["excluded"]
         answered = calls["solver"].get("answered", 0)
         unanswered = sum(calls["solver"].values()) - answered
         lines.append(
-            f"| {layout} | {r['minutes']:.1f} | {f['decided']} / {f['errored']} / {f['undecided']} "
-            f"| {c['decided']} / {c['errored']} / {c['undecided']} | {calls['judge_calls']} "
-            f"| {calls['requests']} | {answered} / {unanswered} |"
+            f"| {layout} | {r['minutes']:.1f} | {flawed['n']} / {flawed['excluded']} "
+            f"| {controls['n']} / {controls['excluded']} | {excluded['errored']} / {excluded['undecided']} "
+            f"| {calls['judge_calls']} | {calls['requests']} | {answered} / {unanswered} |"
         )
     old, new = figures(results["level_first"]), figures(results["shared_prefix"])
     check = comparison(results)
