@@ -31,15 +31,30 @@ def of_round(record: Round) -> list[Usage]:
     return usages
 
 
-async def charge(session: AsyncSession, run_id: str, usages: Iterable[Usage]) -> None:
+# Whom a run's calls are charged to: its project, and its key (or its batch's key), if any.
+Owner = tuple[str, str | None]
+
+
+def owner_of(run: Run) -> Owner | None:
+    """A run's ``Owner`` as its row says, without a query; None for a batch item's run, charged to
+    the key that created its batch (which the run's row does not hold)."""
+    return None if run.batch_id is not None else (run.project_id, run.api_key_id)
+
+
+async def charge(
+    session: AsyncSession, run_id: str, usages: Iterable[Usage], owner: Owner | None = None
+) -> None:
     """Add these calls' tokens and cost to today's (UTC) row of the run's project and of its key,
-    made if new.
+    made if new; ``owner``, when the caller has it (``owner_of``), saves looking it up.
 
     One upsert per ledger: concurrent writers of one project add to the same row without losing an
     update. Calls that cost nothing (the offline panel) write nothing.
     """
     spent = list(usages)
     if not _values(spent):
+        return
+    if owner is not None:
+        await charge_owner(session, owner[0], owner[1], spent)
         return
     owners = (
         select(col(Run.project_id), func.coalesce(col(Run.api_key_id), col(Batch.api_key_id)))

@@ -110,19 +110,30 @@ async def list_runs(
 
 
 async def record_rounds(
-    session: AsyncSession, run_id: str, rounds: Iterable[Round], revisions: Iterable[RevisionResult]
+    session: AsyncSession,
+    run_id: str,
+    rounds: Iterable[Round],
+    revisions: Iterable[RevisionResult],
+    *,
+    none_stored: bool = False,
+    owner: usage.Owner | None = None,
 ) -> list[int]:
     """Store those of a run's scored rounds (each with its seven judgements) and revisions that are
     not stored yet, and charge their calls to the usage ledgers once, in the same transaction (the
     daily caps' ledger, kept past deletion). What is stored already is kept as it is, so a run whose
-    stream recorded some of them loses and repeats none. Returns the numbers of the rounds stored."""
+    stream recorded some of them loses and repeats none. Returns the numbers of the rounds stored.
+
+    ``none_stored``: the caller knows that nothing of the run's is stored yet (its transcript is
+    empty, and rounds and revisions are only ever stored with their events), so nothing is looked
+    up. ``owner``: the run's (project, key) to charge, when the caller has them (see
+    ``usage.charge``)."""
     rounds, revisions = list(rounds), list(revisions)
     stored_rounds: set[int] = set()
     stored_revisions: set[int] = set()
-    if rounds:
+    if rounds and not none_stored:
         query = select(col(RoundRow.round)).where(col(RoundRow.run_id) == run_id)
         stored_rounds = set((await session.execute(query)).scalars())
-    if revisions:
+    if revisions and not none_stored:
         query = select(col(RevisionRow.round)).where(col(RevisionRow.run_id) == run_id)
         stored_revisions = set((await session.execute(query)).scalars())
     spent: list[Usage] = []
@@ -159,7 +170,7 @@ async def record_rounds(
     for table, rows in ((RoundRow, round_rows), (VerdictRow, verdicts), (RevisionRow, revision_rows)):
         if rows:
             await session.execute(_BULK[table], rows)
-    await usage.charge(session, run_id, spent)
+    await usage.charge(session, run_id, spent, owner)
     return added
 
 

@@ -24,6 +24,7 @@ from agents.identity import Warrants
 from agents.lanes import Lanes, RunLane, Stopping, holding
 from agents.panel import PanelFactory
 from agents.schemas import Problem, RevisionResult
+from app.access.usage import owner_of
 from app.checkpoints import open_checkpointer
 from app.db import short_session
 from app.heap import freeze_startup_heap
@@ -720,6 +721,10 @@ class RunExecutor:
         if key is not None:
             transcript.keys.add(key)
 
+    async def _webhooks(self, session: AsyncSession, run: Run, kind: str, payload: dict[str, Any]) -> None:
+        """Queue the run's end for its webhooks, in its end transaction."""
+        await enqueue(session, run, kind, payload)
+
     def _publish(self, run_id: str, seq: int, data: dict[str, Any]) -> None:
         """Hand a stored event to the run's streams in this process."""
         self.notifier.publish(run_id, StreamEvent.of(seq, data["type"], data))
@@ -742,8 +747,16 @@ class RunExecutor:
             await self._drain(run.id)
 
         async def store(session: AsyncSession) -> None:
-            # The checkpoint is the source of truth: store any round an interrupted stream missed.
-            await repo.record_rounds(session, run.id, result.rounds, result.revisions)
+            # The checkpoint is the source of truth: store any round an interrupted stream missed
+            # (none is stored while the transcript is empty: a deferred run's, until this commit).
+            await repo.record_rounds(
+                session,
+                run.id,
+                result.rounds,
+                result.revisions,
+                none_stored=transcript.seq == 0,
+                owner=owner_of(run),
+            )
             failure = result.failure.model_dump() if result.failure else None
             ended = await repo.finish_run(
                 session,
@@ -758,7 +771,7 @@ class RunExecutor:
                 raise LeaseLost(run.id)
             if settle is not None:
                 await settle(session, result)
-            await enqueue(session, run, "run.finished", {**event, "metrics": result.metrics})
+            await self._webhooks(session, run, "run.finished", {**event, "metrics": result.metrics})
 
         event = (finished or finished_event(result)).model_dump(mode="json")
         event["status"] = result.outcome  # the run's status, named as in traces and webhooks
@@ -817,7 +830,7 @@ class RunExecutor:
                 await settle(session, None)
             run = await session.get(Run, run_id)
             assert run is not None
-            await enqueue(session, run, "run.failed", {"status": status, "reason": reason})
+            await self._webhooks(session, run, "run.failed", {"status": status, "reason": reason})
 
         self._ending.add(run_id)  # its end commit checks the lease itself (``finish_run``'s owner)
         try:

@@ -75,6 +75,9 @@ class TemporaryExecutor(RunExecutor):
     def _publish(self, run_id: str, seq: int, data: dict[str, Any]) -> None:
         """Nothing: no stream can follow a temporary store's run (its caller has its events live)."""
 
+    async def _webhooks(self, session: AsyncSession, run: Run, kind: str, payload: dict[str, Any]) -> None:
+        """Nothing: no webhook can be registered with a temporary store, nor delivered from it."""
+
     async def _still_held(self, session: AsyncSession, run_id: str) -> None:
         """Always: no other process can reach a temporary store, so none can take its runs (the
         lease is still taken and ended with each run; only the probe before each write is saved)."""

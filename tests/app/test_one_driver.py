@@ -11,15 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 from typer.testing import CliRunner
 
-from agents.models import ModelRegistry
+from agents.models import ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
+from agents.simulator.server import SimulatorServer
+from app.access.usage import spent_on
 from app.cli import cli
 from app.db import create_engine, session_factory, short_session
-from app.models import Run, TranscriptEvent, VerdictRow
+from app.models import DEFAULT_PROJECT, Run, TranscriptEvent, VerdictRow, utcnow
 from app.runs import repository as repo
 from app.runs import service, temporary
 from app.runs.service import RunExecutor, open_executor
@@ -40,8 +43,8 @@ def executed(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     seen: dict[str, list[Any]] = {"rounds": [], "ended": [], "executors": []}
     record_rounds, finish_run, drive = repo.record_rounds, repo.finish_run, RunExecutor._drive
 
-    async def recording_rounds(session: Any, run_id: str, *args: Any) -> list[int]:
-        stored = await record_rounds(session, run_id, *args)
+    async def recording_rounds(session: Any, run_id: str, *args: Any, **kwargs: Any) -> list[int]:
+        stored = await record_rounds(session, run_id, *args, **kwargs)
         seen["rounds"] += [(run_id, number) for number in stored]
         return stored
 
@@ -236,6 +239,34 @@ async def test_a_temporary_stores_run_whose_end_fails_keeps_what_it_recorded(
     assert len(verdicts) == 14  # both rounds' seven judgements
     assert types[0] == "run.started" and types[-1] == "run.failed" and "run.finished" not in types
     assert types.count("judge.verdict") == 14 and types.count("round.scored") == 2
+
+
+async def test_a_temporary_stores_run_ends_without_looking_anything_up(
+    sim: Callable[..., SimulatorServer], spec: Callable[..., ModelSpec]
+) -> None:
+    """A temporary store's run stores its end without a query: nothing of its rounds and revisions
+    can be stored before its end (they are stored with their events, which wait for it), its owner
+    is on its row, and no webhook can be registered with the store. Its calls are still charged to
+    its project's ledger, to the token."""
+    sim(rules=[{"role": "^Judge|Five Keys", "score": 40}])  # below the bar: every round, and revisions
+    factory = PanelFactory(ModelRegistry({"sim": spec()}), {})
+    context = RunContext.of(factory.build("sim", "sim"), get_policy("default"))
+    statements: list[str] = []
+
+    def executed(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(" ".join(statement.split()[:3]).upper())
+
+    async with factory, temporary_runs(driving.settings(), factory, template=driving.template()) as store:
+        engine = store.sessions.kw["bind"].sync_engine
+        event.listen(engine, "before_cursor_execute", executed)
+        result = await store.run(ORCHESTRA, context, model="sim", judge_model="sim")
+        event.remove(engine, "before_cursor_execute", executed)
+        async with short_session(store.sessions) as session:
+            tokens, _ = await spent_on(session, DEFAULT_PROJECT, utcnow().date())
+    assert result.outcome == "exhausted" and len(result.rounds) == 3 and len(result.revisions) == 2
+    end = statements[statements.index("INSERT INTO RUNS") + 1 :]  # after the run's creation
+    assert end and not [done for done in end if done.startswith("SELECT")], statements
+    assert tokens == result.usage.input_tokens + result.usage.output_tokens > 0
 
 
 async def test_an_executor_freezes_the_heap_it_starts_with() -> None:
