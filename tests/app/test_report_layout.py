@@ -1,7 +1,7 @@
 """The HTML batch report in a real Chromium (Debian's package, as tests/app/test_viewer.py drives
 it), at a laptop's width (1,280 px) and a phone's (390 px): every figure stays inside its container
 and the window, and at the laptop's width every figure is drawn at one scale (none twice its
-neighbours' size)."""
+neighbours' size); the page never scrolls sideways (a wide table scrolls in its own box)."""
 
 from __future__ import annotations
 
@@ -66,3 +66,36 @@ async def test_every_figure_stays_in_its_container_at_one_scale(
     scales = [f["drawn"] / f["natural"] for f in seen["figures"]]
     if width == 1280:
         assert max(scales) / min(scales) < 1.05, scales  # one scale: none looms over its neighbours
+
+
+# The page's own width and scroll width, and each table's box and its scroll box's.
+TABLES = """() => {
+  const page = document.documentElement;
+  return { window: page.clientWidth, scroll: page.scrollWidth,
+    tables: [...document.querySelectorAll('table')].map((table) => {
+      const box = table.parentElement.getBoundingClientRect();
+      return { head: table.querySelector('th')?.textContent, right: box.right,
+               scrolls: getComputedStyle(table.parentElement).overflowX === 'auto',
+               wider: table.scrollWidth > table.parentElement.clientWidth };
+    }) };
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+async def test_the_page_never_scrolls_sideways_each_wide_table_scrolls_in_its_box(
+    report: dict[str, Any], browser: Browser, tmp_path: Path, width: int
+) -> None:
+    """A table wider than a phone scrolls inside its own box: the page itself keeps the window's
+    width, so the text and the figures around the table stay readable."""
+    page_file = tmp_path / "report.html"
+    page_file.write_text(to_html(report), encoding="utf-8")
+    context = await browser.new_context(viewport={"width": width, "height": 900})
+    page = await context.new_page()
+    await page.goto(page_file.as_uri())
+    seen: dict[str, Any] = await page.evaluate(TABLES)
+    await context.close()
+    assert seen["tables"] and seen["scroll"] <= seen["window"], (width, seen["scroll"], seen["window"])
+    for table in seen["tables"]:
+        assert table["scrolls"] and table["right"] <= seen["window"] + 0.5, (width, table)
+    if width == 390:  # the report has tables wider than a phone: the test would see an overflow
+        assert any(table["wider"] for table in seen["tables"])
