@@ -4,51 +4,18 @@ simulator panel, the offline rubric)."""
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import shutil
-import sqlite3
-import tempfile
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from pathlib import Path
 from typing import Protocol
 
 from agents.schemas import Problem
-from app.db import migrate
-from app.runs.temporary import DATABASE_NAME, temporary_runs
+from app.runs.temporary import temporary_runs
 from app.settings import Settings
 from graphs.context import RunContext
 from graphs.result import EventSink, RunResult
 from graphs.scoring import Vote
 from graphs.validity import verdict_of
-
-_template: Path | None = None
-_template_lock = threading.Lock()
-
-
-def template() -> Path:
-    """A store migrated to head once per test process (xdist worker), copied by every drive:
-    migrating costs about a third of a CPU second, and some tests drive hundreds of runs."""
-    global _template
-    with _template_lock:
-        if _template is None:
-            folder = Path(tempfile.mkdtemp(prefix="thinkloop-template-"))
-            atexit.register(shutil.rmtree, folder, True)
-            path = folder / DATABASE_NAME
-            # alembic drives its own event loop: in a thread of its own, whatever loop calls here
-            worker = threading.Thread(target=asyncio.run, args=(migrate(f"sqlite+aiosqlite:///{path}"),))
-            worker.start()
-            worker.join()
-            connection = sqlite3.connect(path)
-            try:  # everything in the one file that is copied, nothing left behind in its WAL
-                connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            finally:
-                connection.close()
-            _template = path
-        return _template
 
 
 def settings() -> Settings:
@@ -76,7 +43,7 @@ async def driving() -> AsyncIterator[Drive]:
     still a run of its own through ``RunExecutor``. Runs on one store share no state but the rows
     each writes, so a run driven here ends as one driven by ``drive``; the store's set-up (about
     half of a round's time on the offline panel) is paid once."""
-    async with temporary_runs(settings(), template=template()) as runs:
+    async with temporary_runs(settings()) as runs:
 
         async def run(
             problem: Problem, context: RunContext, *, arm: str = "loop", on_event: EventSink | None = None

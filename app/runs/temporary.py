@@ -3,12 +3,12 @@
 `thinkloop refine`, the judges' validity bench and the benchmarks run the refinement graph through
 ``RunExecutor``, the one driver of the graph: each run is a row held under a lease, its transcript
 and its verdict rows are recorded as they happen, and it ends through the same code as an API run
-or a batch item. Only the store differs: a SQLite file in a temporary folder, migrated to head and
-deleted on exit (no database to set up, nothing left behind), and its graph keeps no checkpoints:
-they serve only resumption, and no later process can resume a run of a store that is gone. No other
-process reads the store while a run runs, so a run is stored in two transactions: its row, created
-running under this process's lease, and at its end everything it recorded with its end state (the
-caller follows the run live through the executor's ``observers``).
+or a batch item. Only the store differs: a SQLite file in a temporary folder, a copy of one template
+the process migrates to head, deleted on exit (no database to set up, nothing left behind), and its
+graph keeps no checkpoints: they serve only resumption, and no later process can resume a run of a
+store that is gone. No other process reads the store while a run runs, so a run is stored in two
+transactions: its row, created running under this process's lease, and at its end everything it
+recorded with its end state (the caller follows the run live through the executor's ``observers``).
 
 The caller builds each run's context (its panel, policy and warrants), as before: a temporary store
 holds no validity records, so the executor must not look warrants up in it.
@@ -16,9 +16,14 @@ holds no validity records, so the executor must not look warrants up in it.
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import shutil
+import sqlite3
 import tempfile
+import threading
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -153,27 +158,47 @@ class TemporaryRuns:
         return result
 
 
+_template: Path | None = None
+_template_lock = threading.Lock()
+
+
+def migrated_template() -> Path:
+    """A store migrated to head once per process, which every temporary store starts as a copy of:
+    migrating costs about 0.4 CPU s, copying the file a millisecond (a server answering
+    `POST /v1/judges/validate` opens one store per request). Blocking: the first call migrates.
+    Deleted at exit; made anew if something else deleted it (a long-lived server's /tmp cleaned)."""
+    global _template
+    with _template_lock:
+        if _template is None or not _template.exists():
+            folder = Path(tempfile.mkdtemp(prefix="thinkloop-template-"))
+            atexit.register(shutil.rmtree, folder, True)
+            path = folder / DATABASE_NAME
+            # alembic drives its own event loop: in a thread of its own, whatever loop calls here
+            with ThreadPoolExecutor(1, thread_name_prefix="thinkloop-template") as pool:
+                pool.submit(asyncio.run, migrate(f"sqlite+aiosqlite:///{path}")).result()  # raises its error
+            connection = sqlite3.connect(path)
+            try:  # everything in the one file that is copied, nothing left behind in its WAL
+                connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                connection.close()
+            _template = path
+        return _template
+
+
 @asynccontextmanager
 async def temporary_runs(
-    settings: Settings | None = None,
-    factory: PanelFactory | None = None,
-    *,
-    template: Path | None = None,
+    settings: Settings | None = None, factory: PanelFactory | None = None
 ) -> AsyncIterator[TemporaryRuns]:
-    """A temporary store and an executor on it, both gone on exit.
-
-    ``template``: a database file already migrated to head, copied instead of migrating (about a
-    third of a CPU second saved per store; the tests open many). ``factory`` is only the executor's
-    registry: every run brings its own context.
+    """A temporary store and an executor on it, both gone on exit. The store is a copy of this
+    process's ``migrated_template`` (made by the first store opened). ``factory`` is only the
+    executor's registry: every run brings its own context.
     """
     base = settings or get_settings()
+    template = await asyncio.to_thread(migrated_template)
     with tempfile.TemporaryDirectory(prefix="thinkloop-") as folder:
         path = Path(folder) / DATABASE_NAME
         url = f"sqlite+aiosqlite:///{path}"
-        if template is not None:
-            shutil.copyfile(template, path)
-        else:
-            await migrate(url)
+        shutil.copyfile(template, path)
         # One connection, so one writer thread: runs queue for it in the event loop instead of
         # contending for SQLite's lock (the busy handler sleeps) and the GIL.
         # Its connection rolls back before it closes, as every SQLite store's does (``app.db``).

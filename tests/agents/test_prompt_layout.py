@@ -259,7 +259,7 @@ async def test_the_validity_bench_on_the_held_out_part_gives_the_same_verdicts_i
         sim(rules=rules)
         factory = PanelFactory(ModelRegistry({"sim": spec()}), {}, judge_layout=layout)
         context = RunContext.of(factory.build("sim", "sim"), replace(scoring, max_rounds=1))
-        async with factory, temporary_runs(driving.settings(), factory, template=driving.template()) as runs:
+        async with factory, temporary_runs(driving.settings(), factory) as runs:
 
             async def drive(problem: Problem, context: RunContext = context) -> RunResult:
                 return await runs.run(problem, context, model="sim", judge_model="sim")

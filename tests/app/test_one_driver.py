@@ -21,7 +21,7 @@ from agents.panel import PanelFactory
 from agents.simulator.server import SimulatorServer
 from app.access.usage import spent_on
 from app.cli import cli
-from app.db import create_engine, session_factory, short_session
+from app.db import create_engine, migrate, migrations_at_head, session_factory, short_session
 from app.models import DEFAULT_PROJECT, Run, TranscriptEvent, VerdictRow, utcnow
 from app.runs import repository as repo
 from app.runs import service, temporary
@@ -189,7 +189,7 @@ async def test_a_temporary_stores_run_is_stored_once_at_its_end(monkeypatch: pyt
     factory = PanelFactory(ModelRegistry({}), {})
     context = RunContext.of(factory.build("rubric", "rubric"), get_policy("default"))
     seen: list[Any] = []
-    async with temporary_runs(driving.settings(), template=driving.template()) as store:
+    async with temporary_runs(driving.settings()) as store:
         assert store.executor.graph.checkpointer is None
         result = await store.run(
             ORCHESTRA, context, model="rubric", judge_model="rubric", on_event=seen.append
@@ -227,7 +227,7 @@ async def test_a_temporary_stores_run_whose_end_fails_keeps_what_it_recorded(
     monkeypatch.setattr(repo, "finish_run", refusing)
     factory = PanelFactory(ModelRegistry({}), {})
     context = RunContext.of(factory.build("rubric", "rubric"), get_policy("default"))
-    async with temporary_runs(driving.settings(), template=driving.template()) as store:
+    async with temporary_runs(driving.settings()) as store:
         with pytest.raises(RuntimeError, match="end's transaction"):
             await store.run(ORCHESTRA, context, model="rubric", judge_model="rubric")
         async with short_session(store.sessions) as session:
@@ -256,7 +256,7 @@ async def test_a_temporary_stores_run_ends_without_looking_anything_up(
     def executed(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
         statements.append(" ".join(statement.split()[:3]).upper())
 
-    async with factory, temporary_runs(driving.settings(), factory, template=driving.template()) as store:
+    async with factory, temporary_runs(driving.settings(), factory) as store:
         engine = store.sessions.kw["bind"].sync_engine
         event.listen(engine, "before_cursor_execute", executed)
         result = await store.run(ORCHESTRA, context, model="sim", judge_model="sim")
@@ -269,8 +269,42 @@ async def test_a_temporary_stores_run_ends_without_looking_anything_up(
     assert tokens == result.usage.input_tokens + result.usage.output_tokens > 0
 
 
+async def test_a_process_migrates_one_template_and_each_temporary_store_is_a_fresh_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Migrating a store costs about 0.4 CPU s: a process migrates once, into its template, and each
+    temporary store (one per `POST /v1/judges/validate`) starts as a copy of it, at head and empty,
+    whatever the stores before it stored."""
+    migrations: list[str] = []
+
+    async def counted_migrate(url: str) -> None:
+        migrations.append(url)
+        await migrate(url)
+
+    monkeypatch.setattr(temporary, "_template", None)  # as in a new process
+    monkeypatch.setattr(temporary, "migrate", counted_migrate)
+    factory = PanelFactory(ModelRegistry({}), {})
+    context = RunContext.of(factory.build("rubric", "rubric"), get_policy("default"))
+    counts = []
+    for _ in range(2):
+        async with temporary_runs(driving.settings()) as store:
+            engine = store.sessions.kw["bind"]
+            assert await migrations_at_head(engine)
+            async with short_session(store.sessions) as session:
+                before = len((await session.execute(select(Run))).scalars().all())
+            await store.run(ORCHESTRA, context, model="rubric", judge_model="rubric")
+            async with short_session(store.sessions) as session:
+                counts.append((before, len((await session.execute(select(Run))).scalars().all())))
+    assert len(migrations) == 1 and counts == [(0, 1), (0, 1)]
+    assert temporary._template is not None and str(temporary._template) in migrations[0]
+    temporary._template.unlink()  # a long-lived server's /tmp cleaned: the next store makes it anew
+    async with temporary_runs(driving.settings()) as store:
+        assert await migrations_at_head(store.sessions.kw["bind"])
+    assert len(migrations) == 2
+
+
 async def test_an_executor_freezes_the_heap_it_starts_with() -> None:
     """The start-up heap (modules, the model client stack) lives as long as the process: once an
     executor starts, the garbage collector no longer scans it (``app.heap``)."""
-    async with temporary_runs(driving.settings(), template=driving.template()):
+    async with temporary_runs(driving.settings()):
         assert gc.get_freeze_count() > 0
