@@ -23,7 +23,6 @@ import sqlite3
 import tempfile
 import threading
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,17 +164,17 @@ _template_lock = threading.Lock()
 def migrated_template() -> Path:
     """A store migrated to head once per process, which every temporary store starts as a copy of:
     migrating costs about 0.4 CPU s, copying the file a millisecond (a server answering
-    `POST /v1/judges/validate` opens one store per request). Blocking: the first call migrates.
-    Deleted at exit; made anew if something else deleted it (a long-lived server's /tmp cleaned)."""
+    `POST /v1/judges/validate` opens one store per request). Blocking, in a thread with no event
+    loop running (``temporary_runs`` calls it through ``asyncio.to_thread``): the first call
+    migrates, with an event loop of its own. Deleted at exit; made anew if something else deleted
+    it (a long-lived server's /tmp cleaned)."""
     global _template
     with _template_lock:
         if _template is None or not _template.exists():
             folder = Path(tempfile.mkdtemp(prefix="thinkloop-template-"))
             atexit.register(shutil.rmtree, folder, True)
             path = folder / DATABASE_NAME
-            # alembic drives its own event loop: in a thread of its own, whatever loop calls here
-            with ThreadPoolExecutor(1, thread_name_prefix="thinkloop-template") as pool:
-                pool.submit(asyncio.run, migrate(f"sqlite+aiosqlite:///{path}")).result()  # raises its error
+            asyncio.run(migrate(f"sqlite+aiosqlite:///{path}"))
             connection = sqlite3.connect(path)
             try:  # everything in the one file that is copied, nothing left behind in its WAL
                 connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
