@@ -18,9 +18,11 @@ SLOTS = ("main", "limits")
 
 
 def worker_index() -> int:
-    """This xdist worker's number (gw3 → 3); 0 when the suite runs in one process."""
+    """This xdist worker's number (gw3 → 3); 0 when the suite runs in one process. Shifted by
+    THINKLOOP_TEST_REDIS_OFFSET, so that test sessions of several clones on one machine (each with
+    ``-n 0``, or fewer workers) keep to their own Redis databases."""
     name = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-    return int(name.removeprefix("gw"))
+    return int(name.removeprefix("gw")) + int(os.environ.get("THINKLOOP_TEST_REDIS_OFFSET", "0"))
 
 
 def redis_database(slot: str, index: int | None = None) -> int:
