@@ -112,9 +112,12 @@ async def test_every_module_the_offline_panel_runs_is_in_its_identity_or_stated_
     assert unaccounted(seen, offline=True) == []
 
 
-@pytest.mark.parametrize("stated", [identity.OUTSIDE_THE_DECISION, decision.OUTSIDE_THE_DECISION])
-def test_every_module_stated_outside_exists(stated: dict[str, str]) -> None:
-    package = "agents" if stated is identity.OUTSIDE_THE_DECISION else "graphs"
+@pytest.mark.parametrize(
+    ("package", "stated"),
+    [("agents", identity.OUTSIDE_THE_DECISION), ("graphs", decision.OUTSIDE_THE_DECISION)],
+    ids=["agents", "graphs"],
+)
+def test_every_module_stated_outside_exists(package: str, stated: dict[str, str]) -> None:
     root = ROOTS[package]
     for name in stated:
         assert (root / f"{name}.py").is_file() or (root / name).is_dir(), f"{package}.{name}"
