@@ -15,6 +15,19 @@ after its calls (every call must report the same id), a run's when its round is 
 round's judge and solver replies). :class:`Warrants` holds, before a run, the records of every
 reported id its configured panel was measured under, so the round's reported id picks its warrant.
 A model-backed panel whose endpoint never answered has no reported id and matches no record.
+
+What the identity covers of the code. An acceptance is decided by code as much as by the model: the
+code that writes what the panel is asked, reads its replies (structured output, reasoning, the
+normalised wire format, the parse and its retries), compares the solver's answer with the stated
+one, rejects degenerate verdicts, gates on the verifier, scores and decides. The identity hashes the
+source of every such module (``code``: :data:`DECISION_MODULES` of agents; ``verifier``:
+agents/verify; ``checks``: agents/rubric for the offline panel; ``decision``: the graphs modules
+named in ``graphs.decision``), byte for byte, comments included, so an edited install never inherits
+a record. A module a run executes that decides nothing stays out (:data:`OUTSIDE_THE_DECISION`, each
+with its reason): transport, rate limits, usage counting, the reviser (the model under test, whose
+versions the panel judges). Hashing those would make every transport fix a new, unmeasured panel.
+tests/agents/test_identity_coverage.py runs versions through the loop, lists the project modules
+whose code ran, and fails when one is in neither list.
 """
 
 from __future__ import annotations
@@ -43,6 +56,41 @@ _NOT_IDENTITY = frozenset({"max_rounds"})
 # The kinds of call a panel makes (the reviser's belong to the model under test).
 _PANEL_CALLS: tuple[CallKind, ...] = ("judge", "solver")
 NO_WARRANT: dict[str, Any] = {"status": "none"}
+# The modules of agents/ whose code can change an acceptance, besides the verifier (its own part):
+# what the panel is asked (fencing, judges, solver), how a reply is read (llm: the parse and its
+# retries; structured, reasoning, wire: the JSON asked for, the reasoning split off, the reply
+# normalised; schemas: what a verdict or a solution may hold), the solver comparison (answers), the
+# degenerate-verdict checks (judges) and which judges form the panel (panel). Their source is the
+# identity's ``code`` part.
+DECISION_MODULES = (
+    "answers",
+    "fencing",
+    "judges",
+    "llm",
+    "panel",
+    "reasoning",
+    "schemas",
+    "solver",
+    "structured",
+    "wire",
+)
+# The modules of agents/ a run executes that decide no acceptance, and why they stay out of the
+# identity (hashing them would make every transport fix an unmeasured panel).
+OUTSIDE_THE_DECISION: dict[str, str] = {
+    "attempts": "counts the attempts of each call, for the usage report",
+    "connections": "connection pools and timeouts: whether a reply arrives, never what it decides",
+    "identity": "names the panel; the warrant a deployment requires is not the panel's",
+    "lanes": "which queue a call waits in",
+    "models": "the registry: the values of it that decide (model, sampling, reply bounds, JSON mode, "
+    "parse retries) are parts of the identity",
+    "probe": "the endpoint check: the JSON mode it finds is asked for by llm and structured",
+    "ratelimit": "provider rate limits: when a call is sent, never what its reply decides",
+    "retrying": "the back-off between attempts of a failed call",
+    "reviser": "the model under test: it writes the versions the panel judges",
+    "simulator": "the project's stand-in endpoint (tests and demos), not part of thinkloop's decision",
+    "slots": "how many calls a server takes at once",
+    "validity": "the bench: it measures the panel, and its figures are stored in the record",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,8 +111,9 @@ class PanelIdentity:
     checks: str | None  # the offline panel's checks: rubric@sha256[:12] of its source
     solver: str | None  # the solver's prompt version; None when the panel has no solver
     verifier: str  # the deterministic gate: verify@sha256[:12] of its source
+    code: str  # the agents modules that ask, read and decide: agents@sha256[:12] of DECISION_MODULES
     policy: dict[str, Any]  # the scoring policy's name and every parameter that decides acceptance
-    decision: str  # the version of the code that turns verdicts into a decision (graphs.scoring)
+    decision: str  # the graphs code that turns verdicts into a decision: decide@sha256[:12] (graphs.decision)
     thinkloop: str  # the thinkloop version
 
     def parts(self) -> dict[str, Any]:
@@ -104,7 +153,7 @@ def panel_identity(
 ) -> PanelIdentity:
     """The identity of the panel of ``judge_model`` (``spec`` None: the offline panel) under
     ``policy`` (a ``graphs.scoring.ScoringPolicy``; any dataclass whose fields are its parameters),
-    with the decision code ``decision`` (``graphs.scoring.DECISION_VERSION``), its endpoint having
+    with the decision code ``decision`` (``graphs.decision.decision_version()``), its endpoint having
     reported ``reported_model`` (None: not yet known)."""
     return PanelIdentity(
         judge_model=judge_model,
@@ -119,6 +168,7 @@ def panel_identity(
         checks=None if spec else source_version("rubric"),
         solver=load_prompt(SOLVER_PROMPT).version if spec else None,
         verifier=source_version("verify"),
+        code=source_hash("agents", DECISION_MODULES, "agents"),
         policy=policy_parameters(policy),
         decision=decision,
         thinkloop=thinkloop,
@@ -206,3 +256,22 @@ def source_version(package: str) -> str:
     for name in sorted(p.name for p in root.iterdir() if p.name.endswith(".py")):
         digest.update(name.encode("utf-8") + b"\0" + root.joinpath(name).read_bytes() + b"\0")
     return f"{package}@{digest.hexdigest()[:12]}"
+
+
+@cache
+def source_hash(package: str, names: tuple[str, ...], label: str) -> str:
+    """``<label>@<sha256[:12]>`` of the source of the modules ``names`` of ``package`` (each a module,
+    ``answers`` for answers.py, or a subpackage, every Python file of it), read as installed. A name
+    with no such file raises FileNotFoundError: a module renamed away is never silently unhashed."""
+    digest = hashlib.sha256()
+    root = resources.files(package)
+    for name in sorted(names):
+        folder = root.joinpath(name)
+        if folder.is_dir():
+            files = [(f"{name}/{p.name}", p) for p in sorted(folder.iterdir(), key=lambda p: p.name)]
+        else:
+            files = [(f"{name}.py", root.joinpath(f"{name}.py"))]
+        for path, source in files:
+            if path.endswith(".py"):
+                digest.update(path.encode("utf-8") + b"\0" + source.read_bytes() + b"\0")
+    return f"{label}@{digest.hexdigest()[:12]}"

@@ -19,13 +19,8 @@ from enum import StrEnum
 from statistics import fmean
 from typing import Literal
 
-# The version of the code that turns a round's verdicts into a decision: this module (Q, the
-# decision, the gate and certify rules), the `score` step of graphs.refinement (the degenerate-panel
-# and unchanged-version rules) and agents.judges.degenerate. A panel's identity holds it
-# (agents.identity), so bump it whenever that logic changes: records measured under the old logic
-# then warrant nothing. tests/graphs/test_decision_version.py fails when the code changes and this
-# constant does not.
-DECISION_VERSION = "decide@1"
+# A panel's identity holds a hash of this module's source (graphs.decision, agents.identity): any
+# edit of it is a new, unmeasured panel, and records measured under the old code warrant nothing.
 
 PolicyName = Literal["default", "think-paper"]
 POLICY_NAMES: tuple[PolicyName, ...] = ("default", "think-paper")

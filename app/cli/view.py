@@ -87,7 +87,7 @@ def serve_announcing(
     """uvicorn on the app; ``lines`` are printed once it listens (not before: the address must answer)."""
     import uvicorn
 
-    from app.limits_http import guarded_protocol
+    from app.limits_http import MAX_HEAD_BYTES, guarded_protocol
     from app.main import create_app
 
     class Announcing(uvicorn.Server):
@@ -112,6 +112,7 @@ def serve_announcing(
         log_config=None,
         # slow clients: header and body read deadlines, an idle timeout and a connection cap
         http=guarded_protocol(settings.http_header_timeout_s, settings.http_body_timeout_s),
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,  # the protocol holds whole heads to it too
         timeout_keep_alive=max(1, round(settings.http_keep_alive_s)),
         limit_concurrency=settings.http_max_connections or None,
         backlog=settings.http_backlog,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from app.reporting.cells import inert_row
+from app.reporting.cells import CSV_LINE_END, inert_row
 from app.reporting.item_rows import FLOAT_COLUMNS, INTEGER_COLUMNS, ITEM_COLUMNS
 
 ITEM_FORMATS = ("jsonl", "csv", "parquet")
@@ -50,7 +50,7 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> bytes:
     """A header of ``ITEM_COLUMNS`` and one line per item; an empty cell is a missing value, and a
     text cell a spreadsheet would run as a formula starts with an apostrophe (``cells.inert``)."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=ITEM_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=ITEM_COLUMNS, lineterminator=CSV_LINE_END)
     writer.writeheader()
     writer.writerows(inert_row(row) for row in rows)
     return buffer.getvalue().encode("utf-8")

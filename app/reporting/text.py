@@ -8,7 +8,7 @@ from typing import Any
 
 from agents.schemas import JUDGES
 from app.reporting.batch import DEFINITIONS
-from app.reporting.cells import inert_row
+from app.reporting.cells import CSV_LINE_END, inert_row
 from app.reporting.data import OUTCOME_KEYS
 from app.reporting.manifest import manifest_lines
 from app.reporting.warrant_text import bound_figure
@@ -54,7 +54,7 @@ def _csv_row(row: dict[str, Any]) -> dict[str, Any]:
 def to_csv(report: dict[str, Any]) -> str:
     """One row per model and arm: outcome counts, then the scored statistics with their intervals."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator=CSV_LINE_END)
     writer.writeheader()
     writer.writerows(inert_row(_csv_row(row)) for row in report["rows"])  # no cell runs as a formula
     return buffer.getvalue()

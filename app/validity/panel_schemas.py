@@ -33,8 +33,9 @@ _IDENTITY: dict[str, Any] = {
     "checks": None,
     "solver": "solver@7c21e0a9b8d1",
     "verifier": "verify@0a1b2c3d4e5f",
+    "code": "agents@3c4d5e6f7a8b",
     "policy": {"name": "default", "tau": 0.85, "pass_threshold": 85.0},
-    "decision": "decide@1",
+    "decision": "decide@9f8e7d6c5b4a",
     "thinkloop": "0.1.0",
 }
 _RECORD: dict[str, Any] = {

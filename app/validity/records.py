@@ -27,9 +27,10 @@ from agents.models import ModelRegistry
 from agents.validity.labels import LabelledItem
 from app.models import DEFAULT_PROJECT, Project, ValidityRecord
 from app.version import version
+from graphs.decision import decision_version
 from graphs.refinement import round_reported
 from graphs.result import RunResult
-from graphs.scoring import DECISION_VERSION, Outcome, ScoringPolicy, get_policy
+from graphs.scoring import Outcome, ScoringPolicy, get_policy
 from graphs.validity_metrics import share as bench_share
 
 # The figures a record keeps, each a share of the headline split.
@@ -51,7 +52,7 @@ def identity_of(
         registry.get(judge_model),
         policy,
         version(),
-        decision=DECISION_VERSION,
+        decision=decision_version(),
         reported_model=reported_model,
     )
 

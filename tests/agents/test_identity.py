@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import uuid
+from pathlib import Path
 
 import pytest
 
+import agents
 import prompts
-from agents.identity import JUDGE_PROMPTS, NO_WARRANT, Warrants, panel_identity, reported_by, source_version
+from agents.identity import (
+    DECISION_MODULES,
+    JUDGE_PROMPTS,
+    NO_WARRANT,
+    Warrants,
+    panel_identity,
+    reported_by,
+    source_hash,
+    source_version,
+)
 from agents.models import MaxTokens, ModelSpec
 from graphs.scoring import get_policy
 
@@ -21,6 +34,7 @@ def test_the_same_panel_has_the_same_id() -> None:
     assert one.parts()["endpoint"] == "http://127.0.0.1:8080/v1"  # never a credential or a query
     assert set(one.prompts) == set(JUDGE_PROMPTS) and one.solver == prompts.load_prompt("solver").version
     assert one.checks is None and one.verifier == source_version("verify")
+    assert one.code == source_hash("agents", DECISION_MODULES, "agents") and one.code.startswith("agents@")
 
 
 @pytest.mark.parametrize(
@@ -110,3 +124,29 @@ def test_warrants_are_picked_by_the_reported_id() -> None:
     assert warrants.warrant("llama3:8b") == NO_WARRANT  # another model behind the same name
     assert warrants.warrant(None) == NO_WARRANT  # the endpoint never answered
     assert str(warrants.uncertified("llama3:8b")).startswith("panel not certified: this panel has never")
+
+
+def test_the_code_part_hashes_the_agents_modules_that_decide() -> None:
+    # the solver comparison, the degenerate checks and the reply parsing decide acceptances (issue 49)
+    assert {"answers", "judges", "solver", "llm", "structured", "schemas"} <= set(DECISION_MODULES)
+    offline = panel_identity("rubric", None, get_policy("default"), "0.1.0", decision="decide@1")
+    judged = panel_identity("judge", SPEC, get_policy("default"), "0.1.0", decision="decide@1")
+    assert offline.code == judged.code
+
+
+def test_the_code_part_changes_with_any_edit_of_a_hashed_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"agents_copy_{uuid.uuid4().hex[:8]}"  # a copy of the package as another install of it
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(Path(agents.__file__).parent, tmp_path / name, ignore=ignore)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = source_hash(name, DECISION_MODULES, "agents")
+    assert before == source_hash("agents", DECISION_MODULES, "agents")  # the same bytes, the same hash
+    answers = tmp_path / name / "answers.py"
+    source = answers.read_text(encoding="utf-8")
+    edited = source.replace("return 0.5 /", "return 0.6 /")  # a wider rounding: fewer solver refusals
+    assert edited != source
+    answers.write_text(edited, encoding="utf-8")
+    source_hash.cache_clear()
+    assert source_hash(name, DECISION_MODULES, "agents") != before

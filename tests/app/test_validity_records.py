@@ -21,7 +21,8 @@ from app.validity.records import (
     uncertified,
     warrant_of,
 )
-from graphs.scoring import DECISION_VERSION, get_policy
+from graphs.decision import decision_version
+from graphs.scoring import get_policy
 
 
 def report(flawed: tuple[int, int], errored: int = 0, split: str = "heldout") -> dict[str, Any]:
@@ -110,7 +111,7 @@ def test_no_record_without_one_reported_model_id(reported: list[str], why: str) 
 def test_a_record_is_of_the_reported_model() -> None:
     identity = bench_identity(REGISTRY, report((2, 120)) | {"reported_models": ["qwen2.5-7b-q4"]})
     assert identity.model == "qwen" and identity.reported_model == "qwen2.5-7b-q4"
-    assert identity.decision == DECISION_VERSION
+    assert identity.decision == decision_version() and identity.decision.startswith("decide@")
     assert (
         new_record(identity, report((2, 120)), "d", "ab" * 32).identity["reported_model"] == "qwen2.5-7b-q4"
     )

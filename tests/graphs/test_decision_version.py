@@ -1,84 +1,44 @@
-"""The decision code's version: a panel's identity holds ``graphs.scoring.DECISION_VERSION``, so a
-record measured under one decision logic warrants nothing under another. This test keeps the
-constant honest: it pins a hash of the code's syntax tree (comments and docstrings left out) per
-version, and fails when the code changes while the version does not."""
+"""The decision code's version: a panel's identity holds ``graphs.decision.decision_version()``, a
+hash of the installed source of the graphs modules that turn verdicts into a decision, so a record
+measured under one decision logic warrants nothing under another, with no number to remember to bump
+(it replaced the hand-bumped ``decide@1``)."""
 
 from __future__ import annotations
 
-import ast
-import hashlib
-import inspect
-import textwrap
-from types import ModuleType
-from typing import Any
+import shutil
+import uuid
+from pathlib import Path
 
-from agents import judges
-from graphs import refinement, scoring
-from graphs.scoring import DECISION_VERSION
+import pytest
 
-# When this fails: the code that turns verdicts into a decision changed. Bump DECISION_VERSION in
-# graphs/scoring.py (records of the old logic then warrant nothing, as they should) and pin the new
-# version with the hash the failure prints. A change that cannot alter any decision (a rename, a
-# log line) may keep the version: then replace the hash under the current version.
-PINNED = {
-    "decide@1": "5b790691a18d",  # RoundScore renamed PanelScore (one name per concept): no decision changed
-}
-_CODE: list[tuple[ModuleType, tuple[str, ...]]] = [
-    (scoring, ()),  # the whole module: Q, decide, gate, certify
-    (
-        refinement,
-        ("score", "round_reported", "degenerate_panel", "same_version", "votes_of", "_spaced", "_normal"),
-    ),
-    (judges, ("degenerate", "_copied", "_junk", "_words", "_text_fields")),
-]
+import graphs
+from agents.identity import source_hash
+from graphs.decision import DECISION_MODULES, decision_version
 
 
-def _tree(source: str) -> str:
-    """The syntax tree without docstrings or the version constant itself."""
-    tree = ast.parse(textwrap.dedent(source))
-    for node in ast.walk(tree):
-        body: Any = getattr(node, "body", None)
-        first = body[0] if isinstance(body, list) and body else None
-        if (
-            isinstance(first, ast.Expr)
-            and isinstance(first.value, ast.Constant)
-            and isinstance(first.value.value, str)
-        ):
-            node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
-    tree.body = [
-        n
-        for n in tree.body
-        if not (
-            isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "DECISION_VERSION" for t in n.targets)
-        )
-    ]
-    return ast.dump(tree)
+def test_the_decision_version_is_a_hash_of_the_decision_modules() -> None:
+    version = decision_version()
+    assert version == source_hash("graphs", DECISION_MODULES, "decide")
+    assert version.startswith("decide@") and len(version) == len("decide@") + 12
+    assert {"scoring", "refinement"} <= set(DECISION_MODULES)
 
 
-def decision_code_hash() -> str:
-    """12 hex digits of the SHA-256 of the decision code's syntax trees."""
-    digest = hashlib.sha256()
-    for module, names in _CODE:
-        sources = (
-            [inspect.getsource(module)]
-            if not names
-            else [inspect.getsource(getattr(module, n)) for n in names]
-        )
-        for source in sources:
-            digest.update(_tree(source).encode("utf-8"))
-    return digest.hexdigest()[:12]
+@pytest.mark.parametrize("module", DECISION_MODULES)
+def test_any_edit_of_a_decision_module_is_another_version(
+    module: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"graphs_copy_{uuid.uuid4().hex[:8]}"  # a copy of the package as another install of it
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(Path(graphs.__file__).parent, tmp_path / name, ignore=ignore)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = source_hash(name, DECISION_MODULES, "decide")
+    assert before == decision_version()  # the same bytes, the same version
+    source = tmp_path / name / f"{module}.py"
+    source.write_text(source.read_text(encoding="utf-8") + "\n# a comment is an edit too\n", encoding="utf-8")
+    source_hash.cache_clear()
+    assert source_hash(name, DECISION_MODULES, "decide") != before
 
 
-def test_the_decision_version_moves_with_the_decision_code() -> None:
-    current = decision_code_hash()
-    assert PINNED.get(DECISION_VERSION) == current, (
-        f"the decision code hashes to {current}, pinned for {DECISION_VERSION}: "
-        f"{PINNED.get(DECISION_VERSION)}. Bump graphs.scoring.DECISION_VERSION and pin the new hash "
-        "(see the comment above PINNED)."
-    )
-
-
-def test_comments_and_docstrings_do_not_count() -> None:
-    plain = "def f(x):\n    return x + 1\n"
-    annotated = 'def f(x):\n    """Add one."""\n    # why\n    return x + 1  # one\n'
-    assert _tree(plain) == _tree(annotated) != _tree("def f(x):\n    return x + 2\n")
+def test_a_module_renamed_away_is_never_silently_unhashed() -> None:
+    with pytest.raises(FileNotFoundError):
+        source_hash("graphs", (*DECISION_MODULES, "no_such_module"), "decide")
