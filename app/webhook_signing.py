@@ -93,12 +93,23 @@ def legacy_sign(secret: str, timestamp: str, body: bytes) -> str:
     return f"v1={digest.hexdigest()}"
 
 
+def _as_shown(secrets_in_use: Sequence[str]) -> list[str]:
+    """Each secret as stored and, for one stored in the URL-safe form of earlier releases, as the API
+    now shows it (the standard form): the deprecated signature is keyed with the whole string, and a
+    receiver may hold either."""
+    shown: list[str] = []
+    for secret in secrets_in_use:
+        standard = standard_secret(secret) if secret.startswith(SECRET_PREFIX) else secret
+        shown += [secret] if standard == secret else [secret, standard]
+    return shown
+
+
 def signed_headers(
     secrets_in_use: Sequence[str], msg_id: str, event: str, timestamp: str, body: bytes
 ) -> dict[str, str]:
     """Every header a delivery carries besides Content-Type: the standard three, and the deprecated
     Thinkloop-* ones (signed with every secret in use too)."""
-    legacy = " ".join(legacy_sign(secret, timestamp, body) for secret in secrets_in_use)
+    legacy = " ".join(legacy_sign(shown, timestamp, body) for shown in _as_shown(secrets_in_use))
     return {
         ID_HEADER: msg_id,
         TIMESTAMP_HEADER: timestamp,

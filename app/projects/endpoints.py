@@ -31,6 +31,7 @@ from app.projects.schemas import (
     WebhookSecret,
 )
 from app.text import storable_if_text, unstorable_reason
+from app.webhook_signing import standard_secret
 from app.webhooks import previous_until, project_secret
 
 router = APIRouter(tags=["admin"])
@@ -156,7 +157,7 @@ def _secret_public(project: Project, secret: str, settings: AppSettings) -> Webh
     signing = project.webhook_secret_previous is not None and until is not None and until > utcnow()
     return WebhookSecret(
         project_id=project.id,
-        secret=secret,
+        secret=standard_secret(secret),  # a secret of an earlier release, in the form libraries take
         in_use=_project_secret_in_use(settings),
         previous_until=until if signing else None,
     )

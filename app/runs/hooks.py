@@ -74,21 +74,18 @@ class EndpointPublic(BaseModel):
 
 
 class EndpointCreated(EndpointPublic):
-    """A receiver just registered, with the secret its events are signed with (shown this once)."""
+    """A receiver just registered or given a new secret, with the secret its events are signed with
+    (shown this once)."""
 
     secret: str = Field(
         description="Its Standard Webhooks signing secret (whsec_ and the base64 of the HMAC-SHA256 key "
         "of the webhook-signature header): keep it",
         examples=["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
     )
-
-
-class EndpointRotated(EndpointCreated):
-    """A receiver whose secret was just replaced, with the new one (shown this once)."""
-
     previous_until: datetime | None = Field(
-        description="Until when the replaced secret still signs beside the new one (a second "
-        "webhook-signature value); null if it stopped at once",
+        default=None,
+        description="After a rotation: until when the replaced secret still signs beside this one (a "
+        "second webhook-signature value); null if it does not",
         examples=["2026-11-24T09:00:00Z"],
     )
 
@@ -152,14 +149,14 @@ async def create_webhook_endpoint(
     return EndpointCreated(**_public(endpoint).model_dump(), secret=endpoint.secret)
 
 
-@router.post("/{endpoint_id}/rotate-secret", response_model=EndpointRotated, responses=_ERRORS)
+@router.post("/{endpoint_id}/rotate-secret", response_model=EndpointCreated, responses=_ERRORS)
 async def rotate_webhook_endpoint_secret(
     endpoint_id: EndpointId,
     session: Session,
     key: WriteKey,
     settings: AppSettings,
     keep_previous_s: KeepPrevious = None,
-) -> EndpointRotated:
+) -> EndpointCreated:
     """Give the endpoint a new secret (in this answer only): attempts from now on are signed with it,
     and with the old one too until ``previous_until``, so the receiver can switch without a gap."""
     endpoint = await _get(session, endpoint_id, key.project_id)
@@ -169,7 +166,7 @@ async def rotate_webhook_endpoint_secret(
     audit.record(session, key, "rotated-secret", "webhook-endpoint", endpoint.id, key.project_id)
     await session.commit()
     until = endpoint.previous_secret_until
-    return EndpointRotated(**_public(endpoint).model_dump(), secret=endpoint.secret, previous_until=until)
+    return EndpointCreated(**_public(endpoint).model_dump(), secret=endpoint.secret, previous_until=until)
 
 
 @router.get("", response_model=EndpointList, responses=_ERRORS)

@@ -9,10 +9,14 @@ import hmac
 import json
 
 import pytest
+from sqlalchemy import update
+from sqlmodel import col
 from standardwebhooks import Webhook
 from standardwebhooks import WebhookVerificationError as StandardError
 
 from app import webhook_signing as server
+from app.db import short_session
+from app.models import DEFAULT_PROJECT, Project, WebhookEndpoint
 from tests.app.conftest import Service
 from tests.app.test_webhooks import Hit, Receiver, wait_for
 from thinkloop_client.webhooks import WebhookVerificationError, verify
@@ -26,6 +30,7 @@ VECTOR_TIMESTAMP = "1614265330"
 VECTOR_BODY = b'{"test": 2432232314}'
 VECTOR_SIGNATURE = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
 ENDPOINTS = "/v1/webhook-endpoints"
+OLD_FORM = "whsec_" + base64.urlsafe_b64encode(b"\xfb\xff" * 12).decode()  # as earlier releases made them
 
 
 def _vector_headers(signature: str = VECTOR_SIGNATURE, msg_id: str = VECTOR_ID) -> dict[str, str]:
@@ -53,9 +58,10 @@ def test_a_secret_made_here_is_the_standard_form_and_old_url_safe_ones_keep_thei
     made = new_webhook_secret()
     key = base64.b64decode(made.removeprefix("whsec_"), validate=True)
     assert made.startswith("whsec_") and len(key) == 24 and server.standard_secret(made) == made
-    old = "whsec_" + base64.urlsafe_b64encode(b"\xfb\xff" * 12).decode()  # as earlier releases made them
-    assert "-" in old or "_" in old.removeprefix("whsec_")
-    assert server.secret_key(old) == b"\xfb\xff" * 12 == server.secret_key(server.standard_secret(old))
+    assert "-" in OLD_FORM and "_" in OLD_FORM.removeprefix("whsec_")
+    assert (
+        server.secret_key(OLD_FORM) == b"\xfb\xff" * 12 == server.secret_key(server.standard_secret(OLD_FORM))
+    )
 
 
 async def _endpoint(service: Service, url: str) -> dict[str, str]:
@@ -132,3 +138,27 @@ async def test_a_rotated_endpoint_secret_signs_beside_the_new_one_until_its_wind
     for stale in (endpoint["secret"], new["secret"]):
         with pytest.raises(WebhookVerificationError):
             verify(stale, after.headers, after.body)
+
+
+async def test_a_secret_stored_by_an_earlier_release_verifies_as_stored_and_as_now_shown(
+    service: Service,
+) -> None:
+    standard = server.standard_secret(OLD_FORM)
+    assert standard != OLD_FORM and "-" not in standard
+    receiver = Receiver()
+    with receiver.serve() as hooks:
+        endpoint = await _endpoint(service, f"{hooks.url}/hook")
+        async with short_session(service.app.state.sessions) as session:
+            mine = col(WebhookEndpoint.id) == endpoint["id"]
+            await session.execute(update(WebhookEndpoint).where(mine).values(secret=OLD_FORM))
+            default = col(Project.id) == DEFAULT_PROJECT
+            await session.execute(update(Project).where(default).values(webhook_secret=OLD_FORM))
+        await _ping(service, endpoint["id"])
+    (hit,) = receiver.hits
+    assert verify(OLD_FORM, hit.headers, hit.body) == verify(standard, hit.headers, hit.body)
+    assert Webhook(standard).verify(hit.body, hit.headers)["type"] == "ping"  # the form libraries take
+    assert _legacy_signed(hit, OLD_FORM) and _legacy_signed(hit, standard)  # a receiver may hold either
+    shown = await service.client.get(
+        f"/v1/projects/{DEFAULT_PROJECT}/webhook-secret", headers=service.keys.auth("admin")
+    )
+    assert shown.json()["secret"] == standard
