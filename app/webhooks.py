@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 import structlog
-from sqlalchemy import or_, update
+from sqlalchemy import ColumnElement, Update, or_, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 
@@ -395,14 +395,14 @@ class WebhookOutbox:
             .returning(col(table.id))
         )
         async with short_session(self.sessions) as session:
-            await session.execute(self._give_up_cut_off(now, due))
+            await session.execute(self._give_up_cut_off(due))
             ids = list((await session.execute(claim)).scalars().all())
             if not ids:
                 return []
             rows = await session.execute(select(table).where(col(table.id).in_(ids)))
             return list(rows.scalars().all())
 
-    def _give_up_cut_off(self, now: datetime, due: Sequence[Any]) -> Any:
+    def _give_up_cut_off(self, due: Sequence[ColumnElement[bool]]) -> Update:
         """Fail the due deliveries whose every attempt is counted: their last one was cut off (the
         sender stopped before the answer), and there is none left to make."""
         table = WebhookDelivery
