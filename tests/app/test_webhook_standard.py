@@ -7,7 +7,9 @@ import base64
 import hashlib
 import hmac
 import json
+from datetime import timedelta
 
+import httpx
 import pytest
 from sqlalchemy import update
 from sqlmodel import col
@@ -16,12 +18,15 @@ from standardwebhooks import WebhookVerificationError as StandardError
 
 from app import webhook_signing as server
 from app.db import short_session
-from app.models import DEFAULT_PROJECT, Project, WebhookEndpoint
+from app.models import DEFAULT_PROJECT, Project, WebhookEndpoint, utcnow
+from app.webhooks import WebhookOutbox
 from tests.app.conftest import Service
-from tests.app.test_webhooks import Hit, Receiver, wait_for
+from tests.app.test_webhook_outbox import outbox, sessions, settings
+from tests.app.test_webhooks import Hit, Receiver, Sessions, enqueued, finished_run, wait_for
 from thinkloop_client.webhooks import WebhookVerificationError, verify
 
 pytestmark = pytest.mark.both_databases
+__all__ = ["sessions"]  # the fixture, used by name
 
 # The test vector of the specification's reference libraries (their "sign function" tests).
 VECTOR_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -162,3 +167,36 @@ async def test_a_secret_stored_by_an_earlier_release_verifies_as_stored_and_as_n
         f"/v1/projects/{DEFAULT_PROJECT}/webhook-secret", headers=service.keys.auth("admin")
     )
     assert shown.json()["secret"] == standard
+
+
+async def test_an_instance_secret_signs_beside_its_previous_one_and_a_lapsed_rotation_does_not(
+    sessions: Sessions,
+) -> None:
+    old, new = server.standard_secret("an old key"), server.standard_secret("a new key")
+    receiver = Receiver()
+    with receiver.serve() as hooks:
+        run = await finished_run(sessions, f"{hooks.url}/hook")
+        await enqueued(sessions, run)
+        config = settings(webhook_secret=new, webhook_previous_secret=old)
+        async with outbox(sessions, config, "a") as sender:
+            assert await sender.send_due() == 1
+        async with short_session(sessions) as session:
+            endpoint = WebhookEndpoint(
+                project_id=DEFAULT_PROJECT,
+                url=f"{hooks.url}/hook",
+                secret=new,
+                previous_secret=old,
+                previous_secret_until=utcnow() + timedelta(hours=1),
+            )
+            session.add(endpoint)
+        await enqueued(sessions, await finished_run(sessions, None))  # to the project's endpoint
+        later = utcnow() + timedelta(hours=2)  # the rotation's window has ended
+        async with httpx.AsyncClient() as http:
+            assert await WebhookOutbox(sessions, http, settings(), "b", clock=lambda: later).send_due() == 1
+    both, lapsed = receiver.hits
+    assert verify(old, both.headers, both.body) == verify(new, both.headers, both.body)
+    assert len(lapsed.headers["webhook-signature"].split()) == 1
+    signed_at = int(lapsed.headers["webhook-timestamp"])
+    assert verify(new, lapsed.headers, lapsed.body, now=signed_at)["type"] == "run.finished"
+    with pytest.raises(WebhookVerificationError):
+        verify(old, lapsed.headers, lapsed.body, now=signed_at)
