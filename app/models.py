@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import secrets
 import uuid
 from datetime import UTC, date, datetime
@@ -124,12 +125,15 @@ class Project(SQLModel, table=True):
     # Signs a run's own webhook_url when THINKLOOP_WEBHOOK_SECRET is unset (shown and rotated by the
     # project's admin through /v1/projects/{id}/webhook-secret): no delivery goes out unsigned.
     webhook_secret: str | None = Field(default_factory=lambda: new_webhook_secret(), max_length=100)
+    # The secret a rotation replaced: it still signs beside the new one until the time given.
+    webhook_secret_previous: str | None = Field(default=None, max_length=100)
+    webhook_secret_previous_until: datetime | None = _ts(nullable=True)
 
 
 def new_webhook_secret() -> str:
-    """A fresh signing secret: ``whsec_`` and 32 random URL-safe characters; the whole string is the
-    HMAC key."""
-    return "whsec_" + secrets.token_urlsafe(24)
+    """A fresh signing secret in Standard Webhooks' form: ``whsec_`` and the base64 of 24 random
+    bytes (the HMAC key; the specification asks for 24 to 64)."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode("ascii")
 
 
 def _project() -> Any:
@@ -215,6 +219,9 @@ class WebhookEndpoint(SQLModel, table=True):
     url: str = Field(sa_column=Column(Text, nullable=False))
     description: str = Field(default="", max_length=200)
     secret: str = Field(max_length=100)  # kept to sign with; shown when created
+    # The secret a rotation replaced: it still signs beside the new one until the time given.
+    previous_secret: str | None = Field(default=None, max_length=100)
+    previous_secret_until: datetime | None = _ts(nullable=True)
     created_at: datetime = _ts()
 
 

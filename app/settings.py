@@ -79,6 +79,17 @@ class Settings(BaseSettings):
         description="HMAC-SHA256 key for runs' own webhook_url; unset: each project's own signing secret "
         "(registered endpoints always use their own)",
     )
+    webhook_previous_secret: SecretStr | None = Field(
+        default=None,
+        description="While THINKLOOP_WEBHOOK_SECRET is being rotated: the secret it replaced, which signs "
+        "beside it until removed",
+    )
+    webhook_rotation_s: float = Field(
+        default=24 * 3600.0,
+        ge=0,
+        description="After a project's or an endpoint's secret is rotated, the old one signs beside the "
+        "new one this long",
+    )
     webhook_allow_hosts: list[str] = Field(
         default_factory=list, description="Hosts (name, *.domain or CIDR) webhooks may reach besides loopback"
     )

@@ -1,45 +1,42 @@
 """Signed webhooks through a transactional outbox: a delivery row is written with the run's end
-state, then any live process claims it, POSTs it (HMAC-SHA256 over "<timestamp>.<body>") and
-records the attempt, retrying with exponential backoff and jitter across restarts (about a day by
-default). Every delivery is signed: with its endpoint's secret, or for a run's own webhook_url with
-THINKLOOP_WEBHOOK_SECRET or else the project's own signing secret. Delivery is at-least-once."""
+state, then any live process claims it (counting the attempt before anything is sent), POSTs it
+signed as Standard Webhooks 1.0 asks (app.webhook_signing) and records the answer, retrying with
+exponential backoff and jitter across restarts (about a day by default). Every delivery is signed:
+with its endpoint's secret, or for a run's own webhook_url with THINKLOOP_WEBHOOK_SECRET or else the
+project's own signing secret (and, during a rotation, with the previous secret too). Delivery is
+at-least-once."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
-import hmac
 import ipaddress
 import json
 import random
 import re
 import socket
-import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 import structlog
-from sqlalchemy import or_, update
+from sqlalchemy import ColumnElement, Update, or_, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 
 from app.db import short_session
 from app.models import Project, Run, WebhookDelivery, WebhookEndpoint, new_id, new_webhook_secret, utcnow
 from app.settings import Settings
+from app.webhook_signing import signed_headers
 
 log = structlog.get_logger(__name__)
-SIGNATURE_HEADER = "Thinkloop-Signature"
-TIMESTAMP_HEADER = "Thinkloop-Timestamp"
-EVENT_HEADER = "Thinkloop-Event"
-DELIVERY_HEADER = "Thinkloop-Delivery"
 ENDPOINT_DELETED = "the endpoint was deleted"  # a failed delivery's last_error: never sent again in bulk
+_CUT_OFF = "the last attempt was cut off before its answer (the sender stopped)"
 _CLAIM_BATCH = 20  # deliveries claimed (and sent concurrently) per round
 
 
@@ -141,17 +138,37 @@ def redact(url: str) -> str:
     return urlunsplit((parts.scheme, f"{host}:{parts.port}" if parts.port else host, parts.path, "", ""))
 
 
-def sign(secret: str, timestamp: str, body: bytes) -> str:
-    """The signature header value: ``v1=<hex HMAC-SHA256 of "<timestamp>.<body>">``."""
-    digest = hmac.new(secret.encode("utf-8"), timestamp.encode("ascii") + b"." + body, hashlib.sha256)
-    return f"v1={digest.hexdigest()}"
+# A query parameter whose name holds one of these (letters and digits only, lower case) is taken
+# for a credential; so is one named exactly as in _SECRET_PARAM_NAMES.
+_SECRET_PARAM_PARTS = ("token", "secret", "passw", "pwd", "apikey", "accesskey", "credential", "signature")
+_SECRET_PARAM_NAMES = frozenset({"key", "sig", "auth", "authorization", "pass", "jwt"})
 
 
-def verify(secret: str, timestamp: str, body: bytes, signature: str, tolerance_s: float = 300.0) -> bool:
-    """Check a signature and that the timestamp is recent (receivers use this)."""
-    if abs(time.time() - float(timestamp)) > tolerance_s:
-        return False
-    return hmac.compare_digest(sign(secret, timestamp, body), signature)
+def credential_in(url: str) -> str | None:
+    """What in a webhook URL looks like a credential, or None. URLs are stored as given and shown to
+    the project's readers (redacted) and operators, so a password or token belongs in the signing
+    secret (or a header the receiver checks), never in the URL: a user or password before the host,
+    or a query parameter named like a secret (token, secret, password, pwd, api_key, access_key,
+    credential, signature, or exactly key, sig, auth, authorization, pass, jwt)."""
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        return "a user name or password before the host"
+    for name, _ in parse_qsl(parts.query, keep_blank_values=True):
+        plain = "".join(ch for ch in name.lower() if ch.isalnum())
+        if plain in _SECRET_PARAM_NAMES or any(part in plain for part in _SECRET_PARAM_PARTS):
+            return f"the query parameter {name!r}"
+    return None
+
+
+def refuse_credentials(url: str) -> None:
+    """Raise WebhookTargetRefused for a URL that carries a credential (see ``credential_in``)."""
+    found = credential_in(url)
+    if found is not None:
+        raise WebhookTargetRefused(
+            f"it holds {found}, which looks like a credential; webhook URLs are stored in plain text, so "
+            "put no password or token in them: check the webhook-signature header instead (its secret "
+            "is the credential)"
+        )
 
 
 def _stamped(event: str) -> dict[str, Any]:
@@ -271,13 +288,13 @@ class Attempt:
 async def post(
     client: httpx.AsyncClient,
     delivery: WebhookDelivery,
-    secret: str,
+    secrets_in_use: Sequence[str],
     allow: Sequence[str],
     clock: Callable[[], datetime] = utcnow,
 ) -> Attempt:
-    """Check the target again (a name may resolve elsewhere now), then POST the signed delivery once
-    (there is no unsigned POST: ``secret`` is required)."""
-    if not secret:
+    """Check the target again (a name may resolve elsewhere now), then POST the delivery once, signed
+    with every secret in use, the current one first (there is no unsigned POST: one is required)."""
+    if not any(secrets_in_use):
         return Attempt(error="no signing secret: nothing was sent", refused=True)
     try:
         await check_target(delivery.url, allow)
@@ -285,13 +302,11 @@ async def post(
         return Attempt(error=f"refused: {exc}", refused=True)
     body = json.dumps(delivery.payload, separators=(",", ":")).encode("utf-8")
     timestamp = str(int(clock().timestamp()))
-    headers = {
-        "Content-Type": "application/json",
-        EVENT_HEADER: delivery.event,
-        DELIVERY_HEADER: delivery.id,
-        TIMESTAMP_HEADER: timestamp,
-        SIGNATURE_HEADER: sign(secret, timestamp, body),
-    }
+    # webhook-id is the delivery's id, the same on every retry: receivers deduplicate on it, and it is
+    # signed, so a captured request resent under another id fails verification
+    signing = [secret for secret in secrets_in_use if secret]
+    headers = {"Content-Type": "application/json"}
+    headers |= signed_headers(signing, delivery.id, delivery.event, timestamp, body)
     try:
         response = await client.post(delivery.url, content=body, headers=headers)
     except Exception as exc:  # whatever went wrong is this attempt's failure, not the sender's
@@ -364,61 +379,78 @@ class WebhookOutbox:
         # The conditions are checked again on every row the UPDATE changes, so of two processes
         # that pick the same candidates only one gets each (PostgreSQL re-reads a row locked by
         # another transaction after it commits; SQLite runs one writer at a time).
+        # The claim counts the attempt and commits before anything is sent: a sender killed in the
+        # middle of a POST leaves it counted, so a delivery received twice shows two attempts.
         now, table = self.clock(), WebhookDelivery
         free = or_(col(table.lease_owner).is_(None), col(table.lease_until) < now)
         due = (col(table.status) == DeliveryStatus.PENDING, col(table.next_attempt_at) <= now, free)
-        candidates = select(col(table.id)).where(*due).order_by(col(table.next_attempt_at))
+        left = col(table.attempts) < self.settings.webhook_attempts
+        candidates = select(col(table.id)).where(*due, left).order_by(col(table.next_attempt_at))
         candidates = candidates.limit(_CLAIM_BATCH).with_for_update(skip_locked=True)
         lease = timedelta(seconds=self.settings.webhook_timeout_s * 3)
         claim = (
             update(table)
-            .where(col(table.id).in_(candidates), *due)
-            .values(lease_owner=self.owner, lease_until=now + lease)
+            .where(col(table.id).in_(candidates), *due, left)
+            .values(lease_owner=self.owner, lease_until=now + lease, attempts=col(table.attempts) + 1)
             .returning(col(table.id))
         )
         async with short_session(self.sessions) as session:
+            await session.execute(self._give_up_cut_off(due))
             ids = list((await session.execute(claim)).scalars().all())
             if not ids:
                 return []
             rows = await session.execute(select(table).where(col(table.id).in_(ids)))
             return list(rows.scalars().all())
 
-    async def _secret(self, delivery: WebhookDelivery) -> str | None:
-        """An endpoint's own secret; for a run's webhook_url, THINKLOOP_WEBHOOK_SECRET if set, else
-        the project's signing secret (made now if the project has none). None only for a delivery
-        that names neither an endpoint nor a project: it is failed, never sent unsigned."""
+    def _give_up_cut_off(self, due: Sequence[ColumnElement[bool]]) -> Update:
+        """Fail the due deliveries whose every attempt is counted: their last one was cut off (the
+        sender stopped before the answer), and there is none left to make."""
+        table = WebhookDelivery
+        spent = col(table.attempts) >= self.settings.webhook_attempts
+        return (
+            update(table)
+            .where(*due, spent)
+            .values(status=DeliveryStatus.FAILED, last_error=_CUT_OFF, lease_owner=None, lease_until=None)
+        )
+
+    async def _secrets(self, delivery: WebhookDelivery) -> list[str]:
+        """The secrets that sign a delivery, the current one first: an endpoint's own; for a run's
+        webhook_url, THINKLOOP_WEBHOOK_SECRET if set (with THINKLOOP_WEBHOOK_PREVIOUS_SECRET), else the
+        project's (made now if the project has none). Each with the secret a rotation replaced while
+        it is still in use. Empty only for a delivery that names neither an endpoint nor a project:
+        it is failed, never sent unsigned."""
+        now = self.clock()
         if delivery.endpoint_id is not None:
             async with short_session(self.sessions) as session:
-                secret_of = select(col(WebhookEndpoint.secret))
-                query = secret_of.where(col(WebhookEndpoint.id) == delivery.endpoint_id)
-                found: str | None = (await session.execute(query)).scalar()
-                if found:
-                    return found
-        configured = self.settings.webhook_secret
+                found = await session.get(WebhookEndpoint, delivery.endpoint_id)
+                if found is not None and found.secret:
+                    return in_use(found.secret, found.previous_secret, found.previous_secret_until, now)
+        configured, previous = self.settings.webhook_secret, self.settings.webhook_previous_secret
         if configured and configured.get_secret_value():
-            return configured.get_secret_value()
+            older = [previous.get_secret_value()] if previous and previous.get_secret_value() else []
+            return [configured.get_secret_value(), *older]
         if delivery.project_id is None:
-            return None
+            return []
         async with short_session(self.sessions) as session:
-            return await project_secret(session, delivery.project_id)
+            return await project_secrets(session, delivery.project_id, now)
 
     async def _send(self, delivery: WebhookDelivery) -> None:
-        secret = await self._secret(delivery)
+        secrets_in_use = await self._secrets(delivery)
         attempt = Attempt(error=f"timed out after {self.settings.webhook_timeout_s:g} s")
         # a bound on the whole attempt (name lookup included), well inside the lease
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.settings.webhook_timeout_s):
-                if secret is None:
+                if not secrets_in_use:
                     attempt = Attempt(
                         error="no signing secret for this delivery: nothing was sent", refused=True
                     )
                 else:
                     allow = self.settings.webhook_allow_hosts
-                    attempt = await post(self.http, delivery, secret, allow, self.clock)
+                    attempt = await post(self.http, delivery, secrets_in_use, allow, self.clock)
         await self._record(delivery, attempt)
 
     async def _record(self, delivery: WebhookDelivery, attempt: Attempt) -> None:
-        now, attempts = self.clock(), delivery.attempts + 1
+        now, attempts = self.clock(), delivery.attempts  # counted by the claim
         values: dict[str, Any] = {
             "attempts": attempts,
             "last_status_code": attempt.status_code,
@@ -464,3 +496,25 @@ async def project_secret(session: AsyncSession, project_id: str) -> str | None:
         await session.execute(stored)
         await session.refresh(project)
     return project.webhook_secret
+
+
+def in_use(secret: str, previous: str | None, until: datetime | None, now: datetime) -> list[str]:
+    """A secret, then the one its last rotation replaced while that still signs."""
+    return [secret, previous] if previous and until is not None and until > now else [secret]
+
+
+async def project_secrets(session: AsyncSession, project_id: str, now: datetime) -> list[str]:
+    """The project's signing secrets in use, the current one first (made now if it has none);
+    empty for an unknown project."""
+    secret = await project_secret(session, project_id)
+    project = await session.get(Project, project_id)
+    if secret is None or project is None:
+        return []
+    return in_use(secret, project.webhook_secret_previous, project.webhook_secret_previous_until, now)
+
+
+def previous_until(settings: Settings, keep_s: float | None, now: datetime) -> datetime | None:
+    """Until when a secret just replaced still signs: ``keep_s`` seconds, or
+    THINKLOOP_WEBHOOK_ROTATION_S when None; None (not at all) for 0."""
+    keep = settings.webhook_rotation_s if keep_s is None else keep_s
+    return now + timedelta(seconds=keep) if keep > 0 else None

@@ -330,6 +330,14 @@ def delete_webhook_endpoint(endpoint_id: str) -> Call[None]:
     return Call("DELETE", f"/v1/webhook-endpoints/{endpoint_id}", _nothing)
 
 
+def rotate_webhook_endpoint_secret(
+    endpoint_id: str, *, keep_previous_s: float | None = None
+) -> Call[WebhookEndpoint]:
+    params = {} if keep_previous_s is None else {"keep_previous_s": keep_previous_s}
+    path = f"/v1/webhook-endpoints/{endpoint_id}/rotate-secret"
+    return Call("POST", path, _one(WebhookEndpoint), params=params)
+
+
 def ping_webhook_endpoint(endpoint_id: str) -> Call[Delivery]:
     return Call("POST", f"/v1/webhook-endpoints/{endpoint_id}/test", _one(Delivery))
 

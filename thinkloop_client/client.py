@@ -295,6 +295,14 @@ class Client(ResearchMethods, AdminMethods):
         """Remove a receiver."""
         self._send(calls.delete_webhook_endpoint(endpoint_id))
 
+    def rotate_webhook_endpoint_secret(
+        self, endpoint_id: str, *, keep_previous_s: float | None = None
+    ) -> WebhookEndpoint:
+        """Give the receiver a new ``secret`` (shown this once); the old one signs beside it for
+        ``keep_previous_s`` seconds (the server's default if None, 0 for not at all)."""
+        call = calls.rotate_webhook_endpoint_secret(endpoint_id, keep_previous_s=keep_previous_s)
+        return self._send(call)
+
     def ping_webhook_endpoint(self, endpoint_id: str) -> Delivery:
         """Send a signed ``ping`` event to the receiver."""
         return self._send(calls.ping_webhook_endpoint(endpoint_id))
@@ -514,6 +522,13 @@ class AsyncClient(AsyncResearchMethods, AsyncAdminMethods):
     async def delete_webhook_endpoint(self, endpoint_id: str) -> None:
         """Remove a receiver."""
         await self._send(calls.delete_webhook_endpoint(endpoint_id))
+
+    async def rotate_webhook_endpoint_secret(
+        self, endpoint_id: str, *, keep_previous_s: float | None = None
+    ) -> WebhookEndpoint:
+        """See :meth:`Client.rotate_webhook_endpoint_secret`."""
+        call = calls.rotate_webhook_endpoint_secret(endpoint_id, keep_previous_s=keep_previous_s)
+        return await self._send(call)
 
     async def ping_webhook_endpoint(self, endpoint_id: str) -> Delivery:
         """Send a signed ``ping`` event to the receiver."""

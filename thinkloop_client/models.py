@@ -253,6 +253,7 @@ class WebhookEndpoint(_Resource):
     description: str = ""
     created_at: datetime
     secret: str | None = None
+    previous_until: datetime | None = None  # after a rotation: the old secret signs beside it until then
 
 
 class Project(_Resource):

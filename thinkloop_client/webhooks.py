@@ -1,4 +1,5 @@
-"""Verify a thinkloop webhook at the receiver (standard library only).
+"""Verify a thinkloop webhook at the receiver (standard library only), as Standard Webhooks 1.0
+defines it: any Standard Webhooks library checks the same headers with the same secret.
 
     from thinkloop_client.webhooks import WebhookVerificationError, verify
 
@@ -6,18 +7,20 @@
         try:
             event = verify("whsec_…", headers, body)
         except WebhookVerificationError:
-            return 400                           # not from thinkloop, altered, or too old
-        if already_seen(headers["Thinkloop-Delivery"]):
+            return 400                           # not from thinkloop, altered, replayed or too old
+        if already_seen(headers["webhook-id"]):  # signed: a resend under a new id fails verify()
             return 204                           # at-least-once: a repeat of one you have
         handle(event)                            # a dict: type, id, run_id, status, metadata, …
         return 204
 
-The key is the whole secret as thinkloop shows it, ``whsec_`` included: an endpoint's secret (from
-POST /v1/webhook-endpoints) or the project's (GET /v1/projects/{id}/webhook-secret).
+The secret is the whole string as thinkloop shows it, ``whsec_`` included: an endpoint's secret
+(from POST /v1/webhook-endpoints) or the project's (GET /v1/projects/{id}/webhook-secret).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import json
@@ -25,10 +28,10 @@ import time
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-SIGNATURE_HEADER = "Thinkloop-Signature"
-TIMESTAMP_HEADER = "Thinkloop-Timestamp"
-DELIVERY_HEADER = "Thinkloop-Delivery"
-EVENT_HEADER = "Thinkloop-Event"
+ID_HEADER = "webhook-id"
+TIMESTAMP_HEADER = "webhook-timestamp"
+SIGNATURE_HEADER = "webhook-signature"
+SECRET_PREFIX = "whsec_"
 DEFAULT_TOLERANCE_S = 300.0
 
 
@@ -52,11 +55,36 @@ def _header(headers: Headers, name: str) -> str:
     raise WebhookVerificationError(f"the {name} header is missing")
 
 
-def signature(secret: str, timestamp: str, body: bytes) -> str:
-    """The Thinkloop-Signature value for ``body`` sent at ``timestamp``: ``v1=`` and the hex
-    HMAC-SHA256, keyed with the whole secret (UTF-8), of ``"<timestamp>.<body>"``."""
-    digest = hmac.new(secret.encode("utf-8"), timestamp.encode("ascii") + b"." + body, hashlib.sha256)
-    return f"v1={digest.hexdigest()}"
+def secret_key(secret: str) -> bytes:
+    """The HMAC key of a secret: the base64 after ``whsec_`` (URL-safe base64, as in secrets made by
+    earlier releases, decodes too); any other string is keyed with its UTF-8 bytes."""
+    if secret.startswith(SECRET_PREFIX):
+        encoded = secret[len(SECRET_PREFIX) :].replace("-", "+").replace("_", "/").rstrip("=")
+        try:
+            key = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True)
+        except (binascii.Error, ValueError):
+            key = b""
+        if key:
+            return key
+    return secret.encode("utf-8")
+
+
+def signature(secret: str, msg_id: str, timestamp: str, body: bytes) -> str:
+    """The webhook-signature value of ``body`` sent as ``msg_id`` at ``timestamp``: ``v1,`` and the
+    base64 HMAC-SHA256, keyed with the secret's bytes, of ``"<msg_id>.<timestamp>.<body>"``."""
+    signed = msg_id.encode("utf-8") + b"." + timestamp.encode("ascii") + b"." + body
+    digest = hmac.new(secret_key(secret), signed, hashlib.sha256).digest()
+    return "v1," + base64.b64encode(digest).decode("ascii")
+
+
+def _check_time(timestamp: str, tolerance_s: float, now: float | None) -> None:
+    if not timestamp.isascii() or not timestamp.isdigit():
+        raise WebhookVerificationError("the timestamp is not a whole number of seconds")
+    current = time.time() if now is None else now
+    if abs(current - int(timestamp)) > tolerance_s:
+        raise WebhookVerificationError(
+            f"the timestamp is {current - int(timestamp):+.0f} s from now (more than {tolerance_s:g} s)"
+        )
 
 
 def verify(
@@ -67,26 +95,21 @@ def verify(
     tolerance_s: float = DEFAULT_TOLERANCE_S,
     now: float | None = None,
 ) -> dict[str, Any]:
-    """The event (the JSON body as a dict) if ``body`` was signed with ``secret`` at a time within
-    ``tolerance_s`` seconds of ``now`` (default: this machine's clock); WebhookVerificationError
-    otherwise. Pass the body exactly as received, before any JSON parsing. The signature header may
-    carry several space-separated ``v1=…`` values (while a secret is being rotated): one match is
-    enough."""
+    """The event (the JSON body as a dict) if ``body`` was signed with ``secret`` under its
+    webhook-id at a webhook-timestamp within ``tolerance_s`` seconds of ``now`` (default: this
+    machine's clock); WebhookVerificationError otherwise. Pass the body exactly as received, before
+    any JSON parsing. The webhook-signature header may carry several space-separated ``v1,…`` values
+    (two while a secret is being rotated): one match is enough."""
     if not isinstance(secret, str) or not secret:
         raise WebhookVerificationError("no secret given")
     raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
+    msg_id = _header(headers, ID_HEADER).strip()
     timestamp = _header(headers, TIMESTAMP_HEADER).strip()
-    if not timestamp.isascii() or not timestamp.isdigit():
-        raise WebhookVerificationError("the timestamp is not a whole number of seconds")
-    current = time.time() if now is None else now
-    if abs(current - int(timestamp)) > tolerance_s:
-        raise WebhookVerificationError(
-            f"the timestamp is {current - int(timestamp):+.0f} s from now (more than {tolerance_s:g} s)"
-        )
-    expected = signature(secret, timestamp, raw)
+    _check_time(timestamp, tolerance_s, now)
+    expected = signature(secret, msg_id, timestamp, raw).encode("ascii")
     offered = _header(headers, SIGNATURE_HEADER).split()
-    if not any(hmac.compare_digest(expected, candidate) for candidate in offered):
-        raise WebhookVerificationError("the signature does not match (another secret, or an altered body)")
+    if not any(hmac.compare_digest(expected, candidate.encode("utf-8")) for candidate in offered):
+        raise WebhookVerificationError("the signature does not match (another secret, an altered body or id)")
     try:
         event = json.loads(raw)
     except ValueError as exc:

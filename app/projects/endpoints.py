@@ -15,7 +15,7 @@ from pydantic import AfterValidator
 
 from app.deps import OPERATOR, AdminKey, AppSettings, OperatorKey, Session
 from app.errors import Conflict, Forbidden, NotFound, Unprocessable, problem_responses
-from app.models import ApiKey, Project, new_webhook_secret
+from app.models import ApiKey, Project, new_webhook_secret, utcnow
 from app.projects import audit, keys
 from app.projects.schemas import (
     AuditEntry,
@@ -31,11 +31,21 @@ from app.projects.schemas import (
     WebhookSecret,
 )
 from app.text import storable_if_text, unstorable_reason
-from app.webhooks import project_secret
+from app.webhook_signing import standard_secret
+from app.webhooks import previous_until, project_secret
 
 router = APIRouter(tags=["admin"])
 KeyId = Annotated[str, Path(description="The key's id (not its secret)")]
 ProjectId = Annotated[str, Path(description="The project's id")]
+KeepPrevious = Annotated[
+    float | None,
+    Query(
+        ge=0,
+        le=30 * 86400,
+        description="Seconds the replaced secret keeps signing beside the new one (default "
+        "THINKLOOP_WEBHOOK_ROTATION_S); 0 ends it at once (a leaked secret)",
+    ),
+]
 _STORABLE = AfterValidator(storable_if_text)  # a filter with NUL: 422 on every database, by name
 _ERRORS = problem_responses(
     {
@@ -135,28 +145,44 @@ async def read_webhook_secret(
 ) -> WebhookSecret:
     """The project's webhook signing secret (its admin's, or an operator's to read): the key that
     signs its runs' own ``webhook_url`` deliveries."""
-    await _get_project(session, project_id, admin)
+    project = await _get_project(session, project_id, admin)
     secret = await project_secret(session, project_id)
     await session.commit()
     assert secret is not None
-    return WebhookSecret(project_id=project_id, secret=secret, in_use=_project_secret_in_use(settings))
+    return _secret_public(project, secret, settings)
+
+
+def _secret_public(project: Project, secret: str, settings: AppSettings) -> WebhookSecret:
+    until = project.webhook_secret_previous_until
+    signing = project.webhook_secret_previous is not None and until is not None and until > utcnow()
+    return WebhookSecret(
+        project_id=project.id,
+        secret=standard_secret(secret),  # a secret of an earlier release, in the form libraries take
+        in_use=_project_secret_in_use(settings),
+        previous_until=until if signing else None,
+    )
 
 
 @router.post(
     "/v1/projects/{project_id}/webhook-secret/rotate", response_model=WebhookSecret, responses=_ERRORS
 )
 async def rotate_webhook_secret(
-    project_id: ProjectId, session: Session, admin: AdminKey, settings: AppSettings
+    project_id: ProjectId,
+    session: Session,
+    admin: AdminKey,
+    settings: AppSettings,
+    keep_previous_s: KeepPrevious = None,
 ) -> WebhookSecret:
     """Replace the project's webhook signing secret with a new one (in this answer): every attempt
-    from now on is signed with it, retries of earlier deliveries included."""
+    from now on is signed with it, retries of earlier deliveries included, and with the old one too
+    until ``previous_until``, so receivers can switch without dropping a delivery."""
     project = await _get_project(session, project_id, admin)
+    project.webhook_secret_previous = project.webhook_secret
+    project.webhook_secret_previous_until = previous_until(settings, keep_previous_s, utcnow())
     project.webhook_secret = new_webhook_secret()
     audit.record(session, admin, "rotated", "webhook-secret", project.id, project.id)
     await session.commit()
-    return WebhookSecret(
-        project_id=project_id, secret=project.webhook_secret, in_use=_project_secret_in_use(settings)
-    )
+    return _secret_public(project, project.webhook_secret, settings)
 
 
 @router.post(

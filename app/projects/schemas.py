@@ -248,12 +248,18 @@ class WebhookSecret(BaseModel):
 
     project_id: str = Field(description="The project's id", examples=[_EXAMPLE_PROJECT["id"]])
     secret: str = Field(
-        description="The HMAC-SHA256 key of the Thinkloop-Signature header: the whole string, whsec_ "
-        "included (pass it as it is to thinkloop_client.webhooks.verify)",
-        examples=["whsec_oqWH3c9d0Jk2vX7mTq1bYp4sLr8nZe6A"],
+        description="The Standard Webhooks signing secret: whsec_ and the base64 of the HMAC-SHA256 "
+        "key (pass it as it is to any Standard Webhooks library, or to thinkloop_client.webhooks.verify)",
+        examples=["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
     )
     in_use: bool = Field(
         description="Whether it signs runs' webhooks here: false when the instance sets "
         "THINKLOOP_WEBHOOK_SECRET, which then signs them instead",
         examples=[True],
+    )
+    previous_until: datetime | None = Field(
+        default=None,
+        description="After a rotation: until when the replaced secret still signs beside this one (a "
+        "second webhook-signature value); null when it no longer does",
+        examples=["2026-11-24T09:00:00Z"],
     )

@@ -28,7 +28,7 @@ from app.runs.service import RunExecutor
 from app.runs.stream import Notifier, StreamEvent, announce
 from app.runs.trace import run_trace, streamed_thinking
 from app.settings import Settings
-from app.webhooks import WebhookOutbox, WebhookTargetRefused, check_target, enqueue
+from app.webhooks import WebhookOutbox, WebhookTargetRefused, check_target, enqueue, refuse_credentials
 
 log = structlog.get_logger(__name__)
 
@@ -64,6 +64,7 @@ async def submit(
     check_models(registry, model, judge)
     if body.webhook_url is not None:
         try:
+            refuse_credentials(str(body.webhook_url))
             await check_target(str(body.webhook_url), settings.webhook_allow_hosts)
         except WebhookTargetRefused as exc:
             raise Unprocessable(f"webhook_url refused: {exc}.") from exc

@@ -6,14 +6,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Response, status
+from fastapi import APIRouter, Path, Query, Response, status
 from pydantic import AnyHttpUrl, BaseModel, BeforeValidator, ConfigDict, Field
 from sqlalchemy import update
 from sqlmodel import col, select
 
 from app.deps import AppSettings, ReadKey, Session, WriteKey
 from app.errors import NotFound, Unprocessable, problem_responses
-from app.models import WebhookDelivery, WebhookEndpoint, new_webhook_secret
+from app.models import WebhookDelivery, WebhookEndpoint, new_webhook_secret, utcnow
 from app.projects import audit
 from app.runs.deliveries import Cursor, Limit, StatusFilter, delivery_log, delivery_public
 from app.runs.deps import Outbox
@@ -25,11 +25,22 @@ from app.webhooks import (
     WebhookTargetRefused,
     check_target,
     enqueue_test,
+    previous_until,
     redact,
+    refuse_credentials,
 )
 
 router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"])
 EndpointId = Annotated[str, Path(description="The webhook endpoint's id")]
+KeepPrevious = Annotated[
+    float | None,
+    Query(
+        ge=0,
+        le=30 * 86400,
+        description="Seconds the replaced secret keeps signing beside the new one (default "
+        "THINKLOOP_WEBHOOK_ROTATION_S); 0 ends it at once (a leaked secret)",
+    ),
+]
 _ERRORS = problem_responses({404: "No such endpoint", 422: "Invalid request, or a target refused"})
 
 
@@ -39,7 +50,8 @@ class EndpointCreate(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     url: AnyHttpUrl = Field(
-        description="Where to POST events (it must pass THINKLOOP_WEBHOOK_ALLOW_HOSTS)",
+        description="Where to POST events (it must pass THINKLOOP_WEBHOOK_ALLOW_HOSTS, and hold no "
+        "password or token: no user:password@, no query parameter named like a secret)",
         examples=["https://tutor.example/hooks/thinkloop"],
     )
     description: Annotated[str, BeforeValidator(storable_if_text)] = Field(
@@ -62,11 +74,19 @@ class EndpointPublic(BaseModel):
 
 
 class EndpointCreated(EndpointPublic):
-    """A receiver just registered, with the secret its events are signed with (shown this once)."""
+    """A receiver just registered or given a new secret, with the secret its events are signed with
+    (shown this once)."""
 
     secret: str = Field(
-        description="HMAC-SHA256 key of its Thinkloop-Signature header: keep it",
-        examples=["whsec_oqWH3c9d0Jk2vX7mTq1bYp4sLr8nZe6A"],
+        description="Its Standard Webhooks signing secret (whsec_ and the base64 of the HMAC-SHA256 key "
+        "of the webhook-signature header): keep it",
+        examples=["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
+    )
+    previous_until: datetime | None = Field(
+        default=None,
+        description="After a rotation: until when the replaced secret still signs beside this one (a "
+        "second webhook-signature value); null if it does not",
+        examples=["2026-11-24T09:00:00Z"],
     )
 
 
@@ -111,6 +131,7 @@ async def create_webhook_endpoint(
 ) -> EndpointCreated:
     """Register a receiver for every run of the project; its secret is in this answer only."""
     try:
+        refuse_credentials(str(body.url))
         await check_target(str(body.url), settings.webhook_allow_hosts)
     except WebhookTargetRefused as exc:
         raise Unprocessable(f"url refused: {exc}.") from exc
@@ -126,6 +147,26 @@ async def create_webhook_endpoint(
     await session.commit()
     response.headers["Location"] = f"/v1/webhook-endpoints/{endpoint.id}"
     return EndpointCreated(**_public(endpoint).model_dump(), secret=endpoint.secret)
+
+
+@router.post("/{endpoint_id}/rotate-secret", response_model=EndpointCreated, responses=_ERRORS)
+async def rotate_webhook_endpoint_secret(
+    endpoint_id: EndpointId,
+    session: Session,
+    key: WriteKey,
+    settings: AppSettings,
+    keep_previous_s: KeepPrevious = None,
+) -> EndpointCreated:
+    """Give the endpoint a new secret (in this answer only): attempts from now on are signed with it,
+    and with the old one too until ``previous_until``, so the receiver can switch without a gap."""
+    endpoint = await _get(session, endpoint_id, key.project_id)
+    endpoint.previous_secret = endpoint.secret
+    endpoint.previous_secret_until = previous_until(settings, keep_previous_s, utcnow())
+    endpoint.secret = new_webhook_secret()
+    audit.record(session, key, "rotated-secret", "webhook-endpoint", endpoint.id, key.project_id)
+    await session.commit()
+    until = endpoint.previous_secret_until
+    return EndpointCreated(**_public(endpoint).model_dump(), secret=endpoint.secret, previous_until=until)
 
 
 @router.get("", response_model=EndpointList, responses=_ERRORS)

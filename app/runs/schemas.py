@@ -459,14 +459,16 @@ class DeliveryPublic(BaseModel):
         }
     )
 
-    id: str = Field(description="The delivery id, sent as the Thinkloop-Delivery header on every attempt")
+    id: str = Field(description="The delivery id, sent (and signed) as the webhook-id header each attempt")
     event: str = Field(description="The event sent: run.finished, run.failed or ping")
     url: str = Field(description="The receiver's URL without user, password, query or fragment")
     status: DeliveryStatus = Field(
         description="pending (to be sent or retried), delivered (a 2xx answer), or failed (attempts "
         "exhausted, or the target refused)"
     )
-    attempts: int = Field(description="POSTs tried so far")
+    attempts: int = Field(
+        description="POSTs tried so far, each counted as it starts (one cut off by a stopped sender too)"
+    )
     next_attempt_at: datetime = Field(description="When a pending delivery is due next (UTC)")
     last_status_code: int | None = Field(description="The HTTP status of the last answer; None: no answer")
     last_error: str | None = Field(
@@ -493,17 +495,18 @@ class Redelivered(BaseModel):
 
     count: int = Field(description="How many failed deliveries are pending again", examples=[3])
     items: list[DeliveryPublic] = Field(
-        description="Them, oldest first: each keeps its id (the Thinkloop-Delivery header), its "
-        "attempts start afresh"
+        description="Them, oldest first: each keeps its id (the webhook-id header), its attempts start afresh"
     )
 
 
 class _Stamped(BaseModel):
-    """What every webhook POST carries (the headers Thinkloop-Event, Thinkloop-Delivery,
-    Thinkloop-Timestamp and Thinkloop-Signature: ``v1=<hex HMAC-SHA256 of "<timestamp>.<body>">``,
-    keyed with the whole ``whsec_…`` secret; every delivery is signed). Answer any 2xx; anything else
-    is retried with exponential backoff for about a day. Delivery is at-least-once: drop a repeated
-    Thinkloop-Delivery id."""
+    """What every webhook POST carries, signed as Standard Webhooks 1.0 defines it: the headers
+    webhook-id (the delivery's id), webhook-timestamp and webhook-signature (``v1,<base64
+    HMAC-SHA256 of "<id>.<timestamp>.<body>">`` keyed with the ``whsec_…`` secret's bytes; two
+    space-separated values while a secret is rotated), and, deprecated for one release,
+    Thinkloop-Event, Thinkloop-Delivery, Thinkloop-Timestamp and Thinkloop-Signature. Answer any 2xx;
+    anything else is retried with exponential backoff for about a day. Delivery is at-least-once:
+    drop a repeated webhook-id."""
 
     type: str = Field(description="The event: run.finished, run.failed or ping", examples=["run.finished"])
     id: str = Field(

@@ -157,7 +157,8 @@ async def test_secrets_never_reach_logs_traces_or_error_bodies(
             run = {
                 "problem": PROBLEM,
                 "options": {"model": "sim", "judge_model": "sim", "max_rounds": 2},
-                "webhook_url": "http://127.0.0.1:9/hook?token=URL-SECRET-7",  # nothing listens: it fails
+                # nothing listens: it fails (a parameter named like a secret would be refused at once)
+                "webhook_url": "http://127.0.0.1:9/hook?ref=URL-SECRET-7",
             }
             created = await client.post("/v1/runs?wait=true", json=run, headers=keys.auth())
             bodies.append(created.text)

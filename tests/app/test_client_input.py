@@ -460,6 +460,7 @@ PATHS_WITH_AN_ID = [
     pytest.param("DELETE", f"/v1/webhook-endpoints/{ID_WITH_NUL}", "both", id="endpoint-delete"),
     pytest.param("POST", f"/v1/webhook-endpoints/{ID_WITH_NUL}/test", "both", id="endpoint-test"),
     pytest.param("GET", f"/v1/webhook-endpoints/{ID_WITH_NUL}/deliveries", "both", id="endpoint-log"),
+    pytest.param("POST", f"/v1/webhook-endpoints/{ID_WITH_NUL}/rotate-secret", "both", id="endpoint-rotate"),
     pytest.param("GET", f"/v1/projects/{ID_WITH_NUL}/keys", "admin", id="keys"),
     pytest.param("POST", f"/v1/keys/{ID_WITH_NUL}/revoke", "admin", id="revoke"),
     pytest.param("GET", f"/v1/projects/{ID_WITH_NUL}/webhook-secret", "admin", id="webhook-secret"),

@@ -23,7 +23,7 @@ OPERATIONS = {
     "pause_batch", "read_audit", "readyz", "redeliver_delivery", "resume_batch", "retry_failed_items",
     "revoke_key", "stream_batch_progress", "stream_run_events", "upload_dataset", "validate_judges",
     "create_webhook_endpoint", "list_webhook_endpoints", "get_webhook_endpoint", "delete_webhook_endpoint",
-    "ping_webhook_endpoint", "list_endpoint_deliveries",
+    "ping_webhook_endpoint", "list_endpoint_deliveries", "rotate_webhook_endpoint_secret",
     "export_batch_items", "get_batch_manifest", "get_batch_figure", "update_project",
     "read_webhook_secret", "rotate_webhook_secret", "redeliver_run_deliveries", "list_project_deliveries",
     "redeliver_project_deliveries",

@@ -131,7 +131,14 @@ def test_two_projects_statefully_never_see_each_other(
         named = [str(value) for value in (case.path_parameters or {}).values()]
         if any(owner.get(value) not in (None, caller) for value in named):
             state["crossed"] += 1
-            assert response.status_code == 404, (case.method, case.formatted_path, response.status_code)
+            # a request that fails the schema is refused before any id is looked up: the same 422
+            # for another project's id as for one that does not exist, so it reveals nothing
+            refused_unread = response.status_code == 422 and bool(response.json().get("errors"))
+            assert response.status_code == 404 or refused_unread, (
+                case.method,
+                case.formatted_path,
+                response.status_code,
+            )
         if response.status_code < 300 and response.content.startswith(b"{"):
             items = response.json().get("items")
             if isinstance(items, list):  # a list shows the caller's own things only

@@ -159,6 +159,8 @@ async def test_webhook_endpoints_through_the_client(live: tuple[LiveServer, Keys
         assert isinstance(endpoint, WebhookEndpoint) and endpoint.secret
         listed = await tl.list_webhook_endpoints()
         assert [e.id for e in listed] == [endpoint.id] and listed[0].secret is None
+        rotated = await tl.rotate_webhook_endpoint_secret(endpoint.id)
+        assert rotated.secret not in (None, endpoint.secret) and rotated.previous_until is not None
         ping = await tl.ping_webhook_endpoint(endpoint.id)
         assert isinstance(ping, Delivery) and ping.event == "ping"
         assert [d.id for d in await tl.endpoint_deliveries(endpoint.id)] == [ping.id]
@@ -238,6 +240,8 @@ async def _runs_and_webhooks(tl: Tour) -> None:
         None,
     )
     assert [e.id for e in await tl("list_webhook_endpoints")] == [endpoint.id]
+    rotated = await tl("rotate_webhook_endpoint_secret", endpoint.id, keep_previous_s=0)
+    assert rotated.secret not in (None, endpoint.secret) and rotated.previous_until is None
     run = await tl("create_run", *ORCHESTRA, metadata={"pupil": "P-9"}, max_rounds=2)
     events = await tl("stream_run", run.id)
     assert events[0].type == "run.started" and isinstance(events[-1], RunFinished)

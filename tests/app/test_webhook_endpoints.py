@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from app.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
+from app.webhook_signing import ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 from tests.app.conftest import PROBLEM, Service
+from tests.app.test_api import assert_problem
 from tests.app.test_webhooks import Receiver, wait_for
 
 ENDPOINTS = "/v1/webhook-endpoints"
@@ -14,7 +15,7 @@ ENDPOINTS = "/v1/webhook-endpoints"
 
 def _signed_by(hit: object, secret: str) -> bool:
     headers, body = hit.headers, hit.body  # type: ignore[attr-defined]
-    return verify(secret, headers[TIMESTAMP_HEADER.lower()], body, headers[SIGNATURE_HEADER.lower()])
+    return verify(secret, headers[ID_HEADER], headers[TIMESTAMP_HEADER], body, headers[SIGNATURE_HEADER])
 
 
 async def test_a_registered_endpoint_gets_every_run_of_its_project(service: Service) -> None:
@@ -23,12 +24,12 @@ async def test_a_registered_endpoint_gets_every_run_of_its_project(service: Serv
     with endpoint_receiver.serve() as endpoint_server, url_receiver.serve() as url_server:
         made = await client.post(
             ENDPOINTS,
-            json={"url": f"{endpoint_server.url}/hook?token=t", "description": "grading"},
+            json={"url": f"{endpoint_server.url}/hook?school=north", "description": "grading"},
             headers=auth,
         )
         assert made.status_code == 201, made.text
         endpoint = made.json()
-        assert endpoint["secret"].startswith("whsec_") and endpoint["url"].endswith("/hook")  # no token shown
+        assert endpoint["secret"].startswith("whsec_") and endpoint["url"].endswith("/hook")  # no query shown
         listed = (await client.get(ENDPOINTS, headers=auth)).json()["items"]
         assert [e["id"] for e in listed] == [endpoint["id"]] and "secret" not in listed[0]
 
@@ -94,3 +95,32 @@ async def test_an_endpoint_must_pass_the_allow_list(service: Service) -> None:
         refused = await service.client.post(ENDPOINTS, json={"url": url}, headers=service.keys.auth())
         assert refused.status_code == 422 and "url refused" in refused.json()["detail"], url
     assert (await service.client.get(ENDPOINTS, headers=service.keys.auth())).json()["items"] == []
+
+
+async def test_a_webhook_url_holding_a_password_or_token_is_refused_and_nothing_is_stored(
+    service: Service,
+) -> None:
+    client, auth = service.client, service.keys.auth()
+    refused = (
+        "http://user:pw@127.0.0.1:9/hook",
+        "http://user@127.0.0.1:9/hook",
+        "http://127.0.0.1:9/hook?token=abc",
+        "http://127.0.0.1:9/hook?school=north&API-Key=abc",
+        "http://127.0.0.1:9/hook?accessToken=abc",
+        "http://127.0.0.1:9/hook?client_secret=abc",
+        "http://127.0.0.1:9/hook?password=abc",
+        "http://127.0.0.1:9/hook?sig=abc",
+    )
+    for url in refused:
+        body = assert_problem(await client.post(ENDPOINTS, json={"url": url}, headers=auth), 422)
+        assert "credential" in str(body["detail"]) and "abc" not in str(body["detail"]), url
+        run = {"problem": PROBLEM, "webhook_url": url}
+        body = assert_problem(await client.post("/v1/runs", json=run, headers=auth), 422)
+        assert "webhook_url refused" in str(body["detail"]), url
+    assert (await client.get(ENDPOINTS, headers=auth)).json()["items"] == []
+    assert (await client.get("/v1/runs", headers=auth)).json()["items"] == []
+    # a query that names no secret is kept (and still never shown)
+    fine = await client.post(
+        ENDPOINTS, json={"url": "http://127.0.0.1:9/hook?school=north&monkey=1"}, headers=auth
+    )
+    assert fine.status_code == 201 and fine.json()["url"] == "http://127.0.0.1:9/hook"

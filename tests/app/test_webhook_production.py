@@ -80,17 +80,17 @@ async def test_a_runs_own_webhook_is_signed_with_the_projects_secret_and_verifie
         await wait_for(service.app.state.sessions, item["id"], "delivered")
     (hit,) = receiver.hits
     secret = await project_secret(service)
-    event = verify(secret, hit.headers, hit.body)  # the whole whsec_… string is the key
+    event = verify(secret, hit.headers, hit.body)  # the whsec_… string as shown
     assert (event["type"], event["run_id"], event["metadata"]) == ("run.finished", run_id, metadata)
-    assert hit.headers["thinkloop-delivery"] == item["id"]
+    assert hit.headers["webhook-id"] == hit.headers["thinkloop-delivery"] == item["id"]
     with pytest.raises(WebhookVerificationError, match="signature"):
         verify(secret, hit.headers, hit.body.replace(b"P-17", b"P-18"))  # tampered
     with pytest.raises(WebhookVerificationError, match="signature"):
-        verify(secret.removeprefix("whsec_"), hit.headers, hit.body)  # the key is the whole string
-    late = int(hit.headers["thinkloop-timestamp"]) + 301
+        verify(secret.removeprefix("whsec_") + "x", hit.headers, hit.body)  # another key
+    late = int(hit.headers["webhook-timestamp"]) + 301
     with pytest.raises(WebhookVerificationError, match="timestamp"):
         verify(secret, hit.headers, hit.body, now=late)  # replayed after the tolerance
-    unsigned = {name: value for name, value in hit.headers.items() if name != "thinkloop-signature"}
+    unsigned = {name: value for name, value in hit.headers.items() if name != "webhook-signature"}
     with pytest.raises(WebhookVerificationError, match="missing"):
         verify(secret, unsigned, hit.body)
 
@@ -105,8 +105,9 @@ async def test_the_projects_secret_is_its_admins_to_read_and_rotate(unsigned_ser
     foreign = f"/v1/projects/{others[0]}/webhook-secret"
     assert_problem(await service.client.get(foreign, headers=service.keys.auth("admin")), 404)
     assert (await service.client.get(foreign, headers=service.keys.auth("operator"))).status_code == 200
-    rotated = await service.client.post(f"{path}/rotate", headers=service.keys.auth("admin"))
-    assert rotated.status_code == 200
+    ended = {"keep_previous_s": 0}  # a leaked secret: the old one stops signing at once
+    rotated = await service.client.post(f"{path}/rotate", params=ended, headers=service.keys.auth("admin"))
+    assert rotated.status_code == 200 and rotated.json()["previous_until"] is None
     after = rotated.json()["secret"]
     assert after != before and after == await project_secret(service)
     with receiver.serve() as hooks:
@@ -117,6 +118,27 @@ async def test_the_projects_secret_is_its_admins_to_read_and_rotate(unsigned_ser
     verify(after, receiver.hits[0].headers, receiver.hits[0].body)
     with pytest.raises(WebhookVerificationError):
         verify(before, receiver.hits[0].headers, receiver.hits[0].body)
+
+
+async def test_a_rotated_project_secret_signs_beside_the_new_one(unsigned_service: Service) -> None:
+    service, receiver = unsigned_service, Receiver()
+    before = await project_secret(service)
+    path = f"/v1/projects/{DEFAULT_PROJECT}/webhook-secret"
+    rotated = await service.client.post(f"{path}/rotate", headers=service.keys.auth("admin"))
+    after, until = rotated.json()["secret"], rotated.json()["previous_until"]
+    assert after != before and until is not None
+    assert (await service.client.get(path, headers=service.keys.auth("admin"))).json()[
+        "previous_until"
+    ] == until
+    with receiver.serve() as hooks:
+        delivery = await enqueued(
+            service.app.state.sessions, await finished_run(service.app.state.sessions, f"{hooks.url}/hook")
+        )
+        service.app.state.outbox.wake()
+        await wait_for(service.app.state.sessions, delivery.id, "delivered")
+    (hit,) = receiver.hits
+    assert len(hit.headers["webhook-signature"].split()) == 2
+    assert verify(before, hit.headers, hit.body) == verify(after, hit.headers, hit.body)
 
 
 async def test_a_delivery_with_no_secret_to_sign_it_is_failed_and_never_sent_unsigned(

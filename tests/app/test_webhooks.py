@@ -20,7 +20,8 @@ from starlette.routing import Route
 
 from app.db import short_session
 from app.models import ProblemRow, Run, WebhookDelivery, new_id, utcnow
-from app.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, enqueue, sign, verify
+from app.webhook_signing import ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, verify
+from app.webhooks import enqueue
 from tests.app.conftest import PROBLEM, LiveServer, Service
 from tests.app.test_api import assert_problem
 
@@ -40,8 +41,8 @@ class Hit:
 
     @property
     def delivery(self) -> str:
-        """The Thinkloop-Delivery header."""
-        return self.headers["thinkloop-delivery"]
+        """The webhook-id header: the delivery's id."""
+        return self.headers["webhook-id"]
 
 
 class Receiver:
@@ -125,11 +126,13 @@ async def wait_for(
     raise AssertionError(f"delivery {delivery_id} never became {status}: {row}")
 
 
-def test_signature_covers_timestamp_and_body() -> None:
-    signature = sign("k", "1700000000", b'{"a":1}')
-    assert signature.startswith("v1=") and signature != sign("k", "1700000001", b'{"a":1}')
-    assert signature != sign("k", "1700000000", b'{"a":2}')
-    assert not verify("k", "1700000000", b'{"a":1}', signature)  # too old
+def test_signature_covers_id_timestamp_and_body() -> None:
+    signature = sign("k", "msg_1", "1700000000", b'{"a":1}')
+    assert signature.startswith("v1,") and signature != sign("k", "msg_1", "1700000001", b'{"a":1}')
+    assert signature != sign("k", "msg_1", "1700000000", b'{"a":2}')
+    assert signature != sign("k", "msg_2", "1700000000", b'{"a":1}')
+    assert verify("k", "msg_1", "1700000000", b'{"a":1}', signature, now=1700000000)
+    assert not verify("k", "msg_1", "1700000000", b'{"a":1}', signature)  # too old
 
 
 async def test_a_signed_delivery_is_retried_after_a_failure_with_the_same_id(service: Service) -> None:
@@ -143,8 +146,8 @@ async def test_a_signed_delivery_is_retried_after_a_failure_with_the_same_id(ser
     assert {hit.delivery for hit in receiver.hits} == {delivery.id}
     assert (stored.attempts, stored.last_status_code) == (2, 204) and stored.delivered_at is not None
     headers, raw = receiver.hits[-1].headers, receiver.hits[-1].body
-    assert verify(SECRET, headers[TIMESTAMP_HEADER.lower()], raw, headers[SIGNATURE_HEADER.lower()])
-    assert not verify("wrong", headers[TIMESTAMP_HEADER.lower()], raw, headers[SIGNATURE_HEADER.lower()])
+    signed = (headers[ID_HEADER], headers[TIMESTAMP_HEADER], raw, headers[SIGNATURE_HEADER])
+    assert verify(SECRET, *signed) and not verify("wrong", *signed)
     assert headers["thinkloop-event"] == "run.finished"
     body = json.loads(raw)
     assert {body.pop("id"), body.pop("created")} and body == {
