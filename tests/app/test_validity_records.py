@@ -189,7 +189,8 @@ def test_a_record_saved_before_the_sound_bound_meets_no_requirement() -> None:
     assert why is not None and "holds no lower bound of sound versions passed" in why
     assert "validate the panel again (required: sound passed ≥ 50.0%)" in why
     assert warrant_line(warrant_of(old)).endswith(
-        "sound passed: not recorded (saved before records kept it) (record rec1, set district, sha256 abababababab)"
+        "sound passed: not recorded (saved before records kept it) "
+        "(record rec1, set district, sha256 abababababab)"
     )
 
 

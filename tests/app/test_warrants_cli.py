@@ -131,8 +131,8 @@ def test_a_batch_under_a_required_warrant(env: Path, monkeypatch: pytest.MonkeyP
     report = runner.invoke(cli, ["batch", "report", batch_id]).stdout
     cited = (
         "false accepts ≤ 100.0 % (95 %), 2 held-out flawed problems; sound passed ≥ 84.5 % (95 %), 21 "
-        f"held-out sound versions (record {record['id']}, set items.jsonl, sha256 {record['set_hash'][:12]}): "
-        "1 item(s)"
+        f"held-out sound versions (record {record['id']}, set items.jsonl, sha256 "
+        f"{record['set_hash'][:12]}): 1 item(s)"
     )
     assert "- rubric / loop: 1 accepted with a warrant, 0 with none (the panel was never validated)" in report
     assert f"  - {cited}" in report
