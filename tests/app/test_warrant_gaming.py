@@ -65,8 +65,17 @@ def test_defect_1_a_panel_that_refuses_every_sound_version_gets_no_warrant(
     assert "accepted — no warrant: this panel has never been validated" in run.stdout
 
 
-def test_the_floor_is_a_setting(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("THINKLOOP_SPECIFICITY_FLOOR", "1")  # every sound version must pass: they do
+def test_the_floor_is_a_setting(
+    env: Path, simulator_server: SimulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the judges refuse one control of 21: 20 of 21 sound versions passed (95.2 %)
+    one = Rule(role="^Judge", contains="Ana has 2 bags with 3 apples in each bag", score=40)
+    simulator_server.state.configure(SimConfig(rules=[one]))
+    monkeypatch.setenv("THINKLOOP_SPECIFICITY_FLOOR", "0.96")
+    refused = validate_save(env / "items.jsonl")
+    assert refused.exit_code == 1, refused.output
+    assert "error: the panel passed 20 of 21 sound versions (95.2%), below the floor of 96%" in refused.stderr
+    monkeypatch.delenv("THINKLOOP_SPECIFICITY_FLOOR")  # the default floor, 50 %
     assert validate_save(env / "items.jsonl").exit_code == 0
     assert saved(env) == [("items.jsonl",)]
 
