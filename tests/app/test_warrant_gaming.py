@@ -164,3 +164,75 @@ async def test_the_api_hashes_the_items_as_sent(service: Service) -> None:
 
 def _problem(item: dict[str, Any]) -> dict[str, str]:
     return {"question": item["question"], "solution": item["solution"]}
+
+
+async def test_a_project_may_require_both_bounds(service: Service) -> None:
+    body = {"items": HELD, "judge_model": "sim", "save": True}
+    saved_ = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth())
+    record = saved_.json()["record"]  # 2 of 2 flawed accepted, 21 of 21 sound passed: ≥ 84.5 %
+    admin = service.keys.auth("admin")
+    projects = (await service.client.get("/v1/projects", headers=admin)).json()["items"]
+    default = next(p for p in projects if p["name"] == "default")
+    assert default["require_specificity"] is None
+
+    async def require(**bounds: Any) -> dict[str, Any]:
+        changed = await service.client.patch(f"/v1/projects/{default['id']}", json=bounds, headers=admin)
+        assert changed.status_code == 200, changed.text
+        sound = {"question": HELD[2]["question"], "solution": HELD[2]["solution"]}
+        options = {"model": "sim", "judge_model": "sim", "max_rounds": 1}
+        response = await service.client.post(
+            "/v1/runs",
+            json={"problem": sound, "options": options},
+            params={"wait": "true"},
+            headers=service.keys.auth(),
+        )
+        trace: dict[str, Any] = response.json()
+        return trace
+
+    strict = await require(require_warrant=1.0, require_specificity=0.9)
+    assert strict["status"] == "needs_review" and strict["stop_reason"] == (
+        f"panel not certified: its newest validity record ({record['id']}) bounds sound passed at "
+        "≥ 84.5% (95 %), below the required 90.0%"
+    )
+    met = await require(require_specificity=0.8)
+    assert met["status"] == "accepted" and met["warrant"]["sound_passed_lower"] == pytest.approx(
+        0.8454, abs=1e-4
+    )
+    assert met["warrant"]["set_hash"] == record["set_hash"][:12] and met["warrant"]["set"] == "items"
+    for bad in (0, 1.5, "0.7"):
+        refused = await service.client.patch(
+            f"/v1/projects/{default['id']}", json={"require_specificity": bad}, headers=admin
+        )
+        assert_problem(refused, 422)
+
+
+def test_the_setting_may_require_both_bounds(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    record = json.loads(validate_save(env / "items.jsonl").stdout)["record"]  # sound passed ≥ 84.5 %
+    monkeypatch.setenv("THINKLOOP_REQUIRE_WARRANT", "1,0.9")  # any false-accept bound; ≥ 90 % passed
+    ended = json.loads(runner.invoke(cli, [*REFINE, "--json"]).stdout)
+    assert ended["outcome"] == "needs_review" and ended["stop_reason"] == (
+        f"panel not certified: its newest validity record ({record['id']}) bounds sound passed at "
+        "≥ 84.5% (95 %), below the required 90.0%"
+    )
+    monkeypatch.setenv("THINKLOOP_REQUIRE_WARRANT", "1,0.8")
+    assert json.loads(runner.invoke(cli, [*REFINE, "--json"]).stdout)["outcome"] == "accepted"
+    monkeypatch.setenv("THINKLOOP_REQUIRE_WARRANT", "0.1,0.8,0.9")
+    bad = runner.invoke(cli, REFINE)
+    assert bad.exit_code != 0 and "FALSE_ACCEPT[,SOUND_PASSED]" in str(bad.exception)  # as any bad setting
+
+
+def test_a_record_without_the_sound_bound_meets_no_requirement(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = json.loads(validate_save(env / "items.jsonl").stdout)["record"]
+    with sqlite3.connect(env / "w.db") as connection:  # as a record saved before migration 0026 reads
+        connection.execute("UPDATE validity_records SET specificity_low = NULL")
+    shown = runner.invoke(cli, REFINE)
+    assert "sound passed: not recorded (saved before records kept it)" in shown.stdout
+    monkeypatch.setenv("THINKLOOP_REQUIRE_WARRANT", "1")  # any false-accept bound, and the floor
+    ended = json.loads(runner.invoke(cli, [*REFINE, "--json"]).stdout)
+    assert ended["outcome"] == "needs_review" and ended["stop_reason"] == (
+        f"panel not certified: its newest validity record ({record['id']}) holds no lower bound of sound "
+        "versions passed (saved before records kept it): validate the panel again (required: sound "
+        "passed ≥ 50.0%)"
+    )
