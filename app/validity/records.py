@@ -4,7 +4,10 @@ acceptance by that panel carries.
 A record is written only from a bench in which every version was judged: a version that errored is
 not a measurement, and a figure with it left out (or counted as a rejection) would be a failure
 passed off as a score. A record holds the held-out split's figures only: a bench with no held-out
-problem (the tune split is what the panel's checks may have been tuned on) saves nothing. A
+problem (the tune split is what the panel's checks may have been tuned on) saves nothing, nor does
+one with fewer than MIN_SOUND held-out sound versions or with fewer than the floor of them passed
+(a panel that refuses everything has no false accepts), nor one of a set whose labels contradict
+themselves or that takes a shipped set's name with another hash (app.validity.provenance). A
 record's identity holds the model id the judge endpoint reported in the bench's replies: a bench
 whose calls reported none (nothing answered) or several (the endpoint changed under it) saves
 nothing. A run's warrant is the newest record of its panel's identity (with the model id the
@@ -134,7 +137,7 @@ def _check_sound(specificity: Mapping[str, Any], floor: float) -> None:
             f"needs at least {MIN_SOUND}, or a panel that refuses everything would look perfect: no "
             "validity record was saved"
         )
-    if count < floor * n:
+    if count / n < floor:  # a share, as the floor is one (7 of 10 meets 0.7)
         raise NotRecordable(
             f"the panel passed {count} of {n} sound versions ({count / n:.1%}), below the floor of "
             f"{floor:.0%} (THINKLOOP_SPECIFICITY_FLOOR): a panel that refuses sound problems has few false "

@@ -106,6 +106,8 @@ def test_the_specificity_floor_is_a_setting() -> None:
     with pytest.raises(NotRecordable, match="below the floor of 70%"):
         new_record(IDENTITY, report((0, 70), sound=(48, 70)), "d", "ab" * 32, floor=0.7)
     assert new_record(IDENTITY, report((0, 70), sound=(49, 70)), "d", "ab" * 32, floor=0.7).n_sound == 70
+    # at the floor exactly (0.7 × 20 is 14.000000000000002 in floating point)
+    assert new_record(IDENTITY, report((0, 70), sound=(14, 20)), "d", "ab" * 32, floor=0.7).n_sound == 20
 
 
 REGISTRY = ModelRegistry({"judge": ModelSpec(name="judge", model="qwen", base_url="http://127.0.0.1:9/v1")})
