@@ -161,8 +161,8 @@ async def validate_judges(
     judge = body.judge_model or settings.judge_model
     check_models(factory.registry, judge)
     chosen = _chosen(body)
-    provenance = await _provenance(request, body)
-    if body.save:
+    provenance = await _provenance(request, body) if body.save else None
+    if provenance is not None:
         _preflight(body, chosen, provenance)
     await quotas.check_daily(session, key)  # before any call, as for a run
     meter = Meter()
@@ -181,7 +181,7 @@ async def validate_judges(
         raise Unprocessable(str(exc)) from exc
     finally:
         await _charge(request, key.id, key.project_id, meter)
-    if body.save:
+    if provenance is not None:
         await _save(session, factory, report, body, key.project_id, provenance, settings.specificity_floor)
     if fmt == "json":
         return ValidityReport.model_validate(report)
