@@ -182,24 +182,83 @@ def reported_by(ids: Iterable[str | None]) -> str | None:
     return answered.pop() if len(answered) == 1 else None
 
 
-def uncertified(warrant: Mapping[str, Any], bound: float | None) -> str | None:
-    """Why an acceptance by a panel with ``warrant`` may not stand under a required ``bound`` on the
-    false-accept upper bound; None when it may (no bound, or a record at or below it)."""
-    if bound is None:
+# The smallest lower bound (Wilson 95 %) of the share of sound versions passed that a required
+# warrant needs when the requirement names none (THINKLOOP_SPECIFICITY_FLOOR overrides it): a panel
+# that refuses everything has no false accepts, so a false-accept bound alone certifies nothing.
+DEFAULT_SPECIFICITY_FLOOR = 0.5
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """What a warrant must show for an acceptance to stand: false accepts bounded at or below
+    ``false_accept`` (its Wilson 95 % upper bound) and sound versions passed at or above
+    ``specificity`` (its Wilson 95 % lower bound)."""
+
+    false_accept: float
+    specificity: float = DEFAULT_SPECIFICITY_FLOOR
+
+    def __str__(self) -> str:
+        return f"false accepts ≤ {self.false_accept:.1%}, sound passed ≥ {self.specificity:.1%}"
+
+
+def parse_requirement(value: object, floor: float = DEFAULT_SPECIFICITY_FLOOR) -> Requirement | None:
+    """A requirement from ``0.10`` (a false-accept bound, with ``floor``), ``"0.10,0.70"`` (both) or a
+    Requirement; None for None or ``""``. ValueError unless each bound lies in (0, 1]."""
+    if value is None or isinstance(value, Requirement):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError("a required warrant is a bound, or two: 'FALSE_ACCEPT[,SOUND_PASSED]'")
+    parts = [part.strip() for part in str(value).split(",")] if isinstance(value, str) else [str(value)]
+    if parts == [""]:
+        return None
+    if len(parts) > 2:
+        raise ValueError("a required warrant is 'FALSE_ACCEPT[,SOUND_PASSED]', e.g. 0.10 or 0.10,0.70")
+    try:
+        bounds = [float(part) for part in parts]
+    except ValueError as exc:
+        raise ValueError(f"a required warrant's bounds are numbers, e.g. 0.10,0.70 (got {value!r})") from exc
+    if not all(0 < bound <= 1 for bound in bounds):
+        raise ValueError(f"each bound of a required warrant lies in (0, 1] (got {value!r})")
+    return Requirement(bounds[0], bounds[1] if len(bounds) == 2 else floor)
+
+
+def uncertified(warrant: Mapping[str, Any], bound: Requirement | float | None) -> str | None:
+    """Why an acceptance by a panel with ``warrant`` may not stand under a required ``bound`` (a bare
+    number: a false-accept bound with the default floor); None when it may (nothing required, or a
+    record within both bounds). The cause names each bound the record misses."""
+    required = Requirement(bound) if isinstance(bound, (int, float)) else bound
+    if required is None:
         return None
     if warrant.get("status") != "valid":
-        return (
-            f"panel not certified: this panel has never been validated (required: false accepts "
-            f"≤ {bound:.1%})"
-        )
+        return f"panel not certified: this panel has never been validated (required: {required})"
+    missed = [why for why in (_false_accepts(warrant, required), _sound_passed(warrant, required)) if why]
+    if not missed:
+        return None
+    record = warrant["record_id"]
+    return f"panel not certified: its newest validity record ({record}) " + "; and ".join(missed)
+
+
+def _false_accepts(warrant: Mapping[str, Any], required: Requirement) -> str | None:
+    """Why the warrant's false-accept bound misses ``required`` (None: it is met)."""
     upper = warrant.get("false_accept_upper")
-    if upper is not None and upper <= bound:
+    if upper is not None and upper <= required.false_accept:
         return None
     shown = "unknown" if upper is None else f"{upper:.1%}"
-    return (
-        f"panel not certified: its newest validity record ({warrant['record_id']}) bounds false accepts "
-        f"at {shown} (95 %), above the required {bound:.1%}"
-    )
+    return f"bounds false accepts at {shown} (95 %), above the required {required.false_accept:.1%}"
+
+
+def _sound_passed(warrant: Mapping[str, Any], required: Requirement) -> str | None:
+    """Why the warrant's sound-passed lower bound misses ``required`` (None: it is met). A record
+    saved before thinkloop kept that bound meets no requirement: it was never checked."""
+    lower = warrant.get("sound_passed_lower")
+    if lower is None:
+        return (
+            "holds no lower bound of sound versions passed (saved before records kept it): validate the "
+            f"panel again (required: sound passed ≥ {required.specificity:.1%})"
+        )
+    if lower >= required.specificity:
+        return None
+    return f"bounds sound passed at ≥ {lower:.1%} (95 %), below the required {required.specificity:.1%}"
 
 
 @dataclass(frozen=True)
@@ -208,12 +267,12 @@ class Warrants:
 
     ``panel``: the configured panel's identity (no reported id yet); ``cited``: reported model id →
     the warrant of the newest record of ``panel.reporting(that id)`` (for the offline panel, the key
-    None); ``bound``: the largest false-accept upper bound an acceptance may rest on (None: any).
+    None); ``bound``: what a warrant must show for an acceptance to stand (None: nothing).
     """
 
     panel: PanelIdentity
     cited: Mapping[str | None, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
-    bound: float | None = None
+    bound: Requirement | None = None
 
     def identity(self, reported_model: str | None) -> PanelIdentity:
         """The panel's identity once its endpoint reported ``reported_model``."""

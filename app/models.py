@@ -122,6 +122,9 @@ class Project(SQLModel, table=True):
     # The largest false-accept upper bound a warrant may have for an acceptance to stand; None: the
     # global setting (THINKLOOP_REQUIRE_WARRANT), which is unset by default.
     require_warrant: float | None = None
+    # The smallest lower bound of sound versions passed a warrant needs beside it; None: the setting's
+    # (THINKLOOP_REQUIRE_WARRANT's second bound, else THINKLOOP_SPECIFICITY_FLOOR).
+    require_specificity: float | None = None
     # Signs a run's own webhook_url when THINKLOOP_WEBHOOK_SECRET is unset (shown and rotated by the
     # project's admin through /v1/projects/{id}/webhook-secret): no delivery goes out unsigned.
     webhook_secret: str | None = Field(default_factory=lambda: new_webhook_secret(), max_length=100)
@@ -554,6 +557,10 @@ class ValidityRecord(SQLModel, table=True):
     # The false-accept rate's Wilson upper bound, apart: what a required warrant is compared with.
     false_accept_high: float | None = None
     specificity: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    # The specificity's Wilson lower bound, apart: what a required warrant's floor is compared with.
+    # None on records saved before it was kept (they meet no requirement).
+    specificity_low: float | None = None
+    n_twins: int | None = None  # adversarial twins judged (0: a bench without twins; None: not kept)
     detection: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     adversarial_gap: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     measured_at: datetime = _ts()

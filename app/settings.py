@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agents.identity import DEFAULT_SPECIFICITY_FLOOR, Requirement, parse_requirement
 
 
 class Settings(BaseSettings):
@@ -21,13 +23,21 @@ class Settings(BaseSettings):
     model: str = Field(default="rubric", description="Default model under test")
     judge_model: str = Field(default="rubric", description="Default judge model")
     policy: str = Field(default="default", description="Default scoring policy")
-    require_warrant: float | None = Field(
+    require_warrant: float | str | None = Field(
         default=None,
+        description="What the newest validity record of a panel must show for its acceptances to stand: "
+        "the largest false-accept upper bound (Wilson 95 %), e.g. 0.10, optionally with the smallest "
+        "lower bound of sound versions passed, e.g. 0.10,0.70 (without one: specificity_floor). An "
+        "acceptance by a panel without such a record ends needs_review ('panel not certified'). "
+        "Unset: acceptances stand, with or without a warrant",
+    )
+    specificity_floor: float = Field(
+        default=DEFAULT_SPECIFICITY_FLOOR,
         gt=0,
         le=1,
-        description="The largest false-accept upper bound (Wilson 95 %) of the newest validity record "
-        "of a panel for its acceptances to stand; an acceptance by a panel without one ends "
-        "needs_review ('panel not certified'). Unset: acceptances stand, with or without a warrant",
+        description="The smallest specificity (share of sound versions passed) a bench must measure for "
+        "`judges validate --save` to store a validity record, and the smallest lower bound of it a "
+        "required warrant needs when require_warrant names none",
     )
     log_level: str = Field(default="WARNING")
     log_json: bool = Field(default=False)
@@ -185,6 +195,17 @@ class Settings(BaseSettings):
         default=None, description="redis://... for provider limits shared by all processes (default: broker)"
     )
     redelivery_s: float = Field(default=60.0, description="Redis: unacknowledged items go to another worker")
+
+    @field_validator("require_warrant")
+    @classmethod
+    def _requirement(cls, value: float | str | None) -> float | str | None:
+        """Refuse at start-up a required warrant that is not one or two bounds in (0, 1]."""
+        parse_requirement(value)
+        return value
+
+    def warrant_requirement(self) -> Requirement | None:
+        """What a warrant must show (require_warrant, its floor filled in); None: nothing required."""
+        return parse_requirement(self.require_warrant, self.specificity_floor)
 
     def shared_limits_url(self) -> str | None:
         """Where provider limits are shared: THINKLOOP_LIMITS_URL, else a Redis broker, else in memory."""

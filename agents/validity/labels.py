@@ -153,3 +153,24 @@ def check_labelled(items: list[LabelledItem], source: str) -> list[LabelledItem]
     if repeated:
         raise LabelsError(f"{source}: item ids are not unique ({', '.join(repeated[:5])})")
     return items
+
+
+def contradictions(items: list[LabelledItem]) -> list[str]:
+    """Where the labels contradict themselves: each version (question and solution, compared with
+    whitespace collapsed) labelled both flawed and sound, as ``"a (flawed) = b (corrected)"``."""
+    sound: dict[tuple[str, str], str] = {}
+    for item in items:
+        if item.kind == "control":
+            sound.setdefault(_text(item.problem), f"{item.id} (control)")
+        elif item.corrected is not None:
+            sound.setdefault(_text(item.corrected), f"{item.id} (corrected)")
+    return [
+        f"{item.id} (flawed) = {sound[_text(item.problem)]}"
+        for item in items
+        if item.kind == "flawed" and _text(item.problem) in sound
+    ]
+
+
+def _text(problem: Problem) -> tuple[str, str]:
+    """A version's text as compared for contradictions: runs of whitespace are one space."""
+    return " ".join(problem.question.split()), " ".join(problem.solution.split())

@@ -1,4 +1,4 @@
-"""`thinkloop datasets synth|validate`."""
+"""`thinkloop datasets synth|validate|hash`."""
 
 from __future__ import annotations
 
@@ -53,3 +53,17 @@ def datasets_validate(
     )
     if parsed.errors:
         raise typer.Exit(1)
+
+
+@datasets_cli.command("hash")
+def datasets_hash(
+    file: Annotated[Path, typer.Argument(help="A labelled set (JSONL): one JSON object per line")],
+) -> None:
+    """Print the set hash of FILE: the SHA-256 of its canonical JSONL (each non-blank line's JSON with
+    sorted keys, compact, UTF-8, newline-ended, in file order), as a validity record holds it."""
+    from agents.validity.canonical import CanonicalError, file_hash
+
+    try:
+        typer.echo(file_hash(file))
+    except CanonicalError as exc:
+        fail(str(exc), code=1)

@@ -36,8 +36,10 @@ def judges_validate(
         bool,
         typer.Option(
             help="Save the held-out split's figures as a validity record of this exact panel (its "
-            "accepted runs cite it as their warrant); refused when any version did not end in a verdict "
-            "or no held-out problem was judged"
+            "accepted runs cite it as their warrant); refused when any version did not end in a verdict, "
+            "no held-out problem was judged, fewer than 20 sound versions were or too few of them passed "
+            "(THINKLOOP_SPECIFICITY_FLOOR), the labels contradict themselves, or the file claims the "
+            "shipped set's name with other content"
         ),
     ] = False,
 ) -> None:
@@ -61,13 +63,16 @@ def judges_validate(
         chosen = select_split(items, split, str(dataset or "the shipped set"))
     except LabelsError as exc:
         fail(str(exc))
+    name, digest = _provenance(dataset)
+    if save:  # a set that can never be recorded is refused before any call is spent on it
+        name = _preflight(items, chosen, name, digest)
     factory = panel_factory(settings, registry_from(settings, models_file))
     judge = judge_model or settings.judge_model
     try:
         report = asyncio.run(_validate(settings, factory, chosen, judge, policy, twins))
     except (UnknownModelError, ModelConfigError, ValueError) as exc:
         fail(str(exc))
-    refused = _save(factory, report, items, dataset.name if dataset else "shipped") if save else None
+    refused = _save(factory, report, items, name, digest, settings.specificity_floor) if save else None
     typer.echo(
         json.dumps(report, indent=2)
         if fmt == "json"
@@ -78,6 +83,29 @@ def judges_validate(
     if refused:  # the figures are shown, but a failure is not a measurement: nothing was stored
         fail(refused, code=1)
     _exit_status(report, check)
+
+
+def _provenance(dataset: Path | None) -> tuple[str, str]:
+    """The set's name (its file name, or shipped) and its hash (of its canonical JSONL)."""
+    from agents.validity.canonical import CanonicalError, file_hash
+    from app.validity.provenance import SHIPPED, shipped_hash
+
+    if dataset is None:
+        return SHIPPED, shipped_hash()
+    try:
+        return dataset.name, file_hash(dataset)
+    except CanonicalError as exc:
+        fail(str(exc))
+
+
+def _preflight(items: list[Any], chosen: list[Any], name: str, digest: str) -> str:
+    """The name a record of the set takes; exit 1 with why when no record of it could be saved."""
+    from app.validity.provenance import NotRecordable, preflight
+
+    try:
+        return preflight(items, chosen, name, digest)
+    except NotRecordable as exc:
+        fail(str(exc), code=1)
 
 
 def _exit_status(report: dict[str, Any], check: bool) -> None:
@@ -114,14 +142,17 @@ async def _validate(
         return await validate(items, factory, judge, runs, policy=policy, twins=twins)
 
 
-def _save(factory: PanelFactory, report: dict[str, Any], items: list[Any], set_name: str) -> str | None:
+def _save(
+    factory: PanelFactory, report: dict[str, Any], items: list[Any], set_name: str, digest: str, floor: float
+) -> str | None:
     """Store the report as a validity record in the configured database (and in the report); why
-    not, when it is no measurement (a version errored)."""
+    not, when it is no measurement (a version errored, too few sound versions passed…)."""
     from app.cli.support import err, in_session
     from app.validity.records import NotRecordable, save_report
 
     async def work(session: Any) -> Any:
-        return await save_report(session, factory.registry, report, items, set_name)
+        registry = factory.registry
+        return await save_report(session, registry, report, items, set_name, digest=digest, floor=floor)
 
     try:
         record = asyncio.run(in_session(work))
@@ -129,7 +160,8 @@ def _save(factory: PanelFactory, report: dict[str, Any], items: list[Any], set_n
         return str(exc)
     err.print(
         f"saved validity record {record.id} of panel {record.panel_id} ({record.split}, "
-        f"{record.n_flawed} flawed / {record.n_sound} sound)",
+        f"{record.n_flawed} flawed / {record.n_sound} sound / {record.n_twins} twins; set "
+        f"{record.set_name}, sha256 {record.set_hash[:12]})",
         markup=False,
         highlight=False,
     )

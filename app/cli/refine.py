@@ -130,7 +130,7 @@ async def _warrants(
         offline = factory.registry.get(judge_model) is None
     except UnknownModelError as exc:
         fail(str(exc))
-    if offline and settings.require_warrant is None:
+    if offline and settings.warrant_requirement() is None:
         return None
     from app.cli.support import with_database
     from app.db import short_session
@@ -140,7 +140,13 @@ async def _warrants(
     async def lookup(sessions: async_sessionmaker[AsyncSession]) -> Warrants:
         async with short_session(sessions) as session:
             return await run_warrants(
-                session, factory.registry, judge_model, scoring, DEFAULT_PROJECT, settings.require_warrant
+                session,
+                factory.registry,
+                judge_model,
+                scoring,
+                DEFAULT_PROJECT,
+                settings.warrant_requirement(),
+                settings.specificity_floor,
             )
 
     return await with_database(settings, lookup)

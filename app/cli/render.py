@@ -146,17 +146,15 @@ class TraceRenderer:
         """An acceptance's warrant, under the run's summary (known once the panel's endpoint has
         reported its model id, so after the run)."""
         valid = warrant.get("status") == "valid"
-        self.console.print(Text(warrant_line(warrant), style="green" if valid else "yellow"))
+        # one line however wide (a warrant's record id and hash are copied from it, never split)
+        self.console.print(Text(warrant_line(warrant), style="green" if valid else "yellow"), soft_wrap=True)
 
 
 def warrant_line(warrant: Mapping[str, Any]) -> str:
-    """What an acceptance is worth, in one line: the false-accept bound of its panel's newest
-    validity record and what it was measured on, or that the panel was never validated."""
+    """What an acceptance is worth, in one line: both bounds of its panel's validity record, what
+    they were measured on and the set's hash, or that the panel was never validated."""
     if warrant.get("status") != "valid":
         return "accepted — no warrant: this panel has never been validated"
-    from app.reporting.warrant_text import warrant_figure
+    from app.reporting.warrant_text import provenance, warrant_figure
 
-    return (
-        f"accepted — warrant: {warrant_figure(warrant)} "
-        f"(record {warrant.get('record_id')}, set {warrant.get('set')})"
-    )
+    return f"accepted — warrant: {warrant_figure(warrant)} ({provenance(warrant)})"

@@ -99,6 +99,7 @@ async def create_project(
     except keys.ProjectError as exc:
         raise Conflict(f"{str(exc).capitalize()}.") from exc
     project.require_warrant = body.require_warrant
+    project.require_specificity = body.require_specificity
     detail = body.model_dump(exclude_none=True) | {"name": project.name}
     audit.record(session, admin, "created", "project", project.id, project.id, detail)
     await session.commit()

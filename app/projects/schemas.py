@@ -23,6 +23,7 @@ _EXAMPLE_PROJECT: dict[str, Any] = {
     "daily_tokens": 2000000,
     "daily_cost_usd": None,
     "require_warrant": 0.1,
+    "require_specificity": 0.7,
 }
 _EXAMPLE_KEY: dict[str, Any] = {
     "id": "c6144a29bfff41528da94b6db09f2730",
@@ -81,6 +82,19 @@ RequireWarrant = Annotated[
         examples=[0.1],
     ),
 ]
+RequireSpecificity = Annotated[
+    float | None,
+    Field(
+        gt=0,
+        le=1,
+        allow_inf_nan=False,
+        description="The smallest lower bound (Wilson 95 %) of sound versions passed a panel's validity "
+        "record must show beside require_warrant (a panel that refuses everything has no false "
+        "accepts); null: the global setting (THINKLOOP_REQUIRE_WARRANT's second bound, else "
+        "THINKLOOP_SPECIFICITY_FLOOR)",
+        examples=[0.7],
+    ),
+]
 
 
 class ProjectCreate(BaseModel):
@@ -98,6 +112,7 @@ class ProjectCreate(BaseModel):
     daily_tokens: DailyTokens = None
     daily_cost_usd: DailyCost = None
     require_warrant: RequireWarrant = None
+    require_specificity: RequireSpecificity = None
 
 
 class ProjectUpdate(BaseModel):
@@ -115,6 +130,7 @@ class ProjectUpdate(BaseModel):
     daily_tokens: DailyTokens = None
     daily_cost_usd: DailyCost = None
     require_warrant: RequireWarrant = None
+    require_specificity: RequireSpecificity = None
 
 
 class ProjectPublic(BaseModel):
@@ -135,6 +151,12 @@ class ProjectPublic(BaseModel):
         default=None,
         description="Its own required warrant (largest false-accept upper bound); null: the global setting",
         examples=[0.1],
+    )
+    require_specificity: float | None = Field(
+        default=None,
+        description="Its own smallest lower bound of sound versions passed a warrant needs; null: the "
+        "global setting",
+        examples=[0.7],
     )
 
 

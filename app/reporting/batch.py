@@ -174,8 +174,11 @@ def warrant_summary(entries: Sequence[Entry]) -> dict[str, Any]:
                 "record_id": str(w["record_id"]),
                 "false_accept_upper": w.get("false_accept_upper"),
                 "n_flawed": int((w.get("false_accept") or {}).get("n") or 0),
+                "sound_passed_lower": w.get("sound_passed_lower"),
+                "n_sound": int((w.get("specificity") or {}).get("n") or 0),
                 "split": w.get("split"),
                 "set": w.get("set"),
+                "set_hash": w.get("set_hash"),
                 "items": 0,
             },
         )

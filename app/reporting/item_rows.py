@@ -30,6 +30,8 @@ ITEM_COLUMNS: tuple[str, ...] = (
     "warrant_record_id",
     "warrant_false_accept_upper",
     "warrant_n_flawed",
+    "warrant_sound_passed_lower",
+    "warrant_n_sound",
     "warrant_split",
     "error",
     "rounds",
@@ -52,12 +54,12 @@ ITEM_COLUMNS: tuple[str, ...] = (
 )
 INTEGER_COLUMNS = frozenset(
     {"item_id", "repeat", "rounds", "rounds_to_pass", "input_tokens", "output_tokens", "llm_calls"}
-    | {"warrant_n_flawed"}
+    | {"warrant_n_flawed", "warrant_n_sound"}
     | {"retries", "abstentions", "cache_hits", "attempts"}
 )
 FLOAT_COLUMNS = frozenset(
     {"final_quality", "avg_quality_all_steps", "cost_usd", "llm_latency_s", *(f"score_{j}" for j in JUDGES)}
-    | {"warrant_false_accept_upper"}
+    | {"warrant_false_accept_upper", "warrant_sound_passed_lower"}
 )
 
 
@@ -120,14 +122,17 @@ def item_rows(
 
 
 def _warrant(warrant: Mapping[str, Any] | None) -> dict[str, Any]:
-    """An accepted item's warrant as five cells (valid or none; its record; its false-accept upper
-    bound, the flawed problems it rests on and their split); empty for any other outcome."""
+    """An accepted item's warrant as seven cells (valid or none; its record; its false-accept upper
+    bound and the flawed problems it rests on; its lower bound of sound versions passed and the sound
+    versions it rests on; their split); empty for any other outcome."""
     warrant = warrant or {}
     return {
         "warrant": warrant.get("status"),
         "warrant_record_id": warrant.get("record_id"),
         "warrant_false_accept_upper": warrant.get("false_accept_upper"),
         "warrant_n_flawed": (warrant.get("false_accept") or {}).get("n"),
+        "warrant_sound_passed_lower": warrant.get("sound_passed_lower"),
+        "warrant_n_sound": (warrant.get("specificity") or {}).get("n"),
         "warrant_split": warrant.get("split"),
     }
 

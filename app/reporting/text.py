@@ -11,7 +11,7 @@ from app.reporting.batch import DEFINITIONS
 from app.reporting.cells import CSV_LINE_END, inert_row
 from app.reporting.data import OUTCOME_KEYS
 from app.reporting.manifest import manifest_lines
-from app.reporting.warrant_text import bound_figure
+from app.reporting.warrant_text import both_figures, provenance
 from graphs.paper_tables import LEVELS
 
 CSV_FIELDS = (
@@ -360,6 +360,13 @@ def _warrants(report: dict[str, Any]) -> list[str]:
 
 
 def cited_line(cited: dict[str, Any]) -> str:
-    """One record a batch's acceptances cite: its bound, n and split, and how many items cite it."""
-    figure = bound_figure(cited["false_accept_upper"], cited["n_flawed"], cited["split"])
-    return f"{figure} (record {cited['record_id']}, set {cited['set']}): {cited['items']} item(s)"
+    """One record a batch's acceptances cite: both its bounds with their n and split, its set and
+    hash, and how many items cite it."""
+    figure = both_figures(
+        cited["false_accept_upper"],
+        cited["n_flawed"],
+        cited.get("sound_passed_lower"),
+        int(cited.get("n_sound") or 0),
+        cited["split"],
+    )
+    return f"{figure} ({provenance(cited)}): {cited['items']} item(s)"

@@ -1,5 +1,6 @@
-"""How a warrant's figure is worded wherever it is shown (the refine trace, batch reports): the
-false-accept bound always with the number of flawed problems it rests on and their split."""
+"""How a warrant's figure is worded wherever it is shown (the refine trace, batch reports): both
+errors it bounds, each with the number of versions it rests on and their split: the false-accept
+upper bound over the flawed problems, and the lower bound of sound versions passed."""
 
 from __future__ import annotations
 
@@ -26,7 +27,36 @@ def bound_figure(upper: float | None, n: int, split: str | None) -> str:
     return f"false accepts ≤ {bound} (95 %), {rests_on(n, split)}"
 
 
+def sound_figure(lower: float | None, n: int, split: str | None) -> str:
+    """``sound passed ≥ 81.0 % (95 %), 70 held-out sound versions``; a record saved before the bound
+    was kept says so."""
+    if lower is None:
+        return "sound passed: not recorded (saved before records kept it)"
+    held = "held-out " if split == "heldout" else ""
+    return f"sound passed ≥ {100 * lower:.1f} % (95 %), {n} {held}sound versions"
+
+
+def both_figures(
+    upper: float | None, n_flawed: int, lower: float | None, n_sound: int, split: str | None
+) -> str:
+    """Both errors a record bounds: ``false accepts ≤ …, 120 held-out flawed problems; sound passed ≥ …``."""
+    return f"{bound_figure(upper, n_flawed, split)}; {sound_figure(lower, n_sound, split)}"
+
+
 def warrant_figure(warrant: Mapping[str, Any]) -> str:
-    """A valid warrant's figure: its bound, with the n and split of the record it cites."""
-    share = warrant.get("false_accept") or {}
-    return bound_figure(warrant.get("false_accept_upper"), int(share.get("n") or 0), warrant.get("split"))
+    """A valid warrant's figures: both its bounds, with the n and split of the record it cites."""
+    flawed = warrant.get("false_accept") or {}
+    sound = warrant.get("specificity") or {}
+    return both_figures(
+        warrant.get("false_accept_upper"),
+        int(flawed.get("n") or 0),
+        warrant.get("sound_passed_lower"),
+        int(sound.get("n") or 0),
+        warrant.get("split"),
+    )
+
+
+def provenance(warrant: Mapping[str, Any]) -> str:
+    """``record 3f0c…, set shipped, sha256 17407c95d697``: what a warrant cites, checkably."""
+    digest = f", sha256 {warrant['set_hash']}" if warrant.get("set_hash") else ""
+    return f"record {warrant.get('record_id')}, set {warrant.get('set')}{digest}"

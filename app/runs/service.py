@@ -476,7 +476,8 @@ class RunExecutor:
                 run.judge_model,
                 policy,
                 run.project_id,
-                self.settings.require_warrant,
+                self.settings.warrant_requirement(),
+                self.settings.specificity_floor,
             )
 
     async def _loop(

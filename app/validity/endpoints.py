@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from agents.models import ModelConfigError
 from agents.panel import PanelFactory
 from agents.schemas import JUDGES
+from agents.validity.canonical import canonical_hash
 from agents.validity.labels import LabelledItem, LabelsError
 from app.access.metering import Meter
 from app.access.usage import charge_owner
@@ -21,7 +22,8 @@ from app.db import short_session
 from app.deps import AppSettings, Factory, QuotasDep, Session, WriteKey, check_models
 from app.errors import Unprocessable, problem_responses
 from app.reporting.validity import to_html, to_markdown
-from app.validity.records import NotRecordable, save_report
+from app.validity.provenance import SHIPPED, NotRecordable, preflight, shipped_hash
+from app.validity.records import save_report
 from app.validity.schemas import ValidityFormat, ValidityReport, ValidityRequest
 from app.validity.service import MAX_VERSIONS, Runs, builtin_set, select_split, size, validate
 
@@ -29,7 +31,8 @@ router = APIRouter(prefix="/v1/judges", tags=["judges"])
 _ERRORS = problem_responses(
     {
         413: "Body too large",
-        422: "Invalid items, an unknown judge model, an empty split or too many versions",
+        422: "Invalid items, an unknown judge model, an empty split, too many versions, or (save) a bench "
+        "or set that cannot be recorded",
         429: "The project or the key is at a daily token or cost cap",
     }
 )
@@ -68,16 +71,41 @@ async def _charge(request: Request, key_id: str, project_id: str, meter: Meter) 
     await asyncio.shield(write())
 
 
+async def _provenance(request: Request, body: ValidityRequest) -> tuple[str, str]:
+    """The set's name (``set_name``; default shipped, or items) and its hash: of the items exactly as
+    the request sent them (the JSON body's ``items``), or of the shipped set."""
+    if body.items is None:
+        return body.set_name or SHIPPED, shipped_hash()
+    sent = (await request.json())["items"]  # the body FastAPI read, as sent (before stripping)
+    return body.set_name or "items", canonical_hash(sent)
+
+
 async def _save(
-    session: AsyncSession, factory: PanelFactory, report: dict[str, Any], body: ValidityRequest, project: str
+    session: AsyncSession,
+    factory: PanelFactory,
+    report: dict[str, Any],
+    body: ValidityRequest,
+    project: str,
+    provenance: tuple[str, str],
+    floor: float,
 ) -> None:
     """Store the report as a validity record of the project's; 422 when it is no measurement."""
-    name = body.set_name or ("shipped" if body.items is None else "items")
+    name, digest = provenance
+    items = body.items or builtin_set()
     try:
-        await save_report(session, factory.registry, report, body.items or builtin_set(), name, project)
+        await save_report(session, factory.registry, report, items, name, project, digest=digest, floor=floor)
     except NotRecordable as exc:
         raise Unprocessable(str(exc), excluded=report["excluded"]) from exc
     await session.commit()
+
+
+def _preflight(body: ValidityRequest, chosen: list[LabelledItem], provenance: tuple[str, str]) -> None:
+    """422 before any call when no record of the set could be saved (contradictory labels, a
+    reserved name with another hash, too few held-out sound versions)."""
+    try:
+        preflight(body.items or builtin_set(), chosen, *provenance)
+    except NotRecordable as exc:
+        raise Unprocessable(str(exc)) from exc
 
 
 def get_temporary_runs(request: Request) -> Callable[[], AbstractAsyncContextManager[Runs]]:
@@ -120,8 +148,12 @@ async def validate_judges(
 
     With ``save: true`` the held-out split's figures are stored as a validity record of the
     panel's identity, which the panel's accepted runs then cite as their warrant; 422 (nothing
-    stored) when any version errored, no held-out problem was judged, or the endpoint's replies
-    reported no model id or several.
+    stored) when any version errored, no held-out problem was judged, fewer than 20 held-out sound
+    versions were or too few of them passed (THINKLOOP_SPECIFICITY_FLOOR), or the endpoint's replies
+    reported no model id or several; 422 before any call when the items' labels contradict
+    themselves (a version both flawed and sound) or ``set_name`` is a shipped set's (``shipped``) and
+    the items are not that set. The record holds the hash of the items as sent (``thinkloop datasets
+    hash`` of the same JSONL reproduces it).
 
     Model work like a run's: 429 before any call when the project or the key is at a daily token
     or cost cap, and every call is charged to the project's and the key's ledgers (a client that
@@ -129,6 +161,9 @@ async def validate_judges(
     judge = body.judge_model or settings.judge_model
     check_models(factory.registry, judge)
     chosen = _chosen(body)
+    provenance = await _provenance(request, body) if body.save else None
+    if provenance is not None:
+        _preflight(body, chosen, provenance)
     await quotas.check_daily(session, key)  # before any call, as for a run
     meter = Meter()
     try:
@@ -146,8 +181,8 @@ async def validate_judges(
         raise Unprocessable(str(exc)) from exc
     finally:
         await _charge(request, key.id, key.project_id, meter)
-    if body.save:
-        await _save(session, factory, report, body, key.project_id)
+    if provenance is not None:
+        await _save(session, factory, report, body, key.project_id, provenance, settings.specificity_floor)
     if fmt == "json":
         return ValidityReport.model_validate(report)
     # drawing the diagrams is CPU work: off the event loop

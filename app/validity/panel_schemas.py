@@ -16,8 +16,12 @@ _WARRANT: dict[str, Any] = {
     "panel_id": "9b2e61c0d4a87f35",
     "false_accept_upper": 0.0827,
     "false_accept": _SHARE,
+    "sound_passed_lower": 0.846,
+    "specificity": {"n": 80, "count": 74, "rate": 0.925, "low": 0.846, "high": 0.965},
     "split": "heldout",
     "set": "shipped",
+    "set_hash": "17407c95d697",
+    "counts": {"flawed": 120, "sound": 80, "twins": 0},
     "measured_at": "2026-11-26T23:10:00+00:00",
 }
 _IDENTITY: dict[str, Any] = {
@@ -43,12 +47,14 @@ _RECORD: dict[str, Any] = {
     "panel_id": _WARRANT["panel_id"],
     "judge_model": "gpt4o",
     "set_name": "shipped",
-    "set_hash": "4e1b0c9d8a7f6e5d4c3b2a1908f7e6d5c4b3a2918f7e6d5c4b3a29180f7e6d5c",
+    "set_hash": "17407c95d697022844feac7cb9b83de7d0c470e634039b0356dd7c89d480e6ce",
     "split": "heldout",
     "n_flawed": 120,
     "n_sound": 80,
+    "n_twins": 0,
     "false_accept": _SHARE,
-    "specificity": {"n": 80, "count": 74, "rate": 0.925, "low": 0.846, "high": 0.965},
+    "specificity": _WARRANT["specificity"],
+    "specificity_low": 0.846,
     "detection": {"n": 120, "count": 113, "rate": 0.942, "low": 0.884, "high": 0.971},
     "adversarial_gap": {"n": 0, "count": 0, "rate": None, "low": None, "high": None},
     "measured_at": _WARRANT["measured_at"],
@@ -79,8 +85,25 @@ class ValidWarrant(BaseModel):
         description="The Wilson 95 % upper bound of the panel's false-accept rate"
     )
     false_accept: MeasuredShare = Field(description="Flawed problems the panel accepted, of those it judged")
+    sound_passed_lower: float | None = Field(
+        default=None,
+        description="The Wilson 95 % lower bound of the share of sound versions the panel passed: the "
+        "other error a warrant bounds; null for a record saved before records kept it (it meets no "
+        "required warrant)",
+    )
+    specificity: MeasuredShare | None = Field(
+        default=None, description="Sound versions (controls and corrected versions) the panel passed"
+    )
     split: str = Field(description="The labelled set's split it was measured on")
-    set: str = Field(description="The labelled set's name")
+    set: str = Field(description="The labelled set's name (shipped: only when its hash is the shipped set's)")
+    set_hash: str | None = Field(
+        default=None,
+        description="The first 12 hex digits of the set's hash (`thinkloop datasets hash FILE` prints "
+        "it whole)",
+    )
+    counts: dict[str, int | None] | None = Field(
+        default=None, description="Versions judged by kind: flawed, sound, twins (null: not kept)"
+    )
     measured_at: datetime = Field(description="When it was measured (UTC)")
 
 
@@ -106,19 +129,30 @@ class RecordPublic(BaseModel):
     panel_id: str = Field(description="The panel identity measured")
     judge_model: str = Field(description="The judge model's registry name")
     set_name: str = Field(description="The labelled set's name (shipped: the set shipped with thinkloop)")
-    set_hash: str = Field(description="SHA-256 of the labelled set's canonical JSON")
+    set_hash: str = Field(
+        description="SHA-256 of the labelled set's canonical JSONL (docs/warrants.md; `thinkloop datasets "
+        "hash FILE` reproduces it); records saved before it was defined hold another hash"
+    )
     split: str = Field(
         description="The split measured: heldout (records saved before the held-out rule may say all: "
         "tune problems included)"
     )
     n_flawed: int = Field(description="Flawed problems judged (every one ended in the panel's verdict)")
     n_sound: int = Field(description="Sound versions judged (controls and corrected versions)")
+    n_twins: int | None = Field(
+        default=None, description="Adversarial twins judged (0: a bench without twins; null: not kept)"
+    )
     false_accept: MeasuredShare = Field(
         description="Flawed problems the panel passed (accepted; for the offline panel, screened), "
         "of n_flawed"
     )
     specificity: MeasuredShare = Field(
         description="Sound versions (controls and corrected versions) the panel passed, of n_sound"
+    )
+    specificity_low: float | None = Field(
+        default=None,
+        description="The specificity's Wilson 95 % lower bound: what a required warrant's floor is "
+        "compared with; null for a record saved before records kept it",
     )
     detection: MeasuredShare = Field(
         description="Flawed problems refused with a check matching the flaw firing (a judge of one of the "

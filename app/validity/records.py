@@ -4,7 +4,10 @@ acceptance by that panel carries.
 A record is written only from a bench in which every version was judged: a version that errored is
 not a measurement, and a figure with it left out (or counted as a rejection) would be a failure
 passed off as a score. A record holds the held-out split's figures only: a bench with no held-out
-problem (the tune split is what the panel's checks may have been tuned on) saves nothing. A
+problem (the tune split is what the panel's checks may have been tuned on) saves nothing, nor does
+one with fewer than MIN_SOUND held-out sound versions or with fewer than the floor of them passed
+(a panel that refuses everything has no false accepts), nor one of a set whose labels contradict
+themselves or that takes a shipped set's name with another hash (app.validity.provenance). A
 record's identity holds the model id the judge endpoint reported in the bench's replies: a bench
 whose calls reported none (nothing answered) or several (the endpoint changed under it) saves
 nothing. A run's warrant is the newest record of its panel's identity (with the model id the
@@ -14,18 +17,27 @@ the operator's `thinkloop judges validate --save` writes).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from agents.identity import NO_WARRANT, PanelIdentity, Warrants, panel_identity, uncertified
+from agents.identity import (
+    DEFAULT_SPECIFICITY_FLOOR,
+    NO_WARRANT,
+    PanelIdentity,
+    Requirement,
+    Warrants,
+    panel_identity,
+    uncertified,
+)
 from agents.models import ModelRegistry
+from agents.validity.canonical import canonical_hash
 from agents.validity.labels import LabelledItem
 from app.models import DEFAULT_PROJECT, Project, ValidityRecord
+from app.validity import provenance
+from app.validity.provenance import MIN_SOUND, NotRecordable
 from app.version import version
 from graphs.decision import decision_version
 from graphs.refinement import round_reported
@@ -36,10 +48,6 @@ from graphs.validity_metrics import share as bench_share
 # The figures a record keeps, each a share of the headline split.
 RECORDED = ("false_accept", "specificity", "detection", "adversarial_gap")
 __all__ = ["NO_WARRANT", "NotRecordable", "uncertified", "warrant_of"]
-
-
-class NotRecordable(ValueError):
-    """A bench that must not become a validity record (a version errored, nothing flawed judged)."""
 
 
 def identity_of(
@@ -79,9 +87,10 @@ def bench_identity(registry: ModelRegistry, report: Mapping[str, Any]) -> PanelI
 
 
 def set_hash(items: Sequence[LabelledItem]) -> str:
-    """SHA-256 of the labelled set's canonical JSON (every item, in order, as it was read)."""
-    lines = [json.dumps(i.model_dump(mode="json", exclude_none=True), sort_keys=True) for i in items]
-    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+    """The set hash (agents.validity.canonical) of ``items`` as they were sent: each item's fields
+    that were given, as read. For a file, :func:`agents.validity.canonical.file_hash` hashes its
+    lines exactly; the two agree unless a text had surrounding whitespace (stripped when read)."""
+    return canonical_hash(i.model_dump(mode="json", exclude_unset=True) for i in items)
 
 
 def share(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -94,8 +103,9 @@ def share(raw: Mapping[str, Any]) -> dict[str, Any]:
     return {key: measured[key] for key in ("n", "count", "rate", "low", "high")}
 
 
-def check_recordable(report: Mapping[str, Any]) -> dict[str, Any]:
-    """The headline split's figures of a bench report; NotRecordable when it is no measurement."""
+def check_recordable(report: Mapping[str, Any], floor: float = DEFAULT_SPECIFICITY_FLOOR) -> dict[str, Any]:
+    """The headline split's figures of a bench report; NotRecordable when it is no measurement, or
+    when its sound versions are fewer than MIN_SOUND or the share passed is below ``floor``."""
     excluded = report["excluded"]
     if excluded["total"]:
         raise NotRecordable(
@@ -114,7 +124,26 @@ def check_recordable(report: Mapping[str, Any]) -> dict[str, Any]:
         )
     if not summary["false_accept"]["n"]:
         raise NotRecordable("the split holds no flawed problem: there is no false-accept rate to record")
+    _check_sound(summary["specificity"], floor)
     return summary
+
+
+def _check_sound(specificity: Mapping[str, Any], floor: float) -> None:
+    """NotRecordable unless at least MIN_SOUND sound versions were judged and at least ``floor`` of
+    them passed: a panel that refuses everything has no false accepts, and its bound would say so."""
+    n, count = int(specificity["n"]), int(specificity["count"])
+    if n < MIN_SOUND:
+        raise NotRecordable(
+            f"the held-out split holds {n} sound version(s) (controls and corrected versions); a record "
+            f"needs at least {MIN_SOUND}, or a panel that refuses everything would look perfect: no "
+            "validity record was saved"
+        )
+    if count / n < floor:  # a share, as the floor is one (7 of 10 meets 0.7)
+        raise NotRecordable(
+            f"the panel passed {count} of {n} sound versions ({count / n:.1%}), below the floor of "
+            f"{floor:.0%} (THINKLOOP_SPECIFICITY_FLOOR): a panel that refuses sound problems has few false "
+            "accepts for that reason alone, so no validity record was saved"
+        )
 
 
 def new_record(
@@ -123,9 +152,10 @@ def new_record(
     set_name: str,
     digest: str,
     project_id: str = DEFAULT_PROJECT,
+    floor: float = DEFAULT_SPECIFICITY_FLOOR,
 ) -> ValidityRecord:
     """The record of a bench ``report`` of the panel ``identity`` (NotRecordable: none)."""
-    summary = check_recordable(report)
+    summary = check_recordable(report, floor)
     if not identity.answered:
         raise NotRecordable("the panel's endpoint reported no model id: its identity is incomplete")
     figures = {name: share(summary[name]) for name in RECORDED}
@@ -139,16 +169,19 @@ def new_record(
         split=summary["split"],
         n_flawed=figures["false_accept"]["n"],
         n_sound=figures["specificity"]["n"],
+        n_twins=figures["adversarial_gap"]["n"],
         false_accept=figures["false_accept"],
         false_accept_high=figures["false_accept"]["high"],
         specificity=figures["specificity"],
+        specificity_low=figures["specificity"]["low"],
         detection=figures["detection"],
         adversarial_gap=figures["adversarial_gap"],
     )
 
 
 def warrant_of(record: ValidityRecord | None) -> dict[str, Any]:
-    """The warrant an acceptance carries: the record's false-accept figures, or ``{"status": "none"}``."""
+    """The warrant an acceptance carries: the record's false-accept and sound-passed figures, its
+    set's name and the first 12 hex digits of its hash; or ``{"status": "none"}``."""
     if record is None:
         return dict(NO_WARRANT)
     return {
@@ -157,10 +190,32 @@ def warrant_of(record: ValidityRecord | None) -> dict[str, Any]:
         "panel_id": record.panel_id,
         "false_accept_upper": record.false_accept_high,
         "false_accept": record.false_accept,
+        # None on a record saved before the bound was kept: it meets no required warrant
+        "sound_passed_lower": record.specificity_low,
+        "specificity": record.specificity,
         "split": record.split,
         "set": record.set_name,
+        "set_hash": record.set_hash[:12],
+        "counts": {"flawed": record.n_flawed, "sound": record.n_sound, "twins": record.n_twins},
         "measured_at": record.measured_at.isoformat(),
     }
+
+
+def requirement_of(
+    project: Project | None, required: Requirement | None, floor: float = DEFAULT_SPECIFICITY_FLOOR
+) -> Requirement | None:
+    """What a run's warrant must show: the project's own bounds where it sets them, else the
+    setting's (``required``; a project's false-accept bound alone: the setting's second bound, else
+    ``floor``). None when neither the project nor the setting requires a warrant."""
+    own = project.require_warrant if project is not None else None
+    own_floor = project.require_specificity if project is not None else None
+    if own is None and required is None:
+        return None
+    fallback = required.specificity if required is not None else floor
+    return Requirement(
+        own if own is not None else required.false_accept if required is not None else 1.0,
+        own_floor if own_floor is not None else fallback,
+    )
 
 
 async def run_warrants(
@@ -169,14 +224,16 @@ async def run_warrants(
     judge_model: str,
     policy: ScoringPolicy,
     project_id: str,
-    required: float | None,
+    required: Requirement | float | None,
+    floor: float = DEFAULT_SPECIFICITY_FLOOR,
 ) -> Warrants:
     """What a run's panel may cite: the newest record its project may cite of each model id the
-    panel's endpoint was measured reporting, and the bound required of an acceptance (the project's
-    own over ``required``, the setting). The round's reported id picks one when the run is scored."""
+    panel's endpoint was measured reporting, and what an acceptance's warrant must show (the
+    project's own bounds over ``required``, the setting; ``floor``: the setting's specificity floor).
+    The round's reported id picks one when the run is scored."""
     project = await session.get(Project, project_id)
-    own = project.require_warrant if project is not None else None
-    bound = own if own is not None else required
+    setting = Requirement(required, floor) if isinstance(required, (int, float)) else required
+    bound = requirement_of(project, setting, floor)
     panel = identity_of(registry, judge_model, policy)
     query = (
         select(ValidityRecord)
@@ -210,12 +267,19 @@ async def save_report(
     items: Sequence[LabelledItem],
     set_name: str,
     project_id: str = DEFAULT_PROJECT,
+    *,
+    digest: str | None = None,
+    floor: float = DEFAULT_SPECIFICITY_FLOOR,
 ) -> ValidityRecord:
-    """Store a bench ``report`` over ``items`` as a record of its panel's identity, and put the
-    record in the report. NotRecordable (nothing stored) when a version errored."""
-    check_recordable(report)  # a failed version first: it says more than a missing model id
+    """Store a bench ``report`` over ``items`` (``digest``: their set hash, as sent; None: computed
+    from them) as a record of its panel's identity, and put the record in the report. NotRecordable
+    (nothing stored) when a version errored, the sound versions are too few or too rarely passed,
+    the labels contradict themselves or ``set_name`` is a shipped set's and the hash is not."""
+    check_recordable(report, floor)  # a failed version first: it says more than a missing model id
+    digest = digest or set_hash(items)
+    name = provenance.check_set(items, set_name, digest)
     identity = bench_identity(registry, report)
-    record = new_record(identity, report, set_name, set_hash(items), project_id)
+    record = new_record(identity, report, name, digest, project_id, floor)
     session.add(record)
     await session.flush()
     report["record"] = record.model_dump(mode="json", exclude={"project_id", "identity", "false_accept_high"})

@@ -72,11 +72,15 @@ class ValidityRequest(BaseModel):
         description="Save the held-out split's figures as a validity record of the panel's identity "
         "(GET /v1/panels lists it; the panel's accepted runs cite it as their warrant). Refused (422) "
         "when any version errored (a failure is not a measurement), when no held-out problem was "
-        "judged, or when the endpoint's replies reported no model id or several",
+        "judged, when fewer than 20 held-out sound versions were judged or fewer than the floor "
+        "(THINKLOOP_SPECIFICITY_FLOOR, 0.5) of them passed, when the endpoint's replies reported no "
+        "model id or several, when the labels contradict themselves, or when set_name is a shipped "
+        "set's name (shipped) and the items are not that set",
     )
     set_name: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
         default=None,
-        description="The labelled set's name in the record (default: shipped, or items)",
+        description="The labelled set's name in the record (default: shipped, or items); shipped is "
+        "reserved for the set shipped with thinkloop, and a record of that set is named shipped",
         examples=["district-heldout-2026"],
     )
 

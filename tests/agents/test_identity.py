@@ -15,6 +15,7 @@ from agents.identity import (
     DECISION_MODULES,
     JUDGE_PROMPTS,
     NO_WARRANT,
+    Requirement,
     Warrants,
     panel_identity,
     reported_by,
@@ -118,8 +119,8 @@ def test_one_reported_id_or_none() -> None:
 
 def test_warrants_are_picked_by_the_reported_id() -> None:
     panel = panel_identity("judge", SPEC, get_policy("default"), "0.1.0", decision="decide@1")
-    valid = {"status": "valid", "record_id": "r1", "false_accept_upper": 0.05}
-    warrants = Warrants(panel, {"qwen2.5:7b": valid}, bound=0.10)
+    valid = {"status": "valid", "record_id": "r1", "false_accept_upper": 0.05, "sound_passed_lower": 0.9}
+    warrants = Warrants(panel, {"qwen2.5:7b": valid}, bound=Requirement(0.10))
     assert warrants.warrant("qwen2.5:7b") == valid and warrants.uncertified("qwen2.5:7b") is None
     assert warrants.warrant("llama3:8b") == NO_WARRANT  # another model behind the same name
     assert warrants.warrant(None) == NO_WARRANT  # the endpoint never answered

@@ -224,6 +224,13 @@ async def test_the_migration_keeps_every_report_of_a_batch_made_at_0018(database
     report["manifest"].pop("written_by")
     for row in report["rows"]:  # added after 0018 (migration 0023): nothing stored before read a cache
         assert row.pop("cached_input_tokens") == 0, row
+        # added since (#49): a warrant of 0018 names no sound-passed bound, no sound n and no set hash
+        for cited in row["warrants"]["cited"]:
+            assert (cited.pop("sound_passed_lower"), cited.pop("n_sound"), cited.pop("set_hash")) == (
+                None,
+                0,
+                None,
+            )
     # Added since: the definitions of the two per-level figures, and why a κ is undefined (an
     # undefined Cohen's κ was 0, or 1 on the diagonal, or already null, before it was always null).
     assert report.pop("definitions") == DEFINITIONS
@@ -239,8 +246,12 @@ async def test_the_migration_keeps_every_report_of_a_batch_made_at_0018(database
     assert _plain(report) == old["report"]
     # Migration 0022 (one lease) says an item's status in its run's words: the rows' only change.
     shared = {"pending": "queued", "failed": "error"}
+    # (#49) the export's sound-passed cells: empty for a warrant of 0018, which names no such bound
+    sound = {"warrant_sound_passed_lower": None, "warrant_n_sound": None}
     expected = [
-        r | {"status": r["outcome"] if r["status"] == "done" else shared.get(r["status"], r["status"])}
+        r
+        | {"status": r["outcome"] if r["status"] == "done" else shared.get(r["status"], r["status"])}
+        | sound
         for r in old["item_rows"]
     ]
     assert _plain(rows) == expected

@@ -83,6 +83,23 @@ ITEMS = [
 ]
 
 
+def control(number: int) -> dict[str, Any]:
+    """A sound control with numbers of its own (the verifier's gate finds nothing to refuse)."""
+    bags, apples = 2 + number % 7, 3 + number
+    return {
+        "id": f"bags-{number}",
+        "split": "tune",
+        "kind": "control",
+        "question": f"Ana has {bags} bags with {apples} apples in each bag. How many apples does Ana have?",
+        "solution": f"{bags} × {apples} = {bags * apples}, so Ana has {bags * apples} apples.",
+    }
+
+
+# A set a validity record may rest on: ITEMS and 18 more controls, 21 sound versions in all (a record
+# needs at least app.validity.provenance.MIN_SOUND, 20)
+RECORDABLE = ITEMS + [control(number) for number in range(18)]
+
+
 async def post(service: Service, body: dict[str, Any], key: str = "both", **params: str) -> Any:
     return await service.client.post(PATH, json=body, params=params, headers=service.keys.auth(key))
 

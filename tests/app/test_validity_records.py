@@ -8,15 +8,16 @@ from typing import Any
 
 import pytest
 
-from agents.identity import panel_identity
+from agents.identity import Requirement, panel_identity, parse_requirement
 from agents.models import ModelRegistry, ModelSpec
 from app.cli.render import warrant_line
-from app.models import ValidityRecord
+from app.models import Project, ValidityRecord
 from app.validity.records import (
     NotRecordable,
     bench_identity,
     identity_of,
     new_record,
+    requirement_of,
     share,
     uncertified,
     warrant_of,
@@ -25,15 +26,19 @@ from graphs.decision import decision_version
 from graphs.scoring import get_policy
 
 
-def report(flawed: tuple[int, int], errored: int = 0, split: str = "heldout") -> dict[str, Any]:
-    """A bench report whose headline split accepted ``flawed[0]`` of ``flawed[1]`` flawed problems."""
+def report(
+    flawed: tuple[int, int], errored: int = 0, split: str = "heldout", sound: tuple[int, int] = (38, 40)
+) -> dict[str, Any]:
+    """A bench report whose headline split accepted ``flawed[0]`` of ``flawed[1]`` flawed problems
+    and passed ``sound[0]`` of ``sound[1]`` sound versions."""
     count, n = flawed
+    passed, judged = sound
     summary = {
         "split": split,
         "false_accept": {"n": n, "count": count, "rate": count / n if n else None},
-        "specificity": {"n": 40, "count": 38, "rate": 0.95},
+        "specificity": {"n": judged, "count": passed, "rate": passed / judged if judged else None},
         "detection": {"n": n, "count": n - count, "rate": (n - count) / n if n else None},
-        "adversarial_gap": {"n": 0, "count": 0, "rate": None},
+        "adversarial_gap": {"n": 12, "count": 3, "rate": 0.25},
     }
     return {
         "judge_model": "judge",
@@ -74,6 +79,9 @@ def test_a_record_keeps_the_headline_split_with_intervals() -> None:
     assert record.false_accept["count"] == 2 and record.false_accept_high == record.false_accept["high"]
     assert 0.0 < record.false_accept["low"] < 2 / 120 < record.false_accept["high"] < 0.06
     assert record.detection["count"] == 118 and record.specificity["high"] is not None
+    # both errors, and the counts of every kind judged
+    assert record.specificity_low == record.specificity["low"] and 0.8 < record.specificity_low < 0.95
+    assert (record.n_twins, record.adversarial_gap["count"]) == (12, 3)
 
 
 @pytest.mark.parametrize(
@@ -82,11 +90,25 @@ def test_a_record_keeps_the_headline_split_with_intervals() -> None:
         (report((2, 120), errored=3), "3 of 160 versions did not end in the panel's verdict \\(3 errored"),
         (report((0, 0)), "holds no flawed problem"),
         (report((2, 120), split="all"), "the bench judged no held-out problem"),  # tune problems only
+        # a panel that refused every sound version has no false accepts for that reason alone
+        (report((0, 70), sound=(0, 70)), "passed 0 of 70 sound versions \\(0.0%\\), below the floor of 50%"),
+        (report((0, 70), sound=(34, 70)), "passed 34 of 70 sound versions"),
+        (report((0, 70), sound=(19, 19)), "holds 19 sound version\\(s\\).*at least 20"),
+        (report((0, 70), sound=(0, 0)), "holds 0 sound version"),
     ],
 )
 def test_no_record_of_a_bench_that_is_no_measurement(bench: dict[str, Any], why: str) -> None:
     with pytest.raises(NotRecordable, match=why):
         new_record(IDENTITY, bench, "district", "ab" * 32)
+
+
+def test_the_specificity_floor_is_a_setting() -> None:
+    assert new_record(IDENTITY, report((0, 70), sound=(35, 70)), "d", "ab" * 32).specificity["count"] == 35
+    with pytest.raises(NotRecordable, match="below the floor of 70%"):
+        new_record(IDENTITY, report((0, 70), sound=(48, 70)), "d", "ab" * 32, floor=0.7)
+    assert new_record(IDENTITY, report((0, 70), sound=(49, 70)), "d", "ab" * 32, floor=0.7).n_sound == 70
+    # at the floor exactly (0.7 × 20 is 14.000000000000002 in floating point)
+    assert new_record(IDENTITY, report((0, 70), sound=(14, 20)), "d", "ab" * 32, floor=0.7).n_sound == 20
 
 
 REGISTRY = ModelRegistry({"judge": ModelSpec(name="judge", model="qwen", base_url="http://127.0.0.1:9/v1")})
@@ -128,6 +150,10 @@ def test_a_warrant_cites_the_record_or_says_none() -> None:
     warrant = warrant_of(stored(0.0585))
     assert warrant["status"] == "valid" and warrant["record_id"] == "rec1" and warrant["set"] == "district"
     assert warrant["false_accept_upper"] == 0.0585 and warrant["split"] == "heldout"
+    assert (
+        warrant["sound_passed_lower"] == pytest.approx(0.8350, abs=1e-4) and warrant["specificity"]["n"] == 40
+    )
+    assert warrant["set_hash"] == "ab" * 6 and warrant["counts"] == {"flawed": 120, "sound": 40, "twins": 12}
     assert warrant["measured_at"] == "2026-11-26T23:00:00+00:00"
     assert warrant_of(None) == {"status": "none"}
 
@@ -143,16 +169,73 @@ def test_a_required_warrant_is_met_only_at_or_below_its_bound() -> None:
         "above the required 10.0%"
     )
     assert uncertified(warrant_of(None), 0.10) == (
-        "panel not certified: this panel has never been validated (required: false accepts ≤ 10.0%)"
+        "panel not certified: this panel has never been validated (required: false accepts ≤ 10.0%, "
+        "sound passed ≥ 50.0%)"
     )
+
+
+def test_a_required_warrant_bounds_sound_versions_passed_too() -> None:
+    warrant = warrant_of(stored(0.0585))  # 38 of 40 sound versions passed: lower bound 83.5 %
+    assert uncertified(warrant, Requirement(0.10, 0.80)) is None
+    assert uncertified(warrant, Requirement(0.10, 0.90)) == (
+        "panel not certified: its newest validity record (rec1) bounds sound passed at ≥ 83.5% (95 %), "
+        "below the required 90.0%"
+    )
+    both = uncertified(warrant_of(stored(0.2)), Requirement(0.10, 0.90))
+    assert both is not None and "false accepts at 20.0%" in both and "sound passed at ≥ 83.5%" in both
+
+
+def test_a_record_saved_before_the_sound_bound_meets_no_requirement() -> None:
+    old = stored(0.0585)
+    old.specificity_low = None  # saved before records kept it (migration 0026 leaves it null)
+    why = uncertified(warrant_of(old), 0.10)
+    assert why is not None and "holds no lower bound of sound versions passed" in why
+    assert "validate the panel again (required: sound passed ≥ 50.0%)" in why
+    assert warrant_line(warrant_of(old)).endswith(
+        "sound passed: not recorded (saved before records kept it) "
+        "(record rec1, set district, sha256 abababababab)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, None),
+        ("", None),
+        (0.1, Requirement(0.1, 0.5)),
+        ("0.10", Requirement(0.1, 0.5)),
+        ("0.10,0.70", Requirement(0.1, 0.7)),
+        (" 0.05 , 0.9 ", Requirement(0.05, 0.9)),
+    ],
+)
+def test_a_requirement_is_one_bound_or_two(value: Any, expected: Requirement | None) -> None:
+    assert parse_requirement(value) == expected
+
+
+@pytest.mark.parametrize("value", ["0", "1.5", "x", "0.1,0.7,0.9", "0.1,0", "nan", "0.1,", True])
+def test_a_bad_requirement_is_refused(value: Any) -> None:
+    with pytest.raises(ValueError, match="required warrant"):
+        parse_requirement(value)
+
+
+def test_a_projects_bounds_win_over_the_settings() -> None:
+    setting = Requirement(0.10, 0.70)
+    assert requirement_of(None, None) is None and requirement_of(None, setting) == setting
+    assert requirement_of(Project(name="a"), setting) == setting
+    assert requirement_of(Project(name="b", require_warrant=0.05), setting) == Requirement(0.05, 0.70)
+    assert requirement_of(Project(name="c", require_warrant=0.05), None, floor=0.6) == Requirement(0.05, 0.6)
+    own = Project(name="d", require_warrant=0.05, require_specificity=0.9)
+    assert requirement_of(own, setting) == Requirement(0.05, 0.9)
+    assert requirement_of(Project(name="e", require_specificity=0.9), setting) == Requirement(0.10, 0.9)
+    assert requirement_of(Project(name="f", require_specificity=0.9), None) is None
 
 
 def test_the_trace_line_of_a_warrant() -> None:
     record = stored(0.0789)
     record.false_accept = share({"n": 120, "count": 4})
     assert warrant_line(warrant_of(record)) == (
-        "accepted — warrant: false accepts ≤ 7.9 % (95 %), 120 held-out flawed problems "
-        "(record rec1, set district)"
+        "accepted — warrant: false accepts ≤ 7.9 % (95 %), 120 held-out flawed problems; sound passed "
+        "≥ 83.5 % (95 %), 40 held-out sound versions (record rec1, set district, sha256 abababababab)"
     )
     assert warrant_line({"status": "none"}) == "accepted — no warrant: this panel has never been validated"
     legacy = warrant_of(record) | {"split": "all"}  # saved before records were held-out only

@@ -20,7 +20,7 @@ from app.main import create_app
 from app.models import ValidityRecord, WebhookDelivery
 from tests.app.conftest import Service, seed_keys, service_settings
 from tests.app.test_api import assert_problem
-from tests.app.test_validity_api import ITEMS
+from tests.app.test_validity_api import ITEMS, RECORDABLE
 
 SIM = {"model": "sim", "judge_model": "sim", "max_rounds": 1}
 # a sound problem: only the judges decide it (the verifier's gate finds nothing to refuse)
@@ -31,7 +31,7 @@ SOUND = {
 
 
 # a warrant rests on held-out problems only
-HELD = [item | {"split": "heldout"} for item in ITEMS]
+HELD = [item | {"split": "heldout"} for item in RECORDABLE]
 
 
 async def validate(service: Service, **fields: Any) -> dict[str, Any]:
@@ -70,9 +70,10 @@ async def test_a_validated_panel_gives_accepted_runs_a_warrant_naming_its_record
     assert record["false_accept"] == pytest.approx(
         {"n": 2, "count": 2, "rate": 1.0, "low": 0.3424, "high": 1.0}, abs=1e-4
     )
-    assert record["n_flawed"] == 2 and record["n_sound"] == 3 and record["split"] == "heldout"
+    assert record["n_flawed"] == 2 and record["n_sound"] == 21 and record["split"] == "heldout"
     assert record["set_name"] == "two-proportion-flaws" and len(record["set_hash"]) == 64
-    assert record["specificity"]["count"] == 3 and record["specificity"]["low"] is not None
+    assert record["specificity"]["count"] == 21 and record["specificity_low"] == record["specificity"]["low"]
+    assert record["n_twins"] == 0
     after = await run(service)
     warrant = after["warrant"]
     assert after["status"] == "accepted" and warrant["status"] == "valid"
@@ -222,7 +223,7 @@ async def test_a_bench_with_an_errored_version_saves_no_record(
     assert "no validity record was saved" in str(problem["detail"])
     excluded = problem["excluded"]
     assert isinstance(excluded, dict)
-    assert (excluded["total"], excluded["errored"], excluded["undecided"]) == (5, 5, 0)
+    assert (excluded["total"], excluded["errored"], excluded["undecided"]) == (23, 23, 0)
     assert await stored_records(database_url) == []
 
 
@@ -263,7 +264,8 @@ async def test_a_required_warrant_sends_an_uncertified_acceptance_to_review(stri
     never = await run(strict)
     assert never["status"] == "needs_review" and never["warrant"] is None
     assert never["stop_reason"] == (
-        "panel not certified: this panel has never been validated (required: false accepts ≤ 10.0%)"
+        "panel not certified: this panel has never been validated (required: false accepts ≤ 10.0%, "
+        "sound passed ≥ 50.0%)"
     )
     record = (await validate(strict))["record"]  # false accepts 2 of 2: bounded at 100 %, not 10 %
     above = await run(strict)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from agents.simulator import Rule, SimConfig, SimulatorServer
 from app.cli import cli
-from tests.app.test_validity_api import ITEMS
+from tests.app.test_validity_api import ITEMS, RECORDABLE
 
 runner = CliRunner()
 SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
@@ -37,7 +37,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simulator_server: Simul
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("THINKLOOP_REQUIRE_WARRANT", raising=False)
     # a warrant rests on held-out problems only: the items as a held-out set, and as they are (tune)
-    held = [item | {"split": "heldout"} for item in ITEMS]
+    held = [item | {"split": "heldout"} for item in RECORDABLE]
     (tmp_path / "items.jsonl").write_text("".join(json.dumps(item) + "\n" for item in held))
     (tmp_path / "tune.jsonl").write_text("".join(json.dumps(item) + "\n" for item in ITEMS))
     return tmp_path
@@ -67,6 +67,8 @@ def test_validate_save_then_refine_shows_the_warrant(env: Path) -> None:
     assert shown.exit_code == 0, shown.output
     line = next(x for x in shown.stdout.splitlines() if "warrant" in x)
     assert "accepted — warrant: false accepts ≤ 100.0 % (95 %), 2 held-out flawed problems" in line
+    assert "sound passed ≥ 84.5 % (95 %), 21 held-out sound versions" in line
+    assert f"set items.jsonl, sha256 {record['set_hash'][:12]})" in line
     result = json.loads(runner.invoke(cli, [*REFINE, "--json"]).stdout)
     assert result["outcome"] == "accepted" and result["warrant"]["record_id"] == record["id"]
     assert result["warrant"]["false_accept"]["n"] == 2
@@ -102,7 +104,7 @@ def test_a_bench_with_an_errored_version_saves_nothing_and_exits_1(
     args = ["judges", "validate", "--dataset", str(env / "items.jsonl"), "--judge-model", "sim", "--save"]
     result = runner.invoke(cli, args)
     assert result.exit_code == 1
-    assert "5 of 5 versions did not end in the panel's verdict (5 errored, 0 undecided)" in result.stderr
+    assert "23 of 23 versions did not end in the panel's verdict (23 errored, 0 undecided)" in result.stderr
     assert "no validity record was saved" in result.stderr
     assert records(env) == []
 
@@ -123,11 +125,14 @@ def test_a_batch_under_a_required_warrant(env: Path, monkeypatch: pytest.MonkeyP
     ]
     assert rows[0]["warrant_false_accept_upper"] == pytest.approx(record["false_accept"]["high"])
     assert (rows[0]["warrant_n_flawed"], rows[0]["warrant_split"]) == (2, "heldout")
+    assert rows[0]["warrant_sound_passed_lower"] == pytest.approx(record["specificity"]["low"])
+    assert rows[0]["warrant_n_sound"] == 21
     batch_id = json.loads(accepted.output[accepted.output.index("{") :])["batch"]["id"]
     report = runner.invoke(cli, ["batch", "report", batch_id]).stdout
     cited = (
-        f"false accepts ≤ 100.0 % (95 %), 2 held-out flawed problems (record {record['id']}, set "
-        "items.jsonl): 1 item(s)"
+        "false accepts ≤ 100.0 % (95 %), 2 held-out flawed problems; sound passed ≥ 84.5 % (95 %), 21 "
+        f"held-out sound versions (record {record['id']}, set items.jsonl, sha256 "
+        f"{record['set_hash'][:12]}): 1 item(s)"
     )
     assert "- rubric / loop: 1 accepted with a warrant, 0 with none (the panel was never validated)" in report
     assert f"  - {cited}" in report

@@ -57,8 +57,8 @@ export function badge(status) {
   return h("span", { class: `badge status-${status}`, title: MEANING[status] }, words);
 }
 
-/** An accepted run's warrant: the false-accept bound of its panel's validity record, or "no warrant"
- * (the panel was never validated). Nothing for a run that was not accepted (null). */
+/** An accepted run's warrant: both bounds of its panel's validity record (false accepts, sound
+ * passed), or "no warrant" (the panel was never validated). Nothing for a run not accepted (null). */
 export function warrantBadge(warrant) {
   if (!warrant) return null;
   if (warrant.status !== "valid") {
@@ -68,9 +68,15 @@ export function warrantBadge(warrant) {
   const upper = warrant.false_accept_upper === null ? "?" : (100 * warrant.false_accept_upper).toFixed(1);
   const n = warrant.false_accept ? warrant.false_accept.n : 0;
   const restsOn = `${n} ${WARRANT_SPLITS[warrant.split] ?? "flawed problems"}`;
-  const title = `Validity record ${warrant.record_id}: ${restsOn} of the set ${warrant.set}, measured ${when(warrant.measured_at)}`;
+  const lower = warrant.sound_passed_lower ?? null;
+  const nSound = warrant.specificity ? warrant.specificity.n : 0;
+  const sound = lower === null
+    ? "sound passed: not recorded (saved before records kept it)"
+    : `sound passed ≥ ${(100 * lower).toFixed(1)} % (95 %), ${nSound} ${warrant.split === "heldout" ? "held-out " : ""}sound versions`;
+  const hash = warrant.set_hash ? ` (sha256 ${warrant.set_hash})` : "";
+  const title = `Validity record ${warrant.record_id}: ${restsOn} of the set ${warrant.set}${hash}, measured ${when(warrant.measured_at)}`;
   return h("span", { class: "badge warrant-valid", "data-warrant": "valid", title },
-    `warrant: false accepts ≤ ${upper} % (95 %), ${restsOn}`);
+    `warrant: false accepts ≤ ${upper} % (95 %), ${restsOn}; ${sound}`);
 }
 
 /** What a record's bound rests on, by its split (as app/reporting/warrant_text.py words it). */
