@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import StreamMode
+from langgraph.types import Durability, StreamMode
 from sqlalchemy import insert
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -499,7 +499,8 @@ class RunExecutor:
         finished: RunFinished | None = None
         state: RefinementState | None = None
         modes: list[StreamMode] = ["custom", "updates", "values"]
-        async for mode, chunk in self.graph.astream(start, config, context=context, stream_mode=modes):
+        stream = self.graph.astream(start, config, context=context, stream_mode=modes, **self._durability())
+        async for mode, chunk in stream:
             if mode == "values":
                 state = cast(RefinementState, chunk)  # after each step; the last is the final state
             elif mode == "updates":
@@ -517,6 +518,13 @@ class RunExecutor:
             state = (await self.graph.aget_state(config)).values
         assert state is not None, "a graph without checkpoints streams its state after every step"
         return build_result(state, context.policy), finished
+
+    def _durability(self) -> dict[str, Durability]:
+        """Each step's checkpoint is stored before the next step's model calls start ("sync"): a
+        run taken over repeats only the step it was in, and none waits at its end for a queue of
+        checkpoint writes. LangGraph's default ("async") stores them in the background, where under
+        load they fell whole runs behind the work. A graph without checkpoints takes no mode."""
+        return {} if self.graph.checkpointer is None else {"durability": "sync"}
 
     async def _load(self, run_id: str) -> tuple[Run, Problem]:
         async with short_session(self.sessions) as session:
