@@ -38,6 +38,7 @@ from app.webhooks import enqueue
 from graphs.context import RunContext
 from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundEvent, RunEvent, RunFinished
 from graphs.refinement import build_refinement_graph, recursion_limit
+from graphs.replay import described
 from graphs.result import EventSink, RunResult, build_result, finished_event
 from graphs.scoring import ScoringPolicy, get_policy
 from graphs.state import RefinementState, Round
@@ -484,10 +485,7 @@ class RunExecutor:
     ) -> tuple[RunResult, RunFinished | None]:
         """The feedback loop (``arm`` "control": the zero-shot control arm, its one blind revision
         judged once), from its last checkpoint (``resuming``: the run was started before)."""
-        config: RunnableConfig = {
-            "configurable": {"thread_id": run_id},
-            "recursion_limit": recursion_limit(context.policy.max_rounds),
-        }
+        config = self._config(run_id, context.policy.max_rounds)
         # The start is stored before the graph runs, so a run never started has no checkpoint to read.
         checkpointed = resuming and bool((await self.graph.aget_state(config)).values)
         start: RefinementState | None = (
@@ -518,6 +516,10 @@ class RunExecutor:
             state = (await self.graph.aget_state(config)).values
         assert state is not None, "a graph without checkpoints streams its state after every step"
         return build_result(state, context.policy), finished
+
+    def _config(self, run_id: str, max_rounds: int = 0) -> RunnableConfig:
+        """The run's graph configuration: its checkpoint thread, and the steps its rounds allow."""
+        return {"configurable": {"thread_id": run_id}, "recursion_limit": recursion_limit(max_rounds)}
 
     def _durability(self) -> dict[str, Durability]:
         """Each step's checkpoint is stored before the next step's model calls start ("sync"): a
@@ -558,15 +560,40 @@ class RunExecutor:
         if not resuming:
             await self._append(run_id, {"type": "run.started"}, "run.started", along=running)
             return
+        saved = (await self.graph.aget_state(self._config(run_id))).values if self.graph.checkpointer else {}
+        rounds, revisions = saved.get("rounds") or [], saved.get("revisions") or []
+        replayed = self._undescribed(run_id, rounds, revisions, saved.get("original"))
         async with short_session(self.sessions) as session:
-            await running(session)
-            # A revise step cut short will think again: only the finished attempt's think-aloud stays.
-            dropped = await repo.discard_unfinished_thinking(session, run_id)
-        log.info("run.resumed", executor=self.worker)
+            # A revise step cut short will think again: the run.resumed event names the rounds whose
+            # think-aloud so far the trace drops (kept in the transcript: its seq numbers stay whole).
+            dropped = await repo.unfinished_thinking(session, run_id)
+        log.info("run.resumed", executor=self.worker, replayed=len(replayed))
         event: dict[str, Any] = {"type": "run.resumed", "executor": self.worker}
         if dropped:
             event["discarded_thinking_rounds"] = dropped
-        await self._append(run_id, event, None)
+
+        async def resume(session: AsyncSession) -> None:
+            await running(session)
+            # What the checkpoint holds is stored with its events, before any step runs again.
+            await repo.record_rounds(session, run_id, rounds, revisions)
+
+        await self._append(run_id, event, None, along=resume, held=replayed)
+
+    def _undescribed(
+        self, run_id: str, rounds: list[Round], revisions: list[RevisionResult], original: Problem | None
+    ) -> list[_Write]:
+        """The events of the run's rounds and revisions that its transcript lacks (lost with a
+        process or a database connection after their checkpoint was stored), rebuilt from them."""
+        if original is None:
+            return []
+        transcript, missing = self._transcripts[run_id], []
+        for event in described(rounds, revisions, original):
+            data = event.model_dump(mode="json")
+            key = dedupe_key(data)
+            if key is not None and key not in transcript.keys:
+                transcript.keys.add(key)
+                missing.append(_Write(event=data, key=key))
+        return missing
 
     def _record_update(self, run_id: str, update: dict[str, Any]) -> None:
         self._flush_thinking(run_id)
@@ -753,6 +780,9 @@ class RunExecutor:
             held, transcript.queued = transcript.queued, []
         else:
             await self._drain(run.id)
+        # The events of rounds a resumed run took from its checkpoint's pending writes, and any other
+        # whose event was lost: stored with the rows, just before the end.
+        held += self._undescribed(run.id, result.rounds, result.revisions, result.original)
 
         async def store(session: AsyncSession) -> None:
             # The checkpoint is the source of truth: store any round an interrupted stream missed

@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from sqlmodel import col, func, select
 
 from agents.simulator import Rule, SimulatorServer
 from agents.simulator.replies import all_text
-from app.db import create_engine, migrate, session_factory
-from app.models import RUN_UNFINISHED, RevisionRow, RoundRow, TranscriptEvent, VerdictRow
+from app.db import migrate
+from app.models import RUN_UNFINISHED
 from tests.app.conftest import PROBLEM, Keys, free_port, seed_keys
 from tests.app.test_durability import SHORT_LEASES, server_process, wait_until
+from tests.transcripts import transcript_gaps
 
 pytestmark = [
     pytest.mark.both_databases,
@@ -59,43 +58,6 @@ def calls_by_tag(simulator: SimulatorServer, count: int) -> list[int]:
     """How many calls the simulator has seen for each of runs 0..count-1."""
     texts = [all_text(request.body) for request in list(simulator.state.requests)]
     return [sum(tag(n) in text for text in texts) for n in range(count)]
-
-
-async def transcript_gaps(database_url: str, run_ids: list[str]) -> dict[str, list[str]]:
-    """What is wrong with each run's transcript beside its rows: seq numbers that are not 1..n, and
-    event counts that differ from the stored rounds, verdicts and revisions (empty: nothing)."""
-    engine = create_engine(database_url)
-    found: dict[str, list[str]] = {}
-    try:
-        async with session_factory(engine)() as session:
-            for run_id in run_ids:
-                found[run_id] = await _gaps(session, run_id)
-    finally:
-        await engine.dispose()
-    return {run_id: gaps for run_id, gaps in found.items() if gaps}
-
-
-async def _gaps(session: Any, run_id: str) -> list[str]:
-    query = (
-        select(col(TranscriptEvent.seq), col(TranscriptEvent.type))
-        .where(col(TranscriptEvent.run_id) == run_id)
-        .order_by(col(TranscriptEvent.seq))
-    )
-    events = (await session.execute(query)).all()
-    gaps = [] if [seq for seq, _ in events] == list(range(1, len(events) + 1)) else ["seq not contiguous"]
-    kinds = Counter(kind for _, kind in events)
-    rows = {
-        ("round.started", RoundRow),
-        ("round.scored", RoundRow),
-        ("judge.verdict", VerdictRow),
-        ("revision.proposed", RevisionRow),
-    }
-    for kind, model in sorted(rows, key=lambda pair: pair[0]):
-        count = select(func.count()).select_from(model).where(model.run_id == run_id)
-        stored = int((await session.execute(count)).scalar_one())
-        if kinds[kind] != stored:
-            gaps.append(f"{kinds[kind]} {kind} events for {stored} rows")
-    return gaps
 
 
 def test_a_killed_replicas_twenty_runs_repeat_only_their_steps_in_flight(
