@@ -71,7 +71,7 @@ class RoundEvent(RoundFigures):
     unchanged: bool = Field(default=False, description="No revision: the version it was to revise, again")
 
     @classmethod
-    def of(cls, record: Round) -> RoundEvent:
+    def of_round(cls, record: Round) -> RoundEvent:
         """The event of a scored round (as it happens, or rebuilt from a stored round)."""
         figures = record.model_dump(include=set(RoundFigures.model_fields))
         return cls(

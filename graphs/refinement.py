@@ -152,7 +152,7 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
         unchanged=unchanged,
         **figures,
     )
-    runtime.stream_writer(RoundEvent.of(record))
+    runtime.stream_writer(RoundEvent.of_round(record))
     failures = record.failures()
     reason = certify_reason or _reason(decision, result.valid, failures)
     if errors and is_pass(result.quality, policy):

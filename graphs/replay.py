@@ -26,7 +26,7 @@ def described(
     for record in rounds:
         events.append(RoundStarted(round=record.round, problem=record.problem))
         events += [JudgeVerdictEvent.of(outcome) for outcome in record.outcomes]
-        events.append(RoundEvent.of(record))
+        events.append(RoundEvent.of_round(record))
         if record.round in revised:
             events.append(proposed(revised[record.round], record.problem))
     return events

@@ -102,11 +102,13 @@ async def open_executor(
     sessions: async_sessionmaker[AsyncSession],
     factory: PanelFactory,
     metrics: ServiceMetrics | None = None,
-    connections: int = 4,
+    connections: int | None = None,
 ) -> AsyncIterator[RunExecutor]:
-    """A run executor on the database's checkpointer (``connections`` at most): what the API,
-    `thinkloop batch run` and `thinkloop worker` each execute runs with. The checkpointer closes on exit."""
-    async with open_checkpointer(settings.database_url, connections) as saver:
+    """A run executor on the database's checkpointer (``connections`` at most, by default
+    THINKLOOP_CHECKPOINT_CONNECTIONS): what the API, `thinkloop batch run` and `thinkloop worker`
+    each execute runs with. The checkpointer closes on exit."""
+    pool = connections or settings.checkpoint_connections
+    async with open_checkpointer(settings.database_url, pool) as saver:
         graph = build_refinement_graph(saver)
         executor = RunExecutor(sessions, graph, factory, settings, metrics or ServiceMetrics())
         freeze_startup_heap()  # the process's start-up heap: never scanned again by the collector
