@@ -17,6 +17,7 @@ prompt of the run quotes, so the simulator (in this process) counts calls and ti
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import statistics
@@ -149,6 +150,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per simulated call")
     args = parser.parse_args()
+    # The simulator reads requests that a killed process left half sent: not the benchmark's errors.
+    logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
     for phase in (end_lag, takeover):
         config = SimConfig(latency_s=args.latency, rules=[Rule(role="^Judge", score=30)])
         with SimulatorServer(config).running() as simulator:
