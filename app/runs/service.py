@@ -564,12 +564,10 @@ class RunExecutor:
             return
         saved = (await self.graph.aget_state(self._config(run_id))).values if self.graph.checkpointer else {}
         rounds, revisions = saved.get("rounds") or [], saved.get("revisions") or []
-        replayed = self._undescribed(run_id, rounds, revisions, saved.get("original"))
         async with short_session(self.sessions) as session:
             # A revise step cut short will think again: the run.resumed event names the rounds whose
             # think-aloud so far the trace drops (kept in the transcript: its seq numbers stay whole).
             dropped = await repo.unfinished_thinking(session, run_id)
-        log.info("run.resumed", executor=self.worker, replayed=len(replayed))
         event: dict[str, Any] = {"type": "run.resumed", "executor": self.worker}
         if dropped:
             event["discarded_thinking_rounds"] = dropped
@@ -579,7 +577,19 @@ class RunExecutor:
             # What the checkpoint holds is stored with its events, before any step runs again.
             await repo.record_rounds(session, run_id, rounds, revisions)
 
-        await self._append(run_id, event, None, along=resume, held=replayed)
+        replayed = self._undescribed(run_id, rounds, revisions, saved.get("original"))
+        log.info("run.resumed", executor=self.worker, replayed=len(replayed))
+        try:
+            await self._append(run_id, event, None, along=resume, held=replayed)
+        except IntegrityError:  # an earlier attempt's writer stored more since the transcript was read
+            await self._reread(run_id)
+            replayed = self._undescribed(run_id, rounds, revisions, saved.get("original"))
+            await self._append(run_id, event, None, along=resume, held=replayed)
+
+    async def _reread(self, run_id: str) -> None:
+        """The run's transcript as stored (its last seq number and its dedupe keys)."""
+        async with short_session(self.sessions) as session:
+            self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
 
     def _undescribed(
         self, run_id: str, rounds: list[Round], revisions: list[RevisionResult], original: Problem | None
@@ -859,8 +869,7 @@ class RunExecutor:
         if run_id in self._transcripts:  # what the run recorded before it failed goes first
             with contextlib.suppress(Exception):
                 await self._drain(run_id)
-        async with short_session(self.sessions) as session:  # the writer may have stopped half-way
-            self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
+        await self._reread(run_id)  # the writer may have stopped half-way
         event = {"type": "run.failed", "status": status, "reason": reason}
 
         async def store(session: AsyncSession) -> None:
