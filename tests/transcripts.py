@@ -48,3 +48,16 @@ async def _gaps(session: AsyncSession, run_id: str) -> list[str]:
         if kinds[kind] != stored:
             gaps.append(f"{kinds[kind]} {kind} events for {stored} rows")
     return gaps
+
+
+async def resumed(database_url: str, run_ids: list[str]) -> int:
+    """How many of the runs were resumed (have a ``run.resumed`` event)."""
+    engine = create_engine(database_url)
+    try:
+        async with session_factory(engine)() as session:
+            query = select(func.count(func.distinct(col(TranscriptEvent.run_id)))).where(
+                col(TranscriptEvent.run_id).in_(run_ids), col(TranscriptEvent.type) == "run.resumed"
+            )
+            return int((await session.execute(query)).scalar_one())
+    finally:
+        await engine.dispose()

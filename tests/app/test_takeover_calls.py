@@ -23,7 +23,7 @@ from app.db import migrate
 from app.models import RUN_UNFINISHED
 from tests.app.conftest import PROBLEM, Keys, free_port, seed_keys
 from tests.app.test_durability import SHORT_LEASES, server_process, wait_until
-from tests.transcripts import transcript_gaps
+from tests.transcripts import resumed, transcript_gaps
 
 pytestmark = [
     pytest.mark.both_databases,
@@ -100,4 +100,5 @@ def test_a_killed_replicas_twenty_runs_repeat_only_their_steps_in_flight(
     repeated = [n - per_run for n in calls]
     assert per_run == 26  # three rounds of seven judges and the solver, and two revisions
     assert all(0 <= extra <= STEP_CALLS for extra in repeated), repeated
+    assert asyncio.run(resumed(database_url, ids)) >= RUNS // 2  # most were mid-run when A died
     assert not asyncio.run(transcript_gaps(database_url, ids))
