@@ -72,7 +72,7 @@ class RoundEvent(RoundFigures):
 
     @classmethod
     def of_round(cls, record: Round) -> RoundEvent:
-        """The event of a scored round (as it happens, or rebuilt from a stored round)."""
+        """The event of a scored round, rebuilt from it (``graphs.replay``; the same as ``score``'s)."""
         figures = record.model_dump(include=set(RoundFigures.model_fields))
         return cls(
             round=record.round,

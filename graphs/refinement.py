@@ -152,7 +152,16 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
         unchanged=unchanged,
         **figures,
     )
-    runtime.stream_writer(RoundEvent.of_round(record))
+    runtime.stream_writer(
+        RoundEvent(
+            round=number,
+            verification=errors,
+            unverified=unverified,
+            solver=solver,
+            unchanged=unchanged,
+            **figures,
+        )
+    )
     failures = record.failures()
     reason = certify_reason or _reason(decision, result.valid, failures)
     if errors and is_pass(result.quality, policy):
