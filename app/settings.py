@@ -135,6 +135,12 @@ class Settings(BaseSettings):
         gt=0,
         description="How often the leases of executing runs are renewed (at least three times a lease)",
     )
+    checkpoint_connections: int = Field(
+        default=16,
+        ge=2,
+        description="PostgreSQL connections one API process's checkpointer may open: each run waits for "
+        "its step's checkpoint before its next model calls, so about one per run stepping at once",
+    )
     run_sweep_s: float = Field(
         default=3.0,
         gt=0,

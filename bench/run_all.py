@@ -27,6 +27,7 @@ SUITE = [
     ),
     ("Streaming fan-out", ["fanout.py", "--subscribers", "100", "1000", "--runs", "10"]),
     ("Stream lag across processes", ["stream_lag.py", "--runs", "4", "--followers", "25"]),
+    ("Takeover", ["takeover.py", "--runs", "20"]),
     ("Memory", ["memory.py", "--items", "10000", "--small", "1000"]),
     ("Cold start", ["cold_start.py", "--repeats", "3"]),
 ]

@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from agents.schemas import CallFailure, JudgeName, Problem, SolverResult, Usage
-from graphs.state import RoundFigures
+from agents.schemas import CallFailure, JudgeName, JudgeResult, Problem, SolverResult, Usage
+from graphs.state import Round, RoundFigures
 
 
 class _Event(BaseModel):
@@ -39,6 +39,25 @@ class JudgeVerdictEvent(_Event):
     model: str
     usage: Usage = Field(default_factory=Usage)
 
+    @classmethod
+    def of(cls, outcome: JudgeResult) -> JudgeVerdictEvent:
+        """The event of a judge's outcome (as it happens, or rebuilt from a stored round)."""
+        verdict = outcome.verdict
+        return cls(
+            round=outcome.round,
+            judge=outcome.judge,
+            score=verdict.score if verdict else None,
+            confidence=verdict.confidence if verdict else None,
+            rationale=verdict.rationale if verdict else None,
+            own_answer=verdict.own_answer if verdict else None,
+            abstained=verdict is None,
+            abstain_reason=outcome.abstain_reason,
+            failure=outcome.failure,
+            reasoning=outcome.reasoning,
+            model=outcome.model,
+            usage=outcome.usage,
+        )
+
 
 class RoundEvent(RoundFigures):
     """The round's composite score and the decision taken on it, with the gate's evidence
@@ -50,6 +69,19 @@ class RoundEvent(RoundFigures):
     unverified: list[str] = Field(default_factory=list, description="Steps read but not checkable")
     solver: SolverResult | None = None
     unchanged: bool = Field(default=False, description="No revision: the version it was to revise, again")
+
+    @classmethod
+    def of_round(cls, record: Round) -> RoundEvent:
+        """The event of a scored round, rebuilt from it (``graphs.replay``; the same as ``score``'s)."""
+        figures = record.model_dump(include=set(RoundFigures.model_fields))
+        return cls(
+            round=record.round,
+            verification=record.verification,
+            unverified=record.unverified,
+            solver=record.solver,
+            unchanged=record.unchanged,
+            **figures,
+        )
 
 
 class ReviserThinking(_Event):

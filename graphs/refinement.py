@@ -79,23 +79,7 @@ async def judge(task: JudgeTask, runtime: Runtime[RunContext]) -> dict[str, Any]
     structlog.contextvars.bind_contextvars(round=task["round"], judge=task["judge"])
     request = JudgeRequest(task["judge"], task["round"], task["problem"], task["reference"])
     outcome = await runtime.context.judges[task["judge"]].assess(request)
-    verdict = outcome.verdict
-    runtime.stream_writer(
-        JudgeVerdictEvent(
-            round=outcome.round,
-            judge=outcome.judge,
-            score=verdict.score if verdict else None,
-            confidence=verdict.confidence if verdict else None,
-            rationale=verdict.rationale if verdict else None,
-            own_answer=verdict.own_answer if verdict else None,
-            abstained=verdict is None,
-            abstain_reason=outcome.abstain_reason,
-            failure=outcome.failure,
-            reasoning=outcome.reasoning,
-            model=outcome.model,
-            usage=outcome.usage,
-        )
-    )
+    runtime.stream_writer(JudgeVerdictEvent.of(outcome))
     return {"outcomes": [outcome]}
 
 

@@ -339,28 +339,21 @@ async def claimable_runs(session: AsyncSession, limit: int) -> list[str]:
     return list((await session.execute(query)).scalars().all())
 
 
-async def discard_unfinished_thinking(session: AsyncSession, run_id: str) -> list[int]:
-    """Delete the think-aloud of revise steps that never finished (no ``revision.proposed`` for the
-    round): the resumed step thinks again, and its think-aloud is the one the transcript keeps.
-    Returns the rounds whose partial think-aloud was dropped."""
+async def unfinished_thinking(session: AsyncSession, run_id: str) -> list[int]:
+    """The rounds whose revise step never finished (think-aloud, and no ``revision.proposed``): the
+    resumed step thinks again. Their think-aloud so far stays in the transcript, whose seq numbers a
+    client replays from (``Last-Event-ID``) and must never skip; the trace keeps the last attempt's."""
     rows = (
         await session.execute(
-            select(col(TranscriptEvent.id), col(TranscriptEvent.type), col(TranscriptEvent.data)).where(
+            select(col(TranscriptEvent.type), col(TranscriptEvent.data)).where(
                 col(TranscriptEvent.run_id) == run_id,
                 col(TranscriptEvent.type).in_(("reviser.thinking", "revision.proposed")),
             )
         )
     ).all()
-    proposed = {int(data.get("round", 0)) for _, kind, data in rows if kind == "revision.proposed"}
-    stale = {
-        row_id: int(data.get("round", 0))
-        for row_id, kind, data in rows
-        if kind == "reviser.thinking" and int(data.get("round", 0)) not in proposed
-    }
-    if stale:
-        await session.execute(delete(TranscriptEvent).where(col(TranscriptEvent.id).in_(stale)))
-    dropped = sorted(set(stale.values()))
-    return dropped
+    proposed = {int(data.get("round", 0)) for kind, data in rows if kind == "revision.proposed"}
+    thought = {int(data.get("round", 0)) for kind, data in rows if kind == "reviser.thinking"}
+    return sorted(thought - proposed)
 
 
 def facts(result: RunResult) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import StreamMode
+from langgraph.types import Durability, StreamMode
 from sqlalchemy import insert
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -38,6 +38,7 @@ from app.webhooks import enqueue
 from graphs.context import RunContext
 from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundEvent, RunEvent, RunFinished
 from graphs.refinement import build_refinement_graph, recursion_limit
+from graphs.replay import described
 from graphs.result import EventSink, RunResult, build_result, finished_event
 from graphs.scoring import ScoringPolicy, get_policy
 from graphs.state import RefinementState, Round
@@ -101,11 +102,13 @@ async def open_executor(
     sessions: async_sessionmaker[AsyncSession],
     factory: PanelFactory,
     metrics: ServiceMetrics | None = None,
-    connections: int = 4,
+    connections: int | None = None,
 ) -> AsyncIterator[RunExecutor]:
-    """A run executor on the database's checkpointer (``connections`` at most): what the API,
-    `thinkloop batch run` and `thinkloop worker` each execute runs with. The checkpointer closes on exit."""
-    async with open_checkpointer(settings.database_url, connections) as saver:
+    """A run executor on the database's checkpointer (``connections`` at most, by default
+    THINKLOOP_CHECKPOINT_CONNECTIONS): what the API, `thinkloop batch run` and `thinkloop worker`
+    each execute runs with. The checkpointer closes on exit."""
+    pool = connections or settings.checkpoint_connections
+    async with open_checkpointer(settings.database_url, pool) as saver:
         graph = build_refinement_graph(saver)
         executor = RunExecutor(sessions, graph, factory, settings, metrics or ServiceMetrics())
         freeze_startup_heap()  # the process's start-up heap: never scanned again by the collector
@@ -485,10 +488,7 @@ class RunExecutor:
     ) -> tuple[RunResult, RunFinished | None]:
         """The feedback loop (``arm`` "control": the zero-shot control arm, its one blind revision
         judged once), from its last checkpoint (``resuming``: the run was started before)."""
-        config: RunnableConfig = {
-            "configurable": {"thread_id": run_id},
-            "recursion_limit": recursion_limit(context.policy.max_rounds),
-        }
+        config = self._config(run_id, context.policy.max_rounds)
         # The start is stored before the graph runs, so a run never started has no checkpoint to read.
         checkpointed = resuming and bool((await self.graph.aget_state(config)).values)
         start: RefinementState | None = (
@@ -500,7 +500,8 @@ class RunExecutor:
         finished: RunFinished | None = None
         state: RefinementState | None = None
         modes: list[StreamMode] = ["custom", "updates", "values"]
-        async for mode, chunk in self.graph.astream(start, config, context=context, stream_mode=modes):
+        stream = self.graph.astream(start, config, context=context, stream_mode=modes, **self._durability())
+        async for mode, chunk in stream:
             if mode == "values":
                 state = cast(RefinementState, chunk)  # after each step; the last is the final state
             elif mode == "updates":
@@ -518,6 +519,17 @@ class RunExecutor:
             state = (await self.graph.aget_state(config)).values
         assert state is not None, "a graph without checkpoints streams its state after every step"
         return build_result(state, context.policy), finished
+
+    def _config(self, run_id: str, max_rounds: int = 0) -> RunnableConfig:
+        """The run's graph configuration: its checkpoint thread, and the steps its rounds allow."""
+        return {"configurable": {"thread_id": run_id}, "recursion_limit": recursion_limit(max_rounds)}
+
+    def _durability(self) -> dict[str, Durability]:
+        """Each step's checkpoint is stored before the next step's model calls start ("sync"): a
+        run taken over repeats only the step it was in, and none waits at its end for a queue of
+        checkpoint writes. LangGraph's default ("async") stores them in the background, where under
+        load they fell whole runs behind the work. A graph without checkpoints takes no mode."""
+        return {} if self.graph.checkpointer is None else {"durability": "sync"}
 
     async def _load(self, run_id: str) -> tuple[Run, Problem]:
         async with short_session(self.sessions) as session:
@@ -551,15 +563,50 @@ class RunExecutor:
         if not resuming:
             await self._append(run_id, {"type": "run.started"}, "run.started", along=running)
             return
+        saved = (await self.graph.aget_state(self._config(run_id))).values if self.graph.checkpointer else {}
+        rounds, revisions = saved.get("rounds") or [], saved.get("revisions") or []
         async with short_session(self.sessions) as session:
-            await running(session)
-            # A revise step cut short will think again: only the finished attempt's think-aloud stays.
-            dropped = await repo.discard_unfinished_thinking(session, run_id)
-        log.info("run.resumed", executor=self.worker)
+            # A revise step cut short will think again: the run.resumed event names the rounds whose
+            # think-aloud so far the trace drops (kept in the transcript: its seq numbers stay whole).
+            dropped = await repo.unfinished_thinking(session, run_id)
         event: dict[str, Any] = {"type": "run.resumed", "executor": self.worker}
         if dropped:
             event["discarded_thinking_rounds"] = dropped
-        await self._append(run_id, event, None)
+
+        async def resume(session: AsyncSession) -> None:
+            await running(session)
+            # What the checkpoint holds is stored with its events, before any step runs again.
+            await repo.record_rounds(session, run_id, rounds, revisions)
+
+        replayed = self._undescribed(run_id, rounds, revisions, saved.get("original"))
+        log.info("run.resumed", executor=self.worker, replayed=len(replayed))
+        try:
+            await self._append(run_id, event, None, along=resume, held=replayed)
+        except IntegrityError:  # an earlier attempt's writer stored more since the transcript was read
+            await self._reread(run_id)
+            replayed = self._undescribed(run_id, rounds, revisions, saved.get("original"))
+            await self._append(run_id, event, None, along=resume, held=replayed)
+
+    async def _reread(self, run_id: str) -> None:
+        """The run's transcript as stored (its last seq number and its dedupe keys)."""
+        async with short_session(self.sessions) as session:
+            self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
+
+    def _undescribed(
+        self, run_id: str, rounds: list[Round], revisions: list[RevisionResult], original: Problem | None
+    ) -> list[_Write]:
+        """The events of the run's rounds and revisions that its transcript lacks (lost with a
+        process or a database connection after their checkpoint was stored), rebuilt from them."""
+        if original is None:
+            return []
+        transcript, missing = self._transcripts[run_id], []
+        for event in described(rounds, revisions, original):
+            data = event.model_dump(mode="json")
+            key = dedupe_key(data)
+            if key is not None and key not in transcript.keys:
+                transcript.keys.add(key)
+                missing.append(_Write(event=data, key=key))
+        return missing
 
     def _record_update(self, run_id: str, update: dict[str, Any]) -> None:
         self._flush_thinking(run_id)
@@ -746,6 +793,9 @@ class RunExecutor:
             held, transcript.queued = transcript.queued, []
         else:
             await self._drain(run.id)
+        # The events of rounds a resumed run took from its checkpoint's pending writes, and any other
+        # whose event was lost: stored with the rows, just before the end.
+        held += self._undescribed(run.id, result.rounds, result.revisions, result.original)
 
         async def store(session: AsyncSession) -> None:
             # The checkpoint is the source of truth: store any round an interrupted stream missed
@@ -820,8 +870,7 @@ class RunExecutor:
         if run_id in self._transcripts:  # what the run recorded before it failed goes first
             with contextlib.suppress(Exception):
                 await self._drain(run_id)
-        async with short_session(self.sessions) as session:  # the writer may have stopped half-way
-            self._transcripts[run_id] = _Transcript(*await repo.last_event(session, run_id))
+        await self._reread(run_id)  # the writer may have stopped half-way
         event = {"type": "run.failed", "status": status, "reason": reason}
 
         async def store(session: AsyncSession) -> None:

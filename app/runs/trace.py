@@ -93,14 +93,20 @@ def _with_givens(revision: RevisionPublic | None, question: str) -> RevisionPubl
 
 
 async def streamed_thinking(session: AsyncSession, run_id: str) -> dict[int, str]:
-    """The think-aloud a run's transcript holds, joined per round (its stream sent exactly this)."""
+    """The think-aloud a run's transcript holds, joined per round (its stream sent exactly this),
+    without a revise step's that a resume cut short (its ``run.resumed`` names the rounds)."""
+    kinds = ("reviser.thinking", "run.resumed")
     rows = await session.execute(
-        select(col(TranscriptEvent.data))
-        .where(col(TranscriptEvent.run_id) == run_id, col(TranscriptEvent.type) == "reviser.thinking")
+        select(col(TranscriptEvent.type), col(TranscriptEvent.data))
+        .where(col(TranscriptEvent.run_id) == run_id, col(TranscriptEvent.type).in_(kinds))
         .order_by(col(TranscriptEvent.seq))
     )
     joined: dict[int, str] = {}
-    for (data,) in rows.all():
+    for kind, data in rows.all():
+        if kind == "run.resumed":
+            for round_no in data.get("discarded_thinking_rounds", []):
+                joined.pop(int(round_no), None)
+            continue
         round_no = int(data.get("round", 0))
         joined[round_no] = joined.get(round_no, "") + str(data.get("delta", ""))
     return joined

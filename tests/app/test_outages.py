@@ -38,6 +38,7 @@ from app.models import BatchItem, Run
 from app.reporting.item_result import item_results
 from tests.app.conftest import VERDICTS, batch_runner, free_port, seed_keys, service_settings, verdicts
 from tests.app.test_workers import start_worker
+from tests.transcripts import transcript_gaps
 
 pytestmark = [pytest.mark.both_databases, pytest.mark.slow]
 
@@ -272,8 +273,13 @@ async def test_the_database_goes_away_mid_batch_and_nothing_committed_is_lost(
             await asyncio.sleep(0.1)
         await world.runner.drain()
         after = await _done_results(world.watch, batch.id)
+        async with short_session(world.watch) as session:
+            query = select(col(BatchItem.run_id)).where(col(BatchItem.batch_id) == batch.id)
+            run_ids = [run_id for run_id in (await session.execute(query)).scalars() if run_id]
     assert before and verdicts(counts) == {"verdict": 40}, counts
     assert {i: after[i] for i in before} == before  # what was committed before the outage is intact
+    # Every run's transcript has all its events: none lost with the writes the cut failed.
+    assert not await transcript_gaps(database_url, run_ids)
 
 
 @pytest.mark.postgres
