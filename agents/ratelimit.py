@@ -16,12 +16,10 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import structlog
-from limits import RateLimitItemPerMinute
-from limits.aio.storage import MemoryStorage, Storage
-from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from tenacity import retry, retry_if_exception, stop_after_delay
 
 from agents.retrying import OUTAGE_BACKOFF, log_retry
@@ -43,6 +41,9 @@ return 0
 
 
 if TYPE_CHECKING:  # redis-py loads only with a Redis URL (a quarter second of every CLI start)
+    from limits import RateLimitItemPerMinute
+    from limits.aio.storage import Storage
+    from limits.aio.strategies import SlidingWindowCounterRateLimiter
     from redis.asyncio import Redis
 
 
@@ -88,20 +89,35 @@ class LimitStore:
         self.redis_url = redis_url
         self._redis: Redis | None = None
         if redis_url:  # one connection pool for the windows and the in-flight leases
-            from limits.aio.storage import RedisStorage
             from redis.asyncio import ConnectionPool, Redis
 
             self._redis = Redis(connection_pool=ConnectionPool.from_url(redis_url))
             self.acquire_slot = self._redis.register_script(_ACQUIRE)  # hashed once, not per call
-            self.storage: Storage = RedisStorage(
-                f"async+{redis_url}",
-                implementation="redispy",
-                key_prefix=KEY_PREFIX,
-                connection_pool=self._redis.connection_pool,  # type: ignore[arg-type]
-            )
-        else:
-            self.storage = MemoryStorage()
-        self.windows = SlidingWindowCounterRateLimiter(self.storage)
+
+    # The windows are built on first use: a process whose panel calls no endpoint (the offline
+    # panel of `thinkloop refine`) never loads the limits library.
+    @cached_property
+    def storage(self) -> Storage:
+        """Where the request and token windows are counted: Redis with a URL, else this process."""
+        if self._redis is None:
+            from limits.aio.storage import MemoryStorage
+
+            return MemoryStorage()
+        from limits.aio.storage import RedisStorage
+
+        return RedisStorage(
+            f"async+{self.redis_url}",
+            implementation="redispy",
+            key_prefix=KEY_PREFIX,
+            connection_pool=self._redis.connection_pool,  # type: ignore[arg-type]
+        )
+
+    @cached_property
+    def windows(self) -> SlidingWindowCounterRateLimiter:
+        """The sliding-window counter over :attr:`storage`."""
+        from limits.aio.strategies import SlidingWindowCounterRateLimiter
+
+        return SlidingWindowCounterRateLimiter(self.storage)
 
     def redis(self) -> Redis:
         """The redis-py asyncio client (only with a URL)."""
@@ -125,6 +141,8 @@ class ProviderLimiter:
 
     def __init__(self, spec: LimitSpec, store: LimitStore) -> None:
         self.spec, self.store = spec, store
+        from limits import RateLimitItemPerMinute
+
         self._local = asyncio.Semaphore(spec.max_concurrency)  # this process's share, always
         self._rpm = RateLimitItemPerMinute(spec.requests_per_minute) if spec.requests_per_minute else None
         self._tpm = RateLimitItemPerMinute(spec.tokens_per_minute) if spec.tokens_per_minute else None

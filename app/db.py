@@ -11,15 +11,14 @@ from contextlib import asynccontextmanager, contextmanager
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+if TYPE_CHECKING:  # Alembic loads when a database is migrated or checked, not with every command
+    from alembic.config import Config
 
 
 def normalize_url(url: str) -> str:
@@ -92,6 +91,8 @@ async def short_session(factory: async_sessionmaker[AsyncSession]) -> AsyncItera
 
 def alembic_config(url: str | None = None) -> Config:
     """Alembic's configuration, built in code so it works from an installed package too."""
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(resources.files("migrations")))
     if url is not None:
@@ -156,6 +157,8 @@ def migration_lock(url: str) -> Iterator[None]:
 
 
 def _upgrade(url: str) -> None:
+    from alembic import command
+
     with migration_lock(url):
         command.upgrade(alembic_config(url), "head")
 
@@ -170,11 +173,15 @@ async def migrate(url: str) -> None:
 @cache
 def head_revision() -> str | None:
     """The newest migration shipped with this code (read once: it cannot change while running)."""
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
 async def migrations_at_head(engine: AsyncEngine) -> bool:
     """Whether the database's revision is the newest one."""
+    from alembic.runtime.migration import MigrationContext
+
     head = head_revision()
     async with engine.connect() as connection:
         current = await connection.run_sync(lambda c: MigrationContext.configure(c).get_current_revision())

@@ -9,7 +9,8 @@ from sqlalchemy import text
 
 from app.db import migrations_at_head
 from app.deps import ReadKey
-from app.errors import PROBLEM_JSON, PROBLEM_SCHEMA, problem
+from app.errors import PROBLEM_JSON, PROBLEM_SCHEMA
+from app.errors_http import problem
 
 router = APIRouter(tags=["operations"])
 

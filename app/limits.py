@@ -5,7 +5,8 @@ from __future__ import annotations
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.errors import PayloadTooLarge, app_problem
+from app.errors import PayloadTooLarge
+from app.errors_http import app_problem
 
 
 def _detail(max_bytes: int) -> str:

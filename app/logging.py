@@ -7,10 +7,12 @@ import re
 import sys
 import time
 import uuid
-from typing import TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 import structlog
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+if TYPE_CHECKING:  # only the server's middleware below needs them, as annotations
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 class _Stderr:

@@ -21,7 +21,7 @@ from app.batches.service import BatchService
 from app.catalog import endpoints as catalog
 from app.datasets import endpoints as datasets
 from app.db import create_engine, session_factory
-from app.errors import UnhandledErrors, install_error_handlers, with_problem_schema
+from app.errors_http import UnhandledErrors, install_error_handlers, with_problem_schema
 from app.limits import BodySizeLimit
 from app.logging import RequestIds, configure_logging
 from app.metrics import ServiceMetrics

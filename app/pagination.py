@@ -6,10 +6,8 @@ import base64
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from fastapi import Query
-from pydantic import AfterValidator, AwareDatetime
 from sqlalchemy import Select, and_, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -101,23 +99,6 @@ def sequence_number(text: str, what: str, advice: str = "") -> int:
     raise BadRequest(
         f"The {what} {text[:40]!r} is not valid: it must be a whole number from 0 to {MAX_INT32}{advice}."
     )
-
-
-def _in_range_or_none(when: datetime | None) -> datetime | None:
-    return None if when is None else in_range(when)
-
-
-# The time filters of every list (runs, batches, datasets): aware, within 1970-9000, else a 422.
-CreatedAfter = Annotated[
-    AwareDatetime | None,
-    Query(description="Only those created at or after this time (with a timezone)"),
-    AfterValidator(_in_range_or_none),
-]
-CreatedBefore = Annotated[
-    AwareDatetime | None,
-    Query(description="Only those created before this time (with a timezone)"),
-    AfterValidator(_in_range_or_none),
-]
 
 
 def created_between(

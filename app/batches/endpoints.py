@@ -36,7 +36,8 @@ from app.db import short_session
 from app.deps import AppSettings, QuotasDep, ReadKey, Registry, Session, WriteKey, check_models
 from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import BATCH_TERMINAL, ApiKey, Batch, Dataset, DatasetItem, RunStatus
-from app.pagination import CreatedAfter, CreatedBefore, created_between, page, sequence_number
+from app.pagination import created_between, page, sequence_number
+from app.pagination_http import CreatedAfter, CreatedBefore
 from app.reporting import figures
 from app.reporting.batch import build_report
 from app.reporting.comparisons import compare

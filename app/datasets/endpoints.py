@@ -14,7 +14,8 @@ from app.datasets.schemas import DatasetFormat, DatasetPage, DatasetPublic
 from app.deps import ReadKey, Session, WriteKey
 from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import Dataset
-from app.pagination import CreatedAfter, CreatedBefore, created_between, page
+from app.pagination import created_between, page
+from app.pagination_http import CreatedAfter, CreatedBefore
 from app.projects import audit
 from app.runs import repository as runs_repo
 from app.text import storable, unstorable_reason

@@ -13,7 +13,8 @@ from sqlmodel import col, select
 from app.deps import ReadKey, Session, WriteKey
 from app.errors import NotFound, Unprocessable, problem_responses
 from app.models import WebhookDelivery, utcnow
-from app.pagination import CreatedAfter, CreatedBefore, created_between, page
+from app.pagination import created_between, page
+from app.pagination_http import CreatedAfter, CreatedBefore
 from app.runs import repository as repo
 from app.runs.deps import Outbox
 from app.runs.schemas import (

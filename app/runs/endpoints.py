@@ -12,7 +12,8 @@ from app.db import short_session
 from app.deps import AppSettings, QuotasDep, ReadKey, Registry, Session, WriteKey
 from app.errors import problem_responses
 from app.models import RunStatus
-from app.pagination import CreatedAfter, CreatedBefore, sequence_number
+from app.pagination import sequence_number
+from app.pagination_http import CreatedAfter, CreatedBefore
 from app.runs import actions
 from app.runs import repository as repo
 from app.runs.deps import Executor, Outbox

@@ -13,8 +13,6 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 import structlog
-from langchain_core.runnables import RunnableConfig
-from langgraph.types import Durability, StreamMode
 from sqlalchemy import insert
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -25,7 +23,6 @@ from agents.lanes import Lanes, RunLane, Stopping, holding
 from agents.panel import PanelFactory
 from agents.schemas import Problem, RevisionResult
 from app.access.usage import owner_of
-from app.checkpoints import open_checkpointer
 from app.db import short_session
 from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics
@@ -37,13 +34,17 @@ from app.validity.records import run_warrants, with_warrant
 from app.webhooks import enqueue
 from graphs.context import RunContext
 from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundEvent, RunEvent, RunFinished
-from graphs.refinement import build_refinement_graph, recursion_limit
-from graphs.replay import described
 from graphs.result import EventSink, RunResult, build_result, finished_event
 from graphs.scoring import ScoringPolicy, get_policy
 from graphs.state import RefinementState, Round
 
-if TYPE_CHECKING:  # the model client stack loads with the first model-backed panel, not here
+if TYPE_CHECKING:
+    # LangGraph (and, through langchain-core, langsmith) loads with the first graph built or run,
+    # not with the import of the executor: `thinkloop --help` and a server's settings need neither.
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.types import Durability, StreamMode
+
+    # the model client stack loads with the first model-backed panel, not here
     from agents.llm import ResponseCache
 
 log = structlog.get_logger(__name__)
@@ -107,6 +108,9 @@ async def open_executor(
     """A run executor on the database's checkpointer (``connections`` at most, by default
     THINKLOOP_CHECKPOINT_CONNECTIONS): what the API, `thinkloop batch run` and `thinkloop worker`
     each execute runs with. The checkpointer closes on exit."""
+    from app.checkpoints import open_checkpointer
+    from graphs.refinement import build_refinement_graph
+
     pool = connections or settings.checkpoint_connections
     async with open_checkpointer(settings.database_url, pool) as saver:
         graph = build_refinement_graph(saver)
@@ -522,6 +526,8 @@ class RunExecutor:
 
     def _config(self, run_id: str, max_rounds: int = 0) -> RunnableConfig:
         """The run's graph configuration: its checkpoint thread, and the steps its rounds allow."""
+        from graphs.refinement import recursion_limit
+
         return {"configurable": {"thread_id": run_id}, "recursion_limit": recursion_limit(max_rounds)}
 
     def _durability(self) -> dict[str, Durability]:
@@ -600,6 +606,8 @@ class RunExecutor:
         if original is None:
             return []
         transcript, missing = self._transcripts[run_id], []
+        from graphs.replay import described
+
         for event in described(rounds, revisions, original):
             data = event.model_dump(mode="json")
             key = dedupe_key(data)

@@ -18,7 +18,6 @@ import structlog
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
-from sse_starlette import ServerSentEvent
 
 from app.db import normalize_url
 
@@ -39,6 +38,9 @@ class StreamEvent:
     @classmethod
     def of(cls, seq: int, kind: str, data: dict[str, Any]) -> StreamEvent:
         """Encode a stored (or just stored) event."""
+        # sse-starlette loads with the first event a client may read, not with every CLI command
+        from sse_starlette import ServerSentEvent
+
         return cls(seq, kind, ServerSentEvent(json.dumps(data), event=kind, id=str(seq)).encode())
 
 

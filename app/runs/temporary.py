@@ -3,12 +3,13 @@
 `thinkloop refine`, the judges' validity bench and the benchmarks run the refinement graph through
 ``RunExecutor``, the one driver of the graph: each run is a row held under a lease, its transcript
 and its verdict rows are recorded as they happen, and it ends through the same code as an API run
-or a batch item. Only the store differs: a SQLite file in a temporary folder, a copy of one template
-the process migrates to head, deleted on exit (no database to set up, nothing left behind), and its
-graph keeps no checkpoints: they serve only resumption, and no later process can resume a run of a
-store that is gone. No other process reads the store while a run runs, so a run is stored in two
-transactions: its row, created running under this process's lease, and at its end everything it
-recorded with its end state (the caller follows the run live through the executor's ``observers``).
+or a batch item. Only the store differs: a SQLite file in a temporary folder, a copy of a template
+migrated to head once per machine and kept between processes (``migrated_template``), deleted on
+exit (no database to set up, nothing left behind). Its graph keeps no checkpoints: they serve only
+resumption, and no later process can resume a run of a store that is gone. No other process reads
+the store while a run runs, so a run is stored in two transactions: its row, created running under
+this process's lease, and at its end everything it recorded with its end state (the caller follows
+the run live through the executor's ``observers``).
 
 The caller builds each run's context (its panel, policy and warrants), as before: a temporary store
 holds no validity records, so the executor must not look warrants up in it.
@@ -18,12 +19,16 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import hashlib
+import os
 import shutil
 import sqlite3
 import tempfile
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import cache
+from importlib import metadata, resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +46,6 @@ from app.runs import repository as repo
 from app.runs.service import RunExecutor, _Write
 from app.settings import Settings, get_settings
 from graphs.context import RunContext
-from graphs.refinement import build_refinement_graph
 from graphs.result import EventSink, RunResult
 
 if TYPE_CHECKING:  # the model client stack loads with the first model-backed panel, not here
@@ -161,26 +165,76 @@ _template: Path | None = None
 _template_lock = threading.Lock()
 
 
+@cache
+def template_name() -> str:
+    """``store-<sha256[:16]>.db``: the hash of every migration's source and of the versions of
+    Alembic and SQLAlchemy that run them, so a template is never one that other migrations made."""
+    digest = hashlib.sha256()
+    for package in ("alembic", "sqlalchemy"):
+        digest.update(f"{package}={metadata.version(package)}\0".encode())
+    root = resources.files("migrations")
+    for folder in (root, root.joinpath("versions")):
+        for name in sorted(p.name for p in folder.iterdir() if p.name.endswith((".py", ".mako"))):
+            digest.update(name.encode() + b"\0" + folder.joinpath(name).read_bytes() + b"\0")
+    return f"store-{digest.hexdigest()[:16]}.db"
+
+
+def template_folder() -> Path | None:
+    """Where migrated templates are kept between processes (``$XDG_CACHE_HOME/thinkloop``, else
+    ``~/.cache/thinkloop``); None when it cannot be made (a read-only home)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    folder = Path(base) / "thinkloop"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return folder if os.access(folder, os.W_OK) else None
+
+
+def _migrate_into(path: Path) -> None:
+    """Migrate a new SQLite file at ``path`` to head, all of it in the file (its WAL emptied)."""
+    asyncio.run(migrate(f"sqlite+aiosqlite:///{path}"))
+    connection = sqlite3.connect(path)
+    try:  # everything in the one file that is copied, nothing left behind in its WAL
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        connection.close()
+
+
+def _kept_template(folder: Path) -> Path:
+    """The template kept in ``folder``, migrated there first when it is not yet: into a file of
+    this process's own, then renamed into place, so a process never copies a half-made one."""
+    path = folder / template_name()
+    if path.exists():
+        return path
+    scratch = Path(tempfile.mkdtemp(prefix=".thinkloop-template-", dir=folder))
+    try:
+        _migrate_into(scratch / DATABASE_NAME)
+        os.replace(scratch / DATABASE_NAME, path)  # atomic: another process may have won the race
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return path
+
+
 def migrated_template() -> Path:
-    """A store migrated to head once per process, which every temporary store starts as a copy of:
-    migrating costs about 0.4 CPU s, copying the file a millisecond (a server answering
-    `POST /v1/judges/validate` opens one store per request). Blocking, in a thread with no event
-    loop running (``temporary_runs`` calls it through ``asyncio.to_thread``): the first call
-    migrates, with an event loop of its own. Deleted at exit; made anew if something else deleted
-    it (a long-lived server's /tmp cleaned)."""
+    """A store migrated to head, which every temporary store starts as a copy of: migrating costs
+    about 0.4 CPU s (and loads Alembic), copying the file a millisecond. It is kept between
+    processes in ``template_folder()``, named by what made it (``template_name``), so only a
+    machine's first `thinkloop refine` after an install or an upgrade migrates; where no folder can
+    be kept, once per process, deleted at exit. Blocking, in a thread with no event loop running
+    (``temporary_runs`` calls it through ``asyncio.to_thread``): a migration runs with an event
+    loop of its own. Made anew if something deleted it (a cache or /tmp cleaned)."""
     global _template
     with _template_lock:
         if _template is None or not _template.exists():
-            folder = Path(tempfile.mkdtemp(prefix="thinkloop-template-"))
-            atexit.register(shutil.rmtree, folder, True)
-            path = folder / DATABASE_NAME
-            asyncio.run(migrate(f"sqlite+aiosqlite:///{path}"))
-            connection = sqlite3.connect(path)
-            try:  # everything in the one file that is copied, nothing left behind in its WAL
-                connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            finally:
-                connection.close()
-            _template = path
+            folder = template_folder()
+            if folder is not None:
+                _template = _kept_template(folder)
+            else:
+                scratch = Path(tempfile.mkdtemp(prefix="thinkloop-template-"))
+                atexit.register(shutil.rmtree, scratch, True)
+                _migrate_into(scratch / DATABASE_NAME)
+                _template = scratch / DATABASE_NAME
         return _template
 
 
@@ -207,6 +261,8 @@ async def temporary_runs(
         event.listen(engine.sync_engine, "connect", _pragmas)
         try:
             sessions = session_factory(engine)
+            from graphs.refinement import build_refinement_graph
+
             graph = build_refinement_graph(None)  # no checkpoints: nothing can resume these runs
             executor = TemporaryExecutor(
                 sessions,

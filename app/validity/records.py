@@ -40,7 +40,6 @@ from app.validity import provenance
 from app.validity.provenance import MIN_SOUND, NotRecordable
 from app.version import version
 from graphs.decision import decision_version
-from graphs.refinement import round_reported
 from graphs.result import RunResult
 from graphs.scoring import Outcome, ScoringPolicy, get_policy
 from graphs.validity_metrics import share as bench_share
@@ -253,6 +252,8 @@ async def run_warrants(
 def with_warrant(result: RunResult, warrants: Warrants) -> RunResult:
     """``result`` carrying its panel's warrant when it was accepted (any other outcome carries none):
     the warrant of the panel whose endpoint reported the accepted round's model id."""
+    from graphs.refinement import round_reported  # LangGraph loads with the loop, not this module
+
     warrant = None
     if result.outcome == Outcome.ACCEPTED and result.rounds:
         last = result.rounds[-1]

@@ -74,3 +74,35 @@ def test_the_offline_main_job_loads_no_model_client_or_redis() -> None:
     modules = json.loads(done.stdout.splitlines()[-1])
     assert "graphs.refinement" in modules  # it did run the loop
     assert not {m for m in modules if m.split(".")[0] in {"openai", "langchain_openai", "redis"}}
+
+
+# What only a server needs: the web framework, its server and SSE, the migration tool, the
+# provider-limit windows. LangGraph (and langsmith, which langchain-core imports) loads with the loop.
+SERVER_ONLY = ("fastapi", "starlette", "uvicorn", "sse_starlette", "alembic", "limits")
+WITH_THE_LOOP = ("langgraph", "langchain_core", "langsmith")
+
+
+def modules_after(code: str) -> set[str]:
+    """The top-level packages a fresh interpreter holds after ``code``."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    return {name.split(".")[0] for name in json.loads(done.stdout.splitlines()[-1])}
+
+
+@pytest.mark.parametrize("module", ["app.cli", "app.runs.temporary", "app.runs.service"])
+def test_importing_the_cli_or_its_store_loads_no_server_and_no_langsmith(module: str) -> None:
+    loaded = modules_after(f"import {module}")
+    assert loaded & {*SERVER_ONLY, *WITH_THE_LOOP} == set()
+
+
+def test_the_offline_main_job_runs_without_the_server_stack() -> None:
+    """`thinkloop refine --example orchestra` migrates no database (it copies a template migrated
+    once per machine) and starts no server: no FastAPI, no uvicorn, no Alembic, no limits."""
+    code = (
+        "from app.cli import cli\nimport contextlib, io\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n        cli(['refine', '--example', 'orchestra'])\n    except SystemExit:\n        pass"
+    )
+    loaded = modules_after(code)
+    assert "langgraph" in loaded  # it did run the loop
+    assert loaded & set(SERVER_ONLY) == set()

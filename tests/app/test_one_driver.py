@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -269,12 +270,13 @@ async def test_a_temporary_stores_run_ends_without_looking_anything_up(
     assert tokens == result.usage.input_tokens + result.usage.output_tokens > 0
 
 
-async def test_a_process_migrates_one_template_and_each_temporary_store_is_a_fresh_copy(
-    monkeypatch: pytest.MonkeyPatch,
+async def test_a_machine_migrates_one_template_and_each_temporary_store_is_a_fresh_copy(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Migrating a store costs about 0.4 CPU s: a process migrates once, into its template, and each
-    temporary store (one per `POST /v1/judges/validate`) starts as a copy of it, at head and empty,
-    whatever the stores before it stored."""
+    """Migrating a store costs about 0.4 CPU s and loads Alembic: a machine migrates once, into a
+    template kept between processes, and each temporary store (one per `thinkloop refine`, one per
+    `POST /v1/judges/validate`) starts as a copy of it, at head and empty, whatever the stores
+    before it stored."""
     migrations: list[str] = []
 
     async def counted_migrate(url: str) -> None:
@@ -282,6 +284,7 @@ async def test_a_process_migrates_one_template_and_each_temporary_store_is_a_fre
         await migrate(url)
 
     monkeypatch.setattr(temporary, "_template", None)  # as in a new process
+    monkeypatch.setattr(temporary, "template_folder", lambda: tmp_path)
     monkeypatch.setattr(temporary, "migrate", counted_migrate)
     factory = PanelFactory(ModelRegistry({}), {})
     context = RunContext.of(factory.build("rubric", "rubric"), get_policy("default"))
@@ -296,11 +299,43 @@ async def test_a_process_migrates_one_template_and_each_temporary_store_is_a_fre
             async with short_session(store.sessions) as session:
                 counts.append((before, len((await session.execute(select(Run))).scalars().all())))
     assert len(migrations) == 1 and counts == [(0, 1), (0, 1)]
-    assert temporary._template is not None and str(temporary._template) in migrations[0]
-    temporary._template.unlink()  # a long-lived server's /tmp cleaned: the next store makes it anew
+    kept = tmp_path / temporary.template_name()
+    assert temporary._template == kept and os.listdir(tmp_path) == [kept.name]
+    monkeypatch.setattr(temporary, "_template", None)  # the next process finds it kept
     async with temporary_runs(driving.settings()) as store:
         assert await migrations_at_head(store.sessions.kw["bind"])
-    assert len(migrations) == 2
+    assert len(migrations) == 1
+    kept.unlink()  # a cache (or a long-lived server's /tmp) cleaned: the next store makes it anew
+    async with temporary_runs(driving.settings()) as store:
+        assert await migrations_at_head(store.sessions.kw["bind"])
+    assert len(migrations) == 2 and kept.exists()
+
+
+async def test_without_a_writable_cache_a_process_migrates_its_own_template(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    migrations: list[str] = []
+
+    async def counted_migrate(url: str) -> None:
+        migrations.append(url)
+        await migrate(url)
+
+    monkeypatch.setattr(temporary, "_template", None)
+    monkeypatch.setattr(temporary, "template_folder", lambda: None)
+    monkeypatch.setattr(temporary, "migrate", counted_migrate)
+    for _ in range(2):
+        async with temporary_runs(driving.settings()) as store:
+            assert await migrations_at_head(store.sessions.kw["bind"])
+    assert len(migrations) == 1
+
+
+def test_a_template_is_named_by_the_migrations_that_made_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert temporary.template_folder() == tmp_path / "thinkloop"
+    name = temporary.template_name()
+    assert name.startswith("store-") and name.endswith(".db") and len(name) == len("store-") + 16 + 3
 
 
 async def test_an_executor_freezes_the_heap_it_starts_with() -> None:
