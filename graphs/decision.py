@@ -20,6 +20,7 @@ DECISION_MODULES = ("context", "refinement", "scoring", "state")
 OUTSIDE_THE_DECISION: dict[str, str] = {
     "checkpoint": "where a run's state is saved between steps",
     "events": "the transcript a run streams: it reports the decision, never makes one",
+    "replay": "rebuilds a resumed run's missing events from its stored rows: it reports, never decides",
     "metrics": "figures computed from the rounds after they are decided",
     "result": "the report of a finished run: it carries the decision, never makes one",
 }

@@ -44,6 +44,7 @@ OTHER_ROUTES = {
     ("POST", "/v1/webhook-endpoints"),
     ("DELETE", "/v1/webhook-endpoints/{endpoint_id}"),
     ("POST", "/v1/webhook-endpoints/{endpoint_id}/test"),
+    ("POST", "/v1/webhook-endpoints/{endpoint_id}/rotate-secret"),
     ("POST", "/v1/datasets"),
     ("DELETE", "/v1/datasets/{dataset_id}"),
     ("POST", "/v1/batches/{batch_id}/pause"),
