@@ -21,8 +21,10 @@ from typing import Literal
 
 import structlog
 
+from agents.answers import FinalAnswer, agree, solver_answer, stated_answer
 from agents.rubric.panel import RUBRIC_MODEL
 from agents.schemas import JudgeName, JudgeResult, Problem
+from agents.validity.evidence import answer_key, names_evidence, solver_finds_the_flaw
 from agents.validity.labels import LabelledItem
 from agents.validity.matching import check_matches, findings, gate_matches
 from agents.validity.twins import paraphrase, twins_of
@@ -59,6 +61,12 @@ class Judged:
     gate: tuple[str, ...]
     flaw_types: tuple[str, ...] = ()
     reported: frozenset[str] = frozenset()  # the model ids its answered judge and solver calls reported
+    # Model judges whose refusal names the labelled evidence (agents.validity.evidence).
+    named: frozenset[str] = frozenset()
+    # The solver's answer equals the answer key and differs from the flawed solution's.
+    solver_found: bool = False
+    # The solver's answer against the version's answer key (None: no solver answer, or no key).
+    solver_right: bool | None = None
 
     @property
     def should_pass(self) -> bool:
@@ -94,16 +102,23 @@ class Judged:
 
     @property
     def matched(self) -> bool:
-        """A check whose label matches the flaw fired: a model's judge of the flaw's levels failed, an
-        offline judge reported a check of the flaw's type, or the gate's evidence is of its kind."""
+        """A check whose label matches the flaw fired: a model's judge of the flaw's levels failed
+        naming the flaw's evidence, an offline judge reported a check of the flaw's type, the
+        verifier's evidence is of its kind, or the solver reached the answer key."""
         for vote in self.votes:
             if vote.passed is not False:
                 continue
             if vote.offline and any(check_matches(c, self.flaw_types) for c in vote.findings):
                 return True
-            if not vote.offline and vote.judge in self.levels:
+            if not vote.offline and vote.judge in self.levels and vote.judge in self.named:
                 return True
-        return any(gate_matches(line, self.flaw_types) for line in self.gate)
+        for line in self.gate:
+            if line.startswith("solver:"):
+                if self.solver_found and gate_matches(line, self.flaw_types):
+                    return True
+            elif gate_matches(line, self.flaw_types):
+                return True
+        return False
 
 
 def versions(item: LabelledItem, twins: bool) -> list[tuple[Version, str, Problem]]:
@@ -131,6 +146,8 @@ class Verdict:
     votes: tuple[Vote, ...]
     gate: tuple[str, ...]
     reported: frozenset[str] = frozenset()
+    rationales: tuple[tuple[str, str], ...] = ()  # (judge, what it wrote) of each model judge
+    solver: FinalAnswer | None = None  # the solver's answer as a number
 
     @property
     def passed(self) -> bool:
@@ -148,7 +165,14 @@ def verdict_of(result: RunResult, policy: ScoringPolicy) -> Verdict:
         [record.solver.reported_model] if record.solver else []
     )
     reported = frozenset(model for model in calls if model is not None)
-    return Verdict(str(result.outcome), record.quality, votes, tuple(record.verification), reported)
+    rationales = tuple(
+        (o.judge, o.verdict.rationale) for o in record.outcomes if o.verdict and o.model != RUBRIC_MODEL
+    )
+    solved = record.solver.solution if record.solver else None
+    answer = solver_answer(solved) if solved else None
+    return Verdict(
+        str(result.outcome), record.quality, votes, tuple(record.verification), reported, rationales, answer
+    )
 
 
 def _vote(outcome: JudgeResult, policy: ScoringPolicy) -> Vote:
@@ -185,6 +209,8 @@ async def bench(
                 log.exception("validity.version_failed", item=item.id, version=version, twin=twin)
                 verdict = Verdict("error", None, (), (f"{type(exc).__name__}: {exc}",))
         levels = tuple(dict.fromkeys(level for flaw in item.flaws for level in flaw.levels))
+        evidence = [flaw.evidence for flaw in item.flaws]
+        key = _key(item, version, problem)
         return Judged(
             item.id,
             item.split,
@@ -198,7 +224,19 @@ async def bench(
             verdict.gate,
             tuple(dict.fromkeys(flaw.type for flaw in item.flaws)),
             verdict.reported,
+            frozenset(judge for judge, text in verdict.rationales if names_evidence(text, evidence)),
+            version == "flawed"
+            and solver_finds_the_flaw(verdict.solver, key, stated_answer(problem.solution)),
+            None if verdict.solver is None or key is None else agree(verdict.solver, key) is True,
         )
 
     jobs = [one(item, v, t, p) for item in items for v, t, p in versions(item, twins)]
     return list(await asyncio.gather(*jobs))
+
+
+def _key(item: LabelledItem, version: Version, problem: Problem) -> FinalAnswer | None:
+    """The answer key of a version: a flawed version's (and its twins') is the corrected version's
+    answer; a sound version's is its own stated answer."""
+    if version in ("flawed", "twin"):
+        return answer_key(item.corrected.solution if item.corrected else None)
+    return stated_answer(problem.solution)

@@ -7,8 +7,11 @@ counted apart (each share says how many of its versions were excluded), with the
 abstentions behind it. A failure is never a refusal, so it can never look like a detection.
 
 - detection: flawed versions refused with a check whose label matches the flaw firing (a model's
-  judge of the flaw's labelled levels failing, an offline check of the flaw's type, or the gate's
-  evidence of its kind: :mod:`agents.validity.matching`);
+  judge of the flaw's labelled levels failing *and naming the flaw's evidence*, an offline check of
+  the flaw's type, the verifier's evidence of its kind, or a solver whose answer is the answer key:
+  :mod:`agents.validity.matching`, :mod:`agents.validity.evidence`);
+- solver accuracy: versions with an answer key (a flawed version's is its corrected version's
+  answer, a sound version's its own) whose solver answered it;
 - refused for another reason: flawed versions refused with no matching check firing (neither a
   detection nor a false accept);
 - false accepts: flawed versions the panel passed (for the offline panel: let through its screen);
@@ -84,6 +87,7 @@ def summarise(judged: Sequence[Judged], split: str = "all") -> dict[str, Any]:
         "calls": _calls(subset),
         "detection": _share(flawed, detected),
         "refused_other": _share(flawed, refused_otherwise),
+        "solver_accuracy": share([bool(j.solver_right) for j in subset if j.solver_right is not None]),
         "false_accept": _share(flawed, _passed),
         "specificity": specificity,
         "corrected_accepted": _share([j for j in subset if j.version == "corrected"], _passed),

@@ -32,9 +32,17 @@ def _num(value: float | None, digits: int = 3) -> str:
 def _rows(offline: bool) -> tuple[tuple[str, str], ...]:
     """The headline measures and their names (the offline panel is a screen: it lets flaws through)."""
     passed = "passed the screen" if offline else "accepted"
+    detection = (
+        "detection (refused, a check matching the flaw fired)"
+        if offline
+        else "detection (refused: a judge of the flaw's levels named its evidence, the verifier found "
+        "it, or the solver reached the answer key)"
+    )
+    solver = () if offline else (("solver_accuracy", "solver answered the answer key (versions with one)"),)
     return (
-        ("detection", "detection (refused, a check matching the flaw fired)"),
+        ("detection", detection),
         ("refused_other", "refused for another reason (no matching check fired)"),
+        *solver,
         (
             "false_accept",
             "let through (flawed, passed the screen)" if offline else "false accepts (flawed, accepted)",

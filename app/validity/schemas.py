@@ -117,6 +117,7 @@ _SPLIT: dict[str, Any] = {
     "calls": _CALLS,
     "detection": _SHARE,
     "refused_other": _SHARE,
+    "solver_accuracy": _SHARE,
     "false_accept": _SHARE,
     "specificity": _SHARE,
     "corrected_accepted": _SHARE,
@@ -243,8 +244,15 @@ class SplitSummary(BaseModel):
     judged: int = Field(description="Versions that ended in the panel's verdict (the others are excluded)")
     excluded: Excluded = Field(description="Versions left out of every rate, and why")
     calls: Calls = Field(description="Judge calls, failed calls and abstentions")
-    detection: Share = Field(description="Flawed versions refused with a check matching the flaw firing")
+    detection: Share = Field(
+        description="Flawed versions refused with a check matching the flaw firing: a judge of the "
+        "flaw's levels naming its evidence, the verifier, or a solver reaching the answer key"
+    )
     refused_other: Share = Field(description="Flawed versions refused for another reason")
+    solver_accuracy: Share | None = Field(
+        default=None,
+        description="Versions with an answer key whose solver answered it (a model panel's solver)",
+    )
     false_accept: Share = Field(description="Flawed versions passed (offline panel: let through)")
     specificity: Share = Field(description="Sound versions (controls, corrected) passed")
     corrected_accepted: Share = Field(description="Corrected versions passed (the target is all)")

@@ -220,14 +220,16 @@ async def test_a_judge_that_passes_everything_accepts_every_flaw_and_twin(servic
     assert "| false accepts (flawed, accepted) | 2/2 = 100.0 % (95 % CI 34.2–100.0 %) | " in page
 
 
-async def test_a_judge_that_fails_everything_is_named_beside_its_perfect_detection(
+async def test_a_judge_that_fails_everything_is_named_and_detects_nothing(
     service: Service, simulator_server: SimulatorServer
 ) -> None:
     rules = [Rule(role="^Judge", score=20)]
     simulator_server.state.configure(simulator_server.state.config.model_copy(update={"rules": rules}))
     report = (await post(service, {"items": ITEMS, "judge_model": "sim"})).json()
     summary = report["splits"]["all"]
-    assert summary["detection"]["rate"] == 1.0 and summary["false_accept"]["rate"] == 0.0
+    # refusing every flaw is not detecting it: the judges' words name none of the labelled evidence
+    assert summary["refused_other"]["rate"] == 1.0 and summary["detection"]["count"] == 0
+    assert summary["false_accept"]["rate"] == 0.0
     assert summary["specificity"]["count"] == 0 and summary["specificity"]["n"] == 3
     assert summary["refuses_every_sound"] is True
     page = (await post(service, {"items": ITEMS, "judge_model": "sim"}, format="md")).text

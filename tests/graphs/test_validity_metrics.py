@@ -45,6 +45,8 @@ def judged(
     cast: tuple[Vote, ...] | None = None,
     gate: tuple[str, ...] = (),
     twin: str = "",
+    named: frozenset[str] = frozenset(),
+    solver_found: bool = False,
 ) -> Judged:
     flawed = version in ("flawed", "twin")
     return Judged(
@@ -59,6 +61,8 @@ def judged(
         votes=cast if cast is not None else votes(),
         gate=gate,
         flaw_types=(flaw,) if version != "control" else (),
+        named=named,
+        solver_found=solver_found,
     )
 
 
@@ -82,7 +86,7 @@ def test_an_errored_version_is_excluded_from_every_rate_and_counted() -> None:
     versions = [
         judged("flawed", "error", item="a", cast=down),
         judged("corrected", "error", item="a", cast=down),
-        judged("flawed", "exhausted", item="b", cast=votes(40)),
+        judged("flawed", "exhausted", item="b", cast=votes(40), named=frozenset(PROPORTION)),
         judged("corrected", "accepted", item="b"),
         judged("control", "needs_review", item="c", cast=votes(None)),
     ]
@@ -122,7 +126,9 @@ def test_a_panel_that_refuses_everything_is_named() -> None:
     versions = [judged("flawed", "exhausted", item=f"f{n}", cast=refusing) for n in range(4)]
     versions += [judged("control", "exhausted", item=f"c{n}", cast=refusing) for n in range(4)]
     summary = summarise(versions, "all")
-    assert summary["detection"]["rate"] == 1.0 and summary["false_accept"]["rate"] == 0.0
+    # refusing every flaw in words that name none of its evidence detects none of them
+    assert summary["refused_other"]["rate"] == 1.0 and summary["detection"]["count"] == 0
+    assert summary["false_accept"]["rate"] == 0.0
     assert summary["specificity"]["count"] == 0 and summary["specificity"]["n"] == 4
     assert summary["refuses_every_sound"] is True
     passing = summarise([*versions, judged("control", "accepted", item="ok")], "all")
@@ -146,7 +152,7 @@ def test_screened_is_the_offline_panels_pass() -> None:
         ("unit_mismatch", votes(offline=True, failing={"apply": ["units_consistent"]}), (), "detection"),
         # a style finding matches no flaw
         ("missing_data", votes(offline=True, failing={"create": ["intent_kept"]}), (), "refused_other"),
-        # a model's judge: one of the flaw's labelled levels failing
+        # a model's judge: one of the flaw's labelled levels failing, naming the flaw's evidence
         ("missing_data", votes(failing={"understand": []}), (), "detection"),
         ("missing_data", votes(failing={"apply": []}), (), "refused_other"),
         # the gate: a wrong computation matches an arithmetic flaw, the solver a wrong final answer
@@ -171,12 +177,52 @@ def test_detection_needs_a_check_that_matches_the_flaw(
 ) -> None:
     from agents.validity.labels import TAXONOMY
 
-    version = judged("flawed", "exhausted", flaw=flaw, levels=TAXONOMY[flaw][1], cast=cast, gate=gate)
+    # every judge names the evidence, and the solver reached the answer key: what is tested here is
+    # which checks match which flaw (test_a_refusal_that_is_no_evidence_of_the_flaw_detects_nothing)
+    levels = TAXONOMY[flaw][1]
+    version = judged(
+        "flawed",
+        "exhausted",
+        flaw=flaw,
+        levels=levels,
+        cast=cast,
+        gate=gate,
+        named=frozenset(JUDGES),
+        solver_found=True,
+    )
     summary = summarise([version], "all")
     assert summary[expected]["count"] == 1
     other = "refused_other" if expected == "detection" else "detection"
     assert summary[other]["count"] == 0 and summary["false_accept"]["count"] == 0
     assert summary["refused_for_another_reason"] == ([] if expected == "detection" else ["i"])
+
+
+@pytest.mark.parametrize(
+    ("cast", "gate", "named", "solver_found"),
+    [
+        # a judge of the labelled levels failed, in words naming none of the evidence
+        (votes(failing={"understand": []}), (), frozenset(), False),
+        # a judge naming the evidence, but not of the flaw's levels
+        (votes(failing={"apply": []}), (), frozenset({"apply"}), False),
+        # the solver disagreed with the stated solution without reaching the answer key
+        (votes(), ("solver: the question's answer is 12; the solution says 30",), frozenset(), False),
+    ],
+)
+def test_a_refusal_that_is_no_evidence_of_the_flaw_detects_nothing(
+    cast: tuple[Vote, ...], gate: tuple[str, ...], named: frozenset[str], solver_found: bool
+) -> None:
+    version = judged(
+        "flawed",
+        "exhausted",
+        flaw="missing_data" if not gate else "wrong_operation",
+        levels=("understand", "evaluate") if not gate else ("apply", "analyze"),
+        cast=cast,
+        gate=gate,
+        named=named,
+        solver_found=solver_found,
+    )
+    summary = summarise([version], "all")
+    assert summary["detection"]["count"] == 0 and summary["refused_other"]["count"] == 1
 
 
 def test_a_flaw_let_through_is_no_detection_even_when_a_matching_judge_failed() -> None:
