@@ -7,9 +7,8 @@ passed off as a score. A record holds the held-out split's figures only: a bench
 problem (the tune split is what the panel's checks may have been tuned on) saves nothing. A
 record's identity holds the model id the judge endpoint reported in the bench's replies: a bench
 whose calls reported none (nothing answered) or several (the endpoint changed under it) saves
-nothing. A run's warrant is the newest record of its panel's identity (with the model id the
-endpoint reported in the accepted round) saved in its project or in the default project (where
-the operator's `thinkloop judges validate --save` writes).
+nothing. A run's warrant is the record its project cites of its panel's identity (with the model
+id the endpoint reported in the accepted round): ``app.validity.selection`` says which.
 """
 
 from __future__ import annotations
@@ -20,12 +19,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col, select
 
 from agents.identity import NO_WARRANT, PanelIdentity, Warrants, panel_identity, uncertified
 from agents.models import ModelRegistry
 from agents.validity.labels import LabelledItem
 from app.models import DEFAULT_PROJECT, Project, ValidityRecord
+from app.validity import selection
 from app.version import version
 from graphs.refinement import round_reported
 from graphs.result import RunResult
@@ -170,26 +169,25 @@ async def run_warrants(
     project_id: str,
     required: float | None,
 ) -> Warrants:
-    """What a run's panel may cite: the newest record its project may cite of each model id the
-    panel's endpoint was measured reporting, and the bound required of an acceptance (the project's
-    own over ``required``, the setting). The round's reported id picks one when the run is scored."""
+    """What a run's panel may cite: the record its project cites (``selection``: its pin, else the
+    one of the most held-out flawed versions) of each model id the panel's endpoint was measured
+    reporting, and the bound required of an acceptance (the project's own over ``required``, the
+    setting). The round's reported id picks one when the run is scored."""
     project = await session.get(Project, project_id)
     own = project.require_warrant if project is not None else None
     bound = own if own is not None else required
     panel = identity_of(registry, judge_model, policy)
-    query = (
-        select(ValidityRecord)
-        .where(col(ValidityRecord.judge_model) == judge_model)
-        .where(col(ValidityRecord.project_id).in_({project_id, DEFAULT_PROJECT}))
-        .order_by(col(ValidityRecord.measured_at).desc(), col(ValidityRecord.id).desc())
-    )
-    cited: dict[str | None, dict[str, Any]] = {}
-    for row in (await session.execute(query)).scalars():
-        reported = None if panel.offline else row.identity.get("reported_model")
-        # the record measured this very panel (every part equal), its endpoint reporting ``reported``
-        if reported not in cited and panel.reporting(reported).id == row.panel_id:
-            cited[reported] = warrant_of(row)
+    rows = await selection.citable_records(session, project_id, judge_model=judge_model)
+    # the records of this very panel (every part equal), its endpoint reporting the record's model id
+    mine = [row for row in rows if panel.reporting(_reported(panel, row)).id == row.panel_id]
+    chosen = selection.choose(mine, await selection.pins_of(session, project_id))
+    cited = {_reported(panel, row): warrant_of(row) for row in chosen.values()}
     return Warrants(panel, cited, bound)
+
+
+def _reported(panel: PanelIdentity, record: ValidityRecord) -> str | None:
+    """The model id the record's endpoint reported (None for the offline panel, which has no endpoint)."""
+    return None if panel.offline else record.identity.get("reported_model")
 
 
 def with_warrant(result: RunResult, warrants: Warrants) -> RunResult:
