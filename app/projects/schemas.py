@@ -75,9 +75,9 @@ RequireWarrant = Annotated[
         gt=0,
         le=1,
         allow_inf_nan=False,
-        description="The largest false-accept upper bound (Wilson 95 %) a panel's newest validity record "
-        "may have for the project's acceptances to stand (an acceptance without one ends needs_review, "
-        "'panel not certified'); null: the global setting (THINKLOOP_REQUIRE_WARRANT)",
+        description="The largest false-accept upper bound (Wilson 95 %) the validity record a panel's "
+        "runs cite may have for the project's acceptances to stand (an acceptance without one ends "
+        "needs_review, 'panel not certified'); null: the global setting (THINKLOOP_REQUIRE_WARRANT)",
         examples=[0.1],
     ),
 ]

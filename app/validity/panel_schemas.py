@@ -68,7 +68,8 @@ class MeasuredShare(BaseModel):
 
 
 class ValidWarrant(BaseModel):
-    """What an acceptance is worth: the newest validity record of the exact panel that accepted."""
+    """What an acceptance is worth: the validity record its project cites of the exact panel that
+    accepted (GET /v1/panels says which, and why)."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [_WARRANT]})
 
