@@ -136,6 +136,7 @@ class RecordPublic(BaseModel):
         default=None,
         description="When an operator published it for every project's runs to cite; null: only its "
         "own project's runs cite it",
+        examples=[None, "2026-11-27T09:00:00+00:00"],
     )
 
     @classmethod
