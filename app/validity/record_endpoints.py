@@ -21,6 +21,7 @@ _ERRORS = problem_responses(
     {
         403: "The key lacks the scope this needs",
         404: "No such record, or another project's that was not published",
+        422: "A record id longer than 64 characters",
     }
 )
 TARGET = "validity-record"  # the audit log's target type

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from app.validity.service import builtin_set
 from tests.app.conftest import Service
 from tests.app.test_api import assert_problem
@@ -71,6 +73,7 @@ async def test_a_one_item_bench_does_not_replace_a_22_item_record_and_a_pin_over
     assert [e["action"] for e in audit.json()["items"]] == ["unpinned", "pinned"]
 
 
+@pytest.mark.both_databases  # the pins' composite key and the publication, on each database
 async def test_a_pin_of_an_unknown_or_foreign_record_is_a_404_and_needs_the_scope(service: Service) -> None:
     theirs = (await validate(service, key="validator"))["record"]  # the default project's
     other = await other_key(service, ["read", "write", "validate"])
@@ -137,6 +140,7 @@ async def test_a_key_with_write_and_admin_may_save_and_one_with_write_alone_may_
     assert (await run(service, key="other"))["warrant"]["record_id"] == saved.json()["record"]["id"]
 
 
+@pytest.mark.both_databases  # the pins' composite key and the publication, on each database
 async def test_an_operator_published_record_is_cited_across_projects_and_audited(service: Service) -> None:
     record = (await validate(service, key="validator"))["record"]
     assert (await run(service, key="other"))["warrant"] == {"status": "none"}
