@@ -66,10 +66,14 @@ def check_models(registry: ModelRegistry, *names: str) -> None:
 
 
 OPERATOR = "operator"  # app.projects.keys.OPERATOR: the instance's scope, above every project's admin
+VALIDATE = "validate"  # app.projects.keys.VALIDATE: save and pin the project's validity records
 
 
 def holds(key: ApiKey, scope: str) -> bool:
-    """Whether ``key`` holds ``scope``: an operator key holds admin too (of every project)."""
+    """Whether ``key`` holds ``scope``: an operator key holds admin too (of every project), and an
+    admin key (so an operator's) holds validate."""
+    if scope == VALIDATE and holds(key, "admin"):
+        return True
     return scope in key.scopes or (scope == "admin" and OPERATOR in key.scopes)
 
 
@@ -112,3 +116,4 @@ ReadKey = Annotated[ApiKey, Depends(require_scope("read"))]
 WriteKey = Annotated[ApiKey, Depends(require_scope("write"))]
 AdminKey = Annotated[ApiKey, Depends(require_scope("admin"))]  # its own project's (any, for an operator)
 OperatorKey = Annotated[ApiKey, Depends(require_scope(OPERATOR))]  # the instance's
+ValidateKey = Annotated[ApiKey, Depends(require_scope(VALIDATE))]  # its project's validity records

@@ -36,6 +36,7 @@ from app.runs.temporary import temporary_runs
 from app.settings import Settings, get_settings
 from app.validity import endpoints as validity
 from app.validity import panels as panel_records
+from app.validity import record_endpoints
 from app.viewer import endpoints as viewer
 from app.webhooks import WebhookOutbox
 
@@ -117,6 +118,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(catalog.router)
     app.include_router(validity.router)
     app.include_router(panel_records.router)
+    app.include_router(record_endpoints.router)
     app.include_router(projects.router)
     viewer.install(app)  # the browser viewer at /, a client of the routes above
     if settings.cors_origins:

@@ -564,3 +564,17 @@ class ValidityRecord(SQLModel, table=True):
     detection: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     adversarial_gap: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     measured_at: datetime = _ts()
+    # When an operator published it for every project's runs to cite (None: its own project's only).
+    published_at: datetime | None = _ts(nullable=True)
+
+
+class ValidityPin(SQLModel, table=True):
+    """A project's choice of the record its runs cite for one panel identity, over the default (the
+    record of the most held-out flawed versions): ``thinkloop judges records pin``."""
+
+    __tablename__ = "validity_pins"
+
+    project_id: str = Field(foreign_key="projects.id", primary_key=True)
+    panel_id: str = Field(primary_key=True, max_length=64)
+    record_id: str = Field(foreign_key="validity_records.id")
+    pinned_at: datetime = _ts()

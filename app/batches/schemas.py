@@ -263,7 +263,8 @@ class BatchItemPublic(BaseModel):
     warrant: Warrant | None = Field(
         default=None,
         examples=WARRANT_EXAMPLES,
-        description="An accepted item's warrant: its panel's newest validity record, or status none; "
+        description="An accepted item's warrant: the validity record its project cites of its panel, or "
+        "status none; "
         "null for any other outcome",
     )
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from app.cli.records import DEFAULT_PROJECT, records_cli
 from app.cli.support import MODELS_FILE_HELP, err, fail, registry_from
 
 if TYPE_CHECKING:
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from app.settings import Settings
 
 judges_cli = typer.Typer(help="Measure how well a judge panel catches real flaws.", no_args_is_help=True)
+judges_cli.add_typer(records_cli, name="records")
 
 
 @judges_cli.command("validate")
@@ -35,13 +37,16 @@ def judges_validate(
     save: Annotated[
         bool,
         typer.Option(
-            help="Save the held-out split's figures as a validity record of this exact panel (its "
-            "accepted runs cite it as their warrant); refused when any version did not end in a verdict, "
-            "no held-out problem was judged, fewer than 20 sound versions were or too few of them passed "
-            "(THINKLOOP_SPECIFICITY_FLOOR), the labels contradict themselves, or the file claims the "
-            "shipped set's name with other content"
+            help="Save the held-out split's figures as a validity record of this exact panel in "
+            "--project (that project's accepted runs may cite it as their warrant); refused when any "
+            "version did not end in a verdict, no held-out problem was judged, fewer than 20 sound "
+            "versions were or too few of them passed (THINKLOOP_SPECIFICITY_FLOOR), the labels "
+            "contradict themselves, or the file claims the shipped set's name with other content"
         ),
     ] = False,
+    project: Annotated[
+        str, typer.Option(help="The project (id or name) the saved record belongs to: only its runs cite it")
+    ] = DEFAULT_PROJECT,
 ) -> None:
     """Judge every version of a labelled set once: detection, false accepts, specificity, κ per
     judge, calibration and the adversarial gap, per split, each rate with n and its Wilson 95 %
@@ -64,15 +69,18 @@ def judges_validate(
     except LabelsError as exc:
         fail(str(exc))
     name, digest = _provenance(dataset)
-    if save:  # a set that can never be recorded is refused before any call is spent on it
+    owner = DEFAULT_PROJECT
+    if save:  # a set that can never be recorded, or an unknown project, is refused before any call
         name = _preflight(items, chosen, name, digest)
+        owner = _owner(project)
     factory = panel_factory(settings, registry_from(settings, models_file))
     judge = judge_model or settings.judge_model
     try:
         report = asyncio.run(_validate(settings, factory, chosen, judge, policy, twins))
     except (UnknownModelError, ModelConfigError, ValueError) as exc:
         fail(str(exc))
-    refused = _save(factory, report, items, name, digest, settings.specificity_floor) if save else None
+    floor = settings.specificity_floor
+    refused = _save(factory, report, items, name, digest, floor, owner) if save else None
     typer.echo(
         json.dumps(report, indent=2)
         if fmt == "json"
@@ -142,17 +150,40 @@ async def _validate(
         return await validate(items, factory, judge, runs, policy=policy, twins=twins)
 
 
+def _owner(project: str) -> str:
+    """The id of the project (by id or name) a saved record will belong to; exit 1 if none."""
+    from app.cli.support import in_session
+    from app.projects.keys import ProjectError, find_project
+
+    async def find(session: Any) -> str:
+        return (await find_project(session, project)).id
+
+    try:
+        return asyncio.run(in_session(find))
+    except ProjectError as exc:
+        fail(str(exc), code=1)
+
+
 def _save(
-    factory: PanelFactory, report: dict[str, Any], items: list[Any], set_name: str, digest: str, floor: float
+    factory: PanelFactory,
+    report: dict[str, Any],
+    items: list[Any],
+    set_name: str,
+    digest: str,
+    floor: float,
+    project_id: str,
 ) -> str | None:
-    """Store the report as a validity record in the configured database (and in the report); why
-    not, when it is no measurement (a version errored, too few sound versions passed…)."""
+    """Store the report as a validity record of ``project_id`` in the configured database (and in
+    the report); why not, when it is no measurement (a version errored, too few sound versions
+    passed…)."""
     from app.cli.support import err, in_session
     from app.validity.records import NotRecordable, save_report
 
     async def work(session: Any) -> Any:
         registry = factory.registry
-        return await save_report(session, registry, report, items, set_name, digest=digest, floor=floor)
+        return await save_report(
+            session, registry, report, items, set_name, project_id, digest=digest, floor=floor
+        )
 
     try:
         record = asyncio.run(in_session(work))

@@ -75,8 +75,8 @@ def keys_create(
     scope: Annotated[
         list[str] | None,
         typer.Option(
-            help="read, write and/or admin (the project's own keys and settings); repeat it "
-            "(default read and write)"
+            help="read, write, validate (save and pin the project's validity records) and/or admin "
+            "(the project's own keys and settings); repeat it (default read and write)"
         ),
     ] = None,
     operator: Annotated[

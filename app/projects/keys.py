@@ -1,5 +1,5 @@
 """Projects and their API keys: a key is created once and shown once, stored as SHA-256, scoped
-read, write, admin and/or operator, and belongs to one project; it may expire, and its last use is
+read, write, validate, admin and/or operator, and belongs to one project; it may expire, and its last use is
 kept."""
 
 from __future__ import annotations
@@ -21,10 +21,14 @@ from app.projects.names import project_name
 
 # read: see the project's runs, datasets and batches; write: create and steer them;
 # admin: manage the project's own keys and settings (never another project's);
+# validate: save the project's validity records (a bench's figures; with write, which runs the
+# bench) and pin the one its runs cite (admin holds it too);
 # operator: the instance's — make projects, set their daily caps, manage every project's keys,
-# check models for every project. Neither admin nor operator reads or writes runs by itself.
+# check models for every project, publish a validity record for every project. Neither admin nor
+# operator reads or writes runs by itself.
 OPERATOR = "operator"
-SCOPES = ("read", "write", "admin", OPERATOR)
+VALIDATE = "validate"
+SCOPES = ("read", "write", VALIDATE, "admin", OPERATOR)
 KEY_PREFIX = "tlk_"
 
 

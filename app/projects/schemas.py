@@ -11,7 +11,7 @@ from app.pagination import in_range, iso_text
 from app.projects.names import project_name
 from app.text import storable_if_text
 
-Scope = Literal["read", "write", "admin", "operator"]
+Scope = Literal["read", "write", "validate", "admin", "operator"]
 # Text we store: NUL and lone surrogates refused by name on every database (before the length
 # check, which would refuse a surrogate only as undecodable data).
 Name = Annotated[str, BeforeValidator(storable_if_text)]
@@ -76,9 +76,9 @@ RequireWarrant = Annotated[
         gt=0,
         le=1,
         allow_inf_nan=False,
-        description="The largest false-accept upper bound (Wilson 95 %) a panel's newest validity record "
-        "may have for the project's acceptances to stand (an acceptance without one ends needs_review, "
-        "'panel not certified'); null: the global setting (THINKLOOP_REQUIRE_WARRANT)",
+        description="The largest false-accept upper bound (Wilson 95 %) the validity record a panel's "
+        "runs cite may have for the project's acceptances to stand (an acceptance without one ends "
+        "needs_review, 'panel not certified'); null: the global setting (THINKLOOP_REQUIRE_WARRANT)",
         examples=[0.1],
     ),
 ]
@@ -179,8 +179,9 @@ class KeyCreate(BaseModel):
     scopes: list[Scope] = Field(
         default=["read", "write"],
         min_length=1,
-        description="read, write, admin (this project's keys and settings) and/or operator (every "
-        "project; only an operator key grants it)",
+        description="read, write, validate (save and pin this project's validity records), admin "
+        "(this project's keys and settings) and/or operator (every project; only an operator key "
+        "grants it)",
         examples=[["read"]],
     )
     expires_at: (
@@ -201,7 +202,7 @@ class KeyPublic(BaseModel):
     project_id: str = Field(description="The project it belongs to")
     name: str = Field(description="Who or what uses it")
     prefix: str = Field(description="The secret's first characters, to recognise it")
-    scopes: list[str] = Field(description="read, write, admin and/or operator")
+    scopes: list[str] = Field(description="read, write, validate, admin and/or operator")
     created_at: datetime = Field(description="When it was created (UTC)")
     expires_at: datetime | None = Field(description="When it stops working, if ever")
     last_used_at: datetime | None = Field(description="Its last use (recorded at most once a minute)")

@@ -146,9 +146,9 @@ class RunPublic(BaseModel):
     warrant: Warrant | None = Field(
         default=None,
         examples=WARRANT_EXAMPLES,
-        description="An accepted run's: the newest validity record of the exact panel that accepted "
-        "(status valid, with its false-accept upper bound), or status none when that panel was never "
-        "validated. Null for any other outcome",
+        description="An accepted run's: the validity record its project cites of the exact panel that "
+        "accepted (status valid, with its false-accept upper bound), or status none when that panel "
+        "was never validated. Null for any other outcome",
     )
 
 

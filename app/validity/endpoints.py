@@ -19,8 +19,8 @@ from agents.validity.labels import LabelledItem, LabelsError
 from app.access.metering import Meter
 from app.access.usage import charge_owner
 from app.db import short_session
-from app.deps import AppSettings, Factory, QuotasDep, Session, WriteKey, check_models
-from app.errors import Unprocessable, problem_responses
+from app.deps import VALIDATE, AppSettings, Factory, QuotasDep, Session, WriteKey, check_models, holds
+from app.errors import Forbidden, Unprocessable, problem_responses
 from app.reporting.validity import to_html, to_markdown
 from app.validity.provenance import SHIPPED, NotRecordable, preflight, shipped_hash
 from app.validity.records import save_report
@@ -30,6 +30,7 @@ from app.validity.service import MAX_VERSIONS, Runs, builtin_set, select_split, 
 router = APIRouter(prefix="/v1/judges", tags=["judges"])
 _ERRORS = problem_responses(
     {
+        403: "save: true from a key without the validate or admin scope",
         413: "Body too large",
         422: "Invalid items, an unknown judge model, an empty split, too many versions, or (save) a bench "
         "or set that cannot be recorded",
@@ -146,18 +147,24 @@ async def validate_judges(
     Synchronous: the answer comes once every version is judged (seven judge calls each, at most
     MAX_VERSIONS versions), so a request to a slow endpoint takes as long as the bench does.
 
-    With ``save: true`` the held-out split's figures are stored as a validity record of the
-    panel's identity, which the panel's accepted runs then cite as their warrant; 422 (nothing
-    stored) when any version errored, no held-out problem was judged, fewer than 20 held-out sound
-    versions were or too few of them passed (THINKLOOP_SPECIFICITY_FLOOR), or the endpoint's replies
-    reported no model id or several; 422 before any call when the items' labels contradict
-    themselves (a version both flawed and sound) or ``set_name`` is a shipped set's (``shipped``) and
-    the items are not that set. The record holds the hash of the items as sent (``thinkloop datasets
-    hash`` of the same JSONL reproduces it).
+    With ``save: true`` (a key with the **validate** or **admin** scope besides write; 403 before
+    any call otherwise) the held-out split's figures are stored as a validity record of the key's
+    project, which the project's accepted runs of the panel may then cite as their warrant
+    (GET /v1/panels says which record they cite); 422 (nothing stored) when any version errored,
+    no held-out problem was judged, fewer than 20 held-out sound versions were or too few of them
+    passed (THINKLOOP_SPECIFICITY_FLOOR), or the endpoint's replies reported no model id or
+    several; 422 before any call when the items' labels contradict themselves (a version both
+    flawed and sound) or ``set_name`` is a shipped set's (``shipped``) and the items are not that
+    set. The record holds the hash of the items as sent (``thinkloop datasets hash`` of the same
+    JSONL reproduces it).
 
     Model work like a run's: 429 before any call when the project or the key is at a daily token
     or cost cap, and every call is charged to the project's and the key's ledgers (a client that
     goes away mid-bench is charged for the calls made)."""
+    if body.save and not holds(key, VALIDATE):  # before any call: nothing is spent on a refusal
+        raise Forbidden(
+            "Saving a validity record needs the 'validate' or 'admin' scope; this key has neither."
+        )
     judge = body.judge_model or settings.judge_model
     check_models(factory.registry, judge)
     chosen = _chosen(body)

@@ -58,6 +58,7 @@ _RECORD: dict[str, Any] = {
     "detection": {"n": 120, "count": 113, "rate": 0.942, "low": 0.884, "high": 0.971},
     "adversarial_gap": {"n": 0, "count": 0, "rate": None, "low": None, "high": None},
     "measured_at": _WARRANT["measured_at"],
+    "published_at": None,
 }
 
 
@@ -74,7 +75,8 @@ class MeasuredShare(BaseModel):
 
 
 class ValidWarrant(BaseModel):
-    """What an acceptance is worth: the newest validity record of the exact panel that accepted."""
+    """What an acceptance is worth: the validity record its project cites of the exact panel that
+    accepted (GET /v1/panels says which, and why)."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [_WARRANT]})
 
@@ -165,6 +167,12 @@ class RecordPublic(BaseModel):
         "addressed to the checker); n is 0 when the bench ran without twins. 0 is the goal"
     )
     measured_at: datetime = Field(description="When it was measured (UTC)")
+    published_at: datetime | None = Field(
+        default=None,
+        description="When an operator published it for every project's runs to cite; null: only its "
+        "own project's runs cite it",
+        examples=[None, "2026-11-27T09:00:00+00:00"],
+    )
 
     @classmethod
     def of(cls, row: ValidityRecord) -> RecordPublic:
@@ -177,7 +185,15 @@ class PanelPublic(BaseModel):
 
     model_config = ConfigDict(
         json_schema_extra={
-            "examples": [{"id": _WARRANT["panel_id"], "identity": _IDENTITY, "records": [_RECORD]}]
+            "examples": [
+                {
+                    "id": _WARRANT["panel_id"],
+                    "identity": _IDENTITY,
+                    "cited": _RECORD["id"],
+                    "pinned": False,
+                    "records": [_RECORD],
+                }
+            ]
         }
     )
 
@@ -188,7 +204,49 @@ class PanelPublic(BaseModel):
         "versions, offline checks, solver, verifier, scoring policy and parameters, decision code "
         "version, thinkloop version"
     )
-    records: list[RecordPublic] = Field(description="Its validity records, newest first")
+    cited: str = Field(
+        description="The record this project's accepted runs cite as their warrant: the pinned one, "
+        "else the one of the most held-out flawed versions (the newest among equals)"
+    )
+    pinned: bool = Field(description="Whether this project pinned the cited record")
+    records: list[RecordPublic] = Field(
+        description="Its validity records the project may cite (its own and published ones), newest "
+        "first, cited or not"
+    )
+
+
+class RecordShown(RecordPublic):
+    """One validity record, its panel's identity, and whether the key's project cites it."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [_RECORD | {"identity": _IDENTITY, "cited": True, "pinned": False}]}
+    )
+
+    identity: dict[str, Any] = Field(description="The parts of the panel identity it measured")
+    cited: bool = Field(description="Whether the project's accepted runs of this panel cite it")
+    pinned: bool = Field(description="Whether the project pinned it")
+
+
+class PinPublic(BaseModel):
+    """The record a project's runs cite for one panel identity, chosen over the default."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "project_id": "884c7932be6a48c1aab6f455d2bc364e",
+                    "panel_id": _WARRANT["panel_id"],
+                    "record_id": _RECORD["id"],
+                    "pinned_at": "2026-11-27T08:00:00+00:00",
+                }
+            ]
+        }
+    )
+
+    project_id: str = Field(description="The project whose runs cite it")
+    panel_id: str = Field(description="The panel identity")
+    record_id: str = Field(description="The record pinned")
+    pinned_at: datetime = Field(description="When it was pinned (UTC)")
 
 
 class PanelPage(BaseModel):

@@ -1,4 +1,4 @@
-"""GET /v1/panels: every panel identity measured, with its validity records."""
+"""GET /v1/panels: every panel identity measured, with its validity records and the one cited."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from sqlmodel import col, select
 
 from app.deps import ReadKey, Session
 from app.errors import problem_responses
-from app.models import DEFAULT_PROJECT, ValidityRecord
+from app.models import ValidityRecord
 from app.pagination import decode_cursor, encode_cursor
 from app.validity.panel_schemas import PanelPage, PanelPublic, RecordPublic
+from app.validity.selection import citable, cited_records
 
 router = APIRouter(prefix="/v1/panels", tags=["judges"])
 _ERRORS = problem_responses({400: "A cursor that is not one of ours", 422: "A limit out of range"})
@@ -31,8 +32,8 @@ class _Position:
 
 
 def _visible(project_id: str) -> Any:
-    """Records a key of ``project_id`` sees: its project's and the default project's (the CLI's)."""
-    return col(ValidityRecord.project_id).in_({project_id, DEFAULT_PROJECT})
+    """Records a key of ``project_id`` sees: those its runs may cite (its own, and published ones)."""
+    return citable(project_id)
 
 
 async def _panel_page(
@@ -72,16 +73,22 @@ async def list_panels(
 ) -> PanelPage:
     """Every panel identity with validity records (saved by ``thinkloop judges validate --save`` or
     POST /v1/judges/validate with ``save: true``), the most recently measured first: its parts and
-    its records, newest first. A key sees its project's records and the default project's."""
+    its records, newest first, and the record its runs cite (``cited``; ``pinned`` when the project
+    pinned it). A key sees the records its project's runs may cite: its own project's, and those an
+    operator published for every project. Every record saved stays listed, cited or not."""
     positions, next_cursor = await _panel_page(session, key.project_id, limit, cursor)
     rows = await _records(session, key.project_id, [p.id for p in positions])
+    cited = await cited_records(session, key.project_id, [p.id for p in positions])
     items = []
     for position in positions:
         mine = [row for row in rows if row.panel_id == position.id]
+        record, pinned = cited[position.id]
         items.append(
             PanelPublic(
                 id=position.id,
                 identity=mine[0].identity,
+                cited=record.id,
+                pinned=pinned,
                 records=[RecordPublic.of(row) for row in mine[:records]],
             )
         )

@@ -10,9 +10,8 @@ one with fewer than MIN_SOUND held-out sound versions or with fewer than the flo
 themselves or that takes a shipped set's name with another hash (app.validity.provenance). A
 record's identity holds the model id the judge endpoint reported in the bench's replies: a bench
 whose calls reported none (nothing answered) or several (the endpoint changed under it) saves
-nothing. A run's warrant is the newest record of its panel's identity (with the model id the
-endpoint reported in the accepted round) saved in its project or in the default project (where
-the operator's `thinkloop judges validate --save` writes).
+nothing. A run's warrant is the record its project cites of its panel's identity (with the model
+id the endpoint reported in the accepted round): ``app.validity.selection`` says which.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col, select
 
 from agents.identity import (
     DEFAULT_SPECIFICITY_FLOOR,
@@ -36,7 +34,7 @@ from agents.models import ModelRegistry
 from agents.validity.canonical import canonical_hash
 from agents.validity.labels import LabelledItem
 from app.models import DEFAULT_PROJECT, Project, ValidityRecord
-from app.validity import provenance
+from app.validity import provenance, selection
 from app.validity.provenance import MIN_SOUND, NotRecordable
 from app.version import version
 from graphs.decision import decision_version
@@ -226,27 +224,26 @@ async def run_warrants(
     required: Requirement | float | None,
     floor: float = DEFAULT_SPECIFICITY_FLOOR,
 ) -> Warrants:
-    """What a run's panel may cite: the newest record its project may cite of each model id the
-    panel's endpoint was measured reporting, and what an acceptance's warrant must show (the
-    project's own bounds over ``required``, the setting; ``floor``: the setting's specificity floor).
-    The round's reported id picks one when the run is scored."""
+    """What a run's panel may cite: the record its project cites (``selection``: its pin, else the
+    one of the most held-out flawed versions) of each model id the panel's endpoint was measured
+    reporting, and what an acceptance's warrant must show (the project's own bounds over
+    ``required``, the setting; ``floor``: the setting's specificity floor). The round's reported id
+    picks one when the run is scored."""
     project = await session.get(Project, project_id)
     setting = Requirement(required, floor) if isinstance(required, (int, float)) else required
     bound = requirement_of(project, setting, floor)
     panel = identity_of(registry, judge_model, policy)
-    query = (
-        select(ValidityRecord)
-        .where(col(ValidityRecord.judge_model) == judge_model)
-        .where(col(ValidityRecord.project_id).in_({project_id, DEFAULT_PROJECT}))
-        .order_by(col(ValidityRecord.measured_at).desc(), col(ValidityRecord.id).desc())
-    )
-    cited: dict[str | None, dict[str, Any]] = {}
-    for row in (await session.execute(query)).scalars():
-        reported = None if panel.offline else row.identity.get("reported_model")
-        # the record measured this very panel (every part equal), its endpoint reporting ``reported``
-        if reported not in cited and panel.reporting(reported).id == row.panel_id:
-            cited[reported] = warrant_of(row)
+    rows = await selection.citable_records(session, project_id, judge_model=judge_model)
+    # the records of this very panel (every part equal), its endpoint reporting the record's model id
+    mine = [row for row in rows if panel.reporting(_reported(panel, row)).id == row.panel_id]
+    chosen = selection.choose(mine, await selection.pins_of(session, project_id))
+    cited = {_reported(panel, row): warrant_of(row) for row in chosen.values()}
     return Warrants(panel, cited, bound)
+
+
+def _reported(panel: PanelIdentity, record: ValidityRecord) -> str | None:
+    """The model id the record's endpoint reported (None for the offline panel, which has no endpoint)."""
+    return None if panel.offline else record.identity.get("reported_model")
 
 
 def with_warrant(result: RunResult, warrants: Warrants) -> RunResult:

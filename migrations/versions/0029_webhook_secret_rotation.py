@@ -1,7 +1,7 @@
 """Webhook secret rotation: the secret a rotation replaced keeps signing beside the new one for a while.
 
 Revision ID: 0029
-Revises: 0026
+Revises: 0027
 
 ``projects.webhook_secret_previous`` / ``webhook_secret_previous_until`` and
 ``webhook_endpoints.previous_secret`` / ``previous_secret_until``: while ``..._until`` is in the
@@ -16,7 +16,7 @@ from alembic import op
 _WHEN = sa.DateTime(timezone=True)
 
 revision: str = "0029"
-down_revision: str | None = "0026"
+down_revision: str | None = "0027"
 branch_labels = None
 depends_on = None
 

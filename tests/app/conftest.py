@@ -233,8 +233,9 @@ async def batch_runner(
 @dataclass
 class Keys:
     """Secrets of keys with each scope set, plus one revoked key, all of the default project; a
-    read-write key of a second project ("other"), the default project's admin key, and an operator
-    key (the instance's)."""
+    read-write key of a second project ("other"), the default project's admin key, an operator
+    key (the instance's), and a read-write key of the default project that may save validity
+    records ("validator")."""
 
     read: str
     write: str
@@ -243,6 +244,7 @@ class Keys:
     other: str
     admin: str
     operator: str
+    validator: str
 
     def auth(self, which: str = "both") -> dict[str, str]:
         """Headers for the named key."""
@@ -267,9 +269,10 @@ async def seed_keys(database_url: str) -> Keys:
             other = await create_key(session, "other", ["read", "write"], project.id)
             admin = await create_key(session, "admin", ["admin"])
             operator = await create_key(session, "operator", ["operator"])
+            validator = await create_key(session, "validator", ["read", "write", "validate"])
     finally:
         await engine.dispose()
-    secrets = (read, write, both, revoked, other, admin, operator)
+    secrets = (read, write, both, revoked, other, admin, operator, validator)
     return Keys(*(made.secret for made in secrets))
 
 

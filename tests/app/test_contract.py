@@ -19,7 +19,7 @@ OPERATIONS = {
     "create_project", "create_run", "delete_batch", "delete_dataset", "delete_run", "get_batch",
     "get_batch_report", "get_dataset", "get_run", "healthz", "list_batch_items", "list_batches",
     "list_datasets", "list_deliveries", "list_keys", "list_models", "list_projects", "list_runs", "metrics",
-    "list_panels",
+    "list_panels", "show_record", "pin_record", "unpin_record", "publish_record", "withdraw_record",
     "pause_batch", "read_audit", "readyz", "redeliver_delivery", "resume_batch", "retry_failed_items",
     "revoke_key", "stream_batch_progress", "stream_run_events", "upload_dataset", "validate_judges",
     "create_webhook_endpoint", "list_webhook_endpoints", "get_webhook_endpoint", "delete_webhook_endpoint",
