@@ -9,7 +9,9 @@ Assumptions (printed with every estimate):
   each round is seven judges and a solver on the judge model, and each round after the first one
   revision on the model under test; a control item is one revision and one judged round;
 - a reply is ``COMPLETION_SHARE`` of its kind's ``max_tokens`` (``bound``: all of it);
-- no prompt cache discount is assumed (cached tokens 0), and no response-cache hit.
+- no prompt cache discount is assumed (cached tokens 0), and no response-cache hit;
+- except for items measured before: an earlier item of the same problem, model, arm, judge model
+  and max_rounds whose calls were all made counts with its stored tokens and cost, exactly.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from prompts import load_prompt
 
 if TYPE_CHECKING:
     from agents.models import ModelRegistry, ModelSpec
+    from app.batches.estimate_history import ItemKey, Measured
 
 CHARS_PER_TOKEN = 4
 COMPLETION_SHARE = 0.25
@@ -57,6 +60,15 @@ class Spend:
             self.cost_usd = None
         elif self.cost_usd is not None:
             self.cost_usd += spec.price.cost(round(input_tokens), round(output_tokens))
+
+    def measured(self, seen: Measured, times: int) -> None:
+        """Add an earlier item's measured spend, ``times`` over."""
+        self.calls += seen.calls * times
+        self.input_tokens += seen.input_tokens * times
+        self.cached_input_tokens += seen.cached_input_tokens * times
+        self.output_tokens += seen.output_tokens * times
+        if self.cost_usd is not None:
+            self.cost_usd += seen.cost_usd * times
 
     def as_dict(self) -> dict[str, Any]:
         """Rounded figures."""
@@ -93,28 +105,40 @@ def _reviser_chars(problem: Problem) -> int:
 
 
 def estimate(
-    problems: list[Problem], spec: dict[str, Any], registry: ModelRegistry, *, bound: bool = False
+    problems: list[tuple[str, Problem]],
+    spec: dict[str, Any],
+    registry: ModelRegistry,
+    history: dict[ItemKey, Measured] | None = None,
+    *,
+    bound: bool = False,
 ) -> dict[str, Any]:
-    """The batch's expected spend per model (mid estimate; ``bound``: its upper bound)."""
+    """The batch's expected spend per model (mid estimate; ``bound``: its upper bound). ``problems``
+    are (content hash, problem); an item ``history`` has measured is counted as measured."""
     judge = registry.get(spec["judge_model"])
     max_rounds, repeats = int(spec["max_rounds"]), int(spec["repeats"])
     rounds = float(max_rounds) if bound else (1 + max_rounds) / 2
     share = 1.0 if bound else COMPLETION_SHARE
+    arms = {"loop": (rounds, rounds - 1)} | ({"control": (1.0, 1.0)} if spec.get("control_arm") else {})
     rows: dict[str, dict[str, Any]] = {}
-    total = Spend()
+    total, known = Spend(), 0
     for name in spec["models"]:
         reviser = registry.get(name)
         spent = Spend()
-        for problem in problems:
-            arms = [(rounds, rounds - 1)] + ([(1.0, 1.0)] if spec.get("control_arm") else [])
-            for judged, revised in arms:
-                _item(spent, judge, reviser, problem, judged * repeats, revised * repeats, share)
+        for content_hash, problem in problems:
+            for arm, (judged, revised) in arms.items():
+                seen = (history or {}).get((content_hash, name, arm))
+                if seen is not None:
+                    spent.measured(seen, repeats)
+                    known += repeats
+                else:
+                    _item(spent, judge, reviser, problem, judged * repeats, revised * repeats, share)
         rows[name] = spent.as_dict()
         _sum_into(total, spent)
     return {
         "basis": "bound" if bound else "mid",
         "assumptions": assumptions(max_rounds, rounds, share),
-        "items": len(problems) * len(spec["models"]) * repeats * (2 if spec.get("control_arm") else 1),
+        "items": len(problems) * len(spec["models"]) * repeats * len(arms),
+        "measured_items": known,
         "models": rows,
         "total": total.as_dict(),
     }
@@ -124,6 +148,7 @@ def _sum_into(total: Spend, spent: Spend) -> None:
     total.calls += spent.calls
     total.input_tokens += spent.input_tokens
     total.output_tokens += spent.output_tokens
+    total.cached_input_tokens += spent.cached_input_tokens
     if total.cost_usd is not None and spent.cost_usd is not None:
         total.cost_usd += spent.cost_usd
     else:
@@ -153,4 +178,5 @@ def assumptions(max_rounds: int, rounds: float, share: float) -> list[str]:
         f"rounds per looped item: {rounds:g} (max_rounds {max_rounds} is the upper bound)",
         f"a reply is {share:.0%} of its kind's max_tokens",
         "no prompt-cache discount and no response-cache hit assumed",
+        "an item measured before (same problem, model, arm, judge model, max_rounds) counts as measured",
     ]

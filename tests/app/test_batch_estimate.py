@@ -45,3 +45,41 @@ def test_estimate_of_an_unknown_model_fails_like_run(tmp_path: Path, monkeypatch
     for command in ("estimate", "run"):
         result = runner.invoke(cli, ["batch", command, "--dataset", str(SAMPLE), "--models", "nope"])
         assert result.exit_code != 0 and "nope" in result.output
+
+
+def test_estimate_uses_the_measured_spend_of_items_run_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simulator_server: SimulatorServer
+) -> None:
+    monkeypatch.setenv("THINKLOOP_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'b.db'}")
+    monkeypatch.setenv("THINKLOOP_LOG_LEVEL", "WARNING")
+    dataset = tmp_path / "two.jsonl"
+    dataset.write_text("".join(SAMPLE.read_text().splitlines(keepends=True)[:2]))
+    models = tmp_path / "models.toml"
+    models.write_text(
+        f'[models.sim]\nmodel = "sim-1"\nbase_url = "{simulator_server.base_url}"\n'
+        "price = { input_per_mtok = 1.0, output_per_mtok = 4.0 }\n"
+    )
+    args = [
+        "--dataset",
+        str(dataset),
+        "--models",
+        "sim",
+        "--judge-model",
+        "sim",
+        "--models-file",
+        str(models),
+    ]
+    # without the response cache, every call is made and measured (a cache hit would be free)
+    ran = runner.invoke(cli, ["batch", "run", *args, "--no-cache", "--format", "json"])
+    assert ran.exit_code == 0, ran.output
+    rows = json.loads(ran.output[ran.output.index("{") :])["rows"]
+    calls = len(simulator_server.state.requests)
+    shown = runner.invoke(cli, ["batch", "estimate", *args, "--repeats", "2"])
+    assert shown.exit_code == 0, shown.output
+    total = json.loads(shown.output)["total"]
+    assert json.loads(shown.output)["measured_items"] == 4  # 2 problems, 2 repeats
+    assert total["calls"] == 2 * sum(r["llm_calls"] for r in rows) == 2 * calls
+    for field in ("input_tokens", "output_tokens", "cached_input_tokens"):
+        assert total[field] == 2 * sum(r[field] for r in rows)
+    assert total["cost_usd"] == pytest.approx(2 * sum(r["cost_usd"] for r in rows), abs=1e-6)
+    assert len(simulator_server.state.requests) == calls  # the estimate called nothing
