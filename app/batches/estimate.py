@@ -26,8 +26,11 @@ from agents.solver import solver_payload
 from prompts import load_prompt
 
 if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
     from agents.models import ModelRegistry, ModelSpec
     from app.batches.estimate_history import ItemKey, Measured
+    from app.batches.service import BatchSpec
 
 CHARS_PER_TOKEN = 4
 COMPLETION_SHARE = 0.25
@@ -180,3 +183,13 @@ def assumptions(max_rounds: int, rounds: float, share: float) -> list[str]:
         "no prompt-cache discount and no response-cache hit assumed",
         "an item measured before (same problem, model, arm, judge model, max_rounds) counts as measured",
     ]
+
+
+async def estimate_batch(session: AsyncSession, spec: BatchSpec, registry: ModelRegistry) -> dict[str, Any]:
+    """The mid estimate of a batch over a stored dataset, with the project's measured items."""
+    from app.batches.estimate_history import dataset_problems, measured
+
+    problems = await dataset_problems(session, spec.dataset_id)
+    hashes = [h for h, _ in problems]
+    history = await measured(session, hashes, spec.models, spec.judge_model, spec.max_rounds, spec.project_id)
+    return estimate(problems, dict(spec.__dict__), registry, history)

@@ -11,7 +11,8 @@ from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from app.models import Batch, BatchItem, ProblemRow, Run, RunFacts
+from agents.schemas import Problem
+from app.models import DEFAULT_PROJECT, Batch, BatchItem, DatasetItem, ProblemRow, Run, RunFacts
 
 # (problem content hash, model under test, arm)
 ItemKey = tuple[str, str, str]
@@ -28,10 +29,28 @@ class Measured:
     cost_usd: float
 
 
+async def dataset_problems(session: AsyncSession, dataset_id: str) -> list[tuple[str, Problem]]:
+    """A stored dataset's problems in order, each with its content hash."""
+    query = (
+        select(ProblemRow)
+        .join(DatasetItem, col(DatasetItem.problem_id) == col(ProblemRow.id))
+        .where(col(DatasetItem.dataset_id) == dataset_id)
+        .order_by(col(DatasetItem.position))
+    )
+    rows = (await session.execute(query)).scalars().all()
+    return [(r.content_hash, Problem(question=r.question, solution=r.solution)) for r in rows]
+
+
 async def measured(
-    session: AsyncSession, hashes: list[str], models: list[str], judge_model: str, max_rounds: int
+    session: AsyncSession,
+    hashes: list[str],
+    models: list[str],
+    judge_model: str,
+    max_rounds: int,
+    project_id: str = DEFAULT_PROJECT,
 ) -> dict[ItemKey, Measured]:
-    """The newest full measurement of each (problem, model, arm); empty when there is no history."""
+    """The newest full measurement of each (problem, model, arm) in the project's batches; empty
+    when there is no history."""
     query = (
         select(col(ProblemRow.content_hash), BatchItem, Run)
         .join(Batch, col(Batch.id) == col(BatchItem.batch_id))
@@ -40,6 +59,7 @@ async def measured(
         .where(
             col(ProblemRow.content_hash).in_(hashes),
             col(BatchItem.model).in_(models),
+            col(Batch.project_id) == project_id,
             col(Batch.judge_model) == judge_model,
             col(Batch.max_rounds) == max_rounds,
             col(BatchItem.cache_hits) == 0,
