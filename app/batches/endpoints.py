@@ -9,12 +9,14 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response, status
 from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, func, select
 from sse_starlette import EventSourceResponse
 
 from app.batches import repository as repo
 from app.batches.deps import Batches
+from app.batches.estimate import estimate_batch
 from app.batches.exports import item_export
 from app.batches.schemas import (
     MAX_BATCH_ITEMS,
@@ -90,8 +92,12 @@ async def create_batch(
     settings: AppSettings,
     quotas: QuotasDep,
     response: Response,
-) -> BatchPublic:
-    """Evaluate every problem of a dataset with every model (× repeats, + control arm); 202 at once."""
+    dry_run: Annotated[
+        bool, Query(description="Only estimate its calls, tokens and cost (200); nothing runs or is stored")
+    ] = False,
+) -> BatchPublic | JSONResponse:
+    """Evaluate every problem of a dataset with every model (× repeats, + control arm); 202 at once.
+    With ``dry_run``, 200 and what it would spend (see `thinkloop batch estimate`)."""
     judge = body.judge_model or settings.judge_model
     check_models(registry, *body.models, judge)
     items = await _size(session, body, key.project_id)
@@ -105,6 +111,8 @@ async def create_batch(
         policy=body.policy or settings.policy,
         project_id=key.project_id,
     )
+    if dry_run:
+        return JSONResponse(await estimate_batch(session, spec, registry))
     batch = await service.create(spec, key, registry)
     response.headers["Location"] = f"/v1/batches/{batch.id}"
     return await _public(service, batch.id)

@@ -110,6 +110,69 @@ def run(
     _execute_and_report(settings, registry, start, fmt)
 
 
+@batch_cli.command("estimate")
+def estimate(
+    dataset: Annotated[Path, typer.Option(help="JSONL, CSV or THiNK-layout problem set")],
+    models: Annotated[str, typer.Option(help="Models under test, comma-separated")],
+    judge_model: Annotated[str | None, typer.Option(help="Judge model (default: settings)")] = None,
+    max_rounds: Annotated[int, typer.Option(min=1, max=10)] = 3,
+    repeats: Annotated[int, typer.Option(min=1, max=100)] = 1,
+    control: Annotated[bool, typer.Option(help="Add the zero-shot control arm")] = False,
+    bound: Annotated[bool, typer.Option(help="The upper bound, not the mid estimate")] = False,
+    models_file: Annotated[Path | None, typer.Option(help=MODELS_FILE_HELP)] = None,
+) -> None:
+    """Print what `batch run` with these arguments would spend (calls, tokens, cost) as JSON,
+    without calling a model or storing anything."""
+    from agents.schemas import Problem
+    from app.batches.estimate import estimate as estimate_spend
+    from app.cli.support import registry_from
+    from app.datasets.parsing import DatasetError, parse_dataset
+
+    settings = _settings()
+    names = _models(models)
+    judge = judge_model or settings.judge_model
+    registry = registry_from(settings, models_file, (*names, judge))
+    try:
+        parsed = parse_dataset(dataset.read_bytes(), dataset.name)
+    except OSError as exc:
+        fail(f"cannot read {dataset}: {exc.strerror}")
+    except DatasetError as exc:
+        fail(f"{dataset}: {exc}")
+    if parsed.errors:
+        fail(f"{len(parsed.errors)} bad row(s); fix them (see `thinkloop datasets validate`)", code=1)
+    problems = [(r.content_hash, Problem(question=r.question, solution=r.solution)) for r in parsed.rows]
+    spec = {"models": names, "judge_model": judge, "max_rounds": max_rounds, "repeats": repeats}
+    history = _history(settings, [h for h, _ in problems], names, judge, max_rounds)
+    shown = estimate_spend(problems, {**spec, "control_arm": control}, registry, history, bound=bound)
+    typer.echo(json.dumps(shown, indent=2))
+
+
+def _history(
+    settings: Settings, hashes: list[str], models: list[str], judge: str, max_rounds: int
+) -> dict[Any, Any]:
+    """Earlier items' measured spend, read without migrating or writing (a missing SQLite file: none)."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(settings.database_url)
+    if url.get_backend_name() == "sqlite" and not (url.database and Path(url.database).exists()):
+        return {}
+    return asyncio.run(_read_history(settings.database_url, hashes, models, judge, max_rounds))
+
+
+async def _read_history(
+    database_url: str, hashes: list[str], models: list[str], judge: str, max_rounds: int
+) -> dict[Any, Any]:
+    from app.batches.estimate_history import measured
+    from app.db import create_engine, session_factory
+
+    engine = create_engine(database_url)
+    try:
+        async with session_factory(engine)() as session:
+            return await measured(session, hashes, models, judge, max_rounds)
+    finally:
+        await engine.dispose()
+
+
 @batch_cli.command("resume")
 def resume(
     batch_id: BatchId,
