@@ -15,7 +15,6 @@ the first call of a process on a slow machine, with every run's event loop stall
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import AsyncIterator, Callable
 
@@ -102,70 +101,3 @@ class _Released(httpx2.AsyncByteStream):
             release, self._release = self._release, None
             if release is not None:
                 release()
-
-
-class QueueAwareTimeouts(httpx2.AsyncBaseTransport):
-    """Times a reply from its first byte: ``first_byte_s`` for the response to start, then at most
-    ``idle_s`` between two pieces of its body.
-
-    A server that queues requests beyond its slots (llama.cpp's ``--parallel``) sends nothing,
-    headers included, until a slot takes the request: with one timeout for every read, a request
-    queued behind busy slots timed out although the server was alive and working (48 of a run's
-    calls against a 4-slot server). A streamed reply then sends a piece per token, so a server
-    that stops mid-reply is still caught within ``idle_s``."""
-
-    def __init__(self, inner: httpx2.AsyncBaseTransport, first_byte_s: float, idle_s: float) -> None:
-        self._inner, self._first_byte_s, self._idle_s = inner, first_byte_s, idle_s
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        """Send with the first-byte bound on the response's start; bound its body by ``idle_s``."""
-        if not _queued(request):  # /props and the like are answered at once: their own timeout holds
-            return await self._inner.handle_async_request(request)
-        # httpcore bounds every read by one figure: wide enough for both, the tighter bounds are ours.
-        timeouts = dict(request.extensions.get("timeout") or {})
-        timeouts["read"] = max(self._first_byte_s, self._idle_s)
-        request.extensions = {**request.extensions, "timeout": timeouts}
-        try:
-            async with asyncio.timeout(self._first_byte_s):
-                response = await self._inner.handle_async_request(request)
-        except TimeoutError:
-            message = f"no reply began within {self._first_byte_s:g} s (queue_timeout_s)"
-            raise httpx2.ReadTimeout(message, request=request) from None
-        response.stream = _IdleBounded(response.stream, self._idle_s, request)
-        return response
-
-    async def aclose(self) -> None:
-        """Close the wrapped transport."""
-        await self._inner.aclose()
-
-
-def _queued(request: httpx2.Request) -> bool:
-    """Whether a server may queue this request behind busy slots: a generation (chat completion)."""
-    return request.method == "POST" and request.url.path.endswith("/completions")
-
-
-class _IdleBounded(httpx2.AsyncByteStream):
-    """A response body that fails with a read timeout when no piece comes for ``idle_s``."""
-
-    def __init__(
-        self, inner: httpx2.AsyncByteStream | httpx2.SyncByteStream, idle_s: float, request: httpx2.Request
-    ) -> None:
-        self._inner, self._idle_s, self._request = inner, idle_s, request
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        assert isinstance(self._inner, httpx2.AsyncByteStream)
-        pieces = self._inner.__aiter__()
-        while True:
-            try:
-                async with asyncio.timeout(self._idle_s):
-                    piece = await anext(pieces)
-            except StopAsyncIteration:
-                return
-            except TimeoutError:
-                message = f"the reply stopped: no byte for {self._idle_s:g} s after it had started"
-                raise httpx2.ReadTimeout(message, request=self._request) from None
-            yield piece
-
-    async def aclose(self) -> None:
-        if isinstance(self._inner, httpx2.AsyncByteStream):
-            await self._inner.aclose()

@@ -89,6 +89,7 @@ OUTSIDE_THE_DECISION: dict[str, str] = {
     "reviser": "the model under test: it writes the versions the panel judges",
     "simulator": "the project's stand-in endpoint (tests and demos), not part of thinkloop's decision",
     "slots": "how many calls a server takes at once",
+    "timeouts": "how long a call may take to begin and to continue, never what it decides",
     "validity": "the bench: it measures the panel, and its figures are stored in the record",
 }
 

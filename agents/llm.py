@@ -376,8 +376,8 @@ class LLMClient:
         expected = min(self.spec.expected_output_tokens, limit)
         estimate = estimate_tokens([str(m.content) for m in prompt], expected)
         splitter = TagSplitter(self.spec.reasoning_tag, think) if self._tags else None
-        # Streamed, a call is timed from its first byte (``QueueAwareTimeouts``): a request waiting in
-        # the queue of a busy server is not a failure while the server works through the others.
+        # Streamed, a call is timed from its first token (``agents/timeouts.py``): a request waiting in
+        # a busy server's queue or reading a long prompt is not a failure while the server works.
         streamed = on_text is not None or self.spec.stream
         async with self._limiter.call(estimate):
             with capturing(think) as observed:
@@ -496,12 +496,18 @@ def _merge(chunks: list[AIMessageChunk]) -> AIMessageChunk:
 
 
 def _root_cause(exc: BaseException) -> BaseException:
-    """The innermost exception of a chain (a connection refused under the SDK's wrapper)."""
+    """The innermost exception of a chain (a connection refused under the SDK's wrapper); a context
+    raised ``from None`` is not part of it (a bound's TimeoutError under the ReadTimeout naming it)."""
     seen = {id(exc)}
-    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
+    while (inner := _inner(exc)) is not None and id(inner) not in seen:
         seen.add(id(inner))
         exc = inner
     return exc
+
+
+def _inner(exc: BaseException) -> BaseException | None:
+    """The exception ``exc`` was raised from or while handling, unless suppressed."""
+    return exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
 
 
 def public_name(exc: BaseException) -> str:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # the client stack loads only when a client is built (`thinkl
     from langchain_openai.chat_models.base import BaseChatOpenAI
 
     from agents.ratelimit import LimitSpec
+    from agents.timeouts import Bounds, PromptRate
 
 OFFLINE_MODEL = "rubric"
 
@@ -101,18 +102,32 @@ class ModelSpec(BaseModel):
     timeout_s: float = Field(
         default=60.0,
         gt=0,
-        description="Seconds to connect, and at most between two bytes of a reply once it has started",
+        description="Seconds for any request that is not a generation (/props, /v1/models), and the "
+        "default of connect_timeout_s and token_gap_timeout_s",
     )
     queue_timeout_s: float = Field(
         default=600.0,
         gt=0,
-        description="Seconds a request may wait for the first byte of its reply: a server that queues "
-        "requests beyond its slots (llama.cpp) sends nothing until one frees, and that is not a failure",
+        description="The least time a generation may wait for its first token (not its headers): "
+        "queued behind busy slots, then reading the prompt. A long prompt gets more: its estimated "
+        "tokens over the server's measured prompt rate, three times over",
+    )
+    connect_timeout_s: float | None = Field(
+        default=None, gt=0, description="Seconds to open a connection (None: timeout_s)"
+    )
+    token_gap_timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds a reply that has started may go without a piece (None: timeout_s); "
+        "the only bound on a started reply besides total_timeout_s",
+    )
+    total_timeout_s: float | None = Field(
+        default=None, gt=0, description="Seconds a whole call may take, queueing included (None: no bound)"
     )
     stream: bool = Field(
         default=True,
         description="Stream every reply, so a call is timed from its first byte; false asks for whole "
-        "replies (then the first byte is the whole reply, and queue_timeout_s bounds it all)",
+        "replies (then the whole reply is the first token, and the first-token bound covers it all)",
     )
     max_tokens: MaxTokens = Field(
         default_factory=MaxTokens, description="The most tokens a reply may have, per kind of call"
@@ -202,6 +217,25 @@ def limit_spec(spec: ModelSpec) -> LimitSpec:
     return LimitSpec(spec.name, spec.max_concurrency, spec.requests_per_minute, spec.tokens_per_minute)
 
 
+# The prompt rate learned per endpoint and model, kept across the clients a process builds for it.
+_RATES: dict[tuple[str, str], PromptRate] = {}
+
+
+def prompt_rate(spec: ModelSpec) -> PromptRate:
+    """The prompt-reading rate learned so far for ``spec``'s endpoint and model."""
+    from agents.timeouts import PromptRate
+
+    return _RATES.setdefault((spec.base_url or "", spec.model), PromptRate())
+
+
+def timeout_bounds(spec: ModelSpec) -> Bounds:
+    """The generation bounds ``spec`` configures."""
+    from agents.timeouts import Bounds
+
+    gap = spec.token_gap_timeout_s or spec.timeout_s
+    return Bounds(floor_s=spec.queue_timeout_s, gap_s=gap, total_s=spec.total_timeout_s)
+
+
 def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> BaseChatOpenAI:
     """A chat client for ``spec``; the API key is read from ``env[spec.api_key_env]``.
 
@@ -212,7 +246,8 @@ def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> BaseChatOpenAI:
     from langchain_openai import AzureChatOpenAI, ChatOpenAI
 
     from agents.attempts import count_attempt
-    from agents.connections import QueueAwareTimeouts, ShardedTransport
+    from agents.connections import ShardedTransport
+    from agents.timeouts import TokenTimeouts
     from agents.wire import NormalisingTransport
 
     key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) accept any key
@@ -226,24 +261,26 @@ def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> BaseChatOpenAI:
     # `max_concurrency` above 100 and close most connections after every round of parallel
     # judges: the provider limiter bounds the calls, and every call it lets through keeps its
     # connection for the next, in shards that keep each request's bookkeeping small.
+    timeout = openai.Timeout(spec.timeout_s, connect=spec.connect_timeout_s or spec.timeout_s)
+    bounds = timeout_bounds(spec)
     http_client = openai.DefaultAsyncHttpxClient(
-        timeout=spec.timeout_s,
+        timeout=timeout,
         event_hooks={"request": [count_attempt]},
         transport=NormalisingTransport(
-            QueueAwareTimeouts(ShardedTransport(spec.max_concurrency), spec.queue_timeout_s, spec.timeout_s)
+            TokenTimeouts(ShardedTransport(spec.max_concurrency), bounds, prompt_rate(spec))
         ),
     )
     common: dict[str, Any] = {
         "http_async_client": http_client,
         "api_key": key,
-        "timeout": spec.timeout_s,
+        "timeout": timeout,
         "max_retries": spec.max_retries,
         "temperature": spec.temperature,
         "seed": spec.seed,
         "stream_usage": True,
-        # langchain-openai's own bound between two parsed chunks (120 s by default): the same as ours
-        # between two bytes, so a reply that has started is given up after timeout_s of silence.
-        "stream_chunk_timeout": spec.timeout_s,
+        # langchain-openai's own bound between two parsed chunks (120 s by default) would also time
+        # the wait for the first one, which reading a long prompt may exceed: ours are the bounds.
+        "stream_chunk_timeout": None,
     }
     if spec.provider == "azure":
         if not spec.base_url or not spec.api_version:

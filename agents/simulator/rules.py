@@ -49,6 +49,17 @@ class Rule(BaseModel):
         description="write an endless reply (a small base model's way): cut at the request's max_tokens, "
         "else at the server's default_max_tokens, with finish_reason length",
     )
+    prompt_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="streamed: seconds between the headers (sent at once) and the first chunk, as "
+        "llama-server reading the prompt",
+    )
+    timings_prompt_ms: float | None = Field(
+        default=None,
+        ge=0,
+        description="streamed: report llama.cpp's timings (prompt_n, prompt_ms) in the last chunk",
+    )
     stall_s: float = Field(
         default=0.0, ge=0, description="streaming: stop this long after the first piece (a server gone quiet)"
     )

@@ -76,6 +76,9 @@ async def stream_events(
         pieces = pieces[: max(1, len(pieces) // 2)]
     for comment in profile.sse_comments:
         yield f"{comment}\n\n"
+    if rule is not None and rule.prompt_s:
+        yield ": \n\n"  # the headers go with the first bytes; then nothing while the prompt is read
+        await asyncio.sleep(rule.prompt_s)
     if profile.first_frame_empty:  # Azure: the prompt's content-filter results, before any choice
         envelope = _envelope(body, profile, "chat.completion.chunk", "")
         yield _frame(envelope | {"choices": [], "prompt_filter_results": [{"prompt_index": 0}]})
@@ -95,7 +98,8 @@ async def stream_events(
         await asyncio.sleep(stall or chunk_delay_s)
     if rule is not None and rule.truncate_stream:
         return  # dropped: no finish reason, no [DONE]
-    async for frame in _ending(writer, body, tool, finish="length" if cut else finish):
+    timings = rule.timings_prompt_ms if rule is not None else None
+    async for frame in _ending(writer, body, tool, "length" if cut else finish, timings):
         yield frame
 
 
@@ -131,11 +135,14 @@ def _tool_delta(writer: _Writer, body: dict[str, Any], piece: str, index: int) -
 
 
 async def _ending(
-    writer: _Writer, body: dict[str, Any], tool: bool, finish: str | None
+    writer: _Writer, body: dict[str, Any], tool: bool, finish: str | None, prompt_ms: float | None
 ) -> AsyncIterator[str]:
     profile = writer.profile
     reason = finish or ("tool_calls" if tool else profile.stop_reason)
     extra: dict[str, Any] = {}
+    if prompt_ms is not None:  # llama.cpp's own figures, beside the OpenAI-shaped usage
+        prompt_n = usage_of(body, writer.reply)["prompt_tokens"]
+        extra["timings"] = {"prompt_n": prompt_n, "prompt_ms": prompt_ms}
     if profile.usage == "in_last_content":
         extra["usage"] = usage_of(body, writer.reply)
     elif profile.usage == "x_groq":
