@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from agents.verify.expressions import parse_clock, tokens, variables
 from agents.verify.givens import givens
 from agents.verify.steps import Evidence, Step
+from agents.verify.units import CURRENCY
 
 if TYPE_CHECKING:
     from agents.verify.verifier import Verification
@@ -349,9 +350,9 @@ def _unread(
 
 
 # the number a relation states: right after it, or after at most three words ("which is about $9")
-_LATER_NUMBER = re.compile(r"[$£€]?(\d+(?:\.\d+)?)")
+_LATER_NUMBER = re.compile(rf"(?:{CURRENCY})?\s?(\d+(?:\.\d+)?)")
 _COMPARES = re.compile(r"\bas (?:many|much|long|old|far|tall)\b|\bthan\b")
-_NEAR_NUMBER = re.compile(r"(?:\s+[A-Za-z]+){0,3}?\s*[$£€]?(\d+(?:\.\d+)?)")
+_NEAR_NUMBER = re.compile(rf"(?:\s+[A-Za-z]+){{0,3}}?\s*(?:{CURRENCY})?\s?(\d+(?:\.\d+)?)")
 _MORE = {"more", "greater", "larger", "longer", "heavier", "older", "over", "above"}
 
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from agents.verify.units import UNIT_PATTERN, Unit, unit
+from agents.verify.units import CURRENCY, UNIT_PATTERN, Unit, unit
 
 Number = Fraction | float
 
@@ -22,7 +22,7 @@ _TOKEN = re.compile(
   | (?P<mixed>\b\d+\s\d+/\d+\b(?!\.\d))
   | (?P<frac>\b\d+/\d+\b(?!\.\d))
   | (?P<num>\d+(?:\.\d+)?)
-  | (?P<cur>[$£€])
+  | (?P<cur>{CURRENCY})
   | (?P<unit>(?:{UNIT_PATTERN})(?![\w/]))
   | (?P<eq>=|≈|(?:,\s*)?\b(?:which\s+is|that\s+is|which\s+(?:makes|gives|leaves|equals))\b|"""
     rf"""\b(?:comes?\s+to|is|are|makes?|gives?|equals?|leaves|was|becomes?|became|to\s+get|"""

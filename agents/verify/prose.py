@@ -14,7 +14,7 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from agents.verify.givens import givens
-from agents.verify.units import unit
+from agents.verify.units import CURRENCY, unit
 
 _TIME = r"\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?"
 _DURATION = (
@@ -55,7 +55,7 @@ _LINK = (
 )
 # A number that an operator follows is an operand of a written computation, not the relation's result
 # ("half as many musicians: 40 × 120 / 60 = 80" states no "half of 60 is 40").
-_RESULT = rf"(?P<cur>[$£€])?(?P<n>{_NUMBER})(?!\s*[×x*/÷+−-]\s*[$£€]?\d)"
+_RESULT = rf"(?P<cur>{CURRENCY})?\s?(?P<n>{_NUMBER})(?!\s*[×x*/÷+−-]\s*(?:{CURRENCY})?\s?\d)"
 _TIMES = re.compile(
     rf"\b(?P<f>{_FACTOR}) as (?:many|much|long|old|far|tall|heavy|high|big|fast)\b"
     rf"(?P<ref>[^.;:=?!\n]*?)(?P<link>{_LINK}) {_RESULT}(?![\d/:])"

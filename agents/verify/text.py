@@ -14,6 +14,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
 
+from agents.verify.units import CURRENCY
+
 ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\ufeff\u00ad\u180e]")
 # Letters of other scripts that render like Latin ones (the Unicode confusables most used to evade filters).
 CONFUSABLES = str.maketrans(
@@ -53,7 +55,7 @@ _OPERATORS: list[Substitution] = [
     (re.compile(r"[−–—]"), "-"),
     (re.compile(r"[·∙⋅]"), "×"),
     (re.compile(r"(?<=\d)⁄(?=\d)"), "/"),  # NFKC writes ½ as 1⁄2
-    (re.compile(r"(?<=[\d)²])\s*[x*]\s*(?=[\d(√$£€])"), " × "),
+    (re.compile(rf"(?<=[\d)²])\s*[x*]\s*(?=[\d(√]|{CURRENCY})"), " × "),
     (re.compile(r"\bper ?cent\b", re.I), "%"),
     (re.compile(r"\b(?:km|kilomet(?:re|er)s?) (?:per|an|a) hour\b", re.I), "km/h"),
     (re.compile(r"\b(?:m|met(?:re|er)s?) (?:per|a) second\b", re.I), "m/s"),

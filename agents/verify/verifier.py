@@ -206,7 +206,7 @@ def _chains(toks: list[Token]) -> list[list[_Side]]:
         elif token.kind == "rem" and index + 1 < len(toks) and toks[index + 1].kind == "num":
             side.remainder = Fraction(toks[index + 1].text)
             index += 1
-        elif token.kind in _EXPRESSION or _compound_and(toks, index):
+        elif token.kind in _EXPRESSION or (_compound_and(toks, index) and not _closes(current, side, toks, index)):
             side.toks.append(token)
         elif _label(toks, index):
             side.labelled = True  # "240 texts × 5 cents": the noun names what is counted
@@ -260,6 +260,23 @@ def _compound_and(toks: list[Token], index: int) -> bool:
     return (
         big is not None and small is not None and big.dimension == small.dimension and big.scale > small.scale
     )
+
+
+def _closes(current: list[_Side], side: _Side, toks: list[Token], index: int) -> bool:
+    """The "and" of "2100 cm = 21 m and 90 cm = 0.9 m" joins two claims, not "21 m and 90 cm": the
+    quantity before it already equals the side before its equality, and an equality follows the
+    quantity after it (a compound that is a side of its own, "= 1 hour and 30 minutes = 90
+    minutes", does not equal the side before without its second part)."""
+    if not current or index + 3 >= len(toks) or toks[index + 3].kind != "eq":
+        return False
+    try:
+        before, so_far = _evaluate(current[-1], {}), _evaluate(side, {})
+    except NeedsVariable:
+        return False
+    if before is None or so_far is None:
+        return False
+    a, b = before[0], so_far[0]
+    return convertible(a.unit, b.unit) and _in_unit(a, b.unit) == b.value
 
 
 def _evaluate(side: _Side, env: dict[str, Fraction]) -> tuple[Quantity, int] | None:
