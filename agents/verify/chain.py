@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from agents.verify.expressions import parse_clock, tokens, variables
 from agents.verify.givens import givens
 from agents.verify.steps import Evidence, Step
-from agents.verify.units import CURRENCY
+from agents.verify.units import CURRENCY, UNIT_PATTERN
 
 if TYPE_CHECKING:
     from agents.verify.verifier import Verification
@@ -218,7 +218,7 @@ def _final_answer(given: set[Fraction], text: str, found: Verification) -> None:
                 f"but the chain goes on from it to {onward[-1].claim}",
             )
         )
-    elif source is None and not clock and _stale_answer(answer, before, given):
+    elif source is None and not clock and _unfounded(answer, start, text, given, found):
         found.evidence.append(
             Evidence(
                 "answer",
@@ -230,6 +230,41 @@ def _final_answer(given: set[Fraction], text: str, found: Verification) -> None:
                 f"{before[-1].claim} computes {_show(before[-1].result)}",
             )
         )
+
+
+def _unfounded(answer: Fraction, at: int, text: str, given: set[Fraction], found: Verification) -> bool:
+    """The answer is no value the chain has. The chain has what the question gives, what a step
+    before the answer computes (or a relation states), and each number the solution writes on the
+    way that is a constant or one operation on values it has already ("so she has 40 euros left"),
+    each taken in the order written. The answer must be one of these, one of them rounded or in
+    another unit, or one operation on two of them: "60 − 22 = 38. There are 36 rolls left." states
+    an answer nothing computes. The small part of a compound quantity ("4 m 65 cm") is not read."""
+    written = list(_WRITTEN.finditer(text, 0, at))
+    own = next((m for m in reversed(written) if m.end() == at), None)
+    if own is not None and _COMPOUND.search(text, 0, own.start()):
+        return False
+    steps = [*found.steps, *found.unverified]
+    known = {s.result for s in steps if s.result is not None and s.start < at} | given
+    known |= {value for offset, value in found.results if offset < at}
+    for match in written:
+        value = _number_value(match.group(0))
+        if match is not own and (value in CONSTANTS or _founded(value, known)):
+            known.add(value)
+    return not _founded(answer, known)
+
+
+def _founded(value: Fraction, known: set[Fraction]) -> bool:
+    """One of the known values, one rounded or in another unit, or one operation on two of them."""
+    if value in known:
+        return True
+    scaled = {a * k for a in known for k in _FACTORS} | {a / k for a in known for k in _FACTORS}
+    if value in scaled or _rounded(value, known | scaled):
+        return True
+    return any(_one_operation(value, a, b) or (b > 0 and value == a % b) for a in known for b in known)
+
+
+_WRITTEN = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d/]|\.\d)")
+_COMPOUND = re.compile(rf"\d\s?(?:{UNIT_PATTERN})\s+(?:and\s+)?\Z")
 
 
 def _goes_on(step: Step, source: Step, value: Fraction, given: set[Fraction]) -> bool:
