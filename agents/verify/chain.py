@@ -53,7 +53,8 @@ def check(question: str, text: str, found: Verification) -> None:
     """Check the chain of ``found.steps`` against the question's givens (both texts normalised)."""
     given = question_numbers(question)
     _trace(given, text, found)
-    _final_answer(given, text, found)
+    clocks = {Fraction(parse_clock(t.text).value) for t in tokens(question, set()) if t.kind == "clock"}
+    _final_answer(given, text, found, clocks)
     _unread_relations(given, text, found)
 
 
@@ -197,8 +198,9 @@ def _near(value: Fraction, result: Fraction | None) -> bool:
     return abs(value - result) <= _CLOSE * abs(result)
 
 
-def _final_answer(given: set[Fraction], text: str, found: Verification) -> None:
-    """The answer stated last is the last value computed, not a value a later step went on from."""
+def _final_answer(given: set[Fraction], text: str, found: Verification, clocks: set[Fraction]) -> None:
+    """The answer stated last is the last value computed, not a value a later step went on from,
+    and a value the chain has (a time of day it gives or reaches, for a time)."""
     start, answer, noun, clock = _answer(text)
     steps = sorted((s for s in found.steps if s.result is not None), key=_at)
     before = [s for s in steps if s.end <= start]  # ``start``: where the answer's number ends
@@ -218,7 +220,9 @@ def _final_answer(given: set[Fraction], text: str, found: Verification) -> None:
                 f"but the chain goes on from it to {onward[-1].claim}",
             )
         )
-    elif source is None and not clock and _unfounded(answer, start, text, given, found):
+    elif source is None and (
+        _unreached(answer, start, given, found, clocks) if clock else _unfounded(answer, start, text, given, found)
+    ):
         found.evidence.append(
             Evidence(
                 "answer",
@@ -251,6 +255,17 @@ def _unfounded(answer: Fraction, at: int, text: str, given: set[Fraction], found
         if match is not own and (value in CONSTANTS or _founded(value, known)):
             known.add(value)
     return not _founded(answer, known)
+
+
+def _unreached(answer: Fraction, at: int, given: set[Fraction], found: Verification, clocks: set[Fraction]) -> bool:
+    """A time of day as the answer that the chain does not reach: not a time the question gives or a
+    step reaches, nor one of those moved by a duration the chain has (minutes, or hours as minutes),
+    on a 12-hour clock. "7:30 + 2 hours = 9:30. It ends at 10:30." answers a time nothing reaches."""
+    steps = [s for s in [*found.steps, *found.unverified] if s.result is not None and s.start < at]
+    times = clocks | {s.result for s in steps if s.clock and s.result is not None}
+    spans = {s.result for s in steps if not s.clock and s.result is not None} | given
+    moves = {Fraction(0)} | spans | {d * 60 for d in spans}
+    return not any((answer - t - m) % 720 == 0 or (answer - t + m) % 720 == 0 for t in times for m in moves)
 
 
 def _founded(value: Fraction, known: set[Fraction]) -> bool:

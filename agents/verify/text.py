@@ -64,14 +64,38 @@ _OPERATORS: list[Substitution] = [
     (re.compile(r"(?<=\d)(?<!\.\d)(?<!\.\d\d)(?<!\.\d\d\d)[ \u202f\u00a0](?=\d{3}\b)"), ""),
     (re.compile(r"(?<=\d),(?=\d{3}(?!\d)(?!,\d))|(?<=\d),(?=\d{3},\d{3})"), ""),  # 1,500 and 1,950p
 ]
+# where a time of day is said, and what may follow it
+_SAID = (
+    r"(?:(?<=\bat )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|(?<=\bbefore )|(?<=\bafter )|(?<=\btime is )"
+    r"|(?<=\btime was )|(?<== ))"
+)
+_TIME_ENDS = r"(?=\s?[ap]\.?m\b|\s*[.,;!?)]|\s*$|\s(?:and|so|in|on|when|then|the|that|this)\b)"
+
+
+def _before_hour(hour: str, minutes: int) -> str:
+    """ "a quarter to 9" is 8:45 (and a quarter to 1 is 12:45)."""
+    return f"{(int(hour) - 2) % 12 + 1}:{60 - minutes:02d}"
+
+
 _CLOCK: list[Substitution] = [
     (re.compile(r"\bhalf an hour\b", re.I), "30 minutes"),
     (re.compile(r"\ba quarter of an hour\b", re.I), "15 minutes"),
     (re.compile(r"\b3 quarters of an hour\b", re.I), "45 minutes"),
     (re.compile(r"\b(in|for|within) an hour\b", re.I), r"\1 1 hour"),
     (re.compile(r"\bhalf past (\d{1,2})\b", re.I), r"\1:30"),
-    (re.compile(r"\ba quarter past (\d{1,2})\b", re.I), r"\1:15"),
-    (re.compile(r"\ba quarter to (\d{1,2})\b", re.I), lambda m: f"{int(m.group(1)) - 1}:45"),
+    (re.compile(r"\b(?:a )?quarter past (\d{1,2})\b", re.I), r"\1:15"),
+    (re.compile(r"\b(?:a )?quarter to (\d{1,2})\b", re.I), lambda m: _before_hour(m.group(1), 15)),
+    # "ten to nine", "25 to 11": minutes to an hour, where a time is said (after "at", "is", "="),
+    # not a range ("from 5 to 10") nor a ratio ("3 to 4" counts no such minutes)
+    (
+        re.compile(rf"{_SAID}\b(5|10|20|25) (?:minutes )?to (\d{{1,2}})\b{_TIME_ENDS}", re.I),
+        lambda m: _before_hour(m.group(2), int(m.group(1))),
+    ),
+    # "seven thirty", "at 8 45 pm": an hour and its minutes said one after the other
+    (re.compile(rf"(?<=\bat )(\d{{1,2}}) ([0-5]\d)\b{_TIME_ENDS}", re.I), r"\1:\2"),
+    (re.compile(r"\b(\d{1,2})\.([0-5]\d) ?(?=[ap]\.?m\b)", re.I), r"\1:\2 "),  # "7.30 pm"
+    (re.compile(r"\b(?:noon|midday)\b", re.I), "12:00 pm"),
+    (re.compile(r"\bmidnight\b", re.I), "12:00 am"),
     (
         re.compile(r"\b(\d{1,2}) past (\d{1,2})\b(?! ?(?:minutes|hours))", re.I),
         lambda m: f"{m.group(2)}:{int(m.group(1)):02d}",

@@ -139,7 +139,7 @@ def normalised(solution: str, question: str = "") -> str:
     """The solution as the verifier reads it (its tokens' offsets refer to this text): digits for
     number words, prose relations and clock phrases as computations, worded operators as symbols."""
     prose = dimensions(clock_spans(relations(_ratios(with_digits(solution)), question)))
-    return with_word_ops(_clock_words(prose))
+    return _spoken_times(with_word_ops(_clock_words(prose)))
 
 
 def _line_breaks(text: str, toks: list[Token]) -> list[Token]:
@@ -176,6 +176,43 @@ _MORE = re.compile(
     rf"(?<![\d.])\b(\d+) more (minutes?|hours?) (?:brings?|takes?|gets?) (?:us|it|them|you|her|him|me) "
     rf"to ({_TIME})"
 )
+
+
+_SPOKEN = re.compile(r"(?<![\d.:])\b(\d{1,2}) ([0-5]\d)\b(?=( [+-] \d+ ?(?:hours?|h|minutes?|min)\b)?)")
+_TO_HOUR = re.compile(r"(?<![\d.:])\b(5|10|20|25) (?:minutes )?to (\d{1,2})\b")
+_CLOCK_LINK = re.compile(rf"\b(?:is|are|was|makes|gives|comes to|equals)\s+$|=\s*$")
+
+
+def _spoken_times(text: str) -> str:
+    """Times of day said as words where a clock computation says them: "7 30 + 2 hours" (seven
+    thirty plus two hours), and, linked to a result in a sentence that computes with a time of
+    day, "is 9 45" or "is 10 to 10" (nine forty-five, ten to ten). Anywhere else the numbers are
+    left as they are ("3 45" may be two counts; "5 to 10" a range)."""
+
+    def operand(match: re.Match[str]) -> str:
+        hour, minute, onward = match.groups()
+        return f"{hour}:{minute}" if onward and int(hour) <= 23 else match.group(0)
+
+    def result(match: re.Match[str]) -> str:
+        hour, minute, _ = match.groups()
+        linked = int(hour) <= 23 and _clock_said(text, match.start())
+        return f"{hour}:{minute}" if linked else match.group(0)
+
+    def to_hour(match: re.Match[str]) -> str:
+        if not _clock_said(text, match.start()):
+            return match.group(0)
+        return f"{(int(match.group(2)) - 2) % 12 + 1}:{60 - int(match.group(1)):02d}"
+
+    text = _SPOKEN.sub(operand, text)  # the operands first: the results are linked to them
+    text = _SPOKEN.sub(result, text)
+    return _TO_HOUR.sub(to_hour, text)
+
+
+def _clock_said(text: str, at: int) -> bool:
+    """A result linked ("is", "=") in a sentence that computes with a time of day before it."""
+    start = max(text.rfind(mark, 0, at) for mark in (". ", "! ", "? ", "\n")) + 1
+    before = text[start:at]
+    return _CLOCK_LINK.search(before) is not None and re.search(rf"{_TIME}\s*[+-]", before) is not None
 
 
 def _clock_words(text: str) -> str:
