@@ -452,6 +452,8 @@ def _comparison(
     if step is not None and step.result is not None:
         left = step.result
     elif link["n"] is not None:
+        if not re.search(r",|\b(?:which|that|is|are|was|were)\b", link.group(0)):
+            return None  # "5 more than on Monday, which is 23": the 5 is the difference, not a value compared
         left = Fraction(link["n"])
     elif link["pronoun"] is not None and steps and steps[-1].result is not None:
         start = _sentence_start(text, at)
