@@ -285,6 +285,8 @@ def _label(toks: list[Token], index: int) -> bool:
 def _compound_and(toks: list[Token], index: int) -> bool:
     """The "and" of "1 hour and 5 minutes" belongs to the quantity (a larger unit, then a smaller
     one of the same kind: "300 cm and 2.4 m" are two quantities)."""
+    if _money_and(toks, index):
+        return True
     if not (
         toks[index].text == "and"
         and 0 < index < len(toks) - 2
@@ -296,6 +298,20 @@ def _compound_and(toks: list[Token], index: int) -> bool:
     big, small = unit(toks[index - 1].text), unit(toks[index + 2].text)
     return (
         big is not None and small is not None and big.dimension == small.dimension and big.scale > small.scale
+    )
+
+
+def _money_and(toks: list[Token], index: int) -> bool:
+    """The "and" of "$3 and 50 cents": an amount, then cents or pence of it."""
+    if not (toks[index].text == "and" and 1 < index < len(toks) - 2 and toks[index - 2].kind == "cur"):
+        return False
+    small = unit(toks[index + 2].text)
+    return (
+        toks[index - 1].kind == "num"
+        and toks[index + 1].kind == "num"
+        and small is not None
+        and small.dimension == "money"
+        and small.scale < 1
     )
 
 
@@ -383,6 +399,14 @@ def _check_pair(
         if _same_value(qa, qb):
             # "1.5 hours, which is 1 hour 30 minutes": the same value restated, a link of the chain
             found.steps.append(_step(left, right, value, True, first=False, clock=qb.clock))
+        elif _restated(left, qa, qb) and _rewritten(qa, qb):
+            # "1.25 hours, which is 1 hour 25 minutes": one quantity said in other units, a
+            # conversion that is wrong (the same units restated differently stay unequal, unread)
+            actual = _in_unit(qa, qb.unit)
+            shown = _duration(actual, qb) or f"{_show(actual)} {qb.unit.name if qb.unit else ''}".strip()
+            claim = f"{left.text} {right.link} {right.text}"
+            found.evidence.append(Evidence("conversion", claim, right.text, shown, False))
+            found.steps.append(_step(left, right, value, False, first=False, claim=claim))
         elif _restated(left, qa, qb):
             found.unequal.append(_step(left, right, value, False, first=False))
         return
@@ -465,6 +489,12 @@ def _restated(left: _Side, a: Quantity, b: Quantity) -> bool:
     return abs(float(value) - float(b.value)) > _tolerance_of(b.value) and not (
         isinstance(value, Fraction) and b.value in (math.floor(value), math.ceil(value))
     )
+
+
+def _rewritten(a: Quantity, b: Quantity) -> bool:
+    """The two sides write one quantity in different units ("1.25 hours" and "1 hour 25 minutes",
+    "$3.50" and "350 cents"), not the same units again."""
+    return a.unit != b.unit or a.units_seen != b.units_seen
 
 
 def _unit_size(side: _Side) -> bool:

@@ -109,11 +109,23 @@ def test_a_stale_final_answer_fails() -> None:
     assert "132.1 is no value the chain computes" in line
 
 
-def test_a_restatement_that_does_not_hold_is_unverified() -> None:
+def test_a_restatement_in_other_units_that_does_not_hold_is_wrong() -> None:
+    """ "1.5 hours, which is 1 hour 50 minutes" converts a duration, wrongly: an error, not a step
+    left unread."""
     question = "A ride lasts 90 minutes. How long is it in hours?"
     assert verify("90 ÷ 60 = 1.5 hours, which is 1 hour 30 minutes.", question).verified
     found = verify("90 ÷ 60 = 1.5 hours, which is 1 hour 50 minutes.", question)
-    assert not found.verified and "differ" in found.unverified[0].reason
+    assert [e.line() for e in found.errors] == [
+        "1.5 hours which is 1 hour 50 minutes (wrong: it is 1 hour 30 minutes)"
+    ]
+
+
+def test_the_same_units_restated_with_another_number_stay_unverified() -> None:
+    """ "$3.50, which is 3 dollars and 5 cents" reads as $3.50, which is $3.05: the same unit said
+    again with another number is not read as a conversion."""
+    question = "A book costs $3.50. How much is it in dollars and cents?"
+    found = verify("$3.50, which is 3 dollars and 5 cents.", question)
+    assert found.errors == [] and "differ" in found.unverified[0].reason
 
 
 def test_a_comparison_with_a_result_is_checked() -> None:
