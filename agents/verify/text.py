@@ -113,10 +113,10 @@ _DENOMINATORS = {
 }  # fmt: skip
 
 
-def _mixed(match: re.Match[str], numerator: str | None = None) -> str:
+def _mixed(match: re.Match[str], numerator: str | None = None, denominator: int | None = None) -> str:
     """``2 and 3/4`` as the mixed number ``2 3/4`` when the fraction is a proper one (else as written)."""
     whole, *rest = match.groups()
-    top, bottom = (numerator, rest[0]) if numerator else (rest[0], rest[1])
+    top, bottom = (numerator, rest[0]) if numerator else (rest[0], str(denominator or rest[1]))
     if not 0 < int(top) < int(bottom) or int(bottom) < 2:
         return match.group(0)
     return f"{whole} {top}/{bottom}"
@@ -130,18 +130,21 @@ _FRACTIONS: list[Substitution] = [
         ),
         lambda m: f"{_SMALL.get(m.group(1).lower(), m.group(1))}/{_DENOMINATORS[m.group(2).lower()]}",
     ),
-    (re.compile(r"\b(\d+) and (?:a|one) half\b", re.I), r"\1 1/2"),
-    (re.compile(r"\b(\d+) and (?:a|one) quarter\b", re.I), r"\1 1/4"),
+    (re.compile(r"\b(\d+) and (?:a|one|1) half\b", re.I), r"\1 1/2"),
+    (re.compile(r"\b(\d+) and (?:a|one|1) quarter\b", re.I), r"\1 1/4"),
+    # "two and three quarter miles": the fraction word is singular before the noun it measures
+    (re.compile(r"(?<!between )\b(\d+) and (\d+) quarters?\b", re.I), lambda m: _mixed(m, None, 4)),
     (re.compile(r"\b(\d+) (\d+)(?:st|nd|rd|th)s?\b(?= of\b)", re.I), r"\1/\2"),
     (re.compile(r"\ban? (\d+)(?:st|nd|rd|th)\b(?= of\b)", re.I), r"1/\1"),
     (re.compile(r"\b(\d+) quarters\b", re.I), r"\1/4"),
     (re.compile(r"\b(?:a|one) quarter\b", re.I), "1/4"),
+    (re.compile(r"\b([23]) quarter\b(?= [a-z])", re.I), r"\1/4"),  # "a three quarter mile walk"
     (re.compile(r"\b(?:a|one) half\b", re.I), "1/2"),
     (re.compile(r"\bhalf\b(?= of\b)", re.I), "1/2"),
     (re.compile(r"\b(?:a|one) third\b", re.I), "1/3"),
     # worded mixed numbers: "two and three quarters" (text2num: "2 and 3/4"), "three and two
     # thirds" ("3 and 2 3rds"), "six and a third" ("6 and a 3rd")
-    (re.compile(r"(?<!between )\b(\d+) and (\d+) (\d+)(?:rd|th)s\b", re.I), _mixed),
+    (re.compile(r"(?<!between )\b(\d+) and (\d+) (\d+)(?:rd|th)s?\b", re.I), _mixed),
     (re.compile(r"(?<!between )\b(\d+) and (?:a|1) (\d+)(?:rd|th)\b", re.I), lambda m: _mixed(m, "1")),
     (re.compile(r"(?<!between )\b(\d+) and (\d+)/(\d+)\b(?!\.\d| of\b)", re.I), _mixed),
     # "two thirds", "five eighths": a plural ordinal after a number is a fraction
