@@ -20,12 +20,13 @@ from statistics import fmean
 from typing import Literal
 
 # The version of the code that turns a round's verdicts into a decision: this module (Q, the
-# decision, the gate and certify rules), the `score` step of graphs.refinement (the degenerate-panel
-# and unchanged-version rules) and agents.judges.degenerate. A panel's identity holds it
+# decision, the gate, hold and certify rules), the `score` step of graphs.refinement (the
+# degenerate-panel and unchanged-version rules, the unverified step an answer rests on) and
+# agents.judges.degenerate. A panel's identity holds it
 # (agents.identity), so bump it whenever that logic changes: records measured under the old logic
 # then warrant nothing. tests/graphs/test_decision_version.py fails when the code changes and this
 # constant does not.
-DECISION_VERSION = "decide@1"
+DECISION_VERSION = "decide@2"
 
 PolicyName = Literal["default", "think-paper"]
 POLICY_NAMES: tuple[PolicyName, ...] = ("default", "think-paper")
@@ -319,6 +320,19 @@ def decide(
     if round_no >= policy.max_rounds:
         return Decision.EXHAUSTED
     return Decision.REVISE
+
+
+def hold(decision: Decision, unverified: str | None) -> tuple[Decision, str | None]:
+    """What an acceptance becomes when the final answer depends on a step the verifier could not
+    check (``unverified``, the step's line; None: no such step): ``needs_review``, with the step as
+    the cause. A model panel's judges may pass such a step, but nothing checked the value the
+    answer rests on, so a person decides."""
+    if decision is not Decision.ACCEPTED or unverified is None:
+        return decision, None
+    return Decision.NEEDS_REVIEW, (
+        f"the final answer depends on a step the verifier could not check ({unverified}): "
+        "not accepted unreviewed"
+    )
 
 
 def certify(decision: Decision, *, screen: bool, uncertified: str | None) -> tuple[Decision, str | None]:

@@ -56,6 +56,28 @@ def check(question: str, text: str, found: Verification) -> None:
     clocks = {Fraction(parse_clock(t.text).value) for t in tokens(question, set()) if t.kind == "clock"}
     _final_answer(given, text, found, clocks)
     _unread_relations(given, text, found)
+    found.depended = depended(text, found)
+
+
+def depended(text: str, found: Verification) -> list[Step]:
+    """The unverified steps the final answer depends on: the answer's value traced back through the
+    steps that compute it (a step computing a value the trace needs adds its operands), to any
+    unverified step that states one of those values or that states the answer itself. With no
+    answer to trace, every unverified step (none can be shown not to matter)."""
+    at, answer, _, _ = _answer(text)
+    if answer is None:
+        return list(found.unverified)
+    pool = [s for s in [*found.steps, *found.unverified] if s.result is not None and s.start < at]
+    needed, traced = {answer}, [False] * len(pool)
+    grown = True
+    while grown:
+        grown = False
+        for index, step in enumerate(pool):
+            if not traced[index] and step.result in needed:
+                traced[index], grown = True, True
+                needed |= set(step.operands)
+    ids = {id(step) for step, used in zip(pool, traced, strict=True) if used}
+    return [u for u in found.unverified if id(u) in ids or u.start < at <= u.end]
 
 
 def question_numbers(question: str) -> set[Fraction]:
@@ -221,7 +243,9 @@ def _final_answer(given: set[Fraction], text: str, found: Verification, clocks: 
             )
         )
     elif source is None and (
-        _unreached(answer, start, given, found, clocks) if clock else _unfounded(answer, start, text, given, found)
+        _unreached(answer, start, given, found, clocks)
+        if clock
+        else _unfounded(answer, start, text, given, found)
     ):
         found.evidence.append(
             Evidence(
@@ -257,7 +281,9 @@ def _unfounded(answer: Fraction, at: int, text: str, given: set[Fraction], found
     return not _founded(answer, known)
 
 
-def _unreached(answer: Fraction, at: int, given: set[Fraction], found: Verification, clocks: set[Fraction]) -> bool:
+def _unreached(
+    answer: Fraction, at: int, given: set[Fraction], found: Verification, clocks: set[Fraction]
+) -> bool:
     """A time of day as the answer that the chain does not reach: not a time the question gives or a
     step reaches, nor one of those moved by a duration the chain has (minutes, or hours as minutes),
     on a 12-hour clock. "7:30 + 2 hours = 9:30. It ends at 10:30." answers a time nothing reaches."""
@@ -371,7 +397,8 @@ def _unread_relations(given: set[Fraction], text: str, found: Verification) -> N
         if not reason or number is None or any(u.start == start for u in found.unverified):
             continue  # read, or its sentence is listed already
         claim = text[start : _sentence_end(text, number.end())].strip()
-        found.unverified.append(Step(claim, (), None, start, number.end(), reason=reason))
+        stated = Fraction(number.group(1))  # the value the relation states: a later step may use it
+        found.unverified.append(Step(claim, (), stated, start, number.end(), reason=reason))
 
 
 def _unread(

@@ -314,7 +314,9 @@ class Evaluator:
             return amount
         self.i = j + 2
         cents = _literal(self.toks[j].text) * small.scale
-        return Quantity(_exact(amount.value) + cents, amount.unit, units_seen=amount.units_seen | {small.name})
+        return Quantity(
+            _exact(amount.value) + cents, amount.unit, units_seen=amount.units_seen | {small.name}
+        )
 
     def _compound_next(self) -> bool:
         j = self.i + (1 if self.peek("and") else 0)

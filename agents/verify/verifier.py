@@ -76,6 +76,7 @@ class Verification:
     steps: list[Step] = field(default_factory=list)  # every computation read, in order
     unverified: list[Step] = field(default_factory=list)  # relations read but not checkable
     unequal: list[Step] = field(default_factory=list)  # sides joined by a word, of different values
+    depended: list[Step] = field(default_factory=list)  # unverified steps the final answer depends on
     chained: bool = False  # checked as a chain against the question (not each claim alone)
 
     @property
@@ -180,7 +181,7 @@ _MORE = re.compile(
 
 _SPOKEN = re.compile(r"(?<![\d.:])\b(\d{1,2}) ([0-5]\d)\b(?=( [+-] \d+ ?(?:hours?|h|minutes?|min)\b)?)")
 _TO_HOUR = re.compile(r"(?<![\d.:])\b(5|10|20|25) (?:minutes )?to (\d{1,2})\b")
-_CLOCK_LINK = re.compile(rf"\b(?:is|are|was|makes|gives|comes to|equals)\s+$|=\s*$")
+_CLOCK_LINK = re.compile(r"\b(?:is|are|was|makes|gives|comes to|equals)\s+$|=\s*$")
 
 
 def _spoken_times(text: str) -> str:
@@ -243,7 +244,9 @@ def _chains(toks: list[Token]) -> list[list[_Side]]:
         elif token.kind == "rem" and index + 1 < len(toks) and toks[index + 1].kind == "num":
             side.remainder = Fraction(toks[index + 1].text)
             index += 1
-        elif token.kind in _EXPRESSION or (_compound_and(toks, index) and not _closes(current, side, toks, index)):
+        elif token.kind in _EXPRESSION or (
+            _compound_and(toks, index) and not _closes(current, side, toks, index)
+        ):
             side.toks.append(token)
         elif _label(toks, index):
             side.labelled = True  # "240 texts × 5 cents": the noun names what is counted

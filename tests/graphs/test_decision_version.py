@@ -22,12 +22,22 @@ from graphs.scoring import DECISION_VERSION
 # log line) may keep the version: then replace the hash under the current version.
 PINNED = {
     "decide@1": "5b790691a18d",  # RoundScore renamed PanelScore (one name per concept): no decision changed
+    "decide@2": "f67ab8acb7fe",  # a model panel's acceptance resting on an unverified step is held (#49)
 }
 _CODE: list[tuple[ModuleType, tuple[str, ...]]] = [
     (scoring, ()),  # the whole module: Q, decide, gate, certify
     (
         refinement,
-        ("score", "round_reported", "degenerate_panel", "same_version", "votes_of", "_spaced", "_normal"),
+        (
+            "score",
+            "answer_unverified",
+            "round_reported",
+            "degenerate_panel",
+            "same_version",
+            "votes_of",
+            "_spaced",
+            "_normal",
+        ),
     ),
     (judges, ("degenerate", "_copied", "_junk", "_words", "_text_fields")),
 ]
