@@ -41,7 +41,7 @@ from graphs.events import (
     RunFinished,
 )
 from graphs.metrics import outcome_metrics
-from graphs.scoring import SCREENED_REASON, Decision, Vote, certify, decide, gate, is_pass, score_round
+from graphs.scoring import SCREENED_REASON, Decision, Vote, certify, decide, gate, hold, is_pass, score_round
 from graphs.state import JudgeTask, RefinementState, Round, RoundFigures, SolveTask
 
 log = structlog.get_logger(__name__)
@@ -120,6 +120,13 @@ def gate_evidence(
     return lines, unverified
 
 
+def answer_unverified(problem: Problem) -> str | None:
+    """The first step the verifier could not check that the stated solution's final answer depends
+    on, as the trace names it (None: the answer rests on no such step)."""
+    found = verify(problem.solution, problem.question)
+    return found.depended[0].line() if found.depended else None
+
+
 async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Combine this round's verdicts into Q and decide where to go."""
     context, number = runtime.context, state["round"]
@@ -135,6 +142,11 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
     gated = policy.verification_gate
     errors, unverified = gate_evidence(state["current"], solver, screen=context.screen) if gated else ([], [])
     decision = gate(decide(result, number, policy, previous), number, policy, len(errors))
+    # a screen refuses every unverified step already; a model panel's acceptance is held for review
+    # when the final answer rests on one
+    decision, held = hold(
+        decision, answer_unverified(state["current"]) if gated and not context.screen else None
+    )
     reported = round_reported(outcomes, solver)
     decision, certify_reason = certify(
         decision, screen=context.screen, uncertified=context.uncertified_by(reported)
@@ -163,7 +175,7 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
         )
     )
     failures = record.failures()
-    reason = certify_reason or _reason(decision, result.valid, failures)
+    reason = held or certify_reason or _reason(decision, result.valid, failures)
     if errors and is_pass(result.quality, policy):
         what = {
             "final_answer": "a final answer the solver disagrees with",

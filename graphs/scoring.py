@@ -316,6 +316,19 @@ def decide(
     return Decision.REVISE
 
 
+def hold(decision: Decision, unverified: str | None) -> tuple[Decision, str | None]:
+    """What an acceptance becomes when the final answer depends on a step the verifier could not
+    check (``unverified``, the step's line; None: no such step): ``needs_review``, with the step as
+    the cause. A model panel's judges may pass such a step, but nothing checked the value the
+    answer rests on, so a person decides."""
+    if decision is not Decision.ACCEPTED or unverified is None:
+        return decision, None
+    return Decision.NEEDS_REVIEW, (
+        f"the final answer depends on a step the verifier could not check ({unverified}): "
+        "not accepted unreviewed"
+    )
+
+
 def certify(decision: Decision, *, screen: bool, uncertified: str | None) -> tuple[Decision, str | None]:
     """What an acceptance becomes on a panel that may not certify, and the reason (None: unchanged).
 

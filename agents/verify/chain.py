@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from agents.verify.expressions import parse_clock, tokens, variables
 from agents.verify.givens import givens
 from agents.verify.steps import Evidence, Step
+from agents.verify.units import CURRENCY, UNIT_PATTERN
 
 if TYPE_CHECKING:
     from agents.verify.verifier import Verification
@@ -52,8 +53,31 @@ def check(question: str, text: str, found: Verification) -> None:
     """Check the chain of ``found.steps`` against the question's givens (both texts normalised)."""
     given = question_numbers(question)
     _trace(given, text, found)
-    _final_answer(given, text, found)
+    clocks = {Fraction(parse_clock(t.text).value) for t in tokens(question, set()) if t.kind == "clock"}
+    _final_answer(given, text, found, clocks)
     _unread_relations(given, text, found)
+    found.depended = depended(text, found)
+
+
+def depended(text: str, found: Verification) -> list[Step]:
+    """The unverified steps the final answer depends on: the answer's value traced back through the
+    steps that compute it (a step computing a value the trace needs adds its operands), to any
+    unverified step that states one of those values or that states the answer itself. With no
+    answer to trace, every unverified step (none can be shown not to matter)."""
+    at, answer, _, _ = _answer(text)
+    if answer is None:
+        return list(found.unverified)
+    pool = [s for s in [*found.steps, *found.unverified] if s.result is not None and s.start < at]
+    needed, traced = {answer}, [False] * len(pool)
+    grown = True
+    while grown:
+        grown = False
+        for index, step in enumerate(pool):
+            if not traced[index] and step.result in needed:
+                traced[index], grown = True, True
+                needed |= set(step.operands)
+    ids = {id(step) for step, used in zip(pool, traced, strict=True) if used}
+    return [u for u in found.unverified if id(u) in ids or u.start < at <= u.end]
 
 
 def question_numbers(question: str) -> set[Fraction]:
@@ -196,8 +220,9 @@ def _near(value: Fraction, result: Fraction | None) -> bool:
     return abs(value - result) <= _CLOSE * abs(result)
 
 
-def _final_answer(given: set[Fraction], text: str, found: Verification) -> None:
-    """The answer stated last is the last value computed, not a value a later step went on from."""
+def _final_answer(given: set[Fraction], text: str, found: Verification, clocks: set[Fraction]) -> None:
+    """The answer stated last is the last value computed, not a value a later step went on from,
+    and a value the chain has (a time of day it gives or reaches, for a time)."""
     start, answer, noun, clock = _answer(text)
     steps = sorted((s for s in found.steps if s.result is not None), key=_at)
     before = [s for s in steps if s.end <= start]  # ``start``: where the answer's number ends
@@ -217,7 +242,11 @@ def _final_answer(given: set[Fraction], text: str, found: Verification) -> None:
                 f"but the chain goes on from it to {onward[-1].claim}",
             )
         )
-    elif source is None and not clock and _stale_answer(answer, before, given):
+    elif source is None and (
+        _unreached(answer, start, given, found, clocks)
+        if clock
+        else _unfounded(answer, start, text, given, found)
+    ):
         found.evidence.append(
             Evidence(
                 "answer",
@@ -229,6 +258,54 @@ def _final_answer(given: set[Fraction], text: str, found: Verification) -> None:
                 f"{before[-1].claim} computes {_show(before[-1].result)}",
             )
         )
+
+
+def _unfounded(answer: Fraction, at: int, text: str, given: set[Fraction], found: Verification) -> bool:
+    """The answer is no value the chain has. The chain has what the question gives, what a step
+    before the answer computes (or a relation states), and each number the solution writes on the
+    way that is a constant or one operation on values it has already ("so she has 40 euros left"),
+    each taken in the order written. The answer must be one of these, one of them rounded or in
+    another unit, or one operation on two of them: "60 − 22 = 38. There are 36 rolls left." states
+    an answer nothing computes. The small part of a compound quantity ("4 m 65 cm") is not read."""
+    written = list(_WRITTEN.finditer(text, 0, at))
+    own = next((m for m in reversed(written) if m.end() == at), None)
+    if own is not None and _COMPOUND.search(text, 0, own.start()):
+        return False
+    steps = [*found.steps, *found.unverified]
+    known = {s.result for s in steps if s.result is not None and s.start < at} | given
+    known |= {value for offset, value in found.results if offset < at}
+    for match in written:
+        value = _number_value(match.group(0))
+        if match is not own and (value in CONSTANTS or _founded(value, known)):
+            known.add(value)
+    return not _founded(answer, known)
+
+
+def _unreached(
+    answer: Fraction, at: int, given: set[Fraction], found: Verification, clocks: set[Fraction]
+) -> bool:
+    """A time of day as the answer that the chain does not reach: not a time the question gives or a
+    step reaches, nor one of those moved by a duration the chain has (minutes, or hours as minutes),
+    on a 12-hour clock. "7:30 + 2 hours = 9:30. It ends at 10:30." answers a time nothing reaches."""
+    steps = [s for s in [*found.steps, *found.unverified] if s.result is not None and s.start < at]
+    times = clocks | {s.result for s in steps if s.clock and s.result is not None}
+    spans = {s.result for s in steps if not s.clock and s.result is not None} | given
+    moves = {Fraction(0)} | spans | {d * 60 for d in spans}
+    return not any((answer - t - m) % 720 == 0 or (answer - t + m) % 720 == 0 for t in times for m in moves)
+
+
+def _founded(value: Fraction, known: set[Fraction]) -> bool:
+    """One of the known values, one rounded or in another unit, or one operation on two of them."""
+    if value in known:
+        return True
+    scaled = {a * k for a in known for k in _FACTORS} | {a / k for a in known for k in _FACTORS}
+    if value in scaled or _rounded(value, known | scaled):
+        return True
+    return any(_one_operation(value, a, b) or (b > 0 and value == a % b) for a in known for b in known)
+
+
+_WRITTEN = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d/]|\.\d)")
+_COMPOUND = re.compile(rf"\d\s?(?:{UNIT_PATTERN})\s+(?:and\s+)?\Z")
 
 
 def _goes_on(step: Step, source: Step, value: Fraction, given: set[Fraction]) -> bool:
@@ -320,7 +397,8 @@ def _unread_relations(given: set[Fraction], text: str, found: Verification) -> N
         if not reason or number is None or any(u.start == start for u in found.unverified):
             continue  # read, or its sentence is listed already
         claim = text[start : _sentence_end(text, number.end())].strip()
-        found.unverified.append(Step(claim, (), None, start, number.end(), reason=reason))
+        stated = Fraction(number.group(1))  # the value the relation states: a later step may use it
+        found.unverified.append(Step(claim, (), stated, start, number.end(), reason=reason))
 
 
 def _unread(
@@ -349,9 +427,9 @@ def _unread(
 
 
 # the number a relation states: right after it, or after at most three words ("which is about $9")
-_LATER_NUMBER = re.compile(r"[$£€]?(\d+(?:\.\d+)?)")
+_LATER_NUMBER = re.compile(rf"(?:{CURRENCY})?\s?(\d+(?:\.\d+)?)")
 _COMPARES = re.compile(r"\bas (?:many|much|long|old|far|tall)\b|\bthan\b")
-_NEAR_NUMBER = re.compile(r"(?:\s+[A-Za-z]+){0,3}?\s*[$£€]?(\d+(?:\.\d+)?)")
+_NEAR_NUMBER = re.compile(rf"(?:\s+[A-Za-z]+){{0,3}}?\s*(?:{CURRENCY})?\s?(\d+(?:\.\d+)?)")
 _MORE = {"more", "greater", "larger", "longer", "heavier", "older", "over", "above"}
 
 
@@ -401,6 +479,8 @@ def _comparison(
     if step is not None and step.result is not None:
         left = step.result
     elif link["n"] is not None:
+        if not re.search(r",|\b(?:which|that|is|are|was|were)\b", link.group(0)):
+            return None  # "5 more than on Monday, which is 23": the 5 is the difference, not a value compared
         left = Fraction(link["n"])
     elif link["pronoun"] is not None and steps and steps[-1].result is not None:
         start = _sentence_start(text, at)

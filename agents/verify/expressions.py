@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from agents.verify.units import UNIT_PATTERN, Unit, unit
+from agents.verify.units import CURRENCY, UNIT_PATTERN, Unit, unit
 
 Number = Fraction | float
 
@@ -22,7 +22,7 @@ _TOKEN = re.compile(
   | (?P<mixed>\b\d+\s\d+/\d+\b(?!\.\d))
   | (?P<frac>\b\d+/\d+\b(?!\.\d))
   | (?P<num>\d+(?:\.\d+)?)
-  | (?P<cur>[$£€])
+  | (?P<cur>{CURRENCY})
   | (?P<unit>(?:{UNIT_PATTERN})(?![\w/]))
   | (?P<eq>=|≈|(?:,\s*)?\b(?:which\s+is|that\s+is|which\s+(?:makes|gives|leaves|equals))\b|"""
     rf"""\b(?:comes?\s+to|is|are|makes?|gives?|equals?|leaves|was|becomes?|became|to\s+get|"""
@@ -265,7 +265,7 @@ class Evaluator:
         token = self.take()
         if token.kind == "cur":
             amount = self.atom()
-            return Quantity(amount.value, unit("$"), units_seen={"$"})
+            return self.cents(Quantity(amount.value, unit("$"), units_seen={"$"}))
         if token.text == "√":
             self.operators += 1
             inner = self.atom()
@@ -305,6 +305,18 @@ class Evaluator:
                 units_seen=total.units_seen | {extra.name},
             )
         return total
+
+    def cents(self, amount: Quantity) -> Quantity:
+        """An amount of money and the cents or pence that follow it ("$3 and 50 cents")."""
+        j = self.i + (1 if self.peek("and") else 0)
+        small = unit(self.toks[j + 1].text) if self._compound_next() else None
+        if small is None or small.dimension != "money" or small.scale >= 1:
+            return amount
+        self.i = j + 2
+        cents = _literal(self.toks[j].text) * small.scale
+        return Quantity(
+            _exact(amount.value) + cents, amount.unit, units_seen=amount.units_seen | {small.name}
+        )
 
     def _compound_next(self) -> bool:
         j = self.i + (1 if self.peek("and") else 0)

@@ -16,9 +16,10 @@ from fractions import Fraction
 
 from agents.verify.expressions import parse_clock
 from agents.verify.text import with_digits
+from agents.verify.units import CURRENCY
 
 _QUANTITY = re.compile(
-    r"(?P<cur>[$£€])?\s?"
+    rf"(?P<cur>{CURRENCY})?\s?"
     r"(?P<num>(?<![\d.:/])\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?|\d+ \d+/\d+|\d+/\d+|\d+(?:\.\d+)?)"
     r"(?![\d:/]|\.\d)(?P<pct>\s?%)?"
     r"(?:[\s-]?(?P<noun>[A-Za-z][A-Za-z²³/]*))?"
@@ -83,10 +84,9 @@ def givens(question: str) -> list[Given]:
         if value is None:
             continue
         noun = _noun(match, text)
-        shown = (match["cur"] or "") + number + ("%" if match["pct"] else "")
-        out.append(
-            Given(value, f"{shown} {noun}".strip() if noun not in ("$", "£", "€", "%") else shown, noun)
-        )
+        sign = match["cur"] or ""
+        shown = sign + (" " if sign.isalpha() else "") + number + ("%" if match["pct"] else "")
+        out.append(Given(value, shown if sign or match["pct"] else f"{shown} {noun}".strip(), noun))
     return out
 
 

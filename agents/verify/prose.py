@@ -14,7 +14,7 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from agents.verify.givens import givens
-from agents.verify.units import unit
+from agents.verify.units import CURRENCY, unit
 
 _TIME = r"\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?"
 _DURATION = (
@@ -55,14 +55,14 @@ _LINK = (
 )
 # A number that an operator follows is an operand of a written computation, not the relation's result
 # ("half as many musicians: 40 × 120 / 60 = 80" states no "half of 60 is 40").
-_RESULT = rf"(?P<cur>[$£€])?(?P<n>{_NUMBER})(?!\s*[×x*/÷+−-]\s*[$£€]?\d)"
+_RESULT = rf"(?P<cur>{CURRENCY})?\s?(?P<n>{_NUMBER})(?!\s*[×x*/÷+−-]\s*(?:{CURRENCY})?\s?\d)"
 _TIMES = re.compile(
     rf"\b(?P<f>{_FACTOR}) as (?:many|much|long|old|far|tall|heavy|high|big|fast)\b"
     rf"(?P<ref>[^.;:=?!\n]*?)(?P<link>{_LINK}) {_RESULT}(?![\d/:])"
 )
 _MORE = re.compile(
     rf"\b(?P<k>{_NUMBER})(?: [a-z]+){{0,2}} (?P<dir>more|less|fewer|older|younger|taller|shorter|longer)"
-    rf" than(?P<ref>[^.;:=?!\n]*?)(?P<link>{_LINK}) {_RESULT}(?![\d/:])"
+    rf"(?: [a-z]+)? than(?P<ref>[^.;:=?!\n]*?)(?P<link>{_LINK}) {_RESULT}(?![\d/:])"
 )
 _NAMED = {"twice": Fraction(2), "double": Fraction(2), "triple": Fraction(3), "half": Fraction(1, 2)}
 _DOWN = {"less", "fewer", "younger", "shorter"}
@@ -156,13 +156,17 @@ def _referent(ref: str, context: str) -> Fraction | None:
     if not words:
         return None
     key = re.escape(words[0]) + (r"(?:'s)?" if len(words) == 1 else r"\b.*?\b" + re.escape(words[-1]))
-    found = {
-        _literal(m.group(1))
-        for m in re.finditer(
-            rf"\b{key}\b(?:[^\w.?!]+\w+){{0,3}}?[^\w.?!]+({_NUMBER})(?![\d:/]|\.\d| ?%| times)", context
-        )
-    }
+    after = rf"\b{key}\b{_WORDS}[^\w.?!]+({_NUMBER}){_COUNT}"
+    before = rf"(?<![\d.:/])({_NUMBER}){_COUNT}{_WORDS}[^\w.?!]+{key}\b"
+    found = {_literal(m.group(1)) for pattern in (after, before) for m in re.finditer(pattern, context)}
     return found.pop() if len(found) == 1 else None
+
+
+# Up to three words in one clause between a name and its number ("Monday, Mia read 18", "18 pages on
+# Monday"), none that starts another clause or relation ("Monday and 5 more")
+_WORDS = r"(?:[^\w.?!]+(?!(?:and|but|or|than|more|less|fewer|as|then)\b)\w+){0,3}?"
+# a number that counts the name's quantity, not a difference, factor or share ("5 more", "3 times", "15 %")
+_COUNT = r"(?![\d:/]|\.\d| ?%| times| more| less| fewer| as\b)"
 
 
 def _literal(text: str) -> Fraction:

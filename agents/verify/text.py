@@ -14,6 +14,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
 
+from agents.verify.units import CURRENCY
+
 ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\ufeff\u00ad\u180e]")
 # Letters of other scripts that render like Latin ones (the Unicode confusables most used to evade filters).
 CONFUSABLES = str.maketrans(
@@ -53,7 +55,7 @@ _OPERATORS: list[Substitution] = [
     (re.compile(r"[−–—]"), "-"),
     (re.compile(r"[·∙⋅]"), "×"),
     (re.compile(r"(?<=\d)⁄(?=\d)"), "/"),  # NFKC writes ½ as 1⁄2
-    (re.compile(r"(?<=[\d)²])\s*[x*]\s*(?=[\d(√$£€])"), " × "),
+    (re.compile(rf"(?<=[\d)²])\s*[x*]\s*(?=[\d(√]|{CURRENCY})"), " × "),
     (re.compile(r"\bper ?cent\b", re.I), "%"),
     (re.compile(r"\b(?:km|kilomet(?:re|er)s?) (?:per|an|a) hour\b", re.I), "km/h"),
     (re.compile(r"\b(?:m|met(?:re|er)s?) (?:per|a) second\b", re.I), "m/s"),
@@ -62,14 +64,38 @@ _OPERATORS: list[Substitution] = [
     (re.compile(r"(?<=\d)(?<!\.\d)(?<!\.\d\d)(?<!\.\d\d\d)[ \u202f\u00a0](?=\d{3}\b)"), ""),
     (re.compile(r"(?<=\d),(?=\d{3}(?!\d)(?!,\d))|(?<=\d),(?=\d{3},\d{3})"), ""),  # 1,500 and 1,950p
 ]
+# where a time of day is said, and what may follow it
+_SAID = (
+    r"(?:(?<=\bat )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|(?<=\bbefore )|(?<=\bafter )|(?<=\btime is )"
+    r"|(?<=\btime was )|(?<== ))"
+)
+_TIME_ENDS = r"(?=\s?[ap]\.?m\b|\s*[.,;!?)]|\s*$|\s(?:and|so|in|on|when|then|the|that|this)\b)"
+
+
+def _before_hour(hour: str, minutes: int) -> str:
+    """ "a quarter to 9" is 8:45 (and a quarter to 1 is 12:45)."""
+    return f"{(int(hour) - 2) % 12 + 1}:{60 - minutes:02d}"
+
+
 _CLOCK: list[Substitution] = [
     (re.compile(r"\bhalf an hour\b", re.I), "30 minutes"),
     (re.compile(r"\ba quarter of an hour\b", re.I), "15 minutes"),
     (re.compile(r"\b3 quarters of an hour\b", re.I), "45 minutes"),
     (re.compile(r"\b(in|for|within) an hour\b", re.I), r"\1 1 hour"),
     (re.compile(r"\bhalf past (\d{1,2})\b", re.I), r"\1:30"),
-    (re.compile(r"\ba quarter past (\d{1,2})\b", re.I), r"\1:15"),
-    (re.compile(r"\ba quarter to (\d{1,2})\b", re.I), lambda m: f"{int(m.group(1)) - 1}:45"),
+    (re.compile(r"\b(?:a )?quarter past (\d{1,2})\b", re.I), r"\1:15"),
+    (re.compile(r"\b(?:a )?quarter to (\d{1,2})\b", re.I), lambda m: _before_hour(m.group(1), 15)),
+    # "ten to nine", "25 to 11": minutes to an hour, where a time is said (after "at", "is", "="),
+    # not a range ("from 5 to 10") nor a ratio ("3 to 4" counts no such minutes)
+    (
+        re.compile(rf"{_SAID}\b(5|10|20|25) (?:minutes )?to (\d{{1,2}})\b{_TIME_ENDS}", re.I),
+        lambda m: _before_hour(m.group(2), int(m.group(1))),
+    ),
+    # "seven thirty", "at 8 45 pm": an hour and its minutes said one after the other
+    (re.compile(rf"(?<=\bat )(\d{{1,2}}) ([0-5]\d)\b{_TIME_ENDS}", re.I), r"\1:\2"),
+    (re.compile(r"\b(\d{1,2})\.([0-5]\d) ?(?=[ap]\.?m\b)", re.I), r"\1:\2 "),  # "7.30 pm"
+    (re.compile(r"\b(?:noon|midday)\b", re.I), "12:00 pm"),
+    (re.compile(r"\bmidnight\b", re.I), "12:00 am"),
     (
         re.compile(r"\b(\d{1,2}) past (\d{1,2})\b(?! ?(?:minutes|hours))", re.I),
         lambda m: f"{m.group(2)}:{int(m.group(1)):02d}",
@@ -87,10 +113,10 @@ _DENOMINATORS = {
 }  # fmt: skip
 
 
-def _mixed(match: re.Match[str], numerator: str | None = None) -> str:
+def _mixed(match: re.Match[str], numerator: str | None = None, denominator: int | None = None) -> str:
     """``2 and 3/4`` as the mixed number ``2 3/4`` when the fraction is a proper one (else as written)."""
     whole, *rest = match.groups()
-    top, bottom = (numerator, rest[0]) if numerator else (rest[0], rest[1])
+    top, bottom = (numerator, rest[0]) if numerator else (rest[0], str(denominator or rest[1]))
     if not 0 < int(top) < int(bottom) or int(bottom) < 2:
         return match.group(0)
     return f"{whole} {top}/{bottom}"
@@ -104,18 +130,21 @@ _FRACTIONS: list[Substitution] = [
         ),
         lambda m: f"{_SMALL.get(m.group(1).lower(), m.group(1))}/{_DENOMINATORS[m.group(2).lower()]}",
     ),
-    (re.compile(r"\b(\d+) and (?:a|one) half\b", re.I), r"\1 1/2"),
-    (re.compile(r"\b(\d+) and (?:a|one) quarter\b", re.I), r"\1 1/4"),
+    (re.compile(r"\b(\d+) and (?:a|one|1) half\b", re.I), r"\1 1/2"),
+    (re.compile(r"\b(\d+) and (?:a|one|1) quarter\b", re.I), r"\1 1/4"),
+    # "two and three quarter miles": the fraction word is singular before the noun it measures
+    (re.compile(r"(?<!between )\b(\d+) and (\d+) quarters?\b", re.I), lambda m: _mixed(m, None, 4)),
     (re.compile(r"\b(\d+) (\d+)(?:st|nd|rd|th)s?\b(?= of\b)", re.I), r"\1/\2"),
     (re.compile(r"\ban? (\d+)(?:st|nd|rd|th)\b(?= of\b)", re.I), r"1/\1"),
     (re.compile(r"\b(\d+) quarters\b", re.I), r"\1/4"),
     (re.compile(r"\b(?:a|one) quarter\b", re.I), "1/4"),
+    (re.compile(r"\b([23]) quarter\b(?= [a-z])", re.I), r"\1/4"),  # "a three quarter mile walk"
     (re.compile(r"\b(?:a|one) half\b", re.I), "1/2"),
     (re.compile(r"\bhalf\b(?= of\b)", re.I), "1/2"),
     (re.compile(r"\b(?:a|one) third\b", re.I), "1/3"),
     # worded mixed numbers: "two and three quarters" (text2num: "2 and 3/4"), "three and two
     # thirds" ("3 and 2 3rds"), "six and a third" ("6 and a 3rd")
-    (re.compile(r"(?<!between )\b(\d+) and (\d+) (\d+)(?:rd|th)s\b", re.I), _mixed),
+    (re.compile(r"(?<!between )\b(\d+) and (\d+) (\d+)(?:rd|th)s?\b", re.I), _mixed),
     (re.compile(r"(?<!between )\b(\d+) and (?:a|1) (\d+)(?:rd|th)\b", re.I), lambda m: _mixed(m, "1")),
     (re.compile(r"(?<!between )\b(\d+) and (\d+)/(\d+)\b(?!\.\d| of\b)", re.I), _mixed),
     # "two thirds", "five eighths": a plural ordinal after a number is a fraction

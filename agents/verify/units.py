@@ -43,6 +43,16 @@ _add("time", F(86400), "day", "days")
 _add("time", F(604800), "week", "weeks")
 _add("money", F(1, 100), "cents", "cent", "¢", "pence", "p")
 _add("money", F(1), "$", "dollars", "dollar", "£", "pounds", "€", "euros")
+# ISO 4217 codes of the currencies problems use, and the signs NFKC keeps: one unit of account each
+# (a problem never converts between them), so "4 × CHF 161.07 = CHF 644.28" is a product to check.
+CODES = (
+    "USD", "EUR", "GBP", "CHF", "JPY", "CNY", "INR", "AUD", "CAD", "NZD", "SEK", "NOK", "DKK", "ZAR",
+    "SGD", "HKD", "MXN", "BRL", "PLN", "KES", "NGN", "PHP", "Rs",
+)  # fmt: skip
+_add("money", F(1), *CODES)
+SIGNS = "$£€¥₹₩₦₱"
+# A currency written before its amount: a sign, or a code right before a number ("CHF 161.07")
+CURRENCY = rf"[{SIGNS}]|\b(?:{'|'.join(CODES)})\b(?=\s?\d)"
 _add("speed", F(1000, 3600), "km/h", "kph", "kmh", time_scale=F(3600))
 _add("speed", F(1), "m/s", time_scale=F(1))
 _add("speed", F(1609344, 3600000), "mph", time_scale=F(3600))
@@ -59,7 +69,7 @@ _add("temperature", F(1), "°C", "°F", "degrees")
 _add("angle", F(1), "°")
 
 UNIT_PATTERN = "|".join(
-    sorted((re.escape(n) for n in _TABLE if n not in ("$", "£", "€", "¢")), key=len, reverse=True)
+    sorted((re.escape(n) for n in _TABLE if n not in ("$", "£", "€", "¢", "Rs")), key=len, reverse=True)
 )
 
 

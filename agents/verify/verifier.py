@@ -76,6 +76,7 @@ class Verification:
     steps: list[Step] = field(default_factory=list)  # every computation read, in order
     unverified: list[Step] = field(default_factory=list)  # relations read but not checkable
     unequal: list[Step] = field(default_factory=list)  # sides joined by a word, of different values
+    depended: list[Step] = field(default_factory=list)  # unverified steps the final answer depends on
     chained: bool = False  # checked as a chain against the question (not each claim alone)
 
     @property
@@ -139,7 +140,7 @@ def normalised(solution: str, question: str = "") -> str:
     """The solution as the verifier reads it (its tokens' offsets refer to this text): digits for
     number words, prose relations and clock phrases as computations, worded operators as symbols."""
     prose = dimensions(clock_spans(relations(_ratios(with_digits(solution)), question)))
-    return with_word_ops(_clock_words(prose))
+    return _spoken_times(with_word_ops(_clock_words(prose)))
 
 
 def _line_breaks(text: str, toks: list[Token]) -> list[Token]:
@@ -178,6 +179,43 @@ _MORE = re.compile(
 )
 
 
+_SPOKEN = re.compile(r"(?<![\d.:])\b(\d{1,2}) ([0-5]\d)\b(?=( [+-] \d+ ?(?:hours?|h|minutes?|min)\b)?)")
+_TO_HOUR = re.compile(r"(?<![\d.:])\b(5|10|20|25) (?:minutes )?to (\d{1,2})\b")
+_CLOCK_LINK = re.compile(r"\b(?:is|are|was|makes|gives|comes to|equals)\s+$|=\s*$")
+
+
+def _spoken_times(text: str) -> str:
+    """Times of day said as words where a clock computation says them: "7 30 + 2 hours" (seven
+    thirty plus two hours), and, linked to a result in a sentence that computes with a time of
+    day, "is 9 45" or "is 10 to 10" (nine forty-five, ten to ten). Anywhere else the numbers are
+    left as they are ("3 45" may be two counts; "5 to 10" a range)."""
+
+    def operand(match: re.Match[str]) -> str:
+        hour, minute, onward = match.groups()
+        return f"{hour}:{minute}" if onward and int(hour) <= 23 else match.group(0)
+
+    def result(match: re.Match[str]) -> str:
+        hour, minute, _ = match.groups()
+        linked = int(hour) <= 23 and _clock_said(text, match.start())
+        return f"{hour}:{minute}" if linked else match.group(0)
+
+    def to_hour(match: re.Match[str]) -> str:
+        if not _clock_said(text, match.start()):
+            return match.group(0)
+        return f"{(int(match.group(2)) - 2) % 12 + 1}:{60 - int(match.group(1)):02d}"
+
+    text = _SPOKEN.sub(operand, text)  # the operands first: the results are linked to them
+    text = _SPOKEN.sub(result, text)
+    return _TO_HOUR.sub(to_hour, text)
+
+
+def _clock_said(text: str, at: int) -> bool:
+    """A result linked ("is", "=") in a sentence that computes with a time of day before it."""
+    start = max(text.rfind(mark, 0, at) for mark in (". ", "! ", "? ", "\n")) + 1
+    before = text[start:at]
+    return _CLOCK_LINK.search(before) is not None and re.search(rf"{_TIME}\s*[+-]", before) is not None
+
+
 def _clock_words(text: str) -> str:
     """Clock arithmetic said in words: "2 hours after 7:45 is 9:45" is 7:45 + 2 hours = 9:45, and
     "20 more minutes brings us to 10:10" adds to the time of day reached just before."""
@@ -206,7 +244,9 @@ def _chains(toks: list[Token]) -> list[list[_Side]]:
         elif token.kind == "rem" and index + 1 < len(toks) and toks[index + 1].kind == "num":
             side.remainder = Fraction(toks[index + 1].text)
             index += 1
-        elif token.kind in _EXPRESSION or _compound_and(toks, index):
+        elif token.kind in _EXPRESSION or (
+            _compound_and(toks, index) and not _closes(current, side, toks, index)
+        ):
             side.toks.append(token)
         elif _label(toks, index):
             side.labelled = True  # "240 texts × 5 cents": the noun names what is counted
@@ -248,6 +288,8 @@ def _label(toks: list[Token], index: int) -> bool:
 def _compound_and(toks: list[Token], index: int) -> bool:
     """The "and" of "1 hour and 5 minutes" belongs to the quantity (a larger unit, then a smaller
     one of the same kind: "300 cm and 2.4 m" are two quantities)."""
+    if _money_and(toks, index):
+        return True
     if not (
         toks[index].text == "and"
         and 0 < index < len(toks) - 2
@@ -260,6 +302,37 @@ def _compound_and(toks: list[Token], index: int) -> bool:
     return (
         big is not None and small is not None and big.dimension == small.dimension and big.scale > small.scale
     )
+
+
+def _money_and(toks: list[Token], index: int) -> bool:
+    """The "and" of "$3 and 50 cents": an amount, then cents or pence of it."""
+    if not (toks[index].text == "and" and 1 < index < len(toks) - 2 and toks[index - 2].kind == "cur"):
+        return False
+    small = unit(toks[index + 2].text)
+    return (
+        toks[index - 1].kind == "num"
+        and toks[index + 1].kind == "num"
+        and small is not None
+        and small.dimension == "money"
+        and small.scale < 1
+    )
+
+
+def _closes(current: list[_Side], side: _Side, toks: list[Token], index: int) -> bool:
+    """The "and" of "2100 cm = 21 m and 90 cm = 0.9 m" joins two claims, not "21 m and 90 cm": the
+    quantity before it already equals the side before its equality, and an equality follows the
+    quantity after it (a compound that is a side of its own, "= 1 hour and 30 minutes = 90
+    minutes", does not equal the side before without its second part)."""
+    if not current or index + 3 >= len(toks) or toks[index + 3].kind != "eq":
+        return False
+    try:
+        before, so_far = _evaluate(current[-1], {}), _evaluate(side, {})
+    except NeedsVariable:
+        return False
+    if before is None or so_far is None:
+        return False
+    a, b = before[0], so_far[0]
+    return convertible(a.unit, b.unit) and _in_unit(a, b.unit) == b.value
 
 
 def _evaluate(side: _Side, env: dict[str, Fraction]) -> tuple[Quantity, int] | None:
@@ -329,6 +402,14 @@ def _check_pair(
         if _same_value(qa, qb):
             # "1.5 hours, which is 1 hour 30 minutes": the same value restated, a link of the chain
             found.steps.append(_step(left, right, value, True, first=False, clock=qb.clock))
+        elif _restated(left, qa, qb) and _rewritten(qa, qb):
+            # "1.25 hours, which is 1 hour 25 minutes": one quantity said in other units, a
+            # conversion that is wrong (the same units restated differently stay unequal, unread)
+            actual = _in_unit(qa, qb.unit)
+            shown = _duration(actual, qb) or f"{_show(actual)} {qb.unit.name if qb.unit else ''}".strip()
+            claim = f"{left.text} {right.link} {right.text}"
+            found.evidence.append(Evidence("conversion", claim, right.text, shown, False))
+            found.steps.append(_step(left, right, value, False, first=False, claim=claim))
         elif _restated(left, qa, qb):
             found.unequal.append(_step(left, right, value, False, first=False))
         return
@@ -411,6 +492,12 @@ def _restated(left: _Side, a: Quantity, b: Quantity) -> bool:
     return abs(float(value) - float(b.value)) > _tolerance_of(b.value) and not (
         isinstance(value, Fraction) and b.value in (math.floor(value), math.ceil(value))
     )
+
+
+def _rewritten(a: Quantity, b: Quantity) -> bool:
+    """The two sides write one quantity in different units ("1.25 hours" and "1 hour 25 minutes",
+    "$3.50" and "350 cents"), not the same units again."""
+    return a.unit != b.unit or a.units_seen != b.units_seen
 
 
 def _unit_size(side: _Side) -> bool:

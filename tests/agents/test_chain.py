@@ -109,11 +109,23 @@ def test_a_stale_final_answer_fails() -> None:
     assert "132.1 is no value the chain computes" in line
 
 
-def test_a_restatement_that_does_not_hold_is_unverified() -> None:
+def test_a_restatement_in_other_units_that_does_not_hold_is_wrong() -> None:
+    """ "1.5 hours, which is 1 hour 50 minutes" converts a duration, wrongly: an error, not a step
+    left unread."""
     question = "A ride lasts 90 minutes. How long is it in hours?"
     assert verify("90 ÷ 60 = 1.5 hours, which is 1 hour 30 minutes.", question).verified
     found = verify("90 ÷ 60 = 1.5 hours, which is 1 hour 50 minutes.", question)
-    assert not found.verified and "differ" in found.unverified[0].reason
+    assert [e.line() for e in found.errors] == [
+        "1.5 hours which is 1 hour 50 minutes (wrong: it is 1 hour 30 minutes)"
+    ]
+
+
+def test_the_same_units_restated_with_another_number_stay_unverified() -> None:
+    """ "$3.50, which is 3 dollars and 5 cents" reads as $3.50, which is $3.05: the same unit said
+    again with another number is not read as a conversion."""
+    question = "A book costs $3.50. How much is it in dollars and cents?"
+    found = verify("$3.50, which is 3 dollars and 5 cents.", question)
+    assert found.errors == [] and "differ" in found.unverified[0].reason
 
 
 def test_a_comparison_with_a_result_is_checked() -> None:
@@ -299,3 +311,48 @@ def test_comparisons_joined_by_and_compare_the_same_value(said: str, holds: bool
     """ "11 m long, which is more than 4 m and more than 7 m": both compare the 11 m (a word after
     the unit and the comma before "which" do not hide it)."""
     assert verify(said, ROPE).verified is holds
+
+
+ROPES = "A rope is 2,100 cm long and a ribbon is 90 cm long. How long are they in metres?"
+CHAIRS = "Each chair costs CHF 161.07. How much do 4 chairs cost?"
+FILM = "The film starts at half past seven and lasts 2 hours 15 minutes. When does it end?"
+PAGES = "Mia read 18 pages on Monday. On Tuesday she read 5 more pages than on Monday. How many on Tuesday?"
+WALK = "A walk takes 1.25 hours. How long is it in hours and minutes?"
+MILES = "Sam walks two and three quarter miles and then one and a half miles. How far?"
+BOOK = "A book costs $3.50. How much is it in cents?"
+
+
+@pytest.mark.parametrize(
+    ("question", "sound", "wrong"),
+    [
+        (ROPES, "2,100 cm = 21 m and 90 cm = 0.9 m. Together 21 + 0.9 = 21.9 m.",
+         "2,100 cm = 21 m and 90 cm = 0.09 m. Together 21 + 0.09 = 21.09 m."),
+        (ROPES, "2,100 cm is 21 m and 90 cm is 0.9 m, so together 21 + 0.9 = 21.9 m.",
+         "2,100 cm is 2.1 m and 90 cm is 0.9 m, so together 2.1 + 0.9 = 3 m."),
+        (ROLLS, "4 × 15 = 60. 60 − 22 = 38. There are 38 rolls left.",
+         "4 × 15 = 60. 60 − 22 = 38. There are 36 rolls left."),
+        (CHAIRS, "4 × CHF 161.07 = CHF 644.28. They cost CHF 644.28.",
+         "4 × CHF 161.07 = CHF 646.28. They cost CHF 646.28."),
+        (CHAIRS, "4 x USD 161.07 = USD 644.28.", "4 x USD 161.07 = USD 646.28."),
+        (FILM, "7:30 + 2 hours 15 minutes = 9:45. It ends at a quarter to ten.",
+         "7:30 + 2 hours 15 minutes = 9:45. It ends at ten to ten."),
+        (FILM, "Half past seven plus 2 hours 15 minutes is a quarter to ten.",
+         "Half past seven plus 2 hours 15 minutes is ten to ten."),
+        (FILM, "Seven thirty plus two hours fifteen minutes is nine forty-five.",
+         "Seven thirty plus two hours fifteen minutes is ten fifteen."),
+        (PAGES, "On Tuesday she read 5 more than on Monday, which is 23 pages.",
+         "On Tuesday she read 5 more than on Monday, which is 24 pages."),
+        (PAGES, "She read 5 more pages than on Monday, which is 23 pages.",
+         "She read 5 more pages than on Monday, which is 22 pages."),
+        (WALK, "1.25 hours, which is 1 hour 15 minutes.", "1.25 hours, which is 1 hour 25 minutes."),
+        (WALK, "1.25 hours becomes 1 hour 15 minutes.", "1.25 hours becomes 1 hour 25 minutes."),
+        (BOOK, "$3.50, which is 350 cents.", "$3.50, which is 305 cents."),
+        (BOOK, "$3.50 is $3 and 50 cents.", "$3.50 is $3 and 5 cents."),
+        (MILES, "2 3/4 + 1 1/2 = 4 1/4. He walks 4 1/4 miles.",
+         "2 3/4 + 1 1/2 = 4 1/2. He walks 4 1/2 miles."),
+    ],
+)  # fmt: skip
+def test_each_case_of_issue_49_is_read_both_ways(question: str, sound: str, wrong: str) -> None:
+    """The right version verifies whole; the wrong one is refused or left unverified, never passed."""
+    assert verify(sound, question).verified, [e.line() for e in verify(sound, question).errors]
+    assert not verify(wrong, question).verified

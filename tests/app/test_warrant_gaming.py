@@ -139,7 +139,9 @@ async def test_the_api_refuses_what_cannot_be_recorded_with_a_422(
 ) -> None:
     async def save(**fields: Any) -> dict[str, Any]:
         body = {"items": HELD, "judge_model": "sim", "save": True} | fields
-        response = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth("validator"))
+        response = await service.client.post(
+            "/v1/judges/validate", json=body, headers=service.keys.auth("validator")
+        )
         return assert_problem(response, 422)
 
     reserved = await save(set_name="shipped")
@@ -155,7 +157,9 @@ async def test_the_api_refuses_what_cannot_be_recorded_with_a_422(
 async def test_the_api_hashes_the_items_as_sent(service: Service) -> None:
     padded = [HELD[0] | {"question": HELD[0]["question"] + "  "}, *HELD[1:]]  # stripped when read
     body = {"items": padded, "judge_model": "sim", "save": True, "set_name": "district"}
-    response = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth("validator"))
+    response = await service.client.post(
+        "/v1/judges/validate", json=body, headers=service.keys.auth("validator")
+    )
     assert response.status_code == 200, response.text
     record = response.json()["record"]
     assert record["set_name"] == "district" and record["set_hash"] == canonical_hash(padded)
@@ -168,7 +172,9 @@ def _problem(item: dict[str, Any]) -> dict[str, str]:
 
 async def test_a_project_may_require_both_bounds(service: Service) -> None:
     body = {"items": HELD, "judge_model": "sim", "save": True}
-    saved_ = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth("validator"))
+    saved_ = await service.client.post(
+        "/v1/judges/validate", json=body, headers=service.keys.auth("validator")
+    )
     record = saved_.json()["record"]  # 2 of 2 flawed accepted, 21 of 21 sound passed: ≥ 84.5 %
     admin = service.keys.auth("admin")
     projects = (await service.client.get("/v1/projects", headers=admin)).json()["items"]

@@ -65,13 +65,42 @@ UNREAD = Problem(
 )
 
 
-async def test_an_unverified_step_is_named_and_a_model_panel_is_not_refused_for_it() -> None:
+async def test_a_model_panel_never_accepts_an_answer_resting_on_an_unverified_step() -> None:
+    """The final answer is the value the unread relation states: the round ends needs_review, the
+    step named as its cause, whatever the judges said."""
     result, events = await run(context_of(passing), UNREAD)
     first = result.rounds[0]
     assert first.unverified, "the relation with no referent is read but cannot be checked"
-    assert first.decision == Decision.ACCEPTED
+    assert first.decision == Decision.NEEDS_REVIEW and result.outcome == Decision.NEEDS_REVIEW
+    assert result.stop_reason.startswith("the final answer depends on a step the verifier could not check")
+    assert first.unverified[0] in result.stop_reason
     scored = [e for e in events if isinstance(e, RoundEvent)]
     assert scored[0].unverified == first.unverified
+
+
+CARRIED = Problem(
+    question="Lena and Omar collect shells. Mia has 15 shells. How many do Omar and Mia have together?",
+    solution="Omar has twice as many as Lena, which is 30 shells. Together 30 + 15 = 45 shells.",
+)
+
+
+async def test_an_answer_computed_from_an_unverified_step_is_held_for_review() -> None:
+    """45 is checked, but it adds the 30 that nothing checked: traced back through the chain."""
+    result, _ = await run(context_of(passing), CARRIED)
+    assert result.rounds[0].decision == Decision.NEEDS_REVIEW
+    assert "twice as many as Lena" in result.stop_reason
+
+
+ASIDE = Problem(
+    question="Lena and Omar collect shells. Mia has 4 bags of 5 shells. How many shells does Mia have?",
+    solution="Omar has twice as many as Lena, which is 30 shells. Mia has 4 × 5 = 20 shells.",
+)
+
+
+async def test_an_unverified_step_the_answer_does_not_rest_on_is_named_and_not_held() -> None:
+    result, _ = await run(context_of(passing), ASIDE)
+    first = result.rounds[0]
+    assert first.unverified and first.decision == Decision.ACCEPTED
 
 
 async def test_the_screen_never_passes_a_version_with_an_unverified_step() -> None:
