@@ -17,7 +17,7 @@ from app.errors import problem_responses
 from app.models import ValidityRecord
 from app.pagination import decode_cursor, encode_cursor
 from app.validity.panel_schemas import PanelPage, PanelPublic, RecordPublic
-from app.validity.selection import citable, cited_records
+from app.validity.selection import choose, citable, pins_of
 
 router = APIRouter(prefix="/v1/panels", tags=["judges"])
 _ERRORS = problem_responses({400: "A cursor that is not one of ours", 422: "A limit out of range"})
@@ -78,17 +78,18 @@ async def list_panels(
     operator published for every project. Every record saved stays listed, cited or not."""
     positions, next_cursor = await _panel_page(session, key.project_id, limit, cursor)
     rows = await _records(session, key.project_id, [p.id for p in positions])
-    cited = await cited_records(session, key.project_id, [p.id for p in positions])
+    pins = await pins_of(session, key.project_id)
+    cited = choose(rows, pins)
     items = []
     for position in positions:
         mine = [row for row in rows if row.panel_id == position.id]
-        record, pinned = cited[position.id]
+        record = cited[position.id]
         items.append(
             PanelPublic(
                 id=position.id,
                 identity=mine[0].identity,
                 cited=record.id,
-                pinned=pinned,
+                pinned=pins.get(position.id) == record.id,
                 records=[RecordPublic.of(row) for row in mine[:records]],
             )
         )

@@ -54,6 +54,10 @@ OTHER_ROUTES = {
     ("PATCH", "/v1/projects/{project_id}"),
     ("POST", "/v1/projects/{project_id}/keys"),
     ("POST", "/v1/keys/{key_id}/revoke"),
+    ("POST", "/v1/panels/records/{record_id}/pin"),
+    ("DELETE", "/v1/panels/records/{record_id}/pin"),
+    ("POST", "/v1/panels/records/{record_id}/publish"),
+    ("DELETE", "/v1/panels/records/{record_id}/publish"),
 }
 
 
