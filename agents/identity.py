@@ -236,7 +236,7 @@ def uncertified(warrant: Mapping[str, Any], bound: Requirement | float | None) -
     if not missed:
         return None
     record = warrant["record_id"]
-    return f"panel not certified: its newest validity record ({record}) " + "; and ".join(missed)
+    return f"panel not certified: its cited validity record ({record}) " + "; and ".join(missed)
 
 
 def _false_accepts(warrant: Mapping[str, Any], required: Requirement) -> str | None:
@@ -267,8 +267,8 @@ class Warrants:
     """What a run's panel may cite, whichever model id its endpoint turns out to report.
 
     ``panel``: the configured panel's identity (no reported id yet); ``cited``: reported model id →
-    the warrant of the newest record of ``panel.reporting(that id)`` (for the offline panel, the key
-    None); ``bound``: what a warrant must show for an acceptance to stand (None: nothing).
+    the warrant of the record its project cites of ``panel.reporting(that id)`` (for the offline
+    panel, the key None); ``bound``: what a warrant must show for an acceptance to stand (None: nothing).
     """
 
     panel: PanelIdentity

@@ -25,7 +25,7 @@ class Settings(BaseSettings):
     policy: str = Field(default="default", description="Default scoring policy")
     require_warrant: float | str | None = Field(
         default=None,
-        description="What the newest validity record of a panel must show for its acceptances to stand: "
+        description="What the validity record a panel's runs cite must show for its acceptances to stand: "
         "the largest false-accept upper bound (Wilson 95 %), e.g. 0.10, optionally with the smallest "
         "lower bound of sound versions passed, e.g. 0.10,0.70 (without one: specificity_floor). An "
         "acceptance by a panel without such a record ends needs_review ('panel not certified'). "

@@ -39,8 +39,9 @@ class RunResult(BaseModel):
     metrics: dict[str, Any] | None
     usage: Usage
     failure: CallFailure | None = None
-    # Set by the app on an accepted run: the newest validity record of the exact panel that accepted
-    # ({"status": "valid", "record_id", "false_accept_upper", …}) or {"status": "none"}. Null otherwise.
+    # Set by the app on an accepted run: the validity record its project cites of the exact panel that
+    # accepted ({"status": "valid", "record_id", "false_accept_upper", …}) or {"status": "none"}. Null
+    # otherwise.
     warrant: dict[str, Any] | None = None
 
     @property

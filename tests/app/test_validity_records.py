@@ -165,7 +165,7 @@ def test_a_required_warrant_is_met_only_at_or_below_its_bound() -> None:
     assert uncertified(warrant_of(stored(0.10)), 0.10) is None  # at the bound
     above = uncertified(warrant_of(stored(0.1001)), 0.10)
     assert above == (
-        "panel not certified: its newest validity record (rec1) bounds false accepts at 10.0% (95 %), "
+        "panel not certified: its cited validity record (rec1) bounds false accepts at 10.0% (95 %), "
         "above the required 10.0%"
     )
     assert uncertified(warrant_of(None), 0.10) == (
@@ -178,7 +178,7 @@ def test_a_required_warrant_bounds_sound_versions_passed_too() -> None:
     warrant = warrant_of(stored(0.0585))  # 38 of 40 sound versions passed: lower bound 83.5 %
     assert uncertified(warrant, Requirement(0.10, 0.80)) is None
     assert uncertified(warrant, Requirement(0.10, 0.90)) == (
-        "panel not certified: its newest validity record (rec1) bounds sound passed at ≥ 83.5% (95 %), "
+        "panel not certified: its cited validity record (rec1) bounds sound passed at ≥ 83.5% (95 %), "
         "below the required 90.0%"
     )
     both = uncertified(warrant_of(stored(0.2)), Requirement(0.10, 0.90))

@@ -197,7 +197,7 @@ async def test_a_project_may_require_both_bounds(service: Service) -> None:
 
     strict = await require(require_warrant=1.0, require_specificity=0.9)
     assert strict["status"] == "needs_review" and strict["stop_reason"] == (
-        f"panel not certified: its newest validity record ({record['id']}) bounds sound passed at "
+        f"panel not certified: its cited validity record ({record['id']}) bounds sound passed at "
         "≥ 84.5% (95 %), below the required 90.0%"
     )
     met = await require(require_specificity=0.8)
@@ -217,7 +217,7 @@ def test_the_setting_may_require_both_bounds(env: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("THINKLOOP_REQUIRE_WARRANT", "1,0.9")  # any false-accept bound; ≥ 90 % passed
     ended = json.loads(runner.invoke(cli, [*REFINE, "--json"]).stdout)
     assert ended["outcome"] == "needs_review" and ended["stop_reason"] == (
-        f"panel not certified: its newest validity record ({record['id']}) bounds sound passed at "
+        f"panel not certified: its cited validity record ({record['id']}) bounds sound passed at "
         "≥ 84.5% (95 %), below the required 90.0%"
     )
     monkeypatch.setenv("THINKLOOP_REQUIRE_WARRANT", "1,0.8")
@@ -238,7 +238,7 @@ def test_a_record_without_the_sound_bound_meets_no_requirement(
     monkeypatch.setenv("THINKLOOP_REQUIRE_WARRANT", "1")  # any false-accept bound, and the floor
     ended = json.loads(runner.invoke(cli, [*REFINE, "--json"]).stdout)
     assert ended["outcome"] == "needs_review" and ended["stop_reason"] == (
-        f"panel not certified: its newest validity record ({record['id']}) holds no lower bound of sound "
+        f"panel not certified: its cited validity record ({record['id']}) holds no lower bound of sound "
         "versions passed (saved before records kept it): validate the panel again (required: sound "
         "passed ≥ 50.0%)"
     )

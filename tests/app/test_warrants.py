@@ -277,7 +277,7 @@ async def test_a_required_warrant_sends_an_uncertified_acceptance_to_review(stri
     above = await run(strict)
     assert above["status"] == "needs_review" and above["rounds"][0]["decision"] == "needs_review"
     assert above["stop_reason"] == (
-        f"panel not certified: its newest validity record ({record['id']}) bounds false accepts at "
+        f"panel not certified: its cited validity record ({record['id']}) bounds false accepts at "
         "100.0% (95 %), above the required 10.0%"
     )
 

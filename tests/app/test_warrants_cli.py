@@ -82,7 +82,7 @@ def test_a_required_warrant_sends_the_refine_to_review(env: Path, monkeypatch: p
     ended = json.loads(result.stdout)
     assert ended["outcome"] == "needs_review" and ended["warrant"] is None
     assert ended["stop_reason"] == (
-        f"panel not certified: its newest validity record ({record['id']}) bounds false accepts at "
+        f"panel not certified: its cited validity record ({record['id']}) bounds false accepts at "
         "100.0% (95 %), above the required 10.0%"
     )
 
@@ -144,7 +144,7 @@ def test_a_batch_under_a_required_warrant(env: Path, monkeypatch: pytest.MonkeyP
     rows = exported(strict.output)
     assert [row["outcome"] for row in rows] == ["needs_review", "exhausted"]
     assert rows[0]["stop_reason"].startswith(
-        f"panel not certified: its newest validity record ({record['id']})"
+        f"panel not certified: its cited validity record ({record['id']})"
     )
     assert all(row["warrant"] is None for row in rows)
 
