@@ -271,4 +271,6 @@ async def test_the_validity_bench_on_the_held_out_part_gives_the_same_verdicts_i
         )
     assert ended["level_first"] == ended["shared_prefix"]
     assert len(ended["shared_prefix"]) > len(held_out)  # flawed problems with their corrected versions
-    assert {decision for _, _, _, decision, _ in ended["shared_prefix"]} == {"accepted", "exhausted"}
+    decisions = {decision for _, _, _, decision, _ in ended["shared_prefix"]}
+    # needs_review: an acceptance whose final answer rests on a step the verifier could not check
+    assert {"accepted", "exhausted"} <= decisions <= {"accepted", "exhausted", "needs_review"}

@@ -294,7 +294,7 @@ async def test_a_project_may_require_a_warrant_of_its_own(service: Service) -> N
     assert changed.status_code == 200 and changed.json()["require_warrant"] == 0.1
     trace = await run(service)
     assert trace["status"] == "needs_review" and trace["stop_reason"].startswith(
-        "panel not certified: its newest"
+        "panel not certified: its cited"
     )
     other = await run(service, key="other")  # the other project requires nothing: its acceptance stands
     assert other["status"] == "accepted" and other["warrant"] == {"status": "none"}
