@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from agents.models import ModelRegistry
     from app.batches.service import BatchService
     from app.cli.batch_exec import Execution
+    from app.datasets.parsing import ParsedDataset
     from app.models import Batch
     from app.settings import Settings
 
@@ -67,19 +68,13 @@ def run(
     """Run a batch on this machine with a live progress bar, then print its report. Ctrl-C (or
     SIGHUP, SIGTERM) stops it and prints the `batch resume` command that finishes it."""
     from app.cli.support import registry_from
-    from app.datasets.parsing import DatasetError, parse_dataset
 
     _check_format(fmt)
     settings = _settings()
     names = _models(models)
     judge = judge_model or settings.judge_model
     registry = registry_from(settings, models_file, (*names, judge))
-    try:
-        parsed = parse_dataset(dataset.read_bytes(), dataset.name)
-    except OSError as exc:
-        fail(f"cannot read {dataset}: {exc.strerror}")
-    except DatasetError as exc:
-        fail(f"{dataset}: {exc}")
+    parsed = _parsed(dataset)
     if parsed.errors:
         for row in parsed.errors:
             err.print(f"{dataset}:{row.line}: {escape(row.message)}", soft_wrap=True)
@@ -126,18 +121,12 @@ def estimate(
     from agents.schemas import Problem
     from app.batches.estimate import estimate as estimate_spend
     from app.cli.support import registry_from
-    from app.datasets.parsing import DatasetError, parse_dataset
 
     settings = _settings()
     names = _models(models)
     judge = judge_model or settings.judge_model
     registry = registry_from(settings, models_file, (*names, judge))
-    try:
-        parsed = parse_dataset(dataset.read_bytes(), dataset.name)
-    except OSError as exc:
-        fail(f"cannot read {dataset}: {exc.strerror}")
-    except DatasetError as exc:
-        fail(f"{dataset}: {exc}")
+    parsed = _parsed(dataset)
     if parsed.errors:
         fail(f"{len(parsed.errors)} bad row(s); fix them (see `thinkloop datasets validate`)", code=1)
     problems = [(r.content_hash, Problem(question=r.question, solution=r.solution)) for r in parsed.rows]
@@ -480,3 +469,15 @@ async def _work(settings: Settings, models_file: Path | None) -> None:
             await stop.wait()
 
     await _with_db(settings, work)
+
+
+def _parsed(dataset: Path) -> ParsedDataset:
+    """The dataset file parsed (rows and bad rows); one line and exit 1 when it cannot be read."""
+    from app.datasets.parsing import DatasetError, parse_dataset
+
+    try:
+        return parse_dataset(dataset.read_bytes(), dataset.name)
+    except OSError as exc:
+        fail(f"cannot read {dataset}: {exc.strerror}")
+    except DatasetError as exc:
+        fail(f"{dataset}: {exc}")
