@@ -131,6 +131,14 @@ class Project(SQLModel, table=True):
     # The secret a rotation replaced: it still signs beside the new one until the time given.
     webhook_secret_previous: str | None = Field(default=None, max_length=100)
     webhook_secret_previous_until: datetime | None = _ts(nullable=True)
+    # The share of accepted and screened runs drawn for a teacher's audit (None or 0: none), and the
+    # seed of the draw: a run is drawn when audit_draw(seed, run id) < rate, so an auditor who knows
+    # the seed can redo every draw (app.reviews.queue).
+    audit_rate: float | None = None
+    audit_seed: str = Field(default_factory=lambda: secrets.token_hex(16), max_length=64)
+    # The kind of labelled set a warrant must be measured on ("reviews": this project's teachers'
+    # decisions); None: any.
+    require_warrant_source: str | None = Field(default=None, max_length=16)
 
 
 def new_webhook_secret() -> str:
@@ -563,6 +571,10 @@ class ValidityRecord(SQLModel, table=True):
     n_twins: int | None = None  # adversarial twins judged (0: a bench without twins; None: not kept)
     detection: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     adversarial_gap: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    # Where the labels came from: shipped (the set thinkloop ships), file (a user's labelled file),
+    # benchmark (a public benchmark imported) or reviews (the project's teachers' decisions).
+    source_kind: str = Field(default="file", max_length=16)
+    reviewers: int | None = None  # of a review set: how many teachers decided its items
     measured_at: datetime = _ts()
     # When an operator published it for every project's runs to cite (None: its own project's only).
     published_at: datetime | None = _ts(nullable=True)
@@ -578,3 +590,49 @@ class ValidityPin(SQLModel, table=True):
     panel_id: str = Field(primary_key=True, max_length=64)
     record_id: str = Field(foreign_key="validity_records.id")
     pinned_at: datetime = _ts()
+
+
+class ReviewItem(SQLModel, table=True):
+    """A run in its project's review queue: one version for a teacher to decide, and why it is
+    there (``reason``: needs_review, audit or requested; ``cause``: the run's stop reason, "audit
+    sample", or the request's note). ``draw`` holds an audit's seeded draw, to be redone."""
+
+    __tablename__ = "review_items"
+    __table_args__ = (Index("ix_review_items_project_id_status", "project_id", "status"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    project_id: str = Field(foreign_key="projects.id", index=True)
+    run_id: str = Field(foreign_key="runs.id", index=True)
+    reason: str = Field(max_length=16)
+    cause: str = Field(sa_column=Column(Text, nullable=False))
+    status: str = Field(default="pending", max_length=16)  # pending, then decided
+    round: int  # the version decided: the run's final round (0: the problem as submitted)
+    question: str = Field(sa_column=Column(Text, nullable=False))
+    solution: str = Field(sa_column=Column(Text, nullable=False))
+    run_status: str = Field(max_length=32)  # the run's outcome when it entered
+    draw: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    requested_by: str | None = Field(default=None, max_length=200)
+    decision: str | None = Field(default=None, max_length=16)  # the latest decision: sound or flawed
+    created_at: datetime = _ts()
+    decided_at: datetime | None = _ts(nullable=True)
+
+
+class ReviewDecision(SQLModel, table=True):
+    """One teacher's decision on a review item; a later one replaces it, and both are kept."""
+
+    __tablename__ = "review_decisions"
+    __table_args__ = (UniqueConstraint("item_id", "idempotency_key", name="uq_review_decisions_idempotency"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    item_id: str = Field(foreign_key="review_items.id", index=True)
+    project_id: str = Field(foreign_key="projects.id", index=True)
+    decision: str = Field(max_length=16)  # sound or flawed
+    flaws: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    corrected_question: str | None = Field(default=None, sa_column=Column(Text))
+    corrected_solution: str | None = Field(default=None, sa_column=Column(Text))
+    note: str | None = Field(default=None, sa_column=Column(Text))
+    reviewer: str = Field(max_length=200)
+    key_id: str | None = Field(default=None, max_length=64)
+    idempotency_key: str | None = Field(default=None, max_length=200)
+    replaces: str | None = Field(default=None, max_length=64)  # the decision it replaced
+    created_at: datetime = _ts()
