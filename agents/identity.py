@@ -197,9 +197,13 @@ class Requirement:
 
     false_accept: float
     specificity: float = DEFAULT_SPECIFICITY_FLOOR
+    # The kind of labelled set the record must be measured on ("reviews": the project's own
+    # teachers' decisions); None: any.
+    source: str | None = None
 
     def __str__(self) -> str:
-        return f"false accepts ≤ {self.false_accept:.1%}, sound passed ≥ {self.specificity:.1%}"
+        bounds = f"false accepts ≤ {self.false_accept:.1%}, sound passed ≥ {self.specificity:.1%}"
+        return bounds if self.source is None else f"{bounds}, measured on {self.source}"
 
 
 def parse_requirement(value: object, floor: float = DEFAULT_SPECIFICITY_FLOOR) -> Requirement | None:
@@ -232,11 +236,26 @@ def uncertified(warrant: Mapping[str, Any], bound: Requirement | float | None) -
         return None
     if warrant.get("status") != "valid":
         return f"panel not certified: this panel has never been validated (required: {required})"
-    missed = [why for why in (_false_accepts(warrant, required), _sound_passed(warrant, required)) if why]
+    checks = (_source(warrant, required), _false_accepts(warrant, required), _sound_passed(warrant, required))
+    missed = [why for why in checks if why]
     if not missed:
         return None
     record = warrant["record_id"]
     return f"panel not certified: its cited validity record ({record}) " + "; and ".join(missed)
+
+
+def _source(warrant: Mapping[str, Any], required: Requirement) -> str | None:
+    """Why the warrant's set is not of the required kind (None: it is, or no kind is required)."""
+    if required.source is None:
+        return None
+    source = warrant.get("source") or {}
+    if source.get("kind") == required.source:
+        return None
+    measured = source.get("name") or warrant.get("set") or "an unnamed set"
+    return (
+        f"was measured on {measured} ({source.get('kind') or 'a set of unknown kind'}), not on the "
+        f"required source: {required.source}"
+    )
 
 
 def _false_accepts(warrant: Mapping[str, Any], required: Requirement) -> str | None:

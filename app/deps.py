@@ -77,8 +77,8 @@ def holds(key: ApiKey, scope: str) -> bool:
     return scope in key.scopes or (scope == "admin" and OPERATOR in key.scopes)
 
 
-def require_scope(scope: str) -> Callable[..., Awaitable[ApiKey]]:
-    """A dependency that admits a live API key holding ``scope``."""
+def require_scope(scope: str, *others: str) -> Callable[..., Awaitable[ApiKey]]:
+    """A dependency that admits a live API key holding ``scope`` (or one of ``others``)."""
 
     async def check(
         request: Request,
@@ -97,8 +97,9 @@ def require_scope(scope: str) -> Callable[..., Awaitable[ApiKey]]:
         if key is None:
             await quotas.signin_failed(client)
             raise Unauthorized("The API key is unknown, revoked or expired.")
-        if not holds(key, scope):
-            raise Forbidden(f"This key lacks the '{scope}' scope.")
+        if not any(holds(key, wanted) for wanted in (scope, *others)):
+            named = " or ".join(f"'{wanted}'" for wanted in (scope, *others))
+            raise Forbidden(f"This key lacks the {named} scope.")
         window = await quotas.admit(key)
         if window is not None:
             response.headers.update(window.headers())
@@ -117,3 +118,9 @@ WriteKey = Annotated[ApiKey, Depends(require_scope("write"))]
 AdminKey = Annotated[ApiKey, Depends(require_scope("admin"))]  # its own project's (any, for an operator)
 OperatorKey = Annotated[ApiKey, Depends(require_scope(OPERATOR))]  # the instance's
 ValidateKey = Annotated[ApiKey, Depends(require_scope(VALIDATE))]  # its project's validity records
+REVIEW = "review"  # app.projects.keys.REVIEW: read and decide the project's review queue
+ReviewKey = Annotated[ApiKey, Depends(require_scope(REVIEW))]
+# Asking for a review: the backend that submitted the run (write) or a teacher (review)
+RequestReviewKey = Annotated[ApiKey, Depends(require_scope("write", REVIEW))]
+# What the teachers' decisions add up to (the review set, the judges' agreement with them)
+ReviewReadKey = Annotated[ApiKey, Depends(require_scope("read", REVIEW))]

@@ -27,6 +27,8 @@ from app.logging import RequestIds, configure_logging
 from app.metrics import ServiceMetrics
 from app.panels import load_registry, panel_factory
 from app.projects import endpoints as projects
+from app.reviews import endpoints as reviews
+from app.reviews.queue import on_run_end
 from app.runs import deliveries, hooks
 from app.runs import endpoints as runs
 from app.runs.actions import retaining
@@ -67,6 +69,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # Webhooks: this process sends due deliveries from the outbox (any process may; one at a time each).
         app.state.outbox = WebhookOutbox(app.state.sessions, http, settings, executor.worker)
         executor.wake_webhooks = app.state.outbox.wake
+        executor.on_end = on_run_end  # runs that need a teacher enter their project's review queue
         await stack.enter_async_context(app.state.outbox.sending())
         # Runs: embedded, this process claims queued runs and runs whose lease lapsed, and renews its
         # own; with Redis, `thinkloop worker`s do, and new runs are sent to them.
@@ -113,6 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(deliveries.project_router)
     app.include_router(hooks.router)
     app.webhooks.include_router(deliveries.webhooks)
+    app.webhooks.include_router(reviews.webhooks)
     app.include_router(datasets.router)
     app.include_router(batches.router)
     app.include_router(catalog.router)
@@ -120,6 +124,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(panel_records.router)
     app.include_router(record_endpoints.router)
     app.include_router(projects.router)
+    app.include_router(reviews.router)
     viewer.install(app)  # the browser viewer at /, a client of the routes above
     if settings.cors_origins:
         app.add_middleware(

@@ -199,6 +199,8 @@ class Run(SQLModel, table=True):
     # A batch item's run: which batch, and which arm (the loop, or the zero-shot control).
     batch_id: str | None = Field(default=None, foreign_key="batches.id", index=True)
     arm: str = Field(default="loop", max_length=16)
+    # Its teachers' review (app.grading): None (never queued), pending, or decided.
+    review: str | None = Field(default=None, max_length=16)
 
 
 class RunFacts(BaseModel):
@@ -634,5 +636,6 @@ class ReviewDecision(SQLModel, table=True):
     reviewer: str = Field(max_length=200)
     key_id: str | None = Field(default=None, max_length=64)
     idempotency_key: str | None = Field(default=None, max_length=200)
+    request_hash: str | None = Field(default=None, max_length=64)  # of the body sent with that key
     replaces: str | None = Field(default=None, max_length=64)  # the decision it replaced
     created_at: datetime = _ts()

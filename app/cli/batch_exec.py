@@ -36,6 +36,7 @@ from app.cli.support import err
 from app.db import short_session
 from app.models import RUN_TERMINAL
 from app.panels import panel_factory
+from app.reviews.queue import on_run_end
 from app.runs.service import open_executor
 from app.settings import Settings
 
@@ -97,6 +98,7 @@ async def runtime(
         executor = await stack.enter_async_context(
             open_executor(settings, sessions, factory, connections=settings.batch_items_held())
         )
+        executor.on_end = on_run_end  # the API's runs a worker executes enter the review queue
         if runs:
             await stack.enter_async_context(executor.running())
         broker, runner = await stack.enter_async_context(

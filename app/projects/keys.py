@@ -1,6 +1,6 @@
 """Projects and their API keys: a key is created once and shown once, stored as SHA-256, scoped
-read, write, validate, admin and/or operator, and belongs to one project; it may expire, and its last use is
-kept."""
+read, write, validate, review, admin and/or operator, and belongs to one project; it may expire,
+and its last use is kept."""
 
 from __future__ import annotations
 
@@ -23,12 +23,14 @@ from app.projects.names import project_name
 # admin: manage the project's own keys and settings (never another project's);
 # validate: save the project's validity records (a bench's figures; with write, which runs the
 # bench) and pin the one its runs cite (admin holds it too);
+# review: read and decide the project's review queue (a teacher's key), and nothing else;
 # operator: the instance's — make projects, set their daily caps, manage every project's keys,
 # check models for every project, publish a validity record for every project. Neither admin nor
 # operator reads or writes runs by itself.
 OPERATOR = "operator"
 VALIDATE = "validate"
-SCOPES = ("read", "write", VALIDATE, "admin", OPERATOR)
+REVIEW = "review"
+SCOPES = ("read", "write", VALIDATE, REVIEW, "admin", OPERATOR)
 KEY_PREFIX = "tlk_"
 
 

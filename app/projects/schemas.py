@@ -11,7 +11,7 @@ from app.pagination import in_range, iso_text
 from app.projects.names import project_name
 from app.text import storable_if_text
 
-Scope = Literal["read", "write", "validate", "admin", "operator"]
+Scope = Literal["read", "write", "validate", "review", "admin", "operator"]
 # Text we store: NUL and lone surrogates refused by name on every database (before the length
 # check, which would refuse a surrogate only as undecodable data).
 Name = Annotated[str, BeforeValidator(storable_if_text)]
@@ -24,6 +24,9 @@ _EXAMPLE_PROJECT: dict[str, Any] = {
     "daily_cost_usd": None,
     "require_warrant": 0.1,
     "require_specificity": 0.7,
+    "require_warrant_source": "reviews",
+    "audit_rate": 0.05,
+    "audit_seed": "5e1f0c3a9b7d4e2f8a6c1b0d9e7f3a2c",
 }
 _EXAMPLE_KEY: dict[str, Any] = {
     "id": "c6144a29bfff41528da94b6db09f2730",
@@ -96,6 +99,27 @@ RequireSpecificity = Annotated[
     ),
 ]
 
+RequireWarrantSource = Annotated[
+    Literal["reviews"] | None,
+    Field(
+        description="reviews: a warrant must be measured on this project's own review set (its teachers' "
+        "decisions: `thinkloop judges validate --review-set`), or an acceptance ends needs_review; "
+        "null: any labelled set",
+        examples=["reviews"],
+    ),
+]
+AuditRate = Annotated[
+    float | None,
+    Field(
+        ge=0,
+        le=1,
+        allow_inf_nan=False,
+        description="The share of accepted and screened runs drawn (seeded by audit_seed, recorded on the "
+        "item) for a teacher's audit in the review queue; null or 0: none",
+        examples=[0.05],
+    ),
+]
+
 
 class ProjectCreate(BaseModel):
     """A new project, with its own daily caps if it needs them."""
@@ -113,6 +137,8 @@ class ProjectCreate(BaseModel):
     daily_cost_usd: DailyCost = None
     require_warrant: RequireWarrant = None
     require_specificity: RequireSpecificity = None
+    require_warrant_source: RequireWarrantSource = None
+    audit_rate: AuditRate = None
 
 
 class ProjectUpdate(BaseModel):
@@ -131,6 +157,8 @@ class ProjectUpdate(BaseModel):
     daily_cost_usd: DailyCost = None
     require_warrant: RequireWarrant = None
     require_specificity: RequireSpecificity = None
+    require_warrant_source: RequireWarrantSource = None
+    audit_rate: AuditRate = None
 
 
 class ProjectPublic(BaseModel):
@@ -157,6 +185,17 @@ class ProjectPublic(BaseModel):
         description="Its own smallest lower bound of sound versions passed a warrant needs; null: the "
         "global setting",
         examples=[0.7],
+    )
+    require_warrant_source: str | None = Field(
+        default=None, description="reviews: warrants must be measured on its own review set; null: any"
+    )
+    audit_rate: float | None = Field(
+        default=None, description="The share of accepted and screened runs drawn for a teacher's audit"
+    )
+    audit_seed: str = Field(
+        default="",
+        description="The seed of its audit draw: a run is drawn when the first 8 bytes of "
+        "SHA-256('<seed>:<run id>'), read as an integer over 2**64, fall below audit_rate",
     )
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, AnyHttpUrl, BaseModel, BeforeValidator, ConfigDict, Field
 
 from agents.schemas import CallFailure, QuestionText, SolutionText, SolverResult
+from app.grading import GradingProgress
 from app.models import RunStatus
 from app.text import StorableText, storable_if_text, storable_scalar
 from app.validity.panel_schemas import WARRANT_EXAMPLES, Warrant
@@ -149,6 +150,13 @@ class RunPublic(BaseModel):
         description="An accepted run's: the validity record its project cites of the exact panel that "
         "accepted (status valid, with its false-accept upper bound), or status none when that panel "
         "was never validated. Null for any other outcome",
+    )
+    grading_progress: GradingProgress = Field(
+        default="Pending",
+        description="Its grading progress in LTI AGS's words: Pending (queued or running), "
+        "PendingManual (a teacher's review awaited), FullyGraded (its outcome, or a teacher's "
+        "decision, stands), Failed (error), NotReady (cancelled)",
+        examples=["FullyGraded"],
     )
 
 
@@ -508,7 +516,10 @@ class _Stamped(BaseModel):
     anything else is retried with exponential backoff for about a day. Delivery is at-least-once:
     drop a repeated webhook-id."""
 
-    type: str = Field(description="The event: run.finished, run.failed or ping", examples=["run.finished"])
+    type: str = Field(
+        description="The event: run.finished, run.failed, review.requested, review.decided or ping",
+        examples=["run.finished"],
+    )
     id: str = Field(
         description="The event's id: a redelivery keeps it, so a receiver can drop repeats",
         examples=["0e8d1c2b3a4f4e5d9c8b7a6f5e4d3c2b"],
@@ -530,6 +541,11 @@ class WebhookEvent(_Stamped):
         description="The metadata the run was submitted with ({} if none): route the event by it "
         "(a pupil's id, say) without fetching the run",
         examples=[{"pupil": "P-17", "class": "4b"}],
+    )
+    grading_progress: GradingProgress = Field(
+        description="The run's grading progress in LTI AGS's words: FullyGraded, PendingManual (a "
+        "teacher's review awaited), Failed (error), NotReady (cancelled), Pending (running)",
+        examples=["FullyGraded"],
     )
 
 

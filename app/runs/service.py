@@ -24,6 +24,7 @@ from agents.panel import PanelFactory
 from agents.schemas import Problem, RevisionResult
 from app.access.usage import owner_of
 from app.db import short_session
+from app.grading import GradingProgress, grading_progress
 from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics
 from app.models import RUN_TERMINAL, ProblemRow, Run, utcnow
@@ -51,6 +52,8 @@ log = structlog.get_logger(__name__)
 Work = Callable[[AsyncSession], Awaitable[None]]
 # More changes made in the transaction that stores a run's end state (a batch item's own columns).
 Settle = Callable[[AsyncSession, RunResult | None], Awaitable[None]]
+# (session, run, outcome, stop reason, (round, question, solution) decided) → grading progress
+EndHook = Callable[[AsyncSession, Run, str, str, tuple[int, str, str]], Awaitable[GradingProgress]]
 
 
 def dedupe_key(event: dict[str, Any]) -> str | None:
@@ -190,6 +193,9 @@ class RunExecutor:
         self._claim_runs = True
         self._transcripts: dict[str, _Transcript] = {}
         self.wake_webhooks: Callable[[], None] = lambda: None  # the app sets its outbox's wake()
+        # What a durable store does when a run ends (the app sets its review queue's entry); None:
+        # nothing (a temporary store's runs, a bench's, never enter a queue).
+        self.on_end: EndHook | None = None
         # With workers (Redis): how a new run reaches them. None: this process executes its runs.
         self.send: Callable[[str], Awaitable[None]] | None = None
         # A run's typed events as they happen, for a caller in this process that shows them live
@@ -777,6 +783,15 @@ class RunExecutor:
         if key is not None:
             transcript.keys.add(key)
 
+    async def _ended(self, session: AsyncSession, run: Run, result: RunResult) -> GradingProgress:
+        """The run's grading progress once it ended, after its ``on_end`` hook (the service's review
+        queue: ``app.reviews.queue.on_run_end``) had its say, in the run's end transaction."""
+        if self.on_end is None:
+            return grading_progress(result.outcome, run.review)
+        last = result.rounds[-1].round if result.rounds else 0
+        version = (last, result.final.question, result.final.solution)
+        return await self.on_end(session, run, result.outcome, result.stop_reason, version)
+
     async def _webhooks(self, session: AsyncSession, run: Run, kind: str, payload: dict[str, Any]) -> None:
         """Queue the run's end for its webhooks, in its end transaction."""
         await enqueue(session, run, kind, payload)
@@ -830,7 +845,9 @@ class RunExecutor:
                 raise LeaseLost(run.id)
             if settle is not None:
                 await settle(session, result)
-            await self._webhooks(session, run, "run.finished", {**event, "metrics": result.metrics})
+            grading = await self._ended(session, run, result)
+            payload = {**event, "metrics": result.metrics, "grading_progress": grading}
+            await self._webhooks(session, run, "run.finished", payload)
 
         event = (finished or finished_event(result)).model_dump(mode="json")
         event["status"] = result.outcome  # the run's status, named as in traces and webhooks
@@ -888,7 +905,9 @@ class RunExecutor:
                 await settle(session, None)
             run = await session.get(Run, run_id)
             assert run is not None
-            await self._webhooks(session, run, "run.failed", {"status": status, "reason": reason})
+            grading = grading_progress(status, run.review)
+            payload = {"status": status, "reason": reason, "grading_progress": grading}
+            await self._webhooks(session, run, "run.failed", payload)
 
         self._ending.add(run_id)  # its end commit checks the lease itself (``finish_run``'s owner)
         try:

@@ -11,6 +11,7 @@ from sqlmodel import col, select
 from agents.schemas import JUDGES, Problem, SolverResult, Usage
 from agents.verify.givens import changed_givens
 from agents.verify.verifier import verify
+from app.grading import grading_progress
 from app.models import ProblemRow, RevisionRow, RoundRow, Run, RunFacts, TranscriptEvent, VerdictRow
 from app.runs.repository import FIGURES
 from app.runs.schemas import (
@@ -46,6 +47,7 @@ def run_public(run: Run, question: str) -> RunPublic:
         batch_id=run.batch_id,
         arm=run.arm,
         warrant=facts.warrant if facts else None,
+        grading_progress=grading_progress(run.status, run.review),
     )
 
 

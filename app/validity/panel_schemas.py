@@ -22,6 +22,7 @@ _WARRANT: dict[str, Any] = {
     "set": "shipped",
     "set_hash": "17407c95d697",
     "counts": {"flawed": 120, "sound": 80, "twins": 0},
+    "source": {"kind": "shipped", "name": "shipped", "reviewers": None},
     "measured_at": "2026-11-26T23:10:00+00:00",
 }
 _IDENTITY: dict[str, Any] = {
@@ -57,6 +58,8 @@ _RECORD: dict[str, Any] = {
     "specificity_low": 0.846,
     "detection": {"n": 120, "count": 113, "rate": 0.942, "low": 0.884, "high": 0.971},
     "adversarial_gap": {"n": 0, "count": 0, "rate": None, "low": None, "high": None},
+    "source_kind": "shipped",
+    "reviewers": None,
     "measured_at": _WARRANT["measured_at"],
     "published_at": None,
 }
@@ -72,6 +75,20 @@ class MeasuredShare(BaseModel):
     rate: float | None = Field(description="count ÷ n; null when n is 0")
     low: float | None = Field(description="Wilson 95 % lower bound; null when n is 0")
     high: float | None = Field(description="Wilson 95 % upper bound; null when n is 0")
+
+
+SourceKind = Literal["shipped", "file", "benchmark", "reviews"]
+
+
+class WarrantSource(BaseModel):
+    """Where a warrant's labels came from."""
+
+    kind: SourceKind = Field(
+        description="shipped (the set thinkloop ships), file (a user's labelled file), benchmark (a public "
+        "benchmark imported) or reviews (this project's teachers' decisions)"
+    )
+    name: str = Field(description="The set's name (reviews of <project>, for a review set)")
+    reviewers: int | None = Field(default=None, description="A review set's: how many teachers decided")
 
 
 class ValidWarrant(BaseModel):
@@ -105,6 +122,10 @@ class ValidWarrant(BaseModel):
     )
     counts: dict[str, int | None] | None = Field(
         default=None, description="Versions judged by kind: flawed, sound, twins (null: not kept)"
+    )
+    source: WarrantSource | None = Field(
+        default=None,
+        description="Where the labels came from (null: a warrant stored before sources were kept)",
     )
     measured_at: datetime = Field(description="When it was measured (UTC)")
 
@@ -166,6 +187,12 @@ class RecordPublic(BaseModel):
         "changed (Bloom verbs stuffed in, a variable given a wrong value, × written for 'of', a sentence "
         "addressed to the checker); n is 0 when the bench ran without twins. 0 is the goal"
     )
+    source_kind: SourceKind = Field(
+        default="file",
+        description="Where the labels came from: shipped, file (a user's), benchmark or reviews (the "
+        "project's teachers' decisions)",
+    )
+    reviewers: int | None = Field(default=None, description="A review set's: how many teachers decided")
     measured_at: datetime = Field(description="When it was measured (UTC)")
     published_at: datetime | None = Field(
         default=None,

@@ -17,6 +17,7 @@ id the endpoint reported in the accepted round): ``app.validity.selection`` says
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -35,7 +36,7 @@ from agents.validity.canonical import canonical_hash
 from agents.validity.labels import LabelledItem
 from app.models import DEFAULT_PROJECT, Project, ValidityRecord
 from app.validity import provenance, selection
-from app.validity.provenance import MIN_SOUND, NotRecordable
+from app.validity.provenance import MIN_SOUND, SHIPPED, NotRecordable
 from app.version import version
 from graphs.decision import decision_version
 from graphs.result import RunResult
@@ -44,6 +45,7 @@ from graphs.validity_metrics import share as bench_share
 
 # The figures a record keeps, each a share of the headline split.
 RECORDED = ("false_accept", "specificity", "detection", "adversarial_gap")
+FILE = "file"  # a record's source kind: a user's labelled file (shipped, benchmark and reviews the others)
 __all__ = ["NO_WARRANT", "NotRecordable", "uncertified", "warrant_of"]
 
 
@@ -143,6 +145,15 @@ def _check_sound(specificity: Mapping[str, Any], floor: float) -> None:
         )
 
 
+@dataclass(frozen=True)
+class Source:
+    """Where a set's labels came from: its kind (shipped, file, benchmark or reviews) and, for a
+    review set, how many teachers decided its items."""
+
+    kind: str = FILE
+    reviewers: int | None = None
+
+
 def new_record(
     identity: PanelIdentity,
     report: Mapping[str, Any],
@@ -150,6 +161,7 @@ def new_record(
     digest: str,
     project_id: str = DEFAULT_PROJECT,
     floor: float = DEFAULT_SPECIFICITY_FLOOR,
+    source: Source | None = None,
 ) -> ValidityRecord:
     """The record of a bench ``report`` of the panel ``identity`` (NotRecordable: none)."""
     summary = check_recordable(report, floor)
@@ -173,6 +185,8 @@ def new_record(
         specificity_low=figures["specificity"]["low"],
         detection=figures["detection"],
         adversarial_gap=figures["adversarial_gap"],
+        source_kind=(source or Source(SHIPPED if set_name == SHIPPED else FILE)).kind,
+        reviewers=source.reviewers if source else None,
     )
 
 
@@ -193,6 +207,7 @@ def warrant_of(record: ValidityRecord | None) -> dict[str, Any]:
         "split": record.split,
         "set": record.set_name,
         "set_hash": record.set_hash[:12],
+        "source": {"kind": record.source_kind, "name": record.set_name, "reviewers": record.reviewers},
         "counts": {"flawed": record.n_flawed, "sound": record.n_sound, "twins": record.n_twins},
         "measured_at": record.measured_at.isoformat(),
     }
@@ -206,12 +221,14 @@ def requirement_of(
     ``floor``). None when neither the project nor the setting requires a warrant."""
     own = project.require_warrant if project is not None else None
     own_floor = project.require_specificity if project is not None else None
-    if own is None and required is None:
+    own_source = project.require_warrant_source if project is not None else None
+    if own is None and required is None and own_source is None:
         return None
     fallback = required.specificity if required is not None else floor
     return Requirement(
         own if own is not None else required.false_accept if required is not None else 1.0,
         own_floor if own_floor is not None else fallback,
+        own_source if own_source is not None else required.source if required is not None else None,
     )
 
 
@@ -236,6 +253,8 @@ async def run_warrants(
     rows = await selection.citable_records(session, project_id, judge_model=judge_model)
     # the records of this very panel (every part equal), its endpoint reporting the record's model id
     mine = [row for row in rows if panel.reporting(_reported(panel, row)).id == row.panel_id]
+    if bound is not None and bound.source is not None:  # of the kind required, where there is one
+        mine = [row for row in mine if row.source_kind == bound.source] or mine
     chosen = selection.choose(mine, await selection.pins_of(session, project_id))
     cited = {_reported(panel, row): warrant_of(row) for row in chosen.values()}
     return Warrants(panel, cited, bound)
@@ -268,6 +287,7 @@ async def save_report(
     *,
     digest: str | None = None,
     floor: float = DEFAULT_SPECIFICITY_FLOOR,
+    source: Source | None = None,
 ) -> ValidityRecord:
     """Store a bench ``report`` over ``items`` (``digest``: their set hash, as sent; None: computed
     from them) as a record of its panel's identity, and put the record in the report. NotRecordable
@@ -277,7 +297,7 @@ async def save_report(
     digest = digest or set_hash(items)
     name = provenance.check_set(items, set_name, digest)
     identity = bench_identity(registry, report)
-    record = new_record(identity, report, name, digest, project_id, floor)
+    record = new_record(identity, report, name, digest, project_id, floor, source)
     session.add(record)
     await session.flush()
     report["record"] = record.model_dump(mode="json", exclude={"project_id", "identity", "false_accept_high"})

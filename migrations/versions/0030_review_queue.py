@@ -6,6 +6,7 @@ Revises: 0029
 ``review_items`` (a run's version awaiting or given a teacher's decision) and ``review_decisions``
 (every decision, a later one replacing an earlier); ``projects.audit_rate`` / ``audit_seed`` (the
 seeded audit draw of accepted and screened runs) and ``require_warrant_source``;
+``runs.review`` (none, pending or decided: a run's grading progress);
 ``validity_records.source_kind`` (shipped, file, benchmark or reviews) and ``reviewers``.
 """
 
@@ -36,12 +37,16 @@ def upgrade() -> None:
         connection.execute(projects.update().where(projects.c.id == project_id).values(audit_seed=seed))
     with op.batch_alter_table("projects") as batch_op:
         batch_op.alter_column("audit_seed", existing_type=sa.String(length=64), nullable=False)
+    with op.batch_alter_table("runs") as batch_op:
+        batch_op.add_column(sa.Column("review", sa.String(length=16), nullable=True))
     with op.batch_alter_table("validity_records") as batch_op:
         batch_op.add_column(
             sa.Column("source_kind", sa.String(length=16), nullable=False, server_default="file")
         )
         batch_op.add_column(sa.Column("reviewers", sa.Integer(), nullable=True))
-    records = sa.table("validity_records", sa.column("set_name", sa.String), sa.column("source_kind", sa.String))
+    records = sa.table(
+        "validity_records", sa.column("set_name", sa.String), sa.column("source_kind", sa.String)
+    )
     connection.execute(records.update().where(records.c.set_name == "shipped").values(source_kind="shipped"))
     op.create_table(
         "review_items",
@@ -77,6 +82,7 @@ def upgrade() -> None:
         sa.Column("reviewer", sa.String(length=200), nullable=False),
         sa.Column("key_id", sa.String(length=64), nullable=True),
         sa.Column("idempotency_key", sa.String(length=200), nullable=True),
+        sa.Column("request_hash", sa.String(length=64), nullable=True),
         sa.Column("replaces", sa.String(length=64), nullable=True),
         sa.Column("created_at", _WHEN, nullable=False),
         sa.UniqueConstraint("item_id", "idempotency_key", name="uq_review_decisions_idempotency"),
@@ -91,6 +97,8 @@ def downgrade() -> None:
     with op.batch_alter_table("validity_records") as batch_op:
         batch_op.drop_column("reviewers")
         batch_op.drop_column("source_kind")
+    with op.batch_alter_table("runs") as batch_op:
+        batch_op.drop_column("review")
     with op.batch_alter_table("projects") as batch_op:
         batch_op.drop_column("require_warrant_source")
         batch_op.drop_column("audit_seed")

@@ -1,0 +1,124 @@
+"""How the judges agree with the teachers: for each Bloom judge and the holistic judge, its
+pass/fail on the version a teacher decided against the teacher's decision (Cohen's κ with a 95 %
+bootstrap interval and n), and the panel's error rates as the teachers see them.
+
+Every figure is of the project's own problems and teachers, and every one says what it is: items
+enter the queue for a reason (a split, an audit draw, a request), so the panel's figures here are
+of those items, not of all traffic. The audit sample is the exception that makes the false-accept
+rate measurable in production: accepted runs drawn at random, of which the teachers judged k
+flawed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col, select
+
+from agents.schemas import JUDGES
+from app.models import Project, ReviewDecision, ReviewItem, Run, RunStatus, VerdictRow
+from app.reviews.decisions import latest
+from graphs.agreement import cohen_kappa
+from graphs.scoring import get_policy
+from graphs.validity_metrics import share
+
+RESAMPLES = 2000  # bootstrap resamples of a κ's interval (seeded: the same figures every time)
+ACCEPTING = frozenset({RunStatus.ACCEPTED, RunStatus.SCREENED})
+
+
+def kappa_interval(pairs: Sequence[tuple[bool, bool]], resamples: int = RESAMPLES) -> dict[str, Any]:
+    """Cohen's κ of ``pairs`` (judge passed, teacher said sound), its n and a percentile bootstrap
+    95 % interval over items (None where κ is undefined: one side constant)."""
+    kappa = cohen_kappa([a for a, _ in pairs], [b for _, b in pairs]) if pairs else None
+    low = high = None
+    if kappa is not None:
+        rng = random.Random(len(pairs))  # seeded: a report is reproducible
+        draws = []
+        for _ in range(resamples):
+            sample = [pairs[rng.randrange(len(pairs))] for _ in pairs]
+            value = cohen_kappa([a for a, _ in sample], [b for _, b in sample])
+            if value is not None:
+                draws.append(value)
+        if draws:
+            draws.sort()
+            low, high = draws[int(0.025 * (len(draws) - 1))], draws[int(0.975 * (len(draws) - 1))]
+    return {"n": len(pairs), "kappa": kappa, "low": low, "high": high}
+
+
+async def _decided(session: AsyncSession, project_id: str) -> list[tuple[ReviewItem, ReviewDecision, Run]]:
+    query = select(ReviewItem).where(
+        col(ReviewItem.project_id) == project_id, col(ReviewItem.decision).is_not(None)
+    )
+    items = list((await session.execute(query)).scalars().all())
+    decisions = await latest(session, [i.id for i in items])
+    runs = {i.run_id: await session.get(Run, i.run_id) for i in items}
+    return [
+        (i, decisions[i.id], run) for i in items if i.id in decisions if (run := runs[i.run_id]) is not None
+    ]
+
+
+async def _votes(session: AsyncSession, item: ReviewItem, run: Run) -> dict[str, bool]:
+    """Judge → whether it passed the version decided (abstentions left out)."""
+    policy = get_policy(run.policy)
+    query = select(VerdictRow).where(
+        col(VerdictRow.run_id) == item.run_id, col(VerdictRow.round) == item.round
+    )
+    rows = (await session.execute(query)).scalars().all()
+    return {row.judge: row.score >= policy.threshold(row.judge) for row in rows if row.score is not None}
+
+
+async def teacher_agreement(
+    session: AsyncSession, project: Project, judge_model: str | None = None
+) -> dict[str, Any]:
+    """The judges against the project's teachers (of runs judged by ``judge_model``, or all)."""
+    decided = [
+        (item, decision, run)
+        for item, decision, run in await _decided(session, project.id)
+        if judge_model is None or run.judge_model == judge_model
+    ]
+    pairs: dict[str, list[tuple[bool, bool]]] = {judge: [] for judge in JUDGES}
+    for item, decision, run in decided:
+        for judge, passed in (await _votes(session, item, run)).items():
+            pairs.setdefault(judge, []).append((passed, decision.decision == "sound"))
+    flawed = [item.run_status in ACCEPTING for item, d, _ in decided if d.decision == "flawed"]
+    sound = [item.run_status in ACCEPTING for item, d, _ in decided if d.decision == "sound"]
+    return {
+        "project": project.name,
+        "judge_model": judge_model,
+        "decided": len(decided),
+        "reviewers": len({d.reviewer for _, d, _ in decided}),
+        "judges": {judge: kappa_interval(found) for judge, found in pairs.items()},
+        "false_accept": _public(share(flawed)),
+        "specificity": _public(share(sound)),
+        "audit": _audit(decided),
+    }
+
+
+def _audit(decided: Sequence[tuple[ReviewItem, ReviewDecision, Run]]) -> dict[str, Any]:
+    """Of the runs drawn for audit, by outcome: those the teachers judged flawed (k of n)."""
+    out = {}
+    for outcome in (RunStatus.ACCEPTED, RunStatus.SCREENED):
+        hits = [
+            d.decision == "flawed" for i, d, _ in decided if i.reason == "audit" and i.run_status == outcome
+        ]
+        found = _public(share(hits))
+        found["text"] = audit_line(outcome, found)
+        out[str(outcome)] = found
+    return out
+
+
+def audit_line(outcome: str, found: dict[str, Any]) -> str:
+    """ "accepted runs that teachers judged flawed: k of n (95 % interval)"."""
+    if not found["n"]:
+        return f"{outcome} runs that teachers judged flawed: none audited yet"
+    return (
+        f"{outcome} runs that teachers judged flawed: {found['count']} of {found['n']} "
+        f"({found['low']:.1%}–{found['high']:.1%}, 95 %)"
+    )
+
+
+def _public(found: dict[str, Any]) -> dict[str, Any]:
+    return {key: found[key] for key in ("n", "count", "rate", "low", "high")}

@@ -1,0 +1,84 @@
+"""The public views of review items: a row of the queue, and an item with all a teacher needs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from agents.schemas import Problem
+from app.grading import grading_progress
+from app.models import ReviewDecision, ReviewItem, Run
+from app.reviews.decisions import history, latest
+from app.reviews.schemas import DecisionPublic, ReviewDetail, ReviewPublic
+from app.runs import actions
+
+
+def decision_public(row: ReviewDecision) -> DecisionPublic:
+    """A stored decision as the API shows it."""
+    corrected = (
+        Problem(question=row.corrected_question, solution=row.corrected_solution or "")
+        if row.corrected_question
+        else None
+    )
+    return DecisionPublic(
+        id=row.id,
+        review_id=row.item_id,
+        decision=row.decision,
+        flaws=row.flaws,
+        corrected=corrected,
+        note=row.note,
+        reviewer=row.reviewer,
+        replaces=row.replaces,
+        created_at=row.created_at,
+    )
+
+
+def review_public(item: ReviewItem, run: Run | None, decision: ReviewDecision | None) -> ReviewPublic:
+    """A queue row: the item, its run's grading progress and metadata, and its latest decision."""
+    return ReviewPublic(
+        id=item.id,
+        run_id=item.run_id,
+        status=item.status,
+        reason=item.reason,
+        cause=item.cause,
+        round=item.round,
+        question=item.question,
+        solution=item.solution,
+        run_status=item.run_status,
+        grading_progress=grading_progress(run.status, run.review) if run else "NotReady",
+        metadata=(run.meta if run else None) or {},
+        draw=item.draw,
+        requested_by=item.requested_by,
+        decision=decision_public(decision) if decision else None,
+        created_at=item.created_at,
+        decided_at=item.decided_at,
+    )
+
+
+async def review_rows(session: AsyncSession, items: Sequence[ReviewItem]) -> list[ReviewPublic]:
+    """Queue rows of ``items``."""
+    decisions = await latest(session, [item.id for item in items])
+    return [review_public(i, await session.get(Run, i.run_id), decisions.get(i.id)) for i in items]
+
+
+async def review_detail(session: AsyncSession, item: ReviewItem) -> ReviewDetail:
+    """The item with its run's verdicts on the version decided, warrant, think-aloud and history."""
+    trace = await actions.trace(session, item.run_id, item.project_id)
+    run = await session.get(Run, item.run_id)
+    past = await history(session, item.id)
+    row = review_public(item, run, past[-1] if past else None)
+    judged = next((r for r in trace.rounds if r.round == item.round), None)
+    thinking = [
+        {"round": r.round, "text": r.revision.thinking}
+        for r in trace.rounds
+        if r.revision is not None and r.revision.thinking
+    ]
+    return ReviewDetail(
+        **row.model_dump(),
+        verdicts=[v.model_dump(mode="json") for v in judged.verdicts] if judged else [],
+        warrant=trace.warrant.model_dump(mode="json") if trace.warrant is not None else None,
+        stop_reason=trace.stop_reason,
+        thinking=thinking,
+        history=[decision_public(d) for d in past],
+    )
