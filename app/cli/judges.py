@@ -47,6 +47,14 @@ def judges_validate(
     project: Annotated[
         str, typer.Option(help="The project (id or name) the saved record belongs to: only its runs cite it")
     ] = DEFAULT_PROJECT,
+    review_set: Annotated[
+        str | None,
+        typer.Option(
+            "--review-set",
+            help="Measure on this project's review set (its teachers' decisions, in the configured "
+            "database) in place of a file; --save saves the record in that project",
+        ),
+    ] = None,
 ) -> None:
     """Judge every version of a labelled set once: detection, false accepts, specificity, κ per
     judge, calibration and the adversarial gap, per split, each rate with n and its Wilson 95 %
@@ -63,12 +71,23 @@ def judges_validate(
         fail("--format is md, json or html; --split is tune, heldout or all")
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_json)
+    if review_set is not None and dataset is not None:
+        fail("--review-set and --dataset name two sets: give one")
+    if review_set is not None and project not in (DEFAULT_PROJECT, review_set):
+        fail(
+            "a review set's record belongs to its own project (a warrant never crosses projects): "
+            "drop --project"
+        )
+    source = None
     try:
-        items = read_labelled(dataset) if dataset else builtin_set()
-        chosen = select_split(items, split, str(dataset or "the shipped set"))
+        if review_set is not None:
+            items, name, digest, source, project = _review_set(review_set)
+        else:
+            items = read_labelled(dataset) if dataset else builtin_set()
+            name, digest = _provenance(dataset)
+        chosen = select_split(items, split, str(dataset or review_set or "the shipped set"))
     except LabelsError as exc:
         fail(str(exc))
-    name, digest = _provenance(dataset)
     owner = DEFAULT_PROJECT
     if save:  # a set that can never be recorded, or an unknown project, is refused before any call
         name = _preflight(items, chosen, name, digest)
@@ -80,7 +99,7 @@ def judges_validate(
     except (UnknownModelError, ModelConfigError, ValueError) as exc:
         fail(str(exc))
     floor = settings.specificity_floor
-    refused = _save(factory, report, items, name, digest, floor, owner) if save else None
+    refused = _save(factory, report, items, name, digest, floor, owner, source) if save else None
     typer.echo(
         json.dumps(report, indent=2)
         if fmt == "json"
@@ -104,6 +123,28 @@ def _provenance(dataset: Path | None) -> tuple[str, str]:
         return dataset.name, file_hash(dataset)
     except CanonicalError as exc:
         fail(str(exc))
+
+
+def _review_set(project: str) -> tuple[list[Any], str, str, Any, str]:
+    """The project's review set (items, name, hash), its source, and the project's id; exit 1 when
+    there is no such project or no decision yet."""
+    from app.cli.support import in_session
+    from app.projects.keys import ProjectError, find_project
+    from app.reviews.labels import review_set
+    from app.validity.provenance import REVIEWS
+    from app.validity.records import Source
+
+    async def load(session: Any) -> Any:
+        found = await find_project(session, project)
+        return found.id, await review_set(session, found)
+
+    try:
+        project_id, found = asyncio.run(in_session(load))
+    except ProjectError as exc:
+        fail(str(exc), code=1)
+    if not found.items:
+        fail(f"project {project!r} has no decided review yet: its review set is empty", code=1)
+    return found.items, found.name, found.hash, Source(REVIEWS, len(found.reviewers)), project_id
 
 
 def _preflight(items: list[Any], chosen: list[Any], name: str, digest: str) -> str:
@@ -172,6 +213,7 @@ def _save(
     digest: str,
     floor: float,
     project_id: str,
+    source: Any = None,
 ) -> str | None:
     """Store the report as a validity record of ``project_id`` in the configured database (and in
     the report); why not, when it is no measurement (a version errored, too few sound versions
@@ -182,7 +224,7 @@ def _save(
     async def work(session: Any) -> Any:
         registry = factory.registry
         return await save_report(
-            session, registry, report, items, set_name, project_id, digest=digest, floor=floor
+            session, registry, report, items, set_name, project_id, digest=digest, floor=floor, source=source
         )
 
     try:

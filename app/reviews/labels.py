@@ -24,8 +24,6 @@ from agents.validity.labels import TAXONOMY, Flaw, LabelledItem
 from app.models import Project, ReviewDecision, ReviewItem
 from app.reviews.decisions import latest
 
-REVIEWS = "reviews"  # a record's source kind, and what require_warrant_source may require
-
 
 def set_name(project: Project) -> str:
     """The name a project's review set goes by: ``reviews of <project>``."""

@@ -19,6 +19,8 @@ from app.models import (
     BatchItem,
     DatasetItem,
     ProblemRow,
+    ReviewDecision,
+    ReviewItem,
     RevisionRow,
     RoundRow,
     Run,
@@ -434,8 +436,8 @@ async def questions(session: AsyncSession, ids: list[str]) -> dict[str, str]:
 
 async def delete_runs(session: AsyncSession, run_ids: Collection[str]) -> set[str]:
     """Delete runs and every row recorded of them (verdicts, rounds, revisions, transcript, webhook
-    deliveries); returns their problems' ids, for ``delete_orphan_problems``. Checkpoints are the
-    checkpointer's (``RunExecutor.delete_checkpoints``)."""
+    deliveries, review items and decisions); returns their problems' ids, for
+    ``delete_orphan_problems``. Checkpoints are the checkpointer's (``RunExecutor.delete_checkpoints``)."""
     if not run_ids:
         return set()
     ids = list(run_ids)
@@ -443,6 +445,10 @@ async def delete_runs(session: AsyncSession, run_ids: Collection[str]) -> set[st
     problems = set((await session.execute(query)).scalars().all())
     for table in (VerdictRow, RoundRow, RevisionRow, TranscriptEvent, WebhookDelivery):
         await session.execute(delete(table).where(col(table.run_id).in_(ids)))
+    # its review items and their decisions: the labels they gave leave the project's review set
+    reviewed = select(col(ReviewItem.id)).where(col(ReviewItem.run_id).in_(ids))
+    await session.execute(delete(ReviewDecision).where(col(ReviewDecision.item_id).in_(reviewed)))
+    await session.execute(delete(ReviewItem).where(col(ReviewItem.run_id).in_(ids)))
     await session.execute(delete(Run).where(col(Run.id).in_(ids)))
     return problems
 

@@ -21,9 +21,10 @@ from app.access.usage import charge_owner
 from app.db import short_session
 from app.deps import VALIDATE, AppSettings, Factory, QuotasDep, Session, WriteKey, check_models, holds
 from app.errors import Forbidden, Unprocessable, problem_responses
+from app.models import Project
 from app.reporting.validity import to_html, to_markdown
-from app.validity.provenance import SHIPPED, NotRecordable, preflight, shipped_hash
-from app.validity.records import save_report
+from app.validity.provenance import REVIEWS, SHIPPED, NotRecordable, preflight, shipped_hash
+from app.validity.records import Source, save_report
 from app.validity.schemas import ValidityFormat, ValidityReport, ValidityRequest
 from app.validity.service import MAX_VERSIONS, Runs, builtin_set, select_split, size, validate
 
@@ -42,11 +43,10 @@ MEDIA = {"json": "application/json", "md": "text/markdown", "html": "text/html"}
 BODY_LIMITS = {"/v1/judges/validate": 4 * 1024 * 1024}
 
 
-def _chosen(body: ValidityRequest) -> list[LabelledItem]:
+def _chosen(body: ValidityRequest, items: list[LabelledItem]) -> list[LabelledItem]:
     """The items of the asked split; 422 when there are none, or too many versions to judge."""
     try:
-        items = builtin_set() if body.items is None else body.items
-        chosen = select_split(items, body.split, "the shipped set" if body.items is None else "items")
+        chosen = select_split(items, body.split, "the shipped set" if body.builtin else "items")
     except LabelsError as exc:
         raise Unprocessable(str(exc)) from exc
     versions = size(chosen, body.twins)
@@ -85,26 +85,26 @@ async def _save(
     session: AsyncSession,
     factory: PanelFactory,
     report: dict[str, Any],
-    body: ValidityRequest,
+    labelled: Labelled,
     project: str,
-    provenance: tuple[str, str],
     floor: float,
 ) -> None:
     """Store the report as a validity record of the project's; 422 when it is no measurement."""
-    name, digest = provenance
-    items = body.items or builtin_set()
+    items, (name, digest), source = labelled
     try:
-        await save_report(session, factory.registry, report, items, name, project, digest=digest, floor=floor)
+        await save_report(
+            session, factory.registry, report, items, name, project, digest=digest, floor=floor, source=source
+        )
     except NotRecordable as exc:
         raise Unprocessable(str(exc), excluded=report["excluded"]) from exc
     await session.commit()
 
 
-def _preflight(body: ValidityRequest, chosen: list[LabelledItem], provenance: tuple[str, str]) -> None:
+def _preflight(items: list[LabelledItem], chosen: list[LabelledItem], provenance: tuple[str, str]) -> None:
     """422 before any call when no record of the set could be saved (contradictory labels, a
     reserved name with another hash, too few held-out sound versions)."""
     try:
-        preflight(body.items or builtin_set(), chosen, *provenance)
+        preflight(items, chosen, *provenance)
     except NotRecordable as exc:
         raise Unprocessable(str(exc)) from exc
 
@@ -117,6 +117,25 @@ def get_temporary_runs(request: Request) -> Callable[[], AbstractAsyncContextMan
 
 
 TemporaryRuns = Annotated[Callable[[], AbstractAsyncContextManager[Runs]], Depends(get_temporary_runs)]
+# The items, their (name, hash) and their source: what a bench judged and a record names.
+Labelled = tuple[list[LabelledItem], tuple[str, str], Source | None]
+
+
+async def _labelled(
+    request: Request, session: AsyncSession, body: ValidityRequest, project_id: str
+) -> Labelled:
+    """The items the request names: its own (hashed as sent), the shipped set, or the project's
+    review set (loaded by ``app.reviews.labels.review_set``, which ``app.main`` hands in as
+    ``app.state.review_set``: app.reviews depends on this package). 422 for an empty review set."""
+    if not body.review_set:
+        items = builtin_set() if body.items is None else body.items
+        return items, await _provenance(request, body), None
+    project = await session.get(Project, project_id)
+    assert project is not None
+    found = await request.app.state.review_set(session, project)
+    if not found.items:
+        raise Unprocessable(f"Project {project.name!r} has no decided review yet: its review set is empty.")
+    return found.items, (found.name, found.hash), Source(REVIEWS, len(found.reviewers))
 
 
 @router.post(
@@ -167,10 +186,10 @@ async def validate_judges(
         )
     judge = body.judge_model or settings.judge_model
     check_models(factory.registry, judge)
-    chosen = _chosen(body)
-    provenance = await _provenance(request, body) if body.save else None
-    if provenance is not None:
-        _preflight(body, chosen, provenance)
+    labelled = await _labelled(request, session, body, key.project_id)
+    chosen = _chosen(body, labelled[0])
+    if body.save:
+        _preflight(labelled[0], chosen, labelled[1])
     await quotas.check_daily(session, key)  # before any call, as for a run
     meter = Meter()
     try:
@@ -188,8 +207,8 @@ async def validate_judges(
         raise Unprocessable(str(exc)) from exc
     finally:
         await _charge(request, key.id, key.project_id, meter)
-    if provenance is not None:
-        await _save(session, factory, report, body, key.project_id, provenance, settings.specificity_floor)
+    if body.save:
+        await _save(session, factory, report, labelled, key.project_id, settings.specificity_floor)
     if fmt == "json":
         return ValidityReport.model_validate(report)
     # drawing the diagrams is CPU work: off the event loop

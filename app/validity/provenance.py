@@ -19,6 +19,7 @@ from agents.validity.canonical import file_hash
 from agents.validity.labels import LabelledItem, contradictions
 
 SHIPPED = "shipped"
+REVIEWS = "reviews"  # the source kind of a project's review set (app.reviews.labels)
 # Each set thinkloop ships: its reserved name → its file under app/samples.
 SHIPPED_SETS = {SHIPPED: ("validity", "problems.jsonl")}
 # The fewest sound versions a record rests on: with fewer, the specificity's interval is too wide

@@ -56,6 +56,12 @@ class ValidityRequest(BaseModel):
     builtin: bool = Field(
         default=False, description="Judge the labelled set shipped with thinkloop", examples=[True]
     )
+    review_set: bool = Field(
+        default=False,
+        description="Judge the key's project's review set (its teachers' decisions: GET /v1/reviews/set); "
+        "with save, the record is named 'reviews of <project>' and its warrants' source is reviews",
+        examples=[True],
+    )
     judge_model: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
         default=None, description="The panel to measure (default: settings)", examples=["rubric"]
     )
@@ -86,8 +92,10 @@ class ValidityRequest(BaseModel):
 
     @model_validator(mode="after")
     def _one_source(self) -> ValidityRequest:
-        if (self.items is None) == (not self.builtin):
-            raise ValueError("send either items or builtin: true, not both")
+        if (self.items is not None) + self.builtin + self.review_set != 1:
+            raise ValueError("send one of items, builtin: true or review_set: true")
+        if self.review_set and self.set_name is not None:
+            raise ValueError("a review set's name is 'reviews of <project>': send no set_name")
         return self
 
 
