@@ -187,15 +187,20 @@ class ProjectPublic(BaseModel):
         examples=[0.7],
     )
     require_warrant_source: str | None = Field(
-        default=None, description="reviews: warrants must be measured on its own review set; null: any"
+        default=None,
+        description="reviews: warrants must be measured on its own review set; null: any",
+        examples=["reviews"],
     )
     audit_rate: float | None = Field(
-        default=None, description="The share of accepted and screened runs drawn for a teacher's audit"
+        default=None,
+        description="The share of accepted and screened runs drawn for a teacher's audit",
+        examples=[0.05],
     )
     audit_seed: str = Field(
         default="",
         description="The seed of its audit draw: a run is drawn when the first 8 bytes of "
         "SHA-256('<seed>:<run id>'), read as an integer over 2**64, fall below audit_rate",
+        examples=["5e1f0c3a9b7d4e2f8a6c1b0d9e7f3a2c"],
     )
 
 

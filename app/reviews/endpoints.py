@@ -72,7 +72,7 @@ async def get_review_set(session: Session, key: ReviewReadKey) -> dict[str, Any]
 
 
 @router.get("/v1/reviews/agreement", responses=_ERRORS)
-async def get_agreement(
+async def get_review_agreement(
     session: Session,
     key: ReviewReadKey,
     judge_model: Annotated[

@@ -64,11 +64,12 @@ async def review_rows(session: AsyncSession, items: Sequence[ReviewItem]) -> lis
 
 async def review_detail(session: AsyncSession, item: ReviewItem) -> ReviewDetail:
     """The item with its run's verdicts on the version decided, warrant, think-aloud and history."""
-    trace = await actions.trace(session, item.run_id, item.project_id)
     run = await session.get(Run, item.run_id)
     past = await history(session, item.id)
     row = review_public(item, run, past[-1] if past else None)
-    judged = next((r for r in trace.rounds if r.round == item.round), None)
+    decided = [decision_public(d) for d in past]
+    trace = await actions.trace(session, row.run_id, item.project_id)  # rereads: ``item`` expires
+    judged = next((r for r in trace.rounds if r.round == row.round), None)
     thinking = [
         {"round": r.round, "text": r.revision.thinking}
         for r in trace.rounds
@@ -80,5 +81,5 @@ async def review_detail(session: AsyncSession, item: ReviewItem) -> ReviewDetail
         warrant=trace.warrant.model_dump(mode="json") if trace.warrant is not None else None,
         stop_reason=trace.stop_reason,
         thinking=thinking,
-        history=[decision_public(d) for d in past],
+        history=decided,
     )

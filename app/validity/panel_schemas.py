@@ -85,10 +85,16 @@ class WarrantSource(BaseModel):
 
     kind: SourceKind = Field(
         description="shipped (the set thinkloop ships), file (a user's labelled file), benchmark (a public "
-        "benchmark imported) or reviews (this project's teachers' decisions)"
+        "benchmark imported) or reviews (this project's teachers' decisions)",
+        examples=["reviews"],
     )
-    name: str = Field(description="The set's name (reviews of <project>, for a review set)")
-    reviewers: int | None = Field(default=None, description="A review set's: how many teachers decided")
+    name: str = Field(
+        description="The set's name (reviews of <project>, for a review set)",
+        examples=["reviews of school-north"],
+    )
+    reviewers: int | None = Field(
+        default=None, description="A review set's: how many teachers decided", examples=[3]
+    )
 
 
 class ValidWarrant(BaseModel):
@@ -126,6 +132,7 @@ class ValidWarrant(BaseModel):
     source: WarrantSource | None = Field(
         default=None,
         description="Where the labels came from (null: a warrant stored before sources were kept)",
+        examples=[_WARRANT["source"]],
     )
     measured_at: datetime = Field(description="When it was measured (UTC)")
 
@@ -191,8 +198,11 @@ class RecordPublic(BaseModel):
         default="file",
         description="Where the labels came from: shipped, file (a user's), benchmark or reviews (the "
         "project's teachers' decisions)",
+        examples=["shipped"],
     )
-    reviewers: int | None = Field(default=None, description="A review set's: how many teachers decided")
+    reviewers: int | None = Field(
+        default=None, description="A review set's: how many teachers decided", examples=[None, 3]
+    )
     measured_at: datetime = Field(description="When it was measured (UTC)")
     published_at: datetime | None = Field(
         default=None,

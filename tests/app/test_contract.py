@@ -27,6 +27,7 @@ OPERATIONS = {
     "export_batch_items", "get_batch_manifest", "get_batch_figure", "update_project",
     "read_webhook_secret", "rotate_webhook_secret", "redeliver_run_deliveries", "list_project_deliveries",
     "redeliver_project_deliveries",
+    "list_reviews", "get_review", "decide_review", "request_review", "get_review_set", "get_review_agreement",
 }  # fmt: skip
 
 
@@ -206,10 +207,20 @@ def test_a_trace_names_its_final_and_its_best_version() -> None:
 
 async def test_the_webhooks_are_in_the_openapi_document(service: Service) -> None:
     spec = (await service.client.get("/openapi.json")).json()
-    assert set(spec["webhooks"]) == {"run.finished", "run.failed", "ping"}
+    assert set(spec["webhooks"]) == {
+        "run.finished",
+        "run.failed",
+        "review.requested",
+        "review.decided",
+        "ping",
+    }
     finished = spec["components"]["schemas"]["RunFinishedWebhook"]
     assert {"type", "id", "created", "run_id", "status"} <= set(finished["required"])
     assert all(field.get("description") for field in finished["properties"].values())
+    for name in ("ReviewRequestedWebhook", "ReviewDecidedWebhook"):
+        review = spec["components"]["schemas"][name]
+        assert {"type", "id", "run_id", "review_id", "grading_progress"} <= set(review["required"])
+        assert all(field.get("description") for field in review["properties"].values()), name
 
 
 async def test_the_docs_work_offline(service: Service) -> None:

@@ -57,7 +57,7 @@ def test_an_operator_key_is_made_with_the_operator_flag(db_env: str) -> None:
 
 def test_bad_scope_and_unknown_key_are_refused(db_env: str) -> None:
     bad = runner.invoke(cli, ["keys", "create", "--name", "x", "--scope", "delete"])
-    assert bad.exit_code == 2 and "scopes must be among read, write, validate, admin" in bad.output
+    assert bad.exit_code == 2 and "scopes must be among read, write, validate, review, admin" in bad.output
     unknown = runner.invoke(cli, ["keys", "revoke", "tlk_nope"])
     assert unknown.exit_code == 2 and "no API key" in unknown.output
 
