@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli import batch, datasets, judges, keys, models, paper, refine, service, simulate, view
+from app.cli import batch, datasets, judges, keys, models, paper, refine, reviews, service, simulate, view
 
 cli = typer.Typer(help="thinkloop: judge and refine flawed math word problems.", no_args_is_help=True)
 cli.command()(refine.refine)
@@ -23,6 +23,7 @@ cli.add_typer(batch.batch_cli, name="batch")
 cli.command("worker", help="The same as `thinkloop batch worker`.")(batch.worker)
 cli.add_typer(keys.projects_cli, name="projects")
 cli.add_typer(keys.keys_cli, name="keys")
+cli.add_typer(reviews.reviews_cli, name="reviews")
 cli.command("migrate")(service.migrate_command)
 cli.command("purge")(service.purge_command)
 cli.command()(service.serve)
