@@ -26,6 +26,9 @@ from thinkloop_client.models import (
     Key,
     ModelInfo,
     Project,
+    Review,
+    ReviewDecision,
+    ReviewDetail,
     Run,
     RunTrace,
     WebhookEndpoint,
@@ -444,3 +447,41 @@ def event_data(data: str) -> dict[str, Any]:
 
 def redeliver(run_id: str, delivery_id: str) -> Call[Delivery]:
     return Call("POST", f"/v1/runs/{run_id}/deliveries/{delivery_id}/redeliver", _one(Delivery))
+
+
+# Reviews ------------------------------------------------------------------------------------------
+
+
+def list_reviews(
+    cursor: str | None = None,
+    *,
+    status: str | None = None,
+    reason: str | None = None,
+    limit: int | None = None,
+) -> Call[Page[Review]]:
+    params = {"status": status, "reason": reason, "limit": limit, "cursor": cursor}
+    return Call("GET", "/v1/reviews", _page(Review), params=_drop_none(params))
+
+
+def get_review(review_id: str) -> Call[ReviewDetail]:
+    return Call("GET", f"/v1/reviews/{quote(review_id, safe='')}", _one(ReviewDetail))
+
+
+def decide_review(review_id: str, body: dict[str, Any], idempotency_key: str | None) -> Call[ReviewDecision]:
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    path = f"/v1/reviews/{quote(review_id, safe='')}/decision"
+    return Call("POST", path, _one(ReviewDecision), json=_drop_none(body), headers=headers)
+
+
+def request_review(run_id: str, note: str | None) -> Call[Review]:
+    path = f"/v1/runs/{quote(run_id, safe='')}/review-requests"
+    return Call("POST", path, _one(Review), json=_drop_none({"note": note}))
+
+
+def review_set() -> Call[dict[str, Any]]:
+    return Call("GET", "/v1/reviews/set", lambda response: dict(response.json()))
+
+
+def review_agreement(judge_model: str | None = None) -> Call[dict[str, Any]]:
+    params = _drop_none({"judge_model": judge_model})
+    return Call("GET", "/v1/reviews/agreement", lambda response: dict(response.json()), params=params)

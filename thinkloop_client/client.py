@@ -21,6 +21,7 @@ from thinkloop_client._admin import AdminMethods, AsyncAdminMethods
 from thinkloop_client._base import STREAM_RETRIES
 from thinkloop_client._calls import BatchOptions, Call, Page, RunFilters, RunOptions
 from thinkloop_client._research import AsyncResearchMethods, ResearchMethods
+from thinkloop_client._reviews import AsyncReviewMethods, ReviewMethods
 from thinkloop_client._sse import ServerSentEvent, aconnect_sse, connect_sse
 from thinkloop_client.errors import raise_for_problem
 from thinkloop_client.models import (
@@ -80,7 +81,7 @@ class _Deadline:
             raise TimeoutError(still)
 
 
-class Client(ResearchMethods, AdminMethods):
+class Client(ResearchMethods, AdminMethods, ReviewMethods):
     """The blocking client. ``Client(base_url, api_key)``; both default to ``THINKLOOP_URL`` and
     ``THINKLOOP_API_KEY`` (then ``http://127.0.0.1:8000`` and no key). Use it as a context manager,
     or call :meth:`close`."""
@@ -312,7 +313,7 @@ class Client(ResearchMethods, AdminMethods):
         return self._send(calls.endpoint_deliveries(endpoint_id))
 
 
-class AsyncClient(AsyncResearchMethods, AsyncAdminMethods):
+class AsyncClient(AsyncResearchMethods, AsyncAdminMethods, AsyncReviewMethods):
     """The asyncio client: the same methods as :class:`Client`, awaited."""
 
     def __init__(

@@ -62,6 +62,8 @@ class Run(_Resource):
     avg_quality_final: float | None = None
     batch_id: str | None = None
     arm: str = "loop"
+    # LTI AGS: Pending, PendingManual (a teacher's review awaited), FullyGraded, Failed, NotReady
+    grading_progress: str = "Pending"
 
     @property
     def ended(self) -> bool:
@@ -440,3 +442,49 @@ def parse_event(data: dict[str, Any], seq: int) -> Event:
         event: Event = _KNOWN.validate_python({**data, "seq": seq})
         return event
     return OtherEvent.model_validate({**data, "seq": seq})
+
+
+class ReviewDecision(_Resource):
+    """A teacher's decision on a review item (a later one may replace it; both are kept)."""
+
+    id: str
+    review_id: str
+    decision: Literal["sound", "flawed"]
+    flaws: list[dict[str, Any]] = Field(default_factory=list, description="type and evidence of each")
+    corrected: Problem | None = None
+    note: str | None = None
+    reviewer: str
+    replaces: str | None = None
+    created_at: datetime
+
+
+class Review(_Resource):
+    """A run's version in its project's review queue: why it is there, and its state."""
+
+    id: str
+    run_id: str
+    status: Literal["pending", "decided"]
+    reason: Literal["needs_review", "audit", "requested"]
+    cause: str
+    round: int
+    question: str
+    solution: str
+    run_status: str
+    grading_progress: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    draw: dict[str, Any] | None = None
+    requested_by: str | None = None
+    decision: ReviewDecision | None = None
+    created_at: datetime
+    decided_at: datetime | None = None
+
+
+class ReviewDetail(Review):
+    """A review item with each judge's words on the version, the warrant, the think-aloud and
+    every decision so far."""
+
+    verdicts: list[dict[str, Any]] = Field(default_factory=list)
+    warrant: dict[str, Any] | None = None
+    stop_reason: str | None = None
+    thinking: list[dict[str, Any]] = Field(default_factory=list)
+    history: list[ReviewDecision] = Field(default_factory=list)

@@ -384,6 +384,35 @@ async def _projects_keys_audit(admin: Tour, kind: str, url: str) -> None:
     ]
 
 
+async def _reviews(admin: Tour, kind: str, url: str) -> None:
+    project = await admin("create_project", f"reviews-{kind}")
+    app = await admin("create_key", project.id, "tutor-app")
+    teacher = await admin("create_key", project.id, "ms-okafor", scopes=["review"])
+    async with tour(kind, url, app.secret, admin.called) as backend:
+        run = await backend("create_run", *ORCHESTRA, wait=True)
+        asked = await backend("request_review", run.id, note="the pupil disputes it")
+        assert asked.reason == "requested" and asked.grading_progress == "PendingManual"
+    async with tour(kind, url, teacher.secret, admin.called) as reviewer:
+        (item,) = await reviewer("iter_reviews", status="pending")
+        assert item.id == asked.id and item.cause == "the pupil disputes it"
+        detail = await reviewer("get_review", item.id)
+        assert detail.verdicts and detail.history == []
+        fix = ("An orchestra plays a symphony in 40 minutes. How long do 60 musicians take?", "40 minutes.")
+        decided = await reviewer("decide_review", item.id, "sound", corrected=fix, idempotency_key="once")
+        again = await reviewer("decide_review", item.id, "sound", corrected=fix, idempotency_key="once")
+        assert (
+            again.id == decided.id
+            and decided.reviewer == "ms-okafor"
+            and decided.corrected.question == fix[0]
+        )
+        with pytest.raises(Conflict):
+            await reviewer("decide_review", item.id, "flawed", flaws=[("missing_data", "no count")])
+        found = await reviewer("review_set")
+        assert found["name"] == f"reviews of reviews-{kind}" and found["sound"] == 2
+        agreement = await reviewer("review_agreement")
+        assert agreement["decided"] == 1
+
+
 @pytest.mark.parametrize("kind", ["blocking", "async"])
 async def test_every_public_method_of_both_clients_against_a_live_server(
     live_with_broken: tuple[LiveServer, Keys], kind: str
@@ -398,6 +427,7 @@ async def test_every_public_method_of_both_clients_against_a_live_server(
             await tl("iter_audit")  # admin is not a data scope, nor the other way round
     async with tour(kind, server.url, keys.operator, called) as admin:
         await _projects_keys_audit(admin, kind, server.url)
+        await _reviews(admin, kind, server.url)
     kind_of_client = Client if kind == "blocking" else AsyncClient
     assert called == public_methods(kind_of_client)
 
@@ -436,6 +466,9 @@ COMPONENTS = {
     client_models.Key: "KeyCreated",
     client_models.AuditEntry: "AuditEntry",
     client_models.ModelInfo: "ModelPublic",
+    client_models.Review: "ReviewPublic",
+    client_models.ReviewDetail: "ReviewDetail",
+    client_models.ReviewDecision: "DecisionPublic",
 }
 EVENTS = {
     client_models.RoundStarted: "RoundStarted",
