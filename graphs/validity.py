@@ -80,10 +80,20 @@ class Judged:
 
     @property
     def decided(self) -> bool:
-        """The run ended in the panel's verdict (passed or refused) with every judge call answered:
-        not an error, not undecided, and not a verdict a failed call helped make (a policy may score
-        a round with a failed call, think-paper as 0; a failure is never part of a measurement)."""
-        return (self.decision in PASSED or self.decision in REFUSED) and not self.failed_calls
+        """The run ended in the panel's verdict (passed, refused, or held for review) with every
+        judge call answered: not an error, not undecided, and not a verdict a failed call helped
+        make (a policy may score a round with a failed call, think-paper as 0; a failure is never
+        part of a measurement)."""
+        return (self.decision in PASSED or self.decision in REFUSED or self.held) and not self.failed_calls
+
+    @property
+    def held(self) -> bool:
+        """Held for a person (needs_review) with every judge's verdict given: the panel's verdict
+        that the version may not pass unreviewed (the verifier's hold, a split, an uncertified
+        panel). It is no pass: a held flawed version is no false accept, a held sound one counts
+        against specificity, so holding everything cannot flatter a panel. Held because judges
+        gave no verdict, it stays undecided."""
+        return self.decision == "needs_review" and not self.abstentions
 
     @property
     def errored(self) -> bool:

@@ -56,7 +56,32 @@ def warrant_figure(warrant: Mapping[str, Any]) -> str:
     )
 
 
+# What each kind of labelled set is called where a warrant names its source.
+_KINDS = {
+    "shipped": "the set thinkloop ships",
+    "file": "a user's labelled file",
+    "benchmark": "a public benchmark",
+    "reviews": "this project's teachers' reviews",
+}
+
+
+def source_text(warrant: Mapping[str, Any]) -> str:
+    """``measured on this project's teachers' reviews (3 teachers)``: where a warrant's labels came
+    from; empty for a warrant stored before sources were kept."""
+    source = warrant.get("source") or {}
+    kind = source.get("kind")
+    if kind is None:
+        return ""
+    teachers = source.get("reviewers")
+    by = f" ({teachers} teacher{'s' if teachers != 1 else ''})" if kind == "reviews" and teachers else ""
+    return f"measured on {_KINDS.get(kind, kind)}{by}"
+
+
 def provenance(warrant: Mapping[str, Any]) -> str:
-    """``record 3f0c…, set shipped, sha256 17407c95d697``: what a warrant cites, checkably."""
+    """``record 3f0c…, set shipped, sha256 17407c95d697, measured on …``: what a warrant cites,
+    checkably, and where its labels came from."""
     digest = f", sha256 {warrant['set_hash']}" if warrant.get("set_hash") else ""
-    return f"record {warrant.get('record_id')}, set {warrant.get('set')}{digest}"
+    where = source_text(warrant)
+    return (
+        f"record {warrant.get('record_id')}, set {warrant.get('set')}{digest}{', ' + where if where else ''}"
+    )

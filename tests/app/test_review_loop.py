@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from agents.simulator import Rule, SimulatorServer
 from app.reviews.queue import audit_draw
 from tests.app.conftest import Service
 from tests.app.reviewing import auth, corrected, decide, queue, sound, submit, unread
@@ -62,9 +61,7 @@ def decision_for(item: dict[str, Any], n_flawed_accepted: list[int]) -> dict[str
     return {"decision": "sound"}
 
 
-async def test_teachers_decisions_become_the_labels_that_warrant_the_panel(
-    service: Service, simulator_server: SimulatorServer
-) -> None:
+async def test_teachers_decisions_become_the_labels_that_warrant_the_panel(service: Service) -> None:
     north = await project_with_keys(service, "school-north", audit_rate=0.5)
     keys = north["keys"]
     receiver = Receiver()
@@ -104,10 +101,8 @@ async def test_teachers_decisions_become_the_labels_that_warrant_the_panel(
     review_set = (await service.client.get("/v1/reviews/set", headers=auth(keys["teacher"]))).json()
     assert review_set["name"] == "reviews of school-north" and review_set["reviewers"] == 2
     assert review_set["flawed"] == 12 and review_set["sound"] == 40  # 28 decided sound, 12 corrections
-    # The bench on the review set: the simulator scripts what the panel says of each version (here,
-    # it refuses the versions whose answer rests on an unread relation, so every version is decided).
-    rules = [Rule(role="^Judge", contains="which is", score=20)]
-    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"rules": rules}))
+    # The bench on the review set: the panel holds the versions whose answer rests on an unread
+    # relation again (held: no pass), passes the corrections and the sound ones
     bench = await service.client.post(
         "/v1/judges/validate",
         json={"review_set": True, "judge_model": "sim", "save": True},
@@ -119,8 +114,7 @@ async def test_teachers_decisions_become_the_labels_that_warrant_the_panel(
     assert record["source_kind"] == "reviews" and record["reviewers"] == 2
     assert record["n_flawed"] == 12 and record["n_sound"] == 40
     # the two audited acceptances the teacher judged flawed still pass the panel: false accepts
-    assert record["false_accept"]["count"] == 2
-    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"rules": []}))
+    assert record["false_accept"]["count"] == 2 and record["specificity"]["count"] == 40
     after = await submit(service, keys["app"], sound(31))
     warrant = after["warrant"]
     assert after["status"] == "accepted" and warrant["record_id"] == record["id"]

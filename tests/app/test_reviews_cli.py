@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from agents.simulator import Rule, SimulatorServer
+from agents.simulator import SimulatorServer
 from app.cli import cli
 from tests.app.conftest import Service
 from tests.app.reviewing import corrected, make_key, queue, submit, unread
@@ -77,7 +77,7 @@ async def test_a_teacher_lists_shows_and_decides_from_the_command_line(
 
 
 async def test_judges_validate_measures_a_review_set_and_refuses_what_cannot_be_recorded(
-    service: Service, env: None, database_url: str, simulator_server: SimulatorServer
+    service: Service, env: None, database_url: str
 ) -> None:
     teacher, _ = await make_key(database_url, "ms-okafor", ["review"])
     await submit(service, service.keys.both, unread(3))
@@ -89,9 +89,6 @@ async def test_judges_validate_measures_a_review_set_and_refuses_what_cannot_be_
         cli,
         ["reviews", "decide", item["id"], "sound", "--corrected-question", corrected(3)["question"]],
     )
-    # the panel refuses the version whose answer rests on an unread relation (every version decided)
-    rules = [Rule(role="^Judge", contains="which is", score=20)]
-    simulator_server.state.configure(simulator_server.state.config.model_copy(update={"rules": rules}))
     measured = await invoke(
         "judges", "validate", "--review-set", "default", "--judge-model", "sim", "--format", "json"
     )

@@ -303,3 +303,19 @@ async def test_a_version_that_crashes_is_its_own_error_and_the_bench_goes_on() -
     summary = summarise(done, "all")
     assert summary["excluded"]["errored"] == len(done) and summary["judged"] == 0
     assert all("RuntimeError: a judge crashed" in j.gate for j in done)
+
+
+def test_a_version_held_for_review_with_every_verdict_given_is_a_verdict_and_no_pass() -> None:
+    """needs_review after every judge voted (the verifier's hold, a split) is the panel's verdict:
+    a held flawed version is no false accept, and a held sound one counts against specificity, so a
+    panel that holds everything has no specificity to show (and no record passes the floor)."""
+    versions = [
+        judged("flawed", "needs_review", item="a"),
+        judged("corrected", "needs_review", item="a"),
+        judged("control", "accepted", item="b"),
+    ]
+    summary = summarise(versions, "all")
+    assert summary["judged"] == 3 and summary["excluded"]["total"] == 0
+    assert summary["false_accept"]["count"] == 0 and summary["false_accept"]["n"] == 1
+    assert (summary["specificity"]["count"], summary["specificity"]["n"]) == (1, 2)
+    assert summary["rejected_sound"] == ["a (corrected)"]
