@@ -126,6 +126,8 @@ def test_page_examples_run(page: str, tmp_path: Path) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)  # a background server the session started
         process.wait()
+    if os.environ.get("THINKLOOP_DOCS_ECHO"):  # a writer checking the outputs a page quotes
+        print(output)
     assert process.returncode == 0, (
         f"{page}: an example failed (exit {process.returncode}):\n{output[-6000:]}"
     )
