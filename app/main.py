@@ -28,6 +28,7 @@ from app.metrics import ServiceMetrics
 from app.panels import load_registry, panel_factory
 from app.projects import endpoints as projects
 from app.reviews import endpoints as reviews
+from app.reviews.agreement import teacher_agreement
 from app.reviews.labels import review_set
 from app.reviews.queue import on_run_end
 from app.runs import deliveries, hooks
@@ -60,6 +61,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # The validity bench's runs: the service's executor on a temporary store per request.
         app.state.temporary_runs = functools.partial(temporary_runs, settings, factory)
         app.state.review_set = review_set  # a project's teachers' decisions, as a labelled set
+        app.state.teacher_agreement = teacher_agreement  # the judges against those decisions
         app.state.quotas = Quotas(settings)  # rate windows in memory, or in Redis when configured
         stack.push_async_callback(app.state.quotas.aclose)
         executor = await stack.enter_async_context(

@@ -26,6 +26,7 @@ from app.reviews.views import decision_public, review_detail, review_public, rev
 from app.runs import actions
 
 router = APIRouter(tags=["reviews"])
+_NO_NOTE = ReviewRequest()  # a request may send no body
 ReviewId = Annotated[str, Path(max_length=64, description="The review item's id")]
 _ERRORS = problem_responses(
     {403: "The key lacks the scope", 404: "No such review", 409: "Conflict", 422: "Invalid request"}
@@ -136,12 +137,12 @@ async def request_review(
     run_id: Annotated[str, Path(max_length=64, description="The run's id")],
     session: Session,
     key: RequestReviewKey,
-    body: Annotated[ReviewRequest | None, Body()] = None,
+    body: Annotated[ReviewRequest, Body()] = _NO_NOTE,
 ) -> ReviewPublic:
     """Ask a teacher to decide an ended run's final version (a **write** or **review** key); 409
     while it runs or already waits in the queue."""
     run = await actions.get(session, run_id, key.project_id)
-    item = await decisions.request_review(session, run, key, body.note if body else None)
+    item = await decisions.request_review(session, run, key, body.note)
     await session.commit()
     return review_public(item, run, None)
 

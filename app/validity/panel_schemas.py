@@ -246,6 +246,26 @@ class PanelPublic(BaseModel):
         "else the one of the most held-out flawed versions (the newest among equals)"
     )
     pinned: bool = Field(description="Whether this project pinned the cited record")
+    teachers: dict[str, Any] | None = Field(
+        default=None,
+        description="How this judge model's verdicts on the project's runs agree with its teachers' "
+        "review decisions (GET /v1/reviews/agreement?judge_model=…): Cohen's κ per judge with its "
+        "interval and n, the false-accept rate and specificity on decided items, and the audit "
+        "sample's line; null when no run of it was decided",
+        examples=[
+            {
+                "decided": 40,
+                "reviewers": 3,
+                "judges": {"apply": {"n": 40, "kappa": 0.62, "low": 0.38, "high": 0.83}},
+                "false_accept": {"n": 12, "count": 2, "rate": 0.167, "low": 0.047, "high": 0.448},
+                "audit": {
+                    "accepted": {
+                        "text": "accepted runs that teachers judged flawed: 2 of 14 (4.0%–39.9%, 95 %)"
+                    }
+                },
+            }
+        ],
+    )
     records: list[RecordPublic] = Field(
         description="Its validity records the project may cite (its own and published ones), newest "
         "first, cited or not"

@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from sqlalchemy import and_, func, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from app.deps import ReadKey, Session
 from app.errors import problem_responses
-from app.models import ValidityRecord
+from app.models import Project, ValidityRecord
 from app.pagination import decode_cursor, encode_cursor
 from app.validity.panel_schemas import PanelPage, PanelPublic, RecordPublic
 from app.validity.selection import choose, citable, pins_of
@@ -61,8 +61,18 @@ async def _records(session: AsyncSession, project_id: str, panel_ids: Sequence[s
     return list((await session.execute(query)).scalars().all())
 
 
+async def _teachers(request: Request, session: AsyncSession, project_id: str, judge_model: str) -> Any:
+    """The judge model's agreement with the project's teachers (``app.reviews.agreement``, handed in
+    by ``app.main`` as ``app.state.teacher_agreement``: app.reviews depends on this package); None
+    when no run of it was decided."""
+    project = await session.get(Project, project_id)
+    found = await request.app.state.teacher_agreement(session, project, judge_model) if project else None
+    return found if found and found["decided"] else None
+
+
 @router.get("", response_model=PanelPage, responses=_ERRORS)
 async def list_panels(
+    request: Request,
     session: Session,
     key: ReadKey,
     limit: Annotated[int, Query(ge=1, le=100, description="At most this many panels")] = 20,
@@ -75,15 +85,21 @@ async def list_panels(
     POST /v1/judges/validate with ``save: true``), the most recently measured first: its parts and
     its records, newest first, and the record its runs cite (``cited``; ``pinned`` when the project
     pinned it). A key sees the records its project's runs may cite: its own project's, and those an
-    operator published for every project. Every record saved stays listed, cited or not."""
+    operator published for every project. Every record saved stays listed, cited or not. ``teachers``:
+    how the panel's judge model agrees with the project's teachers' review decisions."""
     positions, next_cursor = await _panel_page(session, key.project_id, limit, cursor)
     rows = await _records(session, key.project_id, [p.id for p in positions])
     pins = await pins_of(session, key.project_id)
     cited = choose(rows, pins)
     items = []
+    agreement: dict[str, Any] = {}
     for position in positions:
         mine = [row for row in rows if row.panel_id == position.id]
         record = cited[position.id]
+        if record.judge_model not in agreement:
+            agreement[record.judge_model] = await _teachers(
+                request, session, key.project_id, record.judge_model
+            )
         items.append(
             PanelPublic(
                 id=position.id,
@@ -91,6 +107,7 @@ async def list_panels(
                 cited=record.id,
                 pinned=pins.get(position.id) == record.id,
                 records=[RecordPublic.of(row) for row in mine[:records]],
+                teachers=agreement[record.judge_model],
             )
         )
     return PanelPage(items=items, next_cursor=next_cursor)

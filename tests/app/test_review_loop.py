@@ -124,6 +124,12 @@ async def test_teachers_decisions_become_the_labels_that_warrant_the_panel(servi
     agreement = (await service.client.get("/v1/reviews/agreement", headers=auth(keys["teacher"]))).json()
     assert agreement["decided"] == 40 and agreement["audit"]["accepted"]["count"] == 2
     assert agreement["audit"]["accepted"]["n"] == len(drawn)
+    panels = (await service.client.get("/v1/panels", headers=auth(keys["app"]))).json()["items"]
+    [panel] = [p for p in panels if p["cited"] == record["id"]]
+    assert (
+        panel["teachers"]["decided"] == 40
+        and panel["teachers"]["judges"].keys() == agreement["judges"].keys()
+    )
     # another project never sees this project's set or record
     other = await service.client.get("/v1/reviews/set", headers=service.keys.auth("read"))
     assert other.json()["items"] == [] and other.json()["name"] == "reviews of default"
