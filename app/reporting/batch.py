@@ -179,6 +179,7 @@ def warrant_summary(entries: Sequence[Entry]) -> dict[str, Any]:
                 "split": w.get("split"),
                 "set": w.get("set"),
                 "set_hash": w.get("set_hash"),
+                "source": w.get("source"),  # shipped, file, benchmark or reviews (None: not kept)
                 "items": 0,
             },
         )

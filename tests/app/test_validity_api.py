@@ -289,8 +289,8 @@ async def test_markdown_and_html_with_a_reliability_diagram_per_split(service: S
 @pytest.mark.parametrize(
     ("body", "fragment"),
     [
-        ({}, "either items or builtin"),
-        ({"builtin": True, "items": ITEMS}, "either items or builtin"),
+        ({}, "send one of items, builtin: true or review_set: true"),
+        ({"builtin": True, "items": ITEMS}, "send one of items, builtin: true or review_set: true"),
         ({"items": []}, "at least 1 item"),
         ({"items": [{**ITEMS[0], "flaws": []}]}, "a flawed item needs at least one flaw"),
         ({"items": [{**ITEMS[0], "question": "  "}]}, "at least 1 character"),

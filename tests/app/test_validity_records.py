@@ -193,7 +193,7 @@ def test_a_record_saved_before_the_sound_bound_meets_no_requirement() -> None:
     assert "validate the panel again (required: sound passed ≥ 50.0%)" in why
     assert warrant_line(warrant_of(old)).endswith(
         "sound passed: not recorded (saved before records kept it) "
-        "(record rec1, set district, sha256 abababababab)"
+        "(record rec1, set district, sha256 abababababab, measured on a user's labelled file)"
     )
 
 
@@ -235,8 +235,13 @@ def test_the_trace_line_of_a_warrant() -> None:
     record.false_accept = share({"n": 120, "count": 4})
     assert warrant_line(warrant_of(record)) == (
         "accepted — warrant: false accepts ≤ 7.9 % (95 %), 120 held-out flawed problems; sound passed "
-        "≥ 83.5 % (95 %), 40 held-out sound versions (record rec1, set district, sha256 abababababab)"
+        "≥ 83.5 % (95 %), 40 held-out sound versions (record rec1, set district, sha256 abababababab, "
+        "measured on a user's labelled file)"
     )
+    teachers = warrant_of(record) | {
+        "source": {"kind": "reviews", "name": "reviews of north", "reviewers": 3}
+    }
+    assert warrant_line(teachers).endswith("measured on this project's teachers' reviews (3 teachers))")
     assert warrant_line({"status": "none"}) == "accepted — no warrant: this panel has never been validated"
     legacy = warrant_of(record) | {"split": "all"}  # saved before records were held-out only
     assert "120 flawed problems of every split (tune split included: not held out)" in warrant_line(legacy)

@@ -12,6 +12,7 @@ from sqlmodel import col, select
 from agents.simulator import Rule, SimulatorServer
 from app.models import WebhookDelivery
 from tests.app.conftest import PROBLEM, Service
+from tests.app.reviewing import make_key
 
 _JSON_TYPES: dict[str, type | tuple[type, ...]] = {
     "string": str,
@@ -79,7 +80,7 @@ def webhook_schema(spec: dict[str, Any], event: str) -> dict[str, Any]:
 
 
 async def test_every_stored_event_fits_its_openapi_webhook_schema(
-    service: Service, simulator_server: SimulatorServer
+    service: Service, simulator_server: SimulatorServer, database_url: str
 ) -> None:
     client, auth = service.client, service.keys.auth()
     # A receiver nobody listens on: the payloads are stored before any attempt, whatever it answers.
@@ -110,8 +111,24 @@ async def test_every_stored_event_fits_its_openapi_webhook_schema(
         failed = await stored_payloads(service, "run.failed")
     finally:
         simulator_server.state.configure(simulator_server.state.config.model_copy(update={"latency_s": 0.0}))
+    # a teacher's review of the screened run: review.requested, then review.decided
+    asked = await client.post(f"/v1/runs/{accepted.json()['id']}/review-requests", headers=auth)
+    assert asked.status_code == 201, asked.text
+    teacher, _ = await make_key(database_url, "ms-okafor", ["review"])
+    decided = await client.post(
+        f"/v1/reviews/{asked.json()['id']}/decision",
+        json={"decision": "flawed", "flaws": [{"type": "false_proportionality", "evidence": "scaled"}]},
+        headers={"Authorization": f"Bearer {teacher}"},
+    )
+    assert decided.status_code == 201, decided.text
     spec = (await client.get("/openapi.json")).json()
-    assert set(spec["webhooks"]) == {"run.finished", "run.failed", "ping"}
+    assert set(spec["webhooks"]) == {
+        "run.finished",
+        "run.failed",
+        "review.requested",
+        "review.decided",
+        "ping",
+    }
     finished = await stored_payloads(service, "run.finished")
     assert {payload["status"] for payload in finished} == {"screened", "error"}
     # An error run carries no score: its metrics and quality are null, never false or 0.
@@ -123,6 +140,8 @@ async def test_every_stored_event_fits_its_openapi_webhook_schema(
         ("run.finished", finished),
         ("run.failed", failed),
         ("ping", await stored_payloads(service, "ping")),
+        ("review.requested", await stored_payloads(service, "review.requested")),
+        ("review.decided", await stored_payloads(service, "review.decided")),
     ):
         for payload in payloads:
             assert violations(payload, webhook_schema(spec, event), spec) == [], (event, payload)
