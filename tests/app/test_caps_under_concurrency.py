@@ -1,0 +1,105 @@
+"""Daily caps hold under a concurrent flood (issue 51): 20 runs and 5 judge benches sent at once
+against a project's small token cap make no more calls, and are charged no more, than the cap plus
+one step's estimate; the requests past it get 429. The model is the simulator on 127.0.0.1, so
+every call is real HTTP and counted where it arrives. On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+
+from agents.models import ModelRegistry
+from agents.schemas import Problem
+from agents.simulator import SimulatorServer
+from agents.simulator.replies import all_text
+from agents.validity.labels import LabelledItem
+from app.access.estimate import step_estimate
+from app.db import create_engine, migrate, session_factory
+from app.main import create_app
+from app.models import DEFAULT_PROJECT, DailyUsage, utcnow
+from graphs.validity import versions
+from tests.app.conftest import PROBLEM, seed_keys, service_settings
+from tests.app.test_validity_api import ITEMS
+
+pytestmark = pytest.mark.both_databases
+
+RUNS, BENCHES = 20, 5
+RUN = {"problem": PROBLEM, "options": {"model": "sim", "judge_model": "sim", "max_rounds": 3}}
+BENCH = {"items": ITEMS, "judge_model": "sim"}
+
+
+def _steps(registry: ModelRegistry) -> tuple[int, int]:
+    """The largest estimate of any step here (a run's round, or a bench's version), and the
+    smallest that a request reserves when it is admitted (a run's first round, a bench's first
+    version)."""
+    run_step = step_estimate(registry, "sim", "sim")(Problem(**PROBLEM)).tokens
+    bench = step_estimate(registry, "sim", "sim", revised=False)
+    items = [LabelledItem.model_validate(item) for item in ITEMS]
+    version_steps = [bench(problem).tokens for item in items for _, _, problem in versions(item, False)]
+    return max(run_step, *version_steps), min(run_step, bench(items[0].problem).tokens)
+
+
+async def _ledger(database_url: str) -> DailyUsage:
+    engine = create_engine(database_url)
+    try:
+        async with session_factory(engine)() as session:
+            row = await session.get(DailyUsage, (DEFAULT_PROJECT, utcnow().date()))
+            assert row is not None
+            return row
+    finally:
+        await engine.dispose()
+
+
+async def _all_ended(client: httpx.AsyncClient, auth: dict[str, str]) -> list[dict[str, Any]]:
+    for _ in range(1200):
+        runs = (await client.get("/v1/runs", params={"limit": 100}, headers=auth)).json()["items"]
+        if all(run["status"] not in ("queued", "running") for run in runs):
+            return list(runs)
+        await asyncio.sleep(0.05)
+    raise AssertionError("the admitted runs did not end")
+
+
+def _quota_refusal(response: httpx.Response) -> bool:
+    return response.status_code == 429 and response.json()["type"].endswith("/quota-exceeded")
+
+
+async def test_a_flood_of_runs_and_benches_stops_at_the_cap_plus_one_step(
+    database_url: str, simulator_server: SimulatorServer
+) -> None:
+    await migrate(database_url)
+    keys = await seed_keys(database_url)
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"latency_s": 0.02}))  # the flood overlaps its calls
+    settings = service_settings(database_url, simulator_server)
+    step, smallest = _steps(ModelRegistry.from_sources(None, settings.models))
+    cap = 3 * step  # a few steps' worth: some work is admitted, most of the flood is not
+    app = create_app(service_settings(database_url, simulator_server, project_daily_tokens=cap))
+    auth = keys.auth()
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver", timeout=300) as client:
+            before = len(state.requests)
+            sent = [client.post("/v1/runs", json=RUN, headers=auth) for _ in range(RUNS)]
+            sent += [client.post("/v1/judges/validate", json=BENCH, headers=auth) for _ in range(BENCHES)]
+            answers = await asyncio.gather(*sent)
+            runs = await _all_ended(client, auth)
+    calls = state.requests[before:]
+    run_answers, bench_answers = answers[:RUNS], answers[RUNS:]
+
+    # The flood is refused once the reservations reach the cap: a few are admitted, the rest get
+    # 429 (a bench admitted and stopped at the cap mid-way gets one too, after its calls).
+    assert all(a.status_code == 202 or _quota_refusal(a) for a in run_answers)
+    assert all(a.status_code == 200 or _quota_refusal(a) for a in bench_answers)
+    fit = cap // smallest + 1  # admissions while spent plus reserved is under the cap
+    assert sum(_quota_refusal(a) for a in answers) >= RUNS + BENCHES - fit
+    assert len(runs) == sum(a.status_code == 202 for a in run_answers)  # a refused run stores nothing
+    # Every call made, counted at the model endpoint: its prompt alone bills a quarter token a
+    # character, so the calls' prompts bound what they cost from below; the ledger bounds it from above.
+    ledger = await _ledger(database_url)
+    spent = ledger.input_tokens + ledger.output_tokens
+    prompts = sum(max(1, len(all_text(call.body)) // 4) for call in calls)
+    assert calls and prompts + len(calls) <= spent <= cap + step, (len(calls), prompts, spent, cap, step)
+    assert (ledger.reserved_tokens, ledger.reserved_cost_usd) == (0, 0.0)  # all given back at the end
