@@ -80,7 +80,7 @@ async def test_a_flood_of_runs_and_benches_stops_at_the_cap_plus_one_step(
     auth = keys.auth()
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver", timeout=300) as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://test", timeout=300) as client:
             before = len(state.requests)
             sent = [client.post("/v1/runs", json=RUN, headers=auth) for _ in range(RUNS)]
             sent += [client.post("/v1/judges/validate", json=BENCH, headers=auth) for _ in range(BENCHES)]
