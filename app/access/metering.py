@@ -127,8 +127,8 @@ async def budgeted(
     panel: Panel,
 ) -> Panel:
     """A run's panel, each step reserved against its owner's daily caps before its calls are made
-    (the offline panel's steps are free: it is left as it is)."""
-    if panel.screen:
+    (a panel with no model behind it, the offline one, is free: it is left as it is)."""
+    if registry.get(run.judge_model) is None and registry.get(run.model) is None:
         return panel
     async with short_session(sessions) as session:
         owner = await find_owner(session, run.id)
