@@ -16,6 +16,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Dialect,
+    Float,
     Index,
     Text,
     TypeDecorator,
@@ -359,6 +360,9 @@ class DailyUsage(SQLModel, table=True):
     input_tokens: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
     output_tokens: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
     cost_usd: float = 0.0
+    # Held for model work under way (``app.access.reserve``): the caps read spent plus reserved.
+    reserved_tokens: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default="0"))
+    reserved_cost_usd: float = Field(default=0.0, sa_column=Column(Float, nullable=False, server_default="0"))
 
 
 class KeyDailyUsage(SQLModel, table=True):
@@ -371,6 +375,22 @@ class KeyDailyUsage(SQLModel, table=True):
     day: date = Field(primary_key=True)
     input_tokens: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
     output_tokens: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    cost_usd: float = 0.0
+    reserved_tokens: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default="0"))
+    reserved_cost_usd: float = Field(default=0.0, sa_column=Column(Float, nullable=False, server_default="0"))
+
+
+class SpendHold(SQLModel, table=True):
+    """What one piece of model work (a run, a bench) holds of a day's reservations, so whoever ends
+    it (or resumes it after its process died) knows what to settle and release."""
+
+    __tablename__ = "spend_holds"
+
+    holder: str = Field(primary_key=True, max_length=80)  # a run's id, or "bench:<id>"
+    day: date = Field(primary_key=True)
+    project_id: str = Field(max_length=64)
+    api_key_id: str | None = Field(default=None, max_length=64)
+    tokens: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
     cost_usd: float = 0.0
 
 

@@ -6,33 +6,67 @@ graph but stores no run, so nothing charged it: one request could make thousands
 project's cap of 0 and leave the ledger where it was.
 ``metered`` wraps a panel's judges, solver and reviser so every answered call's usage is tallied in
 a ``Meter``; the caller charges the tally to the project and the key (``usage.charge_owner``) when
-the work ends, however it ends.
+the work ends, however it ends. With a budget, each call's step is reserved before the call
+(``app.access.budget``): a run's panel is metered so too, untallied (its calls are charged as its
+rounds are stored).
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 from agents.judges import Judge, JudgeRequest
+from agents.models import ModelRegistry
 from agents.panel import Panel
 from agents.reviser import Reviser, RevisionRequest, ThinkingSink
 from agents.schemas import JudgeResult, Problem, RevisionResult, SolverResult, Usage
 from agents.solver import Solver
+from app.access.budget import Budget
+from app.access.estimate import step_estimate
+from app.access.reserve import NOTHING, Owner, release, reserve
+from app.access.usage import charge_owner, find_owner
+from app.db import short_session
+from app.models import Run, new_id
+from app.settings import Settings
 
 
 @dataclass
 class Meter:
-    """The usage of every call a metered panel made (a failed call's too: its tokens were billed)."""
+    """The usage of every call a metered panel made (a failed call's too: its tokens were billed),
+    and the ``budget`` each call's step is reserved in first, if any (``app.access.budget``).
+    ``tally``: keep the usages for ``take`` (a run's calls are charged as its rounds are stored)."""
 
     usages: list[Usage] = field(default_factory=list)
+    budget: Budget | None = None
+    tally: bool = True
 
     def add(self, usage: Usage) -> None:
-        self.usages.append(usage)
+        if self.tally:
+            self.usages.append(usage)
 
     def take(self) -> list[Usage]:
         """The usages tallied since the last take (each is charged once)."""
         taken, self.usages = self.usages, []
         return taken
+
+    @asynccontextmanager
+    async def calling(self, problem: Problem, round_no: int) -> AsyncIterator[Callable[[Usage], None]]:
+        """Around one call of the step (``problem``, ``round_no``): reserved first, if budgeted; the
+        caller hands the call's usage to the function yielded."""
+        if self.budget is None:
+            yield self.add
+            return
+        async with self.budget.calling(problem, round_no) as billed:
+
+            def both(usage: Usage) -> None:
+                billed(usage)
+                self.add(usage)
+
+            yield both
 
 
 @dataclass(frozen=True)
@@ -41,8 +75,9 @@ class _Judge:
     meter: Meter
 
     async def assess(self, request: JudgeRequest) -> JudgeResult:
-        result = await self.inner.assess(request)
-        self.meter.add(result.usage)
+        async with self.meter.calling(request.problem, request.round) as billed:
+            result = await self.inner.assess(request)
+            billed(result.usage)
         return result
 
 
@@ -52,8 +87,9 @@ class _Solver:
     meter: Meter
 
     async def solve(self, problem: Problem, round_no: int) -> SolverResult:
-        result = await self.inner.solve(problem, round_no)
-        self.meter.add(result.usage)
+        async with self.meter.calling(problem, round_no) as billed:
+            result = await self.inner.solve(problem, round_no)
+            billed(result.usage)
         return result
 
 
@@ -63,18 +99,69 @@ class _Reviser:
     meter: Meter
 
     async def revise(self, request: RevisionRequest, on_thinking: ThinkingSink) -> RevisionResult:
-        result = await self.inner.revise(request, on_thinking)
-        self.meter.add(result.usage)
+        async with self.meter.calling(request.current, request.round) as billed:
+            result = await self.inner.revise(request, on_thinking)
+            billed(result.usage)
         return result
 
     async def revise_unaided(self, problem: Problem, on_thinking: ThinkingSink) -> RevisionResult:
-        result = await self.inner.revise_unaided(problem, on_thinking)
-        self.meter.add(result.usage)
+        async with self.meter.calling(problem, 0) as billed:  # the control arm's blind revision
+            result = await self.inner.revise_unaided(problem, on_thinking)
+            billed(result.usage)
         return result
 
 
 def metered(panel: Panel, meter: Meter) -> Panel:
-    """``panel`` with every call's usage tallied in ``meter`` (its screen flag kept as it was)."""
+    """``panel`` with every call's usage tallied in ``meter``, and reserved in its budget first (its
+    screen flag kept as it was)."""
     judges = {name: _Judge(judge, meter) for name, judge in panel.judges.items()}
     solver = _Solver(panel.solver, meter) if panel.solver is not None else None
     return replace(panel, judges=judges, solver=solver, reviser=_Reviser(panel.reviser, meter))
+
+
+async def budgeted(
+    sessions: async_sessionmaker[AsyncSession],
+    settings: Settings,
+    registry: ModelRegistry,
+    run: Run,
+    panel: Panel,
+) -> Panel:
+    """A run's panel, each step reserved against its owner's daily caps before its calls are made
+    (a panel with no model behind it, the offline one, is free: it is left as it is)."""
+    if registry.get(run.judge_model) is None and registry.get(run.model) is None:
+        return panel
+    async with short_session(sessions) as session:
+        owner = await find_owner(session, run.id)
+    if owner is None:
+        return panel
+    estimate = step_estimate(registry, run.judge_model, run.model)
+    budget = await Budget.of(sessions, settings, run.id, owner, estimate)
+    return metered(panel, Meter(budget=budget, tally=False))
+
+
+async def bench_meter(
+    sessions: async_sessionmaker[AsyncSession],
+    settings: Settings,
+    registry: ModelRegistry,
+    owner: Owner,
+    judge_model: str,
+    first: Problem,
+) -> Meter:
+    """A bench's meter, its first version reserved against the owner's daily caps (429 at a cap,
+    before any call); each later version reserves its own before its calls. Settle it with
+    ``settle_bench`` however the bench ends."""
+    estimate = step_estimate(registry, judge_model, judge_model, revised=False)  # a bench revises nothing
+    holder = f"bench:{new_id()}"
+    async with short_session(sessions) as session:
+        holding = await reserve(session, settings, holder, owner, estimate(first))
+    granted = estimate(first) if holding else NOTHING
+    return Meter(budget=Budget(sessions, settings, holder, owner, estimate, granted))
+
+
+async def settle_bench(sessions: async_sessionmaker[AsyncSession], owner: Owner, meter: Meter) -> None:
+    """Charge the bench's calls to the owner's ledgers and give back what it reserved, in one
+    transaction of its own (the request's may be failing)."""
+    async with short_session(sessions) as session:
+        await charge_owner(session, owner[0], owner[1], meter.take())
+        if meter.budget is not None:
+            await release(session, meter.budget.holder)

@@ -12,7 +12,6 @@ import contextlib
 import math
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 
 import structlog
 from limits import RateLimitItem, RateLimitItemPerMinute
@@ -23,8 +22,9 @@ from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.access import usage
-from app.errors import QuotaExceeded, TooManyRequests
-from app.models import ApiKey, Project, utcnow
+from app.access.reserve import Amount, reserve
+from app.errors import TooManyRequests
+from app.models import ApiKey, utcnow
 from app.settings import Settings
 
 KEY_PREFIX = "thinkloop:quotas"
@@ -130,18 +130,11 @@ class Quotas:
         return Window(item.amount, max(0, stats.remaining), reset)
 
     async def check_daily(self, session: AsyncSession, key: ApiKey) -> None:
-        """QuotaExceeded when today's (UTC) calls of the key's project, or of the key itself, have
-        spent a daily token or cost cap: checked before a run or a batch is stored, so no work starts
-        past it. A project's own caps, where set, stand in for the global ones."""
-        project = await session.get(Project, key.project_id)
-        tokens_cap, cost_cap = _project_caps(self.settings, project)
-        if tokens_cap is not None or cost_cap is not None:
-            spent = await spent_today(session, key.project_id)
-            _refuse_if_over("The project's", spent, tokens_cap, cost_cap)
-        tokens_cap, cost_cap = self.settings.key_daily_tokens, self.settings.key_daily_cost_usd
-        if tokens_cap is not None or cost_cap is not None:
-            spent = await usage.key_spent_on(session, key.id, utcnow().date())
-            _refuse_if_over("This key's", spent, tokens_cap, cost_cap)
+        """QuotaExceeded when today's (UTC) spend plus reservations of the key's project, or of the
+        key itself, has reached a daily token or cost cap: checked before model work that reserves
+        nothing of its own (``app.access.reserve`` reserves as it checks). A project's own caps,
+        where set, stand in for the global ones."""
+        await reserve(session, self.settings, "", (key.project_id, key.id), Amount())
 
     async def aclose(self) -> None:
         """Close the Redis connections, if any."""
@@ -155,36 +148,5 @@ async def spent_today(session: AsyncSession, project_id: str) -> tuple[int, floa
     return await usage.spent_on(session, project_id, utcnow().date())
 
 
-def _project_caps(settings: Settings, project: Project | None) -> tuple[int | None, float | None]:
-    """The project's own daily caps, each falling back to the global setting where unset."""
-    tokens = project.daily_tokens if project is not None else None
-    cost = project.daily_cost_usd if project is not None else None
-    return (
-        tokens if tokens is not None else settings.project_daily_tokens,
-        cost if cost is not None else settings.project_daily_cost_usd,
-    )
-
-
-def _refuse_if_over(
-    whose: str, spent: tuple[int, float], tokens_cap: int | None, cost_cap: float | None
-) -> None:
-    tokens, cost = spent
-    over_tokens = tokens_cap is not None and tokens >= tokens_cap
-    if over_tokens or (cost_cap is not None and cost >= cost_cap):
-        reset = _seconds_to_midnight(utcnow())
-        raise QuotaExceeded(
-            f"{whose} runs spent {tokens} tokens and ${cost:.4f} today (UTC), at or over the "
-            f"daily cap ({tokens_cap if tokens_cap is not None else 'no'} tokens, "
-            f"${cost_cap if cost_cap is not None else '-'}); it resets at midnight UTC.",
-            headers={"Retry-After": str(reset)},
-            spent={"tokens": tokens, "cost_usd": round(cost, 6)},
-        )
-
-
 def _per_minute(amount: int) -> RateLimitItem | None:
     return RateLimitItemPerMinute(amount) if amount > 0 else None
-
-
-def _seconds_to_midnight(now: datetime) -> int:
-    tomorrow = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    return max(1, math.ceil((tomorrow - now).total_seconds()))

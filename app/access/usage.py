@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, func, select
 
 from agents.schemas import Usage
+from app.access import holds
 from app.db import dialect_insert
 from app.models import Batch, DailyUsage, KeyDailyUsage, Run, utcnow
 from graphs.state import Round
@@ -48,22 +49,29 @@ async def charge(
     made if new; ``owner``, when the caller has it (``owner_of``), saves looking it up.
 
     One upsert per ledger: concurrent writers of one project add to the same row without losing an
-    update. Calls that cost nothing (the offline panel) write nothing.
+    update; the run's hold (its reservations) is settled by as much. Calls that cost nothing (the
+    offline panel) write nothing.
     """
     spent = list(usages)
-    if not _values(spent):
+    values = _values(spent)
+    if not values:
         return
-    if owner is not None:
-        await charge_owner(session, owner[0], owner[1], spent)
-        return
+    found = owner if owner is not None else await find_owner(session, run_id)
+    if found is not None:
+        await charge_owner(session, found[0], found[1], spent)
+    # What the run had reserved for these calls (``app.access.reserve``) is spent now.
+    await holds.settle(session, run_id, values["input_tokens"] + values["output_tokens"], values["cost_usd"])
+
+
+async def find_owner(session: AsyncSession, run_id: str) -> Owner | None:
+    """Whom the run's calls are charged to: its project, and its key or its batch's key."""
     owners = (
         select(col(Run.project_id), func.coalesce(col(Run.api_key_id), col(Batch.api_key_id)))
         .outerjoin(Batch, col(Batch.id) == col(Run.batch_id))
         .where(col(Run.id) == run_id)
     )
     found = (await session.execute(owners)).first()
-    if found is not None:
-        await charge_owner(session, found[0], found[1], spent)
+    return (found[0], found[1]) if found is not None else None
 
 
 async def charge_owner(

@@ -19,11 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agents.fencing import fence
-from agents.judges import JudgeRequest, judge_messages
 from agents.schemas import JUDGES, Problem
-from agents.solver import solver_payload
-from prompts import load_prompt
+from app.access.estimate import CHARS_PER_TOKEN
+from app.access.estimate import judge_chars as _judge_chars
+from app.access.estimate import reviser_chars as _reviser_chars
+from app.access.estimate import solver_chars as _solver_chars
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,10 +32,7 @@ if TYPE_CHECKING:
     from app.batches.estimate_history import ItemKey, Measured
     from app.batches.service import BatchSpec
 
-CHARS_PER_TOKEN = 4
 COMPLETION_SHARE = 0.25
-# What the reviser reads beyond the problem twice over: seven judges' findings, roughly.
-FEEDBACK_CHARS = 7 * 240
 
 
 @dataclass
@@ -83,28 +80,6 @@ class Spend:
             "output_tokens": round(self.output_tokens),
             "cost_usd": cost,
         }
-
-
-def _chars(messages: list[Any]) -> int:
-    return sum(len(str(m.content)) for m in messages)
-
-
-def _judge_chars(problem: Problem) -> float:
-    """The mean length of the seven judges' prompts for this problem (compared with itself)."""
-    total = 0
-    for judge in JUDGES:
-        request = JudgeRequest(judge=judge, round=1, problem=problem, reference=problem)
-        total += _chars(judge_messages(request, load_prompt(f"judge_{judge}")))
-    return total / len(JUDGES)
-
-
-def _solver_chars(problem: Problem) -> int:
-    return len(load_prompt("solver").text) + len(fence(solver_payload(problem)))
-
-
-def _reviser_chars(problem: Problem) -> int:
-    data = 2 * (len(problem.question) + len(problem.solution)) + FEEDBACK_CHARS
-    return len(load_prompt("reviser").text) + data
 
 
 def estimate(

@@ -16,11 +16,13 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from agents.models import ModelRegistry
-from app.access.quotas import Quotas
+from agents.schemas import Problem
+from app.access.estimate import step_estimate
+from app.access.reserve import release, reserve
 from app.db import short_session
 from app.deps import check_models
 from app.errors import Conflict, NotFound, Unprocessable
-from app.models import RUN_TERMINAL, ApiKey, ProblemRow, Run, utcnow
+from app.models import RUN_TERMINAL, ApiKey, ProblemRow, Run, new_id, utcnow
 from app.projects import audit
 from app.runs import repository as repo
 from app.runs.schemas import RunCreate, RunTrace
@@ -42,6 +44,9 @@ class Submitted:
     replayed: bool = False
 
 
+PROBLEM = {"question", "solution"}
+
+
 def _request_hash(body: RunCreate) -> str:
     return hashlib.sha256(body.model_dump_json().encode()).hexdigest()
 
@@ -55,7 +60,6 @@ async def submit(
     executor: RunExecutor,
     registry: ModelRegistry,
     settings: Settings,
-    quotas: Quotas,
 ) -> Submitted:
     """Store a new run and start it (here, or on a worker), or find the run an earlier request with
     the same Idempotency-Key stored (409 if that request was a different one)."""
@@ -73,9 +77,13 @@ async def submit(
         earlier = await repo.find_idempotent(session, key.project_id, idempotency_key)
         if earlier is not None:
             return await _replay(session, earlier, digest)
-    await quotas.check_daily(session, key)  # before anything is stored or spent
+    run_id = new_id()
+    # its first round reserved before anything is stored or spent: 429 at a daily cap
+    first_round = step_estimate(registry, judge, model)(Problem(**body.problem.model_dump(include=PROBLEM)))
+    await reserve(session, settings, run_id, (key.project_id, key.id), first_round)
     problem = await repo.get_or_create_problem(session, body.problem.question, body.problem.solution)
     run = Run(
+        id=run_id,
         project_id=key.project_id,
         problem_id=problem.id,
         meta=body.problem.metadata,
@@ -97,6 +105,7 @@ async def submit(
         async with session.begin_nested():
             session.add(run)
     except IntegrityError:  # the same Idempotency-Key raced in
+        await release(session, run_id)  # this request stores no run
         earlier = await repo.find_idempotent(session, key.project_id, idempotency_key or "")
         if earlier is None:
             raise

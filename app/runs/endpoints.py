@@ -9,7 +9,7 @@ from pydantic import AfterValidator
 from sse_starlette import EventSourceResponse
 
 from app.db import short_session
-from app.deps import AppSettings, QuotasDep, ReadKey, Registry, Session, WriteKey
+from app.deps import AppSettings, ReadKey, Registry, Session, WriteKey
 from app.errors import problem_responses
 from app.models import RunStatus
 from app.pagination import sequence_number
@@ -44,7 +44,6 @@ async def create_run(
     executor: Executor,
     registry: Registry,
     settings: AppSettings,
-    quotas: QuotasDep,
     response: Response,
     idempotency_key: Annotated[
         str | None,
@@ -69,7 +68,6 @@ async def create_run(
         executor=executor,
         registry=registry,
         settings=settings,
-        quotas=quotas,
     )
     run = submitted.run
     response.headers["Location"] = f"/v1/runs/{run.id}"

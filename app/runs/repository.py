@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import SQLModel, col, select
 
 from agents.schemas import HolisticVerdict, JudgeResult, RevisionResult, Usage
-from app.access import usage
+from app.access import reserve, usage
 from app.models import (
     RUN_TERMINAL,
     RUN_UNFINISHED,
@@ -399,6 +399,7 @@ async def finish_run(
     changed = bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
     if changed:
         session.expire_all()  # objects loaded earlier in this session show the end state
+        await reserve.release(session, run_id)  # what it reserved and did not spend is given back
     return changed
 
 

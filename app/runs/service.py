@@ -22,8 +22,10 @@ from agents.identity import Warrants
 from agents.lanes import Lanes, RunLane, Stopping, holding
 from agents.panel import PanelFactory
 from agents.schemas import Problem, RevisionResult
+from app.access.metering import budgeted
 from app.access.usage import owner_of
 from app.db import short_session
+from app.errors import QuotaExceeded
 from app.grading import GradingProgress, grading_progress
 from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics
@@ -378,6 +380,8 @@ class RunExecutor:
                 log.warning("run.lease_lost", run_id=run_id)
             except Stopping:  # released by this process's shutdown, or left for its lease to lapse
                 log.info("run.handed_back", run_id=run_id)
+            except QuotaExceeded as exc:  # a round would pass a daily cap: it was never started
+                await self._fail(run_id, "error", f"stopped at a daily cap: {exc.detail}"[:500])
             except asyncio.CancelledError:
                 if not self._closing and run_id not in self._lost:
                     await self._fail(run_id, "cancelled", "cancelled by request")
@@ -477,6 +481,8 @@ class RunExecutor:
         its panel may cite (``TemporaryExecutor`` takes the caller's context instead)."""
         policy = get_policy(run.policy, max_rounds=run.max_rounds)
         panel = self.factory.build(run.judge_model, run.model, cache)
+        # each round reserved against the daily caps before its calls (app.access.budget)
+        panel = await budgeted(self.sessions, self.settings, self.factory.registry, run, panel)
         return RunContext.of(panel, policy, warrants=await self._warrants(run, policy))
 
     async def _warrants(self, run: Run, policy: ScoringPolicy) -> Warrants:

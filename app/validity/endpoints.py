@@ -16,10 +16,8 @@ from agents.panel import PanelFactory
 from agents.schemas import JUDGES
 from agents.validity.canonical import canonical_hash
 from agents.validity.labels import LabelledItem, LabelsError
-from app.access.metering import Meter
-from app.access.usage import charge_owner
-from app.db import short_session
-from app.deps import VALIDATE, AppSettings, Factory, QuotasDep, Session, WriteKey, check_models, holds
+from app.access.metering import Meter, bench_meter, settle_bench
+from app.deps import VALIDATE, AppSettings, Factory, Session, WriteKey, check_models, holds
 from app.errors import Forbidden, Unprocessable, problem_responses
 from app.models import Project
 from app.reporting.validity import to_html, to_markdown
@@ -61,15 +59,10 @@ def _chosen(body: ValidityRequest, items: list[LabelledItem]) -> list[LabelledIt
 
 
 async def _charge(request: Request, key_id: str, project_id: str, meter: Meter) -> None:
-    """Charge the bench's calls to the project's and the key's ledgers, in a session of its own (the
-    request's may be failing), shielded so a client that goes away mid-bench is still charged."""
-    usages = meter.take()
-
-    async def write() -> None:
-        async with short_session(request.app.state.sessions) as session:
-            await charge_owner(session, project_id, key_id, usages)
-
-    await asyncio.shield(write())
+    """Charge the bench's calls to the project's and the key's ledgers and give back what it
+    reserved, in a session of its own (the request's may be failing), shielded so a client that
+    goes away mid-bench is still charged."""
+    await asyncio.shield(settle_bench(request.app.state.sessions, (project_id, key_id), meter))
 
 
 async def _provenance(request: Request, body: ValidityRequest) -> tuple[str, str]:
@@ -150,7 +143,6 @@ async def validate_judges(
     factory: Factory,
     settings: AppSettings,
     temporary_runs: TemporaryRuns,
-    quotas: QuotasDep,
     request: Request,
     fmt: Annotated[
         ValidityFormat, Query(alias="format", description="json (as the CLI's --format json), md or html")
@@ -177,9 +169,10 @@ async def validate_judges(
     set. The record holds the hash of the items as sent (``thinkloop datasets hash`` of the same
     JSONL reproduces it).
 
-    Model work like a run's: 429 before any call when the project or the key is at a daily token
-    or cost cap, and every call is charged to the project's and the key's ledgers (a client that
-    goes away mid-bench is charged for the calls made)."""
+    Model work like a run's: each version's calls are reserved against the project's and the key's
+    daily token and cost caps before they are made (429 before any call when a cap is reached; a
+    bench that reaches one mid-way stops there, with a 429), and every call is charged to the
+    project's and the key's ledgers (a client that goes away mid-bench is charged for the calls made)."""
     if body.save and not holds(key, VALIDATE):  # before any call: nothing is spent on a refusal
         raise Forbidden(
             "Saving a validity record needs the 'validate' or 'admin' scope; this key has neither."
@@ -190,8 +183,9 @@ async def validate_judges(
     chosen = _chosen(body, labelled[0])
     if body.save:
         _preflight(labelled[0], chosen, labelled[1])
-    await quotas.check_daily(session, key)  # before any call, as for a run
-    meter = Meter()
+    # its first version reserved before any call, and each next one before its calls (429 at a cap)
+    owner, first = (key.project_id, key.id), chosen[0].problem
+    meter = await bench_meter(request.app.state.sessions, settings, factory.registry, owner, judge, first)
     try:
         async with temporary_runs() as runs:
             report = await validate(
@@ -207,6 +201,8 @@ async def validate_judges(
         raise Unprocessable(str(exc)) from exc
     finally:
         await _charge(request, key.id, key.project_id, meter)
+    if meter.budget is not None and meter.budget.refused is not None:  # stopped at a cap mid-way
+        raise meter.budget.refused
     if body.save:
         await _save(session, factory, report, labelled, key.project_id, settings.specificity_floor)
     if fmt == "json":
