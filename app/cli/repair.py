@@ -61,7 +61,9 @@ def judges_repair(
     factory = panel_factory(settings, registry_from(settings, models_file, tuple(revisers)))
     judge = judge_model or settings.judge_model
     try:
-        report = asyncio.run(_measure(settings, factory, chosen, revisers, judge, policy, max_rounds, concurrency))
+        report = asyncio.run(
+            _measure(settings, factory, chosen, revisers, judge, policy, max_rounds, concurrency)
+        )
     except (UnknownModelError, ModelConfigError, ValueError) as exc:
         fail(str(exc))
     report = {"set": dataset.name if dataset else "shipped", "split": split, **report}
@@ -82,13 +84,14 @@ async def _measure(
     concurrency: int,
 ) -> dict[str, Any]:
     """The bench on a temporary store, the factory's connections closed after it."""
+    from app.runs.temporary import temporary_runs
     from app.validity.repair import measure_repairs
 
-    async with factory:
+    async with factory, temporary_runs(settings, factory) as store:
         return await measure_repairs(
-            settings,
             factory,
             items,
+            store,
             revisers=revisers,
             judge_model=judge,
             policy=policy,

@@ -1,6 +1,7 @@
 """Running the repair bench for the CLI and the bench script: the loop on every flawed problem of a
-labelled set that has a corrected version, each run driven as the service drives one (its executor
-on a temporary store: nothing is kept but the report)."""
+labelled set that has a corrected version, each run driven as the service drives one (its callers
+pass ``app.runs.temporary.TemporaryRuns``: its executor on a temporary store, nothing kept but the
+report)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ from typing import Any
 from agents.panel import PanelFactory
 from agents.schemas import Problem
 from agents.validity.labels import LabelledItem
-from app.runs.temporary import temporary_runs
-from app.settings import Settings
+from app.validity.service import Runs
 from graphs.context import RunContext
 from graphs.repair import keyed, repair_bench, summarise
 from graphs.result import RunResult
@@ -19,9 +19,9 @@ from graphs.scoring import get_policy
 
 
 async def measure_repairs(
-    settings: Settings,
     factory: PanelFactory,
     items: Sequence[LabelledItem],
+    store: Runs,
     *,
     revisers: Sequence[str],
     judge_model: str,
@@ -35,14 +35,13 @@ async def measure_repairs(
     scoring = get_policy(policy, **({"max_rounds": max_rounds} if max_rounds else {}))
     panels = {reviser: factory.build(judge_model, reviser) for reviser in revisers}  # fail before any run
     runs = []
-    async with temporary_runs(settings, factory) as store:
-        for reviser, panel in panels.items():
-            context = RunContext.of(panel, scoring)
+    for reviser, panel in panels.items():
+        context = RunContext.of(panel, scoring)
 
-            async def drive(problem: Problem, context: RunContext = context, model: str = reviser) -> RunResult:
-                return await store.run(problem, context, model=model, judge_model=judge_model)
+        async def drive(problem: Problem, context: RunContext = context, model: str = reviser) -> RunResult:
+            return await store.run(problem, context, model=model, judge_model=judge_model)
 
-            runs += await repair_bench(items, drive, reviser, concurrency=concurrency)
+        runs += await repair_bench(items, drive, reviser, concurrency=concurrency)
     measured, unkeyed = keyed(items)
     return {
         "judge_model": judge_model,
