@@ -44,6 +44,7 @@ class RepairRun:
     rounds: int
     repair: Repair
     final: Problem
+    stop_reason: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """The run as JSON: what ``--json`` prints per problem."""
@@ -57,6 +58,7 @@ class RepairRun:
             "verdict": self.repair.verdict,
             "answer": self.repair.answer,
             "reasons": list(self.repair.reasons),
+            "stop_reason": self.stop_reason,
         }
 
 
@@ -95,7 +97,9 @@ async def repair_bench(
             except Exception as exc:
                 log.exception("repair.run_failed", item=item.id)
                 failed = Repair("undecided", (f"the run failed: {type(exc).__name__}: {exc}",))
-                return RepairRun(item.id, item.split, item.flaw_type, reviser, "error", 0, failed, item.problem)
+                return RepairRun(
+                    item.id, item.split, item.flaw_type, reviser, "error", 0, failed, item.problem
+                )
         return RepairRun(
             item.id,
             item.split,
@@ -105,6 +109,7 @@ async def repair_bench(
             len(result.rounds),
             classify_result(key, result),
             result.final,
+            result.stop_reason,
         )
 
     measured, _ = keyed(items)

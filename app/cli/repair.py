@@ -39,7 +39,7 @@ def judges_repair(
     it repaired only when the final version passed the panel, the verifier checked its chain, its
     answer is the corrected version's and its givens are the original's or the correction's. Prints
     repaired, accepted but wrong and gave up with n and Wilson 95 % intervals, per reviser and per
-    flaw type. Exits 1 when a run ended in no verdict (after printing the report)."""
+    flaw type. Exits 1 when a run ended in error (after printing the report)."""
     from agents.models import ModelConfigError, UnknownModelError
     from agents.validity.labels import LabelsError, read_labelled
     from app.logging import configure_logging
@@ -68,9 +68,9 @@ def judges_repair(
         fail(str(exc))
     report = {"set": dataset.name if dataset else "shipped", "split": split, **report}
     typer.echo(json.dumps(report, indent=2) if as_json else to_markdown(report))
-    undecided = sum(f["overall"]["counts"]["undecided"] for f in report["figures"].values())
-    if undecided:
-        fail(f"{undecided} run(s) ended in no verdict of the panel: the figures exclude them", code=1)
+    errored = sum(run["outcome"] == "error" for run in report["runs"])
+    if errored:  # a failure is not a measurement: the figures are incomplete
+        fail(f"{errored} run(s) ended in error: the figures exclude them", code=1)
 
 
 async def _measure(

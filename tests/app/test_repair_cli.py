@@ -5,6 +5,7 @@ the offline screen and is counted accepted but wrong, never repaired."""
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -99,3 +100,21 @@ def test_a_set_without_the_split_or_an_unknown_reviser_is_refused(tmp_path: Path
     assert no_split.exit_code == 2 and "no items in the tune split" in no_split.output
     unknown = runner.invoke(cli, ["judges", "repair", "--dataset", dataset, "--reviser", "nobody"])
     assert unknown.exit_code == 2 and "nobody" in unknown.output
+
+
+def test_a_reviser_that_cannot_be_reached_is_undecided_and_exits_1(tmp_path: Path) -> None:
+    with socket.socket() as sock:  # a loopback port nobody listens on: every call is refused
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    models = tmp_path / "models.toml"
+    models.write_text(
+        f'[models.gone]\nmodel = "g"\nbase_url = "http://127.0.0.1:{port}/v1"\nmax_retries = 0\n'
+    )
+    args = ["judges", "repair", "--dataset", str(labelled_set(tmp_path)), "--json"]
+    result = runner.invoke(cli, [*args, "--reviser", "gone", "--models-file", str(models)])
+    assert result.exit_code == 1 and "1 run(s) ended in error: the figures exclude them" in result.output
+    report = json.loads(result.stdout)
+    (run,) = report["runs"]
+    assert (run["outcome"], run["verdict"]) == ("error", "undecided")
+    overall = report["figures"]["gone"]["overall"]
+    assert overall["decided"] == 0 and overall["repaired"]["n"] == 0 and overall["repaired"]["excluded"] == 1
