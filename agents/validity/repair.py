@@ -1,7 +1,8 @@
 """Was a flawed problem *repaired*? One finished run judged against its labelled answer key.
 
 A run of the loop on a flawed problem ends with a final version. It counts as **repaired** only
-when all four hold, each read by the project's own checkers, never by comparing text:
+when all four of these hold, each read by the project's own checkers (never by comparing text), and
+the fifth below:
 
 - the final version passed the panel (accepted, or for the offline panel screened);
 - the verifier checked its solution's chain whole (``verify(...).verified``);
@@ -15,11 +16,17 @@ when all four hold, each read by the project's own checkers, never by comparing 
   quantity's value and what it counts), are those of the original question or of the corrected one
   (as a multiset: a reordered story keeps its givens, a changed or added number does not).
 
-A final version that passed with another answer is **accepted but wrong**, whatever else holds; one
-that passed with the right answer but other givens is **givens changed**; one with the right answer
-and givens whose chain the verifier could not check whole is **unverified**. A loop that ended
-refused (``exhausted``) **gave up**. A run that ended in no verdict of the panel (an error, held for
-review, cancelled) is **undecided** and is counted apart, never in a rate.
+One more condition holds of every repair: the final version is not the flawed original itself (its
+question and solution, whitespace collapsed). A panel that let the flawed original through unchanged
+has repaired nothing, even where its stated answer happens to be the key's (a missing-data problem
+whose solution assumes the missing number): that run is **unrevised**.
+
+A final version that passed with another answer is **accepted but wrong**, whatever else holds (the
+flawed original passed with its wrong answer is one); one that passed with the key's answer is
+**unrevised** when it is the original, else **givens changed** when its givens are neither the
+original's nor the correction's, else **unverified** when the verifier could not check its chain.
+A loop that ended refused (``exhausted``) **gave up**. A run that ended in no verdict of the panel
+(an error, held for review, cancelled) is **undecided** and is counted apart, never in a rate.
 """
 
 from __future__ import annotations
@@ -37,11 +44,12 @@ from agents.verify.units import SIGNS
 from agents.verify.verifier import verify
 
 RepairVerdict = Literal[
-    "repaired", "accepted_but_wrong", "givens_changed", "unverified", "gave_up", "undecided"
+    "repaired", "accepted_but_wrong", "unrevised", "givens_changed", "unverified", "gave_up", "undecided"
 ]
 VERDICTS: tuple[RepairVerdict, ...] = (
     "repaired",
     "accepted_but_wrong",
+    "unrevised",
     "givens_changed",
     "unverified",
     "gave_up",
@@ -108,6 +116,7 @@ def classify(key: RepairKey, outcome: str, final: Problem) -> Repair:
     stated = stated_answer(final.solution)
     reasons = [
         *_answer_reasons(stated, key.answer),
+        *_unrevised_reasons(key, final),
         *_givens_reasons(key, final.question),
         *_chain_reasons(final),
     ]
@@ -118,10 +127,23 @@ def classify(key: RepairKey, outcome: str, final: Problem) -> Repair:
 
 
 def _verdict(stated: FinalAnswer | None, key: RepairKey, final: Problem) -> RepairVerdict:
-    """The first condition that failed, in the order wrong answer, givens, chain."""
+    """The first condition that failed, in the order wrong answer, unrevised, givens, chain."""
     if _answer_reasons(stated, key.answer):
         return "accepted_but_wrong"
+    if _unrevised_reasons(key, final):
+        return "unrevised"
     return "givens_changed" if _givens_reasons(key, final.question) else "unverified"
+
+
+def _unrevised_reasons(key: RepairKey, final: Problem) -> list[str]:
+    if _collapsed(final) == _collapsed(key.original):
+        return ["the final version is the flawed original, unrevised: nothing was repaired"]
+    return []
+
+
+def _collapsed(problem: Problem) -> tuple[str, str]:
+    """A version's text as compared: runs of whitespace are one space."""
+    return " ".join(problem.question.split()), " ".join(problem.solution.split())
 
 
 def shown(answer: FinalAnswer) -> str:

@@ -37,9 +37,10 @@ def judges_repair(
 ) -> None:
     """Run the loop on every flawed problem of a labelled set that has a corrected version, and count
     it repaired only when the final version passed the panel, the verifier checked its chain, its
-    answer is the corrected version's and its givens are the original's or the correction's. Prints
-    repaired, accepted but wrong and gave up with n and Wilson 95 % intervals, per reviser and per
-    flaw type. Exits 1 when a run ended in error (after printing the report)."""
+    answer is the corrected version's, its givens are the original's or the correction's, and it is
+    not the flawed original unrevised. Prints repaired, accepted but wrong and gave up with n and
+    Wilson 95 % intervals, per reviser and per flaw type. Exits 1 when a run ended in error (after
+    printing the report)."""
     from agents.models import ModelConfigError, UnknownModelError
     from agents.validity.labels import LabelsError, read_labelled
     from app.logging import configure_logging

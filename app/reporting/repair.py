@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 HEAD = (
-    "| flaw type | n | repaired | accepted but wrong | gave up | givens changed | unverified | undecided |",
-    "|---|---|---|---|---|---|---|---|",
+    "| flaw type | n | repaired | accepted but wrong | gave up | unrevised | givens changed | unverified "
+    "| undecided |",
+    "|---|---|---|---|---|---|---|---|---|",
 )
 
 
@@ -27,6 +28,7 @@ def _row(name: str, figures: dict[str, Any]) -> str:
         rate_cell(figures["repaired"]),
         rate_cell(figures["accepted_but_wrong"]),
         rate_cell(figures["gave_up"]),
+        str(counts["unrevised"]),
         str(counts["givens_changed"]),
         str(counts["unverified"]),
         str(counts["undecided"]),
@@ -43,8 +45,9 @@ def to_markdown(report: dict[str, Any]) -> str:
         "",
         f"Judges `{report['judge_model']}`, policy `{report['policy']}`, at most {report['max_rounds']} "
         f"rounds. Repaired: {passed}, the verifier checked the chain, the answer is the corrected "
-        "version's and the givens are the original's or the correction's. Rates over the decided "
-        "runs, with Wilson 95 % intervals; undecided runs (error, held for review) enter no rate.",
+        "version's, the givens are the original's or the correction's, and it is not the flawed "
+        "original unrevised. Rates over the decided runs, with Wilson 95 % intervals; undecided runs "
+        "(error, held for review) enter no rate.",
     ]
     if report["unkeyed"]:
         lines += ["", f"Not measured (no answer key can be read): {', '.join(report['unkeyed'])}."]

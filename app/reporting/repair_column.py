@@ -3,7 +3,8 @@ corrected versions, ``app.reporting.answer_keys``), how many of a model's proble
 
 Each finished item is classified by :func:`agents.validity.repair.classify`: repaired only when
 its final version passed the panel, the verifier checked its chain, its answer is the corrected
-version's and its givens are the original's or the correction's. As the pass rate counts them, the
+version's, its givens are the original's or the correction's, and it is not the item's problem
+unrevised. As the pass rate counts them, the
 unit is the problem: a problem's repeats are averaged first, and the Wilson 95 % interval is over
 problems. Items with no verdict of the panel (error, needs review, cancelled) enter no rate; they
 are counted as ``undecided``.

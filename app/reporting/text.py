@@ -214,7 +214,8 @@ def _scored(report: dict[str, Any]) -> list[str]:
     if keyed:
         note += (
             " Repaired: the final version passed, the verifier checked its chain, its answer is the "
-            "corrected version's and its givens are the original's or the correction's."
+            "corrected version's, its givens are the original's or the correction's, and it is not "
+            "the flawed original unrevised."
         )
     return ["", "## Scored statistics", "", note, "", *_table(head, rows)]
 

@@ -7,7 +7,7 @@ import pytest
 
 from agents.schemas import Problem
 from agents.validity.repair import RepairKey, classify, same_givens
-from tests.repair_items import CORRECTED, ITEM, QUESTION
+from tests.repair_items import CORRECTED, FLAWED, ITEM, QUESTION
 
 
 def key() -> RepairKey:
@@ -29,6 +29,22 @@ def test_a_reworded_story_with_its_givens_in_another_order_is_repaired() -> None
         solution="The trays hold 4 × 12 = 48 rolls. After selling, 48 − 15 = 33 rolls remain.",
     )
     assert classify(key(), "screened", reworded).verdict == "repaired"
+
+
+def test_the_flawed_original_passed_unchanged_is_never_repaired() -> None:
+    # a missing-data problem whose solution assumes the missing number: the key's answer, no repair
+    missing = Problem(
+        question="A baker makes some trays of 12 rolls and sells 15 rolls. How many rolls are left?",
+        solution="4 × 12 = 48 rolls; 48 − 15 = 33 rolls are left.",
+    )
+    made = RepairKey.of(missing, CORRECTED, "33 rolls")
+    assert made is not None
+    same = Problem(question=" ".join(missing.question.split(" ")), solution=missing.solution + "\n")
+    repair = classify(made, "screened", same)
+    assert repair.verdict == "unrevised" and not repair.repaired
+    assert repair.reasons[0] == "the final version is the flawed original, unrevised: nothing was repaired"
+    # passed unchanged with its wrong answer: accepted but wrong comes first
+    assert classify(key(), "screened", FLAWED).verdict == "accepted_but_wrong"
 
 
 def test_a_plausible_repair_with_the_wrong_answer_is_accepted_but_wrong() -> None:

@@ -16,6 +16,7 @@ from graphs.statistics import wilson_interval
 from tests.repair_items import CORRECTED, FLAWED, QUESTION
 
 runner = CliRunner()
+THEATRE = "The school theatre has 14 rows with 9 seats in each row. How many seats are there in total?"
 KEY = {"corrected_solution": CORRECTED.solution, "answer": "33 rolls", "flaw": "arithmetic"}
 ROWS: list[dict[str, Any]] = [
     # the offline reviser does not find this wrong product: gave up
@@ -27,7 +28,14 @@ ROWS: list[dict[str, Any]] = [
         "solution": "4 × 12 = 48 rolls; 48 − 12 = 36 rolls are left.",
         "metadata": KEY,
     },
-    # already the correction, in other words: repaired
+    # a wrong product the offline reviser corrects in round 2: repaired
+    {
+        "id": "theatre",
+        "question": THEATRE,
+        "solution": "14 × 9 = 116 seats.",
+        "metadata": {"corrected_solution": "14 × 9 = 126 seats.", "answer": "126 seats"},
+    },
+    # already sound: it passes in round 1 as it came, so nothing was repaired
     {
         "id": "sound",
         "question": QUESTION,
@@ -64,13 +72,13 @@ def test_keyed_rows_get_a_repair_rate_beside_rounds_to_pass(db: Path) -> None:
     report, markdown = run_batch(db, ROWS)
     (row,) = report["rows"]
     repair = row["repair"]
-    assert (repair["problems"], repair["undecided"]) == (3, 0)
-    third = wilson_interval(1, 3)
-    for name in ("repaired", "accepted_but_wrong", "gave_up"):
-        assert repair[name]["rate"] == pytest.approx(1 / 3) and repair[name]["ci95"] == pytest.approx(third)
+    assert (repair["problems"], repair["undecided"]) == (4, 0)
+    quarter = wilson_interval(1, 4)
+    for name in ("repaired", "accepted_but_wrong", "gave_up"):  # and the fourth: unrevised
+        assert repair[name]["rate"] == pytest.approx(1 / 4) and repair[name]["ci95"] == pytest.approx(quarter)
     head = "| RoundsToPass (screen) (passers) | repaired (95% Wilson, of problems) | median rounds to pass"
     assert head in markdown
-    assert "| 33.3% (6.1–79.2) of 3 |" in markdown
+    assert "| 25.0% (4.6–69.9) of 4 |" in markdown
     assert "its answer is the corrected version's" in markdown
 
 

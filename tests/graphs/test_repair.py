@@ -41,6 +41,7 @@ def test_figures_are_shares_of_the_decided_runs_per_reviser_and_flaw() -> None:
         run("c", "unit_mismatch", "gave_up"),
         run("d", "unit_mismatch", "undecided"),
         run("e", "unit_mismatch", "givens_changed", reviser="s"),
+        run("f", "unit_mismatch", "unrevised", reviser="s"),
     ]
     summary = summarise(runs)
     assert list(summary) == ["r", "s"]
@@ -51,7 +52,11 @@ def test_figures_are_shares_of_the_decided_runs_per_reviser_and_flaw() -> None:
     }  # fmt: skip
     assert 0.06 < overall["repaired"]["low"] < 0.07 and 0.79 < overall["repaired"]["high"] < 0.80
     assert summary["r"]["by_flaw"]["unit_mismatch"]["gave_up"]["n"] == 1
-    assert summary["s"]["overall"]["counts"]["givens_changed"] == 1
+    assert (
+        summary["s"]["overall"]["counts"] | {"givens_changed": 1, "unrevised": 1}
+        == summary["s"]["overall"]["counts"]
+    )
+    assert summary["s"]["overall"]["decided"] == 2
     assert summary["s"]["overall"]["repaired"]["count"] == 0
 
 
