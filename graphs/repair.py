@@ -59,6 +59,7 @@ class RepairRun:
             "answer": self.repair.answer,
             "reasons": list(self.repair.reasons),
             "stop_reason": self.stop_reason,
+            "final": self.final.model_dump(),
         }
 
 

@@ -63,7 +63,7 @@ def test_a_scripted_reviser_is_classified_by_its_final_version(
     (run,) = report["runs"]  # the control has no corrected version: it is not a repair problem
     # round 1 refused the flawed original, the scripted revision passed the screen in round 2
     assert (run["item"], run["reviser"], run["outcome"], run["rounds"]) == ("rolls", "student", "screened", 2)
-    assert run["verdict"] == verdict
+    assert run["verdict"] == verdict and run["final"] == revision
     assert [r.role for r in server.state.requests] == ["Reviser"]  # the judges are the offline screen
     overall = report["figures"]["student"]["overall"]
     assert overall["counts"][verdict] == 1 and overall["decided"] == 1
