@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from app.cli.records import DEFAULT_PROJECT, records_cli
+from app.cli.repair import judges_repair
 from app.cli.support import MODELS_FILE_HELP, err, fail, registry_from
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
 judges_cli = typer.Typer(help="Measure how well a judge panel catches real flaws.", no_args_is_help=True)
 judges_cli.add_typer(records_cli, name="records")
+judges_cli.command("repair")(judges_repair)
 
 
 @judges_cli.command("validate")

@@ -30,6 +30,7 @@ from app.reporting.data import (
 from app.reporting.flaws import by_flaw
 from app.reporting.item_result import ItemResult
 from app.reporting.manifest import Served, complete_manifest
+from app.reporting.repair_column import repair_figures
 from graphs.agreement import (
     cohen_matrix,
     cohen_undefined_reasons,
@@ -145,6 +146,7 @@ def _row(
         "avg_quality_final_ci95": bootstrap_ci(qualities),
         "avg_quality_all_steps": fmean(steps) if steps else None,
         "rounds_to_pass_passers": fmean(passers) if passers else None,
+        "repair": repair_figures(entries),  # None unless the dataset's rows carry answer keys
         "time_to_pass": None if survival is None else _survival(survival),
         "levels": _levels(scored),
         "level_mean_final": _level_means(scored),

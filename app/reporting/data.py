@@ -10,7 +10,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from agents.validity.repair import RepairKey
 from app.models import BatchItem
+from app.reporting.answer_keys import answer_keys
 from app.reporting.item_result import ItemResult, item_results
 from graphs.scoring import SCORED_OUTCOMES, Outcome
 from graphs.statistics import wilson_interval
@@ -24,6 +26,7 @@ class Entry:
 
     item: BatchItem
     result: ItemResult | None
+    key: RepairKey | None = None  # its dataset row's answer key (app.reporting.answer_keys), if any
 
     @property
     def scored(self) -> bool:
@@ -32,9 +35,11 @@ class Entry:
 
 
 async def load_entries(session: AsyncSession, items: Sequence[BatchItem]) -> list[Entry]:
-    """Items with their typed results, read from their runs' rows (``item_results``)."""
+    """Items with their typed results, read from their runs' rows (``item_results``), and the
+    answer key each one's dataset row carries."""
     results = await item_results(session, items)
-    return [Entry(i, results.get(i.id) if i.id is not None else None) for i in items]
+    keys = await answer_keys(session, items)
+    return [Entry(i, results.get(i.id) if i.id is not None else None, keys.get(i.problem_id)) for i in items]
 
 
 def by_problem(entries: Sequence[Entry]) -> dict[str, list[ItemResult]]:

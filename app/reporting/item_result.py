@@ -57,6 +57,9 @@ class ItemResult(BaseModel):
     failure: CallFailure | None = None
     # An accepted item's warrant (app.validity.records.warrant_of); null for any other outcome
     warrant: dict[str, Any] | None = None
+    # The last judged version (what a repair is checked on); empty when no round was judged
+    final_question: str = ""
+    final_solution: str = ""
 
     @property
     def figures(self) -> dict[str, Any]:
@@ -117,6 +120,7 @@ def _result(
 ) -> ItemResult:
     facts = RunFacts.of(run) or RunFacts()
     summaries, abstentions = [], 0
+    last = max(rounds, key=lambda r: r.round) if rounds else None
     for row in sorted(rounds, key=lambda r: r.round):
         judged = sorted(verdicts.get((run.id, row.round), []), key=lambda v: _panel_order(v.judge))
         confidences = [v.confidence for v in judged if v.score is not None and v.confidence is not None]
@@ -145,6 +149,8 @@ def _result(
         ),
         failure=CallFailure.model_validate(run.failure) if run.failure else None,
         warrant=facts.warrant,
+        final_question=last.question if last is not None else "",
+        final_solution=last.solution if last is not None else "",
     )
 
 

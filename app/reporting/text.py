@@ -11,6 +11,7 @@ from app.reporting.batch import DEFINITIONS
 from app.reporting.cells import CSV_LINE_END, inert_row
 from app.reporting.data import OUTCOME_KEYS
 from app.reporting.manifest import manifest_lines
+from app.reporting.repair_column import repair_cell
 from app.reporting.warrant_text import both_figures, provenance
 from graphs.paper_tables import LEVELS
 
@@ -177,6 +178,7 @@ def words(report: dict[str, Any]) -> dict[str, str]:
 
 def _scored(report: dict[str, Any]) -> list[str]:
     said = words(report)
+    keyed = any(r.get("repair") for r in report["rows"])  # the dataset's rows carry answer keys
     head = [
         "model",
         "arm",
@@ -185,6 +187,7 @@ def _scored(report: dict[str, Any]) -> list[str]:
         "AvgQualityScore final (95% CI)",
         "all steps",
         f"{said['rounds_to_pass']} (passers)",
+        *(["repaired (95% Wilson, of problems)"] if keyed else []),
         "median rounds to pass (KM, 95% CI)",
         "tokens (cached input)",
         "cost $",
@@ -201,12 +204,19 @@ def _scored(report: dict[str, Any]) -> list[str]:
                 f"{f(r['avg_quality_final'], 3)} ({ci(r['avg_quality_final_ci95'], digits=3)})",
                 f(r["avg_quality_all_steps"], 3),
                 f(r["rounds_to_pass_passers"]),
+                *([repair_cell(r.get("repair"))] if keyed else []),
                 median_rounds(r["time_to_pass"]),
                 f"{r['input_tokens'] + r['output_tokens']} ({r['cached_input_tokens']})",
                 f(r["cost_usd"], 4),
             ]
         )
     note = f"Over scored items only ({said['scored']}); the other outcomes are counted above."
+    if keyed:
+        note += (
+            " Repaired: the final version passed, the verifier checked its chain, its answer is the "
+            "corrected version's, its givens are the original's or the correction's, and it is not "
+            "the flawed original unrevised."
+        )
     return ["", "## Scored statistics", "", note, "", *_table(head, rows)]
 
 
