@@ -75,6 +75,7 @@ class Flaw(BaseModel):
         min_length=1,
         max_length=100,
         description="The source's own name for the flaw (a benchmark's category), beside its taxonomy type",
+        examples=["missing key information"],
     )
 
 
@@ -86,12 +87,18 @@ class Source(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: str = Field(min_length=1, max_length=100, description="The set's name, e.g. a benchmark's (UMWP)")
+    name: str = Field(
+        min_length=1, max_length=100, description="The set's name, e.g. a benchmark's", examples=["UMWP"]
+    )
     kind: SourceKind = Field(
-        description="shipped (written for thinkloop), public benchmark, own (the user's) or review"
+        description="shipped (written for thinkloop), public benchmark, own (the user's) or review",
+        examples=["public benchmark"],
     )
     licence: str | None = Field(
-        default=None, max_length=200, description="The licence its items are under (SPDX id where one exists)"
+        default=None,
+        max_length=200,
+        description="The licence its items are under (SPDX id where one exists)",
+        examples=["CC-BY-SA-4.0"],
     )
 
 
@@ -123,8 +130,13 @@ class LabelledItem(BaseModel):
         min_length=1,
         max_length=100,
         description="A flawed item and the sound original it was made from share this id",
+        examples=["umwp-pair-1"],
     )
-    source: Source | None = Field(default=None, description="Where the item comes from (None: not said)")
+    source: Source | None = Field(
+        default=None,
+        description="Where the item comes from (None: not said)",
+        examples=[{"name": "UMWP", "kind": "public benchmark", "licence": "CC-BY-SA-4.0"}],
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> LabelledItem:
