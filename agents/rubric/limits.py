@@ -49,7 +49,6 @@ def negative_amount(f: ProblemFacts) -> str:
     )
 
 
-
 # A sign written on a given number: a minus right before its digits, where a number starts (after a
 # space, a bracket or at the start), and a counted thing after it ("-23 pieces"); or a sum of money
 # signed after its currency ("$ -16", not LaTeX's "$-5r^2$").
@@ -70,6 +69,7 @@ def negative_given(f: ProblemFacts) -> str:
         if thing not in _NOT_A_THING:
             return f"-{number} {thing}: a story cannot have fewer than no {thing}"
     return ""
+
 
 # ---- a part larger than its whole ------------------------------------------------------------------
 
