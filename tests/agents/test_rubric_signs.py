@@ -65,3 +65,16 @@ async def test_the_screen_refuses_a_negative_count_with_its_check() -> None:
     bad = await _refusing("Bobi ate -7 grapes. He had 20 grapes. How many grapes are left?", solution)
     assert {"evaluate", "holistic"} <= bad
     assert not await _refusing("Bobi ate 7 grapes. He had 20 grapes. How many grapes are left?", solution)
+
+
+async def test_a_ratio_with_a_zero_side_is_judged_not_a_crash() -> None:
+    """'10 minutes walking for every 0 minutes sitting' (a UMWP-like unrealistic condition) made
+    the operation check divide by zero, and the version ended in an error, not a verdict."""
+    problem = Problem(
+        question="Jo should walk 10 minutes for every 0 minutes she sits. She sits for 3 hours. "
+        "How long will she walk?",
+        solution="3 × 60 = 180. 180 ÷ 10 = 18. The answer is 18 minutes.",
+    )
+    for judge in JUDGES:
+        outcome = await RubricJudge().assess(JudgeRequest(judge, 1, problem, problem))
+        assert 0 <= outcome.verdict.score <= 100
