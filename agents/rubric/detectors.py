@@ -1051,6 +1051,7 @@ def plausible(f: ProblemFacts) -> Result:
         or world.impossible_pace(f)
         or world.impossible_body(f)
         or _computed(f)
+        or limits.negative_given(f)
         or limits.negative_amount(f)
         or limits.part_beyond_whole(f)
         or limits.beyond_capacity(q)

@@ -150,7 +150,8 @@ def question_units(f: ProblemFacts) -> dict[Fraction, tuple[Dims, Fraction]]:
         else:
             per_many = _PER_MANY.match(text, written.end)
             per = _simple(per_many.group(2)) if per_many else None
-            if per_many and per is not None:  # "5.6 litres of fuel per 100 km": litres per km, ÷ 100
+            # "5.6 litres of fuel per 100 km": litres per km, ÷ 100 ("per 0 km" is no rate)
+            if per_many and per is not None and Fraction(per_many.group(1)):
                 (dims, scale), (per_dims, per_scale) = written.unit, per
                 rate = (_add(dims, per_dims, -1), scale / (per_scale * Fraction(per_many.group(1))))
                 seen.setdefault(written.value, set()).add(rate)

@@ -49,6 +49,28 @@ def negative_amount(f: ProblemFacts) -> str:
     )
 
 
+# A sign written on a given number: a minus right before its digits, where a number starts (after a
+# space, a bracket or at the start), and a counted thing after it ("-23 pieces"); or a sum of money
+# signed after its currency ("$ -16", not LaTeX's "$-5r^2$").
+_SIGNED_COUNT = re.compile(r"(?:(?<=[\s(])|^)[-−](\d+(?:\.\d+)?) ([a-z]{3,})\b")
+_SIGNED_MONEY = re.compile(r"[$£€]\s?[-−]\s?(\d+(?:\.\d+)?)(?![\w^]|\.\d)")
+_NOT_A_THING = {"and", "or", "to", "the", "than", "times", "plus", "minus", "from", "then", "percent"}
+
+
+def negative_given(f: ProblemFacts) -> str:
+    """A count of things or a sum of money the question gives below zero (-23 pieces of candy, a
+    pack at $ -26), where nothing in the story lets a quantity be negative."""
+    text = f.question.lower()
+    if _NEGATIVE_EXISTS.search(text):
+        return ""
+    if money := _SIGNED_MONEY.search(text):
+        return f"a sum of money of -{money.group(1)}: no price paid or amount held is below zero"
+    for number, thing in _SIGNED_COUNT.findall(text):
+        if thing not in _NOT_A_THING:
+            return f"-{number} {thing}: a story cannot have fewer than no {thing}"
+    return ""
+
+
 # ---- a part larger than its whole ------------------------------------------------------------------
 
 # A group is a whole count of something ("30 pupils"), never a price's pence ("€1.40 each").

@@ -37,7 +37,7 @@ def _rates(sentence: str) -> list[tuple[Fraction, str]]:
     out: list[tuple[int, Fraction, str]] = []
     for match in _RATE_EVERY.finditer(sentence):
         per = _seconds(match.group(3))
-        if per:
+        if per and Fraction(match.group(2)):  # "every 0 minutes" is no rate
             out.append(
                 (match.start(), Fraction(match.group(1)) / (Fraction(match.group(2)) * per), match.group(0))
             )

@@ -141,6 +141,8 @@ def ratio_direction(f: ProblemFacts) -> str:
     ua, ub = unit(unit_a), unit(unit_b)
     if ua is None or ub is None or ua.dimension != ub.dimension or part not in f.target:
         return ""
+    if not Fraction(a) or not Fraction(b):
+        return ""  # "10 minutes for every 0 minutes" is no ratio to turn round (and no judge may crash)
     amounts = [
         g.value * g.unit.scale
         for g in f.givens

@@ -70,6 +70,36 @@ class Flaw(BaseModel):
     evidence: str = Field(
         min_length=1, max_length=1000, description="Where and why it is a flaw, in a sentence"
     )
+    category: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="The source's own name for the flaw (a benchmark's category), beside its taxonomy type",
+        examples=["missing key information"],
+    )
+
+
+SourceKind = Literal["shipped", "public benchmark", "own", "review"]
+
+
+class Source(BaseModel):
+    """Where an item comes from, so that figures can be given per source."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str = Field(
+        min_length=1, max_length=100, description="The set's name, e.g. a benchmark's", examples=["UMWP"]
+    )
+    kind: SourceKind = Field(
+        description="shipped (written for thinkloop), public benchmark, own (the user's) or review",
+        examples=["public benchmark"],
+    )
+    licence: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The licence its items are under (SPDX id where one exists)",
+        examples=["CC-BY-SA-4.0"],
+    )
 
 
 class LabelledItem(BaseModel):
@@ -95,6 +125,18 @@ class LabelledItem(BaseModel):
         default=None, description="The correct final answer, for people reading the set"
     )
     grade: int | None = Field(default=None, ge=1, le=13, description="School grade it is written for, 1–13")
+    pair: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="A flawed item and the sound original it was made from share this id",
+        examples=["umwp-pair-1"],
+    )
+    source: Source | None = Field(
+        default=None,
+        description="Where the item comes from (None: not said)",
+        examples=[{"name": "UMWP", "kind": "public benchmark", "licence": "CC-BY-SA-4.0"}],
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> LabelledItem:

@@ -1,4 +1,4 @@
-"""`thinkloop datasets synth|validate|hash`."""
+"""`thinkloop datasets synth|validate|hash|import`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.support import fail
+from app.cli.support import err, fail
 from app.datasets.synthetic import MAX_SYNTHETIC, synthetic_jsonl
 
 datasets_cli = typer.Typer(help="Validate or generate problem sets.", no_args_is_help=True)
@@ -67,3 +67,50 @@ def datasets_hash(
         typer.echo(file_hash(file))
     except CanonicalError as exc:
         fail(str(exc), code=1)
+
+
+@datasets_cli.command("import")
+def datasets_import(
+    name: Annotated[str, typer.Argument(help="The benchmark: UMWP or MathTrap")],
+    file: Annotated[Path, typer.Argument(help="The benchmark's file, as downloaded")],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the labelled JSONL here (default: stdout)")
+    ] = None,
+    split: Annotated[
+        str, typer.Option(help="heldout (default) or tune: the split every item gets")
+    ] = "heldout",
+) -> None:
+    """Convert a public benchmark's file into a labelled set (JSONL) for `judges validate`: each
+    flawed item paired with its sound original, its category beside a taxonomy type, its source
+    named. Nothing is written unless every row converts."""
+    from app.datasets.benchmarks import BenchmarkError, import_benchmark, to_jsonl
+
+    try:
+        items = import_benchmark(name, file, split)
+    except BenchmarkError as exc:
+        fail(str(exc))
+    text = to_jsonl(items)
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        _write_whole(output, text)
+    flawed = sum(item["kind"] == "flawed" for item in items)
+    pairs = len({item["pair"] for item in items if "pair" in item})
+    err.print(
+        f"{items[0]['source']['name']}: {len(items)} items ({flawed} flawed, {len(items) - flawed} sound), "
+        f"{pairs} pairs{f' -> {output}' if output else ''}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` all at once: a temporary file beside it, renamed over it."""
+    temporary = path.with_name(f".{path.name}.partial")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        fail(f"cannot write {path}: {exc.strerror}")
