@@ -593,9 +593,9 @@ class ValidityRecord(SQLModel, table=True):
     n_twins: int | None = None  # adversarial twins judged (0: a bench without twins; None: not kept)
     detection: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     adversarial_gap: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
-    # Where the labels came from: shipped (the set thinkloop ships), file (a user's labelled file),
-    # benchmark (a public benchmark imported) or reviews (the project's teachers' decisions).
-    source_kind: str = Field(default="file", max_length=16)
+    # Where the labels came from: shipped (the set thinkloop ships), benchmark (a public benchmark
+    # imported), own (the user's own labelled set) or reviews (the project's teachers' decisions).
+    source_kind: str = Field(default="own", max_length=16)
     reviewers: int | None = None  # of a review set: how many teachers decided its items
     measured_at: datetime = _ts()
     # When an operator published it for every project's runs to cite (None: its own project's only).

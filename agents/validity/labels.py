@@ -79,7 +79,9 @@ class Flaw(BaseModel):
     )
 
 
-SourceKind = Literal["shipped", "public benchmark", "own", "review"]
+# Where labels came from: the set thinkloop ships, a public benchmark, the user's own, or a
+# project's teachers' reviews (a record's and a warrant's source kind too).
+SourceKind = Literal["shipped", "benchmark", "own", "reviews"]
 
 
 class Source(BaseModel):
@@ -91,8 +93,9 @@ class Source(BaseModel):
         min_length=1, max_length=100, description="The set's name, e.g. a benchmark's", examples=["UMWP"]
     )
     kind: SourceKind = Field(
-        description="shipped (written for thinkloop), public benchmark, own (the user's) or review",
-        examples=["public benchmark"],
+        description="shipped (written for thinkloop), benchmark (a public benchmark), own (the user's) or "
+        "reviews (a project's teachers' decisions)",
+        examples=["benchmark"],
     )
     licence: str | None = Field(
         default=None,
@@ -135,7 +138,7 @@ class LabelledItem(BaseModel):
     source: Source | None = Field(
         default=None,
         description="Where the item comes from (None: not said)",
-        examples=[{"name": "UMWP", "kind": "public benchmark", "licence": "CC-BY-SA-4.0"}],
+        examples=[{"name": "UMWP", "kind": "benchmark", "licence": "CC-BY-SA-4.0"}],
     )
 
     @model_validator(mode="after")

@@ -59,7 +59,7 @@ def warrant_figure(warrant: Mapping[str, Any]) -> str:
 # What each kind of labelled set is called where a warrant names its source.
 _KINDS = {
     "shipped": "the set thinkloop ships",
-    "file": "a user's labelled file",
+    "own": "the user's own labelled set",
     "benchmark": "a public benchmark",
     "reviews": "this project's teachers' reviews",
 }

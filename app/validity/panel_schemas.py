@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.validity.labels import SourceKind
 from app.models import ValidityRecord
 
 _SHARE: dict[str, Any] = {"n": 120, "count": 4, "rate": 0.0333, "low": 0.0131, "high": 0.0827}
@@ -77,15 +78,12 @@ class MeasuredShare(BaseModel):
     high: float | None = Field(description="Wilson 95 % upper bound; null when n is 0")
 
 
-SourceKind = Literal["shipped", "file", "benchmark", "reviews"]
-
-
 class WarrantSource(BaseModel):
     """Where a warrant's labels came from."""
 
     kind: SourceKind = Field(
-        description="shipped (the set thinkloop ships), file (a user's labelled file), benchmark (a public "
-        "benchmark imported) or reviews (this project's teachers' decisions)",
+        description="shipped (the set thinkloop ships), benchmark (a public benchmark imported), own (the "
+        "user's own labelled set) or reviews (this project's teachers' decisions)",
         examples=["reviews"],
     )
     name: str = Field(
@@ -195,9 +193,9 @@ class RecordPublic(BaseModel):
         "addressed to the checker); n is 0 when the bench ran without twins. 0 is the goal"
     )
     source_kind: SourceKind = Field(
-        default="file",
-        description="Where the labels came from: shipped, file (a user's), benchmark or reviews (the "
-        "project's teachers' decisions)",
+        default="own",
+        description="Where the labels came from: shipped, benchmark (a public benchmark), own (the "
+        "user's) or reviews (the project's teachers' decisions)",
         examples=["shipped"],
     )
     reviewers: int | None = Field(

@@ -45,7 +45,8 @@ from graphs.validity_metrics import share as bench_share
 
 # The figures a record keeps, each a share of the headline split.
 RECORDED = ("false_accept", "specificity", "detection", "adversarial_gap")
-FILE = "file"  # a record's source kind: a user's labelled file (shipped, benchmark and reviews the others)
+OWN = "own"  # a record's source kind: the user's own labelled set (shipped, benchmark, reviews the others)
+BENCHMARK = "benchmark"
 __all__ = ["NO_WARRANT", "NotRecordable", "uncertified", "warrant_of"]
 
 
@@ -147,10 +148,10 @@ def _check_sound(specificity: Mapping[str, Any], floor: float) -> None:
 
 @dataclass(frozen=True)
 class Source:
-    """Where a set's labels came from: its kind (shipped, file, benchmark or reviews) and, for a
+    """Where a set's labels came from: its kind (shipped, benchmark, own or reviews) and, for a
     review set, how many teachers decided its items."""
 
-    kind: str = FILE
+    kind: str = OWN
     reviewers: int | None = None
 
 
@@ -185,7 +186,7 @@ def new_record(
         specificity_low=figures["specificity"]["low"],
         detection=figures["detection"],
         adversarial_gap=figures["adversarial_gap"],
-        source_kind=(source or Source(SHIPPED if set_name == SHIPPED else FILE)).kind,
+        source_kind=(source or Source(SHIPPED if set_name == SHIPPED else OWN)).kind,
         reviewers=source.reviewers if source else None,
     )
 
@@ -277,6 +278,17 @@ def with_warrant(result: RunResult, warrants: Warrants) -> RunResult:
     return result.model_copy(update={"warrant": warrant})
 
 
+def source_of(items: Sequence[LabelledItem], set_name: str) -> Source:
+    """The source of a set sent as a file or as items: shipped when it is the shipped set (its name
+    is checked against its hash), a public benchmark when every item says it comes from one (as
+    ``thinkloop datasets import`` writes them), else the user's own. An item's word never makes a
+    set shipped or a review set: those kinds come from the hash and from the review queue."""
+    if set_name == SHIPPED:
+        return Source(SHIPPED)
+    kinds = {item.source.kind if item.source else None for item in items}
+    return Source(BENCHMARK if kinds == {BENCHMARK} else OWN)
+
+
 async def save_report(
     session: AsyncSession,
     registry: ModelRegistry,
@@ -297,7 +309,7 @@ async def save_report(
     digest = digest or set_hash(items)
     name = provenance.check_set(items, set_name, digest)
     identity = bench_identity(registry, report)
-    record = new_record(identity, report, name, digest, project_id, floor, source)
+    record = new_record(identity, report, name, digest, project_id, floor, source or source_of(items, name))
     session.add(record)
     await session.flush()
     report["record"] = record.model_dump(mode="json", exclude={"project_id", "identity", "false_accept_high"})

@@ -7,7 +7,7 @@ Revises: 0029
 (every decision, a later one replacing an earlier); ``projects.audit_rate`` / ``audit_seed`` (the
 seeded audit draw of accepted and screened runs) and ``require_warrant_source``;
 ``runs.review`` (none, pending or decided: a run's grading progress);
-``validity_records.source_kind`` (shipped, file, benchmark or reviews) and ``reviewers``.
+``validity_records.source_kind`` (shipped, benchmark, own or reviews) and ``reviewers``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column("review", sa.String(length=16), nullable=True))
     with op.batch_alter_table("validity_records") as batch_op:
         batch_op.add_column(
-            sa.Column("source_kind", sa.String(length=16), nullable=False, server_default="file")
+            sa.Column("source_kind", sa.String(length=16), nullable=False, server_default="own")
         )
         batch_op.add_column(sa.Column("reviewers", sa.Integer(), nullable=True))
     records = sa.table(

@@ -100,7 +100,7 @@ def test_umwp_rows_become_pairs_with_their_category_and_source(tmp_path: Path) -
     assert "UMWP: 11 items (5 flawed, 6 sound), 6 pairs" in result.stderr
     items = _by_id(out)
     assert {item.source.name for item in items.values() if item.source} == {"UMWP"}
-    assert all(item.source and item.source.kind == "public benchmark" for item in items.values())
+    assert all(item.source and item.source.kind == "benchmark" for item in items.values())
     assert all(item.source and item.source.licence == "CC-BY-SA-4.0" for item in items.values())
     assert all(item.split == "heldout" for item in items.values())
     first = {i: items[f"umwp-{i}"].flaws[0] for i in range(11, 16)}

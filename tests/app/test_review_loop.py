@@ -161,7 +161,7 @@ async def test_a_project_requiring_its_own_reviews_holds_an_acceptance_measured_
     )
     assert bench.status_code == 200, bench.text
     record = bench.json()["record"]
-    assert record["source_kind"] == "file"
+    assert record["source_kind"] == "own"
     assert (await submit(service, keys["app"], sound(1)))["status"] == "accepted"
     changed = await service.client.patch(
         f"/v1/projects/{south['id']}", json={"require_warrant_source": "reviews"}, headers=auth(keys["admin"])
@@ -171,7 +171,7 @@ async def test_a_project_requiring_its_own_reviews_holds_an_acceptance_measured_
     assert trace["status"] == "needs_review" and trace["grading_progress"] == "PendingManual"
     assert trace["stop_reason"] == (
         f"panel not certified: its cited validity record ({record['id']}) was measured on district-file "
-        "(file), not on the required source: reviews"
+        "(own), not on the required source: reviews"
     )
     [item] = await queue(service, keys["teacher"])
     assert item["cause"] == trace["stop_reason"]

@@ -193,7 +193,7 @@ def test_a_record_saved_before_the_sound_bound_meets_no_requirement() -> None:
     assert "validate the panel again (required: sound passed ≥ 50.0%)" in why
     assert warrant_line(warrant_of(old)).endswith(
         "sound passed: not recorded (saved before records kept it) "
-        "(record rec1, set district, sha256 abababababab, measured on a user's labelled file)"
+        "(record rec1, set district, sha256 abababababab, measured on the user's own labelled set)"
     )
 
 
@@ -236,7 +236,7 @@ def test_the_trace_line_of_a_warrant() -> None:
     assert warrant_line(warrant_of(record)) == (
         "accepted — warrant: false accepts ≤ 7.9 % (95 %), 120 held-out flawed problems; sound passed "
         "≥ 83.5 % (95 %), 40 held-out sound versions (record rec1, set district, sha256 abababababab, "
-        "measured on a user's labelled file)"
+        "measured on the user's own labelled set)"
     )
     teachers = warrant_of(record) | {
         "source": {"kind": "reviews", "name": "reviews of north", "reviewers": 3}
@@ -245,3 +245,22 @@ def test_the_trace_line_of_a_warrant() -> None:
     assert warrant_line({"status": "none"}) == "accepted — no warrant: this panel has never been validated"
     legacy = warrant_of(record) | {"split": "all"}  # saved before records were held-out only
     assert "120 flawed problems of every split (tune split included: not held out)" in warrant_line(legacy)
+
+
+def test_a_records_source_comes_from_its_hash_and_its_items_never_from_a_claim() -> None:
+    from agents.validity.labels import LabelledItem
+    from app.validity.records import source_of
+
+    def item(n: int, kind: str | None) -> LabelledItem:
+        source = {"source": {"name": "UMWP", "kind": kind}} if kind else {}
+        return LabelledItem.model_validate(
+            {"id": f"i{n}", "split": "heldout", "kind": "control", "question": f"q{n}", "solution": "s"}
+            | source
+        )
+
+    assert source_of([item(1, "benchmark"), item(2, "benchmark")], "umwp.jsonl").kind == "benchmark"
+    assert source_of([item(1, "benchmark"), item(2, None)], "mixed.jsonl").kind == "own"
+    # an item's word never makes a set shipped or a review set
+    assert source_of([item(1, "shipped")], "mine.jsonl").kind == "own"
+    assert source_of([item(1, "reviews")], "mine.jsonl").kind == "own"
+    assert source_of([item(1, None)], "shipped").kind == "shipped"  # the name, checked against the hash

@@ -69,7 +69,9 @@ def test_validate_save_then_refine_shows_the_warrant(env: Path) -> None:
     line = next(x for x in shown.stdout.splitlines() if "warrant" in x)
     assert "accepted — warrant: false accepts ≤ 100.0 % (95 %), 2 held-out flawed problems" in line
     assert "sound passed ≥ 84.5 % (95 %), 21 held-out sound versions" in line
-    assert f"set items.jsonl, sha256 {record['set_hash'][:12]}, measured on a user's labelled file)" in line
+    assert (
+        f"set items.jsonl, sha256 {record['set_hash'][:12]}, measured on the user's own labelled set)" in line
+    )
     result = json.loads(runner.invoke(cli, [*REFINE, "--json"]).stdout)
     assert result["outcome"] == "accepted" and result["warrant"]["record_id"] == record["id"]
     assert result["warrant"]["false_accept"]["n"] == 2
@@ -133,7 +135,7 @@ def test_a_batch_under_a_required_warrant(env: Path, monkeypatch: pytest.MonkeyP
     cited = (
         "false accepts ≤ 100.0 % (95 %), 2 held-out flawed problems; sound passed ≥ 84.5 % (95 %), 21 "
         f"held-out sound versions (record {record['id']}, set items.jsonl, sha256 "
-        f"{record['set_hash'][:12]}, measured on a user's labelled file): 1 item(s)"
+        f"{record['set_hash'][:12]}, measured on the user's own labelled set): 1 item(s)"
     )
     assert "- rubric / loop: 1 accepted with a warrant, 0 with none (the panel was never validated)" in report
     assert f"  - {cited}" in report

@@ -32,7 +32,7 @@ class Benchmark:
 
     def source(self) -> Item:
         """The ``source`` every item imported from it carries."""
-        return {"name": self.name, "kind": "public benchmark", "licence": self.licence}
+        return {"name": self.name, "kind": "benchmark", "licence": self.licence}
 
 
 def load_json(path: Path) -> Any:
