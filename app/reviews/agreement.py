@@ -49,25 +49,38 @@ def kappa_interval(pairs: Sequence[tuple[bool, bool]], resamples: int = RESAMPLE
 
 
 async def _decided(session: AsyncSession, project_id: str) -> list[tuple[ReviewItem, ReviewDecision, Run]]:
+    """The project's decided items, each with its latest decision and its run (three queries)."""
     query = select(ReviewItem).where(
         col(ReviewItem.project_id) == project_id, col(ReviewItem.decision).is_not(None)
     )
     items = list((await session.execute(query)).scalars().all())
     decisions = await latest(session, [i.id for i in items])
-    runs = {i.run_id: await session.get(Run, i.run_id) for i in items}
-    return [
-        (i, decisions[i.id], run) for i in items if i.id in decisions if (run := runs[i.run_id]) is not None
-    ]
+    found = await session.execute(select(Run).where(col(Run.id).in_({i.run_id for i in items})))
+    runs = {run.id: run for run in found.scalars().all()}
+    return [(i, decisions[i.id], runs[i.run_id]) for i in items if i.id in decisions and i.run_id in runs]
 
 
-async def _votes(session: AsyncSession, item: ReviewItem, run: Run) -> dict[str, bool]:
-    """Judge → whether it passed the version decided (abstentions left out)."""
-    policy = get_policy(run.policy)
-    query = select(VerdictRow).where(
-        col(VerdictRow.run_id) == item.run_id, col(VerdictRow.round) == item.round
+async def _votes(
+    session: AsyncSession, decided: Sequence[tuple[ReviewItem, ReviewDecision, Run]]
+) -> dict[str, dict[str, bool]]:
+    """Item id → judge → whether it passed the version decided (abstentions left out), from one
+    query of the decided runs' verdicts."""
+    if not decided:
+        return {}
+    rows = await session.execute(
+        select(VerdictRow).where(col(VerdictRow.run_id).in_({item.run_id for item, _, _ in decided}))
     )
-    rows = (await session.execute(query)).scalars().all()
-    return {row.judge: row.score >= policy.threshold(row.judge) for row in rows if row.score is not None}
+    by_round: dict[tuple[str, int], list[VerdictRow]] = {}
+    for row in rows.scalars().all():
+        by_round.setdefault((row.run_id, row.round), []).append(row)
+    out = {}
+    for item, _, run in decided:
+        policy = get_policy(run.policy)
+        verdicts = by_round.get((item.run_id, item.round), [])
+        out[item.id] = {
+            v.judge: v.score >= policy.threshold(v.judge) for v in verdicts if v.score is not None
+        }
+    return out
 
 
 async def teacher_agreement(
@@ -80,8 +93,9 @@ async def teacher_agreement(
         if judge_model is None or run.judge_model == judge_model
     ]
     pairs: dict[str, list[tuple[bool, bool]]] = {judge: [] for judge in JUDGES}
-    for item, decision, run in decided:
-        for judge, passed in (await _votes(session, item, run)).items():
+    votes = await _votes(session, decided)
+    for item, decision, _ in decided:
+        for judge, passed in votes[item.id].items():
             pairs.setdefault(judge, []).append((passed, decision.decision == "sound"))
     flawed = [item.run_status in ACCEPTING for item, d, _ in decided if d.decision == "flawed"]
     sound = [item.run_status in ACCEPTING for item, d, _ in decided if d.decision == "sound"]
