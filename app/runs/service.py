@@ -21,7 +21,7 @@ from sqlmodel import SQLModel, col, select
 from agents.identity import Warrants
 from agents.lanes import Lanes, RunLane, Stopping, holding
 from agents.panel import PanelFactory
-from agents.schemas import Problem, RevisionResult
+from agents.schemas import CallFailure, Problem, RevisionResult
 from app.access.usage import owner_of
 from app.db import short_session
 from app.heap import freeze_startup_heap
@@ -378,7 +378,8 @@ class RunExecutor:
                 raise
             except Exception as exc:
                 log.exception("run.failed")
-                await self._fail(run_id, "error", f"internal error: {type(exc).__name__}: {exc}"[:500])
+                failure = CallFailure.internal("thinkloop", exc).model_dump()  # an error run names its cause
+                await self._fail(run_id, "error", f"internal error: {type(exc).__name__}: {exc}"[:500], failure)
 
     async def execute_here(
         self,
