@@ -107,6 +107,18 @@ _EXCLUDED: dict[str, Any] = {
     "undecided": 0,
     "by_decision": {"error": 1},
     "versions": ["prop-04 (flawed): error"],
+    "causes": [
+        {
+            "version": "prop-04 (flawed)",
+            "ended": "error",
+            "causes": [
+                "stop reason: the panel gave no usable verdict (7 judge(s)): degenerate: every judge wrote "
+                "the same rationale",
+                "remember, understand, apply, analyze, evaluate, create, holistic abstained: degenerate: "
+                "every judge wrote the same rationale",
+            ],
+        }
+    ],
 }
 _CALLS: dict[str, Any] = {"total": 1260, "failed": 3, "abstained": 0}
 _SPLIT: dict[str, Any] = {
@@ -212,6 +224,15 @@ class JudgeFigures(BaseModel):
     )
 
 
+class ExcludedVersion(BaseModel):
+    """One excluded version and why: the run's stop reason, each judge's abstention or failure (judges
+    with the same cause together), and the solver's failed call."""
+
+    version: str = Field(description="'id (version or twin)'")
+    ended: str = Field(description="How it ended: its outcome, or 'after a failed call'")
+    causes: list[str] = Field(description="Each cause, in a line")
+
+
 class Excluded(BaseModel):
     """Versions that did not end in the panel's verdict, counted apart and left out of every rate."""
 
@@ -222,6 +243,9 @@ class Excluded(BaseModel):
     undecided: int = Field(description="Of them, ended otherwise (needs_review: no quorum, ...)")
     by_decision: dict[str, int] = Field(description="Excluded versions per outcome")
     versions: list[str] = Field(description="Each excluded version: 'id (version or twin): outcome'")
+    causes: list[ExcludedVersion] = Field(
+        default_factory=list, description="Each excluded version with its causes (empty in older records)"
+    )
 
 
 class Calls(BaseModel):
@@ -244,6 +268,9 @@ class SplitSummary(BaseModel):
     judged: int = Field(description="Versions that ended in the panel's verdict (the others are excluded)")
     excluded: Excluded = Field(description="Versions left out of every rate, and why")
     calls: Calls = Field(description="Judge calls, failed calls and abstentions")
+    solver_failures: list[str] = Field(
+        default_factory=list, description="Each version whose solver call failed: 'id (version): cause'"
+    )
     detection: Share = Field(
         description="Flawed versions refused with a check matching the flaw firing: a judge of the "
         "flaw's levels naming its evidence, the verifier, or a solver reaching the answer key"
@@ -298,6 +325,9 @@ class ValidityReport(BaseModel):
     judged: int = Field(description="Versions that ended in the panel's verdict")
     excluded: Excluded = Field(description="Versions that did not, left out of every rate")
     calls: Calls = Field(description="Judge calls, failed calls and abstentions")
+    solver_failures: list[str] = Field(
+        default_factory=list, description="Each version whose solver call failed: 'id (version): cause'"
+    )
     complete: bool = Field(description="False when any version was excluded: the figures are incomplete")
     reported_models: list[str] = Field(
         default_factory=list,

@@ -79,10 +79,11 @@ class EchoReviser:
 @dataclass
 class RewordingReviser(EchoReviser):
     """A model under test that changes a given of the question each time (a revision, if not a good
-    one: 120 musicians become 121, then 122)."""
+    one: its first number goes up by one, 120 musicians become 121, then 122; with none, it adds one)."""
 
     def _same(self, problem: Problem, number: int) -> RevisionResult:
-        question = re.sub(r"\d+(?= musicians)", lambda m: str(int(m.group()) + 1), problem.question, count=1)
+        question = re.sub(r"\d+", lambda m: str(int(m.group()) + 1), problem.question, count=1)
+        question = question if question != problem.question else f"{question} (1)"
         changed = Problem(question=question, solution=problem.solution)
         return RevisionResult(round=number, problem=changed, model="reword", prompt_version="t")
 
