@@ -3,10 +3,12 @@
 A reply that is a problem is not yet a revision. It is a failed attempt when:
 
 - it is the version it was asked to revise again, up to white space (*unchanged*);
-- it pastes the feedback it was given into the problem: it shares a run of at least
-  :data:`PASTE_WORDS` consecutive words with the findings or suggestions, counted outside the
-  feedback's quotations (wording a judge proposes, in quotes, may be adopted) and outside the version
-  it revised (feedback that quotes the problem is not pasted back by keeping the problem);
+- it pastes the feedback it was given into the problem: it holds a sentence of a finding or a
+  suggestion (of :data:`PASTE_WORDS` words or more) nearly whole — :data:`PASTE_SHARE` of its words,
+  in runs of :data:`QUOTE_WORDS` words that the version it revised lacks. The feedback's quotations
+  are left out (wording a judge proposes, in quotes, may be adopted), and so is what the revised
+  version already held (feedback that quotes the problem is not pasted back by keeping it); a clause
+  of a finding reused in a sentence of the revision's own is no paste;
 - the verifier reads the same givens in its question and the same computations and final answer in
   its solution (:class:`Reading`, not the text), and either the loop refused the version on that
   reading (the verifier's errors, the solver's disagreement: no rewording mends a computation), or
@@ -30,9 +32,11 @@ from agents.schemas import Problem
 from agents.verify.givens import givens
 from agents.verify.verifier import verify
 
-PASTE_WORDS = 8  # a shared run this long is a pasted sentence, not a shared phrase
-QUOTE_WORDS = 4  # a run this long shared with the version is the finding quoting it
+PASTE_WORDS = 8  # a feedback sentence shorter than this is a phrase, which a revision may share
+PASTE_SHARE = 0.8  # the share of a feedback sentence a revision holds when it pasted the sentence
+QUOTE_WORDS = 4  # a run this long shared with a text is a copy of it, not words in common
 _WORD = re.compile(r"\w+(?:[.,:/]\w+)*")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|‘[^’]*’|(?<!\w)'[^']*'(?!\w)")
 
 UNCHANGED = "it returned the version it was asked to revise unchanged"
@@ -99,15 +103,29 @@ def _runs(tokens: Sequence[str], size: int) -> set[tuple[str, ...]]:
 
 
 def _pasted(before: list[str], after: list[str], feedback: Sequence[str]) -> str | None:
-    """The first run of PASTE_WORDS words of ``after`` that is in the feedback's own words (outside
-    its quotations) and not in ``before``; None when there is none."""
-    own = set().union(*(_runs(words(_QUOTED.sub(" ", text)), PASTE_WORDS) for text in feedback))
-    new = _runs(after, PASTE_WORDS) - _runs(before, PASTE_WORDS)
-    for i in range(len(after) - PASTE_WORDS + 1):
-        run = tuple(after[i : i + PASTE_WORDS])
-        if run in new and run in own:
-            return " ".join(run)
+    """The first sentence of the feedback's own words (outside its quotations) of PASTE_WORDS words
+    or more that ``after`` holds nearly whole (PASTE_SHARE of its words, in runs of QUOTE_WORDS that
+    ``before`` lacks); None when there is none."""
+    new = _runs(after, QUOTE_WORDS) - _runs(before, QUOTE_WORDS)
+    for text in feedback:
+        for sentence in _SENTENCE.split(_QUOTED.sub(" ", text)):
+            tokens = words(sentence)
+            if len(tokens) >= PASTE_WORDS and _covered(tokens, new) >= PASTE_SHARE * len(tokens):
+                return " ".join(tokens[:12]) + (" …" if len(tokens) > 12 else "")
     return None
+
+
+def _covered(tokens: list[str], runs: set[tuple[str, ...]]) -> int:
+    """How many of ``tokens`` lie in a run of QUOTE_WORDS of them that is one of ``runs``."""
+    return sum(_inside(tokens, runs))
+
+
+def _inside(tokens: list[str], runs: set[tuple[str, ...]]) -> list[bool]:
+    inside = [False] * len(tokens)
+    for i in range(len(tokens) - QUOTE_WORDS + 1):
+        if tuple(tokens[i : i + QUOTE_WORDS]) in runs:
+            inside[i : i + QUOTE_WORDS] = [True] * QUOTE_WORDS
+    return inside
 
 
 def _changes(before: list[str], after: list[str]) -> list[tuple[str, str]]:
@@ -134,9 +152,5 @@ def _named(changed: list[tuple[str, str]], before: list[str], feedback: Sequence
 def _own_words(finding: str, version: list[str]) -> set[str]:
     """The finding's words outside every run of QUOTE_WORDS or more it shares with the version."""
     tokens = words(finding)
-    quoted = _runs(version, QUOTE_WORDS)
-    inside = [False] * len(tokens)
-    for i in range(len(tokens) - QUOTE_WORDS + 1):
-        if tuple(tokens[i : i + QUOTE_WORDS]) in quoted:
-            inside[i : i + QUOTE_WORDS] = [True] * QUOTE_WORDS
-    return {word for word, hidden in zip(tokens, inside, strict=True) if not hidden}
+    hidden = _inside(tokens, _runs(version, QUOTE_WORDS))
+    return {word for word, quoted in zip(tokens, hidden, strict=True) if not quoted}
