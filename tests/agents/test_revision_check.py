@@ -41,7 +41,7 @@ def test_keeping_every_given_and_computation_of_a_refused_version_is_no_revision
     reworded = version(ORCHESTRA.question.replace("perform a symphony", "play a symphony"))
     feedback = [*FEEDBACK, "Grade 3 pupils may not know 'perform'."]
     cause = not_revised(ORCHESTRA, reworded, feedback, ["solver: the solver's answer is 40 minutes"])
-    assert cause == ("it kept every given and every computation")
+    assert cause is not None and cause.startswith("it kept every given and every computation")
     assert "(solver: the solver's answer is 40 minutes)" in cause
 
 
