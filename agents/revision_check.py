@@ -95,7 +95,7 @@ def not_revised(
 
 
 def _text(problem: Problem) -> list[str]:
-    return words(problem.question) + ["\n"] + words(problem.solution)
+    return [*words(problem.question), "\n", *words(problem.solution)]
 
 
 def _runs(tokens: Sequence[str], size: int) -> set[tuple[str, ...]]:

@@ -195,7 +195,10 @@ class CallFailure(BaseModel):
     def internal(cls, model: str, exc: BaseException) -> CallFailure:
         """The cause of a failure before or outside any LLM call (a configuration, a bug)."""
         return cls(
-            kind="internal", model=model, exception=type(exc).__name__, message=(str(exc) or type(exc).__name__)[:500]
+            kind="internal",
+            model=model,
+            exception=type(exc).__name__,
+            message=(str(exc) or type(exc).__name__)[:500],
         )
 
     def summary(self) -> str:

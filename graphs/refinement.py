@@ -335,7 +335,8 @@ async def revise(state: RefinementState, runtime: Runtime[RunContext]) -> dict[s
         return {
             "revisions": [outcome],
             "decision": Decision.EXHAUSTED.value,
-            "stop_reason": f"{NOT_REVISED} ({len(outcome.not_revised)} attempt(s)): {outcome.not_revised[-1]}",
+            "stop_reason": f"{NOT_REVISED} ({len(outcome.not_revised)} attempt(s)): "
+            + outcome.not_revised[-1],
         }
     return {"revisions": [outcome], "previous": state["current"], "current": outcome.problem}
 

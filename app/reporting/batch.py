@@ -140,7 +140,9 @@ def _row(
         "arm": arm,
         "items": outcome_counts(entries),
         # exhausted because the model under test did not revise (its failure, counted apart too)
-        "not_revised": sum(e.result is not None and e.result.stop_reason.startswith(NOT_REVISED) for e in entries),
+        "not_revised": sum(
+            e.result is not None and e.result.stop_reason.startswith(NOT_REVISED) for e in entries
+        ),
         "errors": _error_causes(entries),
         "warrants": warrant_summary(entries),
         **pass_summary(problems),

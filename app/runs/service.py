@@ -379,7 +379,9 @@ class RunExecutor:
             except Exception as exc:
                 log.exception("run.failed")
                 failure = CallFailure.internal("thinkloop", exc).model_dump()  # an error run names its cause
-                await self._fail(run_id, "error", f"internal error: {type(exc).__name__}: {exc}"[:500], failure)
+                await self._fail(
+                    run_id, "error", f"internal error: {type(exc).__name__}: {exc}"[:500], failure
+                )
 
     async def execute_here(
         self,

@@ -37,7 +37,9 @@ def test_a_word_a_finding_names_may_be_reworded_alone() -> None:
     assert not_revised(ORCHESTRA, simpler, FEEDBACK) is not None
 
 
-def test_keeping_every_given_and_computation_of_a_refused_version_is_no_revision_whatever_it_rewords() -> None:
+def test_keeping_every_given_and_computation_of_a_refused_version_is_no_revision_whatever_it_rewords() -> (
+    None
+):
     reworded = version(ORCHESTRA.question.replace("perform a symphony", "play a symphony"))
     feedback = [*FEEDBACK, "Grade 3 pupils may not know 'perform'."]
     cause = not_revised(ORCHESTRA, reworded, feedback, ["solver: the solver's answer is 40 minutes"])

@@ -50,7 +50,11 @@ def test_the_report_lists_each_excluded_version_with_its_causes_and_the_solver_f
     sim(
         [
             Rule(role="^Solver", contains="Tom has", status=503),
-            Rule(role="^Judge", contains="Tom has", json={"own_answer": "12", "rationale": "same", "score": 90, "confidence": 90}),
+            Rule(
+                role="^Judge",
+                contains="Tom has",
+                json={"own_answer": "12", "rationale": "same", "score": 90, "confidence": 90},
+            ),
             Rule(role="Judge: (Apply|Create)", contains="Ann has", malformed=True),
             Rule(role="^Solver", answer="30 pens"),
         ]

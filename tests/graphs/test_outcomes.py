@@ -208,7 +208,9 @@ async def test_a_panel_that_truly_refuses_with_zero_scores_but_some_confidence_i
 # --- an unchanged revision ----------------------------------------------------------------------
 
 
-async def test_an_unchanged_revision_is_a_failed_attempt_and_the_run_is_exhausted_not_sent_to_review() -> None:
+async def test_an_unchanged_revision_is_a_failed_attempt_and_the_run_is_exhausted_not_sent_to_review() -> (
+    None
+):
     echo = EchoReviser()
     result, events = await run(context_of(split, reviser=echo, revise_retries=1))
     assert result.outcome == "exhausted", result.stop_reason

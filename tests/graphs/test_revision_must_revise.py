@@ -78,7 +78,9 @@ async def run(context: RunContext, problem: Problem = ORCHESTRA) -> tuple[Any, l
 ECHO = revision(ORCHESTRA.question.replace("takes 40", "take 40"), ORCHESTRA.solution)
 
 
-async def test_an_echoing_reviser_ends_exhausted_with_its_cause_not_in_review(sim: Sim, llm_context: Ctx) -> None:
+async def test_an_echoing_reviser_ends_exhausted_with_its_cause_not_in_review(
+    sim: Sim, llm_context: Ctx
+) -> None:
     server = sim(split_panel(ECHO), default_confidence=95, default_score=5)
     result, events = await run(llm_context())
     assert result.outcome == "exhausted", result.stop_reason
@@ -138,7 +140,9 @@ async def test_a_genuine_revision_is_not_flagged(sim: Sim, llm_context: Ctx) -> 
 async def test_an_error_run_with_no_usable_verdict_has_its_failure_set(sim: Sim, llm_context: Ctx) -> None:
     # every judge answers, and every one writes the same rationale: no call failed, no verdict is usable
     same = {"own_answer": "80 minutes", "rationale": "It is fine.", "score": 90, "confidence": 90}
-    keys = dict.fromkeys(("concepts", "prerequisites", "representations", "alternative_values", "narrative"), "")
+    keys = dict.fromkeys(
+        ("concepts", "prerequisites", "representations", "alternative_values", "narrative"), ""
+    )
     holistic = same | {"five_keys": keys, "suggestions": []}
     sim([Rule(role="Five Keys", json=holistic), Rule(role="^Judge", json=same)])
     result, _ = await run(llm_context())
