@@ -127,6 +127,7 @@ _SPLIT: dict[str, Any] = {
     "judged": 179,
     "excluded": _EXCLUDED,
     "calls": _CALLS,
+    "solver_failures": [],
     "detection": _SHARE,
     "refused_other": _SHARE,
     "solver_accuracy": _SHARE,
@@ -161,6 +162,7 @@ _REPORT: dict[str, Any] = {
     "judged": 179,
     "excluded": _EXCLUDED,
     "calls": _CALLS,
+    "solver_failures": [],
     "complete": False,
     "reported_models": [],
     "splits": {"heldout": _SPLIT},
@@ -228,9 +230,12 @@ class ExcludedVersion(BaseModel):
     """One excluded version and why: the run's stop reason, each judge's abstention or failure (judges
     with the same cause together), and the solver's failed call."""
 
-    version: str = Field(description="'id (version or twin)'")
-    ended: str = Field(description="How it ended: its outcome, or 'after a failed call'")
-    causes: list[str] = Field(description="Each cause, in a line")
+    version: str = Field(description="'id (version or twin)'", examples=["prop-04 (flawed)"])
+    ended: str = Field(description="How it ended: its outcome, or 'after a failed call'", examples=["error"])
+    causes: list[str] = Field(
+        description="Each cause, in a line",
+        examples=[["apply, create failed: local @ 127.0.0.1:8080: HTTP 400 BadRequestError: context"]],
+    )
 
 
 class Excluded(BaseModel):
@@ -269,7 +274,9 @@ class SplitSummary(BaseModel):
     excluded: Excluded = Field(description="Versions left out of every rate, and why")
     calls: Calls = Field(description="Judge calls, failed calls and abstentions")
     solver_failures: list[str] = Field(
-        default_factory=list, description="Each version whose solver call failed: 'id (version): cause'"
+        default_factory=list,
+        description="Each version whose solver call failed: 'id (version): cause'",
+        examples=[["prop-04 (flawed): local @ 127.0.0.1:8080: HTTP 503 InternalServerError: busy"]],
     )
     detection: Share = Field(
         description="Flawed versions refused with a check matching the flaw firing: a judge of the "
@@ -326,7 +333,9 @@ class ValidityReport(BaseModel):
     excluded: Excluded = Field(description="Versions that did not, left out of every rate")
     calls: Calls = Field(description="Judge calls, failed calls and abstentions")
     solver_failures: list[str] = Field(
-        default_factory=list, description="Each version whose solver call failed: 'id (version): cause'"
+        default_factory=list,
+        description="Each version whose solver call failed: 'id (version): cause'",
+        examples=[["prop-04 (flawed): local @ 127.0.0.1:8080: HTTP 503 InternalServerError: busy"]],
     )
     complete: bool = Field(description="False when any version was excluded: the figures are incomplete")
     reported_models: list[str] = Field(
