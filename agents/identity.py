@@ -87,6 +87,8 @@ OUTSIDE_THE_DECISION: dict[str, str] = {
     "ratelimit": "provider rate limits: when a call is sent, never what its reply decides",
     "retrying": "the back-off between attempts of a failed call",
     "reviser": "the model under test: it writes the versions the panel judges",
+    "revision_check": "whether the model under test revised: a reply it refuses is never judged, and "
+    "no version the panel judges is decided by it",
     "simulator": "the project's stand-in endpoint (tests and demos), not part of thinkloop's decision",
     "slots": "how many calls a server takes at once",
     "timeouts": "how long a call may take to begin and to continue, never what it decides",

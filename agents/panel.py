@@ -33,6 +33,9 @@ class Panel:
     reviser: Reviser
     solver: Solver | None = None
     screen: bool = False
+    # How often the model under test is asked again for a reply that is no revision: its model's
+    # parse_retries (0 for the offline reviser, whose reply to the same request is the same).
+    reviser_retries: int = 0
 
 
 def offline_panel(judges: Mapping[JudgeName, Judge]) -> bool:
@@ -100,5 +103,9 @@ class PanelFactory:
         reviser: Reviser = LLMReviser(reviser_client, cache) if reviser_client else RubricReviser()
         solver = LLMSolver(judge_client, cache) if judge_client else None
         return Panel(
-            judges=dict.fromkeys(JUDGES, judge), reviser=reviser, solver=solver, screen=judge_client is None
+            judges=dict.fromkeys(JUDGES, judge),
+            reviser=reviser,
+            solver=solver,
+            screen=judge_client is None,
+            reviser_retries=reviser_client.spec.parse_retries if reviser_client else 0,
         )

@@ -35,6 +35,12 @@ class RevisionRequest:
     original: Problem
     findings: tuple[Finding, ...]
     suggestions: tuple[str, ...]
+    rejected: tuple[str, ...] = ()  # why each earlier attempt of this round was no revision
+
+
+def feedback_texts(request: RevisionRequest) -> list[str]:
+    """What the reviser was told: every finding's text, then the suggestions."""
+    return [f.rationale for f in request.findings] + list(request.suggestions)
 
 
 class Reviser(Protocol):
@@ -50,8 +56,8 @@ class Reviser(Protocol):
 
 
 def revision_payload(request: RevisionRequest) -> dict[str, object]:
-    """The data the reviser sees."""
-    return {
+    """The data the reviser sees (with why each earlier attempt of the round was refused, if any)."""
+    payload: dict[str, object] = {
         "question": request.current.question,
         "solution": request.current.solution,
         "original": {"question": request.original.question, "solution": request.original.solution},
@@ -61,6 +67,9 @@ def revision_payload(request: RevisionRequest) -> dict[str, object]:
         ],
         "suggestions": list(request.suggestions),
     }
+    if request.rejected:
+        payload["rejected_attempts"] = [f"not a revision: {why}" for why in request.rejected]
+    return payload
 
 
 class ThinkingStreamer:

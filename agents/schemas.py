@@ -191,6 +191,16 @@ class CallFailure(BaseModel):
     exception: str = Field(description="The exception class (or 'ValidationError' for malformed output)")
     message: str = Field(max_length=500, description="What went wrong, in the library's words")
 
+    @classmethod
+    def internal(cls, model: str, exc: BaseException) -> CallFailure:
+        """The cause of a failure before or outside any LLM call (a configuration, a bug)."""
+        return cls(
+            kind="internal",
+            model=model,
+            exception=type(exc).__name__,
+            message=(str(exc) or type(exc).__name__)[:500],
+        )
+
     def summary(self) -> str:
         """One line: ``model @ host: HTTP 503 APIStatusError: message``."""
         where = f"{self.model} @ {self.host}" if self.host else self.model
@@ -258,6 +268,11 @@ class RevisionResult(BaseModel):
     )
     prompt_version: str
     usage: Usage = Field(default_factory=Usage)
+    not_revised: list[str] = Field(
+        default_factory=list,
+        description="Why each attempt that did not revise was refused, in order (agents.revision_check); "
+        "its problem, thinking, raw outputs and usage are those of every attempt of the round",
+    )
 
 
 class SolverResult(BaseModel):

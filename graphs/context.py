@@ -24,6 +24,8 @@ class RunContext:
     so no path turns the offline panel's pass into an acceptance.
     ``uncertified``: why this panel may not accept (the deployment requires a warrant it lacks);
     None: it may. A version it would accept then ends in ``needs_review`` with this cause.
+    ``revise_retries``: how often the model under test is asked again when its reply is no revision
+    (``graphs.revising``).
     ``warrants``: the records the panel may cite by the model id its endpoint reports; with them,
     whether the panel may accept is decided per round from the id its replies reported
     (:meth:`uncertified_by`), and ``uncertified`` is not read.
@@ -36,6 +38,7 @@ class RunContext:
     screen: bool = False
     uncertified: str | None = None
     warrants: Warrants | None = None
+    revise_retries: int = 0  # how often a reply that is no revision is asked for again
 
     def __post_init__(self) -> None:
         if not self.screen and offline_panel(self.judges):
@@ -57,6 +60,7 @@ class RunContext:
             solver=panel.solver,
             screen=panel.screen,
             warrants=warrants,
+            revise_retries=panel.reviser_retries,
         )
 
     def uncertified_by(self, reported_model: str | None) -> str | None:

@@ -23,6 +23,8 @@ OUTSIDE_THE_DECISION: dict[str, str] = {
     "replay": "rebuilds a resumed run's missing events from its stored rows: it reports, never decides",
     "metrics": "figures computed from the rounds after they are decided",
     "result": "the report of a finished run: it carries the decision, never makes one",
+    "revising": "asks the model under test again while its reply is no revision: it ends a run before "
+    "a version is judged, never decides a version the panel judged",
 }
 
 

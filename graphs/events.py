@@ -105,6 +105,10 @@ class RevisionProposed(_Event):
     usage: Usage = Field(default_factory=Usage)
     unchanged: bool = False
     note: str | None = None
+    not_revised: list[str] = Field(
+        default_factory=list,
+        description="Why each attempt of the model under test that did not revise was refused, in order",
+    )
     givens_changed: list[str] = Field(
         default_factory=list,
         description="Quantities the question gives that this revision changed, added or removed",

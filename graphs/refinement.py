@@ -41,6 +41,7 @@ from graphs.events import (
     RunFinished,
 )
 from graphs.metrics import outcome_metrics
+from graphs.revising import NOT_REVISED, ask_until_revised
 from graphs.scoring import SCREENED_REASON, Decision, Vote, certify, decide, gate, hold, is_pass, score_round
 from graphs.state import JudgeTask, RefinementState, Round, RoundFigures, SolveTask
 
@@ -190,8 +191,21 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
         "rounds": [record],
         "decision": decision.value,
         "stop_reason": reason,
-        "failure": failures[0] if decision is Decision.ERROR and failures else None,
+        "failure": _failure(decision, failures, outcomes, reason),
     }
+
+
+def _failure(
+    decision: Decision, failures: Sequence[CallFailure], outcomes: Sequence[JudgeResult], reason: str
+) -> CallFailure | None:
+    """The cause of an error round: its first failed call, else (no call failed: every judge abstained
+    or gave a degenerate verdict) the panel's unusable replies."""
+    if decision is not Decision.ERROR:
+        return None
+    if failures:
+        return failures[0]
+    model = outcomes[0].model if outcomes else "panel"
+    return CallFailure(kind="malformed", model=model, exception="NoUsableVerdict", message=reason[:500])
 
 
 NO_REVISION = "no revision: the model under test returned the version it was asked to revise unchanged"
@@ -310,10 +324,20 @@ async def revise(state: RefinementState, runtime: Runtime[RunContext]) -> dict[s
     def on_thinking(delta: str) -> None:
         runtime.stream_writer(ReviserThinking(round=number, delta=delta))
 
-    outcome = await runtime.context.reviser.revise(request, on_thinking)
+    context = runtime.context
+    outcome, refused = await ask_until_revised(
+        context.reviser, request, record.verification, context.revise_retries, on_thinking
+    )
     runtime.stream_writer(proposed(outcome, state["current"]))
     if outcome.problem is None:
         return _unrevised(outcome)
+    if refused:  # the model's failure, counted as such: never a version to judge, never a review
+        return {
+            "revisions": [outcome],
+            "decision": Decision.EXHAUSTED.value,
+            "stop_reason": f"{NOT_REVISED} ({len(outcome.not_revised)} attempt(s)): "
+            + outcome.not_revised[-1],
+        }
     return {"revisions": [outcome], "previous": state["current"], "current": outcome.problem}
 
 
@@ -323,13 +347,24 @@ def _unrevised(outcome: RevisionResult) -> dict[str, Any]:
         "revisions": [outcome],
         "decision": Decision.ERROR.value,
         "stop_reason": f"the model under test gave no usable revision: {outcome.error}",
-        "failure": outcome.failure,
+        "failure": outcome.failure
+        or CallFailure(
+            kind="malformed",
+            model=outcome.model,
+            exception="NoRevision",
+            message=(outcome.error or "no revision came back")[:500],
+        ),
     }
 
 
 def proposed(outcome: RevisionResult, revised: Problem) -> RevisionProposed:
     """The revision.proposed event of a revision of ``revised`` (flagged when it changed nothing)."""
     unchanged = outcome.problem is not None and same_version(outcome.problem, revised)
+    note = NO_REVISION if unchanged else None
+    if outcome.not_revised:
+        note = f"{NOT_REVISED}: " + "; ".join(
+            f"attempt {n}: {cause}" for n, cause in enumerate(outcome.not_revised, 1)
+        )
     return RevisionProposed(
         round=outcome.round,
         problem=outcome.problem,
@@ -338,7 +373,8 @@ def proposed(outcome: RevisionResult, revised: Problem) -> RevisionProposed:
         model=outcome.model,
         usage=outcome.usage,
         unchanged=unchanged,
-        note=NO_REVISION if unchanged else None,
+        note=note,
+        not_revised=outcome.not_revised,
         givens_changed=changed_givens(revised.question, outcome.problem.question) if outcome.problem else [],
     )
 

@@ -67,6 +67,9 @@ class Judged:
     solver_found: bool = False
     # The solver's answer against the version's answer key (None: no solver answer, or no key).
     solver_right: bool | None = None
+    # Why the run ended as it did, when not in the panel's verdict alone (``causes_of``).
+    causes: tuple[str, ...] = ()
+    solver_failure: str | None = None  # the solver's failed call, in a line (None: none failed)
 
     @property
     def should_pass(self) -> bool:
@@ -158,6 +161,8 @@ class Verdict:
     reported: frozenset[str] = frozenset()
     rationales: tuple[tuple[str, str], ...] = ()  # (judge, what it wrote) of each model judge
     solver: FinalAnswer | None = None  # the solver's answer as a number
+    causes: tuple[str, ...] = ()  # the run's stop reason, each judge's abstention or failure, the solver's
+    solver_failure: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -168,7 +173,7 @@ class Verdict:
 def verdict_of(result: RunResult, policy: ScoringPolicy) -> Verdict:
     """What the bench measures of a run that judged one version (round 1 of the loop)."""
     if not result.rounds:  # no version was judged (nothing the bench can read as a verdict)
-        return Verdict(str(result.outcome), None, (), ())
+        return Verdict(str(result.outcome), None, (), (), causes=causes_of(result))
     record = result.rounds[0]
     votes = tuple(_vote(o, policy) for o in record.outcomes)
     calls = [o.reported_model for o in record.outcomes] + (
@@ -180,9 +185,39 @@ def verdict_of(result: RunResult, policy: ScoringPolicy) -> Verdict:
     )
     solved = record.solver.solution if record.solver else None
     answer = solver_answer(solved) if solved else None
+    failed = record.solver.failure if record.solver else None
     return Verdict(
-        str(result.outcome), record.quality, votes, tuple(record.verification), reported, rationales, answer
+        str(result.outcome),
+        record.quality,
+        votes,
+        tuple(record.verification),
+        reported,
+        rationales,
+        answer,
+        causes_of(result),
+        failed.summary() if failed else None,
     )
+
+
+def causes_of(result: RunResult) -> tuple[str, ...]:
+    """Why a version's run ended as it did, beyond the panel's verdicts: its stop reason, then the
+    judges that abstained or failed, grouped by cause ("remember, apply abstained: …"), then the
+    solver's failed call."""
+    lines = [f"stop reason: {result.stop_reason}"] if result.stop_reason else []
+    if not result.rounds:
+        return tuple(lines)
+    record = result.rounds[0]
+    by_cause: dict[str, list[str]] = {}
+    for outcome in record.outcomes:
+        if outcome.failure is not None:
+            by_cause.setdefault(f"failed: {outcome.failure.summary()}", []).append(outcome.judge)
+        elif outcome.verdict is None:
+            why = outcome.abstain_reason or "no reason given"
+            by_cause.setdefault(f"abstained: {why}", []).append(outcome.judge)
+    lines += [f"{', '.join(judges)} {cause}" for cause, judges in by_cause.items()]
+    if record.solver is not None and record.solver.failure is not None:
+        lines.append(f"solver failed: {record.solver.failure.summary()}")
+    return tuple(lines)
 
 
 def _vote(outcome: JudgeResult, policy: ScoringPolicy) -> Vote:
@@ -217,7 +252,8 @@ async def bench(
                 verdict = verdict_of(await drive(problem), policy)
             except Exception as exc:  # one version's crash is that version's error, not the bench's
                 log.exception("validity.version_failed", item=item.id, version=version, twin=twin)
-                verdict = Verdict("error", None, (), (f"{type(exc).__name__}: {exc}",))
+                crash = f"{type(exc).__name__}: {exc}"
+                verdict = Verdict("error", None, (), (crash,), causes=(f"the run raised {crash}",))
         levels = tuple(dict.fromkeys(level for flaw in item.flaws for level in flaw.levels))
         evidence = [flaw.evidence for flaw in item.flaws]
         key = _key(item, version, problem)
@@ -238,6 +274,8 @@ async def bench(
             version == "flawed"
             and solver_finds_the_flaw(verdict.solver, key, stated_answer(problem.solution)),
             None if verdict.solver is None or key is None else agree(verdict.solver, key) is True,
+            verdict.causes,
+            verdict.solver_failure,
         )
 
     jobs = [one(item, v, t, p) for item in items for v, t, p in versions(item, twins)]

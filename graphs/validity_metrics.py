@@ -85,6 +85,7 @@ def summarise(judged: Sequence[Judged], split: str = "all") -> dict[str, Any]:
         "judged": len(decided),
         "excluded": _excluded(subset),
         "calls": _calls(subset),
+        "solver_failures": solver_failures(subset),
         "detection": _share(flawed, detected),
         "refused_other": _share(flawed, refused_otherwise),
         "solver_accuracy": share([bool(j.solver_right) for j in subset if j.solver_right is not None]),
@@ -118,7 +119,17 @@ def _excluded(subset: Sequence[Judged]) -> dict[str, Any]:
         "undecided": sum(not j.errored for j in out),
         "by_decision": dict(sorted(Counter(_how(j) for j in out).items())),
         "versions": sorted(f"{j.item} ({j.twin or j.version}): {_how(j)}" for j in out),
+        "causes": [
+            {"version": f"{j.item} ({j.twin or j.version})", "ended": _how(j), "causes": list(j.causes)}
+            for j in sorted(out, key=lambda j: (j.item, j.twin or j.version))
+        ],
     }
+
+
+def solver_failures(subset: Sequence[Judged]) -> list[str]:
+    """Each version whose solver call failed, with its cause (decided versions too: a failed solver
+    call is neither a pass nor a fail, and is named here, not only in the log)."""
+    return sorted(f"{j.item} ({j.twin or j.version}): {j.solver_failure}" for j in subset if j.solver_failure)
 
 
 def _how(j: Judged) -> str:

@@ -42,8 +42,13 @@ def _fake(node: dict[str, Any], defs: dict[str, Any], hints: dict[str, Any], nam
     return str(hints.get(name, f"simulated {name or 'text'}"))
 
 
+_REVISED = re.compile(r" \(revised(?: (\d+))?\)$")
+
+
 def reviser_hints(user_text: str) -> dict[str, Any]:
-    """Echo the current question back, revised, so a loop driven by the simulator makes progress."""
+    """Echo the current question back, marked "(revised N)" with N counting the revisions: the mark's
+    number is a given that changes each time, so each reply is a revision (``agents.revision_check``)
+    and a loop driven by the simulator makes progress."""
     match = re.search(r"```json\n(.*)\n```", user_text, re.S)
     data: dict[str, Any] = {}
     if match:
@@ -52,9 +57,11 @@ def reviser_hints(user_text: str) -> dict[str, Any]:
         except json.JSONDecodeError:
             data = {}
     question = str(data.get("question", "A revised problem."))
+    mark = _REVISED.search(question)
+    count = int(mark.group(1) or 1) + 1 if mark else 1
     return {
         "thinking": _THINKING,
-        "question": question.removesuffix(" (revised)") + " (revised)",
+        "question": _REVISED.sub("", question) + f" (revised {count})",
         "solution": str(data.get("solution") or "A worked solution."),
     }
 

@@ -41,6 +41,7 @@ from graphs.agreement import (
     pass_rates,
 )
 from graphs.paper_tables import LEVELS
+from graphs.revising import NOT_REVISED
 from graphs.scoring import Outcome, get_policy
 from graphs.statistics import bootstrap_ci, kaplan_meier
 
@@ -139,6 +140,10 @@ def _row(
         "model": model,
         "arm": arm,
         "items": outcome_counts(entries),
+        # exhausted because the model under test did not revise (its failure, counted apart too)
+        "not_revised": sum(
+            e.result is not None and e.result.stop_reason.startswith(NOT_REVISED) for e in entries
+        ),
         "errors": _error_causes(entries),
         "warrants": warrant_summary(entries),
         **pass_summary(problems),

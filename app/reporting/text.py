@@ -147,7 +147,7 @@ def _outcomes(report: dict[str, Any]) -> list[str]:
         for r in report["rows"]
     ]
     lines = ["", "## Outcomes", "", *_table(["model", "arm", "items", *OUTCOME_KEYS], rows)]
-    lines += _warrants(report)
+    lines += _not_revised(report) + _warrants(report)
     errors = [
         [r["model"], r["arm"], str(e["count"]), e["cause"], e["example"][:120]]
         for r in report["rows"]
@@ -161,6 +161,14 @@ def _outcomes(report: dict[str, Any]) -> list[str]:
             *_table(["model", "arm", "items", "cause", "example"], errors),
         ]
     return lines
+
+
+def _not_revised(report: dict[str, Any]) -> list[str]:
+    """The exhausted items whose model under test did not revise, per model and arm."""
+    counts = [f"{r['model']} ({r['arm']}) {r['not_revised']}" for r in report["rows"] if r.get("not_revised")]
+    if not counts:
+        return []
+    return ["", "Exhausted because the model under test did not revise: " + ", ".join(counts) + "."]
 
 
 def words(report: dict[str, Any]) -> dict[str, str]:

@@ -151,10 +151,25 @@ def _split_section(split: str, s: dict[str, Any], offline: bool) -> list[str]:
     return lines
 
 
+def _why(report: dict[str, Any]) -> list[str]:
+    """Each excluded version with its causes, and each failed solver call."""
+    excluded, lines = report["excluded"].get("causes", []), []
+    if excluded:
+        lines += ["", "## Why versions were excluded", ""]
+        for entry in excluded:
+            lines.append(f"- {entry['version']}: {entry['ended']}")
+            lines += [f"  - {cause}" for cause in entry["causes"]]
+    solver = report.get("solver_failures", [])
+    if solver:
+        lines += ["", "## Failed solver calls", ""] + [f"- {line}" for line in solver]
+    return lines
+
+
 def to_markdown(report: dict[str, Any]) -> str:
     """The counts, the headline rates per split (each with n and its Wilson interval), whether the
-    targets can be claimed, and per split the figures per flaw type, twin form and judge."""
-    lines = _header(report) + _headline(report) + _targets(report)
+    targets can be claimed, why versions were excluded, and per split the figures per flaw type,
+    twin form and judge."""
+    lines = _header(report) + _headline(report) + _targets(report) + _why(report)
     for split, s in report["splits"].items():
         lines += _split_section(split, s, report["offline"])
     return "\n".join(lines) + "\n"

@@ -21,7 +21,7 @@ from sqlmodel import SQLModel, col, select
 from agents.identity import Warrants
 from agents.lanes import Lanes, RunLane, Stopping, holding
 from agents.panel import PanelFactory
-from agents.schemas import Problem, RevisionResult
+from agents.schemas import CallFailure, Problem, RevisionResult
 from app.access.metering import budgeted
 from app.access.usage import owner_of
 from app.db import short_session
@@ -381,14 +381,18 @@ class RunExecutor:
             except Stopping:  # released by this process's shutdown, or left for its lease to lapse
                 log.info("run.handed_back", run_id=run_id)
             except QuotaExceeded as exc:  # a round would pass a daily cap: it was never started
-                await self._fail(run_id, "error", f"stopped at a daily cap: {exc.detail}"[:500])
+                capped = CallFailure.internal("thinkloop", exc).model_dump()  # an error run names its cause
+                await self._fail(run_id, "error", f"stopped at a daily cap: {exc.detail}"[:500], capped)
             except asyncio.CancelledError:
                 if not self._closing and run_id not in self._lost:
                     await self._fail(run_id, "cancelled", "cancelled by request")
                 raise
             except Exception as exc:
                 log.exception("run.failed")
-                await self._fail(run_id, "error", f"internal error: {type(exc).__name__}: {exc}"[:500])
+                failure = CallFailure.internal("thinkloop", exc).model_dump()  # an error run names its cause
+                await self._fail(
+                    run_id, "error", f"internal error: {type(exc).__name__}: {exc}"[:500], failure
+                )
 
     async def execute_here(
         self,

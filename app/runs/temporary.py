@@ -37,7 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_asyn
 
 from agents.models import ModelRegistry
 from agents.panel import PanelFactory
-from agents.schemas import Problem
+from agents.schemas import CallFailure, Problem
 from app.db import RollingBackConnection, migrate, session_factory, short_session
 from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics
@@ -151,7 +151,8 @@ class TemporaryRuns:
             result = await executor.execute_here(run.id)
         except Exception as exc:
             reason = f"internal error: {type(exc).__name__}: {exc}"[:500]
-            await executor.fail_here(run.id, "error", reason, None, _nothing)
+            failure = CallFailure.internal(model, exc).model_dump()
+            await executor.fail_here(run.id, "error", reason, failure, _nothing)
             raise
         finally:
             executor.contexts.pop(run.id, None)

@@ -115,6 +115,18 @@ _EXCLUDED: dict[str, Any] = {
     "undecided": 0,
     "by_decision": {"error": 1},
     "versions": ["prop-04 (flawed): error"],
+    "causes": [
+        {
+            "version": "prop-04 (flawed)",
+            "ended": "error",
+            "causes": [
+                "stop reason: the panel gave no usable verdict (7 judge(s)): degenerate: every judge wrote "
+                "the same rationale",
+                "remember, understand, apply, analyze, evaluate, create, holistic abstained: degenerate: "
+                "every judge wrote the same rationale",
+            ],
+        }
+    ],
 }
 _CALLS: dict[str, Any] = {"total": 1260, "failed": 3, "abstained": 0}
 _SPLIT: dict[str, Any] = {
@@ -123,6 +135,7 @@ _SPLIT: dict[str, Any] = {
     "judged": 179,
     "excluded": _EXCLUDED,
     "calls": _CALLS,
+    "solver_failures": [],
     "detection": _SHARE,
     "refused_other": _SHARE,
     "solver_accuracy": _SHARE,
@@ -157,6 +170,7 @@ _REPORT: dict[str, Any] = {
     "judged": 179,
     "excluded": _EXCLUDED,
     "calls": _CALLS,
+    "solver_failures": [],
     "complete": False,
     "reported_models": [],
     "splits": {"heldout": _SPLIT},
@@ -220,6 +234,18 @@ class JudgeFigures(BaseModel):
     )
 
 
+class ExcludedVersion(BaseModel):
+    """One excluded version and why: the run's stop reason, each judge's abstention or failure (judges
+    with the same cause together), and the solver's failed call."""
+
+    version: str = Field(description="'id (version or twin)'", examples=["prop-04 (flawed)"])
+    ended: str = Field(description="How it ended: its outcome, or 'after a failed call'", examples=["error"])
+    causes: list[str] = Field(
+        description="Each cause, in a line",
+        examples=[["apply, create failed: local @ 127.0.0.1:8080: HTTP 400 BadRequestError: context"]],
+    )
+
+
 class Excluded(BaseModel):
     """Versions that did not end in the panel's verdict, counted apart and left out of every rate."""
 
@@ -230,6 +256,9 @@ class Excluded(BaseModel):
     undecided: int = Field(description="Of them, ended otherwise (needs_review: no quorum, ...)")
     by_decision: dict[str, int] = Field(description="Excluded versions per outcome")
     versions: list[str] = Field(description="Each excluded version: 'id (version or twin): outcome'")
+    causes: list[ExcludedVersion] = Field(
+        default_factory=list, description="Each excluded version with its causes (empty in older records)"
+    )
 
 
 class Calls(BaseModel):
@@ -252,6 +281,11 @@ class SplitSummary(BaseModel):
     judged: int = Field(description="Versions that ended in the panel's verdict (the others are excluded)")
     excluded: Excluded = Field(description="Versions left out of every rate, and why")
     calls: Calls = Field(description="Judge calls, failed calls and abstentions")
+    solver_failures: list[str] = Field(
+        default_factory=list,
+        description="Each version whose solver call failed: 'id (version): cause'",
+        examples=[["prop-04 (flawed): local @ 127.0.0.1:8080: HTTP 503 InternalServerError: busy"]],
+    )
     detection: Share = Field(
         description="Flawed versions refused with a check matching the flaw firing: a judge of the "
         "flaw's levels naming its evidence, the verifier, or a solver reaching the answer key"
@@ -306,6 +340,11 @@ class ValidityReport(BaseModel):
     judged: int = Field(description="Versions that ended in the panel's verdict")
     excluded: Excluded = Field(description="Versions that did not, left out of every rate")
     calls: Calls = Field(description="Judge calls, failed calls and abstentions")
+    solver_failures: list[str] = Field(
+        default_factory=list,
+        description="Each version whose solver call failed: 'id (version): cause'",
+        examples=[["prop-04 (flawed): local @ 127.0.0.1:8080: HTTP 503 InternalServerError: busy"]],
+    )
     complete: bool = Field(description="False when any version was excluded: the figures are incomplete")
     reported_models: list[str] = Field(
         default_factory=list,

@@ -93,6 +93,7 @@ async def validate(
         "judged": everything["judged"],
         "excluded": everything["excluded"],
         "calls": everything["calls"],
+        "solver_failures": everything["solver_failures"],
         # the model ids the judge endpoint reported in its replies: a record needs exactly one
         "reported_models": sorted(set().union(*(j.reported for j in judged))),
         "complete": everything["excluded"]["total"] == 0,

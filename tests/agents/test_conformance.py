@@ -90,7 +90,7 @@ async def test_judge_and_reviser_through_every_profile(profile: str, profiled: A
     revision = await LLMReviser(client).revise(
         RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ()), deltas.append
     )
-    assert revision.problem is not None and revision.problem.question.endswith("(revised)")
+    assert revision.problem is not None and revision.problem.question.endswith("(revised 1)")
     assert "".join(deltas) == revision.thinking  # everything streamed live was stored, nothing else
     if reasons(profile, client):  # the model's own reasoning first, then its written thinking
         assert (

@@ -168,7 +168,7 @@ async def test_reviser_streams_thinking_and_keeps_usage(sim: Sim, client: Callab
         RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ()), deltas.append
     )
     assert len(deltas) > 5 and "".join(deltas) == revision.thinking
-    assert revision.problem is not None and revision.problem.question.endswith("(revised)")
+    assert revision.problem is not None and revision.problem.question.endswith("(revised 1)")
     assert revision.usage.output_tokens > 0  # stream_usage keeps token counts when streaming
     assert server.state.requests[0].body["stream"] is True
 

@@ -237,6 +237,11 @@ async def test_a_temporary_stores_run_whose_end_fails_keeps_what_it_recorded(
             by_seq = select(col(TranscriptEvent.type)).order_by(col(TranscriptEvent.seq))
             types = [kind for kind in (await session.execute(by_seq)).scalars() if kind != "reviser.thinking"]
     assert run.status == "error" and "the end's transaction failed" in (run.stop_reason or "")
+    # an error run always names its failure: here one outside any model call (issue 53)
+    assert run.failure is not None and (run.failure["kind"], run.failure["exception"]) == (
+        "internal",
+        "RuntimeError",
+    )
     assert len(verdicts) == 14  # both rounds' seven judgements
     assert types[0] == "run.started" and types[-1] == "run.failed" and "run.finished" not in types
     assert types.count("judge.verdict") == 14 and types.count("round.scored") == 2

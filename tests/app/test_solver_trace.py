@@ -81,11 +81,11 @@ async def test_a_failed_revision_shows_its_raw_outputs_and_think_aloud(
     assert revision["thinking"].startswith("I read each reviewer's finding")
 
 
-async def test_an_unchanged_revision_is_marked_in_the_trace(
+async def test_an_unchanged_revision_is_never_judged_and_the_trace_keeps_it(
     service: Service, simulator_server: SimulatorServer
 ) -> None:
-    """The reviser hands the problem back as it was: the round that judged it is `unchanged`, in the
-    trace as in the stream, and the run is exhausted (the model's failure), not sent to review."""
+    """The reviser hands the problem back as it was: no revision, so it is never judged; the run is
+    exhausted with the cause (the model's failure), not sent to review, and the trace keeps the reply."""
     echo = {"thinking": "It is fine as it is.", **PROBLEM}
     rules = [Rule(role="^Judge", score=40), Rule(role="^Reviser", json=echo)]
     simulator_server.state.configure(SimConfig(rules=rules))
@@ -97,7 +97,9 @@ async def test_an_unchanged_revision_is_marked_in_the_trace(
     )
     assert response.status_code == 200, response.text
     trace = response.json()
-    assert trace["status"] == "exhausted" and "no revision" in trace["stop_reason"]
-    assert [r["unchanged"] for r in trace["rounds"]] == [False, True]
+    assert trace["status"] == "exhausted", trace["stop_reason"]
+    assert trace["stop_reason"].startswith("the model under test did not revise")
+    assert "it returned the version it was asked to revise unchanged" in trace["stop_reason"]
+    assert len(trace["rounds"]) == 1 and trace["rounds"][0]["revision"]["question"] == PROBLEM["question"]
     stored = await service.client.get(f"/v1/runs/{trace['id']}", headers=service.keys.auth("read"))
-    assert [r["unchanged"] for r in stored.json()["rounds"]] == [False, True]
+    assert stored.json()["stop_reason"] == trace["stop_reason"] and len(stored.json()["rounds"]) == 1

@@ -91,6 +91,7 @@ def test_a_judge_endpoint_where_nothing_listens_exits_1_with_every_version_error
     assert result.exit_code == 1, result.output
     report = json.loads(result.stdout)  # the whole report is printed before the exit
     assert report["complete"] is False and report["judged"] == 0
+    causes = report["excluded"].pop("causes")
     assert report["excluded"] == {
         "total": 1,
         "errored": 1,
@@ -98,6 +99,11 @@ def test_a_judge_endpoint_where_nothing_listens_exits_1_with_every_version_error
         "by_decision": {"error": 1},
         "versions": ["the-control (control): error"],
     }
+    assert [(c["version"], c["ended"]) for c in causes] == [("the-control (control)", "error")]
+    assert any(
+        line.startswith("remember, understand, apply, analyze, evaluate, create, holistic failed: down")
+        for line in causes[0]["causes"]
+    ), causes
     assert report["calls"] == {"total": 7, "failed": 7, "abstained": 0}
     assert report["splits"]["heldout"]["specificity"]["n"] == 0
     assert "1 of 1 versions did not end in the panel's verdict (1 errored" in result.stderr

@@ -27,7 +27,7 @@ async def test_the_llm_reviser_sees_the_problem_alone(
     server = sim([Rule(role="^Judge", score=40)])
     result = await drive(ORCHESTRA, llm_context(), arm="control")
     assert len(result.rounds) == 1 and result.outcome == "exhausted"
-    assert result.original == ORCHESTRA and result.final.question.endswith("(revised)")
+    assert result.original == ORCHESTRA and result.final.question.endswith("(revised 1)")
     first = server.state.requests[0]
     assert first.role == "Reviser (unaided)"  # its own prompt, and before any judge has spoken
     assert fenced(first.body) == {"question": ORCHESTRA.question, "solution": ORCHESTRA.solution}

@@ -3,6 +3,7 @@ and an error run without scores (scripted judges and reviser: pure graph behavio
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -77,10 +78,13 @@ class EchoReviser:
 
 @dataclass
 class RewordingReviser(EchoReviser):
-    """A model under test that changes the question each time (a revision, if not a good one)."""
+    """A model under test that changes a given of the question each time (a revision, if not a good
+    one: its first number goes up by one, 120 musicians become 121, then 122; with none, it adds one)."""
 
     def _same(self, problem: Problem, number: int) -> RevisionResult:
-        changed = Problem(question=f"{problem.question} (Revised.)", solution=problem.solution)
+        question = re.sub(r"\d+", lambda m: str(int(m.group()) + 1), problem.question, count=1)
+        question = question if question != problem.question else f"{question} (1)"
+        changed = Problem(question=question, solution=problem.solution)
         return RevisionResult(round=number, problem=changed, model="reword", prompt_version="t")
 
 
@@ -204,14 +208,18 @@ async def test_a_panel_that_truly_refuses_with_zero_scores_but_some_confidence_i
 # --- an unchanged revision ----------------------------------------------------------------------
 
 
-async def test_an_unchanged_revision_is_no_revision_and_the_run_is_exhausted_not_sent_to_review() -> None:
+async def test_an_unchanged_revision_is_a_failed_attempt_and_the_run_is_exhausted_not_sent_to_review() -> (
+    None
+):
     echo = EchoReviser()
-    result, events = await run(context_of(split, reviser=echo))
+    result, events = await run(context_of(split, reviser=echo, revise_retries=1))
     assert result.outcome == "exhausted", result.stop_reason
-    assert "no revision" in result.stop_reason and len(result.rounds) == 3 and echo.calls == [1, 2]
-    assert [r.unchanged for r in result.rounds] == [False, True, True]
+    assert result.stop_reason.startswith("the model under test did not revise (2 attempt(s))")
+    assert "unchanged" in result.stop_reason
+    assert len(result.rounds) == 1 and echo.calls == [1, 1]  # asked again once, never judged
     proposed = [e for e in events if isinstance(e, RevisionProposed)]
-    assert proposed and all(e.unchanged and e.note and e.note.startswith("no revision") for e in proposed)
+    assert len(proposed) == 1 and proposed[0].unchanged and len(proposed[0].not_revised) == 2
+    assert proposed[0].note and proposed[0].note.startswith("the model under test did not revise")
     assert result.scored and result.metrics is not None and not result.metrics["passed"]
 
 

@@ -98,6 +98,11 @@ def test_an_errored_version_is_excluded_from_every_rate_and_counted() -> None:
         "undecided": 1,
         "by_decision": {"error": 2, "needs_review": 1},
         "versions": ["a (corrected): error", "a (flawed): error", "c (control): needs_review"],
+        "causes": [
+            {"version": "a (corrected)", "ended": "error", "causes": []},
+            {"version": "a (flawed)", "ended": "error", "causes": []},
+            {"version": "c (control)", "ended": "needs_review", "causes": []},
+        ],
     }
     assert summary["calls"] == {"total": 35, "failed": 14, "abstained": 7}
     # the errored flawed version is neither a detection nor a false accept: it is in no denominator
