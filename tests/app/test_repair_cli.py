@@ -78,7 +78,8 @@ def test_a_reviser_that_keeps_the_flaw_gave_up(tmp_path: Path, sim: Callable[...
     server = sim([Rule(role="^Reviser", json={"thinking": "Unchanged.", **flawed})])
     report = repair(tmp_path, server, "--max-rounds", "2")
     (run,) = report["runs"]
-    assert (run["outcome"], run["verdict"], run["rounds"]) == ("exhausted", "gave_up", 2)
+    # an echo is no revision: the run ends after round 1, "the model under test did not revise"
+    assert (run["outcome"], run["verdict"], run["rounds"]) == ("exhausted", "gave_up", 1)
     assert report["figures"]["student"]["overall"]["gave_up"]["rate"] == 1.0
 
 
