@@ -71,4 +71,5 @@ async def test_a_run_that_raised_is_undecided_and_a_real_loop_is_classified(
     assert crashed.repair.reasons == ("the run failed: RuntimeError: endpoint gone",)
     async with driving() as drive:
         (ran,) = await repair_bench([ITEM], lambda p: drive(p, rubric_context()), "rubric")
-    assert (ran.outcome, ran.rounds, ran.repair.verdict) == ("exhausted", 3, "gave_up")
+    # the offline reviser cannot fix this flaw: it returns the version unchanged, which is no revision
+    assert (ran.outcome, ran.rounds, ran.repair.verdict) == ("exhausted", 1, "gave_up")
