@@ -139,10 +139,13 @@ def _changes(before: list[str], after: list[str]) -> list[tuple[str, str]]:
 
 
 def _named(changed: list[tuple[str, str]], before: list[str], feedback: Sequence[str]) -> bool:
-    """Whether a finding names a word of a change: what it replaced or removed, or (a pure
-    insertion) what it inserted, in the finding's own text."""
+    """Whether the change is one a finding asks for: it deletes a passage of QUOTE_WORDS words or
+    more (an injected sentence, a distractor: no rewording), or a finding names a word of it (what it
+    replaced or removed, or, a pure insertion, what it inserted) in the finding's own text."""
     own = set().union(*(_own_words(text, before) for text in feedback))
     for old, new in changed:
+        if not new and len(old.split()) >= QUOTE_WORDS:
+            return True
         candidates = (old or new).split()
         if any(len(word) > 3 and word in own for word in candidates):
             return True
