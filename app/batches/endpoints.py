@@ -49,6 +49,7 @@ from app.reporting.formats import render_report
 from app.reporting.item_export import MEDIA_TYPES as ITEM_MEDIA
 from app.reporting.item_result import item_results
 from app.reporting.manifest import complete_manifest, served_by
+from app.reviews.agreement import batch_teachers
 from app.runs.deps import Executor
 from app.text import unstorable_reason
 
@@ -240,8 +241,11 @@ async def get_batch_report(
     entries = await load_entries(session, items)
     flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
     served = await served_by(session, items)
+    teachers = await batch_teachers(session, batch, items)
     # statistics (bootstrap) and plots are CPU work: off the event loop
-    body = await run_in_threadpool(lambda: render_report(build_report(batch, entries, flaws, served), fmt))
+    body = await run_in_threadpool(
+        lambda: render_report(build_report(batch, entries, flaws, served, teachers), fmt)
+    )
     headers = {"Link": f'</v1/batches/{batch.id}/manifest>; rel="describedby"'} if fmt == "csv" else None
     return Response(body, media_type=MEDIA[fmt], headers=headers)
 

@@ -293,13 +293,15 @@ async def _report(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> 
     from app.reporting.batch import build_report
     from app.reporting.data import load_entries
     from app.reporting.manifest import served_by
+    from app.reviews.agreement import batch_teachers
 
     batch = await _find(sessions, batch_id)
     async with short_session(sessions) as session:
         flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
         items = await repo.items(session, batch.id)
         entries = await load_entries(session, items)
-        return build_report(batch, entries, flaws, await served_by(session, items))
+        teachers = await batch_teachers(session, batch, items)
+        return build_report(batch, entries, flaws, await served_by(session, items), teachers)
 
 
 @batch_cli.command("list")

@@ -68,10 +68,12 @@ def build_report(
     entries: Sequence[Entry],
     flaws: Mapping[str, str] | None = None,
     served: Served | None = None,
+    teachers: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Everything a researcher compares models by, from every item of a batch with its result
     (``data.load_entries``); ``flaws`` maps a problem to its labelled flaw (its dataset metadata's
-    ``flaw``), for the by-flaw section."""
+    ``flaw``), for the by-flaw section; ``teachers``: how the judges agree with the teachers' review
+    decisions on the batch's runs (``app.reviews.agreement``), when any was decided."""
     arms = ("loop", "control") if batch.control_arm else ("loop",)
     groups: dict[tuple[str, str], list[Entry]] = {(m, a): [] for m in batch.models for a in arms}
     for entry in entries:
@@ -102,6 +104,7 @@ def build_report(
         "agreement": {arm: _agreement(batch, groups, arm) for arm in arms},
         "comparisons": comparisons(groups, arms),
         "by_flaw": by_flaw(groups, flaws or {}),
+        "teachers": dict(teachers) if teachers and teachers.get("decided") else None,
         "manifest": complete_manifest(batch, [e.item for e in entries], served),
     }
 

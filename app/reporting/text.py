@@ -106,8 +106,36 @@ def to_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown: outcomes, errors, scored statistics, by flaw type, Table 1, comparisons,
     agreement."""
     lines = _header(report) + _outcomes(report) + _scored(report) + _by_flaw(report) + _table1(report)
-    lines += _comparisons(report) + _agreement(report) + _manifest(report)
+    lines += _comparisons(report) + _agreement(report) + _teachers(report) + _manifest(report)
     return "\n".join(lines) + "\n"
+
+
+def _teachers(report: dict[str, Any]) -> list[str]:
+    """How the judges agree with the teachers who reviewed this batch's runs (none reviewed: nothing)."""
+    found = report.get("teachers")  # reports stored before reviews have none
+    if not found:
+        return []
+    rows = [
+        [judge, str(k["n"]), "–" if k["kappa"] is None else f"{k['kappa']:.3f}", _kappa_interval(k)]
+        for judge, k in found["judges"].items()
+    ]
+    flawed = found["false_accept"]
+    return [
+        "",
+        "## Judges against the teachers",
+        "",
+        f"{found['decided']} of this batch's runs decided by {found['reviewers']} teacher(s); Cohen's κ of "
+        "each judge's pass or fail with the teacher's decision (95 % bootstrap interval):",
+        "",
+        *_table(["judge", "n", "κ", "95 % interval"], rows),
+        "",
+        f"- flawed by the teachers, passed by the panel: {flawed['count']} of {flawed['n']}",
+        *(f"- {line['text']}" for line in found["audit"].values()),
+    ]
+
+
+def _kappa_interval(found: dict[str, Any]) -> str:
+    return "–" if found["low"] is None else f"{found['low']:.3f}–{found['high']:.3f}"
 
 
 def _manifest(report: dict[str, Any]) -> list[str]:

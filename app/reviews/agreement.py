@@ -12,14 +12,14 @@ flawed.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from agents.schemas import JUDGES
-from app.models import Project, ReviewDecision, ReviewItem, Run, RunStatus, VerdictRow
+from app.models import Batch, BatchItem, Project, ReviewDecision, ReviewItem, Run, RunStatus, VerdictRow
 from app.reviews.decisions import latest
 from graphs.agreement import cohen_kappa
 from graphs.scoring import get_policy
@@ -48,11 +48,16 @@ def kappa_interval(pairs: Sequence[tuple[bool, bool]], resamples: int = RESAMPLE
     return {"n": len(pairs), "kappa": kappa, "low": low, "high": high}
 
 
-async def _decided(session: AsyncSession, project_id: str) -> list[tuple[ReviewItem, ReviewDecision, Run]]:
-    """The project's decided items, each with its latest decision and its run (three queries)."""
+async def _decided(
+    session: AsyncSession, project_id: str, run_ids: Collection[str] | None = None
+) -> list[tuple[ReviewItem, ReviewDecision, Run]]:
+    """The project's decided items (of ``run_ids``, when given), each with its latest decision and
+    its run (three queries)."""
     query = select(ReviewItem).where(
         col(ReviewItem.project_id) == project_id, col(ReviewItem.decision).is_not(None)
     )
+    if run_ids is not None:
+        query = query.where(col(ReviewItem.run_id).in_(list(run_ids)))
     items = list((await session.execute(query)).scalars().all())
     decisions = await latest(session, [i.id for i in items])
     found = await session.execute(select(Run).where(col(Run.id).in_({i.run_id for i in items})))
@@ -84,12 +89,16 @@ async def _votes(
 
 
 async def teacher_agreement(
-    session: AsyncSession, project: Project, judge_model: str | None = None
+    session: AsyncSession,
+    project: Project,
+    judge_model: str | None = None,
+    run_ids: Collection[str] | None = None,
 ) -> dict[str, Any]:
-    """The judges against the project's teachers (of runs judged by ``judge_model``, or all)."""
+    """The judges against the project's teachers (of runs judged by ``judge_model``, or all; of
+    ``run_ids``, when given: a batch's)."""
     decided = [
         (item, decision, run)
-        for item, decision, run in await _decided(session, project.id)
+        for item, decision, run in await _decided(session, project.id, run_ids)
         if judge_model is None or run.judge_model == judge_model
     ]
     pairs: dict[str, list[tuple[bool, bool]]] = {judge: [] for judge in JUDGES}
@@ -136,3 +145,16 @@ def audit_line(outcome: str, found: dict[str, Any]) -> str:
 
 def _public(found: dict[str, Any]) -> dict[str, Any]:
     return {key: found[key] for key in ("n", "count", "rate", "low", "high")}
+
+
+async def batch_teachers(
+    session: AsyncSession, batch: Batch, items: Sequence[BatchItem]
+) -> dict[str, Any] | None:
+    """How the judges agree with the teachers on a batch's runs (asked for review one by one: a
+    batch's runs never enter the queue by themselves); None when none was decided."""
+    project = await session.get(Project, batch.project_id)
+    run_ids = [item.run_id for item in items if item.run_id is not None]
+    if project is None or not run_ids:
+        return None
+    found = await teacher_agreement(session, project, run_ids=run_ids)
+    return found if found["decided"] else None

@@ -267,3 +267,33 @@ def test_kappa_carries_a_bootstrap_interval_and_its_n() -> None:
     assert found["n"] == 23 and found["low"] < found["kappa"] < found["high"]
     assert found == kappa_interval(mixed)  # seeded: the same report every time
     assert kappa_interval([]) == {"n": 0, "kappa": None, "low": None, "high": None}
+
+
+async def test_a_batch_report_shows_how_its_judges_agree_with_the_teachers(
+    service: Service, teacher: str
+) -> None:
+    from tests.app.test_batches_api import settle, start
+
+    batch = await start(service)
+    await settle(service, batch["id"])
+    assert await queue(service, teacher) == []  # a batch's runs enter only on request
+    path = f"/v1/batches/{batch['id']}/report"
+    before = (await service.client.get(path, headers=service.keys.auth("read"))).json()
+    assert before["teachers"] is None
+    items = (
+        await service.client.get(f"/v1/batches/{batch['id']}/items", headers=service.keys.auth("read"))
+    ).json()["items"]
+    for item, decision in zip(
+        items[:3], ({"decision": "sound"}, FLAWED, {"decision": "sound"}), strict=False
+    ):
+        asked = await service.client.post(
+            f"/v1/runs/{item['run_id']}/review-requests", headers=service.keys.auth()
+        )
+        assert asked.status_code == 201, asked.text
+        await decide(service, teacher, asked.json()["id"], decision)
+    report = (await service.client.get(path, headers=service.keys.auth("read"))).json()
+    assert report["teachers"]["decided"] == 3 and set(report["teachers"]["judges"]) >= {"apply", "holistic"}
+    text = (await service.client.get(path, params={"format": "md"}, headers=service.keys.auth("read"))).text
+    assert (
+        "## Judges against the teachers" in text and "3 of this batch's runs decided by 1 teacher(s)" in text
+    )
