@@ -87,6 +87,8 @@ OUTSIDE_THE_DECISION: dict[str, str] = {
     "ratelimit": "provider rate limits: when a call is sent, never what its reply decides",
     "retrying": "the back-off between attempts of a failed call",
     "reviser": "the model under test: it writes the versions the panel judges",
+    "serverinfo": "what a server says of itself: its slots, and the model file whose identity joins the "
+    "reported model id (which is a part of the identity)",
     "simulator": "the project's stand-in endpoint (tests and demos), not part of thinkloop's decision",
     "slots": "how many calls a server takes at once",
     "timeouts": "how long a call may take to begin and to continue, never what it decides",
