@@ -95,8 +95,9 @@ class PromptFit:
             return None
         return (
             f"the {self.judge} judge's prompt for a long problem ({self.tokens:,} tokens, counted by "
-            f"{self.counted}) and its max_tokens ({self.max_tokens:,}) need {self.tokens + self.max_tokens:,} "
-            f"tokens, and a slot of the server holds {self.context:,}: give each slot more context "
+            f"{self.counted}) and its max_tokens ({self.max_tokens:,}) need "
+            f"{self.tokens + self.max_tokens:,} tokens, and a slot of the server holds {self.context:,}: "
+            "give each slot more context "
             "(llama-server: a larger --ctx-size, or fewer --parallel slots) or lower max_tokens.judge"
         )
 

@@ -82,7 +82,8 @@ def render_check(report: dict[str, Any]) -> str:
     lines.append(f"thinkloop will ask for JSON with {_HOW[report['mode']]}.")
     if report["reasoning"] != "none seen":
         lines.append(
-            f"A reasoning model's thinking is read from the {report['reasoning']} and kept as its think-aloud."
+            f"A reasoning model's thinking is read from the {report['reasoning']} "
+            "and kept as its think-aloud."
         )
     lines += [f"FAILS: {problem}" for problem in report["problems"]]
     if report["problems"]:

@@ -48,10 +48,12 @@ def models_check(
     server's context per slot."""
     from agents.models import ModelConfigError, UnknownModelError
     from app.cli.model_check import check_report, render_check
+    from app.logging import configure_logging
     from app.panels import panel_factory
     from app.settings import get_settings
 
     settings = get_settings()
+    configure_logging(settings.log_level, settings.log_json)  # on stderr: stdout is the report
     registry = registry_from(settings, models_file)
     try:
         spec = registry.get(name)
