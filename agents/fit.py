@@ -25,7 +25,7 @@ from agents.structured import Mode, llm_schema, with_instructions
 from agents.timeouts import CHARS_PER_TOKEN
 from prompts import load_prompt
 
-# A long problem (about 400 words with its solution) for the check's prompts: judged against a
+# A long problem (535 words with its solution; 2,502 characters) for the check's prompts: judged against a
 # reference as long as itself, as from round 2 on.
 LONG_PROBLEM = Problem(
     question=(

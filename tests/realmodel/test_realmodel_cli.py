@@ -19,7 +19,7 @@ from tests.realmodel.invariants import (
     assert_run,
     assert_validity_report,
 )
-from tests.realmodel.server import MODEL_ID
+from tests.realmodel.server import GEMMA_FILE, MODEL_ID
 
 # A real model on 2 busy cores is slow: a generous hang guard (the suite's default is 300 s a test).
 pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(900)]
@@ -35,6 +35,12 @@ def test_models_check_finds_the_grammar_enforced_json_schema(thinkloop: Any) -> 
     found = json.loads(done.out)
     assert found["json_schema"] == "supported" and found["mode"] == "json_schema", found
     assert found["streaming"].startswith("ok"), found
+    # Jinja on: the server takes tools (with --no-jinja it answered them with HTTP 500), whatever Gemma
+    # then writes; and the judges' prompts for a long problem fit the tier's slots with their max_tokens.
+    assert found["tools"] in ("supported", "ignored (answered in prose)"), found
+    assert (found["context_per_slot"], found["fits"], found["problems"]) == (4096, True, []), found
+    assert found["model_file"]["name"] == GEMMA_FILE, found
+    assert found["identity"].startswith(f"{MODEL_ID} [file {GEMMA_FILE}, "), found
 
 
 def test_refine_with_gemma_as_the_model_under_test(thinkloop: Any) -> None:
