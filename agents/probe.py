@@ -179,6 +179,8 @@ async def _read_rate(chat: BaseChatModel, spec: ModelSpec, found: Capabilities) 
     found.prompt_rate = rate.tokens_per_s
     if rate.tokens_per_s is not None:
         found.prompt_rate_from = "the server's timings" if rate.reported else "the time to first token"
+    elif not fitting:
+        found.prompt_rate_from = "not measured: no judge prompt fits a slot"
 
 
 async def _structured(chat: BaseChatModel, mode: Mode, spec: ModelSpec, found: Capabilities) -> str:

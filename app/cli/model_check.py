@@ -122,7 +122,7 @@ def _file(found: dict[str, Any] | None) -> str:
 
 def _rate(report: dict[str, Any]) -> str:
     rate = report["prompt_rate_tokens_per_s"]
-    return "not measured" if rate is None else f"{rate:g} prompt tokens/s ({report['prompt_rate_from']})"
+    return report["prompt_rate_from"] if rate is None else f"{rate:g} prompt tokens/s ({report['prompt_rate_from']})"
 
 
 def _prompts(fits: list[dict[str, Any]]) -> list[str]:
