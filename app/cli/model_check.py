@@ -122,7 +122,8 @@ def _file(found: dict[str, Any] | None) -> str:
 
 def _rate(report: dict[str, Any]) -> str:
     rate = report["prompt_rate_tokens_per_s"]
-    return report["prompt_rate_from"] if rate is None else f"{rate:g} prompt tokens/s ({report['prompt_rate_from']})"
+    source = report["prompt_rate_from"]
+    return source if rate is None else f"{rate:g} prompt tokens/s ({source})"
 
 
 def _prompts(fits: list[dict[str, Any]]) -> list[str]:
