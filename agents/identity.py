@@ -3,9 +3,11 @@
 A validity record measures one exact panel; a warrant is only as good as the match between the
 panel that gave an acceptance and the panel that was measured. So the identity holds the judge
 model (its registry name, the model id asked of the endpoint, the model id the endpoint *reports*
-in its replies, where the endpoint is, the sampling settings, the reply bounds, how JSON is asked
-for and how often a malformed reply is asked again), the version of every prompt the panel sends
-(or, for the offline panel, a hash of its checks' source), the solver, the deterministic verifier
+in its replies with the identity of the model file it serves where it says one (``agents/serverinfo``:
+another file behind the same alias is another panel), where the endpoint is, the sampling settings,
+the reply bounds, how JSON is asked for and how often a malformed reply is asked again), the
+version of every prompt the panel sends (or, for the offline panel, a hash of its checks' source),
+the solver, the deterministic verifier
 that gates every panel, the scoring policy with its parameters, the version of the code that turns
 verdicts into a decision, and the thinkloop version. Its id is a hash of all of it: change any one
 part and the panel is a new, unmeasured one.
