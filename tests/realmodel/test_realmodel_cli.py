@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.realmodel.conftest import NAME, Result
+from tests.realmodel.conftest import NAME, RealModel, Result
 from tests.realmodel.invariants import (
     assert_batch_report,
     assert_echo_is_a_failure,
@@ -96,7 +96,9 @@ def labelled_slice(tmp_path: Path) -> tuple[Path, int, int]:
 
 # Three CLI runs in one test (the refused --save, the bench, then the refine): a hang guard for all.
 @pytest.mark.timeout(1500)
-def test_judges_validate_save_then_gemma_as_the_whole_panel(thinkloop: Any, tmp_path: Path) -> None:
+def test_judges_validate_save_then_gemma_as_the_whole_panel(
+    thinkloop: Any, tmp_path: Path, realmodel: RealModel
+) -> None:
     """Gemma's panel on a small held-out slice: ``--save`` is refused before any call (a record rests
     on at least 20 sound versions, the slice holds one: issue 49); without it, each version is judged
     or counted apart, every rate's denominator excludes the versions that did not end in a verdict,
@@ -122,8 +124,10 @@ def test_judges_validate_save_then_gemma_as_the_whole_panel(thinkloop: Any, tmp_
     report = json.loads(done.out)
     assert_validity_report(report, flawed=flawed, sound=sound, exit_code=done.code)
     answered = report["calls"]["total"] > report["calls"]["failed"]
-    # llama-server names the model it loaded (its --alias), whatever the request asked for
-    assert report["reported_models"] == ([MODEL_ID] if answered else []), report["reported_models"]
+    # llama-server names the model it loaded (its --alias), whatever the request asked for; thinkloop
+    # adds the model file it serves (issue 53), so another file behind the alias is another panel
+    served = realmodel.reported_model()
+    assert report["reported_models"] == ([served] if answered else []), report["reported_models"]
     assert report["record"] is None
     panel: Result = thinkloop(
         "refine", "--example", "orchestra", "--model", NAME, "--judge-model", NAME,
@@ -137,7 +141,7 @@ def test_judges_validate_save_then_gemma_as_the_whole_panel(thinkloop: Any, tmp_
     last = result["rounds"][-1]
     calls = [*last["outcomes"], *([last["solver"]] if last.get("solver") else [])]
     reported = {c["reported_model"] for c in calls if c["reported_model"] is not None}
-    assert reported <= {MODEL_ID}, reported
+    assert reported <= {served}, reported
     # nothing was saved: an acceptance carries no warrant, and any other outcome none at all
     assert result["warrant"] == ({"status": "none"} if result["outcome"] == "accepted" else None), result[
         "warrant"
