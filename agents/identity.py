@@ -3,9 +3,11 @@
 A validity record measures one exact panel; a warrant is only as good as the match between the
 panel that gave an acceptance and the panel that was measured. So the identity holds the judge
 model (its registry name, the model id asked of the endpoint, the model id the endpoint *reports*
-in its replies, where the endpoint is, the sampling settings, the reply bounds, how JSON is asked
-for and how often a malformed reply is asked again), the version of every prompt the panel sends
-(or, for the offline panel, a hash of its checks' source), the solver, the deterministic verifier
+in its replies with the identity of the model file it serves where it says one (``agents/serverinfo``:
+another file behind the same alias is another panel), where the endpoint is, the sampling settings,
+the reply bounds, how JSON is asked for and how often a malformed reply is asked again), the
+version of every prompt the panel sends (or, for the offline panel, a hash of its checks' source),
+the solver, the deterministic verifier
 that gates every panel, the scoring policy with its parameters, the version of the code that turns
 verdicts into a decision, and the thinkloop version. Its id is a hash of all of it: change any one
 part and the panel is a new, unmeasured one.
@@ -89,6 +91,8 @@ OUTSIDE_THE_DECISION: dict[str, str] = {
     "reviser": "the model under test: it writes the versions the panel judges",
     "revision_check": "whether the model under test revised: a reply it refuses is never judged, and "
     "no version the panel judges is decided by it",
+    "serverinfo": "what a server says of itself: its slots, and the model file whose identity joins the "
+    "reported model id (which is a part of the identity)",
     "simulator": "the project's stand-in endpoint (tests and demos), not part of thinkloop's decision",
     "slots": "how many calls a server takes at once",
     "timeouts": "how long a call may take to begin and to continue, never what it decides",

@@ -23,6 +23,7 @@ from agents.models import CallKind, ModelSpec, limit_spec
 from agents.ratelimit import LimitStore, ProviderLimiter, estimate_tokens
 from agents.reasoning import ReasoningSink, TagSplitter, json_candidates, split_reasoning
 from agents.schemas import CallFailure, Usage
+from agents.serverinfo import ServerInfo, server_info
 from agents.structured import MODES, Mode, bind, ignored, llm_schema, message_text, refused, with_instructions
 from agents.wire import capturing
 
@@ -150,8 +151,9 @@ class LLMClient:
         self.mode: Mode = spec.structured_output
         self.learned: list[str] = []
         self.slots: int | None = None  # the server's own count of requests it serves at once, if told
+        self.server: ServerInfo | None = None  # what the server said about itself (None: not asked yet)
         self._slots_asked = False
-        self._slots_lock: asyncio.Lock | None = None
+        self._server_lock: asyncio.Lock | None = None
 
     async def aclose(self) -> None:
         """Close the endpoint's connection pool."""
@@ -197,7 +199,7 @@ class LLMClient:
             cached = await self._from_cache(cache, key, schema, on_text)
             if cached is not None:
                 return cached
-        await self.learn_slots()
+        await self.learn_server()
         limit = self.spec.max_tokens.of(kind or kind_of(schema))
         async with calling():  # the run's lane, from its first call of a step to its last reply
             result = await self._ask(messages, schema, on_text, on_reasoning, limit)
@@ -205,18 +207,22 @@ class LLMClient:
             await cache.put(key, self.model_id, result.raw_outputs[-1], result.reported_model)
         return result
 
-    async def learn_slots(self) -> None:
-        """At first use, unless ``max_concurrency`` is configured: send no more calls at once than
-        the server says it serves (``GET /props``), so the rest wait here rather than in its queue."""
-        if self._slots_asked or self.spec.concurrency_set:
+    async def learn_server(self) -> None:
+        """At first use, ask the server about itself (``agents/serverinfo.py``): the model file it
+        serves joins every reported model id, and unless ``max_concurrency`` is configured, no more
+        calls are sent at once than it has slots, so the rest wait here rather than in its queue."""
+        if self.server is not None:
             return
-        self._slots_lock = self._slots_lock or asyncio.Lock()
-        async with self._slots_lock:
-            if self._slots_asked:
-                return
-            from agents.slots import server_slots
+        self._server_lock = self._server_lock or asyncio.Lock()
+        async with self._server_lock:
+            if self.server is None:
+                self.adopt_server(await server_info(self.spec, self._chat))
 
-            self.adopt_slots(await server_slots(self.spec, self._chat))
+    def adopt_server(self, info: ServerInfo) -> None:
+        """Use what the server said about itself (what ``models check`` found, or asked at first use)."""
+        self.server = info
+        if not self._slots_asked and not self.spec.concurrency_set:
+            self.adopt_slots(info.slots)
 
     def adopt_slots(self, slots: int | None) -> None:
         """Use the server's slot count (None: it gave none) as the concurrency, where it is lower."""
@@ -348,7 +354,8 @@ class LLMClient:
                 self._learn(mode, f"{mode} refused with HTTP {exc.status_code}")
                 continue
             result.usage += reply.usage
-            result.reported_model = reply.reported_model
+            server = self.server or ServerInfo()
+            result.reported_model = server.reported(reply.reported_model)
             result.system_fingerprint = reply.system_fingerprint
             if mode != MODES[-1] and ignored(reply.message, reply.text, mode):
                 self._learn(mode, f"{mode} ignored: the reply held neither JSON nor a tool call")

@@ -81,6 +81,7 @@ class PanelFactory:
         found = await probe(client.spec, client.chat)
         self.capabilities[name] = found
         client.adopt(found.mode, "probed by models check")
+        client.adopt_server(found.server)
         return found
 
     async def aclose(self) -> None:

@@ -71,6 +71,17 @@ class Rule(BaseModel):
         return self.contains is None or self.contains in text
 
 
+class ModelFile(BaseModel):
+    """The weights a simulated server reports it serves (llama.cpp's /props and /v1/models meta)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = "/models/sim-q4_k_m.gguf"
+    size: int = Field(default=253_115_712, ge=1, description="bytes")
+    n_params: int = Field(default=268_098_176, ge=1)
+    n_ctx_train: int = Field(default=32_768, ge=1)
+
+
 class SimConfig(BaseModel):
     """Settings for every request: latency, default scores, and the concurrency gate."""
 
@@ -88,6 +99,17 @@ class SimConfig(BaseModel):
         ge=0,
         description="requests answered at once, the rest wait unanswered in a queue (llama.cpp's "
         "--parallel); with slots, GET /props reports them as total_slots. 0: no limit and no /props (404)",
+    )
+    context: int = Field(
+        default=4096,
+        ge=1,
+        description="tokens one request may hold (a slot's n_ctx): with slots, /props and /v1/models "
+        "report it and a longer prompt is refused with llama-server's HTTP 400; vLLM's max_model_len",
+    )
+    model_file: ModelFile | None = Field(
+        default=None,
+        description="the model file reported (with slots: /props model_path, /v1/models meta; the vllm "
+        "profile: /v1/models root); None: none reported",
     )
     default_max_tokens: int = Field(
         default=1024, ge=1, description="where a rambling reply stops when the request sends no max_tokens"

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from agents.simulator import llamacpp
 from agents.simulator.profiles import Profile
 from agents.simulator.replies import (
     CACHED_KEY,
@@ -219,21 +220,25 @@ def create_simulator(state: SimulatorState | None = None) -> Starlette:
         return JSONResponse({"ok": True})
 
     async def models(_: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [{"id": "sim", "object": "model"}]})
+        return JSONResponse(llamacpp.models(shared.config))
 
-    async def props(_: Request) -> Response:
-        # llama.cpp's server properties; a server without slots is one without the route (OpenAI).
+    async def llama(request: Request) -> Response:
+        # llama.cpp's own routes; a server without slots is one without them (OpenAI, vLLM).
         if shared.config.slots <= 0:
             return JSONResponse({"error": {"message": "Not Found", "type": "not_found_error"}}, 404)
-        settings = {"n_ctx": 4096, "n_predict": -1}
-        found = {"total_slots": shared.config.slots, "model_alias": "sim"}
-        return JSONResponse(found | {"default_generation_settings": settings})
+        if request.method == "GET":
+            return JSONResponse(llamacpp.props(shared.config))
+        body = await request.json()
+        answer = llamacpp.tokenized if request.url.path == "/tokenize" else llamacpp.applied
+        return JSONResponse(answer(body))
 
     routes = [
         Route("/v1/chat/completions", completions, methods=["POST"]),
         Route("/openai/deployments/{deployment}/chat/completions", azure, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
-        Route("/props", props, methods=["GET"]),
+        Route("/props", llama, methods=["GET"]),
+        Route("/tokenize", llama, methods=["POST"]),
+        Route("/apply-template", llama, methods=["POST"]),
         Route("/_sim", control, methods=["GET", "PUT"]),
     ]
     app = Starlette(routes=routes)
@@ -250,6 +255,11 @@ async def _respond(
 ) -> Response:
     """The answer; the slot (if any) is freed once its whole body is sent."""
     profile = state.config.server
+    too_long = llamacpp.over_context(state.config, body)
+    if too_long is not None:  # llama-server's answer whatever the model would say: no rule applies
+        state.answer(entry, 400)
+        _free(slots)
+        return JSONResponse(too_long, 400)
     refused = _refusal(profile, body, rule)
     if refused is not None:
         state.answer(entry, refused.status_code)

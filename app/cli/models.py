@@ -43,13 +43,17 @@ def models_check(
     models_file: Annotated[Path | None, typer.Option(help=MODELS_FILE_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the capabilities as JSON")] = False,
 ) -> None:
-    """Probe an endpoint once per capability and say how thinkloop will talk to it."""
+    """Probe an endpoint once per capability, say how thinkloop will talk to it, and fail (exit 1)
+    when it did not answer or a judge's prompt for a long problem and its max_tokens do not fit the
+    server's context per slot."""
     from agents.models import ModelConfigError, UnknownModelError
-    from app.cli.model_check import render_check
+    from app.cli.model_check import check_report, render_check
+    from app.logging import configure_logging
     from app.panels import panel_factory
     from app.settings import get_settings
 
     settings = get_settings()
+    configure_logging(settings.log_level, settings.log_json)  # on stderr: stdout is the report
     registry = registry_from(settings, models_file)
     try:
         spec = registry.get(name)
@@ -58,8 +62,9 @@ def models_check(
         found = asyncio.run(_check(panel_factory(settings, registry), name))
     except (UnknownModelError, ModelConfigError) as exc:
         fail(str(exc))
-    typer.echo(json.dumps(found.as_dict(), indent=2) if as_json else render_check(spec, found))
-    if not found.reachable:
+    report = check_report(spec, found)
+    typer.echo(json.dumps(report, indent=2) if as_json else render_check(report))
+    if not found.reachable or found.misfits:
         raise typer.Exit(1)
 
 

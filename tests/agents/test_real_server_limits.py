@@ -90,7 +90,7 @@ async def test_models_check_is_bounded_by_the_probe_max_tokens(sim: Sim, client:
     server = sim([Rule(ramble=True)], slots=3)  # a base model: it writes until something stops it
     model = client()
     found = await probe(model.spec, model.chat)
-    assert [bound_of(r.body) for r in server.state.requests] == [64, 64, 64]
+    assert [bound_of(r.body) for r in server.state.requests] == [64, 64, 64, 1]  # 1: the prompt-rate read
     assert found.slots == 3 and found.as_dict()["slots"] == 3
 
 

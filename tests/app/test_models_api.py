@@ -138,4 +138,5 @@ def test_models_check_prints_the_servers_slots_and_the_bounds(
     assert "server slots     4 (GET /props); at most 4 calls at once" in result.output
     assert "max_tokens       judge 1000, solver 500, reviser 2000, probe 64" in result.output
     bounds = [r.body.get("max_completion_tokens") for r in simulator_server.state.requests]
-    assert bounds == [64, 64, 64]  # every probe request is bounded
+    # Every probe request is bounded; the last reads the longest judge prompt for the prompt rate.
+    assert bounds == [64, 64, 64, 1]

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from tests.realmodel.server import (
+    GEMMA_FILE,
     MODEL_ID,
     LlamaServer,
     get_json,
@@ -81,6 +82,14 @@ class RealModel:
         props = get_json(f"{self.url}/props")
         assert isinstance(props, dict)
         return int(props["total_slots"])
+
+    def reported_model(self) -> str:
+        """The model id thinkloop records for this server's replies: its ``--alias`` with the model
+        file it serves (``/props`` ``model_path``, ``/v1/models`` ``meta``)."""
+        listed = get_json(f"{self.url}/v1/models")
+        assert isinstance(listed, dict)
+        meta = listed["data"][0]["meta"]
+        return f"{MODEL_ID} [file {GEMMA_FILE}, {meta['size']} bytes, {meta['n_params']} parameters]"
 
     def metrics(self) -> dict[str, float]:
         """``/metrics`` (Prometheus text) as name → value."""

@@ -136,10 +136,12 @@ class ServerOptions:
     # 2 threads, 6.9 with 1.
     threads: int = 1
     n_predict: int = 512
-    # The GGUF carries no template (without one the server uses ChatML). A built-in template name
-    # needs --no-jinja: with Jinja on (the default) "gemma" is read as a template of its own and
-    # every prompt becomes the word "gemma" (3 tokens).
-    chat_template: str = "gemma"
+    # The GGUF carries no template (without one the server uses ChatML): Gemma's turn format is given
+    # as a Jinja template file, with Jinja on (the default), so that tool calls work too (with
+    # --no-jinja the server refuses `tools`). A built-in template's *name* does not do: with Jinja on,
+    # `--chat-template gemma` is read as a template of its own and every prompt becomes the word
+    # "gemma" (3 tokens).
+    chat_template_file: Path = ROOT / "scripts" / "gemma-turns.jinja"
     # Gemma 3 attends through a sliding window in most layers, and llama.cpp's window-sized cache
     # for those layers cannot keep a prompt's prefix: without --swa-full every request is evaluated
     # whole, even when the slot holds the same prefix (measured: 0 of 379 tokens reused; with it, 372).
@@ -167,9 +169,9 @@ class ServerOptions:
             str(self.threads),
             "--n-predict",
             str(self.n_predict),
-            "--no-jinja",
-            "--chat-template",
-            self.chat_template,
+            "--jinja",
+            "--chat-template-file",
+            str(self.chat_template_file),
             "--metrics",  # /metrics: the tier reads the queue and the tokens generated
             "--no-webui",
             *(["--swa-full"] if self.swa_full else []),

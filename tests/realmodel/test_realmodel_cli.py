@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from tests.realmodel.conftest import NAME, Result
+from tests.realmodel.conftest import NAME, RealModel, Result
 from tests.realmodel.invariants import (
     assert_batch_report,
     assert_echo_is_a_failure,
     assert_run,
     assert_validity_report,
 )
-from tests.realmodel.server import MODEL_ID
+from tests.realmodel.server import GEMMA_FILE, MODEL_ID
 
 # A real model on 2 busy cores is slow: a generous hang guard (the suite's default is 300 s a test).
 pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(900)]
@@ -35,6 +35,12 @@ def test_models_check_finds_the_grammar_enforced_json_schema(thinkloop: Any) -> 
     found = json.loads(done.out)
     assert found["json_schema"] == "supported" and found["mode"] == "json_schema", found
     assert found["streaming"].startswith("ok"), found
+    # Jinja on: the server takes tools (with --no-jinja it answered them with HTTP 500), whatever Gemma
+    # then writes; and the judges' prompts for a long problem fit the tier's slots with their max_tokens.
+    assert found["tools"] in ("supported", "ignored (answered in prose)"), found
+    assert (found["context_per_slot"], found["fits"], found["problems"]) == (4096, True, []), found
+    assert found["model_file"]["name"] == GEMMA_FILE, found
+    assert found["identity"].startswith(f"{MODEL_ID} [file {GEMMA_FILE}, "), found
 
 
 def test_refine_with_gemma_as_the_model_under_test(thinkloop: Any) -> None:
@@ -90,7 +96,9 @@ def labelled_slice(tmp_path: Path) -> tuple[Path, int, int]:
 
 # Three CLI runs in one test (the refused --save, the bench, then the refine): a hang guard for all.
 @pytest.mark.timeout(1500)
-def test_judges_validate_save_then_gemma_as_the_whole_panel(thinkloop: Any, tmp_path: Path) -> None:
+def test_judges_validate_save_then_gemma_as_the_whole_panel(
+    thinkloop: Any, tmp_path: Path, realmodel: RealModel
+) -> None:
     """Gemma's panel on a small held-out slice: ``--save`` is refused before any call (a record rests
     on at least 20 sound versions, the slice holds one: issue 49); without it, each version is judged
     or counted apart, every rate's denominator excludes the versions that did not end in a verdict,
@@ -116,8 +124,10 @@ def test_judges_validate_save_then_gemma_as_the_whole_panel(thinkloop: Any, tmp_
     report = json.loads(done.out)
     assert_validity_report(report, flawed=flawed, sound=sound, exit_code=done.code)
     answered = report["calls"]["total"] > report["calls"]["failed"]
-    # llama-server names the model it loaded (its --alias), whatever the request asked for
-    assert report["reported_models"] == ([MODEL_ID] if answered else []), report["reported_models"]
+    # llama-server names the model it loaded (its --alias), whatever the request asked for; thinkloop
+    # adds the model file it serves (issue 53), so another file behind the alias is another panel
+    served = realmodel.reported_model()
+    assert report["reported_models"] == ([served] if answered else []), report["reported_models"]
     assert report["record"] is None
     panel: Result = thinkloop(
         "refine", "--example", "orchestra", "--model", NAME, "--judge-model", NAME,
@@ -131,7 +141,7 @@ def test_judges_validate_save_then_gemma_as_the_whole_panel(thinkloop: Any, tmp_
     last = result["rounds"][-1]
     calls = [*last["outcomes"], *([last["solver"]] if last.get("solver") else [])]
     reported = {c["reported_model"] for c in calls if c["reported_model"] is not None}
-    assert reported <= {MODEL_ID}, reported
+    assert reported <= {served}, reported
     # nothing was saved: an acceptance carries no warrant, and any other outcome none at all
     assert result["warrant"] == ({"status": "none"} if result["outcome"] == "accepted" else None), result[
         "warrant"
