@@ -118,7 +118,8 @@ def inconsistent(solution: Solution) -> str | None:
     numbers: '40 minutes' with value 12.5), or None when they agree or cannot be compared.
 
     Consistent when any number written in ``answer`` agrees with ``value`` ("80 minutes (1 h 20 min)"
-    holds 80): only a reply none of whose comparable numbers is its value is refused.
+    holds 80): only a reply none of whose numbers is its value is refused, a number written in
+    another unit than the value's compared as it stands ("40 minutes" with 12.5 dollars: refused).
     """
     solver = solver_answer(solution)
     if solver is None:
@@ -127,7 +128,11 @@ def inconsistent(solution: Solution) -> str | None:
     toks = tokens(text)
     written = [_read(toks, i, text) for i, t in enumerate(toks) if t.kind in _NUMBERS]
     verdicts = [agree(solver, number) for number in written]
-    if not verdicts or True in verdicts or False not in verdicts:
+    if not verdicts or True in verdicts:
+        return None
+    # a number in another unit than the value's ("40 minutes" against 12.5 dollars) is no unit
+    # conversion away from it: its written value is compared as it stands
+    if False not in verdicts and any(_close(solver.value, n, solver.tolerance) for n in written):
         return None
     return (
         f"the answer {_one_line(solution.answer)!r} and the value {_as_written(solver)} are different numbers"

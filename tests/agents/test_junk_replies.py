@@ -120,6 +120,9 @@ def test_answer_and_value_agree_or_do_not() -> None:
     assert inconsistent(solution("25%", 0.25)) is None
     assert inconsistent(solution("no number", None)) is None
     assert inconsistent(solution("eighty minutes", 80, "minutes")) is None
+    # another unit than the value's is no conversion away: Gemma's "40 minutes" with 12.5 dollars
+    assert inconsistent(solution("40 minutes", 12.5, "dollars")) is not None
+    assert inconsistent(solution("12.5 minutes", 12.5, "dollars")) is None  # the same number, mislabelled
 
 
 def test_mismatch_names_the_two_numbers_it_compared() -> None:
