@@ -70,6 +70,12 @@ class Judged:
     # Why the run ended as it did, when not in the panel's verdict alone (``causes_of``).
     causes: tuple[str, ...] = ()
     solver_failure: str | None = None  # the solver's failed call, in a line (None: none failed)
+    # Where the item comes from (its ``source``: name and kind; "" when it names none), its source's
+    # own category for its first flaw, and the pair it shares with its sound original.
+    source: str = ""
+    source_kind: str = ""
+    category: str = ""
+    pair: str | None = None
 
     @property
     def should_pass(self) -> bool:
@@ -276,6 +282,10 @@ async def bench(
             None if verdict.solver is None or key is None else agree(verdict.solver, key) is True,
             verdict.causes,
             verdict.solver_failure,
+            item.source.name if item.source else "",
+            item.source.kind if item.source else "",
+            next((flaw.category for flaw in item.flaws if flaw.category), ""),
+            item.pair,
         )
 
     jobs = [one(item, v, t, p) for item in items for v, t, p in versions(item, twins)]

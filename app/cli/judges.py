@@ -25,7 +25,11 @@ judges_cli.command("repair")(judges_repair)
 @judges_cli.command("validate")
 def judges_validate(
     dataset: Annotated[
-        Path | None, typer.Option(help="Labelled JSONL (default: the set shipped with thinkloop)")
+        list[Path] | None,
+        typer.Option(
+            help="Labelled JSONL (default: the set shipped with thinkloop); repeat it to judge several "
+            "sets at once, with figures per source (`shipped` names the shipped set)"
+        ),
     ] = None,
     judge_model: Annotated[str | None, typer.Option(help="The panel to measure (default: settings)")] = None,
     twins: Annotated[bool, typer.Option(help="Also judge adversarial twins and paraphrases")] = False,
@@ -62,18 +66,18 @@ def judges_validate(
     judge, calibration and the adversarial gap, per split, each rate with n and its Wilson 95 %
     interval. Exits 1 when any version errored or stayed undecided (after printing the report)."""
     from agents.models import ModelConfigError, UnknownModelError
-    from agents.validity.labels import LabelsError, read_labelled
+    from agents.validity.labels import LabelsError
     from app.logging import configure_logging
     from app.panels import panel_factory
     from app.reporting.validity import to_html, to_markdown
     from app.settings import get_settings
-    from app.validity.service import builtin_set, select_split
+    from app.validity.service import select_split
 
     if fmt not in ("md", "json", "html") or split not in ("tune", "heldout", "all"):
         fail("--format is md, json or html; --split is tune, heldout or all")
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_json)
-    if review_set is not None and dataset is not None:
+    if review_set is not None and dataset:
         fail("--review-set and --dataset name two sets: give one")
     if review_set is not None and project not in (DEFAULT_PROJECT, review_set):
         fail(
@@ -85,9 +89,8 @@ def judges_validate(
         if review_set is not None:
             items, name, digest, source, project = _review_set(review_set)
         else:
-            items = read_labelled(dataset) if dataset else builtin_set()
-            name, digest = _provenance(dataset)
-        chosen = select_split(items, split, str(dataset or review_set or "the shipped set"))
+            items, name, digest = _sets(dataset or [])
+        chosen = select_split(items, split, name if dataset or review_set else "the shipped set")
     except LabelsError as exc:
         fail(str(exc))
     owner = DEFAULT_PROJECT
@@ -112,6 +115,32 @@ def judges_validate(
     if refused:  # the figures are shown, but a failure is not a measurement: nothing was stored
         fail(refused, code=1)
     _exit_status(report, check)
+
+
+def _sets(paths: list[Path]) -> tuple[list[Any], str, str]:
+    """The items of one labelled set (a file, or the shipped set), or of several judged at once:
+    their name and hash. Several sets make one: their names joined with " + ", its hash that of
+    their items in order, and each item that names no source names its set's (figures per source)."""
+    from agents.validity.canonical import canonical_hash, read_objects
+    from agents.validity.labels import Source, check_labelled, read_labelled
+    from app.validity.provenance import SHIPPED
+    from app.validity.service import builtin_set
+
+    if len(paths) <= 1:
+        one = paths[0] if paths and str(paths[0]) != SHIPPED else None
+        return (read_labelled(one) if one else builtin_set()), *_provenance(one)
+    items: list[Any] = []
+    objects: list[Any] = []
+    for path in paths:
+        shipped = str(path) == SHIPPED
+        found = builtin_set() if shipped else read_labelled(path)
+        source = Source(name=SHIPPED if shipped else path.name, kind="shipped" if shipped else "own")
+        items += [i if i.source else i.model_copy(update={"source": source}) for i in found]
+        objects += (
+            [i.model_dump(mode="json", exclude_unset=True) for i in found] if shipped else read_objects(path)
+        )
+    name = " + ".join(SHIPPED if str(p) == SHIPPED else p.name for p in paths)
+    return check_labelled(items, name), name, canonical_hash(objects)
 
 
 def _provenance(dataset: Path | None) -> tuple[str, str]:

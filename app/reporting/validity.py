@@ -82,6 +82,29 @@ def _header(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _sources(report: dict[str, Any]) -> list[str]:
+    """Per source, first: no one set's figure is the headline when several were judged."""
+    sources = report.get("by_source") or {}  # reports made before sources were kept have none
+    if not sources:
+        return []
+    let_through = "let through" if report["offline"] else "false accepts"
+    lines = [
+        "",
+        "## By source",
+        "",
+        f"| source | kind | {let_through} | specificity | detection | pairs told apart |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, s in sources.items():
+        cells = [s["false_accept"], s["specificity"], s["detection"], s["pairs_told_apart"]]
+        lines.append(f"| {name} | {s['kind'] or '-'} | " + " | ".join(rate(c) for c in cells) + " |")
+    for name, s in sources.items():
+        if s["by_category"]:
+            lines += ["", f"{name}, {let_through} by its own category:", ""]
+            lines += [f"- {category}: {rate(c)}" for category, c in s["by_category"].items()]
+    return lines
+
+
 def _headline(report: dict[str, Any]) -> list[str]:
     splits = report["splits"]
     lines = [
@@ -169,7 +192,7 @@ def to_markdown(report: dict[str, Any]) -> str:
     """The counts, the headline rates per split (each with n and its Wilson interval), whether the
     targets can be claimed, why versions were excluded, and per split the figures per flaw type,
     twin form and judge."""
-    lines = _header(report) + _headline(report) + _targets(report) + _why(report)
+    lines = _header(report) + _sources(report) + _headline(report) + _targets(report) + _why(report)
     for split, s in report["splits"].items():
         lines += _split_section(split, s, report["offline"])
     return "\n".join(lines) + "\n"

@@ -352,6 +352,32 @@ class ValidityReport(BaseModel):
         "none); a record is saved only when there is exactly one (the offline panel: none)",
     )
     splits: dict[str, SplitSummary] = Field(description="The figures per split, and over all")
+    by_source: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="On the headline split, per source the items name (`source.name`; items of a file "
+        "that name none: the file): its kind, let-through (false_accept), specificity, detection and "
+        "the pairs told apart (a flawed item refused, its sound original passed), each a share with "
+        "its Wilson 95 % interval and n, and let-through per category of the source's own taxonomy; "
+        "empty when no item names a source",
+        examples=[
+            {
+                "UMWP": {
+                    "kind": "benchmark",
+                    "false_accept": {"n": 150, "count": 82, "rate": 0.547, "low": 0.467, "high": 0.624},
+                    "pairs_told_apart": {"n": 150, "count": 30, "rate": 0.2, "low": 0.144, "high": 0.271},
+                    "by_category": {
+                        "unrealistic conditions": {
+                            "n": 30,
+                            "count": 25,
+                            "rate": 0.833,
+                            "low": 0.664,
+                            "high": 0.927,
+                        }
+                    },
+                }
+            }
+        ],
+    )
     targets: Targets = Field(description="The targets, where and whether they can be claimed")
     record: RecordPublic | None = Field(
         default=None, description="The validity record saved (with save: true); null otherwise"

@@ -18,6 +18,7 @@ from graphs.result import RunResult
 from graphs.scoring import get_policy
 from graphs.validity import bench, versions
 from graphs.validity_metrics import SPLITS, summarise, targets_met
+from graphs.validity_sources import by_source
 
 MAX_VERSIONS = 2000  # a request judges at most this many versions (each is seven judge calls)
 Split = Literal["tune", "heldout", "all"]
@@ -99,5 +100,9 @@ async def validate(
         "complete": everything["excluded"]["total"] == 0,
         "record": None,  # the validity record, once one is saved of this report
         "splits": summaries,
+        # per source (and per source category), on the headline split: one source among others
+        "by_source": by_source(
+            [j for j in judged if headline["split"] == "all" or j.split == headline["split"]]
+        ),
         "targets": targets_met(headline),
     }
