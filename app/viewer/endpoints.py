@@ -11,9 +11,9 @@ from pathlib import Path
 
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import HTMLResponse
+from starlette.staticfiles import StaticFiles
 
 from agents.validity.labels import TAXONOMY
-from starlette.staticfiles import StaticFiles
 
 STATIC = Path(__file__).parent / "static"
 STATIC_PATH = "/viewer/static"

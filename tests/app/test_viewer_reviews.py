@@ -15,11 +15,13 @@ from playwright.async_api import Browser, Page, expect
 
 from app.db import migrate
 from app.main import create_app
+from tests.app import test_viewer as viewer
 from tests.app.conftest import Keys, LiveServer, seed_keys, service_settings
 from tests.app.reviewing import SIM, auth, make_key, unread
-from tests.app.test_viewer import WAIT_MS, browser, shots  # noqa: F401  (module-scoped fixtures)
 
 pytestmark = pytest.mark.slow
+WAIT_MS = viewer.WAIT_MS
+browser, shots = viewer.browser, viewer.shots  # the viewer tests' fixtures: one Chromium per module
 WIDTHS = [1280, 390]
 
 
@@ -39,7 +41,7 @@ async def queue_server(tmp_path: Path, simulator_server: Any) -> AsyncIterator[t
         yield live, keys, teacher
 
 
-async def teacher_page(browser: Browser, key: str, width: int) -> Page:  # noqa: F811
+async def teacher_page(browser: Browser, key: str, width: int) -> Page:
     """A page whose tab holds the teacher's key, at ``width`` px."""
     context = await browser.new_context(viewport={"width": width, "height": 900}, reduced_motion="reduce")
     await context.add_init_script(f"sessionStorage.setItem('thinkloop.key', {json.dumps(key)})")
@@ -61,7 +63,10 @@ async def no_horizontal_scroll(page: Page) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 async def test_the_queue_lists_items_and_an_item_shows_verdicts_warrant_and_think_aloud(
-    browser: Browser, queue_server: tuple[LiveServer, Keys, str], width: int, shots: Path  # noqa: F811
+    browser: Browser,
+    queue_server: tuple[LiveServer, Keys, str],
+    width: int,
+    shots: Path,
 ) -> None:
     live, _, teacher = queue_server
     page = await teacher_page(browser, teacher, width)
@@ -89,7 +94,9 @@ async def open_first(page: Page, live: LiveServer) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 async def test_the_three_decisions_are_recorded(
-    browser: Browser, queue_server: tuple[LiveServer, Keys, str], width: int  # noqa: F811
+    browser: Browser,
+    queue_server: tuple[LiveServer, Keys, str],
+    width: int,
 ) -> None:
     live, _, teacher = queue_server
     page = await teacher_page(browser, teacher, width)
@@ -125,12 +132,16 @@ async def test_the_three_decisions_are_recorded(
 
 @pytest.mark.parametrize("width", WIDTHS)
 async def test_the_whole_flow_by_keyboard_alone(
-    browser: Browser, queue_server: tuple[LiveServer, Keys, str], width: int  # noqa: F811
+    browser: Browser,
+    queue_server: tuple[LiveServer, Keys, str],
+    width: int,
 ) -> None:
     live, _, teacher = queue_server
     page = await teacher_page(browser, teacher, width)
     await page.goto(f"{live.url}/#/reviews")
-    await expect(page.get_by_role("list", name="Review queue").get_by_role("link")).to_have_count(2, timeout=WAIT_MS)
+    await expect(page.get_by_role("list", name="Review queue").get_by_role("link")).to_have_count(
+        2, timeout=WAIT_MS
+    )
     await page.keyboard.press("j")
     await page.keyboard.press("j")
     await page.keyboard.press("k")
@@ -153,7 +164,8 @@ async def test_the_whole_flow_by_keyboard_alone(
 
 
 async def test_another_teachers_earlier_decision_shows_the_409(
-    browser: Browser, queue_server: tuple[LiveServer, Keys, str]  # noqa: F811
+    browser: Browser,
+    queue_server: tuple[LiveServer, Keys, str],
 ) -> None:
     live, _, teacher = queue_server
     page = await teacher_page(browser, teacher, 1280)
@@ -164,6 +176,8 @@ async def test_another_teachers_earlier_decision_shows_the_409(
         assert first.status_code == 201, first.text
     await page.keyboard.press("s")
     await page.keyboard.press("Enter")
-    await expect(page.locator("#decision-message")).to_contain_text("Another decision was recorded first", timeout=WAIT_MS)
+    await expect(page.locator("#decision-message")).to_contain_text(
+        "Another decision was recorded first", timeout=WAIT_MS
+    )
     [decided] = await items(live, teacher, "decided")
     assert decided["decision"]["id"] == first.json()["id"]
