@@ -154,8 +154,8 @@ async def test_the_whole_flow_by_keyboard_alone(
     await page.keyboard.press("f")
     await page.keyboard.press("Tab")  # the first type's checkbox
     await page.keyboard.press("Space")
-    first = await page.evaluate("document.activeElement.value")
     await page.keyboard.type("the count is missing")  # the evidence field took focus
+    first = await page.evaluate("document.querySelector('input[name=type]:checked').value")
     await page.keyboard.press("Enter")
     await expect(page.get_by_role("heading", name="Review queue")).to_be_visible(timeout=WAIT_MS)
     [decided] = await items(live, teacher, "decided")

@@ -134,7 +134,7 @@ export async function reviewView(main, id, { signal, navigate, announce }) {
       problemBlock(item.question, item.solution)),
     h("section", { "aria-labelledby": "h-judges" }, h("h2", { id: "h-judges" }, "What the judges said"), verdictList(item.verdicts)),
     h("section", { "aria-labelledby": "h-warrant" }, h("h2", { id: "h-warrant" }, "Warrant"), warrantPart(item.warrant),
-      item.stop_reason ? h("p", {}, `Why the run ended: ${item.stop_reason}`) : null),
+      item.stop_reason && item.stop_reason !== item.cause ? h("p", {}, `Why the run ended: ${item.stop_reason}`) : null),
     h("section", { "aria-labelledby": "h-think" }, h("h2", { id: "h-think" }, "Think-aloud"), thinkAloud(item.thinking)),
     h("section", { "aria-labelledby": "h-decide" }, h("h2", { id: "h-decide" }, "Decision"), actions, area, message),
     keyHelp());
