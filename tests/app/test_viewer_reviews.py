@@ -181,3 +181,15 @@ async def test_another_teachers_earlier_decision_shows_the_409(
     )
     [decided] = await items(live, teacher, "decided")
     assert decided["decision"]["id"] == first.json()["id"]
+
+
+async def test_a_review_key_signs_in_to_the_queue(
+    browser: Browser, queue_server: tuple[LiveServer, Keys, str]
+) -> None:
+    live, _, teacher = queue_server
+    page = await (await browser.new_context(viewport={"width": 390, "height": 900})).new_page()
+    await page.goto(f"{live.url}/")
+    await page.get_by_label("API key").fill(teacher)
+    await page.keyboard.press("Enter")
+    await expect(page.get_by_role("heading", name="Review queue")).to_be_visible(timeout=WAIT_MS)
+    await expect(page.get_by_role("list", name="Review queue").get_by_role("link")).to_have_count(2)
