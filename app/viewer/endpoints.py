@@ -13,6 +13,8 @@ from fastapi import APIRouter, FastAPI
 from fastapi.responses import HTMLResponse
 from starlette.staticfiles import StaticFiles
 
+from agents.validity.labels import TAXONOMY
+
 STATIC = Path(__file__).parent / "static"
 STATIC_PATH = "/viewer/static"
 # Scripts and styles from this server only: no inline script, nothing from a CDN, no framing.
@@ -39,6 +41,12 @@ def _page() -> str:
 async def viewer_page() -> HTMLResponse:
     """The viewer: runs, batches, comparisons (it routes inside the page, after the #)."""
     return HTMLResponse(_page(), headers=SECURITY_HEADERS)
+
+
+@router.get("/viewer/taxonomy.json")
+async def flaw_taxonomy() -> dict[str, str]:
+    """The flaw types a teacher may choose (the taxonomy the decision endpoint accepts), in words."""
+    return {name: words for name, (words, _judges) in TAXONOMY.items()}
 
 
 def install(app: FastAPI) -> None:

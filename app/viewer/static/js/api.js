@@ -32,8 +32,8 @@ async function failure(response, quiet = false) {
 }
 
 /** GET (or another method) a JSON resource of the API. */
-export async function api(path, { method = "GET", body, signal, accept = "application/json", quiet = false } = {}) {
-  const init = { method, signal, headers: headers({ Accept: accept }) };
+export async function api(path, { method = "GET", body, signal, accept = "application/json", quiet = false, headers: extra = {} } = {}) {
+  const init = { method, signal, headers: headers({ ...extra, Accept: accept }) };
   if (body !== undefined) {
     init.body = JSON.stringify(body);
     init.headers["Content-Type"] = "application/json";

@@ -8,6 +8,7 @@ import { batchesView } from "./batches.js";
 import { compareView } from "./compare.js";
 import { runView } from "./run.js";
 import { runsView } from "./runs.js";
+import { reviewView, reviewsView } from "./reviews.js";
 
 const main = document.getElementById("main");
 const announcer = document.getElementById("announcer");
@@ -32,6 +33,8 @@ function pick(parts) {
   if (section === "batches" && id) return ["batches", (m, p, c) => batchView(m, decodeURIComponent(id), p, c)];
   if (section === "batches") return ["batches", batchesView];
   if (section === "compare") return ["compare", compareView];
+  if (section === "reviews" && id) return ["reviews", (m, p, c) => reviewView(m, decodeURIComponent(id), c)];
+  if (section === "reviews") return ["reviews", reviewsView];
   return ["runs", runsView];
 }
 
@@ -49,6 +52,18 @@ function sessionBar() {
   fill(bar, h("span", {}, "Signed in with a key"), out);
 }
 
+/** A read key opens where it was; a review-only key (403 on runs) opens the teacher's queue. */
+async function checkKey() {
+  try {
+    await api("/v1/runs?limit=1", { quiet: true });
+    return route();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 403) throw error;
+  }
+  await api("/v1/reviews?limit=1", { quiet: true });
+  navigate("#/reviews");
+}
+
 function signIn(reason) {
   markNav(null);
   sessionBar();
@@ -59,12 +74,11 @@ function signIn(reason) {
     event.preventDefault();
     auth.set(input.value.trim());
     try {
-      await api("/v1/runs?limit=1", { quiet: true });
-      route();
+      await checkKey();
     } catch (error) {
       auth.clear();
       message.textContent = error instanceof ApiError && error.status === 403
-        ? "This key cannot read (it needs the read scope)."
+        ? "This key can neither read runs (read scope) nor the review queue (review scope)."
         : `The key was refused: ${error.message}`;
       input.focus();
     }
@@ -74,7 +88,7 @@ function signIn(reason) {
   h("p", { id: "key-help", class: "note" },
     "The key that ", h("code", {}, "thinkloop view"), " printed, or one from ",
     h("code", {}, "thinkloop keys create --name viewer --scope read"),
-    ". It stays in this tab and is sent only in the Authorization header."),
+    " (a teacher's key has the review scope). It stays in this tab and is sent only in the Authorization header."),
   h("button", { type: "submit" }, "Sign in"),
   message);
   fill(main, h("h1", { tabindex: "-1" }, "Sign in"), form);
