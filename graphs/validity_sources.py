@@ -32,7 +32,9 @@ def pairs_told_apart(versions: Sequence[Judged]) -> dict[str, Any]:
             flawed.setdefault(j.pair, []).append(j)
         elif j.version == "control":
             originals[j.pair] = j
-    hits = [not f.passed and originals[pair].passed for pair in flawed for f in flawed[pair] if pair in originals]
+    hits = [
+        not f.passed and originals[pair].passed for pair in flawed for f in flawed[pair] if pair in originals
+    ]
     return share(hits)
 
 

@@ -43,7 +43,12 @@ def owner_of(run: Run) -> Owner | None:
 
 
 async def charge(
-    session: AsyncSession, run_id: str, usages: Iterable[Usage], owner: Owner | None = None
+    session: AsyncSession,
+    run_id: str,
+    usages: Iterable[Usage],
+    owner: Owner | None = None,
+    *,
+    held: bool = True,
 ) -> None:
     """Add these calls' tokens and cost to today's (UTC) row of the run's project and of its key,
     made if new; ``owner``, when the caller has it (``owner_of``), saves looking it up.
@@ -59,8 +64,12 @@ async def charge(
     found = owner if owner is not None else await find_owner(session, run_id)
     if found is not None:
         await charge_owner(session, found[0], found[1], spent)
-    # What the run had reserved for these calls (``app.access.reserve``) is spent now.
-    await holds.settle(session, run_id, values["input_tokens"] + values["output_tokens"], values["cost_usd"])
+    # What the run had reserved for these calls (``app.access.reserve``) is spent now (a temporary
+    # store's run, ``held`` false, reserves nothing there: no lookup).
+    if held:
+        await holds.settle(
+            session, run_id, values["input_tokens"] + values["output_tokens"], values["cost_usd"]
+        )
 
 
 async def find_owner(session: AsyncSession, run_id: str) -> Owner | None:

@@ -119,6 +119,7 @@ async def record_rounds(
     *,
     none_stored: bool = False,
     owner: usage.Owner | None = None,
+    held: bool = True,
 ) -> list[int]:
     """Store those of a run's scored rounds (each with its seven judgements) and revisions that are
     not stored yet, and charge their calls to the usage ledgers once, in the same transaction (the
@@ -172,7 +173,7 @@ async def record_rounds(
     for table, rows in ((RoundRow, round_rows), (VerdictRow, verdicts), (RevisionRow, revision_rows)):
         if rows:
             await session.execute(_BULK[table], rows)
-    await usage.charge(session, run_id, spent, owner)
+    await usage.charge(session, run_id, spent, owner, held=held)
     return added
 
 
@@ -375,8 +376,10 @@ async def finish_run(
     result: dict[str, Any] | None,
     failure: dict[str, Any] | None = None,
     owner: str | None = None,
+    held: bool = True,
 ) -> bool:
     """Set a run's terminal state (its outcome, why, and the failure's cause if it ended in error).
+    ``held``: the run may hold reservations of the daily ledgers (a temporary store's never does).
 
     Only an unfinished run ends, and with ``owner`` only while that process still holds it: a run
     cancelled or taken over elsewhere keeps the end state it got there. False when nothing changed.
@@ -399,6 +402,7 @@ async def finish_run(
     changed = bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
     if changed:
         session.expire_all()  # objects loaded earlier in this session show the end state
+    if changed and held:
         await reserve.release(session, run_id)  # what it reserved and did not spend is given back
     return changed
 

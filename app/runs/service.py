@@ -198,6 +198,9 @@ class RunExecutor:
         # What a durable store does when a run ends (the app sets its review queue's entry); None:
         # nothing (a temporary store's runs, a bench's, never enter a queue).
         self.on_end: EndHook | None = None
+        # Whether its runs may hold reservations of the daily ledgers (a temporary store's never do:
+        # its runs end without looking their holds up).
+        self.holds_spend = True
         # With workers (Redis): how a new run reaches them. None: this process executes its runs.
         self.send: Callable[[str], Awaitable[None]] | None = None
         # A run's typed events as they happen, for a caller in this process that shows them live
@@ -598,7 +601,7 @@ class RunExecutor:
         async def resume(session: AsyncSession) -> None:
             await running(session)
             # What the checkpoint holds is stored with its events, before any step runs again.
-            await repo.record_rounds(session, run_id, rounds, revisions)
+            await repo.record_rounds(session, run_id, rounds, revisions, held=self.holds_spend)
 
         replayed = self._undescribed(run_id, rounds, revisions, saved.get("original"))
         log.info("run.resumed", executor=self.worker, replayed=len(replayed))
@@ -729,7 +732,7 @@ class RunExecutor:
                         events.append((seq, data))
                         rows.append(_event_row(run_id, seq, kind, key, data))
                 if rounds or revisions:
-                    await repo.record_rounds(session, run_id, rounds, revisions)
+                    await repo.record_rounds(session, run_id, rounds, revisions, held=self.holds_spend)
                 if rows:
                     await session.execute(_EVENTS, rows)
                 if events:
@@ -840,6 +843,7 @@ class RunExecutor:
                 result.revisions,
                 none_stored=transcript.seq == 0,
                 owner=owner_of(run),
+                held=self.holds_spend,
             )
             failure = result.failure.model_dump() if result.failure else None
             ended = await repo.finish_run(
@@ -850,6 +854,7 @@ class RunExecutor:
                 repo.facts(result),
                 failure,
                 owner=self.worker,
+                held=self.holds_spend,
             )
             if not ended:  # rolled back with the end event: the run's end state was set elsewhere
                 raise LeaseLost(run.id)
@@ -909,7 +914,9 @@ class RunExecutor:
         event = {"type": "run.failed", "status": status, "reason": reason}
 
         async def store(session: AsyncSession) -> None:
-            if not await repo.finish_run(session, run_id, status, reason, None, failure, owner=self.worker):
+            if not await repo.finish_run(
+                session, run_id, status, reason, None, failure, owner=self.worker, held=self.holds_spend
+            ):
                 raise LeaseLost(run_id)
             if settle is not None:
                 await settle(session, None)

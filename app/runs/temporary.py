@@ -64,6 +64,7 @@ class TemporaryExecutor(RunExecutor):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.holds_spend = False  # its runs reserve nothing here (a bench reserves in the service's ledger)
         self.contexts: dict[str, RunContext] = {}
         self.created: dict[str, tuple[Run, Problem]] = {}
 

@@ -58,6 +58,8 @@ OTHER_ROUTES = {
     ("DELETE", "/v1/panels/records/{record_id}/pin"),
     ("POST", "/v1/panels/records/{record_id}/publish"),
     ("DELETE", "/v1/panels/records/{record_id}/publish"),
+    ("POST", "/v1/runs/{run_id}/review-requests"),
+    ("POST", "/v1/reviews/{review_id}/decision"),
 }
 
 

@@ -222,12 +222,16 @@ async def test_the_migration_keeps_every_report_of_a_batch_made_at_0018(database
     finally:
         await engine.dispose()
     report["manifest"].pop("written_by")
+    assert report.pop("teachers") is None  # added since (#50): no run of 0018 was reviewed
     for row in report["rows"]:  # added after 0018 (migration 0023): nothing stored before read a cache
         assert row.pop("cached_input_tokens") == 0, row
         # added since (#52): the dataset of 0018 carries no answer keys, so the rows have no repair figures
         assert row.pop("repair") is None, row
+        # added since (#53): a run of 0018 predates the check that a revision revises
+        assert row.pop("not_revised") == 0, row
         # added since (#49): a warrant of 0018 names no sound-passed bound, no sound n and no set hash
         for cited in row["warrants"]["cited"]:
+            assert cited.pop("source") is None  # added since (#50): a warrant of 0018 names no source
             assert (cited.pop("sound_passed_lower"), cited.pop("n_sound"), cited.pop("set_hash")) == (
                 None,
                 0,
