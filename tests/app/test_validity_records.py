@@ -14,6 +14,7 @@ from app.cli.render import warrant_line
 from app.models import Project, ValidityRecord
 from app.validity.records import (
     NotRecordable,
+    Source,
     bench_identity,
     identity_of,
     new_record,
@@ -264,3 +265,23 @@ def test_a_records_source_comes_from_its_hash_and_its_items_never_from_a_claim()
     assert source_of([item(1, "shipped")], "mine.jsonl").kind == "own"
     assert source_of([item(1, "reviews")], "mine.jsonl").kind == "own"
     assert source_of([item(1, None)], "shipped").kind == "shipped"  # the name, checked against the hash
+
+
+def test_a_source_requirement_refuses_a_warrant_measured_elsewhere() -> None:
+    """A project requiring its own teachers' reviews: a record of the shipped set (its name checked
+    against its hash makes it of kind shipped) leaves an acceptance uncertified, with the cause."""
+    shipped = new_record(IDENTITY, report((2, 120)), "shipped", "ab" * 32)
+    shipped.id, shipped.false_accept_high = "rec2", 0.0585
+    assert shipped.source_kind == "shipped"
+    required = Requirement(1.0, 0.5, "reviews")
+    why = uncertified(warrant_of(shipped), required)
+    assert why == (
+        "panel not certified: its cited validity record (rec2) was measured on shipped (shipped), not on "
+        "the required source: reviews"
+    )
+    reviewed = new_record(
+        IDENTITY, report((2, 120)), "reviews of north", "cd" * 32, source=Source("reviews", 3)
+    )
+    reviewed.id, reviewed.false_accept_high = "rec3", 0.0585
+    assert uncertified(warrant_of(reviewed), required) is None
+    assert warrant_of(reviewed)["source"] == {"kind": "reviews", "name": "reviews of north", "reviewers": 3}
