@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
+from agents.schemas import Problem
 from app.errors import Conflict, NotFound
 from app.grading import grading_progress
 from app.models import (
@@ -70,6 +71,13 @@ async def latest(session: AsyncSession, item_ids: Sequence[str]) -> dict[str, Re
         .order_by(col(ReviewDecision.created_at), col(ReviewDecision.id))
     )
     return {row.item_id: row for row in (await session.execute(query)).scalars().all()}
+
+
+def corrected_of(decision: ReviewDecision) -> Problem | None:
+    """The teacher's corrected version of a decision, if one was given."""
+    if not decision.corrected_question:
+        return None
+    return Problem(question=decision.corrected_question, solution=decision.corrected_solution or "")
 
 
 def _request_hash(body: DecisionIn) -> str:

@@ -18,11 +18,10 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from agents.schemas import Problem
 from agents.validity.canonical import canonical_hash, canonical_jsonl
 from agents.validity.labels import TAXONOMY, Flaw, LabelledItem
 from app.models import Project, ReviewDecision, ReviewItem
-from app.reviews.decisions import latest
+from app.reviews.decisions import corrected_of, latest
 
 
 def set_name(project: Project) -> str:
@@ -65,11 +64,7 @@ class ReviewSet:
 
 def labelled(item: ReviewItem, decision: ReviewDecision) -> list[LabelledItem]:
     """The labelled versions one decision gives."""
-    corrected = (
-        Problem(question=decision.corrected_question, solution=decision.corrected_solution or "")
-        if decision.corrected_question
-        else None
-    )
+    corrected = corrected_of(decision)
     if decision.decision == "flawed":
         flaws = [
             Flaw(type=f["type"], levels=list(TAXONOMY[f["type"]][1]), evidence=f["evidence"])

@@ -65,7 +65,9 @@ async def on_run_end(
 ) -> GradingProgress:
     """Queue the run for review when it ends ``outcome`` and should be (``version``: the round, the
     question and the solution to decide), in the run's end transaction; the run's grading progress."""
-    project = await session.get(Project, run.project_id)
+    # the project (its audit rate and seed) is looked up only for a run an audit may draw
+    drawable = outcome in AUDITED and run.batch_id is None
+    project = await session.get(Project, run.project_id) if drawable else None
     why = reason_for(project, run, outcome, stop_reason)
     if why is not None:
         await add_item(session, run, outcome, why, version)

@@ -5,28 +5,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col, select
 
-from agents.schemas import Problem
 from app.grading import grading_progress
 from app.models import ReviewDecision, ReviewItem, Run
-from app.reviews.decisions import history, latest
+from app.reviews.decisions import corrected_of, history, latest
 from app.reviews.schemas import DecisionPublic, ReviewDetail, ReviewPublic
 from app.runs import actions
 
 
 def decision_public(row: ReviewDecision) -> DecisionPublic:
     """A stored decision as the API shows it."""
-    corrected = (
-        Problem(question=row.corrected_question, solution=row.corrected_solution or "")
-        if row.corrected_question
-        else None
-    )
     return DecisionPublic(
         id=row.id,
         review_id=row.item_id,
         decision=row.decision,
         flaws=row.flaws,
-        corrected=corrected,
+        corrected=corrected_of(row),
         note=row.note,
         reviewer=row.reviewer,
         replaces=row.replaces,
@@ -59,7 +54,9 @@ def review_public(item: ReviewItem, run: Run | None, decision: ReviewDecision | 
 async def review_rows(session: AsyncSession, items: Sequence[ReviewItem]) -> list[ReviewPublic]:
     """Queue rows of ``items``."""
     decisions = await latest(session, [item.id for item in items])
-    return [review_public(i, await session.get(Run, i.run_id), decisions.get(i.id)) for i in items]
+    found = await session.execute(select(Run).where(col(Run.id).in_({item.run_id for item in items})))
+    runs = {run.id: run for run in found.scalars().all()}
+    return [review_public(i, runs.get(i.run_id), decisions.get(i.id)) for i in items]
 
 
 async def review_detail(session: AsyncSession, item: ReviewItem) -> ReviewDetail:
