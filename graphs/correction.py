@@ -154,9 +154,16 @@ def corrected_rate(
         return None
     c = calibration
     low, high, chance = corrected_intervals(
-        passes, n, c.false_accepts, c.flawed, c.sound_passed, c.sound,
-        confidence=confidence, resamples=resamples, seed=seed,
-    )  # fmt: skip
+        passes,
+        n,
+        c.false_accepts,
+        c.flawed,
+        c.sound_passed,
+        c.sound,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+    )
     estimate = float(rogan_gladen(passes / n, c.false_accept_rate, c.specificity))
     return Corrected(
         raw=passes / n,

@@ -43,6 +43,7 @@ from app.pagination_http import CreatedAfter, CreatedBefore
 from app.reporting import figures
 from app.reporting.batch import build_report
 from app.reporting.comparisons import compare
+from app.reporting.corrected import batch_labels
 from app.reporting.data import load_entries
 from app.reporting.figure_cache import FigureCache
 from app.reporting.formats import render_report
@@ -242,9 +243,10 @@ async def get_batch_report(
     flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
     served = await served_by(session, items)
     teachers = await batch_teachers(session, batch, items)
+    labels = await batch_labels(session, batch, items)
     # statistics (bootstrap) and plots are CPU work: off the event loop
     body = await run_in_threadpool(
-        lambda: render_report(build_report(batch, entries, flaws, served, teachers), fmt)
+        lambda: render_report(build_report(batch, entries, flaws, served, teachers, labels), fmt)
     )
     headers = {"Link": f'</v1/batches/{batch.id}/manifest>; rel="describedby"'} if fmt == "csv" else None
     return Response(body, media_type=MEDIA[fmt], headers=headers)
