@@ -27,6 +27,7 @@ from app.batches.schemas import (
     BatchPage,
     BatchProgress,
     BatchPublic,
+    BatchReport,
     BatchStatus,
     ItemFormat,
     ItemOutcome,
@@ -220,7 +221,7 @@ async def delete_batch(batch_id: BatchId, key: WriteKey, service: Batches, execu
 
 @router.get(
     "/{batch_id}/report",
-    responses={**_ERRORS, 200: {"content": {m: {} for m in MEDIA.values()}}},
+    responses={**_ERRORS, 200: {"model": BatchReport, "content": {m: {} for m in MEDIA.values()}}},
     response_class=Response,
 )
 async def get_batch_report(
@@ -236,7 +237,9 @@ async def get_batch_report(
     judge agreement, the feedback-vs-control comparison, and (when the dataset labels them) outcomes
     and pass rate per flaw type; as JSON, Markdown, CSV or HTML with plots. JSON, Markdown and HTML
     carry the batch's manifest; CSV, which has no place for it, points to it in a `Link` header
-    (rel="describedby")."""
+    (rel="describedby"). Each pass rate is also shown corrected for the panel's measured error when the
+    batch's acceptances cite one validity record (`correction`; else why not), with prediction-powered
+    estimates where teachers decided some of the batch's runs."""
     batch = await _get(session, batch_id, key.project_id)
     items = await repo.items(session, batch_id)
     entries = await load_entries(session, items)

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from typing import Any
 
 import pytest
 
+from app.batches.schemas import BatchReport
 from app.models import Batch, BatchItem
 from app.reporting.batch import build_report
 from app.reporting.data import Entry
+from app.reporting.formats import render_report
 from app.reporting.html import to_html
 from app.reporting.item_result import ItemResult
 from app.reporting.text import to_csv, to_markdown
@@ -99,6 +102,8 @@ def test_a_warranted_batch_reports_each_pass_rate_raw_and_corrected() -> None:
     assert rows[0]["pass_rate_corrected_ci95_low"] and rows[0]["pass_rate_ppi"] == ""
     html = to_html(report)
     assert "Pass rates corrected for the judges" in html and "81.2%" in html
+    typed = BatchReport.model_validate(json.loads(render_report(report, "json")))  # the API's schema
+    assert typed.correction is not None and typed.correction.rows[0].corrected == pytest.approx(0.8125)
 
 
 def test_without_a_warrant_the_report_says_its_figures_are_uncorrected_and_why() -> None:
