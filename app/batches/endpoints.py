@@ -27,6 +27,7 @@ from app.batches.schemas import (
     BatchPage,
     BatchProgress,
     BatchPublic,
+    BatchReport,
     BatchStatus,
     ItemFormat,
     ItemOutcome,
@@ -43,6 +44,7 @@ from app.pagination_http import CreatedAfter, CreatedBefore
 from app.reporting import figures
 from app.reporting.batch import build_report
 from app.reporting.comparisons import compare
+from app.reporting.corrected import batch_labels
 from app.reporting.data import load_entries
 from app.reporting.figure_cache import FigureCache
 from app.reporting.formats import render_report
@@ -219,7 +221,7 @@ async def delete_batch(batch_id: BatchId, key: WriteKey, service: Batches, execu
 
 @router.get(
     "/{batch_id}/report",
-    responses={**_ERRORS, 200: {"content": {m: {} for m in MEDIA.values()}}},
+    responses={**_ERRORS, 200: {"model": BatchReport, "content": {m: {} for m in MEDIA.values()}}},
     response_class=Response,
 )
 async def get_batch_report(
@@ -235,16 +237,19 @@ async def get_batch_report(
     judge agreement, the feedback-vs-control comparison, and (when the dataset labels them) outcomes
     and pass rate per flaw type; as JSON, Markdown, CSV or HTML with plots. JSON, Markdown and HTML
     carry the batch's manifest; CSV, which has no place for it, points to it in a `Link` header
-    (rel="describedby")."""
+    (rel="describedby"). Each pass rate is also shown corrected for the panel's measured error when the
+    batch's acceptances cite one validity record (`correction`; else why not), with prediction-powered
+    estimates where teachers decided some of the batch's runs."""
     batch = await _get(session, batch_id, key.project_id)
     items = await repo.items(session, batch_id)
     entries = await load_entries(session, items)
     flaws = await datasets_repo.flaw_labels(session, batch.dataset_id)
     served = await served_by(session, items)
     teachers = await batch_teachers(session, batch, items)
+    labels = await batch_labels(session, batch, items)
     # statistics (bootstrap) and plots are CPU work: off the event loop
     body = await run_in_threadpool(
-        lambda: render_report(build_report(batch, entries, flaws, served, teachers), fmt)
+        lambda: render_report(build_report(batch, entries, flaws, served, teachers, labels), fmt)
     )
     headers = {"Link": f'</v1/batches/{batch.id}/manifest>; rel="describedby"'} if fmt == "csv" else None
     return Response(body, media_type=MEDIA[fmt], headers=headers)

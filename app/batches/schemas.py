@@ -353,3 +353,170 @@ class BatchComparison(BaseModel):
     pairs: list[list[float]] = Field(
         description="Per problem, side A's and side B's final AvgQualityScore", examples=[[[0.9123, 0.8811]]]
     )
+
+
+_EXAMPLE_PPI: dict[str, Any] = {"labelled": 20, "unlabelled": 40, "estimate": 0.652, "ci95": [0.561, 0.744]}
+_EXAMPLE_CORRECTED_ROW: dict[str, Any] = {
+    "model": "gpt4o",
+    "arm": "loop",
+    "problems": 60,
+    "pass_rate": 0.75,
+    "corrected": 0.8125,
+    "corrected_ci95": [0.689, 0.943],
+    "chance": 0.0,
+    "could_swap": False,
+    "ppi": _EXAMPLE_PPI,
+}
+_EXAMPLE_CORRECTION: dict[str, Any] = {
+    "status": "corrected",
+    "reason": None,
+    "method": "Rogan–Gladen (θ = (p − f) / (s − f), clipped to [0, 1]); 95 % percentile interval of a "
+    "seeded parametric bootstrap (4000 draws) of the batch's passes and the record's two counts, each "
+    "drawn from its Agresti–Coull-adjusted share",
+    "seed": 0,
+    "resamples": 4000,
+    "record": {
+        "record_id": "3f0c9a1d2b7e4c5f8a6b1c2d3e4f5a6b",
+        "false_accepts": 12,
+        "flawed": 120,
+        "sound_passed": 63,
+        "sound": 70,
+        "split": "heldout",
+        "set": "shipped",
+        "set_hash": "17407c95d697",
+    },
+    "ppi_method": "prediction-powered inference (ppi_py, power-tuned), over items: teachers' labels and "
+    "the panel's passes",
+    "ppi_min_labels": 10,
+    "rows": [_EXAMPLE_CORRECTED_ROW],
+}
+
+
+class PredictionPoweredRate(BaseModel):
+    """A prediction-powered estimate of the share of an arm's final versions that are truly sound."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_PPI]})
+
+    labelled: int = Field(description="Scored runs of the arm a teacher decided", examples=[20])
+    unlabelled: int = Field(description="Scored runs of the arm no teacher decided", examples=[40])
+    estimate: float | None = Field(
+        description="PPI's estimate (ppi_py); null with fewer labelled runs than ppi_min_labels",
+        examples=[0.652],
+    )
+    ci95: list[float] | None = Field(
+        description="Its 95 % interval; null without an estimate", examples=[[0.561, 0.744]]
+    )
+
+
+class CorrectionRecord(BaseModel):
+    """The validity record whose measured error corrects the batch's pass rates."""
+
+    record_id: str = Field(description="The record the batch's acceptances cite", examples=["3f0c9a1d2b7e"])
+    false_accepts: int = Field(description="Flawed problems the panel passed (k)", examples=[12])
+    flawed: int = Field(description="Flawed problems it was measured on (n)", examples=[120])
+    sound_passed: int = Field(description="Sound versions the panel passed", examples=[63])
+    sound: int = Field(description="Sound versions it was measured on", examples=[70])
+    split: str | None = Field(description="The split the figures are of (heldout)", examples=["heldout"])
+    set: str | None = Field(description="The labelled set's name", examples=["shipped"])
+    set_hash: str | None = Field(description="The first 12 hex digits of its hash", examples=["17407c95d697"])
+
+
+class CorrectedRate(BaseModel):
+    """One model and arm's pass rate, raw and corrected for the panel's measured error."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_CORRECTED_ROW]})
+
+    model: str = Field(description="The model under test", examples=["gpt4o"])
+    arm: str = Field(description="loop or control", examples=["loop"])
+    problems: int = Field(description="Problems scored (repeats averaged first)", examples=[60])
+    pass_rate: float | None = Field(description="The raw pass rate: the panel's passes", examples=[0.75])
+    corrected: float | None = Field(
+        description="Rogan–Gladen's share truly sound, clipped to [0, 1]; null without a record or when "
+        "the panel is no better than chance",
+        examples=[0.8125],
+    )
+    corrected_ci95: list[float] | None = Field(
+        description="Its 95 % interval, carrying the batch's sampling and the record's calibration error "
+        "(parametric bootstrap)",
+        examples=[[0.689, 0.943]],
+    )
+    chance: float | None = Field(
+        description="Share of bootstrap draws in which the panel looked no better than chance",
+        examples=[0.0],
+    )
+    could_swap: bool | None = Field(
+        description="Whether that share is large enough for the correction to reverse an order",
+        examples=[False],
+    )
+    ppi: PredictionPoweredRate | None = Field(
+        description="Prediction-powered estimate from teachers' labels on the arm's runs; null: none labelled"
+    )
+
+
+class BatchCorrection(BaseModel):
+    """The batch report's ``correction`` section: pass rates corrected for the judges' measured error,
+    or why they are not."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_CORRECTION]})
+
+    status: Literal["corrected", "uncorrected"] = Field(description="Whether a record corrects the rates")
+    reason: str | None = Field(
+        description="Why the figures are uncorrected (no warrant, several records, a screen); null when "
+        "corrected",
+        examples=["no item passed, so no acceptance carries a warrant to correct by"],
+    )
+    method: str | None = Field(description="The estimator and interval, in words; null when uncorrected")
+    seed: int = Field(description="The bootstrap's seed (the same figures every time)", examples=[0])
+    resamples: int = Field(description="Bootstrap draws per interval", examples=[4000])
+    record: CorrectionRecord | None = Field(description="The record corrected by; null when uncorrected")
+    ppi_method: str = Field(description="How prediction-powered estimates are computed")
+    ppi_min_labels: int = Field(description="Labelled runs an arm needs for a PPI estimate", examples=[10])
+    rows: list[CorrectedRate] = Field(description="Each model and arm's pass rate, raw and corrected")
+
+
+class CorrectedComparison(BaseModel):
+    """A paired comparison's pass rates corrected, and whether it is decisive once they are."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "a": 0.8125,
+                    "a_ci95": [0.689, 0.943],
+                    "b": 0.1875,
+                    "b_ci95": [0.071, 0.321],
+                    "decisive": True,
+                    "verdict": "decisive: gpt4o/loop's corrected interval lies wholly above the other's",
+                }
+            ]
+        }
+    )
+
+    a: float | None = Field(description="Side A's corrected pass rate", examples=[0.8125])
+    a_ci95: list[float] = Field(description="Its 95 % interval", examples=[[0.689, 0.943]])
+    b: float | None = Field(description="Side B's corrected pass rate", examples=[0.1875])
+    b_ci95: list[float] = Field(description="Its 95 % interval", examples=[[0.071, 0.321]])
+    decisive: bool = Field(
+        description="False when the corrected intervals overlap, or when the panel may be no better than "
+        "chance (the correction could swap the order)",
+        examples=[True],
+    )
+    verdict: str = Field(
+        description="The same, in words", examples=["not decisive: the corrected intervals overlap"]
+    )
+
+
+class BatchReport(BaseModel):
+    """GET /v1/batches/{id}/report as JSON. Only the sections on the judges' error are typed here;
+    the others (rows, comparisons' raw figures, agreement, by_flaw, teachers, manifest) are described
+    in docs/reference/scoring.md and docs/report-terms.md."""
+
+    model_config = ConfigDict(
+        extra="allow", json_schema_extra={"examples": [{"correction": _EXAMPLE_CORRECTION}]}
+    )
+
+    correction: BatchCorrection | None = Field(
+        default=None,
+        description="Each arm's pass rate raw and corrected for the panel's measured false-accept rate and "
+        "specificity (null in reports stored before it existed)",
+    )

@@ -291,6 +291,7 @@ async def _report(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> 
     from app.datasets import repository as datasets_repo
     from app.db import short_session
     from app.reporting.batch import build_report
+    from app.reporting.corrected import batch_labels
     from app.reporting.data import load_entries
     from app.reporting.manifest import served_by
     from app.reviews.agreement import batch_teachers
@@ -301,7 +302,8 @@ async def _report(sessions: async_sessionmaker[AsyncSession], batch_id: str) -> 
         items = await repo.items(session, batch.id)
         entries = await load_entries(session, items)
         teachers = await batch_teachers(session, batch, items)
-        return build_report(batch, entries, flaws, await served_by(session, items), teachers)
+        labels = await batch_labels(session, batch, items)
+        return build_report(batch, entries, flaws, await served_by(session, items), teachers, labels)
 
 
 @batch_cli.command("list")

@@ -20,6 +20,7 @@ from agents.models import OFFLINE_MODEL
 from agents.schemas import JUDGES
 from app.models import Batch
 from app.reporting.comparisons import comparisons
+from app.reporting.corrected import calibration_of, correction
 from app.reporting.data import (
     Entry,
     by_problem,
@@ -69,11 +70,13 @@ def build_report(
     flaws: Mapping[str, str] | None = None,
     served: Served | None = None,
     teachers: Mapping[str, Any] | None = None,
+    labels: Mapping[str, bool] | None = None,
 ) -> dict[str, Any]:
     """Everything a researcher compares models by, from every item of a batch with its result
     (``data.load_entries``); ``flaws`` maps a problem to its labelled flaw (its dataset metadata's
     ``flaw``), for the by-flaw section; ``teachers``: how the judges agree with the teachers' review
-    decisions on the batch's runs (``app.reviews.agreement``), when any was decided."""
+    decisions on the batch's runs (``app.reviews.agreement``), when any was decided; ``labels``: run id →
+    the teacher's sound or flawed on its final version (``corrected.batch_labels``), for PPI."""
     arms = ("loop", "control") if batch.control_arm else ("loop",)
     groups: dict[tuple[str, str], list[Entry]] = {(m, a): [] for m in batch.models for a in arms}
     for entry in entries:
@@ -84,6 +87,7 @@ def build_report(
         _row(model, arm, group, limits.get(arm, batch.max_rounds), repeats["identical"])
         for (model, arm), group in groups.items()
     ]
+    found = calibration_of(entries)  # the record the batch's passes are corrected by, or why none
     return {
         "definitions": DEFINITIONS,
         "batch": {
@@ -102,7 +106,9 @@ def build_report(
         "repeats": repeats,
         "rows": rows,
         "agreement": {arm: _agreement(batch, groups, arm) for arm in arms},
-        "comparisons": comparisons(groups, arms),
+        # each arm's pass rate raw and corrected for the panel's measured error (or why not)
+        "correction": correction(groups, found, labels),
+        "comparisons": comparisons(groups, arms, found[0]),
         "by_flaw": by_flaw(groups, flaws or {}),
         "teachers": dict(teachers) if teachers and teachers.get("decided") else None,
         "manifest": complete_manifest(batch, [e.item for e in entries], served),

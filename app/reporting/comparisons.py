@@ -3,7 +3,10 @@
 Pairs are problems scored under both A and B. Pass/fail: the exact McNemar test (a problem passes
 when at least half its scored repeats pass). Quality: the per-problem difference of the mean final
 AvgQualityScore, with a BCa bootstrap interval over problems and a Wilcoxon signed-rank p-value.
-Both p-values are Holm-adjusted across every comparison of the report.
+Both p-values are Holm-adjusted across every comparison of the report. When the batch's panel has
+a validity record, each comparison's pass rates are also corrected for the panel's measured error
+(``app.reporting.corrected``), and the comparison is *decisive* only when the two corrected intervals
+do not overlap and the panel is clearly better than chance (else the correction could swap the order).
 """
 
 from __future__ import annotations
@@ -12,14 +15,19 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
+from app.reporting.corrected import corrected_figure
 from app.reporting.data import Entry, by_problem, problem_pass, problem_quality
+from graphs.correction import Calibration
 from graphs.statistics import holm, mcnemar_exact, paired_difference
 
 Groups = dict[tuple[str, str], list[Entry]]
 
 
-def comparisons(groups: Groups, arms: Sequence[str]) -> list[dict[str, Any]]:
-    """Loop vs control for each model, then every pair of models within each arm, Holm-adjusted."""
+def comparisons(
+    groups: Groups, arms: Sequence[str], calibration: Calibration | None = None
+) -> list[dict[str, Any]]:
+    """Loop vs control for each model, then every pair of models within each arm, Holm-adjusted;
+    each with its pass rates corrected by ``calibration`` (None: ``corrected`` is null)."""
     pairs: list[tuple[str, tuple[str, str], tuple[str, str]]] = []
     models = list(dict.fromkeys(model for model, _ in groups))
     if "control" in arms:
@@ -29,7 +37,41 @@ def comparisons(groups: Groups, arms: Sequence[str]) -> list[dict[str, Any]]:
     rows = [_compare(kind, a, b, groups) for kind, a, b in pairs]
     _adjust(rows, "mcnemar_p")
     _adjust(rows, "delta_p")
+    for row in rows:
+        row["corrected"] = corrected_comparison(row, calibration)
     return rows
+
+
+def corrected_comparison(row: dict[str, Any], calibration: Calibration | None) -> dict[str, Any] | None:
+    """Both sides' pass rates corrected, and whether the comparison is decisive once they are: not
+    when the corrected intervals overlap, nor when the panel may be no better than chance (a
+    correction by such a panel reverses orders). None without a record or without pairs."""
+    n = row["problems"]
+    if calibration is None or not n:
+        return None
+    a = corrected_figure(row["pass_rate_a"] * n, n, calibration)
+    b = corrected_figure(row["pass_rate_b"] * n, n, calibration)
+    if a is None or b is None:
+        return None
+    (a_low, a_high), (b_low, b_high) = a["corrected_ci95"], b["corrected_ci95"]
+    if a["could_swap"] or b["could_swap"]:
+        decisive, why = (
+            False,
+            "not decisive: the panel may be no better than chance, so the correction could swap the order",
+        )
+    elif a_low <= b_high and b_low <= a_high:
+        decisive, why = False, "not decisive: the corrected intervals overlap"
+    else:
+        higher = row["a"] if a_low > b_high else row["b"]
+        decisive, why = True, f"decisive: {higher}'s corrected interval lies wholly above the other's"
+    return {
+        "a": a["corrected"],
+        "a_ci95": a["corrected_ci95"],
+        "b": b["corrected"],
+        "b_ci95": b["corrected_ci95"],
+        "decisive": decisive,
+        "verdict": why,
+    }
 
 
 def _compare(kind: str, a: tuple[str, str], b: tuple[str, str], groups: Groups) -> dict[str, Any]:

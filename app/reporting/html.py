@@ -11,6 +11,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template, select
 from agents.schemas import JUDGES
 from app.reporting import figures
 from app.reporting.batch import DEFINITIONS
+from app.reporting.corrected_text import corrected_cell, decisive_cell, ppi_cell, summary
 from app.reporting.data import OUTCOME_KEYS
 from app.reporting.manifest import manifest_lines
 from app.reporting.text import (
@@ -81,7 +82,13 @@ def to_html(report: dict[str, Any]) -> str:
     ]
     return _template().render(
         # reports stored before a section or its definitions have none
-        **report | {"by_flaw": report.get("by_flaw") or [], "definitions": DEFINITIONS},
+        **report
+        | {"by_flaw": report.get("by_flaw") or [], "definitions": DEFINITIONS}
+        | {"correction": report.get("correction")},  # reports stored before the correction have none
+        correction_summary=summary(report),
+        corrected_cell=corrected_cell,
+        ppi_cell=ppi_cell,
+        decisive_cell=decisive_cell,
         manifest_lines=manifest_lines(report["manifest"]) if report.get("manifest") else [],
         figures=drawn,
         levels=LEVELS,

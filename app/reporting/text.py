@@ -9,6 +9,7 @@ from typing import Any
 from agents.schemas import JUDGES
 from app.reporting.batch import DEFINITIONS
 from app.reporting.cells import CSV_LINE_END, inert_row
+from app.reporting.corrected_text import corrected_lines, corrected_rows, decisive_cell
 from app.reporting.data import OUTCOME_KEYS
 from app.reporting.manifest import manifest_lines
 from app.reporting.repair_column import repair_cell
@@ -24,6 +25,12 @@ CSV_FIELDS = (
     "pass_rate",
     "pass_rate_ci95_low",
     "pass_rate_ci95_high",
+    "pass_rate_corrected",
+    "pass_rate_corrected_ci95_low",
+    "pass_rate_corrected_ci95_high",
+    "pass_rate_ppi",
+    "pass_rate_ppi_ci95_low",
+    "pass_rate_ppi_ci95_high",
     "avg_quality_final",
     "avg_quality_final_ci95_low",
     "avg_quality_final_ci95_high",
@@ -41,8 +48,15 @@ CSV_FIELDS = (
 )
 
 
-def _csv_row(row: dict[str, Any]) -> dict[str, Any]:
+def _csv_row(row: dict[str, Any], corrected: dict[str, Any]) -> dict[str, Any]:
     flat = {key: value for key, value in row.items() if key in CSV_FIELDS}
+    ppi = corrected.get("ppi") or {}
+    flat["pass_rate_corrected"] = corrected.get("corrected")
+    flat["pass_rate_corrected_ci95_low"], flat["pass_rate_corrected_ci95_high"] = corrected.get(
+        "corrected_ci95"
+    ) or (None, None)
+    flat["pass_rate_ppi"] = ppi.get("estimate")
+    flat["pass_rate_ppi_ci95_low"], flat["pass_rate_ppi_ci95_high"] = ppi.get("ci95") or (None, None)
     flat |= {f"items_{key}": n for key, n in row["items"].items()}
     for name in ("pass_rate", "avg_quality_final"):
         interval = row[f"{name}_ci95"] or (None, None)
@@ -53,11 +67,15 @@ def _csv_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def to_csv(report: dict[str, Any]) -> str:
-    """One row per model and arm: outcome counts, then the scored statistics with their intervals."""
+    """One row per model and arm: outcome counts, then the scored statistics with their intervals
+    (the pass rate raw, corrected for the judges' measured error, and prediction-powered; empty
+    cells where the report has none)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator=CSV_LINE_END)
     writer.writeheader()
-    writer.writerows(inert_row(_csv_row(row)) for row in report["rows"])  # no cell runs as a formula
+    corrected = corrected_rows(report)
+    rows = (_csv_row(row, corrected.get((row["model"], row["arm"]), {})) for row in report["rows"])
+    writer.writerows(inert_row(row) for row in rows)  # no cell runs as a formula
     return buffer.getvalue()
 
 
@@ -105,7 +123,8 @@ def repeats_line(repeats: dict[str, Any]) -> str:
 def to_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown: outcomes, errors, scored statistics, by flaw type, Table 1, comparisons,
     agreement."""
-    lines = _header(report) + _outcomes(report) + _scored(report) + _by_flaw(report) + _table1(report)
+    lines = _header(report) + _outcomes(report) + _scored(report) + corrected_lines(report)
+    lines += _by_flaw(report) + _table1(report)
     lines += _comparisons(report) + _agreement(report) + _teachers(report) + _manifest(report)
     return "\n".join(lines) + "\n"
 
@@ -328,6 +347,7 @@ def _comparisons(report: dict[str, Any]) -> list[str]:
         "McNemar p (Holm)",
         "ΔAvgQualityScore A−B (95% CI)",
         "Wilcoxon p (Holm)",
+        "corrected pass A / B (95 %)",
     ]
     rows = [
         [
@@ -340,6 +360,7 @@ def _comparisons(report: dict[str, Any]) -> list[str]:
             f"{p_value(c['mcnemar_p'])} ({p_value(c['mcnemar_p_holm'])})",
             f"{f(c['delta_avg_quality'], 3)} ({ci(c['delta_ci95'], digits=3)})",
             f"{p_value(c['delta_p'])} ({p_value(c['delta_p_holm'])})",
+            decisive_cell(c),
         ]
         for c in report["comparisons"]
     ]

@@ -223,6 +223,10 @@ async def test_the_migration_keeps_every_report_of_a_batch_made_at_0018(database
         await engine.dispose()
     report["manifest"].pop("written_by")
     assert report.pop("teachers") is None  # added since (#50): no run of 0018 was reviewed
+    # added since (#55): most passes of 0018 carry no warrant (screened), so nothing is corrected
+    correction = report.pop("correction")
+    assert correction["status"] == "uncorrected" and "carry no warrant" in correction["reason"], correction
+    assert [c.pop("corrected") for c in report["comparisons"]] == [None] * len(report["comparisons"])
     for row in report["rows"]:  # added after 0018 (migration 0023): nothing stored before read a cache
         assert row.pop("cached_input_tokens") == 0, row
         # added since (#52): the dataset of 0018 carries no answer keys, so the rows have no repair figures

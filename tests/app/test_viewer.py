@@ -283,6 +283,11 @@ async def test_a_batch_page_shows_progress_results_figures_and_its_items(
     await expect(results.locator("tbody tr")).to_have_count(2, timeout=WAIT_MS)
     await expect(page.get_by_role("img", name="Pass rate with its Wilson 95% interval")).to_be_visible()
     await expect(page.get_by_role("img", name="Rounds to pass (Kaplan-Meier)")).to_be_visible()
+    # No acceptance cites a validity record: the pass rates are shown uncorrected, and why (#55)
+    correction = page.locator('section[data-correction="uncorrected"]')
+    await expect(correction).to_contain_text("The pass rates are uncorrected:", timeout=WAIT_MS)
+    corrected = page.get_by_role("table", name="Pass rate raw, corrected")
+    await expect(corrected.locator("tbody tr")).to_have_count(2)
     # The report's six figures: each one the batch has data for as an image, the others say why not.
     async with api(live, keys) as client:
         found = {

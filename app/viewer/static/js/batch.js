@@ -57,7 +57,30 @@ function comparisonTable(comparisons) {
     { label: "Only A / only B passed", num: true, cell: (c) => `${c.a_only} / ${c.b_only}` },
     { label: "McNemar p (Holm)", num: true, cell: (c) => `${fmt(c.mcnemar_p)} (${fmt(c.mcnemar_p_holm)})` },
     { label: "ΔAvgQualityScore A−B (95%)", num: true, cell: (c) => `${fmt(c.delta_avg_quality)} (${interval(c.delta_ci95)})` },
+    { label: "Corrected pass A / B", cell: (c) => (c.corrected ? `${pct(c.corrected.a)} / ${pct(c.corrected.b)}: ${c.corrected.verdict}` : "uncorrected") },
   ], comparisons);
+}
+
+// Each arm's pass rate raw and corrected for the panel's measured error, or why it is not corrected.
+function correctionBlock(correction) {
+  if (!correction) return null; // a report stored before the correction
+  const record = correction.record;
+  const said = correction.status === "corrected"
+    ? `Corrected for the panel's measured error: record ${short(record.record_id)}, ${record.false_accepts} of ${record.flawed} flawed problems passed, ${record.sound_passed} of ${record.sound} sound versions passed. ${correction.method}.`
+    : `The pass rates are uncorrected: ${correction.reason}.`;
+  const corrected = (r) => (r.corrected === null ? (r.could_swap ? "no better than chance" : "—") : `${pct(r.corrected)} (${interval(r.corrected_ci95, 100, 1)})`);
+  const ppi = (r) => (!r.ppi ? "—" : r.ppi.estimate === null ? `${r.ppi.labelled} labelled (no estimate)` : `${pct(r.ppi.estimate)} (${interval(r.ppi.ci95, 100, 1)}), ${r.ppi.labelled} labelled`);
+  return h("section", { "data-correction": correction.status },
+    h("h3", {}, "Pass rates corrected for the judges' error"),
+    h("p", { class: "note" }, said),
+    table("Pass rate raw, corrected (Rogan–Gladen, 95%) and prediction-powered (95%)", [
+      { label: "Model", cell: (r) => r.model },
+      { label: "Arm", cell: (r) => r.arm },
+      { label: "Problems", num: true, cell: (r) => r.problems },
+      { label: "Pass rate (raw)", num: true, cell: (r) => pct(r.pass_rate) },
+      { label: "Corrected (95%)", num: true, cell: corrected },
+      { label: "PPI (95%)", num: true, cell: ppi },
+    ], correction.rows));
 }
 
 function figures(rows, maxRounds) {
@@ -91,6 +114,7 @@ async function reportSection(section, batch, { signal }) {
     h("div", { class: "toolbar" }, download, compare,
       h("a", { href: `#/compare${query({ a: batch.id, model_a: models[0] })}` }, "Compare with another batch")),
     modelTable(report.rows, Boolean(report.batch?.screen)),
+    correctionBlock(report.correction),
     report.comparisons.length ? comparisonTable(report.comparisons) : null,
     h("h2", {}, "Figures"),
     figures(report.rows, batch.max_rounds),
