@@ -63,7 +63,10 @@ def dedupe_key(event: dict[str, Any]) -> str | None:
     kind = event["type"]
     if kind == "reviser.thinking":
         return None
-    return ":".join(str(part) for part in (kind, event.get("round", ""), event.get("judge", "")))
+    parts = [kind, event.get("round", ""), event.get("judge", "")]
+    if "stage" in event:  # one round.escalated event per stage of the cascade
+        parts.append(event["stage"])
+    return ":".join(str(part) for part in parts)
 
 
 # Think-aloud deltas are joined for this long before they are stored (and streamed): a reviser that
