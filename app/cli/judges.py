@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from app.cli.calibrate import judges_calibrate
 from app.cli.records import DEFAULT_PROJECT, records_cli
 from app.cli.repair import judges_repair
 from app.cli.support import MODELS_FILE_HELP, err, fail, registry_from
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 judges_cli = typer.Typer(help="Measure how well a judge panel catches real flaws.", no_args_is_help=True)
 judges_cli.add_typer(records_cli, name="records")
 judges_cli.command("repair")(judges_repair)
+judges_cli.command("calibrate")(judges_calibrate)
 
 
 @judges_cli.command("validate")
@@ -224,6 +226,7 @@ async def _validate(
     policy: str,
     twins: bool,
     model_under_test: str | None = None,
+    guarantee: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """The bench, each version a run driven as the service drives one (its executor, on a
     temporary store: nothing is kept but the report)."""
@@ -234,7 +237,14 @@ async def _validate(
     get_policy(policy)
     async with factory, temporary_runs(settings, factory) as runs:
         return await validate(
-            items, factory, judge, runs, policy=policy, twins=twins, model_under_test=model_under_test
+            items,
+            factory,
+            judge,
+            runs,
+            policy=policy,
+            twins=twins,
+            model_under_test=model_under_test,
+            guarantee=guarantee,
         )
 
 

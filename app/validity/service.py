@@ -14,9 +14,10 @@ from agents.schemas import Problem
 from agents.validity.labels import LabelledItem, LabelsError, check_labelled, read_labelled
 from app.access.metering import Meter, metered
 from graphs.context import RunContext
+from graphs.guarantee import calibrate
 from graphs.result import RunResult
 from graphs.scoring import get_policy
-from graphs.validity import bench, versions
+from graphs.validity import Judged, bench, versions
 from graphs.validity_metrics import SPLITS, summarise, targets_met
 from graphs.validity_sources import by_source
 from graphs.votes_worth import self_preference, votes_worth
@@ -65,6 +66,7 @@ async def validate(
     concurrency: int = 8,
     meter: Meter | None = None,
     model_under_test: str | None = None,
+    guarantee: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """Judge every version of ``items`` with ``judge_model``'s panel, each version a run of
     ``runs`` stopped after round 1; measures per split.
@@ -73,7 +75,8 @@ async def validate(
     failed, or no quorum): those versions are counted in ``excluded`` and in no rate. With a
     ``meter``, every call's usage is tallied there (for the caller to charge). ``model_under_test``
     (the model whose versions the panel will judge) is only compared with the judge model, for the
-    self-preference warning."""
+    self-preference warning. With a ``guarantee`` target (α, δ), the report's ``calibration`` is the
+    least strict Q threshold meeting it on the headline split (``graphs.guarantee``)."""
     panel = factory.build(judge_model, judge_model)
     if meter is not None:
         panel = metered(panel, meter)
@@ -113,7 +116,21 @@ async def validate(
         # what the panel's votes are worth, on the headline split (graphs.votes_worth)
         "votes_worth": votes_worth(judged, scoring, headline["split"]),
         "self_preference": _self_preference(factory, judge_model, reported, model_under_test),
+        "calibration": None if guarantee is None else calibration(judged, headline["split"], *guarantee),
     }
+
+
+def calibration(judged: Sequence[Judged], split: str, alpha: float, delta: float) -> dict[str, Any]:
+    """The guarantee's threshold on the decided versions of ``split`` ('all': every one), on Q."""
+    decided = [j for j in judged if j.decided and (split == "all" or j.split == split)]
+    found = calibrate(
+        [j.quality for j in decided],
+        [not j.should_pass for j in decided],
+        [j.passed for j in decided],
+        alpha,
+        delta,
+    )
+    return {"split": split, **found.as_dict()}
 
 
 def _self_preference(
