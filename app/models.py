@@ -293,6 +293,8 @@ class RoundRow(SQLModel, table=True):
     # The solver's call (agents.schemas.SolverResult): its answer, or its failure; None when none ran.
     solver: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     decision: str = Field(max_length=32)
+    # Each step of the round's escalation (graphs.escalation; None: not escalated).
+    escalations: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
     created_at: datetime = _ts()
 
 

@@ -388,6 +388,26 @@ class RoundPublic(RoundFigures):
         "compared); a disagreeing answer is a line in `verification`. None: no solver ran",
     )
     verdicts: list[VerdictPublic] = Field(description="The seven judges' verdicts, abstentions included")
+    escalations: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Each step of the acceptance's escalation below its calibrated threshold, as the "
+        "round.escalated events give them (stage, panel, quality, threshold, decision, reason); empty "
+        "when the round was not escalated",
+        examples=[
+            [
+                {
+                    "type": "round.escalated",
+                    "round": 1,
+                    "stage": 0,
+                    "panel": "the run's panel",
+                    "quality": 0.92,
+                    "threshold": 0.95,
+                    "decision": "escalated",
+                    "reason": "Q 0.920 < 0.950",
+                }
+            ]
+        ],
+    )
     unchanged: bool = Field(
         default=False,
         description="No revision: this version is the one the model under test was asked to revise, "

@@ -6,7 +6,8 @@ Revises: 0031 (to be re-chained after 0032)
 ``projects.guarantee_alpha`` / ``guarantee_delta`` and ``runs.guarantee_alpha`` / ``guarantee_delta``:
 false accepts ≤ α with confidence 1 − δ (None: no target; a run's own target over its project's).
 ``validity_records.calibration``: the threshold `judges calibrate` chose on the record's labelled set
-and what it guarantees and keeps (``graphs.guarantee.Calibration.as_dict``).
+and what it guarantees and keeps (``graphs.guarantee.Calibration.as_dict``). ``rounds.escalations``:
+each step of a round's escalation (``round.escalated`` events; None: not escalated).
 """
 
 from __future__ import annotations
@@ -27,9 +28,13 @@ def upgrade() -> None:
             batch_op.add_column(sa.Column("guarantee_delta", sa.Float(), nullable=True))
     with op.batch_alter_table("validity_records") as batch_op:
         batch_op.add_column(sa.Column("calibration", sa.JSON(), nullable=True))
+    with op.batch_alter_table("rounds") as batch_op:
+        batch_op.add_column(sa.Column("escalations", sa.JSON(), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("rounds") as batch_op:
+        batch_op.drop_column("escalations")
     with op.batch_alter_table("validity_records") as batch_op:
         batch_op.drop_column("calibration")
     for table in ("runs", "projects"):

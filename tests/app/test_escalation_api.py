@@ -105,6 +105,14 @@ async def test_below_the_threshold_escalates_to_the_stronger_panel_then_to_revie
         (2, "a person", "needs_review"),
     ]
     assert cascade[0]["threshold"] == 0.95 and cascade[1]["quality"] > cascade[0]["quality"]
+    trace = (
+        await escalating.client.get(f"/v1/runs/{ran['id']}", headers=escalating.keys.auth("read"))
+    ).json()
+    assert [step["decision"] for step in trace["rounds"][0]["escalations"]] == [
+        "escalated",
+        "escalated",
+        "needs_review",
+    ]
 
 
 async def test_without_a_target_the_panel_accepts(escalating: Service) -> None:
