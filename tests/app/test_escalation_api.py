@@ -126,3 +126,14 @@ async def test_the_stronger_panel_above_its_threshold_accepts(escalating: Servic
     await calibrated(escalating, "strong", 0.95)
     ran = await run(escalating, {"guarantee": {"alpha": 0.05, "delta": 0.1}})
     assert ran["status"] == "accepted" and "stronger panel strong" in ran["stop_reason"]
+
+
+async def test_the_projects_target_applies_to_its_runs(escalating: Service) -> None:
+    await calibrated(escalating, "weak", 0.95)
+    target = {"guarantee_alpha": 0.05, "guarantee_delta": 0.1}
+    url = f"/v1/projects/{DEFAULT_PROJECT}"
+    changed = await escalating.client.patch(url, json=target, headers=escalating.keys.auth("admin"))
+    assert changed.status_code == 200, changed.text
+    assert {key: changed.json()[key] for key in target} == target
+    ran = await run(escalating, {})
+    assert ran["status"] == "needs_review" and ran["stop_reason"].startswith("below the guaranteed threshold")
