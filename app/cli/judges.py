@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from app.cli.calibrate import judges_calibrate
 from app.cli.records import DEFAULT_PROJECT, records_cli
 from app.cli.repair import judges_repair
 from app.cli.support import MODELS_FILE_HELP, err, fail, registry_from
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
 judges_cli = typer.Typer(help="Measure how well a judge panel catches real flaws.", no_args_is_help=True)
 judges_cli.add_typer(records_cli, name="records")
 judges_cli.command("repair")(judges_repair)
-judges_cli.command("calibrate")(judges_calibrate)
 
 
 @judges_cli.command("validate")
