@@ -140,6 +140,10 @@ class Project(SQLModel, table=True):
     # The kind of labelled set a warrant must be measured on ("reviews": this project's teachers'
     # decisions); None: any.
     require_warrant_source: str | None = Field(default=None, max_length=16)
+    # Acceptance with a guarantee (graphs.guarantee): false accepts ≤ alpha with confidence 1 − delta;
+    # an acceptance below the panel's calibrated threshold escalates. None: no target.
+    guarantee_alpha: float | None = None
+    guarantee_delta: float | None = None
 
 
 def new_webhook_secret() -> str:
@@ -202,6 +206,9 @@ class Run(SQLModel, table=True):
     arm: str = Field(default="loop", max_length=16)
     # Its teachers' review (app.grading): None (never queued), pending, or decided.
     review: str | None = Field(default=None, max_length=16)
+    # Its own guarantee target, over its project's (None: the project's, if any).
+    guarantee_alpha: float | None = None
+    guarantee_delta: float | None = None
 
 
 class RunFacts(BaseModel):
@@ -286,6 +293,8 @@ class RoundRow(SQLModel, table=True):
     # The solver's call (agents.schemas.SolverResult): its answer, or its failure; None when none ran.
     solver: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     decision: str = Field(max_length=32)
+    # Each step of the round's escalation (graphs.escalation; None: not escalated).
+    escalations: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
     created_at: datetime = _ts()
 
 
@@ -600,6 +609,9 @@ class ValidityRecord(SQLModel, table=True):
     measured_at: datetime = _ts()
     # When an operator published it for every project's runs to cite (None: its own project's only).
     published_at: datetime | None = _ts(nullable=True)
+    # The guarantee `judges calibrate` found on its set (graphs.guarantee.Calibration.as_dict); None:
+    # never calibrated.
+    calibration: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
 
 
 class ValidityPin(SQLModel, table=True):

@@ -31,6 +31,12 @@ class Settings(BaseSettings):
         "acceptance by a panel without such a record ends needs_review ('panel not certified'). "
         "Unset: acceptances stand, with or without a warrant",
     )
+    escalate_to: list[str] = Field(
+        default_factory=list,
+        description="Stronger judge models, in order, that an acceptance below its panel's calibrated "
+        "threshold goes to when the run has a guarantee target (each needs its own calibration); "
+        "after the last, a person (needs_review)",
+    )
     specificity_floor: float = Field(
         default=DEFAULT_SPECIFICITY_FLOOR,
         gt=0,

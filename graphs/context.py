@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agents.identity import Warrants
 from agents.judges import Judge
@@ -12,6 +13,9 @@ from agents.reviser import Reviser
 from agents.schemas import JudgeName
 from agents.solver import Solver
 from graphs.scoring import ScoringPolicy
+
+if TYPE_CHECKING:
+    from graphs.escalation import Guarantee
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,8 @@ class RunContext:
     ``warrants``: the records the panel may cite by the model id its endpoint reports; with them,
     whether the panel may accept is decided per round from the id its replies reported
     (:meth:`uncertified_by`), and ``uncertified`` is not read.
+    ``guarantee``: an acceptance below the panel's calibrated threshold escalates
+    (``graphs.escalation``).
     """
 
     judges: Mapping[JudgeName, Judge]
@@ -39,6 +45,8 @@ class RunContext:
     uncertified: str | None = None
     warrants: Warrants | None = None
     revise_retries: int = 0  # how often a reply that is no revision is asked for again
+    # The target and the calibrated thresholds an acceptance must reach (None: no target set).
+    guarantee: Guarantee | None = None
 
     def __post_init__(self) -> None:
         if not self.screen and offline_panel(self.judges):
@@ -51,6 +59,7 @@ class RunContext:
         policy: ScoringPolicy,
         *,
         warrants: Warrants | None = None,
+        guarantee: Guarantee | None = None,
     ) -> RunContext:
         """The context of a run on ``panel`` under ``policy``."""
         return cls(
@@ -61,6 +70,7 @@ class RunContext:
             screen=panel.screen,
             warrants=warrants,
             revise_retries=panel.reviser_retries,
+            guarantee=guarantee,
         )
 
     def uncertified_by(self, reported_model: str | None) -> str | None:

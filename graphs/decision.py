@@ -14,8 +14,9 @@ from agents.identity import source_hash
 # The modules of graphs/ whose code can change an acceptance: Q, the decision, the gate and certify
 # rules (scoring); the loop's score step with the degenerate-panel and unchanged-version rules, the
 # verifier's gate and the solver comparison as the loop applies them (refinement); what a round
-# holds (state); a screen's pass never being an acceptance (context).
-DECISION_MODULES = ("context", "refinement", "scoring", "state")
+# holds (state); a screen's pass never being an acceptance (context); an acceptance below the
+# calibrated threshold sent up the cascade (escalation).
+DECISION_MODULES = ("context", "escalation", "refinement", "scoring", "state")
 # The modules of graphs/ a run executes that decide no acceptance, and why they stay out.
 OUTSIDE_THE_DECISION: dict[str, str] = {
     "checkpoint": "where a run's state is saved between steps",

@@ -84,6 +84,21 @@ class RoundEvent(RoundFigures):
         )
 
 
+class RoundEscalated(_Event):
+    """One step of an acceptance's escalation (``graphs.escalation``): stage 0 is the run's panel,
+    whose acceptance fell below its calibrated threshold; each next stage a stronger panel's verdict
+    on the same version; the last, when none accepted it, the person it goes to."""
+
+    type: Literal["round.escalated"] = "round.escalated"
+    round: int
+    stage: int = Field(description="0: the run's panel; 1, 2…: the stronger panels in order")
+    panel: str = Field(description="The judge model of the stage, or 'a person' at the end")
+    quality: float | None = Field(description="Q the stage's panel gave the version (null: none)")
+    threshold: float | None = Field(description="The stage's calibrated threshold (null: none)")
+    decision: str = Field(description="escalated, accepted, needs_review, revise or exhausted")
+    reason: str
+
+
 class ReviserThinking(_Event):
     """A piece of the reviser's think-aloud, as it is produced."""
 
@@ -131,7 +146,13 @@ class RunFinished(_Event):
 
 
 RunEvent = Annotated[
-    RoundStarted | JudgeVerdictEvent | RoundEvent | ReviserThinking | RevisionProposed | RunFinished,
+    RoundStarted
+    | JudgeVerdictEvent
+    | RoundEvent
+    | RoundEscalated
+    | ReviserThinking
+    | RevisionProposed
+    | RunFinished,
     Field(discriminator="type"),
 ]
 RUN_EVENT_ADAPTER: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)

@@ -32,6 +32,7 @@ from agents.schemas import (
 from agents.verify.givens import changed_givens
 from agents.verify.verifier import verify
 from graphs.context import RunContext
+from graphs.escalation import Escalated, escalate
 from graphs.events import (
     JudgeVerdictEvent,
     ReviserThinking,
@@ -152,6 +153,9 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
     decision, certify_reason = certify(
         decision, screen=context.screen, uncertified=context.uncertified_by(reported)
     )
+    escalated = await _escalate(state, runtime, decision, result.quality)
+    if escalated is not None:
+        decision, certify_reason = escalated.decision, escalated.reason
     unusable = not any(o.verdict is not None for o in outcomes)
     decision = Decision.ERROR if unusable else decision
     figures = RoundFigures.of(result, decision).model_dump()
@@ -163,6 +167,7 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
         unverified=unverified,
         solver=solver,
         unchanged=unchanged,
+        escalations=[step.model_dump(mode="json") for step in escalated.steps] if escalated else [],
         **figures,
     )
     runtime.stream_writer(
@@ -193,6 +198,23 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
         "stop_reason": reason,
         "failure": _failure(decision, failures, outcomes, reason),
     }
+
+
+async def _escalate(
+    state: RefinementState, runtime: Runtime[RunContext], decision: Decision, quality: float | None
+) -> Escalated | None:
+    """An acceptance below the calibrated threshold, up the cascade (None: not escalated)."""
+    context = runtime.context
+    guarantee = context.guarantee
+    if decision is not Decision.ACCEPTED or guarantee is None or not guarantee.below(quality):
+        return None
+    reference = state["original"] if context.policy.judge_against == "original" else state.get("previous")
+    found = await escalate(
+        guarantee, state["current"], reference, state["round"], quality, context.policy.max_rounds
+    )
+    for step in found.steps:
+        runtime.stream_writer(step)
+    return found
 
 
 def _failure(

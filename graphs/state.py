@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -70,6 +70,12 @@ class Round(RoundFigures):
         default=False,
         description="No revision: this version is the one the model under test was asked to revise "
         "(up to whitespace); the model's failure, never a reason to send the run to review",
+    )
+
+    escalations: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Each step of the acceptance's escalation (round.escalated events), in order; "
+        "empty when the round was not escalated",
     )
 
     def level_scores(self) -> dict[str, float | None]:

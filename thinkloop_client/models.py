@@ -368,6 +368,20 @@ class RoundScored(Event):
     verification: list[str] = Field(default_factory=list)
 
 
+class RoundEscalated(Event):
+    """One step of an acceptance's escalation: the run's panel (stage 0) fell below its calibrated
+    threshold, a stronger panel judged the version, or (last) a person decides."""
+
+    type: Literal["round.escalated"]
+    round: int
+    stage: int
+    panel: str
+    quality: float | None = None
+    threshold: float | None = None
+    decision: str
+    reason: str = ""
+
+
 class ReviserThinking(Event):
     """A piece of the reviser's think-aloud, as it was produced."""
 
@@ -415,6 +429,7 @@ RunEvent = Annotated[
     | RoundStarted
     | JudgeVerdict
     | RoundScored
+    | RoundEscalated
     | ReviserThinking
     | RevisionProposed
     | RunFinished
@@ -428,6 +443,7 @@ _TYPES = {
     "round.started",
     "judge.verdict",
     "round.scored",
+    "round.escalated",
     "reviser.thinking",
     "revision.proposed",
     "run.finished",

@@ -10,12 +10,26 @@ from typing import Annotated
 
 import typer
 
-from app.cli import batch, datasets, judges, keys, models, paper, refine, reviews, service, simulate, view
+from app.cli import (
+    batch,
+    calibrate,
+    datasets,
+    judges,
+    keys,
+    models,
+    paper,
+    refine,
+    reviews,
+    service,
+    simulate,
+    view,
+)
 
 cli = typer.Typer(help="thinkloop: judge and refine flawed math word problems.", no_args_is_help=True)
 cli.command()(refine.refine)
 cli.command("simulate-llm")(simulate.simulate_llm)
 cli.add_typer(models.models_cli, name="models")
+judges.judges_cli.command("calibrate")(calibrate.judges_calibrate)  # beside validate, apart from it
 cli.add_typer(judges.judges_cli, name="judges")
 cli.command("reproduce-think")(paper.reproduce_think)
 cli.add_typer(datasets.datasets_cli, name="datasets")

@@ -32,6 +32,13 @@ def judges_validate(
         ),
     ] = None,
     judge_model: Annotated[str | None, typer.Option(help="The panel to measure (default: settings)")] = None,
+    model_under_test: Annotated[
+        str | None,
+        typer.Option(
+            help="The model whose versions the panel will judge (default: settings): a warning when "
+            "the judge model is it, or of its family (self-preference)"
+        ),
+    ] = None,
     twins: Annotated[bool, typer.Option(help="Also judge adversarial twins and paraphrases")] = False,
     split: Annotated[str, typer.Option(help="tune | heldout | all")] = "all",
     policy: Annotated[str, typer.Option(help="default | think-paper")] = "default",
@@ -100,7 +107,8 @@ def judges_validate(
     factory = panel_factory(settings, registry_from(settings, models_file))
     judge = judge_model or settings.judge_model
     try:
-        report = asyncio.run(_validate(settings, factory, chosen, judge, policy, twins))
+        tested = model_under_test or settings.model
+        report = asyncio.run(_validate(settings, factory, chosen, judge, policy, twins, tested))
     except (UnknownModelError, ModelConfigError, ValueError) as exc:
         fail(str(exc))
     floor = settings.specificity_floor
@@ -209,7 +217,14 @@ def _exit_status(report: dict[str, Any], check: bool) -> None:
 
 
 async def _validate(
-    settings: Settings, factory: PanelFactory, items: list[Any], judge: str, policy: str, twins: bool
+    settings: Settings,
+    factory: PanelFactory,
+    items: list[Any],
+    judge: str,
+    policy: str,
+    twins: bool,
+    model_under_test: str | None = None,
+    guarantee: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """The bench, each version a run driven as the service drives one (its executor, on a
     temporary store: nothing is kept but the report)."""
@@ -219,7 +234,16 @@ async def _validate(
 
     get_policy(policy)
     async with factory, temporary_runs(settings, factory) as runs:
-        return await validate(items, factory, judge, runs, policy=policy, twins=twins)
+        return await validate(
+            items,
+            factory,
+            judge,
+            runs,
+            policy=policy,
+            twins=twins,
+            model_under_test=model_under_test,
+            guarantee=guarantee,
+        )
 
 
 def _owner(project: str) -> str:

@@ -141,6 +141,29 @@ class ProjectCreate(BaseModel):
     audit_rate: AuditRate = None
 
 
+GuaranteeAlpha = Annotated[
+    float | None,
+    Field(
+        gt=0,
+        lt=1,
+        description="Acceptance with a guarantee: the false accepts allowed among the versions a panel "
+        "accepts itself (with guarantee_delta; null: no target). Below the calibrated threshold an "
+        "acceptance escalates (docs/guarantee.md)",
+        examples=[0.05],
+    ),
+]
+GuaranteeDelta = Annotated[
+    float | None,
+    Field(
+        gt=0,
+        lt=1,
+        description="Acceptance with a guarantee: the chance allowed that the bound does not hold "
+        "(with guarantee_alpha; null: no target)",
+        examples=[0.1],
+    ),
+]
+
+
 class ProjectUpdate(BaseModel):
     """A change to a project's daily caps or required warrant: only the fields sent change; null
     sets one back to the global setting."""
@@ -159,6 +182,8 @@ class ProjectUpdate(BaseModel):
     require_specificity: RequireSpecificity = None
     require_warrant_source: RequireWarrantSource = None
     audit_rate: AuditRate = None
+    guarantee_alpha: GuaranteeAlpha = None
+    guarantee_delta: GuaranteeDelta = None
 
 
 class ProjectPublic(BaseModel):
@@ -195,6 +220,16 @@ class ProjectPublic(BaseModel):
         default=None,
         description="The share of accepted and screened runs drawn for a teacher's audit",
         examples=[0.05],
+    )
+    guarantee_alpha: float | None = Field(
+        default=None,
+        description="Its guarantee target's false accepts allowed (null: no target; docs/guarantee.md)",
+        examples=[0.05],
+    )
+    guarantee_delta: float | None = Field(
+        default=None,
+        description="Its guarantee target's chance allowed that the bound does not hold (null: no target)",
+        examples=[0.1],
     )
     audit_seed: str = Field(
         default="",

@@ -188,11 +188,51 @@ def _why(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _votes_worth(report: dict[str, Any]) -> list[str]:
+    """Each judge's error rate, how the judges' errors go together, n_eff and the smallest subset."""
+    worth = report.get("votes_worth")  # reports made before it was measured have none
+    lines = [f"\n**Warning (self-preference): {line}.**" for line in report.get("self_preference", [])]
+    if not worth:
+        return lines
+    lines += [
+        "",
+        f"## What the panel's votes are worth ({worth['split']})",
+        "",
+        "A judge's error is its vote against the version's label (passing a flawed version or a twin, "
+        "failing a sound one).",
+        "",
+        "| judge | errors (Wilson 95 %) |",
+        "|---|---|",
+    ]
+    lines += [f"| {judge} | {rate(errors)} |" for judge, errors in worth["judges"].items()]
+    lines += ["", "| judges | versions both judged | phi of their errors |", "|---|---|---|"]
+    lines += [f"| {' & '.join(p['judges'])} | {p['n']} | {_num(p['phi'])} |" for p in worth["pairs"]]
+    n_eff = (
+        "unknown (no pair's correlation is defined)" if worth["n_eff"] is None else f"{worth['n_eff']:.2f}"
+    )
+    lines += [
+        "",
+        f"Mean pairwise error correlation ρ̄ = {_num(worth['mean_phi'])}; effective independent votes "
+        f"n_eff = m / (1 + (m − 1)·max(ρ̄, 0)) = {n_eff} of m = {worth['m']} judges (Kish).",
+    ]
+    subset = worth["smallest_subset"]
+    if subset:
+        lines += [
+            "",
+            f"Smallest subset deciding within the full panel's intervals: {', '.join(subset['judges'])} "
+            f"({subset['size']} of {worth['m']}): false accepts {rate(subset['false_accept'])} against "
+            f"{rate(subset['full']['false_accept'])}; specificity {rate(subset['specificity'])} against "
+            f"{rate(subset['full']['specificity'])}.",
+        ]
+    return lines
+
+
 def to_markdown(report: dict[str, Any]) -> str:
     """The counts, the headline rates per split (each with n and its Wilson interval), whether the
-    targets can be claimed, why versions were excluded, and per split the figures per flaw type,
-    twin form and judge."""
-    lines = _header(report) + _sources(report) + _headline(report) + _targets(report) + _why(report)
+    targets can be claimed, what the panel's votes are worth, why versions were excluded, and per
+    split the figures per flaw type, twin form and judge."""
+    lines = _header(report) + _sources(report) + _headline(report) + _targets(report) + _votes_worth(report)
+    lines += _why(report)
     for split, s in report["splits"].items():
         lines += _split_section(split, s, report["offline"])
     return "\n".join(lines) + "\n"

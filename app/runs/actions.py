@@ -92,6 +92,8 @@ async def submit(
         judge_model=judge,
         policy=options.policy or settings.policy,
         max_rounds=options.max_rounds or 3,
+        guarantee_alpha=options.guarantee.alpha if options.guarantee else None,
+        guarantee_delta=options.guarantee.delta if options.guarantee else None,
         webhook_url=str(body.webhook_url) if body.webhook_url else None,
         idempotency_key=idempotency_key,
         request_hash=digest,

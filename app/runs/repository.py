@@ -158,6 +158,7 @@ async def record_rounds(
                 "solution": record.problem.solution,
                 "verification": record.verification or None,
                 "solver": record.solver.model_dump(mode="json") if record.solver else None,
+                "escalations": record.escalations or None,
                 **record.model_dump(include=FIGURES),
                 "created_at": now,
             }

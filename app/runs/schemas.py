@@ -44,6 +44,24 @@ class ProblemIn(BaseModel):
     )
 
 
+class GuaranteeTarget(BaseModel):
+    """Acceptance with a guarantee: false accepts ≤ alpha with confidence 1 − delta (docs/guarantee.md)."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, json_schema_extra={"examples": [{"alpha": 0.05, "delta": 0.1}]}
+    )
+
+    alpha: float = Field(
+        gt=0,
+        lt=1,
+        description="The false accepts allowed among the versions a panel accepts itself",
+        examples=[0.05],
+    )
+    delta: float = Field(
+        gt=0, lt=1, description="The chance allowed that the bound does not hold", examples=[0.1]
+    )
+
+
 class RunOptions(BaseModel):
     """How to run: who judges, who revises, the scoring policy and the round limit."""
 
@@ -67,6 +85,12 @@ class RunOptions(BaseModel):
         le=10,
         description="At most this many judged versions, 1–10 (default: the policy's)",
         examples=[3],
+    )
+    guarantee: GuaranteeTarget | None = Field(
+        default=None,
+        description="A guarantee target over the project's: an acceptance below the panel's calibrated "
+        "threshold escalates to a stronger panel (THINKLOOP_ESCALATE_TO), then to needs_review",
+        examples=[{"alpha": 0.05, "delta": 0.1}],
     )
 
 
@@ -364,6 +388,26 @@ class RoundPublic(RoundFigures):
         "compared); a disagreeing answer is a line in `verification`. None: no solver ran",
     )
     verdicts: list[VerdictPublic] = Field(description="The seven judges' verdicts, abstentions included")
+    escalations: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Each step of the acceptance's escalation below its calibrated threshold, as the "
+        "round.escalated events give them (stage, panel, quality, threshold, decision, reason); empty "
+        "when the round was not escalated",
+        examples=[
+            [
+                {
+                    "type": "round.escalated",
+                    "round": 1,
+                    "stage": 0,
+                    "panel": "the run's panel",
+                    "quality": 0.92,
+                    "threshold": 0.95,
+                    "decision": "escalated",
+                    "reason": "Q 0.920 < 0.950",
+                }
+            ]
+        ],
+    )
     unchanged: bool = Field(
         default=False,
         description="No revision: this version is the one the model under test was asked to revise, "

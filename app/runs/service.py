@@ -33,9 +33,11 @@ from app.models import RUN_TERMINAL, ProblemRow, Run, utcnow
 from app.runs import repository as repo
 from app.runs.stream import Notifier, StreamEvent, announce
 from app.settings import Settings
+from app.validity.guarantee import target_of, thresholds
 from app.validity.records import run_warrants, with_warrant
 from app.webhooks import enqueue
 from graphs.context import RunContext
+from graphs.escalation import Guarantee, Stage
 from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundEvent, RunEvent, RunFinished
 from graphs.result import EventSink, RunResult, build_result, finished_event
 from graphs.scoring import ScoringPolicy, get_policy
@@ -63,7 +65,10 @@ def dedupe_key(event: dict[str, Any]) -> str | None:
     kind = event["type"]
     if kind == "reviser.thinking":
         return None
-    return ":".join(str(part) for part in (kind, event.get("round", ""), event.get("judge", "")))
+    parts = [kind, event.get("round", ""), event.get("judge", "")]
+    if "stage" in event:  # one round.escalated event per stage of the cascade
+        parts.append(event["stage"])
+    return ":".join(str(part) for part in parts)
 
 
 # Think-aloud deltas are joined for this long before they are stored (and streamed): a reviser that
@@ -490,7 +495,25 @@ class RunExecutor:
         panel = self.factory.build(run.judge_model, run.model, cache)
         # each round reserved against the daily caps before its calls (app.access.budget)
         panel = await budgeted(self.sessions, self.settings, self.factory.registry, run, panel)
-        return RunContext.of(panel, policy, warrants=await self._warrants(run, policy))
+        guarantee = await self._guarantee(run, policy, cache)
+        return RunContext.of(panel, policy, warrants=await self._warrants(run, policy), guarantee=guarantee)
+
+    async def _guarantee(
+        self, run: Run, policy: ScoringPolicy, cache: ResponseCache | None
+    ) -> Guarantee | None:
+        """The run's guarantee target with its panel's calibrated threshold and the stronger panels
+        it escalates to (``THINKLOOP_ESCALATE_TO``), each with its own; None without a target."""
+        stronger = [name for name in self.settings.escalate_to if name != run.judge_model]
+        async with short_session(self.sessions) as session:
+            target = await target_of(session, run)
+            if target is None:
+                return None
+            found = await thresholds(session, run.project_id, [run.judge_model, *stronger], target)
+        stages = tuple(
+            Stage(name, self.factory.build(name, run.model, cache).judges, policy, found[name])
+            for name in stronger
+        )
+        return Guarantee(target.alpha, target.delta, found[run.judge_model], stages)
 
     async def _warrants(self, run: Run, policy: ScoringPolicy) -> Warrants:
         """What the run's panel may cite, by the model id its endpoint reports, and the bound a

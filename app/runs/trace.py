@@ -162,6 +162,7 @@ def run_trace(
             feedback=_feedback(by_round.get(r.round, [])),
             revision=_with_givens(revision_of.get(r.round), r.question),
             unchanged=unchanged.get(r.round, False),
+            escalations=r.escalations or [],
         )
         for r in rounds
     ]

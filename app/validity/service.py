@@ -14,11 +14,13 @@ from agents.schemas import Problem
 from agents.validity.labels import LabelledItem, LabelsError, check_labelled, read_labelled
 from app.access.metering import Meter, metered
 from graphs.context import RunContext
+from graphs.guarantee import calibrate
 from graphs.result import RunResult
 from graphs.scoring import get_policy
-from graphs.validity import bench, versions
+from graphs.validity import Judged, bench, versions
 from graphs.validity_metrics import SPLITS, summarise, targets_met
 from graphs.validity_sources import by_source
+from graphs.votes_worth import self_preference, votes_worth
 
 MAX_VERSIONS = 2000  # a request judges at most this many versions (each is seven judge calls)
 Split = Literal["tune", "heldout", "all"]
@@ -63,13 +65,18 @@ async def validate(
     twins: bool = False,
     concurrency: int = 8,
     meter: Meter | None = None,
+    model_under_test: str | None = None,
+    guarantee: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """Judge every version of ``items`` with ``judge_model``'s panel, each version a run of
     ``runs`` stopped after round 1; measures per split.
 
     ``complete`` is false when any version did not end in the panel's verdict (its judge calls
     failed, or no quorum): those versions are counted in ``excluded`` and in no rate. With a
-    ``meter``, every call's usage is tallied there (for the caller to charge)."""
+    ``meter``, every call's usage is tallied there (for the caller to charge). ``model_under_test``
+    (the model whose versions the panel will judge) is only compared with the judge model, for the
+    self-preference warning. With a ``guarantee`` target (α, δ), the report's ``calibration`` is the
+    least strict Q threshold meeting it on the headline split (``graphs.guarantee``)."""
     panel = factory.build(judge_model, judge_model)
     if meter is not None:
         panel = metered(panel, meter)
@@ -84,6 +91,7 @@ async def validate(
     summaries = {split: summarise(judged, split) for split in splits}
     headline = summaries.get("heldout") or summaries["all"]
     everything = summaries["all"]
+    reported = sorted(set().union(*(j.reported for j in judged)))
     return {
         "judge_model": judge_model,
         "offline": judge_model == RUBRIC_MODEL,
@@ -96,7 +104,7 @@ async def validate(
         "calls": everything["calls"],
         "solver_failures": everything["solver_failures"],
         # the model ids the judge endpoint reported in its replies: a record needs exactly one
-        "reported_models": sorted(set().union(*(j.reported for j in judged))),
+        "reported_models": reported,
         "complete": everything["excluded"]["total"] == 0,
         "record": None,  # the validity record, once one is saved of this report
         "splits": summaries,
@@ -105,4 +113,36 @@ async def validate(
             [j for j in judged if headline["split"] == "all" or j.split == headline["split"]]
         ),
         "targets": targets_met(headline),
+        # what the panel's votes are worth, on the headline split (graphs.votes_worth)
+        "votes_worth": votes_worth(judged, scoring, headline["split"]),
+        "self_preference": _self_preference(factory, judge_model, reported, model_under_test),
+        "calibration": None if guarantee is None else calibration(judged, headline["split"], *guarantee),
     }
+
+
+def calibration(judged: Sequence[Judged], split: str, alpha: float, delta: float) -> dict[str, Any]:
+    """The guarantee's threshold on the decided versions of ``split`` ('all': every one), on Q."""
+    decided = [j for j in judged if j.decided and (split == "all" or j.split == split)]
+    found = calibrate(
+        [j.quality for j in decided],
+        [not j.should_pass for j in decided],
+        [j.passed for j in decided],
+        alpha,
+        delta,
+    )
+    return {"split": split, **found.as_dict()}
+
+
+def _self_preference(
+    factory: PanelFactory, judge_model: str, reported: list[str], model_under_test: str | None
+) -> list[str]:
+    """Warnings when the judge model is the model under test, or of its family: by registry name,
+    by the model id each is configured with, and by the ids the judge endpoint reported. The offline
+    panel and the offline reviser prefer nothing."""
+    if model_under_test is None or RUBRIC_MODEL in (judge_model, model_under_test):
+        return []
+    same = [f"the judge model {judge_model!r} is the model under test: it may prefer its own work"]
+    judge_spec, tested_spec = factory.registry.get(judge_model), factory.registry.get(model_under_test)
+    judge_ids = [*([judge_spec.model] if judge_spec else []), *reported]
+    tested_ids = [tested_spec.model] if tested_spec else []
+    return (same if judge_model == model_under_test else []) + self_preference(judge_ids, tested_ids)

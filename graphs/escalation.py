@@ -1,0 +1,143 @@
+"""Escalation: an acceptance below the panel's calibrated threshold (``graphs.guarantee``) is not
+the panel's to give. The version goes to the next configured, stronger panel, which judges it afresh
+and accepts it only at or above its own calibrated threshold; after the last, a person decides
+(``needs_review``, "below the guaranteed threshold"). Each step is a ``round.escalated`` event.
+
+A stronger panel that refuses the version decides the round as the loop would (revise, or exhausted
+at the last round): a refusal never needs a guarantee. One whose calls fail, or that has no quorum,
+sends the version to review.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from agents.judges import Judge, JudgeRequest
+from agents.schemas import JUDGES, JudgeName, Problem
+from graphs.events import RoundEscalated
+from graphs.scoring import Decision, ScoringPolicy, Vote, decide, is_pass, score_round
+
+BELOW = "below the guaranteed threshold"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A stronger panel: its judges, its policy and its own calibrated threshold (None: it was never
+    calibrated to the target, so none of its acceptances stands either)."""
+
+    name: str
+    judges: Mapping[JudgeName, Judge]
+    policy: ScoringPolicy
+    threshold: float | None
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """The target (false accepts ≤ ``alpha`` with confidence 1 − ``delta``), the run's own panel's
+    calibrated threshold (None: none reached the target: every acceptance escalates) and the
+    stronger panels, in order."""
+
+    alpha: float
+    delta: float
+    threshold: float | None
+    stages: tuple[Stage, ...] = field(default_factory=tuple)
+
+    def below(self, quality: float | None) -> bool:
+        """Whether an acceptance at ``quality`` falls short of the guaranteed threshold."""
+        return self.threshold is None or quality is None or quality < self.threshold
+
+
+@dataclass(frozen=True)
+class Escalated:
+    """Where the cascade ended: the round's decision, its reason, and each step as an event."""
+
+    decision: Decision
+    reason: str
+    steps: tuple[RoundEscalated, ...]
+
+
+def _short(threshold: float | None, quality: float | None) -> str:
+    q = "no Q" if quality is None else f"Q {quality:.3f}"
+    return f"{q}, calibrated threshold none" if threshold is None else f"{q} < {threshold:.3f}"
+
+
+async def escalate(
+    guarantee: Guarantee,
+    problem: Problem,
+    reference: Problem | None,
+    round_no: int,
+    quality: float | None,
+    max_rounds: int,
+) -> Escalated:
+    """Send an acceptance at ``quality`` up the cascade (see the module's docstring)."""
+    panel = "the run's panel"
+    steps = [
+        _step(
+            round_no,
+            0,
+            panel,
+            quality,
+            guarantee.threshold,
+            "escalated",
+            _short(guarantee.threshold, quality),
+        )
+    ]
+    for number, stage in enumerate(guarantee.stages, 1):
+        votes = await _votes(stage, problem, reference, round_no)
+        score = score_round(votes, stage.policy)
+        q = score.quality
+        if not is_pass(q, stage.policy):
+            decision = decide(score, round_no, replace(stage.policy, max_rounds=max_rounds))
+            decision = Decision.NEEDS_REVIEW if decision is Decision.ERROR else decision
+            reason = f"the stronger panel {stage.name} did not accept it ({decision.value})"
+            steps.append(_step(round_no, number, stage.name, q, stage.threshold, decision.value, reason))
+            return Escalated(decision, reason, tuple(steps))
+        if stage.threshold is not None and q is not None and q >= stage.threshold:
+            reason = f"accepted by the stronger panel {stage.name} at or above its guaranteed threshold"
+            steps.append(_step(round_no, number, stage.name, q, stage.threshold, "accepted", reason))
+            return Escalated(Decision.ACCEPTED, reason, tuple(steps))
+        why = _short(stage.threshold, q)
+        steps.append(_step(round_no, number, stage.name, q, stage.threshold, "escalated", why))
+    reason = f"{BELOW}: no panel accepted it at or above its calibrated threshold (α = {guarantee.alpha})"
+    steps.append(_step(round_no, len(guarantee.stages) + 1, "a person", None, None, "needs_review", reason))
+    return Escalated(Decision.NEEDS_REVIEW, reason, tuple(steps))
+
+
+async def _votes(stage: Stage, problem: Problem, reference: Problem | None, round_no: int) -> list[Vote]:
+    """The stronger panel's seven judges on the version, at once; a failure is an abstention."""
+    requests = [JudgeRequest(name, round_no, problem, reference) for name in JUDGES if name in stage.judges]
+    outcomes = await asyncio.gather(*(stage.judges[r.judge].assess(r) for r in requests))
+    given = [o.verdict for o in outcomes if o.verdict is not None]
+    if len(given) > 1 and len({" ".join(v.rationale.split()).casefold() for v in given}) == 1:
+        return [Vote(o.judge, None) for o in outcomes]  # one rationale seven times: no verdict at all
+    return [
+        Vote(
+            o.judge,
+            o.verdict.score if o.verdict else None,
+            o.verdict.confidence if o.verdict else None,
+            failed=o.failure is not None,
+        )
+        for o in outcomes
+    ]
+
+
+def _step(
+    round_no: int,
+    stage: int,
+    panel: str,
+    quality: float | None,
+    threshold: float | None,
+    decision: str,
+    reason: str,
+) -> RoundEscalated:
+    return RoundEscalated(
+        round=round_no,
+        stage=stage,
+        panel=panel,
+        quality=quality,
+        threshold=threshold,
+        decision=decision,
+        reason=reason,
+    )
