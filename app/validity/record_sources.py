@@ -105,7 +105,9 @@ def record_sources(record: ValidityRecord) -> list[dict[str, Any]]:
     (with no pairs told apart: they were not counted then)."""
     if record.sources:
         return [dict(entry) for entry in record.sources]
-    headline = {"false_accept": record.false_accept, "specificity": record.specificity}
+    # the bound apart is what a required warrant was always compared with
+    upper = {"high": record.false_accept_high} if record.false_accept_high is not None else {}
+    headline = {"false_accept": record.false_accept | upper, "specificity": record.specificity}
     name, kind, digest = record.set_name, record.source_kind, record.set_hash
     return [_source_entry(name, kind, digest, headline, None, record.reviewers)]
 
