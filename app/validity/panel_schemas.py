@@ -319,6 +319,60 @@ class RecordPublic(BaseModel):
         return cls.model_validate(shown | {"sources": record_sources(row)})
 
 
+_REPAIR: dict[str, Any] = {
+    "id": "7d1e0c9a5b2f4e3d8c6a1b0e9f7d5c3a",
+    "reviser": "qwen-student",
+    "set_name": "shipped",
+    "set_hash": "17407c95d697022844feac7cb9b83de7d0c470e634039b0356dd7c89d480e6ce",
+    "split": "heldout",
+    "max_rounds": 3,
+    "runs": 60,
+    "decided": 58,
+    "repaired": {"n": 58, "count": 31, "rate": 0.534, "low": 0.408, "high": 0.657},
+    "accepted_but_wrong": {"n": 58, "count": 6, "rate": 0.103, "low": 0.048, "high": 0.208},
+    "gave_up": {"n": 58, "count": 17, "rate": 0.293, "low": 0.192, "high": 0.42},
+    "counts": {"repaired": 31, "accepted_but_wrong": 6, "gave_up": 17, "undecided": 2},
+    "measured_at": "2026-11-28T22:00:00+00:00",
+}
+
+
+class RepairPublic(BaseModel):
+    """The latest repair measurement of one reviser judged by a panel (`thinkloop judges repair --save`)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_REPAIR]})
+
+    id: str = Field(description="Repair record id", examples=[_REPAIR["id"]])
+    reviser: str = Field(description="The reviser (model under test) measured", examples=["qwen-student"])
+    set_name: str = Field(description="The labelled set's name", examples=["shipped"])
+    set_hash: str = Field(
+        description="SHA-256 of the labelled set's canonical JSONL", examples=[_REPAIR["set_hash"]]
+    )
+    split: str = Field(description="The split measured (heldout, tune or all)", examples=["heldout"])
+    max_rounds: int = Field(description="Evaluations a run had at most", examples=[3])
+    runs: int = Field(description="Flawed problems with a corrected version run", examples=[60])
+    decided: int = Field(
+        description="Runs that ended in the panel's verdict: each rate's n (the others enter no rate)",
+        examples=[58],
+    )
+    repaired: MeasuredShare = Field(
+        description="Final version passed, the verifier checked its chain, its answer is the corrected "
+        "version's and its givens the original's or the correction's"
+    )
+    accepted_but_wrong: MeasuredShare = Field(description="Final version passed with another answer")
+    gave_up: MeasuredShare = Field(description="The loop ended refused (exhausted)")
+    counts: dict[str, int] = Field(
+        description="Runs by verdict (repaired, accepted_but_wrong, unrevised, givens_changed, unverified, "
+        "gave_up, undecided)",
+        examples=[_REPAIR["counts"]],
+    )
+    measured_at: datetime = Field(description="When it was measured (UTC)", examples=[_REPAIR["measured_at"]])
+
+    @classmethod
+    def of(cls, row: RepairRecord) -> RepairPublic:
+        """The public view of a stored repair record."""
+        return cls.model_validate(row.model_dump())
+
+
 class PanelPublic(BaseModel):
     """A panel identity and its validity records, newest first."""
 
@@ -331,6 +385,7 @@ class PanelPublic(BaseModel):
                     "cited": _RECORD["id"],
                     "pinned": False,
                     "records": [_RECORD],
+                    "repairs": [_REPAIR],
                 }
             ]
         }
@@ -371,6 +426,13 @@ class PanelPublic(BaseModel):
     records: list[RecordPublic] = Field(
         description="Its validity records the project may cite (its own and published ones), newest "
         "first, cited or not"
+    )
+    repairs: list[RepairPublic] = Field(
+        default_factory=list,
+        description="The project's latest repair measurement judged by this panel, one per reviser "
+        "(`thinkloop judges repair --save`): repaired, accepted but wrong and gave up, each with its "
+        "Wilson 95 % interval and n; empty when none was saved",
+        examples=[[_REPAIR]],
     )
 
 

@@ -359,3 +359,48 @@ async def test_a_not_shipped_requirement_holds_an_acceptance_measured_on_the_shi
         f"/v1/panels/records/{benchmark['id']}", headers=service.keys.auth("both")
     )
     assert shown.json()["sources"][0]["set_hash"] == benchmark["sources"][0]["set_hash"]
+
+
+async def test_panels_show_the_latest_repair_figures_per_reviser(service: Service, database_url: str) -> None:
+    from datetime import UTC, datetime
+
+    from app.models import RepairRecord
+
+    record = (await validate(service))["record"]
+    (row,) = await stored_records(database_url)
+
+    def repair(reviser: str, repaired: int, day: int) -> RepairRecord:
+        share = {"n": 10, "count": repaired, "rate": repaired / 10, "low": 0.0, "high": 1.0}
+        return RepairRecord(
+            project_id=row.project_id,
+            panel_id=record["panel_id"],
+            identity=row.identity,
+            judge_model="sim",
+            reviser=reviser,
+            set_name="shipped",
+            set_hash="ab" * 32,
+            split="heldout",
+            max_rounds=3,
+            runs=10,
+            decided=10,
+            repaired=share,
+            accepted_but_wrong=share | {"count": 1},
+            gave_up=share | {"count": 9 - repaired},
+            counts={"repaired": repaired},
+            measured_at=datetime(2026, 11, day, tzinfo=UTC),
+        )
+
+    engine = create_engine(database_url)
+    try:
+        async with short_session(session_factory(engine)) as session:
+            session.add_all([repair("student", 2, 1), repair("student", 5, 2), repair("tutor", 7, 1)])
+            session.add(repair("other-panel", 1, 1))
+            await session.commit()
+    finally:
+        await engine.dispose()
+    page = (await service.client.get("/v1/panels", headers=service.keys.auth("validator"))).json()
+    (panel,) = [p for p in page["items"] if p["id"] == record["panel_id"]]
+    shown = {r["reviser"]: (r["repaired"]["count"], r["decided"]) for r in panel["repairs"]}
+    assert shown == {"other-panel": (1, 10), "student": (5, 10), "tutor": (7, 10)}  # the latest of each
+    other = (await service.client.get("/v1/panels", headers=service.keys.auth("other"))).json()
+    assert all(not p["repairs"] for p in other["items"])  # another project's measurements stay its own
