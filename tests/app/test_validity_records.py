@@ -276,8 +276,8 @@ def test_a_source_requirement_refuses_a_warrant_measured_elsewhere() -> None:
     required = Requirement(1.0, 0.5, "reviews")
     why = uncertified(warrant_of(shipped), required)
     assert why == (
-        "panel not certified: its cited validity record (rec2) was measured on shipped (shipped, 120 flawed), not "
-        "on the required source: reviews"
+        "panel not certified: its cited validity record (rec2) was measured on shipped (shipped, 120 "
+        "flawed), not on the required source: reviews"
     )
     reviewed = new_record(
         IDENTITY, report((2, 120)), "reviews of north", "cd" * 32, source=Source("reviews", 3)
