@@ -195,21 +195,62 @@ def reported_by(ids: Iterable[str | None]) -> str | None:
 DEFAULT_SPECIFICITY_FLOOR = 0.5
 
 
+# The source kinds of labelled sets (agents.validity.labels.SourceKind), and the requirement that
+# accepts any of them but the set thinkloop ships (a warrant must rest on problems written elsewhere).
+SOURCE_KINDS = ("shipped", "benchmark", "own", "reviews")
+NOT_SHIPPED = "not-shipped"
+REQUIRED_SOURCES = (*SOURCE_KINDS, NOT_SHIPPED)
+
+
+def accepted_kinds(source: str) -> frozenset[str]:
+    """The source kinds a required ``source`` (a kind, or ``not-shipped``) accepts; ValueError for
+    any other word."""
+    if source == NOT_SHIPPED:
+        return frozenset(SOURCE_KINDS) - {"shipped"}
+    if source not in SOURCE_KINDS:
+        raise ValueError(
+            f"a required warrant source is one of {', '.join(REQUIRED_SOURCES)} (got {source!r})"
+        )
+    return frozenset({source})
+
+
 @dataclass(frozen=True)
 class Requirement:
     """What a warrant must show for an acceptance to stand: false accepts bounded at or below
     ``false_accept`` (its Wilson 95 % upper bound) and sound versions passed at or above
-    ``specificity`` (its Wilson 95 % lower bound)."""
+    ``specificity`` (its Wilson 95 % lower bound). With ``source`` or ``min_flawed``, the
+    false-accept bound must be met on one of the record's sources of an accepted kind that holds at
+    least ``min_flawed`` flawed versions (the record's overall figure is not enough)."""
 
     false_accept: float
     specificity: float = DEFAULT_SPECIFICITY_FLOOR
     # The kind of labelled set the record must be measured on ("reviews": the project's own
-    # teachers' decisions); None: any.
+    # teachers' decisions; "not-shipped": any but the set thinkloop ships); None: any.
     source: str | None = None
+    min_flawed: int | None = None  # the fewest flawed versions that source must hold; None: any
 
     def __str__(self) -> str:
         bounds = f"false accepts ≤ {self.false_accept:.1%}, sound passed ≥ {self.specificity:.1%}"
-        return bounds if self.source is None else f"{bounds}, measured on {self.source}"
+        if self.source is not None:
+            bounds += f", measured on {self.source}"
+        if self.min_flawed is not None:
+            bounds += f", on at least {self.min_flawed} flawed"
+        return bounds
+
+    @property
+    def per_source(self) -> bool:
+        """Whether the false-accept bound must be met on one source of the record's."""
+        return self.source is not None or self.min_flawed is not None
+
+    def qualifies(self, source: Mapping[str, Any]) -> bool:
+        """Whether a record's ``source`` (its kind and n_flawed) is one this requirement accepts."""
+        kind_ok = self.source is None or source.get("kind") in accepted_kinds(self.source)
+        return kind_ok and int(source.get("n_flawed") or 0) >= (self.min_flawed or 0)
+
+    def met_by(self, source: Mapping[str, Any]) -> bool:
+        """Whether ``source`` qualifies and bounds false accepts within ``false_accept``."""
+        upper = source.get("false_accept_upper")
+        return self.qualifies(source) and upper is not None and upper <= self.false_accept
 
 
 def parse_requirement(value: object, floor: float = DEFAULT_SPECIFICITY_FLOOR) -> Requirement | None:
@@ -250,27 +291,65 @@ def uncertified(warrant: Mapping[str, Any], bound: Requirement | float | None) -
     return f"panel not certified: its cited validity record ({record}) " + "; and ".join(missed)
 
 
-def _source(warrant: Mapping[str, Any], required: Requirement) -> str | None:
-    """Why the warrant's set is not of the required kind (None: it is, or no kind is required)."""
-    if required.source is None:
-        return None
+def warrant_sources(warrant: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The sources a warrant's record was measured on, each with its kind, name, n_flawed and
+    false-accept upper bound; one (the record's own set) for a warrant stored before sources were
+    kept per record."""
+    if warrant.get("sources"):
+        return [dict(source) for source in warrant["sources"]]
     source = warrant.get("source") or {}
-    if source.get("kind") == required.source:
+    counts = warrant.get("counts") or {}
+    flawed = warrant.get("false_accept") or {}
+    return [
+        {
+            "name": source.get("name") or warrant.get("set"),
+            "kind": source.get("kind"),
+            "n_flawed": counts.get("flawed") if counts.get("flawed") is not None else flawed.get("n"),
+            "false_accept_upper": warrant.get("false_accept_upper"),
+        }
+    ]
+
+
+def _source(warrant: Mapping[str, Any], required: Requirement) -> str | None:
+    """Why no source of the warrant's record is of the required kind with enough flawed versions
+    (None: one is, or nothing per source is required)."""
+    if not required.per_source:
         return None
-    measured = source.get("name") or warrant.get("set") or "an unnamed set"
-    return (
-        f"was measured on {measured} ({source.get('kind') or 'a set of unknown kind'}), not on the "
-        f"required source: {required.source}"
+    sources = warrant_sources(warrant)
+    if any(required.qualifies(source) for source in sources):
+        return None
+    wanted = [f"the required source: {required.source}"] if required.source is not None else []
+    if required.min_flawed is not None:
+        wanted.append(f"at least {required.min_flawed} flawed")
+    return f"was measured on {_measured(sources)}, not on {' with '.join(wanted)}"
+
+
+def _measured(sources: list[dict[str, Any]]) -> str:
+    """``umwp (benchmark, 150 flawed) and shipped (shipped, 90 flawed)``."""
+    return " and ".join(
+        f"{s.get('name') or 'an unnamed set'} ({s.get('kind') or 'a set of unknown kind'}, "
+        f"{int(s.get('n_flawed') or 0)} flawed)"
+        for s in sources
     )
 
 
 def _false_accepts(warrant: Mapping[str, Any], required: Requirement) -> str | None:
-    """Why the warrant's false-accept bound misses ``required`` (None: it is met)."""
+    """Why the warrant's false-accept bound misses ``required`` (None: it is met): the record's
+    overall bound, or (a source required) the bound of each source that qualifies."""
+    if required.per_source:
+        qualified = [s for s in warrant_sources(warrant) if required.qualifies(s)]
+        if not qualified or any(required.met_by(s) for s in qualified):
+            return None  # none qualified: _source says why
+        shown = ", ".join(f"{_percent(s.get('false_accept_upper'))} on {s.get('name')}" for s in qualified)
+        return f"bounds false accepts at {shown} (95 %), above the required {required.false_accept:.1%}"
     upper = warrant.get("false_accept_upper")
     if upper is not None and upper <= required.false_accept:
         return None
-    shown = "unknown" if upper is None else f"{upper:.1%}"
-    return f"bounds false accepts at {shown} (95 %), above the required {required.false_accept:.1%}"
+    return f"bounds false accepts at {_percent(upper)} (95 %), above the required {required.false_accept:.1%}"
+
+
+def _percent(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.1%}"
 
 
 def _sound_passed(warrant: Mapping[str, Any], required: Requirement) -> str | None:

@@ -144,6 +144,9 @@ class Project(SQLModel, table=True):
     # an acceptance below the panel's calibrated threshold escalates. None: no target.
     guarantee_alpha: float | None = None
     guarantee_delta: float | None = None
+    # The fewest flawed versions a warrant's source of that kind must hold; None: the setting's
+    # (THINKLOOP_REQUIRE_WARRANT_MIN_FLAWED), unset by default.
+    require_warrant_min_flawed: int | None = None
 
 
 def new_webhook_secret() -> str:
@@ -606,12 +609,43 @@ class ValidityRecord(SQLModel, table=True):
     # imported), own (the user's own labelled set) or reviews (the project's teachers' decisions).
     source_kind: str = Field(default="own", max_length=16)
     reviewers: int | None = None  # of a review set: how many teachers decided its items
+    # Per source of a bench over several sets: each set's name, kind, hash, counts and figures
+    # (app.validity.records.sources_of); None on a record saved before they were kept (one source:
+    # its own set).
+    sources: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     measured_at: datetime = _ts()
     # When an operator published it for every project's runs to cite (None: its own project's only).
     published_at: datetime | None = _ts(nullable=True)
     # The guarantee `judges calibrate` found on its set (graphs.guarantee.Calibration.as_dict); None:
     # never calibrated.
     calibration: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+
+
+class RepairRecord(SQLModel, table=True):
+    """One saved repair measurement (``thinkloop judges repair --save``): how often one reviser's
+    loop, judged by one exact panel, repaired the flawed problems of a labelled set. Each share is
+    ``{"n", "count", "rate", "low", "high"}`` (Wilson 95 %) of the decided runs."""
+
+    __tablename__ = "repair_records"
+    __table_args__ = (Index("ix_repair_records_panel_id_measured_at", "panel_id", "measured_at"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    project_id: str = _project()
+    panel_id: str = Field(max_length=64)  # the judging panel's identity (as a validity record's)
+    identity: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    judge_model: str = Field(max_length=200)
+    reviser: str = Field(max_length=200)  # the model under test that revised
+    set_name: str = Field(max_length=200)
+    set_hash: str = Field(max_length=64)
+    split: str = Field(max_length=16)
+    max_rounds: int
+    runs: int  # problems run (decided or not)
+    decided: int  # runs that ended in the panel's verdict: each rate's n
+    repaired: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    accepted_but_wrong: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    gave_up: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    counts: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))  # runs by verdict
+    measured_at: datetime = _ts()
 
 
 class ValidityPin(SQLModel, table=True):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agents.identity import DEFAULT_SPECIFICITY_FLOOR, Requirement, parse_requirement
+from agents.identity import DEFAULT_SPECIFICITY_FLOOR, Requirement, accepted_kinds, parse_requirement
 
 
 class Settings(BaseSettings):
@@ -36,6 +37,20 @@ class Settings(BaseSettings):
         description="Stronger judge models, in order, that an acceptance below its panel's calibrated "
         "threshold goes to when the run has a guarantee target (each needs its own calibration); "
         "after the last, a person (needs_review)",
+    )
+    require_warrant_source: str | None = Field(
+        default=None,
+        description="The kind of labelled set a required warrant must be measured on: shipped, "
+        "benchmark, own, reviews, or not-shipped (any but the set thinkloop ships). A record meets it "
+        "only through a source of that kind (with at least require_warrant_min_flawed flawed versions) "
+        "whose own false-accept bound is within require_warrant; otherwise an acceptance ends "
+        "needs_review, the cause named. Unset: any source",
+    )
+    require_warrant_min_flawed: int | None = Field(
+        default=None,
+        ge=1,
+        description="The fewest flawed versions the source a required warrant is measured on must hold "
+        "(of the kind require_warrant_source names, or of any kind). Unset: any number",
     )
     specificity_floor: float = Field(
         default=DEFAULT_SPECIFICITY_FLOOR,
@@ -215,9 +230,24 @@ class Settings(BaseSettings):
         parse_requirement(value)
         return value
 
+    @field_validator("require_warrant_source")
+    @classmethod
+    def _required_source(cls, value: str | None) -> str | None:
+        """Refuse at start-up a required source that is no source kind (nor not-shipped)."""
+        if value is not None and value.strip():
+            accepted_kinds(value.strip())
+            return value.strip()
+        return None
+
     def warrant_requirement(self) -> Requirement | None:
-        """What a warrant must show (require_warrant, its floor filled in); None: nothing required."""
-        return parse_requirement(self.require_warrant, self.specificity_floor)
+        """What a warrant must show (require_warrant, its floor filled in, with the source and the
+        minimum of flawed versions it must be measured on); None: nothing required."""
+        bounds = parse_requirement(self.require_warrant, self.specificity_floor)
+        source, fewest = self.require_warrant_source, self.require_warrant_min_flawed
+        if source is None and fewest is None:
+            return bounds
+        base = bounds or Requirement(1.0, self.specificity_floor)
+        return dataclasses.replace(base, source=source, min_flawed=fewest)
 
     def shared_limits_url(self) -> str | None:
         """Where provider limits are shared: THINKLOOP_LIMITS_URL, else a Redis broker, else in memory."""

@@ -91,12 +91,12 @@ def judges_validate(
             "a review set's record belongs to its own project (a warrant never crosses projects): "
             "drop --project"
         )
-    source = None
+    source, hashes = None, None
     try:
         if review_set is not None:
             items, name, digest, source, project = _review_set(review_set)
         else:
-            items, name, digest = _sets(dataset or [])
+            items, name, digest, hashes = _sets(dataset or [])
         chosen = select_split(items, split, name if dataset or review_set else "the shipped set")
     except LabelsError as exc:
         fail(str(exc))
@@ -112,7 +112,7 @@ def judges_validate(
     except (UnknownModelError, ModelConfigError, ValueError) as exc:
         fail(str(exc))
     floor = settings.specificity_floor
-    refused = _save(factory, report, items, name, digest, floor, owner, source) if save else None
+    refused = _save(factory, report, items, (name, digest, hashes), floor, owner, source) if save else None
     typer.echo(
         json.dumps(report, indent=2)
         if fmt == "json"
@@ -125,18 +125,21 @@ def judges_validate(
     _exit_status(report, check)
 
 
-def _sets(paths: list[Path]) -> tuple[list[Any], str, str]:
+def _sets(paths: list[Path]) -> tuple[list[Any], str, str, dict[str, str]]:
     """The items of one labelled set (a file, or the shipped set), or of several judged at once:
-    their name and hash. Several sets make one: their names joined with " + ", its hash that of
-    their items in order, and each item that names no source names its set's (figures per source)."""
-    from agents.validity.canonical import canonical_hash, read_objects
+    their name, hash and each source's hash. Several sets make one: their names joined with " + ",
+    its hash that of their items in order, and each item that names no source names its set's
+    (figures per source, each source hashed over its own items as read)."""
+    from agents.validity.canonical import canonical_hash
     from agents.validity.labels import Source, check_labelled, read_labelled
     from app.validity.provenance import SHIPPED
+    from app.validity.records import source_hashes
     from app.validity.service import builtin_set
 
     if len(paths) <= 1:
         one = paths[0] if paths and str(paths[0]) != SHIPPED else None
-        return (read_labelled(one) if one else builtin_set()), *_provenance(one)
+        found = read_labelled(one) if one else builtin_set()
+        return found, *_provenance(one), source_hashes(found, _objects(one))
     items: list[Any] = []
     objects: list[Any] = []
     for path in paths:
@@ -144,11 +147,20 @@ def _sets(paths: list[Path]) -> tuple[list[Any], str, str]:
         found = builtin_set() if shipped else read_labelled(path)
         source = Source(name=SHIPPED if shipped else path.name, kind="shipped" if shipped else "own")
         items += [i if i.source else i.model_copy(update={"source": source}) for i in found]
-        objects += (
-            [i.model_dump(mode="json", exclude_unset=True) for i in found] if shipped else read_objects(path)
-        )
+        objects += _objects(None if shipped else path)
     name = " + ".join(SHIPPED if str(p) == SHIPPED else p.name for p in paths)
-    return check_labelled(items, name), name, canonical_hash(objects)
+    return check_labelled(items, name), name, canonical_hash(objects), source_hashes(items, objects)
+
+
+def _objects(path: Path | None) -> list[Any]:
+    """The JSON objects of a labelled file's lines (None: the shipped set's), as they are hashed."""
+    from agents.validity.canonical import CanonicalError, read_objects
+    from app.validity.provenance import shipped_path
+
+    try:
+        return read_objects(path or shipped_path())
+    except CanonicalError as exc:
+        fail(str(exc))
 
 
 def _provenance(dataset: Path | None) -> tuple[str, str]:
@@ -264,32 +276,42 @@ def _save(
     factory: PanelFactory,
     report: dict[str, Any],
     items: list[Any],
-    set_name: str,
-    digest: str,
+    named: tuple[str, str, dict[str, str] | None],
     floor: float,
     project_id: str,
     source: Any = None,
 ) -> str | None:
     """Store the report as a validity record of ``project_id`` in the configured database (and in
-    the report); why not, when it is no measurement (a version errored, too few sound versions
-    passed…)."""
+    the report); ``named``: the set's name, its hash and each source's. Why not, when it is no
+    measurement (a version errored, too few sound versions passed…)."""
     from app.cli.support import err, in_session
     from app.validity.records import NotRecordable, save_report
 
+    set_name, digest, hashes = named
+
     async def work(session: Any) -> Any:
-        registry = factory.registry
         return await save_report(
-            session, registry, report, items, set_name, project_id, digest=digest, floor=floor, source=source
+            session,
+            factory.registry,
+            report,
+            items,
+            set_name,
+            project_id,
+            digest=digest,
+            floor=floor,
+            source=source,
+            hashes=hashes,
         )
 
     try:
         record = asyncio.run(in_session(work))
     except NotRecordable as exc:
         return str(exc)
+    sources = "; ".join(f"{s['name']} ({s['kind']}, {s['n_flawed']} flawed)" for s in record.sources or [])
     err.print(
         f"saved validity record {record.id} of panel {record.panel_id} ({record.split}, "
         f"{record.n_flawed} flawed / {record.n_sound} sound / {record.n_twins} twins; set "
-        f"{record.set_name}, sha256 {record.set_hash[:12]})",
+        f"{record.set_name}, sha256 {record.set_hash[:12]}; sources: {sources})",
         markup=False,
         highlight=False,
     )

@@ -155,6 +155,8 @@ def warrant_line(warrant: Mapping[str, Any]) -> str:
     they were measured on and the set's hash, or that the panel was never validated."""
     if warrant.get("status") != "valid":
         return "accepted — no warrant: this panel has never been validated"
-    from app.reporting.warrant_text import provenance, warrant_figure
+    from app.reporting.warrant_text import provenance, sources_text, warrant_figure
 
-    return f"accepted — warrant: {warrant_figure(warrant)} ({provenance(warrant)})"
+    per_source = sources_text(warrant)  # a record of several sets: where its bound was measured
+    by = f"; by source: {per_source}" if per_source else ""
+    return f"accepted — warrant: {warrant_figure(warrant)}{by} ({provenance(warrant)})"

@@ -34,6 +34,17 @@ def judges_repair(
     models_file: Annotated[Path | None, typer.Option(help=MODELS_FILE_HELP)] = None,
     concurrency: Annotated[int, typer.Option(min=1, max=64, help="Runs at a time")] = 4,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
+    save: Annotated[
+        bool,
+        typer.Option(
+            help="Save each reviser's repaired / accepted but wrong / gave up figures as a repair record "
+            "of the judging panel in --project (GET /v1/panels shows the latest per reviser); refused "
+            "when a run ended in error"
+        ),
+    ] = False,
+    project: Annotated[
+        str, typer.Option(help="The project (id or name) a saved repair record belongs to")
+    ] = "default",
 ) -> None:
     """Run the loop on every flawed problem of a labelled set that has a corrected version, and count
     it repaired only when the final version passed the panel, the verifier checked its chain, its
@@ -70,8 +81,41 @@ def judges_repair(
     report = {"set": dataset.name if dataset else "shipped", "split": split, **report}
     typer.echo(json.dumps(report, indent=2) if as_json else to_markdown(report))
     errored = sum(run["outcome"] == "error" for run in report["runs"])
-    if errored:  # a failure is not a measurement: the figures are incomplete
+    if errored:  # a failure is not a measurement: the figures are incomplete (and nothing is saved)
         fail(f"{errored} run(s) ended in error: the figures exclude them", code=1)
+    if save:
+        _save(factory, report, dataset, project)
+
+
+def _save(factory: PanelFactory, report: dict[str, Any], dataset: Path | None, project: str) -> None:
+    """Store each reviser's figures as a repair record of ``project``; exit 1 with why if not."""
+    from agents.validity.canonical import CanonicalError, file_hash
+    from app.cli.support import err, in_session
+    from app.projects.keys import ProjectError, find_project
+    from app.validity.provenance import shipped_hash
+    from app.validity.records import NotRecordable
+    from app.validity.repair import save_repairs
+
+    try:
+        digest = file_hash(dataset) if dataset else shipped_hash()
+    except CanonicalError as exc:
+        fail(str(exc), code=1)
+
+    async def work(session: Any) -> Any:
+        owner = (await find_project(session, project)).id
+        return await save_repairs(session, factory.registry, report, (report["set"], digest), owner)
+
+    try:
+        rows = asyncio.run(in_session(work))
+    except (NotRecordable, ProjectError) as exc:
+        fail(str(exc), code=1)
+    for row in rows:
+        err.print(
+            f"saved repair record {row.id} of panel {row.panel_id} (reviser {row.reviser}, {row.decided} "
+            f"decided; set {row.set_name}, sha256 {row.set_hash[:12]})",
+            markup=False,
+            highlight=False,
+        )
 
 
 async def _measure(

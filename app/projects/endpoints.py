@@ -101,6 +101,7 @@ async def create_project(
     project.require_warrant = body.require_warrant
     project.require_specificity = body.require_specificity
     project.require_warrant_source = body.require_warrant_source
+    project.require_warrant_min_flawed = body.require_warrant_min_flawed
     project.audit_rate = body.audit_rate
     detail = body.model_dump(exclude_none=True) | {"name": project.name}
     audit.record(session, admin, "created", "project", project.id, project.id, detail)

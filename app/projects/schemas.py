@@ -25,6 +25,7 @@ _EXAMPLE_PROJECT: dict[str, Any] = {
     "require_warrant": 0.1,
     "require_specificity": 0.7,
     "require_warrant_source": "reviews",
+    "require_warrant_min_flawed": 100,
     "audit_rate": 0.05,
     "audit_seed": "5e1f0c3a9b7d4e2f8a6c1b0d9e7f3a2c",
 }
@@ -100,12 +101,26 @@ RequireSpecificity = Annotated[
 ]
 
 RequireWarrantSource = Annotated[
-    Literal["reviews"] | None,
+    Literal["shipped", "benchmark", "own", "reviews", "not-shipped"] | None,
     Field(
-        description="reviews: a warrant must be measured on this project's own review set (its teachers' "
-        "decisions: `thinkloop judges validate --review-set`), or an acceptance ends needs_review; "
-        "null: any labelled set",
+        description="The kind of labelled set a warrant must be measured on: reviews (this project's "
+        "own review set, its teachers' decisions: `thinkloop judges validate --review-set`), benchmark "
+        "(a public benchmark imported), own (the user's own set), shipped, or not-shipped (any but the "
+        "set thinkloop ships). A record meets it only through a source of that kind whose own "
+        "false-accept bound is within the required one; otherwise an acceptance ends needs_review; "
+        "null: the global setting (THINKLOOP_REQUIRE_WARRANT_SOURCE), else any labelled set",
         examples=["reviews"],
+    ),
+]
+RequireWarrantMinFlawed = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        le=1_000_000,
+        description="The fewest flawed versions the source a warrant is measured on must hold (of the "
+        "kind require_warrant_source names, or of any kind); null: the global setting "
+        "(THINKLOOP_REQUIRE_WARRANT_MIN_FLAWED), else any number",
+        examples=[100],
     ),
 ]
 AuditRate = Annotated[
@@ -138,6 +153,7 @@ class ProjectCreate(BaseModel):
     require_warrant: RequireWarrant = None
     require_specificity: RequireSpecificity = None
     require_warrant_source: RequireWarrantSource = None
+    require_warrant_min_flawed: RequireWarrantMinFlawed = None
     audit_rate: AuditRate = None
 
 
@@ -181,6 +197,7 @@ class ProjectUpdate(BaseModel):
     require_warrant: RequireWarrant = None
     require_specificity: RequireSpecificity = None
     require_warrant_source: RequireWarrantSource = None
+    require_warrant_min_flawed: RequireWarrantMinFlawed = None
     audit_rate: AuditRate = None
     guarantee_alpha: GuaranteeAlpha = None
     guarantee_delta: GuaranteeDelta = None
@@ -213,8 +230,14 @@ class ProjectPublic(BaseModel):
     )
     require_warrant_source: str | None = Field(
         default=None,
-        description="reviews: warrants must be measured on its own review set; null: any",
+        description="The kind of labelled set its warrants must be measured on (reviews: its own review "
+        "set; not-shipped: any but the shipped set); null: the global setting",
         examples=["reviews"],
+    )
+    require_warrant_min_flawed: int | None = Field(
+        default=None,
+        description="The fewest flawed versions that source must hold; null: the global setting",
+        examples=[100],
     )
     audit_rate: float | None = Field(
         default=None,

@@ -22,7 +22,7 @@ from app.errors import Forbidden, Unprocessable, problem_responses
 from app.models import Project
 from app.reporting.validity import to_html, to_markdown
 from app.validity.provenance import REVIEWS, SHIPPED, NotRecordable, preflight, shipped_hash
-from app.validity.records import Source, save_report
+from app.validity.records import Source, save_report, source_hashes
 from app.validity.schemas import ValidityFormat, ValidityReport, ValidityRequest
 from app.validity.service import MAX_VERSIONS, Runs, builtin_set, select_split, size, validate
 
@@ -65,13 +65,14 @@ async def _charge(request: Request, key_id: str, project_id: str, meter: Meter) 
     await asyncio.shield(settle_bench(request.app.state.sessions, (project_id, key_id), meter))
 
 
-async def _provenance(request: Request, body: ValidityRequest) -> tuple[str, str]:
-    """The set's name (``set_name``; default shipped, or items) and its hash: of the items exactly as
-    the request sent them (the JSON body's ``items``), or of the shipped set."""
+async def _provenance(request: Request, body: ValidityRequest) -> tuple[str, str, dict[str, str]]:
+    """The set's name (``set_name``; default shipped, or items), its hash and each source's (by the
+    name its items give it): of the items exactly as the request sent them (the JSON body's
+    ``items``), or of the shipped set."""
     if body.items is None:
-        return body.set_name or SHIPPED, shipped_hash()
+        return body.set_name or SHIPPED, shipped_hash(), {}
     sent = (await request.json())["items"]  # the body FastAPI read, as sent (before stripping)
-    return body.set_name or "items", canonical_hash(sent)
+    return body.set_name or "items", canonical_hash(sent), source_hashes(body.items, sent)
 
 
 async def _save(
@@ -83,10 +84,19 @@ async def _save(
     floor: float,
 ) -> None:
     """Store the report as a validity record of the project's; 422 when it is no measurement."""
-    items, (name, digest), source = labelled
+    items, (name, digest, hashes), source = labelled
     try:
         await save_report(
-            session, factory.registry, report, items, name, project, digest=digest, floor=floor, source=source
+            session,
+            factory.registry,
+            report,
+            items,
+            name,
+            project,
+            digest=digest,
+            floor=floor,
+            source=source,
+            hashes=hashes or None,
         )
     except NotRecordable as exc:
         raise Unprocessable(str(exc), excluded=report["excluded"]) from exc
@@ -110,8 +120,9 @@ def get_temporary_runs(request: Request) -> Callable[[], AbstractAsyncContextMan
 
 
 TemporaryRuns = Annotated[Callable[[], AbstractAsyncContextManager[Runs]], Depends(get_temporary_runs)]
-# The items, their (name, hash) and their source: what a bench judged and a record names.
-Labelled = tuple[list[LabelledItem], tuple[str, str], Source | None]
+# The items, their (name, hash, each source's hash) and their source: what a bench judged and a
+# record names.
+Labelled = tuple[list[LabelledItem], tuple[str, str, dict[str, str]], Source | None]
 
 
 async def _labelled(
@@ -128,7 +139,7 @@ async def _labelled(
     found = await request.app.state.review_set(session, project)
     if not found.items:
         raise Unprocessable(f"Project {project.name!r} has no decided review yet: its review set is empty.")
-    return found.items, (found.name, found.hash), Source(REVIEWS, len(found.reviewers))
+    return found.items, (found.name, found.hash, {}), Source(REVIEWS, len(found.reviewers))
 
 
 @router.post(
@@ -182,7 +193,7 @@ async def validate_judges(
     labelled = await _labelled(request, session, body, key.project_id)
     chosen = _chosen(body, labelled[0])
     if body.save:
-        _preflight(labelled[0], chosen, labelled[1])
+        _preflight(labelled[0], chosen, labelled[1][:2])
     # its first version reserved before any call, and each next one before its calls (429 at a cap)
     owner, first = (key.project_id, key.id), chosen[0].problem
     meter = await bench_meter(request.app.state.sessions, settings, factory.registry, owner, judge, first)

@@ -8,7 +8,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.validity.labels import SourceKind
-from app.models import ValidityRecord
+from app.models import RepairRecord, ValidityRecord
+from app.validity.record_sources import record_sources
 
 _SHARE: dict[str, Any] = {"n": 120, "count": 4, "rate": 0.0333, "low": 0.0131, "high": 0.0827}
 _WARRANT: dict[str, Any] = {
@@ -24,6 +25,18 @@ _WARRANT: dict[str, Any] = {
     "set_hash": "17407c95d697",
     "counts": {"flawed": 120, "sound": 80, "twins": 0},
     "source": {"kind": "shipped", "name": "shipped", "reviewers": None},
+    "sources": [
+        {
+            "name": "shipped",
+            "kind": "shipped",
+            "set_hash": "17407c95d697",
+            "reviewers": None,
+            "n_flawed": 120,
+            "n_sound": 80,
+            "false_accept_upper": 0.0827,
+            "sound_passed_lower": 0.846,
+        }
+    ],
     "measured_at": "2026-11-26T23:10:00+00:00",
 }
 _IDENTITY: dict[str, Any] = {
@@ -61,6 +74,19 @@ _RECORD: dict[str, Any] = {
     "adversarial_gap": {"n": 0, "count": 0, "rate": None, "low": None, "high": None},
     "source_kind": "shipped",
     "reviewers": None,
+    "sources": [
+        {
+            "name": "shipped",
+            "kind": "shipped",
+            "set_hash": "17407c95d697022844feac7cb9b83de7d0c470e634039b0356dd7c89d480e6ce",
+            "reviewers": None,
+            "n_flawed": 120,
+            "n_sound": 80,
+            "false_accept": _SHARE,
+            "specificity": _WARRANT["specificity"],
+            "pairs_told_apart": None,
+        }
+    ],
     "measured_at": _WARRANT["measured_at"],
     "published_at": None,
 }
@@ -92,6 +118,37 @@ class WarrantSource(BaseModel):
     )
     reviewers: int | None = Field(
         default=None, description="A review set's: how many teachers decided", examples=[3]
+    )
+
+
+class WarrantSourceBound(BaseModel):
+    """One labelled set a warrant's record was measured on, with the bounds measured on it."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_WARRANT["sources"][0]]})
+
+    name: str = Field(description="The set's name (a benchmark's, a file's, shipped)", examples=["UMWP"])
+    kind: SourceKind = Field(
+        description="shipped (only with the shipped set's hash), benchmark, own or reviews",
+        examples=["benchmark"],
+    )
+    set_hash: str | None = Field(
+        default=None,
+        description="The first 12 hex digits of this set's hash (null: not known)",
+        examples=["5e0c1b2a3d4f"],
+    )
+    reviewers: int | None = Field(
+        default=None, description="A review set's: how many teachers decided", examples=[None]
+    )
+    n_flawed: int = Field(description="Flawed versions of this set judged", examples=[150])
+    n_sound: int = Field(description="Sound versions of this set judged", examples=[150])
+    false_accept_upper: float | None = Field(
+        description="The Wilson 95 % upper bound of false accepts on this set (null: no flawed version)",
+        examples=[0.624],
+    )
+    sound_passed_lower: float | None = Field(
+        default=None,
+        description="The Wilson 95 % lower bound of sound versions passed on this set (null: none judged)",
+        examples=[0.71],
     )
 
 
@@ -132,6 +189,14 @@ class ValidWarrant(BaseModel):
         description="Where the labels came from (null: a warrant stored before sources were kept)",
         examples=[_WARRANT["source"]],
     )
+    sources: list[WarrantSourceBound] | None = Field(
+        default=None,
+        description="Where the bound was measured, per labelled set the record's bench judged (one for a "
+        "bench of one set): a required source kind and minimum of flawed versions are met through "
+        "these; the overall false_accept_upper is what the acceptance cites. Null: a warrant stored "
+        "before sources were kept per record",
+        examples=[_WARRANT["sources"]],
+    )
     measured_at: datetime = Field(description="When it was measured (UTC)")
 
 
@@ -146,6 +211,37 @@ class NoWarrant(BaseModel):
 Warrant = Annotated[ValidWarrant | NoWarrant, Field(discriminator="status")]
 # The examples of a warrant field: a valid one, and none
 WARRANT_EXAMPLES: list[Any] = [_WARRANT, {"status": "none"}, None]
+
+
+class RecordSource(BaseModel):
+    """One labelled set of a record's bench, with the figures measured on it."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_RECORD["sources"][0]]})
+
+    name: str = Field(description="The set's name (a benchmark's, a file's, shipped)", examples=["UMWP"])
+    kind: SourceKind = Field(
+        description="shipped (only with the shipped set's hash), benchmark (a public benchmark), own (the "
+        "user's) or reviews (a project's teachers' decisions)",
+        examples=["benchmark"],
+    )
+    set_hash: str = Field(
+        description="SHA-256 of this set's items as sent (their canonical JSONL; empty: not known)",
+        examples=[_RECORD["set_hash"]],
+    )
+    reviewers: int | None = Field(
+        default=None, description="A review set's: how many teachers decided", examples=[None]
+    )
+    n_flawed: int = Field(description="Flawed versions of this set judged (held out)", examples=[150])
+    n_sound: int = Field(description="Sound versions of this set judged (held out)", examples=[150])
+    false_accept: MeasuredShare = Field(description="Flawed versions of this set the panel passed")
+    specificity: MeasuredShare = Field(description="Sound versions of this set the panel passed")
+    pairs_told_apart: MeasuredShare | None = Field(
+        default=None,
+        description="Of the pairs (a flawed item and its sound original), those whose flawed item was "
+        "refused and whose original passed; null when not counted (a record of one set that names no "
+        "source, or saved before sources were kept)",
+        examples=[_SHARE],
+    )
 
 
 class RecordPublic(BaseModel):
@@ -201,6 +297,13 @@ class RecordPublic(BaseModel):
     reviewers: int | None = Field(
         default=None, description="A review set's: how many teachers decided", examples=[None, 3]
     )
+    sources: list[RecordSource] = Field(
+        default_factory=list,
+        description="Per labelled set the bench judged at once (`judges validate --dataset A --dataset "
+        "B`): its name, kind, hash, counts and figures on the held-out split; one source (the record's "
+        "own set) for a bench of one set and for records saved before sources were kept",
+        examples=[_RECORD["sources"]],
+    )
     measured_at: datetime = Field(description="When it was measured (UTC)")
     published_at: datetime | None = Field(
         default=None,
@@ -212,7 +315,62 @@ class RecordPublic(BaseModel):
     @classmethod
     def of(cls, row: ValidityRecord) -> RecordPublic:
         """The public view of a stored record."""
-        return cls.model_validate(row.model_dump(exclude={"project_id", "identity", "false_accept_high"}))
+        shown = row.model_dump(exclude={"project_id", "identity", "false_accept_high"})
+        return cls.model_validate(shown | {"sources": record_sources(row)})
+
+
+_REPAIR: dict[str, Any] = {
+    "id": "7d1e0c9a5b2f4e3d8c6a1b0e9f7d5c3a",
+    "reviser": "qwen-student",
+    "set_name": "shipped",
+    "set_hash": "17407c95d697022844feac7cb9b83de7d0c470e634039b0356dd7c89d480e6ce",
+    "split": "heldout",
+    "max_rounds": 3,
+    "runs": 60,
+    "decided": 58,
+    "repaired": {"n": 58, "count": 31, "rate": 0.534, "low": 0.408, "high": 0.657},
+    "accepted_but_wrong": {"n": 58, "count": 6, "rate": 0.103, "low": 0.048, "high": 0.208},
+    "gave_up": {"n": 58, "count": 17, "rate": 0.293, "low": 0.192, "high": 0.42},
+    "counts": {"repaired": 31, "accepted_but_wrong": 6, "gave_up": 17, "undecided": 2},
+    "measured_at": "2026-11-28T22:00:00+00:00",
+}
+
+
+class RepairPublic(BaseModel):
+    """The latest repair measurement of one reviser judged by a panel (`thinkloop judges repair --save`)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_REPAIR]})
+
+    id: str = Field(description="Repair record id", examples=[_REPAIR["id"]])
+    reviser: str = Field(description="The reviser (model under test) measured", examples=["qwen-student"])
+    set_name: str = Field(description="The labelled set's name", examples=["shipped"])
+    set_hash: str = Field(
+        description="SHA-256 of the labelled set's canonical JSONL", examples=[_REPAIR["set_hash"]]
+    )
+    split: str = Field(description="The split measured (heldout, tune or all)", examples=["heldout"])
+    max_rounds: int = Field(description="Evaluations a run had at most", examples=[3])
+    runs: int = Field(description="Flawed problems with a corrected version run", examples=[60])
+    decided: int = Field(
+        description="Runs that ended in the panel's verdict: each rate's n (the others enter no rate)",
+        examples=[58],
+    )
+    repaired: MeasuredShare = Field(
+        description="Final version passed, the verifier checked its chain, its answer is the corrected "
+        "version's and its givens the original's or the correction's"
+    )
+    accepted_but_wrong: MeasuredShare = Field(description="Final version passed with another answer")
+    gave_up: MeasuredShare = Field(description="The loop ended refused (exhausted)")
+    counts: dict[str, int] = Field(
+        description="Runs by verdict (repaired, accepted_but_wrong, unrevised, givens_changed, unverified, "
+        "gave_up, undecided)",
+        examples=[_REPAIR["counts"]],
+    )
+    measured_at: datetime = Field(description="When it was measured (UTC)", examples=[_REPAIR["measured_at"]])
+
+    @classmethod
+    def of(cls, row: RepairRecord) -> RepairPublic:
+        """The public view of a stored repair record."""
+        return cls.model_validate(row.model_dump())
 
 
 class PanelPublic(BaseModel):
@@ -227,6 +385,7 @@ class PanelPublic(BaseModel):
                     "cited": _RECORD["id"],
                     "pinned": False,
                     "records": [_RECORD],
+                    "repairs": [_REPAIR],
                 }
             ]
         }
@@ -267,6 +426,13 @@ class PanelPublic(BaseModel):
     records: list[RecordPublic] = Field(
         description="Its validity records the project may cite (its own and published ones), newest "
         "first, cited or not"
+    )
+    repairs: list[RepairPublic] = Field(
+        default_factory=list,
+        description="The project's latest repair measurement judged by this panel, one per reviser "
+        "(`thinkloop judges repair --save`): repaired, accepted but wrong and gave up, each with its "
+        "Wilson 95 % interval and n; empty when none was saved",
+        examples=[[_REPAIR]],
     )
 
 

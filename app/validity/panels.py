@@ -14,9 +14,9 @@ from sqlmodel import col, select
 
 from app.deps import ReadKey, Session
 from app.errors import problem_responses
-from app.models import Project, ValidityRecord
+from app.models import Project, RepairRecord, ValidityRecord
 from app.pagination import decode_cursor, encode_cursor
-from app.validity.panel_schemas import PanelPage, PanelPublic, RecordPublic
+from app.validity.panel_schemas import PanelPage, PanelPublic, RecordPublic, RepairPublic
 from app.validity.selection import choose, citable, pins_of
 
 router = APIRouter(prefix="/v1/panels", tags=["judges"])
@@ -61,6 +61,24 @@ async def _records(session: AsyncSession, project_id: str, panel_ids: Sequence[s
     return list((await session.execute(query)).scalars().all())
 
 
+async def _repairs(
+    session: AsyncSession, project_id: str, panel_ids: Sequence[str]
+) -> dict[str, list[RepairPublic]]:
+    """Panel id → the project's latest repair record of each reviser it judged, by reviser name."""
+    query = (
+        select(RepairRecord)
+        .where(col(RepairRecord.project_id) == project_id, col(RepairRecord.panel_id).in_(panel_ids))
+        .order_by(col(RepairRecord.measured_at).desc(), col(RepairRecord.id).desc())
+    )
+    latest: dict[tuple[str, str], RepairRecord] = {}
+    for row in (await session.execute(query)).scalars():
+        latest.setdefault((row.panel_id, row.reviser), row)
+    found: dict[str, list[RepairPublic]] = {}
+    for (panel_id, _), row in sorted(latest.items()):
+        found.setdefault(panel_id, []).append(RepairPublic.of(row))
+    return found
+
+
 async def _teachers(request: Request, session: AsyncSession, project_id: str, judge_model: str) -> Any:
     """The judge model's agreement with the project's teachers (``app.reviews.agreement``, handed in
     by ``app.main`` as ``app.state.teacher_agreement``: app.reviews depends on this package); None
@@ -86,11 +104,13 @@ async def list_panels(
     its records, newest first, and the record its runs cite (``cited``; ``pinned`` when the project
     pinned it). A key sees the records its project's runs may cite: its own project's, and those an
     operator published for every project. Every record saved stays listed, cited or not. ``teachers``:
-    how the panel's judge model agrees with the project's teachers' review decisions."""
+    how the panel's judge model agrees with the project's teachers' review decisions. ``repairs``: the
+    project's latest repair figures judged by the panel, per reviser (``thinkloop judges repair --save``)."""
     positions, next_cursor = await _panel_page(session, key.project_id, limit, cursor)
     rows = await _records(session, key.project_id, [p.id for p in positions])
     pins = await pins_of(session, key.project_id)
     cited = choose(rows, pins)
+    repairs = await _repairs(session, key.project_id, [p.id for p in positions])
     items = []
     agreement: dict[str, Any] = {}
     for position in positions:
@@ -108,6 +128,7 @@ async def list_panels(
                 pinned=pins.get(position.id) == record.id,
                 records=[RecordPublic.of(row) for row in mine[:records]],
                 teachers=agreement[record.judge_model],
+                repairs=repairs.get(position.id, []),
             )
         )
     return PanelPage(items=items, next_cursor=next_cursor)

@@ -17,7 +17,6 @@ id the endpoint reported in the accepted round): ``app.validity.selection`` says
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -37,17 +36,33 @@ from agents.validity.labels import LabelledItem
 from app.models import DEFAULT_PROJECT, Project, ValidityRecord
 from app.validity import provenance, selection
 from app.validity.provenance import MIN_SOUND, SHIPPED, NotRecordable
+from app.validity.record_sources import (
+    BENCHMARK,
+    OWN,
+    Source,
+    record_sources,
+    share,
+    source_hashes,
+    sources_of,
+    warrant_source,
+)
 from app.version import version
 from graphs.decision import decision_version
 from graphs.result import RunResult
 from graphs.scoring import Outcome, ScoringPolicy, get_policy
-from graphs.validity_metrics import share as bench_share
 
 # The figures a record keeps, each a share of the headline split.
 RECORDED = ("false_accept", "specificity", "detection", "adversarial_gap")
-OWN = "own"  # a record's source kind: the user's own labelled set (shipped, benchmark, reviews the others)
-BENCHMARK = "benchmark"
-__all__ = ["NO_WARRANT", "NotRecordable", "uncertified", "warrant_of"]
+__all__ = [
+    "NO_WARRANT",
+    "NotRecordable",
+    "Source",
+    "record_sources",
+    "share",
+    "source_hashes",
+    "uncertified",
+    "warrant_of",
+]
 
 
 def identity_of(
@@ -93,16 +108,6 @@ def set_hash(items: Sequence[LabelledItem]) -> str:
     return canonical_hash(i.model_dump(mode="json", exclude_unset=True) for i in items)
 
 
-def share(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"n", "count", "rate", "low", "high"}``: the bench's share with its Wilson 95 % interval
-    (taken from the bench when it reports one, else computed by the bench's own ``share``)."""
-    if "low" in raw and "high" in raw:
-        return {key: raw[key] for key in ("n", "count", "rate", "low", "high")}
-    n, count = int(raw["n"]), int(raw["count"])
-    measured = bench_share([True] * count + [False] * (n - count))
-    return {key: measured[key] for key in ("n", "count", "rate", "low", "high")}
-
-
 def check_recordable(report: Mapping[str, Any], floor: float = DEFAULT_SPECIFICITY_FLOOR) -> dict[str, Any]:
     """The headline split's figures of a bench report; NotRecordable when it is no measurement, or
     when its sound versions are fewer than MIN_SOUND or the share passed is below ``floor``."""
@@ -146,15 +151,6 @@ def _check_sound(specificity: Mapping[str, Any], floor: float) -> None:
         )
 
 
-@dataclass(frozen=True)
-class Source:
-    """Where a set's labels came from: its kind (shipped, benchmark, own or reviews) and, for a
-    review set, how many teachers decided its items."""
-
-    kind: str = OWN
-    reviewers: int | None = None
-
-
 def new_record(
     identity: PanelIdentity,
     report: Mapping[str, Any],
@@ -163,12 +159,15 @@ def new_record(
     project_id: str = DEFAULT_PROJECT,
     floor: float = DEFAULT_SPECIFICITY_FLOOR,
     source: Source | None = None,
+    hashes: Mapping[str, str] | None = None,
 ) -> ValidityRecord:
-    """The record of a bench ``report`` of the panel ``identity`` (NotRecordable: none)."""
+    """The record of a bench ``report`` of the panel ``identity`` (NotRecordable: none), with its
+    figures per source (``hashes``: each source's set hash, by name; :func:`sources_of`)."""
     summary = check_recordable(report, floor)
     if not identity.answered:
         raise NotRecordable("the panel's endpoint reported no model id: its identity is incomplete")
     figures = {name: share(summary[name]) for name in RECORDED}
+    source = source or Source(SHIPPED if set_name == SHIPPED else OWN)
     return ValidityRecord(
         project_id=project_id,
         panel_id=identity.id,
@@ -186,8 +185,9 @@ def new_record(
         specificity_low=figures["specificity"]["low"],
         detection=figures["detection"],
         adversarial_gap=figures["adversarial_gap"],
-        source_kind=(source or Source(SHIPPED if set_name == SHIPPED else OWN)).kind,
-        reviewers=source.reviewers if source else None,
+        source_kind=source.kind,
+        reviewers=source.reviewers,
+        sources=sources_of(report, figures, (set_name, digest), source, hashes or {}),
     )
 
 
@@ -209,6 +209,8 @@ def warrant_of(record: ValidityRecord | None) -> dict[str, Any]:
         "set": record.set_name,
         "set_hash": record.set_hash[:12],
         "source": {"kind": record.source_kind, "name": record.set_name, "reviewers": record.reviewers},
+        # where the bound was measured, per source: what a source requirement is checked against
+        "sources": [warrant_source(entry) for entry in record_sources(record)],
         "counts": {"flawed": record.n_flawed, "sound": record.n_sound, "twins": record.n_twins},
         "measured_at": record.measured_at.isoformat(),
     }
@@ -217,19 +219,22 @@ def warrant_of(record: ValidityRecord | None) -> dict[str, Any]:
 def requirement_of(
     project: Project | None, required: Requirement | None, floor: float = DEFAULT_SPECIFICITY_FLOOR
 ) -> Requirement | None:
-    """What a run's warrant must show: the project's own bounds where it sets them, else the
-    setting's (``required``; a project's false-accept bound alone: the setting's second bound, else
-    ``floor``). None when neither the project nor the setting requires a warrant."""
+    """What a run's warrant must show: the project's own bounds, source and minimum of flawed
+    versions where it sets them, else the setting's (``required``; a project's false-accept bound
+    alone: the setting's second bound, else ``floor``). None when neither the project nor the
+    setting requires a warrant."""
     own = project.require_warrant if project is not None else None
     own_floor = project.require_specificity if project is not None else None
     own_source = project.require_warrant_source if project is not None else None
-    if own is None and required is None and own_source is None:
+    own_min = project.require_warrant_min_flawed if project is not None else None
+    if own is None and required is None and own_source is None and own_min is None:
         return None
     fallback = required.specificity if required is not None else floor
     return Requirement(
         own if own is not None else required.false_accept if required is not None else 1.0,
         own_floor if own_floor is not None else fallback,
         own_source if own_source is not None else required.source if required is not None else None,
+        own_min if own_min is not None else required.min_flawed if required is not None else None,
     )
 
 
@@ -254,11 +259,16 @@ async def run_warrants(
     rows = await selection.citable_records(session, project_id, judge_model=judge_model)
     # the records of this very panel (every part equal), its endpoint reporting the record's model id
     mine = [row for row in rows if panel.reporting(_reported(panel, row)).id == row.panel_id]
-    if bound is not None and bound.source is not None:  # of the kind required, where there is one
-        mine = [row for row in mine if row.source_kind == bound.source] or mine
+    if bound is not None and bound.per_source:  # with a source of the kind required, where there is one
+        mine = [row for row in mine if _qualifies(row, bound)] or mine
     chosen = selection.choose(mine, await selection.pins_of(session, project_id))
     cited = {_reported(panel, row): warrant_of(row) for row in chosen.values()}
     return Warrants(panel, cited, bound)
+
+
+def _qualifies(record: ValidityRecord, bound: Requirement) -> bool:
+    """Whether one of the record's sources is of the kind and size ``bound`` requires."""
+    return any(bound.qualifies(warrant_source(entry)) for entry in record_sources(record))
 
 
 def _reported(panel: PanelIdentity, record: ValidityRecord) -> str | None:
@@ -300,16 +310,21 @@ async def save_report(
     digest: str | None = None,
     floor: float = DEFAULT_SPECIFICITY_FLOOR,
     source: Source | None = None,
+    hashes: Mapping[str, str] | None = None,
 ) -> ValidityRecord:
     """Store a bench ``report`` over ``items`` (``digest``: their set hash, as sent; None: computed
     from them) as a record of its panel's identity, and put the record in the report. NotRecordable
     (nothing stored) when a version errored, the sound versions are too few or too rarely passed,
-    the labels contradict themselves or ``set_name`` is a shipped set's and the hash is not."""
+    the labels contradict themselves or ``set_name`` is a shipped set's and the hash is not.
+    ``hashes``: each source's set hash as sent (:func:`source_hashes`; None: of ``items``)."""
     check_recordable(report, floor)  # a failed version first: it says more than a missing model id
     digest = digest or set_hash(items)
     name = provenance.check_set(items, set_name, digest)
     identity = bench_identity(registry, report)
-    record = new_record(identity, report, name, digest, project_id, floor, source or source_of(items, name))
+    hashes = hashes or source_hashes(items, [i.model_dump(mode="json", exclude_unset=True) for i in items])
+    record = new_record(
+        identity, report, name, digest, project_id, floor, source or source_of(items, name), hashes
+    )
     session.add(record)
     await session.flush()
     report["record"] = record.model_dump(mode="json", exclude={"project_id", "identity", "false_accept_high"})

@@ -5,12 +5,18 @@ report)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from agents.identity import PanelIdentity
+from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.schemas import Problem
 from agents.validity.labels import LabelledItem
+from app.models import DEFAULT_PROJECT, RepairRecord
+from app.validity.records import NotRecordable, bench_identity
 from app.validity.service import Runs
 from graphs.context import RunContext
 from graphs.repair import keyed, repair_bench, summarise
@@ -35,11 +41,14 @@ async def measure_repairs(
     scoring = get_policy(policy, **({"max_rounds": max_rounds} if max_rounds else {}))
     panels = {reviser: factory.build(judge_model, reviser) for reviser in revisers}  # fail before any run
     runs = []
+    reported: set[str] = set()  # the model ids the judge endpoint reported: a saved record needs one
     for reviser, panel in panels.items():
         context = RunContext.of(panel, scoring)
 
         async def drive(problem: Problem, context: RunContext = context, model: str = reviser) -> RunResult:
-            return await store.run(problem, context, model=model, judge_model=judge_model)
+            result = await store.run(problem, context, model=model, judge_model=judge_model)
+            reported.update(_reported(result))
+            return result
 
         runs += await repair_bench(items, drive, reviser, concurrency=concurrency)
     measured, unkeyed = keyed(items)
@@ -51,6 +60,62 @@ async def measure_repairs(
         "max_rounds": scoring.max_rounds,
         "problems": len(measured),
         "unkeyed": unkeyed,
+        "reported_models": sorted(reported),
         "figures": summarise(runs),
         "runs": [run.as_dict() for run in runs],
     }
+
+
+def _reported(result: RunResult) -> set[str]:
+    """The model ids the judge and solver calls of ``result``'s rounds reported."""
+    found: set[str] = set()
+    for judged in result.rounds:
+        calls = [o.reported_model for o in judged.outcomes]
+        calls += [judged.solver.reported_model] if judged.solver is not None else []
+        found.update(model for model in calls if model is not None)
+    return found
+
+
+async def save_repairs(
+    session: AsyncSession,
+    registry: ModelRegistry,
+    report: Mapping[str, Any],
+    named: tuple[str, str],
+    project_id: str = DEFAULT_PROJECT,
+) -> list[RepairRecord]:
+    """Store the repair figures of each reviser in ``report`` (over the set ``named``: its name and
+    hash) as repair records of the judging panel's identity, for GET /v1/panels. NotRecordable
+    (nothing stored) when a run ended in error, or the endpoint reported no model id or several."""
+    errored = sum(run["outcome"] == "error" for run in report["runs"])
+    if errored:
+        raise NotRecordable(
+            f"{errored} run(s) ended in error: a failure is not a measurement, so no repair record was saved"
+        )
+    identity = bench_identity(registry, report)
+    rows = [_row(identity, report, reviser, named, project_id) for reviser in report["figures"]]
+    session.add_all(rows)
+    await session.flush()
+    return rows
+
+
+def _row(
+    identity: PanelIdentity, report: Mapping[str, Any], reviser: str, named: tuple[str, str], project_id: str
+) -> RepairRecord:
+    overall = report["figures"][reviser]["overall"]
+    return RepairRecord(
+        project_id=project_id,
+        panel_id=identity.id,
+        identity=identity.parts(),
+        judge_model=identity.judge_model,
+        reviser=reviser,
+        set_name=named[0],
+        set_hash=named[1],
+        split=report["split"],
+        max_rounds=report["max_rounds"],
+        runs=overall["runs"],
+        decided=overall["decided"],
+        repaired=overall["repaired"],
+        accepted_but_wrong=overall["accepted_but_wrong"],
+        gave_up=overall["gave_up"],
+        counts=overall["counts"],
+    )

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0033"
-down_revision: str | None = "0031"
+down_revision: str | None = "0032"
 branch_labels = None
 depends_on = None
 

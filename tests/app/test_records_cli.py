@@ -140,3 +140,32 @@ def test_a_foreign_record_cannot_be_pinned_and_an_unknown_project_saves_nothing(
     assert unknown.stdout == ""  # refused before the bench: no report, no call
     with sqlite3.connect(env / "w.db") as connection:
         assert connection.execute("SELECT count(*) FROM validity_records").fetchone()[0] == 1
+
+
+def test_a_record_saved_from_several_sets_keeps_each_sources_figures(env: Path) -> None:
+    from agents.validity.canonical import file_hash
+
+    umwp = {"name": "UMWP", "kind": "benchmark"}
+    (env / "umwp.jsonl").write_text("".join(json.dumps(i | {"source": umwp}) + "\n" for i in TWENTY_TWO[:12]))
+    (env / "mine.jsonl").write_text("".join(json.dumps(i) + "\n" for i in TWENTY_TWO[12:]))
+    args = ["judges", "validate", "--dataset", str(env / "umwp.jsonl"), "--dataset", str(env / "mine.jsonl")]
+    result = runner.invoke(cli, [*args, "--judge-model", "sim", "--save", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)["record"]
+    assert "sources: UMWP (benchmark, 12 flawed); mine.jsonl (own, 10 flawed)" in result.stderr
+    found = {s["name"]: s for s in record["sources"]}
+    assert (found["UMWP"]["kind"], found["UMWP"]["n_flawed"], found["UMWP"]["n_sound"]) == (
+        "benchmark",
+        12,
+        12,
+    )
+    assert found["UMWP"]["set_hash"] == file_hash(env / "umwp.jsonl")  # each set's own hash
+    assert found["mine.jsonl"]["set_hash"] == file_hash(env / "mine.jsonl")
+    mine = found["mine.jsonl"]["false_accept"]  # the simulator's judges pass all; the verifier's gate may not
+    assert (
+        mine["n"] == 10
+        and mine["low"] < mine["rate"] <= mine["high"]
+        and found["UMWP"]["specificity"]["n"] == 12
+    )
+    shown = runner.invoke(cli, ["judges", "records", "show", record["id"]])
+    assert [s["name"] for s in json.loads(shown.stdout)["sources"]] == ["UMWP", "mine.jsonl"]

@@ -119,3 +119,42 @@ def test_a_reviser_that_cannot_be_reached_is_undecided_and_exits_1(tmp_path: Pat
     assert (run["outcome"], run["verdict"]) == ("error", "undecided")
     overall = report["figures"]["gone"]["overall"]
     assert overall["decided"] == 0 and overall["repaired"]["n"] == 0 and overall["repaired"]["excluded"] == 1
+
+
+def test_a_saved_repair_measurement_is_stored_per_reviser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from sqlmodel import select
+
+    from app.db import create_engine, session_factory, short_session
+    from app.models import RepairRecord
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'r.db'}"
+    monkeypatch.setenv("THINKLOOP_DATABASE_URL", url)
+    args = ["judges", "repair", "--dataset", str(labelled_set(tmp_path)), "--save"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "saved repair record" in result.output and "reviser rubric" in result.output
+
+    async def stored() -> list[RepairRecord]:
+        engine = create_engine(url)
+        try:
+            async with short_session(session_factory(engine)) as session:
+                return list((await session.execute(select(RepairRecord))).scalars().all())
+        finally:
+            await engine.dispose()
+
+    (row,) = asyncio.run(stored())
+    assert (row.reviser, row.judge_model, row.set_name, row.split, row.decided) == (
+        "rubric",
+        "rubric",
+        "set.jsonl",
+        "heldout",
+        1,
+    )
+    assert row.gave_up["count"] == 1 and row.gave_up["low"] > 0.2 and row.repaired["count"] == 0
+    assert len(row.set_hash) == 64 and row.identity["judge_model"] == "rubric" and row.panel_id
+    unknown = runner.invoke(cli, [*args, "--project", "nowhere"])
+    assert unknown.exit_code == 1 and "nowhere" in unknown.output

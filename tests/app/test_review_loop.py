@@ -171,7 +171,7 @@ async def test_a_project_requiring_its_own_reviews_holds_an_acceptance_measured_
     assert trace["status"] == "needs_review" and trace["grading_progress"] == "PendingManual"
     assert trace["stop_reason"] == (
         f"panel not certified: its cited validity record ({record['id']}) was measured on district-file "
-        "(own), not on the required source: reviews"
+        "(own, 2 flawed), not on the required source: reviews"
     )
     [item] = await queue(service, keys["teacher"])
     assert item["cause"] == trace["stop_reason"]

@@ -276,8 +276,8 @@ def test_a_source_requirement_refuses_a_warrant_measured_elsewhere() -> None:
     required = Requirement(1.0, 0.5, "reviews")
     why = uncertified(warrant_of(shipped), required)
     assert why == (
-        "panel not certified: its cited validity record (rec2) was measured on shipped (shipped), not on "
-        "the required source: reviews"
+        "panel not certified: its cited validity record (rec2) was measured on shipped (shipped, 120 "
+        "flawed), not on the required source: reviews"
     )
     reviewed = new_record(
         IDENTITY, report((2, 120)), "reviews of north", "cd" * 32, source=Source("reviews", 3)
@@ -285,3 +285,103 @@ def test_a_source_requirement_refuses_a_warrant_measured_elsewhere() -> None:
     reviewed.id, reviewed.false_accept_high = "rec3", 0.0585
     assert uncertified(warrant_of(reviewed), required) is None
     assert warrant_of(reviewed)["source"] == {"kind": "reviews", "name": "reviews of north", "reviewers": 3}
+
+
+def mixed_report() -> dict[str, Any]:
+    """A bench over a public benchmark and the shipped set (``by_source``, as judges validate makes it)."""
+    umwp = {
+        "kind": "benchmark",
+        "false_accept": {"n": 150, "count": 82, "rate": 82 / 150},
+        "specificity": {"n": 150, "count": 120, "rate": 0.8},
+        "pairs_told_apart": {"n": 150, "count": 30, "rate": 0.2},
+    }
+    shipped = {
+        "kind": "shipped",
+        "false_accept": {"n": 120, "count": 2, "rate": 2 / 120},
+        "specificity": {"n": 40, "count": 38, "rate": 0.95},
+        "pairs_told_apart": {"n": 0, "count": 0, "rate": None},
+    }
+    return report((84, 270)) | {"by_source": {"umwp": umwp, "shipped": shipped}}
+
+
+def test_a_record_of_several_sets_keeps_each_sources_figures() -> None:
+    from app.validity.provenance import shipped_hash
+
+    hashes = {"umwp": "cd" * 32, "shipped": shipped_hash()}
+    record = new_record(IDENTITY, mixed_report(), "umwp.jsonl + shipped", "ab" * 32, hashes=hashes)
+    umwp, shipped = record.sources or []
+    assert (umwp["name"], umwp["kind"], umwp["set_hash"]) == ("umwp", "benchmark", "cd" * 32)
+    assert (umwp["n_flawed"], umwp["n_sound"], umwp["pairs_told_apart"]["count"]) == (150, 150, 30)
+    assert 0.46 < umwp["false_accept"]["low"] < 82 / 150 < umwp["false_accept"]["high"] < 0.63
+    assert (shipped["kind"], shipped["n_flawed"], shipped["specificity"]["n"]) == ("shipped", 120, 40)
+    # only the shipped set's hash makes a source shipped: a file claiming the kind is the user's own
+    claimed = new_record(IDENTITY, mixed_report(), "x", "ab" * 32, hashes={"shipped": "ef" * 32})
+    assert [s["kind"] for s in claimed.sources or []] == ["benchmark", "own"]
+    # the warrant line names where its bound was measured, per source; the bound cited stays overall
+    record.id, record.measured_at = "rec4", datetime(2026, 11, 26, 23, 0, tzinfo=UTC)
+    warrant = warrant_of(record)
+    assert warrant["false_accept_upper"] == record.false_accept_high
+    assert [s["name"] for s in warrant["sources"]] == ["umwp", "shipped"]
+    line = warrant_line(warrant)
+    assert "; by source: false accepts ≤ 62.4 % on 150 flawed from umwp (benchmark); ≤ 5.9 % on 120 " in line
+    assert "flawed from shipped (shipped) (record rec4, set umwp.jsonl + shipped" in line
+    assert line.endswith("measured on 2 labelled sets)")
+
+
+def test_a_record_saved_before_sources_has_its_own_set_as_its_one_source() -> None:
+    from app.validity.panel_schemas import RecordPublic
+
+    old = stored(0.0585)
+    old.sources = None  # saved before migration 0032
+    (only,) = RecordPublic.of(old).sources
+    assert (only.name, only.kind, only.n_flawed, only.set_hash) == ("district", "own", 120, "ab" * 32)
+    assert only.pairs_told_apart is None
+    assert warrant_of(old)["sources"][0]["false_accept_upper"] == 0.0585
+
+
+def test_a_not_shipped_requirement_is_met_only_through_a_source_of_enough_flawed() -> None:
+    shipped = new_record(IDENTITY, report((2, 120)), "shipped", "ab" * 32)
+    shipped.id = "rec5"
+    not_shipped = Requirement(1.0, 0.5, "not-shipped")
+    assert uncertified(warrant_of(shipped), not_shipped) == (
+        "panel not certified: its cited validity record (rec5) was measured on shipped (shipped, 120 "
+        "flawed), not on the required source: not-shipped"
+    )
+    from app.validity.provenance import shipped_hash
+
+    mixed = new_record(IDENTITY, mixed_report(), "m", "ab" * 32, hashes={"shipped": shipped_hash()})
+    mixed.id = "rec6"
+    assert uncertified(warrant_of(mixed), not_shipped) is None  # through umwp, a public benchmark
+    assert uncertified(warrant_of(mixed), Requirement(1.0, 0.5, "not-shipped", 150)) is None
+    too_few = uncertified(warrant_of(mixed), Requirement(1.0, 0.5, "benchmark", 200))
+    assert too_few is not None and too_few.endswith(
+        "was measured on umwp (benchmark, 150 flawed) and shipped (shipped, 120 flawed), not on the "
+        "required source: benchmark with at least 200 flawed"
+    )
+    # the bound is met on the source that qualifies, not on the record's overall figure
+    tight = uncertified(warrant_of(mixed), Requirement(0.10, 0.5, "benchmark"))
+    assert (
+        tight is not None
+        and "bounds false accepts at 62.4% on umwp (95 %), above the required 10.0%" in tight
+    )
+    assert uncertified(warrant_of(mixed), Requirement(0.10, 0.5, "shipped")) is None
+    assert uncertified(warrant_of(shipped), Requirement(1.0, 0.5, None, 100)) is None  # any kind, 120 ≥ 100
+
+
+def test_the_settings_and_a_project_require_a_source_and_a_minimum_of_flawed() -> None:
+    from pydantic import ValidationError
+
+    from app.settings import Settings
+
+    settings = Settings(require_warrant_source="not-shipped", require_warrant_min_flawed=100)
+    assert settings.warrant_requirement() == Requirement(1.0, 0.5, "not-shipped", 100)
+    both = Settings(require_warrant="0.1,0.7", require_warrant_source="benchmark")
+    assert both.warrant_requirement() == Requirement(0.1, 0.7, "benchmark")
+    assert Settings().warrant_requirement() is None
+    with pytest.raises(ValidationError, match="required warrant source is one of"):
+        Settings(require_warrant_source="elsewhere")
+    own = Project(name="g", require_warrant_min_flawed=50)
+    assert requirement_of(own, None) == Requirement(1.0, 0.5, None, 50)
+    assert requirement_of(own, Requirement(0.1, 0.7, "benchmark", 100)) == Requirement(
+        0.1, 0.7, "benchmark", 50
+    )

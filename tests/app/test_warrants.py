@@ -309,3 +309,98 @@ async def test_a_project_may_require_a_warrant_of_its_own(service: Service) -> N
         headers=service.keys.auth("operator"),
     )
     assert made.status_code == 201 and made.json()["require_warrant"] == 0.05
+
+
+async def test_a_not_shipped_requirement_holds_an_acceptance_measured_on_the_shipped_set_only(
+    service: Service, database_url: str
+) -> None:
+    """A project requiring a warrant measured elsewhere than the shipped set, on at least 2 flawed:
+    its only record, of the shipped set, sends an acceptance to review with the cause; a record with
+    a public benchmark's source of 2 flawed meets it; a minimum of 3 flawed does not."""
+    shipped = (await validate(service))["record"]
+    engine = create_engine(database_url)  # a record of the shipped set, saved before sources were kept
+    try:
+        async with short_session(session_factory(engine)) as session:
+            row = await session.get(ValidityRecord, shipped["id"])
+            assert row is not None
+            row.set_name, row.source_kind, row.sources = "shipped", "shipped", None
+            await session.commit()
+    finally:
+        await engine.dispose()
+    admin = service.keys.auth("admin")
+    default = next(
+        p
+        for p in (await service.client.get("/v1/projects", headers=admin)).json()["items"]
+        if p["name"] == "default"
+    )
+    changed = await service.client.patch(
+        f"/v1/projects/{default['id']}",
+        json={"require_warrant_source": "not-shipped", "require_warrant_min_flawed": 2},
+        headers=admin,
+    )
+    assert changed.status_code == 200 and changed.json()["require_warrant_min_flawed"] == 2
+    held = await run(service)
+    assert held["status"] == "needs_review" and held["stop_reason"] == (
+        f"panel not certified: its cited validity record ({shipped['id']}) was measured on shipped "
+        "(shipped, 2 flawed), not on the required source: not-shipped with at least 2 flawed"
+    )
+    umwp = {"name": "umwp", "kind": "benchmark"}
+    benchmark = (await validate(service, items=[item | {"source": umwp} for item in HELD]))["record"]
+    assert [(s["name"], s["kind"], s["n_flawed"]) for s in benchmark["sources"]] == [("umwp", "benchmark", 2)]
+    accepted = await run(service)
+    assert accepted["status"] == "accepted" and accepted["warrant"]["record_id"] == benchmark["id"]
+    assert accepted["warrant"]["sources"][0]["kind"] == "benchmark"
+    await service.client.patch(
+        f"/v1/projects/{default['id']}", json={"require_warrant_min_flawed": 3}, headers=admin
+    )
+    too_few = await run(service)
+    assert too_few["status"] == "needs_review" and "with at least 3 flawed" in too_few["stop_reason"]
+    shown = await service.client.get(
+        f"/v1/panels/records/{benchmark['id']}", headers=service.keys.auth("both")
+    )
+    assert shown.json()["sources"][0]["set_hash"] == benchmark["sources"][0]["set_hash"]
+
+
+async def test_panels_show_the_latest_repair_figures_per_reviser(service: Service, database_url: str) -> None:
+    from datetime import UTC, datetime
+
+    from app.models import RepairRecord
+
+    record = (await validate(service))["record"]
+    (row,) = await stored_records(database_url)
+
+    def repair(reviser: str, repaired: int, day: int) -> RepairRecord:
+        share = {"n": 10, "count": repaired, "rate": repaired / 10, "low": 0.0, "high": 1.0}
+        return RepairRecord(
+            project_id=row.project_id,
+            panel_id=record["panel_id"],
+            identity=row.identity,
+            judge_model="sim",
+            reviser=reviser,
+            set_name="shipped",
+            set_hash="ab" * 32,
+            split="heldout",
+            max_rounds=3,
+            runs=10,
+            decided=10,
+            repaired=share,
+            accepted_but_wrong=share | {"count": 1},
+            gave_up=share | {"count": 9 - repaired},
+            counts={"repaired": repaired},
+            measured_at=datetime(2026, 11, day, tzinfo=UTC),
+        )
+
+    engine = create_engine(database_url)
+    try:
+        async with short_session(session_factory(engine)) as session:
+            session.add_all([repair("student", 2, 1), repair("student", 5, 2), repair("tutor", 7, 1)])
+            session.add(repair("other-panel", 1, 1))
+            await session.commit()
+    finally:
+        await engine.dispose()
+    page = (await service.client.get("/v1/panels", headers=service.keys.auth("validator"))).json()
+    (panel,) = [p for p in page["items"] if p["id"] == record["panel_id"]]
+    shown = {r["reviser"]: (r["repaired"]["count"], r["decided"]) for r in panel["repairs"]}
+    assert shown == {"other-panel": (1, 10), "student": (5, 10), "tutor": (7, 10)}  # the latest of each
+    other = (await service.client.get("/v1/panels", headers=service.keys.auth("other"))).json()
+    assert all(not p["repairs"] for p in other["items"])  # another project's measurements stay its own
