@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
-from agents.attempts import counting_attempts
+from agents.attempts import FailedAttempt, counting_attempts
 from agents.lanes import calling
 from agents.models import CallKind, ModelSpec, limit_spec
 from agents.ratelimit import LimitStore, ProviderLimiter, estimate_tokens
@@ -281,8 +281,26 @@ class LLMClient:
         with counting_attempts() as attempts:
             await self._attempts(result, messages, schema, on_text, think, limit)
         # Every HTTP attempt beyond one per answered call was a retry (or a call that failed for good).
-        result.usage += Usage(retries=max(attempts[0] - result.usage.calls, 0))
+        result.usage += Usage(retries=max(attempts.count - result.usage.calls, 0))
+        result.usage += self.failed_usage(attempts.failed)
         return result
+
+    def failed_usage(self, failed: Sequence[FailedAttempt]) -> Usage:
+        """What attempts that brought back no reply cost: their prompts, as reported or estimated."""
+        usage = Usage()
+        for attempt in failed:
+            tokens, cached = attempt.input_tokens, attempt.cached_input_tokens
+            cost = self.spec.price.cost(tokens, 0, cached) if self.spec.price else None
+            usage += Usage(
+                input_tokens=tokens,
+                cached_input_tokens=cached,
+                cost_usd=cost,
+                failed_attempts=1,
+                failed_input_tokens=tokens,
+                failed_cached_input_tokens=cached,
+                estimated_input_tokens=tokens if attempt.estimated else 0,
+            )
+        return usage
 
     async def _attempts(
         self,
