@@ -123,6 +123,10 @@ class CutOff(RuntimeError):
     """A streamed reply ended without a finish reason: the server dropped it part way."""
 
 
+class Deterministic(RuntimeError):
+    """At temperature 0, a reply that did not fit came back identical after a correction."""
+
+
 class TokenLimit(RuntimeError):
     """A reply that was cut at ``max_tokens`` (finish_reason ``length``) and did not fit the schema."""
 
@@ -316,9 +320,12 @@ class LLMClient:
         error on an unusual stream, a stream cut off) is a failed attempt like a malformed reply.
         A reply cut at ``limit`` tokens is asked for once more, shorter, and never again: at
         temperature 0 the same request would bring back the same ramble.
+        At temperature 0 a reply that did not fit comes back with a correction naming its errors; the
+        same text again means the correction changed nothing, so the call stops there.
         Nothing raised here escapes as an exception: the caller gets a failure with its cause."""
         conversation = list(messages)
         cut_before = False
+        malformed: list[str] = []  # the text of each reply that did not fit, in order
         for _attempt in range(self.spec.parse_retries + 1):
             try:
                 reply = await self._call(conversation, schema, on_text, think, result, limit)
@@ -350,6 +357,11 @@ class LLMClient:
                     # The cut reply stays out of the conversation: it may be a ramble as long as the limit.
                     conversation = [*messages, HumanMessage(_shorter(limit))]
                     continue
+                if self.spec.temperature == 0 and reply.text in malformed:
+                    result.failure = self.failure("malformed", Deterministic(_identical(exc)))
+                    log.info("llm.deterministic_failure", model=self.model_id, schema=schema.__name__)
+                    return
+                malformed.append(reply.text)
                 conversation += [reply.message, HumanMessage(_correction(exc))]
 
     async def _call(
@@ -559,10 +571,20 @@ def _twice(limit: int) -> str:
     return f"the reply hit max_tokens ({limit}) twice (finish_reason: length): no complete reply came back"
 
 
+def _identical(exc: ValidationError) -> str:
+    return (
+        "deterministic failure: identical reply at temperature 0 (after a correction naming its "
+        f"errors, {_problems(exc)}, the model sent the same text again); not asked again"
+    )
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['type']}" for e in exc.errors()[:5])
+
+
 def _correction(exc: ValidationError) -> str:
     # Only field locations and error kinds go back: never the model's own text, which may be hostile.
-    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['type']}" for e in exc.errors()[:5])
     return (
-        f"Your reply did not match the required JSON schema ({problems}). "
+        f"Your reply did not match the required JSON schema ({_problems(exc)}). "
         "Reply again with only the JSON object."
     )
