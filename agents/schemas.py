@@ -159,20 +159,24 @@ class Usage(BaseModel):
         default=0,
         description="HTTP attempts that brought back no reply (an HTTP error, a timeout, a dropped "
         "connection); their prompt tokens are part of input_tokens",
+        examples=[2],
     )
     failed_input_tokens: int = Field(
         default=0,
         description="Of input_tokens, those sent by failed attempts (reported in the failed response, "
         "else estimated)",
+        examples=[1384],
     )
     failed_cached_input_tokens: int = Field(
         default=0,
         description="Of cached_input_tokens, those of failed attempts",
+        examples=[0],
     )
     estimated_input_tokens: int = Field(
         default=0,
         description="Of input_tokens, those estimated from the prompt's length because the server "
         "reported none (a timeout, a dropped connection, an error body without usage)",
+        examples=[713],
     )
 
     def __add__(self, other: Usage) -> Usage:

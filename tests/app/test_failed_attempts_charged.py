@@ -1,4 +1,4 @@
-"""A failed attempt's prompt tokens are charged: the verdict's usage, the run's, the day's ledger, /metrics."""
+"""A failed attempt's prompt tokens are charged: to the verdict, the run, the day's ledger and /metrics."""
 
 from __future__ import annotations
 
