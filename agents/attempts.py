@@ -105,7 +105,7 @@ def _count(value: object) -> int | None:
 _DATA = re.compile(rb"^data:\s*(\{.*\})\s*$", re.M)
 
 
-def _last_report(tail: bytes) -> dict[str, Any] | None:
+def last_report(tail: bytes) -> dict[str, Any] | None:
     """The last SSE frame of a stream's tail that reports usage or timings; None if none does."""
     for frame in reversed(_DATA.findall(tail)):
         try:
@@ -174,7 +174,7 @@ class _Watched(httpx2.AsyncByteStream):
                 tail = (tail + piece)[-8192:]
                 yield piece
         except Exception:
-            note_failed(self._request, _last_report(tail))
+            note_failed(self._request, last_report(tail))
             raise
 
     async def aclose(self) -> None:

@@ -93,3 +93,23 @@ def test_metrics_count_failed_attempts_and_their_tokens_by_source(sim: Sim) -> N
     assert value("thinkloop_llm_failed_input_tokens_total", source="reported") == 500
     assert value("thinkloop_llm_failed_input_tokens_total", source="estimated") == 300
     assert value("thinkloop_llm_tokens_total", direction="input") == 900
+
+
+def test_what_a_failed_response_reports_is_read_in_each_servers_shape() -> None:
+    from agents.attempts import last_report, reported_tokens
+
+    assert reported_tokens({"usage": {"prompt_tokens": 700, "prompt_cache_hit_tokens": 600}}) == (700, 600)
+    assert reported_tokens({"timings": {"prompt_n": 300, "cache_n": 200}}) == (500, 200)
+    error = {
+        "error": {"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": 1384, "n_ctx": 1024}
+    }
+    assert reported_tokens(error) == (1384, 0)
+    assert reported_tokens({"error": {"message": "simulated 500"}}) is None
+    # A stream that broke off after a frame with timings (llama.cpp sends them in its last chunks).
+    tail = (
+        b'data: {"choices":[{"delta":{"content":"{"}}]}\n\n'
+        b'data: {"choices":[],"timings":{"prompt_n":90,"cache_n":10}}\n\n'
+    )
+    report = last_report(tail)
+    assert report is not None and reported_tokens(report) == (100, 10)
+    assert last_report(b'data: {"choices":[{"delta":{"content":"x"}}]}\n\n') is None
