@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
-from agents.attempts import counting_attempts
+from agents.attempts import FailedAttempt, counting_attempts
 from agents.lanes import calling
 from agents.models import CallKind, ModelSpec, limit_spec
 from agents.ratelimit import LimitStore, ProviderLimiter, estimate_tokens
@@ -121,6 +121,10 @@ class Reply:
 
 class CutOff(RuntimeError):
     """A streamed reply ended without a finish reason: the server dropped it part way."""
+
+
+class Deterministic(RuntimeError):
+    """At temperature 0, a reply that did not fit came back identical after a correction."""
 
 
 class TokenLimit(RuntimeError):
@@ -281,8 +285,26 @@ class LLMClient:
         with counting_attempts() as attempts:
             await self._attempts(result, messages, schema, on_text, think, limit)
         # Every HTTP attempt beyond one per answered call was a retry (or a call that failed for good).
-        result.usage += Usage(retries=max(attempts[0] - result.usage.calls, 0))
+        result.usage += Usage(retries=max(attempts.count - result.usage.calls, 0))
+        result.usage += self.failed_usage(attempts.failed)
         return result
+
+    def failed_usage(self, failed: Sequence[FailedAttempt]) -> Usage:
+        """What attempts that brought back no reply cost: their prompts, as reported or estimated."""
+        usage = Usage()
+        for attempt in failed:
+            tokens, cached = attempt.input_tokens, attempt.cached_input_tokens
+            cost = self.spec.price.cost(tokens, 0, cached) if self.spec.price else None
+            usage += Usage(
+                input_tokens=tokens,
+                cached_input_tokens=cached,
+                cost_usd=cost,
+                failed_attempts=1,
+                failed_input_tokens=tokens,
+                failed_cached_input_tokens=cached,
+                estimated_input_tokens=tokens if attempt.estimated else 0,
+            )
+        return usage
 
     async def _attempts(
         self,
@@ -298,9 +320,12 @@ class LLMClient:
         error on an unusual stream, a stream cut off) is a failed attempt like a malformed reply.
         A reply cut at ``limit`` tokens is asked for once more, shorter, and never again: at
         temperature 0 the same request would bring back the same ramble.
+        At temperature 0 a reply that did not fit comes back with a correction naming its errors; the
+        same text again means the correction changed nothing, so the call stops there.
         Nothing raised here escapes as an exception: the caller gets a failure with its cause."""
         conversation = list(messages)
         cut_before = False
+        malformed: list[str] = []  # the text of each reply that did not fit, in order
         for _attempt in range(self.spec.parse_retries + 1):
             try:
                 reply = await self._call(conversation, schema, on_text, think, result, limit)
@@ -332,6 +357,11 @@ class LLMClient:
                     # The cut reply stays out of the conversation: it may be a ramble as long as the limit.
                     conversation = [*messages, HumanMessage(_shorter(limit))]
                     continue
+                if self.spec.temperature == 0 and reply.text in malformed:
+                    result.failure = self.failure("malformed", Deterministic(_identical(exc)))
+                    log.info("llm.deterministic_failure", model=self.model_id, schema=schema.__name__)
+                    return
+                malformed.append(reply.text)
                 conversation += [reply.message, HumanMessage(_correction(exc))]
 
     async def _call(
@@ -541,10 +571,20 @@ def _twice(limit: int) -> str:
     return f"the reply hit max_tokens ({limit}) twice (finish_reason: length): no complete reply came back"
 
 
+def _identical(exc: ValidationError) -> str:
+    return (
+        "deterministic failure: identical reply at temperature 0 (after a correction naming its "
+        f"errors, {_problems(exc)}, the model sent the same text again); not asked again"
+    )
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['type']}" for e in exc.errors()[:5])
+
+
 def _correction(exc: ValidationError) -> str:
     # Only field locations and error kinds go back: never the model's own text, which may be hostile.
-    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['type']}" for e in exc.errors()[:5])
     return (
-        f"Your reply did not match the required JSON schema ({problems}). "
+        f"Your reply did not match the required JSON schema ({_problems(exc)}). "
         "Reply again with only the JSON object."
     )

@@ -245,7 +245,7 @@ def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> BaseChatOpenAI:
     import openai
     from langchain_openai import AzureChatOpenAI, ChatOpenAI
 
-    from agents.attempts import count_attempt
+    from agents.attempts import AttemptAccounting, count_attempt
     from agents.connections import ShardedTransport
     from agents.timeouts import TokenTimeouts
     from agents.wire import NormalisingTransport
@@ -266,8 +266,11 @@ def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> BaseChatOpenAI:
     http_client = openai.DefaultAsyncHttpxClient(
         timeout=timeout,
         event_hooks={"request": [count_attempt]},
+        # Failed attempts are accounted from what the server sent, before it is normalised.
         transport=NormalisingTransport(
-            TokenTimeouts(ShardedTransport(spec.max_concurrency), bounds, prompt_rate(spec))
+            AttemptAccounting(
+                TokenTimeouts(ShardedTransport(spec.max_concurrency), bounds, prompt_rate(spec))
+            )
         ),
     )
     common: dict[str, Any] = {

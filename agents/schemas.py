@@ -155,6 +155,29 @@ class Usage(BaseModel):
     )
     calls: int = Field(default=0, description="LLM calls made")
     retries: int = Field(default=0, description="HTTP attempts beyond one per call (429, 5xx, timeouts)")
+    failed_attempts: int = Field(
+        default=0,
+        description="HTTP attempts that brought back no reply (an HTTP error, a timeout, a dropped "
+        "connection); their prompt tokens are part of input_tokens",
+        examples=[2],
+    )
+    failed_input_tokens: int = Field(
+        default=0,
+        description="Of input_tokens, those sent by failed attempts (reported in the failed response, "
+        "else estimated)",
+        examples=[1384],
+    )
+    failed_cached_input_tokens: int = Field(
+        default=0,
+        description="Of cached_input_tokens, those of failed attempts",
+        examples=[0],
+    )
+    estimated_input_tokens: int = Field(
+        default=0,
+        description="Of input_tokens, those estimated from the prompt's length because the server "
+        "reported none (a timeout, a dropped connection, an error body without usage)",
+        examples=[713],
+    )
 
     def __add__(self, other: Usage) -> Usage:
         cost = None
@@ -168,6 +191,10 @@ class Usage(BaseModel):
             cost_usd=cost,
             calls=self.calls + other.calls,
             retries=self.retries + other.retries,
+            failed_attempts=self.failed_attempts + other.failed_attempts,
+            failed_input_tokens=self.failed_input_tokens + other.failed_input_tokens,
+            failed_cached_input_tokens=self.failed_cached_input_tokens + other.failed_cached_input_tokens,
+            estimated_input_tokens=self.estimated_input_tokens + other.estimated_input_tokens,
         )
 
 

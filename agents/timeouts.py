@@ -5,7 +5,10 @@ llama-server sends a reply's headers at once, then nothing until it has read the
 So the headers say nothing about progress: the first *token* (a content, reasoning or tool-call
 delta) does. The first-token bound is scaled by the prompt's length and the server's measured
 prompt rate, with ``queue_timeout_s`` as its floor; once a reply has started, only the gap between
-its pieces is bounded, so a streaming reply is never cut because another slot is reading a prompt.
+its pieces is bounded, and while another call to the same server (from this process) is still
+before its first token, that call's first-token bound excuses the silence too: llama-server
+generates for no slot while it reads a prompt, so a started reply is never cut because another slot
+is reading one. A call cancelled by its caller closes its connection at once.
 """
 
 from __future__ import annotations
@@ -39,6 +42,14 @@ class PromptRate:
     def __init__(self) -> None:
         self.tokens_per_s: float | None = None
         self.reported = False
+        # The calls to this server still waiting for their first token, each with the time its
+        # first-token bound runs out (``time.monotonic``): while one reads its prompt, llama-server
+        # generates for no other slot, so a started reply's silence is excused until then.
+        self.reading: dict[object, float] = {}
+
+    def excused_until(self, call: object) -> float:
+        """Until when another call's prompt reading excuses a started reply's silence (0: none reads)."""
+        return max((until for other, until in self.reading.items() if other is not call), default=0.0)
 
     def from_timings(self, prompt_n: int, prompt_ms: float) -> None:
         """Take the server's own figure for one reply (too few tokens say little: skipped)."""
@@ -98,7 +109,16 @@ class TokenTimeouts(httpx2.AsyncBaseTransport):
             async with asyncio.timeout(clock.before_first()):
                 response = await self._inner.handle_async_request(request)
         except TimeoutError:
+            clock.done()
             raise httpx2.ReadTimeout(clock.why(), request=request) from None
+        except httpx2.ConnectTimeout:
+            clock.done()
+            connect = timeouts.get("connect")
+            why = f"no connection within {connect:g} s (connect_timeout_s)" if connect else "no connection"
+            raise httpx2.ConnectTimeout(why, request=request) from None
+        except BaseException:
+            clock.done()
+            raise
         whole = "event-stream" not in response.headers.get("content-type", "")
         response.stream = _Bounded(response.stream, clock, request, whole)
         return response
@@ -122,6 +142,11 @@ class _Clock:
         self.first_s = bounds.first_token_s(tokens, rate)
         self.started = False
         self.last = "first"
+        rate.reading[self] = self.start + self.first_s
+
+    def done(self) -> None:
+        """This call reads its prompt no longer (its first token came, or it ended)."""
+        self.rate.reading.pop(self, None)
 
     def _total_left(self) -> float:
         total = self.bounds.total_s
@@ -137,13 +162,16 @@ class _Clock:
         """Seconds left for the next piece: the first-token bound, then the gap bound."""
         if not self.started:
             return self.before_first()
-        self.last = "gap" if self.bounds.gap_s <= self._total_left() else "total"
-        return max(0.0, min(self.bounds.gap_s, self._total_left()))
+        # Another slot reading its prompt stalls this reply too: wait for it, then the gap bound.
+        gap = max(self.bounds.gap_s, self.rate.excused_until(self) - time.monotonic() + self.bounds.gap_s)
+        self.last = "gap" if gap <= self._total_left() else "total"
+        return max(0.0, min(gap, self._total_left()))
 
     def token(self) -> None:
         """The reply's first token came: learn the rate from it, and bound gaps from now on."""
         if not self.started:
             self.started = True
+            self.done()
             self.rate.from_first_token(self.tokens, time.monotonic() - self.start)
 
     def why(self) -> str:
@@ -183,10 +211,15 @@ class _Bounded(httpx2.AsyncByteStream):
                 async with asyncio.timeout(self._clock.next_piece()):
                     piece = await anext(pieces)
             except StopAsyncIteration:
+                self._clock.done()
                 self._timings(tail)
                 return
             except TimeoutError:
+                self._clock.done()
                 raise httpx2.ReadTimeout(self._clock.why(), request=self._request) from None
+            except BaseException:
+                self._clock.done()
+                raise
             if self._whole or _TOKEN.search(piece):
                 self._clock.token()
             tail = (tail + piece)[-4096:]
@@ -202,5 +235,6 @@ class _Bounded(httpx2.AsyncByteStream):
                 return
 
     async def aclose(self) -> None:
+        self._clock.done()
         if isinstance(self._inner, httpx2.AsyncByteStream):
             await self._inner.aclose()

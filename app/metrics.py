@@ -39,6 +39,21 @@ class ServiceMetrics:
             ["model", "role"],
             registry=self.registry,
         )
+        # Attempts that brought back no reply (an HTTP error, a timeout, a dropped connection), and
+        # of the input tokens above, those they sent: ``source`` says whether the server reported
+        # them in its failed response or they were estimated from the prompt's length.
+        self.llm_failed_attempts = Counter(
+            "thinkloop_llm_failed_attempts",
+            "LLM HTTP attempts that brought back no reply",
+            ["model", "role"],
+            registry=self.registry,
+        )
+        self.llm_failed_input_tokens = Counter(
+            "thinkloop_llm_failed_input_tokens",
+            "Of the LLM input tokens, those of failed attempts, reported by the server or estimated",
+            ["model", "role", "source"],
+            registry=self.registry,
+        )
         self.in_flight = Gauge("thinkloop_runs_in_flight", "Runs executing now", registry=self.registry)
 
     def observe_call(self, model: str, role: str, usage: Usage) -> None:
@@ -48,6 +63,13 @@ class ServiceMetrics:
         self.llm_tokens.labels(model, role, "input").inc(usage.input_tokens)
         self.llm_tokens.labels(model, role, "output").inc(usage.output_tokens)
         self.llm_cached_input_tokens.labels(model, role).inc(usage.cached_input_tokens)
+        if usage.failed_attempts:
+            estimated = min(usage.estimated_input_tokens, usage.failed_input_tokens)
+            self.llm_failed_attempts.labels(model, role).inc(usage.failed_attempts)
+            self.llm_failed_input_tokens.labels(model, role, "reported").inc(
+                usage.failed_input_tokens - estimated
+            )
+            self.llm_failed_input_tokens.labels(model, role, "estimated").inc(estimated)
 
     def observe_run(self, outcome: str, rounds_to_pass: int | None, quality: float | None) -> None:
         """Record a finished run."""

@@ -25,6 +25,11 @@ class Rule(BaseModel):
     times: int | None = Field(default=None, ge=1, description="uses before the rule expires")
     rate: float = Field(default=1.0, ge=0, le=1, description="share of matching requests it applies to")
     status: int | None = Field(default=None, ge=400, le=599, description="answer with this HTTP error")
+    error_report: dict[str, Any] | None = Field(
+        default=None,
+        description="with status: fields added to the error body beside 'error', e.g. the usage or "
+        "timings of a prompt the server read before it failed",
+    )
     retry_after: float | None = Field(default=None, ge=0, description="Retry-After seconds with status")
     delay_s: float = Field(default=0.0, ge=0, description="extra latency (a timeout if long enough)")
     content: str | None = Field(default=None, description="raw reply text, used as is")

@@ -270,7 +270,9 @@ async def _respond(
         _free(slots)
         headers = retry_headers(profile, rule.retry_after) if rule.retry_after is not None else {}
         return JSONResponse(
-            error_body(profile, rule.status, f"simulated {rule.status}"), rule.status, headers=headers
+            _reported(error_body(profile, rule.status, f"simulated {rule.status}"), rule),
+            rule.status,
+            headers=headers,
         )
     reply = reply_text(state, body, rule)
     if rule is not None and rule.malformed:
@@ -291,6 +293,11 @@ async def _respond(
     if rule is not None and rule.finish_length:
         reply, finish = reply[: max(1, len(reply) // 2)], "length"
     return JSONResponse(completion(body, reply, profile, finish))
+
+
+def _reported(body: Any, rule: Rule) -> Any:
+    """An error body with the rule's ``error_report`` fields beside its error (a dict body only)."""
+    return body | rule.error_report if isinstance(body, dict) and rule.error_report else body
 
 
 def _free(slots: asyncio.Semaphore | None) -> None:

@@ -52,7 +52,8 @@ async def test_persistently_malformed_output_abstains_with_raw_text(
     sim: Sim, client: Callable[..., LLMClient]
 ) -> None:
     sim([Rule(malformed=True)])
-    outcome = await LLMJudge(client(parse_retries=2)).assess(REQUEST)
+    # Sampling: every attempt may differ (at temperature 0 an identical one stops the call at once).
+    outcome = await LLMJudge(client(parse_retries=2, temperature=0.7)).assess(REQUEST)
     assert outcome.verdict is None and outcome.abstained
     assert outcome.failure is not None and outcome.failure.kind == "malformed"
     assert (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import socket
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -68,3 +70,80 @@ async def test_the_prompt_rate_is_learned_from_timings_and_scales_the_bound(
     rate = prompt_rate(spec()).tokens_per_s
     assert rate is not None and rate < 100  # tokens per second: the reported prompt_n over 100 s
     assert (await judge.assess(REQUEST)).verdict is not None  # 2 s of reading within the scaled bound
+
+
+async def test_the_prompt_rate_is_learned_from_the_first_token_where_no_timings_come(
+    sim: Sim, client: Client, spec: Callable[..., ModelSpec]
+) -> None:
+    # No timings: the first call's time to first token (1 s for its prompt) gives the rate, and the
+    # next call's bound is reading its prompt at that rate with slack, above a floor of 0.3 s.
+    sim([Rule(prompt_s=1.0)])
+    assert (await LLMJudge(client(queue_timeout_s=30, max_retries=0)).assess(REQUEST)).verdict is not None
+    rate = prompt_rate(spec()).tokens_per_s
+    assert rate is not None and not prompt_rate(spec()).reported
+    judge = LLMJudge(client(queue_timeout_s=0.3, max_retries=0, parse_retries=0))
+    assert (await judge.assess(REQUEST)).verdict is not None
+
+
+async def test_a_started_reply_is_not_cut_while_another_call_reads_its_prompt(
+    sim: Sim, client: Client
+) -> None:
+    # llama-server generates for no slot while one reads a prompt: the reply already streaming goes
+    # quiet for as long. Its gap bound (0.5 s) waits for the reading call's first-token bound.
+    server = sim([Rule(role="Judge: Remember", prompt_s=3.0), Rule(role="Judge: Apply", stall_s=2.0)])
+    judge = LLMJudge(client(token_gap_timeout_s=0.5, queue_timeout_s=20, max_retries=0, parse_retries=0))
+    reading = asyncio.create_task(judge.assess(JudgeRequest("remember", 1, ORCHESTRA, ORCHESTRA)))
+    async with asyncio.timeout(20):  # a hang guard: the reading call's request reaches the server
+        await _arrived(server)
+    streaming = await judge.assess(REQUEST)
+    assert streaming.verdict is not None, streaming.abstain_reason
+    assert (await reading).verdict is not None
+
+
+async def test_a_connection_not_made_within_its_bound_fails_naming_it(client: Client) -> None:
+    # A listening socket whose accept queue is full: the kernel drops further SYNs, so connect hangs.
+    with socket.socket() as listener, socket.socket() as filler:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        filler.connect(listener.getsockname())
+        base_url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        bounded = client(base_url=base_url, connect_timeout_s=0.5, timeout_s=0.5, max_retries=0)
+        message = await _failure(bounded)
+    assert "no connection within 0.5 s (connect_timeout_s)" in message
+
+
+async def test_a_cancelled_call_closes_its_connection_at_once(client: Client) -> None:
+    """The server has sent its headers and is reading the prompt; cancelling the call closes the
+    connection then, not when the server would have answered."""
+    arrived, closed = asyncio.Event(), asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+        )
+        await writer.drain()
+        arrived.set()
+        while await reader.read(65536):  # the body, then nothing until the client hangs up
+            pass
+        closed.set()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        judge = LLMJudge(client(base_url=f"http://127.0.0.1:{port}/v1", queue_timeout_s=600, max_retries=0))
+        call = asyncio.create_task(judge.assess(REQUEST))
+        async with asyncio.timeout(20):  # hang guards, not thresholds
+            await arrived.wait()
+            call.cancel()
+            await closed.wait()
+        assert call.cancelled()
+
+
+async def _arrived(server: SimulatorServer) -> None:
+    """Until the server (in its own thread: no event to await) has logged a request."""
+    while True:
+        if server.state.requests:
+            return
+        await asyncio.sleep(0.02)
