@@ -1,7 +1,7 @@
 """Acceptance with a guarantee: a target on projects and runs, a calibration on validity records.
 
 Revision ID: 0033
-Revises: 0031 (to be re-chained after 0032)
+Revises: 0032
 
 ``projects.guarantee_alpha`` / ``guarantee_delta`` and ``runs.guarantee_alpha`` / ``guarantee_delta``:
 false accepts ≤ α with confidence 1 − δ (None: no target; a run's own target over its project's).
