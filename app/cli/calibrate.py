@@ -59,7 +59,7 @@ def judges_calibrate(
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_json)
     try:
-        items, name, digest = _sets(dataset or [])
+        items, name, digest, _hashes = _sets(dataset or [])
         chosen = select_split(items, split, name if dataset else "the shipped set")
     except LabelsError as exc:
         fail(str(exc))
