@@ -29,7 +29,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -129,15 +131,32 @@ def on_llama_server(
         for layout in LAYOUTS:
             options = ServerOptions(threads=threads, extra=extra)
             with start_server(binary, model, cache_dir() / "logs", options) as server:
-                spec = _spec(server.base_url, MODEL_ID, tokens)
-                results[name][layout] = asyncio.run(judge_rounds(spec, layout, items))
+                before = evaluated_total(server.url)
+                rounds = asyncio.run(judge_rounds(_spec(server.base_url, MODEL_ID, tokens), layout, items))
+                rounds[-1]["server_evaluated"] = evaluated_total(server.url) - before  # every call's
+            results[name][layout] = rounds
     return results
+
+
+def evaluated_total(url: str) -> int:
+    """The prompt tokens the server has evaluated since it started (its own Prometheus counter)."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=30) as response:
+        text = response.read().decode()
+    found = re.search(r"^llamacpp:prompt_tokens_total (\d+(?:\.\d+)?)$", text, re.M)
+    if found is None:
+        raise RuntimeError("the server's /metrics has no llamacpp:prompt_tokens_total")
+    return int(float(found.group(1)))
 
 
 def _later(rounds: list[dict[str, int]], key: str) -> float:
     """Per round, from the second problem on."""
     later = rounds[1:] or rounds
     return sum(r[key] for r in later) / len(later)
+
+
+def _replies(rounds: list[dict[str, int]]) -> int:
+    """Every call's prompt tokens evaluated, as the replies report them."""
+    return sum(r["judge_sent"] + r["solver_sent"] - r["judge_cached"] - r["solver_cached"] for r in rounds)
 
 
 def _all(rounds: list[dict[str, int]], key: str) -> float:
@@ -171,8 +190,8 @@ def llama_report(results: dict[str, dict[Layout, list[dict[str, int]]]]) -> list
         "tokens evaluated per round (all rounds; from the second problem on in brackets)",
         "",
         f"| server's cache | layout | sent | evaluated | ÷ {NO_REUSE:,} (no reuse) | target "
-        "| ÷ shared_prefix | solver evaluated |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| ÷ shared_prefix | solver evaluated | all calls: the replies' count / the server's |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for cache, layouts in results.items():
         old = _all(layouts["shared_prefix"], "judge_sent") - _all(layouts["shared_prefix"], "judge_cached")
@@ -184,7 +203,8 @@ def llama_report(results: dict[str, dict[Layout, list[dict[str, int]]]]) -> list
             lines.append(
                 f"| {cache} | {layout} | {sent:,.0f} | {evaluated:,.0f} ({later:,.0f}) "
                 f"| **{evaluated / NO_REUSE:.2f}** ({later / NO_REUSE:.2f}) | ≤ {TARGET_EVALUATED_SHARE} "
-                f"| {evaluated / old:.2f} | {solver:,.0f} |"
+                f"| {evaluated / old:.2f} | {solver:,.0f} "
+                f"| {_replies(rounds):,} / {rounds[-1]['server_evaluated']:,} |"
             )
     return lines
 
