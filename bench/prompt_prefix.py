@@ -159,6 +159,11 @@ def _replies(rounds: list[dict[str, int]]) -> int:
     return sum(r["judge_sent"] + r["solver_sent"] - r["judge_cached"] - r["solver_cached"] for r in rounds)
 
 
+def _server(rounds: list[dict[str, int]]) -> str:
+    counted = rounds[-1].get("server_evaluated")
+    return "n/a" if counted is None else f"{counted:,}"
+
+
 def _all(rounds: list[dict[str, int]], key: str) -> float:
     return sum(r[key] for r in rounds) / len(rounds)
 
@@ -204,9 +209,17 @@ def llama_report(results: dict[str, dict[Layout, list[dict[str, int]]]]) -> list
                 f"| {cache} | {layout} | {sent:,.0f} | {evaluated:,.0f} ({later:,.0f}) "
                 f"| **{evaluated / NO_REUSE:.2f}** ({later / NO_REUSE:.2f}) | ≤ {TARGET_EVALUATED_SHARE} "
                 f"| {evaluated / old:.2f} | {solver:,.0f} "
-                f"| {_replies(rounds):,} / {rounds[-1]['server_evaluated']:,} |"
+                f"| {_replies(rounds):,} / {_server(rounds)} |"
             )
     return lines
+
+
+def report(results: dict[str, Any]) -> str:
+    """The tables, as Markdown."""
+    lines = simulator_report(results["simulator"])
+    if "llama_server" in results:
+        lines += ["", *llama_report(results["llama_server"])]
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -224,10 +237,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    lines = simulator_report(results["simulator"])
-    if "llama_server" in results:
-        lines += ["", *llama_report(results["llama_server"])]
-    print("\n".join(lines))
+    print(report(results))
 
 
 if __name__ == "__main__":
