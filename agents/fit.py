@@ -102,7 +102,7 @@ class PromptFit:
         )
 
 
-def judge_prompt(judge: JudgeName, mode: Mode, layout: Layout = "shared_prefix") -> list[BaseMessage]:
+def judge_prompt(judge: JudgeName, mode: Mode, layout: Layout = "panel_prefix") -> list[BaseMessage]:
     """What ``judge`` is sent for the long problem against a reference as long, in ``mode``."""
     request = JudgeRequest(judge, 2, LONG_PROBLEM, LONG_PROBLEM)
     messages = judge_messages(request, load_prompt(f"judge_{judge}"), layout)

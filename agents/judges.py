@@ -15,18 +15,20 @@ from agents.schemas import (
     JudgeVerdict,
     Problem,
 )
-from prompts import Prompt, load_prompt
+from prompts import Prompt, load_prompt, version_of
 
 if TYPE_CHECKING:  # the LLM stack loads when a model-backed judge is built, not for the offline panel
     from langchain_core.messages import BaseMessage
 
     from agents.llm import LLMClient, ResponseCache
 
-# How a judge's request is laid out. ``shared_prefix`` (the default): the rules every judge shares,
-# then the problem, then the judge's own level — the seven calls of a round begin with the same
-# bytes, which a server's prompt cache evaluates once. ``level_first``: the same text with the level
-# first, as thinkloop sent it before issue 42; kept for ``bench/prompt_prefix.py``'s comparison.
-Layout = Literal["shared_prefix", "level_first"]
+# How a judge's request is laid out. ``panel_prefix`` (the default, issue 54): the panel's prefix
+# (the rules and all seven levels), then the problem, then one line naming the judge's level — the
+# calls of every round and problem begin with the same 1,000-odd tokens, and a round's seven share
+# all but their last line. The layouts before it, kept for the benches that compare them:
+# ``shared_prefix`` (issue 42: the rules, the problem, then the judge's own level) and
+# ``level_first`` (the judge's own level, the rules, then the problem).
+Layout = Literal["panel_prefix", "shared_prefix", "level_first"]
 
 
 @dataclass(frozen=True)
@@ -61,22 +63,31 @@ def judge_payload(request: JudgeRequest) -> dict[str, object]:
 
 
 def judge_messages(
-    request: JudgeRequest, prompt: Prompt, layout: Layout = "shared_prefix"
+    request: JudgeRequest, prompt: Prompt, layout: Layout = "panel_prefix"
 ) -> list[BaseMessage]:
     """The conversation a judge is sent: a system message and one user message with the data."""
     from langchain_core.messages import HumanMessage, SystemMessage
 
     data = fence(judge_payload(request))
     if layout == "level_first":
-        return [SystemMessage(f"{prompt.own}\n{prompt.shared}"), HumanMessage(data)]
+        return [SystemMessage(f"{prompt.level}\n{prompt.rules}"), HumanMessage(data)]
+    if layout == "shared_prefix":
+        return [SystemMessage(prompt.rules), HumanMessage(f"{data}\n\n{prompt.level}")]
     return [SystemMessage(prompt.shared), HumanMessage(f"{data}\n\n{prompt.own}")]
+
+
+def prompt_version(prompt: Prompt, layout: Layout) -> str:
+    """The version of what a judge is told in ``layout`` (the older layouts: its rules and level)."""
+    if layout == "panel_prefix":
+        return prompt.version
+    return version_of(prompt.name, f"{prompt.rules}\n{prompt.level}")
 
 
 class LLMJudge:
     """A judge backed by an OpenAI-compatible chat model."""
 
     def __init__(
-        self, client: LLMClient, cache: ResponseCache | None = None, layout: Layout = "shared_prefix"
+        self, client: LLMClient, cache: ResponseCache | None = None, layout: Layout = "panel_prefix"
     ) -> None:
         self._client = client
         self._cache = cache
@@ -103,7 +114,7 @@ class LLMJudge:
             model=self._client.model_id,
             reported_model=result.reported_model,
             system_fingerprint=result.system_fingerprint,
-            prompt_version=prompt.version,
+            prompt_version=prompt_version(prompt, self._layout),
             usage=result.usage,
         )
 

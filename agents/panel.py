@@ -47,14 +47,14 @@ def offline_panel(judges: Mapping[JudgeName, Judge]) -> bool:
 class PanelFactory:
     """One client per model name, shared by every run; provider limits live in ``limits``.
 
-    ``judge_layout`` orders each judge request (``agents.judges.Layout``): the shared prefix, as
-    thinkloop sends it; ``level_first`` only for a bench that compares the old order with it.
+    ``judge_layout`` lays each judge request out (``agents.judges.Layout``): the panel's prefix, as
+    thinkloop sends it; the older layouts only for a bench that compares them with it.
     """
 
     registry: ModelRegistry
     env: Mapping[str, str]
     limits: LimitStore = field(default_factory=LimitStore)
-    judge_layout: Layout = "shared_prefix"
+    judge_layout: Layout = "panel_prefix"
     _clients: dict[str, LLMClient] = field(default_factory=dict)
     capabilities: dict[str, Capabilities] = field(default_factory=dict)
 

@@ -9,6 +9,8 @@ its cache is kept per call and priced at the cached-input price.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -30,12 +32,16 @@ from graphs.context import RunContext
 from graphs.result import RunResult
 from graphs.scoring import get_policy
 from graphs.validity import bench
-from prompts import load_prompt
+from prompts import load_prompt, panel_prefix
 from tests import driving
 from tests.conftest import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 REQUEST = JudgeRequest("apply", 2, ORCHESTRA, ORCHESTRA)
+LAYOUTS: tuple[Layout, ...] = ("panel_prefix", "shared_prefix", "level_first")
+# The sha256 of what the slow validity test below ended with (387 versions) on the code before
+# issue 54, whose judges were told the rules, the problem and their level (``shared_prefix``).
+BEFORE_ISSUE_54 = "b23800fee1cb78eebff6606aa5d7da0412e2378074ac4fd75c8ee625cda5bcc1"
 
 
 def _common_prefix(texts: list[str]) -> str:
@@ -93,35 +99,62 @@ def _judge_of(body: dict[str, Any]) -> JudgeName:
 
 
 @pytest.mark.parametrize("judge", JUDGES)
-def test_the_layout_changes_the_order_not_what_a_judge_is_told(judge: JudgeName) -> None:
+def test_the_older_layouts_change_the_order_not_what_a_judge_is_told(judge: JudgeName) -> None:
     prompt = load_prompt(f"judge_{judge}")
     request = JudgeRequest(judge, 1, ORCHESTRA, ORCHESTRA)
-    shared, first = judge_messages(request, prompt), judge_messages(request, prompt, "level_first")
+    shared = judge_messages(request, prompt, "shared_prefix")
+    first = judge_messages(request, prompt, "level_first")
 
     def paragraphs(messages: list[Any]) -> list[str]:
         return sorted(p.strip() for m in messages for p in str(m.content).split("\n\n") if p.strip())
 
     assert paragraphs(shared) == paragraphs(first)
-    assert shared[0].content == load_prompt("judge_remember").shared  # the same system message for all
-    assert str(first[0].content).startswith(prompt.own)  # the level first, as before
+    assert shared[0].content == load_prompt("judge_remember").rules  # the same system message for all
+    assert str(first[0].content).startswith(prompt.level)  # the level first, as before issue 42
 
 
-@pytest.mark.parametrize("layout", ["shared_prefix", "level_first"])
+@pytest.mark.parametrize("judge", JUDGES)
+def test_a_judge_is_told_every_level_and_named_its_own_last(judge: JudgeName) -> None:
+    """The panel's prefix holds the rules and all seven levels' questions and scales; the line after
+    the problem names this judge's level (its heading) and nothing else."""
+    prompt = load_prompt(f"judge_{judge}")
+    system, user = judge_messages(JudgeRequest(judge, 1, ORCHESTRA, ORCHESTRA), prompt)
+    assert system.content == prompt.shared == panel_prefix()
+    assert str(system.content).startswith(prompt.rules)
+    for name in JUDGES:
+        assert load_prompt(f"judge_{name}").level in str(system.content)
+    assert str(user.content).endswith(f"\n\n{prompt.own}") and "\n" not in prompt.own
+    assert prompt.own.startswith(prompt.level.splitlines()[0])  # '# Judge: Apply', as a rule finds it
+    others = [load_prompt(f"judge_{n}").level.splitlines()[0][2:] for n in JUDGES if n != judge]
+    assert not any(other in prompt.own for other in others)
+
+
+def test_the_panels_prefix_is_long_enough_for_openais_prompt_cache() -> None:
+    """OpenAI caches a prompt's prefix from 1,024 tokens on. The prefix is at least that long at five
+    characters a token, more than English text takes in any common tokenizer (about four)."""
+    prefix = panel_prefix()
+    assert len(prefix) >= 5 * 1024
+    assert {load_prompt(f"judge_{name}").shared for name in JUDGES} == {prefix}
+    # Nor does it hold a word a scripted rule matches a problem by (tests' ``contains``).
+    assert not any(word in prefix for word in (" km", "hour", "percent", "orchestra", "score this"))
+
+
+@pytest.mark.parametrize("layout", ["panel_prefix", "shared_prefix", "level_first"])
 async def test_a_panel_factorys_judges_send_the_layout_it_was_given(
     sim: Sim, spec: Callable[..., ModelSpec], layout: Layout
 ) -> None:
-    """The panel every run uses lays its judges' requests out as its factory says (the shared prefix
-    unless told otherwise): how the validity bench compares the two layouts on one panel."""
+    """The panel every run uses lays its judges' requests out as its factory says (the panel's prefix
+    unless told otherwise): how the validity bench compares the layouts on one panel."""
     server = sim()
     registry = ModelRegistry({"sim": spec()})
     factory = (
         PanelFactory(registry, {})  # the default
-        if layout == "shared_prefix"
+        if layout == "panel_prefix"
         else PanelFactory(registry, {}, judge_layout=layout)
     )
     async with factory:
         panel = factory.build("sim", "sim")
-        await panel.judges["apply"].assess(REQUEST)
+        outcome = await panel.judges["apply"].assess(REQUEST)
     (request,) = server.state.requests
     prompt = load_prompt("judge_apply")
     expected = [
@@ -130,7 +163,10 @@ async def test_a_panel_factorys_judges_send_the_layout_it_was_given(
     ]
     assert request.body["messages"] == expected
     system = expected[0]["content"]
-    assert system.startswith(prompt.own) if layout == "level_first" else system == prompt.shared
+    told = {"panel_prefix": prompt.shared, "shared_prefix": prompt.rules}
+    assert system.startswith(prompt.level) if layout == "level_first" else system == told[layout]
+    # The version recorded is of what this layout told the judge.
+    assert (outcome.prompt_version == prompt.version) is (layout == "panel_prefix")
 
 
 async def test_in_prompt_mode_the_schema_goes_last_so_the_holistic_judge_shares_the_prefix(
@@ -216,11 +252,11 @@ async def test_a_server_that_reports_no_cache_counts_none(sim: Sim, client: Call
     assert again.usage.cached_input_tokens == 0 and again.usage.input_tokens > 0
 
 
-async def test_scripted_judges_give_the_same_verdicts_in_either_layout(
+async def test_scripted_judges_give_the_same_verdicts_in_every_layout(
     sim: Sim, client: Callable[..., LLMClient]
 ) -> None:
     """What a scripted judge answers depends on who it is and what it reads, which the layout keeps:
-    the same rules, seven judges and problems give the same verdicts in both layouts."""
+    the same rules, seven judges and problems give the same verdicts in every layout."""
     rules = [
         Rule(role="Judge: Apply", contains="orchestra", score=20),
         Rule(role="Judge: Evaluate", score=55),
@@ -228,18 +264,18 @@ async def test_scripted_judges_give_the_same_verdicts_in_either_layout(
         Rule(role="^Judge", score=92),
     ]
     verdicts: dict[str, list[tuple[str, int | None]]] = {}
-    for layout in ("level_first", "shared_prefix"):
+    for layout in LAYOUTS:
         sim(rules=rules)
         judge = LLMJudge(client(), layout=layout)
         outcomes = [await judge.assess(JudgeRequest(name, 1, ORCHESTRA, ORCHESTRA)) for name in JUDGES]
         verdicts[layout] = [(o.judge, o.verdict.score if o.verdict else None) for o in outcomes]
-    assert verdicts["level_first"] == verdicts["shared_prefix"]
-    assert {score for _, score in verdicts["shared_prefix"]} == {20, 55, 70, 92}
+    assert verdicts["panel_prefix"] == verdicts["shared_prefix"] == verdicts["level_first"]
+    assert {score for _, score in verdicts["panel_prefix"]} == {20, 55, 70, 92}
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-async def test_the_validity_bench_on_the_held_out_part_gives_the_same_verdicts_in_either_layout(
+async def test_the_validity_bench_on_the_held_out_part_gives_the_same_verdicts_in_every_layout(
     sim: Sim, spec: Callable[..., ModelSpec]
 ) -> None:
     """The validity bench (each version of the shipped held-out part a run of round 1, as `judges
@@ -255,7 +291,7 @@ async def test_the_validity_bench_on_the_held_out_part_gives_the_same_verdicts_i
     held_out = select_split(builtin_set(), "heldout", "the shipped set")
     scoring = get_policy("default")
     ended: dict[str, list[tuple[str, str, str, str, tuple[tuple[str, float | None], ...]]]] = {}
-    for layout in ("level_first", "shared_prefix"):
+    for layout in LAYOUTS:
         sim(rules=rules)
         factory = PanelFactory(ModelRegistry({"sim": spec()}), {}, judge_layout=layout)
         context = RunContext.of(factory.build("sim", "sim"), replace(scoring, max_rounds=1))
@@ -269,8 +305,11 @@ async def test_the_validity_bench_on_the_held_out_part_gives_the_same_verdicts_i
             (j.item, j.version, j.twin, j.decision, tuple((v.judge, v.score) for v in j.votes))
             for j in judged
         )
-    assert ended["level_first"] == ended["shared_prefix"]
-    assert len(ended["shared_prefix"]) > len(held_out)  # flawed problems with their corrected versions
-    decisions = {decision for _, _, _, decision, _ in ended["shared_prefix"]}
+    assert ended["panel_prefix"] == ended["shared_prefix"] == ended["level_first"]
+    # The very versions, decisions and votes the shipped layout gave before issue 54's prefix (its
+    # rules and levels as they were then; measured on that code).
+    assert hashlib.sha256(json.dumps(ended["panel_prefix"]).encode()).hexdigest() == BEFORE_ISSUE_54
+    assert len(ended["panel_prefix"]) > len(held_out)  # flawed problems with their corrected versions
+    decisions = {decision for _, _, _, decision, _ in ended["panel_prefix"]}
     # needs_review: an acceptance whose final answer rests on a step the verifier could not check
     assert {"accepted", "exhausted"} <= decisions <= {"accepted", "exhausted", "needs_review"}

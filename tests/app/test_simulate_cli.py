@@ -101,3 +101,23 @@ def test_a_profile_answers_as_its_server_does() -> None:
 def test_an_unknown_profile_is_refused() -> None:
     result = CliRunner().invoke(cli, ["simulate-llm", "--profile", "nope"])
     assert result.exit_code == 2 and "unknown profile 'nope'" in result.output
+
+
+def test_the_prompt_cache_flag_reports_openais_cached_tokens() -> None:
+    """`--prompt-cache`: the second of two prompts that share 1,200 tokens (four characters each)
+    is told 1,152 of them were cached (from 1,024 on, in steps of 128); the first, none."""
+    process, base = serve("--prompt-cache")
+    shared = "x" * (4 * 1200)
+    try:
+        usages = [
+            httpx.post(
+                f"{base}/chat/completions",
+                json={"model": "m", "messages": [{"role": "user", "content": shared + tail}]},
+                timeout=30,
+            ).json()["usage"]
+            for tail in ("first", "second")
+        ]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert [u["prompt_tokens_details"]["cached_tokens"] for u in usages] == [0, 1152]
