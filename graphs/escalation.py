@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from agents.judges import Judge, JudgeRequest
-from agents.schemas import JUDGES, JudgeName, Problem
+from agents.schemas import JUDGES, JudgeName, Problem, Usage
 from graphs.events import RoundEscalated
 from graphs.scoring import Decision, ScoringPolicy, Vote, decide, is_pass, score_round
 
@@ -85,34 +85,40 @@ async def escalate(
         )
     ]
     for number, stage in enumerate(guarantee.stages, 1):
-        votes = await _votes(stage, problem, reference, round_no)
+        votes, spent = await _votes(stage, problem, reference, round_no)
         score = score_round(votes, stage.policy)
         q = score.quality
         if not is_pass(q, stage.policy):
             decision = decide(score, round_no, replace(stage.policy, max_rounds=max_rounds))
             decision = Decision.NEEDS_REVIEW if decision is Decision.ERROR else decision
             reason = f"the stronger panel {stage.name} did not accept it ({decision.value})"
-            steps.append(_step(round_no, number, stage.name, q, stage.threshold, decision.value, reason))
+            steps.append(
+                _step(round_no, number, stage.name, q, stage.threshold, decision.value, reason, spent)
+            )
             return Escalated(decision, reason, tuple(steps))
         if stage.threshold is not None and q is not None and q >= stage.threshold:
             reason = f"accepted by the stronger panel {stage.name} at or above its guaranteed threshold"
-            steps.append(_step(round_no, number, stage.name, q, stage.threshold, "accepted", reason))
+            steps.append(_step(round_no, number, stage.name, q, stage.threshold, "accepted", reason, spent))
             return Escalated(Decision.ACCEPTED, reason, tuple(steps))
         why = _short(stage.threshold, q)
-        steps.append(_step(round_no, number, stage.name, q, stage.threshold, "escalated", why))
+        steps.append(_step(round_no, number, stage.name, q, stage.threshold, "escalated", why, spent))
     reason = f"{BELOW}: no panel accepted it at or above its calibrated threshold (α = {guarantee.alpha})"
     steps.append(_step(round_no, len(guarantee.stages) + 1, "a person", None, None, "needs_review", reason))
     return Escalated(Decision.NEEDS_REVIEW, reason, tuple(steps))
 
 
-async def _votes(stage: Stage, problem: Problem, reference: Problem | None, round_no: int) -> list[Vote]:
-    """The stronger panel's seven judges on the version, at once; a failure is an abstention."""
+async def _votes(
+    stage: Stage, problem: Problem, reference: Problem | None, round_no: int
+) -> tuple[list[Vote], Usage]:
+    """The stronger panel's seven judges on the version, at once (a failure is an abstention), and
+    what their calls cost, failed attempts included: it is charged to the run like any judge's."""
     requests = [JudgeRequest(name, round_no, problem, reference) for name in JUDGES if name in stage.judges]
     outcomes = await asyncio.gather(*(stage.judges[r.judge].assess(r) for r in requests))
+    spent = sum((o.usage for o in outcomes), Usage())
     given = [o.verdict for o in outcomes if o.verdict is not None]
     if len(given) > 1 and len({" ".join(v.rationale.split()).casefold() for v in given}) == 1:
-        return [Vote(o.judge, None) for o in outcomes]  # one rationale seven times: no verdict at all
-    return [
+        return [Vote(o.judge, None) for o in outcomes], spent  # one rationale seven times: no verdict
+    votes = [
         Vote(
             o.judge,
             o.verdict.score if o.verdict else None,
@@ -121,6 +127,7 @@ async def _votes(stage: Stage, problem: Problem, reference: Problem | None, roun
         )
         for o in outcomes
     ]
+    return votes, spent
 
 
 def _step(
@@ -131,6 +138,7 @@ def _step(
     threshold: float | None,
     decision: str,
     reason: str,
+    usage: Usage | None = None,
 ) -> RoundEscalated:
     return RoundEscalated(
         round=round_no,
@@ -140,4 +148,5 @@ def _step(
         threshold=threshold,
         decision=decision,
         reason=reason,
+        usage=usage or Usage(),
     )

@@ -97,6 +97,11 @@ class RoundEscalated(_Event):
     threshold: float | None = Field(description="The stage's calibrated threshold (null: none)")
     decision: str = Field(description="escalated, accepted, needs_review, revise or exhausted")
     reason: str
+    usage: Usage = Field(
+        default_factory=Usage,
+        description="What the stage's judge calls cost (none at stage 0 and at a person): charged to the "
+        "run, its project's and key's ledgers and /metrics like the run's own judges",
+    )
 
 
 class ReviserThinking(_Event):

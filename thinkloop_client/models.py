@@ -380,6 +380,7 @@ class RoundEscalated(Event):
     threshold: float | None = None
     decision: str
     reason: str = ""
+    usage: dict[str, Any] = Field(default_factory=dict)  # what the stage's judge calls cost
 
 
 class ReviserThinking(Event):

@@ -10,7 +10,7 @@ charged again), so the ledger and the stored calls agree until something is dele
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any
 
@@ -25,11 +25,16 @@ from graphs.state import Round
 
 
 def of_round(record: Round) -> list[Usage]:
-    """A round's calls: its judges' and its solver's."""
+    """A round's calls: its judges', its solver's and the stronger panels' it escalated to."""
     usages = [outcome.usage for outcome in record.outcomes]
     if record.solver is not None:
         usages.append(record.solver.usage)
-    return usages
+    return usages + escalation_usage(record.escalations)
+
+
+def escalation_usage(steps: Iterable[Mapping[str, Any]] | None) -> list[Usage]:
+    """What the stronger panels of a round's escalation (its stored steps) spent."""
+    return [Usage.model_validate(step["usage"]) for step in steps or () if step.get("usage")]
 
 
 # Whom a run's calls are charged to: its project, and its key (or its batch's key), if any.

@@ -38,7 +38,14 @@ from app.validity.records import run_warrants, with_warrant
 from app.webhooks import enqueue
 from graphs.context import RunContext
 from graphs.escalation import Guarantee, Stage
-from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundEvent, RunEvent, RunFinished
+from graphs.events import (
+    JudgeVerdictEvent,
+    RevisionProposed,
+    RoundEscalated,
+    RoundEvent,
+    RunEvent,
+    RunFinished,
+)
 from graphs.result import EventSink, RunResult, build_result, finished_event
 from graphs.scoring import ScoringPolicy, get_policy
 from graphs.state import RefinementState, Round
@@ -669,6 +676,9 @@ class RunExecutor:
             self.metrics.observe_call(event.model, "reviser", event.usage)
         elif isinstance(event, RoundEvent) and event.solver is not None:
             self.metrics.observe_call(event.solver.model, "solver", event.solver.usage)
+        elif isinstance(event, RoundEscalated) and (event.usage.calls or event.usage.failed_attempts):
+            # A stronger panel's judges, as one observation: its latency is the stage's calls summed.
+            self.metrics.observe_call(event.panel, "escalation", event.usage)
         data = event.model_dump(mode="json")
         if data["type"] == "reviser.thinking":
             self._think(run_id, data)

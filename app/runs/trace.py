@@ -11,6 +11,7 @@ from sqlmodel import col, select
 from agents.schemas import JUDGES, Problem, SolverResult, Usage
 from agents.verify.givens import changed_givens
 from agents.verify.verifier import verify
+from app.access.usage import escalation_usage
 from app.grading import grading_progress
 from app.models import ProblemRow, RevisionRow, RoundRow, Run, RunFacts, TranscriptEvent, VerdictRow
 from app.runs.repository import FIGURES
@@ -166,7 +167,9 @@ def run_trace(
         )
         for r in rounds
     ]
-    usage = _usage(judgements, revisions, [p.solver.usage for p in public_rounds if p.solver])
+    solvers = [p.solver.usage for p in public_rounds if p.solver]
+    escalated = [u for r in rounds for u in escalation_usage(r.escalations)]
+    usage = _usage(judgements, revisions, [*solvers, *escalated])
     facts = RunFacts.of(run)
     final, best = _versions(rounds)
     return RunTrace(
@@ -198,7 +201,8 @@ def _version(row: RoundRow) -> Version:
 def _usage(
     judgements: Sequence[VerdictRow], revisions: Sequence[RevisionRow], solvers: Sequence[Usage]
 ) -> dict[str, Any]:
-    """What every stored call cost: the judgements, the revisions and the solver's calls."""
+    """What every stored call cost: the judgements, the revisions, and the solver's and the stronger
+    panels' calls."""
     rows: list[VerdictRow | RevisionRow | Usage] = [*judgements, *revisions, *solvers]
     costs = [r.cost_usd for r in rows if r.cost_usd is not None]
     return {

@@ -10,7 +10,16 @@ from dataclasses import dataclass
 from agents.judges import JudgeRequest
 from agents.panel import Panel, PanelFactory
 from agents.rubric.panel import RubricReviser
-from agents.schemas import HOLISTIC, JUDGES, FiveKeys, HolisticVerdict, JudgeResult, JudgeVerdict, Problem
+from agents.schemas import (
+    HOLISTIC,
+    JUDGES,
+    FiveKeys,
+    HolisticVerdict,
+    JudgeResult,
+    JudgeVerdict,
+    Problem,
+    Usage,
+)
 
 Script = Callable[[Problem], tuple[int, int]]  # a version → (score, confidence) of every judge
 
@@ -21,6 +30,7 @@ class ScriptedJudge:
 
     script: Script
     model: str
+    usage: Usage | None = None  # what each call reports spending (None: nothing)
 
     async def assess(self, request: JudgeRequest) -> JudgeResult:
         score, confidence = self.script(request.problem)
@@ -48,6 +58,7 @@ class ScriptedJudge:
             model=self.model,
             reported_model=f"{self.model}-1",
             prompt_version="t",
+            usage=self.usage or Usage(),
         )
 
 
@@ -55,9 +66,10 @@ class ScriptedFactory(PanelFactory):
     """A factory whose panels are scripted judges (by judge model name) and the offline reviser."""
 
     scripts: dict[str, Script]
+    usages: dict[str, Usage] | None = None  # by judge model: what each of its calls reports
 
     def build(self, judge_model: str, model_under_test: str, cache: object = None) -> Panel:  # type: ignore[override]
-        judge = ScriptedJudge(self.scripts[judge_model], judge_model)
+        judge = ScriptedJudge(self.scripts[judge_model], judge_model, (self.usages or {}).get(judge_model))
         return Panel(judges=dict.fromkeys(JUDGES, judge), reviser=RubricReviser())
 
 

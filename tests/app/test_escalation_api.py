@@ -11,12 +11,14 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlmodel import select
 
 from agents.models import ModelRegistry
+from agents.schemas import Usage
 from agents.simulator import SimulatorServer
 from app.db import migrate
 from app.main import create_app
-from app.models import DEFAULT_PROJECT, ValidityRecord
+from app.models import DEFAULT_PROJECT, DailyUsage, ValidityRecord
 from tests.app.conftest import Service, seed_keys, service_settings
 from tests.app.scripted_panels import ScriptedFactory
 
@@ -27,11 +29,14 @@ SOUND = {
 MODELS = {name: {"model": f"{name}-1", "base_url": "http://127.0.0.1:9/v1"} for name in ("weak", "strong")}
 # weak: every judge 90 with confidence 60 (Q 0.92); strong: 95 with confidence 80 (Q 0.96)
 SCRIPTS = {"weak": lambda _: (90, 60), "strong": lambda _: (95, 80)}
+# What each stronger judge's call reports spending (the run's own panel reports nothing).
+STRONG_CALL = Usage(input_tokens=100, output_tokens=10, calls=1, cost_usd=0.001)
 
 
 def scripted(settings: Any, registry: ModelRegistry) -> ScriptedFactory:
     made = ScriptedFactory(registry, os.environ)
     made.scripts = dict(SCRIPTS)  # type: ignore[arg-type]
+    made.usages = {"strong": STRONG_CALL}
     return made
 
 
@@ -137,3 +142,37 @@ async def test_the_projects_target_applies_to_its_runs(escalating: Service) -> N
     assert {key: changed.json()[key] for key in target} == target
     ran = await run(escalating, {})
     assert ran["status"] == "needs_review" and ran["stop_reason"].startswith("below the guaranteed threshold")
+
+
+async def spent_today(service: Service) -> int:
+    async with service.app.state.sessions() as session:
+        rows = (await session.execute(select(DailyUsage))).scalars().all()
+        return sum(row.input_tokens for row in rows if row.project_id == DEFAULT_PROJECT)
+
+
+async def test_the_stronger_panels_calls_are_charged_to_the_run_its_ledger_and_metrics(
+    escalating: Service,
+) -> None:
+    """Seven stronger judges' calls: on the run's usage, its project's daily ledger and /metrics."""
+    await calibrated(escalating, "weak", 0.95)
+    await calibrated(escalating, "strong", 0.99)
+    before = await spent_today(escalating)
+    ran = await run(escalating, {"guarantee": {"alpha": 0.05, "delta": 0.1}})
+    assert ran["status"] == "needs_review", ran
+    trace = (
+        await escalating.client.get(f"/v1/runs/{ran['id']}", headers=escalating.keys.auth("read"))
+    ).json()
+    stage = trace["rounds"][0]["escalations"][1]
+    assert stage["panel"] == "strong" and stage["usage"]["input_tokens"] == 700
+    assert stage["usage"]["calls"] == 7
+    unescalated = await run(escalating, {})
+    plain = (
+        await escalating.client.get(f"/v1/runs/{unescalated['id']}", headers=escalating.keys.auth("read"))
+    ).json()
+    assert trace["usage"]["input_tokens"] == plain["usage"]["input_tokens"] + 700
+    assert await spent_today(escalating) - before == (
+        trace["usage"]["input_tokens"] + plain["usage"]["input_tokens"]
+    )
+    metrics = (await escalating.client.get("/metrics", headers=escalating.keys.auth("read"))).text
+    line = 'thinkloop_llm_tokens_total{direction="input",model="strong",role="escalation"} 700.0'
+    assert line in metrics
