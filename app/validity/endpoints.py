@@ -207,6 +207,7 @@ async def validate_judges(
                 policy=body.policy or settings.policy,
                 twins=body.twins,
                 meter=meter,
+                model_under_test=body.model_under_test or settings.model,
             )
     except ModelConfigError as exc:
         raise Unprocessable(str(exc)) from exc

@@ -65,6 +65,12 @@ class ValidityRequest(BaseModel):
     judge_model: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
         default=None, description="The panel to measure (default: settings)", examples=["rubric"]
     )
+    model_under_test: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
+        default=None,
+        description="The model whose versions the panel will judge (default: settings): the report's "
+        "self_preference warns when the judge model is it, or of its family",
+        examples=["local"],
+    )
     twins: bool = Field(default=False, description="Also judge adversarial twins and paraphrases")
     split: Split = Field(
         default="all", description="Judge only the tune or held-out items", examples=["tune"]
@@ -160,6 +166,18 @@ _TARGETS: dict[str, Any] = {
     "reason": "not enough held-out flawed problems to claim (n = 27 < 60)",
     "met": {"false_accept <= 5%": None},
 }
+_WORTH_SHARES: dict[str, Any] = {"false_accept": _SHARE, "specificity": _SHARE}
+_PAIR: dict[str, Any] = {"judges": ["evaluate", "analyze"], "n": 160, "phi": 0.41}
+_SUBSET: dict[str, Any] = {"judges": ["evaluate", "holistic"], "size": 2, **_WORTH_SHARES, "full": _WORTH_SHARES}
+_WORTH: dict[str, Any] = {
+    "split": "heldout",
+    "judges": {"evaluate": _SHARE},
+    "pairs": [_PAIR],
+    "mean_phi": 0.41,
+    "m": 7,
+    "n_eff": 2.03,
+    "smallest_subset": _SUBSET,
+}
 _REPORT: dict[str, Any] = {
     "judge_model": "rubric",
     "offline": True,
@@ -175,6 +193,8 @@ _REPORT: dict[str, Any] = {
     "reported_models": [],
     "splits": {"heldout": _SPLIT},
     "targets": _TARGETS,
+    "votes_worth": _WORTH,
+    "self_preference": [],
 }
 
 
@@ -326,6 +346,68 @@ class Targets(BaseModel):
     met: dict[str, bool | None] = Field(description="Each target: met?, null when not claimed")
 
 
+class JudgePair(BaseModel):
+    """How two judges' errors go together: the phi coefficient of their error indicators."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_PAIR]})
+
+    judges: list[str] = Field(description="The two judges", examples=[["evaluate", "analyze"]])
+    n: int = Field(description="Decided versions both voted on", examples=[160])
+    phi: float | None = Field(
+        description="The phi coefficient of their errors over those versions; null when undefined (one "
+        "of them never or always erred there)",
+        examples=[0.41],
+    )
+
+
+class PanelRates(BaseModel):
+    """A panel's false-accept rate and specificity, re-decided by its votes alone."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_WORTH_SHARES]})
+
+    false_accept: Share = Field(description="Flawed versions and twins it would pass", examples=[_SHARE])
+    specificity: Share = Field(description="Sound versions it would pass", examples=[_SHARE])
+
+
+class SmallestSubset(PanelRates):
+    """The fewest judges whose re-decided intervals overlap the full panel's: what the other calls add
+    is within the measurement's error."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_SUBSET]})
+
+    judges: list[str] = Field(description="The judges of the subset", examples=[["evaluate", "holistic"]])
+    size: int = Field(description="How many they are", examples=[2])
+    full: PanelRates = Field(description="The full panel's re-decided rates", examples=[_WORTH_SHARES])
+
+
+class VotesWorth(BaseModel):
+    """What the panel's votes are worth on the headline split: each judge's error rate, the pairwise
+    correlation of their errors, Kish's effective number of votes and the smallest sufficient subset."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_WORTH]})
+
+    split: str = Field(description="The split measured on (the headline split)", examples=["heldout"])
+    judges: dict[str, Share] = Field(
+        description="Per judge, its votes against the labels (error rate) with the Wilson 95 % interval",
+        examples=[{"evaluate": _SHARE}],
+    )
+    pairs: list[JudgePair] = Field(description="Each pair of judges that voted", examples=[[_PAIR]])
+    mean_phi: float | None = Field(
+        description="The mean of the defined pairwise phis (ρ̄); null when none is defined", examples=[0.41]
+    )
+    m: int = Field(description="Judges that voted", examples=[7])
+    n_eff: float | None = Field(
+        description="Kish's effective number of independent votes, m / (1 + (m − 1)·max(ρ̄, 0)); null "
+        "when ρ̄ is unknown",
+        examples=[2.03],
+    )
+    smallest_subset: SmallestSubset | None = Field(
+        description="The fewest judges deciding as the whole panel does, within the intervals; null when "
+        "no judge voted",
+        examples=[_SUBSET],
+    )
+
+
 class ValidityReport(BaseModel):
     """The bench's report: the same object as ``thinkloop judges validate --format json``."""
 
@@ -381,4 +463,22 @@ class ValidityReport(BaseModel):
     targets: Targets = Field(description="The targets, where and whether they can be claimed")
     record: RecordPublic | None = Field(
         default=None, description="The validity record saved (with save: true); null otherwise"
+    )
+    votes_worth: VotesWorth | None = Field(
+        default=None,
+        description="What the panel's votes are worth on the headline split (docs/validity.md); null in "
+        "reports made before it was measured",
+        examples=[_WORTH],
+    )
+    self_preference: list[str] = Field(
+        default_factory=list,
+        description="Warnings when the judge model is the model under test (model_under_test), or of its "
+        "family: it may prefer that work; empty when none",
+        examples=[["the judge model 'qwen2.5:7b' is the model under test: it may prefer its own work"]],
+    )
+    calibration: dict[str, Any] | None = Field(
+        default=None,
+        description="The guarantee's calibrated threshold, as `thinkloop judges calibrate` finds it "
+        "(docs/guarantee.md); null here: this bench calibrates nothing",
+        examples=[None],
     )

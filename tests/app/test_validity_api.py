@@ -220,6 +220,22 @@ async def test_a_judge_that_passes_everything_accepts_every_flaw_and_twin(servic
     assert "| false accepts (flawed, accepted) | 2/2 = 100.0 % (95 % CI 34.2–100.0 %) | " in page
 
 
+async def test_the_report_says_what_the_votes_are_worth_and_warns_of_self_preference(
+    service: Service,
+) -> None:
+    body = {"items": ITEMS, "judge_model": "sim", "model_under_test": "sim"}
+    report = (await post(service, body)).json()
+    worth = report["votes_worth"]
+    # every judge passes everything: each errs on the two flawed versions alone, all together
+    assert worth["split"] == "all" and worth["m"] == 7 and set(worth["judges"]) == set(JUDGES)
+    assert len(worth["pairs"]) == 21 and worth["smallest_subset"]["size"] >= 1
+    assert {(share["count"], share["n"]) for share in worth["judges"].values()} == {(2, 5)}
+    assert worth["mean_phi"] == pytest.approx(1.0) and worth["n_eff"] == pytest.approx(1.0)
+    assert report["self_preference"][0] == (
+        "the judge model 'sim' is the model under test: it may prefer its own work"
+    )
+
+
 async def test_a_judge_that_fails_everything_is_named_and_detects_nothing(
     service: Service, simulator_server: SimulatorServer
 ) -> None:
