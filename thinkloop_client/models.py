@@ -94,6 +94,19 @@ class Revision(_Resource):
     error: str | None = None
 
 
+class EscalationStep(_Resource):
+    """One step of a round's escalation below its panel's calibrated threshold (the round.escalated
+    event): the run's panel (stage 0), a stronger panel, or (last) a person."""
+
+    stage: int
+    panel: str
+    quality: float | None = None
+    threshold: float | None = None
+    decision: str
+    reason: str = ""
+    usage: dict[str, Any] = Field(default_factory=dict)  # what the stage's judge calls cost
+
+
 class Round(_Resource):
     """One judged version: its verdicts, scores, the verifier's evidence and the revision it led to."""
 
@@ -109,6 +122,7 @@ class Round(_Resource):
     decision: str = ""
     verification: list[str] = Field(default_factory=list)
     verdicts: list[Verdict] = Field(default_factory=list)
+    escalations: list[EscalationStep] = Field(default_factory=list)  # empty: not escalated
     feedback: list[str] = Field(default_factory=list)
     revision: Revision | None = None
 

@@ -517,6 +517,19 @@ def _schema_types(schema: dict[str, Any], components: dict[str, Any]) -> set[str
     return types | ({"number"} if "integer" in types else set())
 
 
+def test_a_rounds_escalation_steps_are_typed_and_an_unescalated_round_has_none() -> None:
+    """The server's own example of a round's escalations reads as typed steps."""
+    server = create_app().openapi()["components"]["schemas"]["RoundPublic"]["properties"]
+    steps = server["escalations"]["examples"][0]
+    body = {"round": 1, "question": "Q?", "solution": "S.", "decision": "needs_review"}
+    escalated = client_models.Round.model_validate(body | {"escalations": steps})
+    step = escalated.escalations[0]
+    assert isinstance(step, client_models.EscalationStep)
+    assert (step.stage, step.panel, step.decision) == (0, "the run's panel", "escalated")
+    assert step.quality is not None and step.threshold is not None and step.quality < step.threshold
+    assert client_models.Round.model_validate(body).escalations == []
+
+
 @pytest.mark.parametrize("which", ["resources", "events"])
 def test_every_client_field_is_in_the_servers_schema_with_a_compatible_type(which: str) -> None:
     from graphs.events import RUN_EVENT_ADAPTER
