@@ -22,8 +22,9 @@ from httpx_sse import aconnect_sse
 from playwright.async_api import Browser, ConsoleMessage, Locator, Page, async_playwright, expect
 
 from agents.simulator import Rule, SimulatorServer
-from app.db import migrate
+from app.db import create_engine, migrate, session_factory
 from app.main import create_app
+from app.models import DEFAULT_PROJECT, ValidityRecord
 from tests.app.conftest import PROBLEM, Keys, LiveServer, seed_keys, service_settings
 
 pytestmark = pytest.mark.slow
@@ -265,6 +266,57 @@ async def test_a_live_run_fills_in_as_it_goes(
     await expect(page.locator('[data-round="2"] .diff ins').first).to_be_attached()
     assert await page.evaluate("window.stillTheSamePage") is True  # filled in live, never reloaded
     await screenshot(page, page.locator('[data-round="1"] .figures'), shots / "viewer-run.png")
+    await page.context.close()
+
+
+async def test_an_escalated_round_shows_each_step_of_its_cascade(
+    server: tuple[LiveServer, Keys], browser: Browser, tmp_path: Path
+) -> None:
+    """sim's judges pass at Q below the threshold calibrated for it: the round escalates, and with no
+    stronger panel configured a person decides (needs_review)."""
+    live, keys = server
+    share = {"n": 60, "count": 0, "rate": 0.0, "low": 0.0, "high": 0.06, "excluded": 0}
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'viewer.db'}")  # the server's database
+    async with session_factory(engine)() as session:
+        session.add(
+            ValidityRecord(
+                project_id=DEFAULT_PROJECT,
+                panel_id="panel-sim",
+                identity={},
+                judge_model="sim",
+                set_name="shipped",
+                set_hash="0" * 64,
+                split="heldout",
+                n_flawed=60,
+                n_sound=60,
+                false_accept=share,
+                specificity=share,
+                detection=share,
+                adversarial_gap=share,
+                calibration={"score": "quality", "alpha": 0.05, "delta": 0.1, "threshold": 0.99},
+            )
+        )
+        await session.commit()
+    await engine.dispose()
+    options = {
+        "model": "sim",
+        "judge_model": "sim",
+        "max_rounds": 1,
+        "guarantee": {"alpha": 0.05, "delta": 0.1},
+    }
+    async with api(live, keys) as client:
+        ran = (await client.post("/v1/runs?wait=true", json={"problem": PROBLEM, "options": options})).json()
+    assert ran["status"] == "needs_review", ran
+    page = await new_page(browser, keys.read)
+    await page.goto(f"{live.url}/#/runs/{ran['id']}")
+    steps = page.get_by_role("list", name="Escalation of round 1").locator("li")
+    await expect(steps).to_have_count(2, timeout=WAIT_MS)
+    await expect(steps.nth(0)).to_contain_text(
+        re.compile(r"Stage 0 · the run's panel · Q 0\.\d{3} vs threshold 0\.990")
+    )
+    await expect(steps.nth(0).locator(".badge")).to_have_text("escalated")
+    await expect(steps.nth(1)).to_contain_text("Stage 1 · a person")
+    await expect(steps.nth(1).locator(".badge")).to_have_text("needs review")
     await page.context.close()
 
 

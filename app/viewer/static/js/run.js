@@ -1,5 +1,6 @@
 // A run's page: its rounds as they arrive over the run's event stream (verdict cards, the score,
-// the think-aloud as it streams, the revision as a diff), then the final problem.
+// the think-aloud as it streams, the revision as a diff, each step of an acceptance's escalation below
+// the guaranteed threshold), then the final problem.
 
 import { follow } from "./api.js";
 import { api } from "./api.js";
@@ -66,6 +67,8 @@ class RoundView {
     this.figures = h("div", { class: "figures", "aria-label": `Round ${number} score` },
       h("span", { class: "note" }, "Waiting for the panel…"));
     this.verification = h("div", {});
+    this.escalation = h("div", {});
+    this.steps = null;
     this.thinking = null;
     this.after = h("div", {});
     const list = h("ul", { class: "cards", "aria-label": `Verdicts of round ${number}` },
@@ -82,7 +85,7 @@ class RoundView {
     this.element = h("section", { class: "round", "aria-labelledby": `round-${number}`, "data-round": number },
       h("h3", { id: `round-${number}` }, `Round ${number}`),
       changes ?? h("div", {}, h("h4", {}, "Version judged"), problemBlock(question, solution)),
-      this.figures, list, this.verification, this.after);
+      this.figures, list, this.verification, this.escalation, this.after);
   }
 
   verdict(v) {
@@ -112,6 +115,23 @@ class RoundView {
     if (s.verification?.length) {
       fill(this.verification, h("p", { class: "error" }, "Wrong computations found: ", s.verification.join("; ")));
     }
+  }
+
+  /** One step of the acceptance's escalation (a round.escalated event): its stage, the panel that
+   * judged, its Q against that panel's calibrated threshold, the decision and why. */
+  escalated(step) {
+    if (!this.steps) {
+      this.steps = h("ol", { class: "escalation", "aria-label": `Escalation of round ${this.number}` });
+      append(this.escalation, h("h4", {}, "Escalation below the guaranteed threshold"), this.steps);
+    }
+    if (this.steps.querySelector(`[data-stage="${step.stage}"]`)) return; // replayed after the stream
+    const threshold = step.threshold === null || step.threshold === undefined
+      ? "no calibrated threshold" : `threshold ${fmt(step.threshold)}`;
+    append(this.steps, h("li", { "data-stage": step.stage },
+      `Stage ${step.stage} · ${step.panel} · `,
+      step.quality === null || step.quality === undefined ? "" : h("span", {}, "Q ", h("strong", {}, fmt(step.quality)), " vs "),
+      threshold, " · ", badge(step.decision),
+      step.reason ? ` · ${step.reason}` : ""));
   }
 
   think(delta) {
@@ -178,7 +198,8 @@ class RunPage {
     else if (kind === "round.scored") {
       this.round(data.round).scored(data);
       this.announce(`Round ${data.round} scored: Q ${fmt(data.quality)}, ${data.decision.replace("_", " ")}`);
-    } else if (kind === "reviser.thinking") this.round(data.round).think(data.delta);
+    } else if (kind === "round.escalated") this.round(data.round).escalated(data);
+    else if (kind === "reviser.thinking") this.round(data.round).think(data.delta);
     else if (kind === "revision.proposed") this.round(data.round).revised(data.problem, data.error);
   }
 
@@ -187,6 +208,7 @@ class RunPage {
       const view = this.round(r.round, r);
       r.verdicts.forEach((v) => view.verdict(v));
       if (r.decision) view.scored(r);
+      (r.escalations || []).forEach((step) => view.escalated(step));
       if (r.revision) {
         if (r.revision.thinking) view.think(r.revision.thinking);
         view.revised(r.revision.question ? r.revision : null, r.revision.error);
