@@ -168,7 +168,12 @@ _TARGETS: dict[str, Any] = {
 }
 _WORTH_SHARES: dict[str, Any] = {"false_accept": _SHARE, "specificity": _SHARE}
 _PAIR: dict[str, Any] = {"judges": ["evaluate", "analyze"], "n": 160, "phi": 0.41}
-_SUBSET: dict[str, Any] = {"judges": ["evaluate", "holistic"], "size": 2, **_WORTH_SHARES, "full": _WORTH_SHARES}
+_SUBSET: dict[str, Any] = {
+    "judges": ["evaluate", "holistic"],
+    "size": 2,
+    **_WORTH_SHARES,
+    "full": _WORTH_SHARES,
+}
 _WORTH: dict[str, Any] = {
     "split": "heldout",
     "judges": {"evaluate": _SHARE},
