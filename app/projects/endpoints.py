@@ -92,8 +92,9 @@ async def _get_project(session: Session, project_id: str, key: ApiKey) -> Projec
 async def create_project(
     body: ProjectCreate, session: Session, admin: OperatorKey, response: Response
 ) -> ProjectPublic:
-    """Create a project (a tenant), with its own daily caps and required warrant if given; 409 if
-    the name is taken. An **operator** key's."""
+    """Create a project (a tenant), with its own daily caps, required warrant and guarantee target
+    (guarantee_alpha and guarantee_delta: both or neither) if given; 409 if the name is taken. An
+    **operator** key's."""
     try:
         project = await keys.create_project(session, body.name, body.daily_tokens, body.daily_cost_usd)
     except keys.ProjectError as exc:
@@ -103,6 +104,7 @@ async def create_project(
     project.require_warrant_source = body.require_warrant_source
     project.require_warrant_min_flawed = body.require_warrant_min_flawed
     project.audit_rate = body.audit_rate
+    project.guarantee_alpha, project.guarantee_delta = body.guarantee_alpha, body.guarantee_delta
     detail = body.model_dump(exclude_none=True) | {"name": project.name}
     audit.record(session, admin, "created", "project", project.id, project.id, detail)
     await session.commit()

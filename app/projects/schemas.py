@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, Strict
+from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
 
 from app.pagination import in_range, iso_text
 from app.projects.names import project_name
@@ -136,27 +136,6 @@ AuditRate = Annotated[
 ]
 
 
-class ProjectCreate(BaseModel):
-    """A new project, with its own daily caps if it needs them."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    name: Annotated[Name, AfterValidator(project_name)] = Field(
-        min_length=1,
-        max_length=200,
-        description="Unique name, NFKC-normalised; refused with invisible characters (zero-width, "
-        "bidirectional controls) or letters of mixed scripts (look-alikes of another name)",
-        examples=["school-north"],
-    )
-    daily_tokens: DailyTokens = None
-    daily_cost_usd: DailyCost = None
-    require_warrant: RequireWarrant = None
-    require_specificity: RequireSpecificity = None
-    require_warrant_source: RequireWarrantSource = None
-    require_warrant_min_flawed: RequireWarrantMinFlawed = None
-    audit_rate: AuditRate = None
-
-
 GuaranteeAlpha = Annotated[
     float | None,
     Field(
@@ -178,6 +157,35 @@ GuaranteeDelta = Annotated[
         examples=[0.1],
     ),
 ]
+
+
+class ProjectCreate(BaseModel):
+    """A new project, with its own daily caps if it needs them."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: Annotated[Name, AfterValidator(project_name)] = Field(
+        min_length=1,
+        max_length=200,
+        description="Unique name, NFKC-normalised; refused with invisible characters (zero-width, "
+        "bidirectional controls) or letters of mixed scripts (look-alikes of another name)",
+        examples=["school-north"],
+    )
+    daily_tokens: DailyTokens = None
+    daily_cost_usd: DailyCost = None
+    require_warrant: RequireWarrant = None
+    require_specificity: RequireSpecificity = None
+    require_warrant_source: RequireWarrantSource = None
+    require_warrant_min_flawed: RequireWarrantMinFlawed = None
+    audit_rate: AuditRate = None
+    guarantee_alpha: GuaranteeAlpha = None
+    guarantee_delta: GuaranteeDelta = None
+
+    @model_validator(mode="after")
+    def _a_whole_target(self) -> ProjectCreate:
+        if (self.guarantee_alpha is None) != (self.guarantee_delta is None):
+            raise ValueError("a guarantee target is guarantee_alpha and guarantee_delta: send both or neither")
+        return self
 
 
 class ProjectUpdate(BaseModel):

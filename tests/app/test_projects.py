@@ -162,6 +162,31 @@ async def test_a_projects_caps_are_checked_on_change(service: Service) -> None:
     assert (await client.get("/v1/audit", params={"action": "updated"}, headers=admin)).json()["items"] == []
 
 
+async def test_a_project_is_created_with_a_guarantee_target_both_or_neither(service: Service) -> None:
+    client, admin = service.client, service.keys.auth("operator")
+    target = {"guarantee_alpha": 0.05, "guarantee_delta": 0.1}
+    made = await client.post("/v1/projects", json={"name": "school-east", **target}, headers=admin)
+    assert made.status_code == 201, made.text
+    assert {key: made.json()[key] for key in target} == target
+    shown = (await client.get("/v1/projects", headers=admin)).json()["items"]
+    assert {key: next(p for p in shown if p["id"] == made.json()["id"])[key] for key in target} == target
+    plain = (await client.post("/v1/projects", json={"name": "school-plain"}, headers=admin)).json()
+    assert (plain["guarantee_alpha"], plain["guarantee_delta"]) == (None, None)
+    wrongs = (
+        {"guarantee_alpha": 0.05},  # half a target
+        {"guarantee_delta": 0.1},
+        {"guarantee_alpha": 0, "guarantee_delta": 0.1},
+        {"guarantee_alpha": 1, "guarantee_delta": 0.1},
+        {"guarantee_alpha": 0.05, "guarantee_delta": 1.5},
+        {"guarantee_alpha": 0.05, "guarantee_delta": -0.1},
+    )
+    for number, wrong in enumerate(wrongs):
+        refused = await client.post("/v1/projects", json={"name": f"wrong-{number}", **wrong}, headers=admin)
+        assert refused.status_code == 422, (wrong, refused.text)
+    names = {p["name"] for p in (await client.get("/v1/projects", headers=admin)).json()["items"]}
+    assert not any(name.startswith("wrong-") for name in names)
+
+
 async def test_only_admin_keys_reach_the_admin_api_and_admin_is_no_data_scope(service: Service) -> None:
     client = service.client
     for which in ("read", "write", "both", "other"):
