@@ -5,7 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    model_validator,
+)
 
 from app.pagination import in_range, iso_text
 from app.projects.names import project_name
@@ -184,7 +193,9 @@ class ProjectCreate(BaseModel):
     @model_validator(mode="after")
     def _a_whole_target(self) -> ProjectCreate:
         if (self.guarantee_alpha is None) != (self.guarantee_delta is None):
-            raise ValueError("a guarantee target is guarantee_alpha and guarantee_delta: send both or neither")
+            raise ValueError(
+                "a guarantee target is guarantee_alpha and guarantee_delta: send both or neither"
+            )
         return self
 
 
