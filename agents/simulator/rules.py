@@ -106,7 +106,7 @@ class SimConfig(BaseModel):
         "--parallel); with slots, GET /props reports them as total_slots. 0: no limit and no /props (404)",
     )
     context: int = Field(
-        default=4096,
+        default=8192,
         ge=1,
         description="tokens one request may hold (a slot's n_ctx): with slots, /props and /v1/models "
         "report it and a longer prompt is refused with llama-server's HTTP 400; vLLM's max_model_len",

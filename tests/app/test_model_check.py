@@ -139,7 +139,7 @@ def test_a_server_without_a_tokenizer_gets_estimated_counts(
     simulator_server.state.configure(SimConfig(profile="vllm"))
     found = json.loads(_check(tmp_path, simulator_server, "--json").stdout)
     assert {fit["counted"] for fit in found["judge_prompts"]} == {"estimated"}
-    assert found["context_per_slot"] == 4096  # vLLM's max_model_len
+    assert found["context_per_slot"] == 8192  # vLLM's max_model_len (the simulator's context)
     assert found["model_file"]["name"] == "sim"  # vLLM's root
 
 

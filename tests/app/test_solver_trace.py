@@ -74,9 +74,12 @@ async def test_a_failed_revision_shows_its_raw_outputs_and_think_aloud(
     assert trace["status"] == "error"
     revision = trace["rounds"][0]["revision"]
     assert revision["question"] is None and revision["failure"]["kind"] == "malformed"
-    assert len(revision["raw_outputs"]) == 3 and all(
+    # The same malformed reply after its correction, at temperature 0: the call stops there (two
+    # attempts, not parse_retries + 1), with the cause said.
+    assert len(revision["raw_outputs"]) == 2 and all(
         raw.startswith('{"thinking"') for raw in revision["raw_outputs"]
     )
+    assert "deterministic failure: identical reply" in revision["failure"]["message"]
     # What the stream showed while the model thought aloud: kept although no revision came of it.
     assert revision["thinking"].startswith("I read each reviewer's finding")
 

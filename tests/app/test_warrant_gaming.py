@@ -114,7 +114,8 @@ def test_a_file_keeps_its_own_name_and_its_hash_is_the_documented_one(env: Path)
     hashed = runner.invoke(cli, ["datasets", "hash", str(env / "items.jsonl")])
     assert (record["set_name"], record["set_hash"]) == ("items.jsonl", hashed.stdout.strip())
     assert record["set_hash"] == canonical_hash(HELD)
-    assert f"set items.jsonl, sha256 {record['set_hash'][:12]})" in result.stderr
+    said = " ".join(result.stderr.split())  # the line may wrap
+    assert f"set items.jsonl, sha256 {record['set_hash'][:12]}; sources: items.jsonl (own, 2 flawed))" in said
     assert (record["n_flawed"], record["n_sound"], record["n_twins"], record["split"]) == (
         2,
         21,
