@@ -7,20 +7,6 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-PROMPT_NAMES = (
-    "judge_remember",
-    "judge_understand",
-    "judge_apply",
-    "judge_analyze",
-    "judge_evaluate",
-    "judge_create",
-    "judge_holistic",
-    "reviser",
-    "reviser_unaided",
-    "solver",
-)
-
-
 # Every judge's request begins with the panel's prefix: these rules, then all seven levels (what each
 # asks, and its scale), byte for byte the same for every judge, round and problem, so that a server's
 # prompt cache (OpenAI's from 1,024 tokens on, llama.cpp's, vLLM's) serves it (issue 54).
@@ -34,6 +20,7 @@ JUDGE_LEVELS = (
     "judge_create",
     "judge_holistic",
 )
+PROMPT_NAMES = (*JUDGE_LEVELS, "reviser", "reviser_unaided", "solver")
 # The last line of a judge's request, after the problem: its level's heading, and what to do with it.
 _LEVEL_LINE = "{heading} — use this level's questions and scale above."
 
