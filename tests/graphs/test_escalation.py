@@ -3,60 +3,32 @@ step is a round.escalated event and is kept on the round (scripted judges: pure 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from agents.judges import JudgeRequest
 from agents.rubric.panel import RubricReviser
-from agents.schemas import HOLISTIC, JUDGES, FiveKeys, HolisticVerdict, JudgeResult, JudgeVerdict
+from agents.schemas import JUDGES
 from graphs.context import RunContext
 from graphs.escalation import BELOW, Guarantee, Stage
 from graphs.events import RoundEscalated, RunEvent
 from graphs.scoring import get_policy
+from tests.app.scripted_panels import ScriptedJudge
 from tests.conftest import ORCHESTRA
 from tests.driving import drive
 
 POLICY = get_policy("default")
 
 
-@dataclass
-class Steady:
-    """Every judge scores ``score`` with ``confidence``, each with its own rationale."""
-
-    score: int
-    confidence: int
-    model: str = "scripted"
-
-    async def assess(self, request: JudgeRequest) -> JudgeResult:
-        common = {
-            "own_answer": "",
-            "rationale": f"{request.judge}: looks fine",
-            "score": self.score,
-            "confidence": self.confidence,
-        }
-        verdict = (
-            HolisticVerdict(
-                **common,
-                five_keys=FiveKeys(
-                    concepts="", prerequisites="", representations="", alternative_values="", narrative=""
-                ),
-                suggestions=[],
-            )
-            if request.judge == HOLISTIC
-            else JudgeVerdict(**common)
-        )
-        return JudgeResult(
-            judge=request.judge, round=request.round, verdict=verdict, model=self.model, prompt_version="t"
-        )
+def steady(score: int, confidence: int, model: str = "scripted") -> ScriptedJudge:
+    """A judge that gives every version the same score and confidence."""
+    return ScriptedJudge(lambda _: (score, confidence), model)
 
 
 def context(guarantee: Guarantee | None) -> RunContext:
     # 90 with confidence 60: every judge passes, Q = 0.5 + 0.3 + 0.2 * 0.6 = 0.92 ≥ τ (0.85)
-    judges = dict.fromkeys(JUDGES, Steady(90, 60))
+    judges = dict.fromkeys(JUDGES, steady(90, 60))
     return RunContext(judges=judges, reviser=RubricReviser(), policy=POLICY, guarantee=guarantee)
 
 
 def stage(name: str, score: int, confidence: int, threshold: float | None) -> Stage:
-    return Stage(name, dict.fromkeys(JUDGES, Steady(score, confidence, name)), POLICY, threshold)
+    return Stage(name, dict.fromkeys(JUDGES, steady(score, confidence, name)), POLICY, threshold)
 
 
 async def run(guarantee: Guarantee | None) -> tuple[object, list[RunEvent]]:
