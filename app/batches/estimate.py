@@ -11,7 +11,11 @@ Assumptions (printed with every estimate):
 - a reply is ``COMPLETION_SHARE`` of its kind's ``max_tokens`` (``bound``: all of it);
 - no prompt cache discount is assumed (cached tokens 0), and no response-cache hit;
 - except for items measured before: an earlier item of the same problem, model, arm, judge model
-  and max_rounds whose calls were all made counts with its stored tokens and cost, exactly.
+  and max_rounds whose calls were all made counts with its stored tokens and cost, exactly;
+- and where earlier items of the same model, arm, judge model and max_rounds were measured on other
+  problems, the assumptions are scaled by what those items spent against what the estimate would
+  have assumed for them (calls, prompt and completion tokens, cost; their cached share of the
+  prompt tokens): the rounds a model takes and the length of its replies are learnt, not guessed.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
     from agents.models import ModelRegistry, ModelSpec
-    from app.batches.estimate_history import ItemKey, Measured
+    from app.batches.estimate_history import ItemKey, Kind, Measured
     from app.batches.service import BatchSpec
 
 COMPLETION_SHARE = 0.25
@@ -70,6 +74,18 @@ class Spend:
         if self.cost_usd is not None:
             self.cost_usd += seen.cost_usd * times
 
+    def scaled(self, by: Scale) -> Spend:
+        """This spend scaled by what similar measured items spent against their assumed spend."""
+        input_tokens = self.input_tokens * by.input_tokens
+        cost = None if self.cost_usd is None else self.cost_usd * by.cost_usd
+        return Spend(
+            self.calls * by.calls,
+            input_tokens,
+            input_tokens * by.cached_share,
+            self.output_tokens * by.output_tokens,
+            cost,
+        )
+
     def as_dict(self) -> dict[str, Any]:
         """Rounded figures."""
         cost = round(self.cost_usd, 6) if self.cost_usd is not None else None
@@ -82,6 +98,35 @@ class Spend:
         }
 
 
+@dataclass(frozen=True)
+class Scale:
+    """Measured ÷ assumed spend of ``items`` similar items, per figure (1: nothing learnt)."""
+
+    items: int
+    calls: float = 1.0
+    input_tokens: float = 1.0
+    output_tokens: float = 1.0
+    cost_usd: float = 1.0
+    cached_share: float = 0.0
+
+    @classmethod
+    def of(cls, assumed: Spend, spent: Spend, items: int) -> Scale:
+        """The ratios, each kept at 1 where the assumption was zero (nothing to scale)."""
+
+        def ratio(measured: float, guessed: float) -> float:
+            return measured / guessed if guessed > 0 else 1.0
+
+        cost = ratio(spent.cost_usd or 0.0, assumed.cost_usd or 0.0)
+        return cls(
+            items,
+            ratio(spent.calls, assumed.calls),
+            ratio(spent.input_tokens, assumed.input_tokens),
+            ratio(spent.output_tokens, assumed.output_tokens),
+            cost,
+            spent.cached_input_tokens / spent.input_tokens if spent.input_tokens > 0 else 0.0,
+        )
+
+
 def estimate(
     problems: list[tuple[str, Problem]],
     spec: dict[str, Any],
@@ -89,37 +134,75 @@ def estimate(
     history: dict[ItemKey, Measured] | None = None,
     *,
     bound: bool = False,
+    similar: dict[Kind, list[tuple[Problem, Measured]]] | None = None,
 ) -> dict[str, Any]:
     """The batch's expected spend per model (mid estimate; ``bound``: its upper bound). ``problems``
-    are (content hash, problem); an item ``history`` has measured is counted as measured."""
+    are (content hash, problem); an item ``history`` has measured is counted as measured; the mid
+    estimate of the others is scaled by what ``similar`` items of their model and arm spent."""
     judge = registry.get(spec["judge_model"])
     max_rounds, repeats = int(spec["max_rounds"]), int(spec["repeats"])
     rounds = float(max_rounds) if bound else (1 + max_rounds) / 2
     share = 1.0 if bound else COMPLETION_SHARE
     arms = {"loop": (rounds, rounds - 1)} | ({"control": (1.0, 1.0)} if spec.get("control_arm") else {})
     rows: dict[str, dict[str, Any]] = {}
-    total, known = Spend(), 0
+    total, known, learnt = Spend(), 0, 0
+    scales: dict[Kind, Scale] = {}
     for name in spec["models"]:
         reviser = registry.get(name)
         spent = Spend()
-        for content_hash, problem in problems:
-            for arm, (judged, revised) in arms.items():
+        for arm, (judged, revised) in arms.items():
+            samples = [] if bound else (similar or {}).get((name, arm), [])
+            scale = _scale(samples, judge, reviser, judged, revised, share)
+            if scale is not None:
+                scales[(name, arm)] = scale
+            for content_hash, problem in problems:
                 seen = (history or {}).get((content_hash, name, arm))
                 if seen is not None:
                     spent.measured(seen, repeats)
                     known += repeats
-                else:
-                    _item(spent, judge, reviser, problem, judged * repeats, revised * repeats, share)
+                    continue
+                one = Spend()
+                _item(one, judge, reviser, problem, judged * repeats, revised * repeats, share)
+                _sum_into(spent, one if scale is None else one.scaled(scale))
+                learnt += repeats if scale is not None else 0
         rows[name] = spent.as_dict()
         _sum_into(total, spent)
     return {
         "basis": "bound" if bound else "mid",
-        "assumptions": assumptions(max_rounds, rounds, share),
+        "assumptions": assumptions(max_rounds, rounds, share) + _learnt(scales),
         "items": len(problems) * len(spec["models"]) * repeats * len(arms),
         "measured_items": known,
+        "scaled_items": learnt,
         "models": rows,
         "total": total.as_dict(),
     }
+
+
+def _scale(
+    samples: list[tuple[Problem, Measured]],
+    judge: ModelSpec | None,
+    reviser: ModelSpec | None,
+    judged: float,
+    revised: float,
+    share: float,
+) -> Scale | None:
+    """What ``samples`` spent against what this estimate would have assumed for them (None: none)."""
+    if not samples or (judge is None and reviser is None):
+        return None
+    assumed, spent = Spend(), Spend()
+    for problem, seen in samples:
+        _item(assumed, judge, reviser, problem, judged, revised, share)
+        spent.measured(seen, 1)
+    return Scale.of(assumed, spent, len(samples))
+
+
+def _learnt(scales: dict[Kind, Scale]) -> list[str]:
+    """One assumption line per (model, arm) whose estimate similar measured items scaled."""
+    return [
+        f"{model} ({arm}): scaled by {s.items} similar measured item(s): calls ×{s.calls:.2f}, "
+        f"prompt tokens ×{s.input_tokens:.2f}, completion tokens ×{s.output_tokens:.2f}"
+        for (model, arm), s in scales.items()
+    ]
 
 
 def _sum_into(total: Spend, spent: Spend) -> None:
@@ -155,16 +238,18 @@ def assumptions(max_rounds: int, rounds: float, share: float) -> list[str]:
         f"tokens = characters / {CHARS_PER_TOKEN} of the panel's prompts rendered for each problem",
         f"rounds per looped item: {rounds:g} (max_rounds {max_rounds} is the upper bound)",
         f"a reply is {share:.0%} of its kind's max_tokens",
-        "no prompt-cache discount and no response-cache hit assumed",
+        "no prompt-cache discount and no response-cache hit assumed, unless similar items measured one",
         "an item measured before (same problem, model, arm, judge model, max_rounds) counts as measured",
     ]
 
 
 async def estimate_batch(session: AsyncSession, spec: BatchSpec, registry: ModelRegistry) -> dict[str, Any]:
     """The mid estimate of a batch over a stored dataset, with the project's measured items."""
-    from app.batches.estimate_history import dataset_problems, measured
+    from app.batches.estimate_history import dataset_problems, measured, similar
 
     problems = await dataset_problems(session, spec.dataset_id)
     hashes = [h for h, _ in problems]
-    history = await measured(session, hashes, spec.models, spec.judge_model, spec.max_rounds, spec.project_id)
-    return estimate(problems, dict(spec.__dict__), registry, history)
+    kind = (spec.models, spec.judge_model, spec.max_rounds, spec.project_id)
+    history = await measured(session, hashes, *kind)
+    like = await similar(session, *kind)
+    return estimate(problems, dict(spec.__dict__), registry, history, similar=like)

@@ -1,6 +1,7 @@
-"""Measured spend of earlier batch items like the ones an estimate is asked about: same problem
-(by content hash), model under test, arm, judge model and max_rounds. Read only: the database is
-neither migrated nor written, and a database that does not exist yet has no history."""
+"""Measured spend of earlier batch items like the ones an estimate is asked about: the same problem
+(by content hash), model under test, arm, judge model and max_rounds (``measured``), or the same all
+but the problem (``similar``). Read only: the database is neither migrated nor written, and a
+database that does not exist yet has no history."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ from app.models import DEFAULT_PROJECT, Batch, BatchItem, DatasetItem, ProblemRo
 
 # (problem content hash, model under test, arm)
 ItemKey = tuple[str, str, str]
+# (model under test, arm)
+Kind = tuple[str, str]
+SIMILAR_LIMIT = 200  # the newest measured items of a kind an estimate learns from
+FINAL = ("accepted", "screened", "exhausted", "needs_review")
 
 
 @dataclass(frozen=True)
@@ -63,7 +68,7 @@ async def measured(
             col(Batch.judge_model) == judge_model,
             col(Batch.max_rounds) == max_rounds,
             col(BatchItem.cache_hits) == 0,
-            col(BatchItem.status).in_(("accepted", "screened", "exhausted", "needs_review")),
+            col(BatchItem.status).in_(FINAL),
         )
         .order_by(col(BatchItem.finished_at))
     )
@@ -73,10 +78,49 @@ async def measured(
         return {}
     found: dict[ItemKey, Measured] = {}
     for content_hash, item, run in rows:  # oldest first: the newest wins
-        facts = RunFacts.of(run)
-        calls = facts.llm_calls if facts is not None else 0
-        spent = Measured(
-            calls, item.input_tokens, item.cached_input_tokens, item.output_tokens, item.cost_usd
-        )
-        found[(content_hash, item.model, item.arm)] = spent
+        found[(content_hash, item.model, item.arm)] = _spent(item, run)
     return found
+
+
+async def similar(
+    session: AsyncSession,
+    models: list[str],
+    judge_model: str,
+    max_rounds: int,
+    project_id: str = DEFAULT_PROJECT,
+) -> dict[Kind, list[tuple[Problem, Measured]]]:
+    """The newest ``SIMILAR_LIMIT`` full measurements of each (model, arm) with this judge model
+    and max_rounds in the project's batches, on any problem, each with its problem; empty when
+    there is no history. An estimate scales its assumed rounds, reply lengths and prompt tokens by
+    what these items spent against what it would have assumed for them."""
+    query = (
+        select(ProblemRow, BatchItem, Run)
+        .join(Batch, col(Batch.id) == col(BatchItem.batch_id))
+        .join(ProblemRow, col(ProblemRow.id) == col(BatchItem.problem_id))
+        .join(Run, col(Run.id) == col(BatchItem.run_id))
+        .where(
+            col(BatchItem.model).in_(models),
+            col(Batch.project_id) == project_id,
+            col(Batch.judge_model) == judge_model,
+            col(Batch.max_rounds) == max_rounds,
+            col(BatchItem.cache_hits) == 0,
+            col(BatchItem.status).in_(FINAL),
+        )
+        .order_by(col(BatchItem.finished_at).desc())
+    )
+    try:
+        rows = (await session.execute(query)).all()
+    except (OperationalError, ProgrammingError, DBAPIError):  # no tables yet: nothing measured
+        return {}
+    found: dict[Kind, list[tuple[Problem, Measured]]] = {}
+    for problem, item, run in rows:  # newest first
+        kind = found.setdefault((item.model, item.arm), [])
+        if len(kind) < SIMILAR_LIMIT:
+            kind.append((Problem(question=problem.question, solution=problem.solution), _spent(item, run)))
+    return found
+
+
+def _spent(item: BatchItem, run: Run) -> Measured:
+    facts = RunFacts.of(run)
+    calls = facts.llm_calls if facts is not None else 0
+    return Measured(calls, item.input_tokens, item.cached_input_tokens, item.output_tokens, item.cost_usd)

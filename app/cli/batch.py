@@ -131,33 +131,37 @@ def estimate(
         fail(f"{len(parsed.errors)} bad row(s); fix them (see `thinkloop datasets validate`)", code=1)
     problems = [(r.content_hash, Problem(question=r.question, solution=r.solution)) for r in parsed.rows]
     spec = {"models": names, "judge_model": judge, "max_rounds": max_rounds, "repeats": repeats}
-    history = _history(settings, [h for h, _ in problems], names, judge, max_rounds)
-    shown = estimate_spend(problems, {**spec, "control_arm": control}, registry, history, bound=bound)
+    history, similar = _history(settings, [h for h, _ in problems], names, judge, max_rounds)
+    shown = estimate_spend(
+        problems, {**spec, "control_arm": control}, registry, history, bound=bound, similar=similar
+    )
     typer.echo(json.dumps(shown, indent=2))
 
 
 def _history(
     settings: Settings, hashes: list[str], models: list[str], judge: str, max_rounds: int
-) -> dict[Any, Any]:
-    """Earlier items' measured spend, read without migrating or writing (a missing SQLite file: none)."""
+) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    """Earlier items' measured spend, of these problems and of similar items, read without migrating
+    or writing (a missing SQLite file: none)."""
     from sqlalchemy.engine import make_url
 
     url = make_url(settings.database_url)
     if url.get_backend_name() == "sqlite" and not (url.database and Path(url.database).exists()):
-        return {}
+        return {}, {}
     return asyncio.run(_read_history(settings.database_url, hashes, models, judge, max_rounds))
 
 
 async def _read_history(
     database_url: str, hashes: list[str], models: list[str], judge: str, max_rounds: int
-) -> dict[Any, Any]:
-    from app.batches.estimate_history import measured
+) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    from app.batches.estimate_history import measured, similar
     from app.db import create_engine, session_factory
 
     engine = create_engine(database_url)
     try:
         async with session_factory(engine)() as session:
-            return await measured(session, hashes, models, judge, max_rounds)
+            exact = await measured(session, hashes, models, judge, max_rounds)
+            return exact, await similar(session, models, judge, max_rounds)
     finally:
         await engine.dispose()
 

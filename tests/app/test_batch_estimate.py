@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -83,3 +84,46 @@ def test_estimate_uses_the_measured_spend_of_items_run_before(
         assert total[field] == 2 * sum(r[field] for r in rows)
     assert total["cost_usd"] == pytest.approx(2 * sum(r["cost_usd"] for r in rows), abs=1e-6)
     assert len(simulator_server.state.requests) == calls  # the estimate called nothing
+
+
+def test_estimate_of_new_problems_learns_from_similar_items_measured_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simulator_server: SimulatorServer
+) -> None:
+    """Items of other problems with the same models scale the assumed rounds and reply lengths: the
+    simulator's short replies make the cold guess of completion tokens several times too high."""
+    monkeypatch.setenv("THINKLOOP_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'b.db'}")
+    monkeypatch.setenv("THINKLOOP_LOG_LEVEL", "WARNING")
+    lines = SAMPLE.read_text().splitlines(keepends=True)
+    before, after = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
+    before.write_text("".join(lines[:3]))
+    after.write_text("".join(lines[3:5]))
+    models = tmp_path / "models.toml"
+    models.write_text(
+        f'[models.sim]\nmodel = "sim-1"\nbase_url = "{simulator_server.base_url}"\n'
+        "price = { input_per_mtok = 1.0, output_per_mtok = 4.0 }\n"
+    )
+    common = ["--models", "sim", "--judge-model", "sim", "--models-file", str(models)]
+
+    def estimate(dataset: Path) -> dict[str, Any]:
+        shown = runner.invoke(cli, ["batch", "estimate", "--dataset", str(dataset), *common])
+        assert shown.exit_code == 0, shown.output
+        out: dict[str, Any] = json.loads(shown.output)
+        return out
+
+    cold, guessed = estimate(after), estimate(before)["total"]
+    assert cold["scaled_items"] == 0
+    ran = runner.invoke(
+        cli, ["batch", "run", "--dataset", str(before), *common, "--no-cache", "--format", "json"]
+    )
+    assert ran.exit_code == 0, ran.output
+    rows = json.loads(ran.output[ran.output.index("{") :])["rows"]
+    spent = {"calls": sum(r["llm_calls"] for r in rows)} | {
+        f: sum(r[f] for r in rows) for f in ("input_tokens", "output_tokens")
+    }
+    assert guessed["output_tokens"] > 2 * spent["output_tokens"]  # the guess was far off for these
+    learnt = estimate(after)
+    assert learnt["measured_items"] == 0 and learnt["scaled_items"] == 2  # other problems: scaled, not copied
+    assert any("scaled by 3 similar measured item(s)" in line for line in learnt["assumptions"])
+    for field, measured in spent.items():  # the guess for the new problems, times measured / guessed
+        expected = cold["total"][field] * measured / guessed[field]
+        assert learnt["total"][field] == pytest.approx(expected, rel=0.01, abs=1)
