@@ -1,4 +1,5 @@
-"""Metering model work that is no run: the judges' validity bench (``POST /v1/judges/validate``).
+"""Metering model work that is no run: the judges' validity bench (``POST /v1/judges/validate`` and
+``POST /v1/judges/calibrate``), and reserving a run's steps against the daily caps.
 
 A run charges the usage ledgers as its rounds and revisions are stored
 (``repository.record_rounds``). The bench judges hundreds or thousands of versions through the same
@@ -8,7 +9,7 @@ project's cap of 0 and leave the ledger where it was.
 a ``Meter``; the caller charges the tally to the project and the key (``usage.charge_owner``) when
 the work ends, however it ends. With a budget, each call's step is reserved before the call
 (``app.access.budget``): a run's panel is metered so too, untallied (its calls are charged as its
-rounds are stored).
+rounds are stored), and so are the judges of each stronger panel its acceptances escalate to.
 """
 
 from __future__ import annotations
@@ -138,19 +139,6 @@ async def run_budget(
         return None
     estimate = step_estimate(registry, run.judge_model, run.model)
     return await Budget.of(sessions, settings, run.id, owner, estimate)
-
-
-async def budgeted(
-    sessions: async_sessionmaker[AsyncSession],
-    settings: Settings,
-    registry: ModelRegistry,
-    run: Run,
-    panel: Panel,
-) -> Panel:
-    """A run's panel, each step reserved against its owner's daily caps before its calls are made
-    (a panel with no model behind it, the offline one, is free: it is left as it is)."""
-    budget = await run_budget(sessions, settings, registry, run)
-    return panel if budget is None else metered(panel, Meter(budget=budget, tally=False))
 
 
 def escalation_judges(
