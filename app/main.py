@@ -38,6 +38,7 @@ from app.runs.service import open_executor
 from app.runs.stream import listening
 from app.runs.temporary import temporary_runs
 from app.settings import Settings, get_settings
+from app.validity import calibrate_endpoints as calibration
 from app.validity import endpoints as validity
 from app.validity import panels as panel_records
 from app.validity import record_endpoints
@@ -125,6 +126,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(batches.router)
     app.include_router(catalog.router)
     app.include_router(validity.router)
+    app.include_router(calibration.router)
     app.include_router(panel_records.router)
     app.include_router(record_endpoints.router)
     app.include_router(projects.router)

@@ -14,12 +14,25 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from agents.identity import reported_by
 from agents.judges import Judge, JudgeRequest
 from agents.schemas import JUDGES, JudgeName, Problem, Usage
 from graphs.events import RoundEscalated
 from graphs.scoring import Decision, ScoringPolicy, Vote, decide, is_pass, score_round
 
 BELOW = "below the guaranteed threshold"
+# A panel's calibrated thresholds by the model id its endpoint reports (the offline panel's under
+# None): a round judged by an endpoint reporting another id than any calibrated one has none. A bare
+# number is the threshold whatever the endpoint reports (scripted panels in tests); None: none.
+Thresholds = Mapping[str | None, float]
+Threshold = float | Thresholds | None
+
+
+def threshold_at(threshold: Threshold, reported: str | None) -> float | None:
+    """The calibrated threshold of a panel whose endpoint reported ``reported``."""
+    if threshold is None or isinstance(threshold, (int, float)):
+        return threshold
+    return threshold.get(reported)
 
 
 @dataclass(frozen=True)
@@ -30,7 +43,7 @@ class Stage:
     name: str
     judges: Mapping[JudgeName, Judge]
     policy: ScoringPolicy
-    threshold: float | None
+    threshold: Threshold
 
 
 @dataclass(frozen=True)
@@ -41,12 +54,14 @@ class Guarantee:
 
     alpha: float
     delta: float
-    threshold: float | None
+    threshold: Threshold
     stages: tuple[Stage, ...] = field(default_factory=tuple)
 
-    def below(self, quality: float | None) -> bool:
-        """Whether an acceptance at ``quality`` falls short of the guaranteed threshold."""
-        return self.threshold is None or quality is None or quality < self.threshold
+    def below(self, quality: float | None, reported: str | None = None) -> bool:
+        """Whether an acceptance at ``quality`` by the panel whose endpoint reported ``reported``
+        falls short of its guaranteed threshold."""
+        threshold = threshold_at(self.threshold, reported)
+        return threshold is None or quality is None or quality < threshold
 
 
 @dataclass(frozen=True)
@@ -70,38 +85,30 @@ async def escalate(
     round_no: int,
     quality: float | None,
     max_rounds: int,
+    reported: str | None = None,
 ) -> Escalated:
-    """Send an acceptance at ``quality`` up the cascade (see the module's docstring)."""
+    """Send an acceptance at ``quality`` (by the run's panel, its endpoint reporting ``reported``)
+    up the cascade (see the module's docstring)."""
     panel = "the run's panel"
-    steps = [
-        _step(
-            round_no,
-            0,
-            panel,
-            quality,
-            guarantee.threshold,
-            "escalated",
-            _short(guarantee.threshold, quality),
-        )
-    ]
+    own = threshold_at(guarantee.threshold, reported)
+    steps = [_step(round_no, 0, panel, quality, own, "escalated", _short(own, quality))]
     for number, stage in enumerate(guarantee.stages, 1):
-        votes, spent = await _votes(stage, problem, reference, round_no)
+        votes, spent, answered = await _votes(stage, problem, reference, round_no)
         score = score_round(votes, stage.policy)
         q = score.quality
+        threshold = threshold_at(stage.threshold, answered)
         if not is_pass(q, stage.policy):
             decision = decide(score, round_no, replace(stage.policy, max_rounds=max_rounds))
             decision = Decision.NEEDS_REVIEW if decision is Decision.ERROR else decision
             reason = f"the stronger panel {stage.name} did not accept it ({decision.value})"
-            steps.append(
-                _step(round_no, number, stage.name, q, stage.threshold, decision.value, reason, spent)
-            )
+            steps.append(_step(round_no, number, stage.name, q, threshold, decision.value, reason, spent))
             return Escalated(decision, reason, tuple(steps))
-        if stage.threshold is not None and q is not None and q >= stage.threshold:
+        if threshold is not None and q is not None and q >= threshold:
             reason = f"accepted by the stronger panel {stage.name} at or above its guaranteed threshold"
-            steps.append(_step(round_no, number, stage.name, q, stage.threshold, "accepted", reason, spent))
+            steps.append(_step(round_no, number, stage.name, q, threshold, "accepted", reason, spent))
             return Escalated(Decision.ACCEPTED, reason, tuple(steps))
-        why = _short(stage.threshold, q)
-        steps.append(_step(round_no, number, stage.name, q, stage.threshold, "escalated", why, spent))
+        why = _short(threshold, q)
+        steps.append(_step(round_no, number, stage.name, q, threshold, "escalated", why, spent))
     reason = f"{BELOW}: no panel accepted it at or above its calibrated threshold (α = {guarantee.alpha})"
     steps.append(_step(round_no, len(guarantee.stages) + 1, "a person", None, None, "needs_review", reason))
     return Escalated(Decision.NEEDS_REVIEW, reason, tuple(steps))
@@ -109,15 +116,18 @@ async def escalate(
 
 async def _votes(
     stage: Stage, problem: Problem, reference: Problem | None, round_no: int
-) -> tuple[list[Vote], Usage]:
-    """The stronger panel's seven judges on the version, at once (a failure is an abstention), and
-    what their calls cost, failed attempts included: it is charged to the run like any judge's."""
+) -> tuple[list[Vote], Usage, str | None]:
+    """The stronger panel's seven judges on the version, at once (a failure is an abstention), what
+    their calls cost, failed attempts included (it is charged to the run like any judge's), and the
+    one model id its endpoint reported (None: none, or several). A call its budget refuses
+    (QuotaExceeded) stops the run as a round's would."""
     requests = [JudgeRequest(name, round_no, problem, reference) for name in JUDGES if name in stage.judges]
     outcomes = await asyncio.gather(*(stage.judges[r.judge].assess(r) for r in requests))
     spent = sum((o.usage for o in outcomes), Usage())
+    answered = reported_by(o.reported_model for o in outcomes)
     given = [o.verdict for o in outcomes if o.verdict is not None]
     if len(given) > 1 and len({" ".join(v.rationale.split()).casefold() for v in given}) == 1:
-        return [Vote(o.judge, None) for o in outcomes], spent  # one rationale seven times: no verdict
+        return [Vote(o.judge, None) for o in outcomes], spent, answered  # one rationale seven times
     votes = [
         Vote(
             o.judge,
@@ -127,7 +137,7 @@ async def _votes(
         )
         for o in outcomes
     ]
-    return votes, spent
+    return votes, spent, answered
 
 
 def _step(

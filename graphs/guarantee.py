@@ -49,6 +49,28 @@ def min_accepted(alpha: float, delta: float) -> int:
 
 
 @dataclass(frozen=True)
+class ScanStep:
+    """One threshold the fixed-sequence scan tested: the versions the panel accepts at Q ≥ it, the
+    flawed among them, their Clopper–Pearson upper bound and whether it is ≤ α (the scan stops at
+    the first that is not)."""
+
+    threshold: float
+    accepted: int
+    flawed_accepted: int
+    bound: float
+    passed: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "threshold": self.threshold,
+            "accepted": self.accepted,
+            "flawed_accepted": self.flawed_accepted,
+            "bound": self.bound,
+            "passed": self.passed,
+        }
+
+
+@dataclass(frozen=True)
 class Calibration:
     """The chosen threshold (None: none passed, escalate every acceptance), what it guarantees and
     what it keeps: the bound on false accepts among the auto-accepted (``guaranteed``), their count
@@ -64,9 +86,10 @@ class Calibration:
     sound: int
     flawed: int
     tested: int  # thresholds tested before the scan stopped
+    steps: tuple[ScanStep, ...] = ()  # each threshold tested, strict to lenient
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON a validity record keeps."""
+        """The JSON a validity record keeps, with the scan's steps."""
         return {
             "score": "quality",
             "alpha": self.alpha,
@@ -79,6 +102,7 @@ class Calibration:
             "sound": self.sound,
             "flawed": self.flawed,
             "tested": self.tested,
+            "steps": [step.as_dict() for step in self.steps],
         }
 
 
@@ -101,25 +125,25 @@ def calibrate(
     q = np.array([-1.0 if x is None else x for x in quality])
     bad, ok = np.asarray(flawed, dtype=bool), np.asarray(passed, dtype=bool)
     chosen: tuple[float, float, int, int] | None = None
-    tested, least = 0, min_accepted(alpha, delta)
+    least = min_accepted(alpha, delta)
+    steps: list[ScanStep] = []
     for t in grid(step):
         accepted = ok & (q >= t - 1e-12)
         n, k = int(accepted.sum()), int((accepted & bad).sum())
         if n < least:
             continue
-        tested += 1
         bound = clopper_pearson_upper(k, n, delta)
+        steps.append(ScanStep(t, n, k, bound, bound <= alpha))
         if bound > alpha:
             break
         chosen = (t, bound, n, k)
-    sound = int((~bad).sum())
+    sound, tested = int((~bad).sum()), len(steps)
     if chosen is None:
-        return Calibration(alpha, delta, None, None, 0, 0, 0.0, sound, int(bad.sum()), tested)
+        return Calibration(alpha, delta, None, None, 0, 0, 0.0, sound, int(bad.sum()), tested, tuple(steps))
     t, bound, n, k = chosen
     kept = int((ok & (q >= t - 1e-12) & ~bad).sum())
-    return Calibration(
-        alpha, delta, t, bound, n, k, kept / sound if sound else 0.0, sound, int(bad.sum()), tested
-    )
+    coverage = kept / sound if sound else 0.0
+    return Calibration(alpha, delta, t, bound, n, k, coverage, sound, int(bad.sum()), tested, tuple(steps))
 
 
 def auto_accepts(

@@ -153,7 +153,7 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
     decision, certify_reason = certify(
         decision, screen=context.screen, uncertified=context.uncertified_by(reported)
     )
-    escalated = await _escalate(state, runtime, decision, result.quality)
+    escalated = await _escalate(state, runtime, decision, result.quality, reported)
     if escalated is not None:
         decision, certify_reason = escalated.decision, escalated.reason
     unusable = not any(o.verdict is not None for o in outcomes)
@@ -201,16 +201,27 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
 
 
 async def _escalate(
-    state: RefinementState, runtime: Runtime[RunContext], decision: Decision, quality: float | None
+    state: RefinementState,
+    runtime: Runtime[RunContext],
+    decision: Decision,
+    quality: float | None,
+    reported: str | None,
 ) -> Escalated | None:
-    """An acceptance below the calibrated threshold, up the cascade (None: not escalated)."""
+    """An acceptance below the calibrated threshold of the panel that judged it (its endpoint
+    reporting ``reported``), up the cascade (None: not escalated)."""
     context = runtime.context
     guarantee = context.guarantee
-    if decision is not Decision.ACCEPTED or guarantee is None or not guarantee.below(quality):
+    if decision is not Decision.ACCEPTED or guarantee is None or not guarantee.below(quality, reported):
         return None
     reference = state["original"] if context.policy.judge_against == "original" else state.get("previous")
     found = await escalate(
-        guarantee, state["current"], reference, state["round"], quality, context.policy.max_rounds
+        guarantee,
+        state["current"],
+        reference,
+        state["round"],
+        quality,
+        context.policy.max_rounds,
+        reported,
     )
     for step in found.steps:
         runtime.stream_writer(step)

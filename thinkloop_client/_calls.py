@@ -383,6 +383,34 @@ def validate_judges(
     return Call("POST", "/v1/judges/validate", read, params={"format": format}, json=_drop_none(body))
 
 
+def calibrate_judges(
+    items: Sequence[Mapping[str, Any]] | None,
+    *,
+    builtin: bool,
+    review_set: bool,
+    alpha: float,
+    delta: float,
+    judge_model: str | None,
+    split: str,
+    policy: str | None,
+    save: bool,
+    set_name: str | None,
+) -> Call[Any]:
+    body = {
+        "items": None if items is None else [dict(item) for item in items],
+        "builtin": builtin,
+        "review_set": review_set,
+        "alpha": alpha,
+        "delta": delta,
+        "judge_model": judge_model,
+        "split": split,
+        "policy": policy,
+        "save": save,
+        "set_name": set_name,
+    }
+    return Call("POST", "/v1/judges/calibrate", _json, json=_drop_none(body))
+
+
 # Projects, keys and the audit log (operator, or a project's admin) ------------------------------------------
 
 

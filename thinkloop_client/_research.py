@@ -104,6 +104,39 @@ class ResearchMethods(SyncBase):
             )
         )
 
+    def calibrate_judges(
+        self,
+        items: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        builtin: bool = False,
+        review_set: bool = False,
+        alpha: float = 0.05,
+        delta: float = 0.1,
+        judge_model: str | None = None,
+        split: Split = "heldout",
+        policy: str | None = None,
+        save: bool = False,
+        set_name: str | None = None,
+    ) -> Any:
+        """The guaranteed acceptance threshold on labelled ``items``, the shipped set
+        (``builtin=True``) or the project's review set (``review_set=True``): false accepts ≤
+        ``alpha`` with confidence 1 − ``delta``. A dict: the threshold, its coverage, the scan's
+        ``steps`` and, with ``save=True`` (a **validate** key), the ``record_id`` saved."""
+        return self._send(
+            calls.calibrate_judges(
+                items,
+                builtin=builtin,
+                review_set=review_set,
+                alpha=alpha,
+                delta=delta,
+                judge_model=judge_model,
+                split=split,
+                policy=policy,
+                save=save,
+                set_name=set_name,
+            )
+        )
+
 
 class AsyncResearchMethods(AsyncBase):
     """The same as :class:`ResearchMethods`, awaited."""
@@ -178,5 +211,35 @@ class AsyncResearchMethods(AsyncBase):
                 split=split,
                 policy=policy,
                 format=format,
+            )
+        )
+
+    async def calibrate_judges(
+        self,
+        items: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        builtin: bool = False,
+        review_set: bool = False,
+        alpha: float = 0.05,
+        delta: float = 0.1,
+        judge_model: str | None = None,
+        split: Split = "heldout",
+        policy: str | None = None,
+        save: bool = False,
+        set_name: str | None = None,
+    ) -> Any:
+        """See :meth:`Client.calibrate_judges`."""
+        return await self._send(
+            calls.calibrate_judges(
+                items,
+                builtin=builtin,
+                review_set=review_set,
+                alpha=alpha,
+                delta=delta,
+                judge_model=judge_model,
+                split=split,
+                policy=policy,
+                save=save,
+                set_name=set_name,
             )
         )

@@ -6,6 +6,10 @@ follows them), known by the calls' (question, solution, round). Its first call r
 estimate, less what the work already holds and has not used (``Budget.enter``); a refusal
 (QuotaExceeded) fails that call and every later step's, before any of them is made. Calls of a step
 already reserved are never refused: a step is made whole or not at all.
+
+A stronger panel an acceptance escalates to (``graphs.escalation``) judges the version in a step of
+its own, a *part* of the budget (``Budget.part``): known by the same three and the part's name,
+estimated at that panel's model's prices, reserved under the same holder and refused in the same way.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from app.db import short_session
 from app.errors import QuotaExceeded
 from app.settings import Settings
 
-StepKey = tuple[str, str, int]
+StepKey = tuple[str, str, int, str]  # question, solution, round, part ("": the run's own panel)
 
 
 @dataclass
@@ -60,6 +64,7 @@ class Budget:
         self.estimate = estimate
         self.granted_tokens, self.granted_cost = granted.tokens, granted.cost_usd
         self.steps: dict[StepKey, _Step] = {}
+        self.parts: dict[str, StepEstimate] = {}
         self.refused: QuotaExceeded | None = None
         self._lock = asyncio.Lock()
 
@@ -78,6 +83,12 @@ class Budget:
             granted = await held(session, holder)
         return cls(sessions, settings, holder, owner, estimate, granted)
 
+    def part(self, name: str, estimate: StepEstimate) -> str:
+        """Another panel's steps in this budget (a stronger panel escalated to), estimated by
+        ``estimate``: pass the name returned to ``calling``."""
+        self.parts[name] = estimate
+        return name
+
     def free(self) -> tuple[int, float]:
         """What the holder holds that no step has taken."""
         tokens, cost = self.granted_tokens, self.granted_cost
@@ -86,9 +97,9 @@ class Budget:
             tokens, cost = tokens - taken[0], cost - taken[1]
         return tokens, cost
 
-    async def enter(self, problem: Problem, round_no: int) -> _Step:
-        """A call of this step is about to be made: the step is reserved first if it is new."""
-        key = (problem.question, problem.solution, round_no)
+    async def enter(self, problem: Problem, round_no: int, part: str = "") -> _Step:
+        """A call of this step (of ``part``) is about to be made: the step is reserved first if it is new."""
+        key = (problem.question, problem.solution, round_no, part)
         step = self.steps.get(key)
         if step is None:
             async with self._lock:  # one reservation at a time: each sees the others' steps
@@ -106,10 +117,12 @@ class Budget:
             step.cost += usage.cost_usd or 0.0
 
     @asynccontextmanager
-    async def calling(self, problem: Problem, round_no: int) -> AsyncIterator[Callable[[Usage], None]]:
+    async def calling(
+        self, problem: Problem, round_no: int, part: str = ""
+    ) -> AsyncIterator[Callable[[Usage], None]]:
         """Around one call: ``enter`` before it, ``leave`` after; the caller hands the usage to the
         function yielded."""
-        step = await self.enter(problem, round_no)
+        step = await self.enter(problem, round_no, part)
         billed: list[Usage] = []
         try:
             yield billed.append
@@ -119,7 +132,7 @@ class Budget:
     async def _reserve(self, key: StepKey, problem: Problem) -> _Step:
         if self.refused is not None:
             raise self.refused
-        estimate = self.estimate(problem)
+        estimate = self.parts.get(key[3], self.estimate)(problem)
         free_tokens, free_cost = self.free()
         need = Amount(max(0, estimate.tokens - free_tokens), max(0.0, estimate.cost_usd - free_cost))
         if need:  # else what the holder holds covers the step (a free step, the offline panel's, too)

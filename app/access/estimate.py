@@ -61,16 +61,18 @@ def _calls(spec: ModelSpec | None, calls: int, prompt_chars: float, max_tokens: 
 
 
 def step_estimate(
-    registry: ModelRegistry, judge_model: str, model: str, *, revised: bool = True
+    registry: ModelRegistry, judge_model: str, model: str, *, revised: bool = True, solved: bool = True
 ) -> StepEstimate:
-    """One step's estimate of a problem, on these models (``revised``: with the revision)."""
+    """One step's estimate of a problem, on these models (``revised``: with the revision;
+    ``solved``: with the solver's call; a stronger panel escalated to makes neither)."""
     judge, reviser = registry.get(judge_model), registry.get(model)
 
     def estimate(problem: Problem) -> Amount:
         parts = [
             _calls(judge, len(JUDGES), judge_chars(problem), judge.max_tokens.judge if judge else 0),
-            _calls(judge, 1, solver_chars(problem), judge.max_tokens.solver if judge else 0),
         ]
+        if solved:
+            parts.append(_calls(judge, 1, solver_chars(problem), judge.max_tokens.solver if judge else 0))
         if revised:
             parts.append(
                 _calls(reviser, 1, reviser_chars(problem), reviser.max_tokens.reviser if reviser else 0)

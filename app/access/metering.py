@@ -1,4 +1,5 @@
-"""Metering model work that is no run: the judges' validity bench (``POST /v1/judges/validate``).
+"""Metering model work that is no run: the judges' validity bench (``POST /v1/judges/validate`` and
+``POST /v1/judges/calibrate``), and reserving a run's steps against the daily caps.
 
 A run charges the usage ledgers as its rounds and revisions are stored
 (``repository.record_rounds``). The bench judges hundreds or thousands of versions through the same
@@ -8,12 +9,12 @@ project's cap of 0 and leave the ledger where it was.
 a ``Meter``; the caller charges the tally to the project and the key (``usage.charge_owner``) when
 the work ends, however it ends. With a budget, each call's step is reserved before the call
 (``app.access.budget``): a run's panel is metered so too, untallied (its calls are charged as its
-rounds are stored).
+rounds are stored), and so are the judges of each stronger panel its acceptances escalate to.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 
@@ -23,7 +24,7 @@ from agents.judges import Judge, JudgeRequest
 from agents.models import ModelRegistry
 from agents.panel import Panel
 from agents.reviser import Reviser, RevisionRequest, ThinkingSink
-from agents.schemas import JudgeResult, Problem, RevisionResult, SolverResult, Usage
+from agents.schemas import JudgeName, JudgeResult, Problem, RevisionResult, SolverResult, Usage
 from agents.solver import Solver
 from app.access.budget import Budget
 from app.access.estimate import step_estimate
@@ -43,6 +44,7 @@ class Meter:
     usages: list[Usage] = field(default_factory=list)
     budget: Budget | None = None
     tally: bool = True
+    part: str = ""  # the budget's part its steps are reserved in ("": the run's own panel)
 
     def add(self, usage: Usage) -> None:
         if self.tally:
@@ -60,7 +62,7 @@ class Meter:
         if self.budget is None:
             yield self.add
             return
-        async with self.budget.calling(problem, round_no) as billed:
+        async with self.budget.calling(problem, round_no, self.part) as billed:
 
             def both(usage: Usage) -> None:
                 billed(usage)
@@ -119,24 +121,37 @@ def metered(panel: Panel, meter: Meter) -> Panel:
     return replace(panel, judges=judges, solver=solver, reviser=_Reviser(panel.reviser, meter))
 
 
-async def budgeted(
+async def run_budget(
     sessions: async_sessionmaker[AsyncSession],
     settings: Settings,
     registry: ModelRegistry,
     run: Run,
-    panel: Panel,
-) -> Panel:
-    """A run's panel, each step reserved against its owner's daily caps before its calls are made
-    (a panel with no model behind it, the offline one, is free: it is left as it is)."""
-    if registry.get(run.judge_model) is None and registry.get(run.model) is None:
-        return panel
+    models: Sequence[str] = (),
+) -> Budget | None:
+    """The budget a run's steps are reserved in against its owner's daily caps (None: no owner, or
+    no model behind the run's panel, its model under test nor ``models``, the stronger panels it
+    may escalate to: the offline panel is free)."""
+    if all(registry.get(name) is None for name in (run.judge_model, run.model, *models)):
+        return None
     async with short_session(sessions) as session:
         owner = await find_owner(session, run.id)
     if owner is None:
-        return panel
+        return None
     estimate = step_estimate(registry, run.judge_model, run.model)
-    budget = await Budget.of(sessions, settings, run.id, owner, estimate)
-    return metered(panel, Meter(budget=budget, tally=False))
+    return await Budget.of(sessions, settings, run.id, owner, estimate)
+
+
+def escalation_judges(
+    budget: Budget | None, registry: ModelRegistry, name: str, judges: Mapping[JudgeName, Judge]
+) -> Mapping[JudgeName, Judge]:
+    """A stronger panel's judges (``name``: its judge model), each call reserved in the run's
+    ``budget`` before it is made, in a step of its own estimated at that model's prices: seven
+    judge calls, no solver, no revision. A refusal (QuotaExceeded) stops the run as a round's does."""
+    if budget is None:
+        return judges
+    estimate = step_estimate(registry, name, name, revised=False, solved=False)
+    meter = Meter(budget=budget, tally=False, part=budget.part(f"escalation:{name}", estimate))
+    return {judge: _Judge(inner, meter) for judge, inner in judges.items()}
 
 
 async def bench_meter(

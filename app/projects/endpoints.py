@@ -123,14 +123,17 @@ async def list_projects(session: Session, admin: AdminKey) -> ProjectList:
 async def update_project(
     project_id: ProjectId, body: ProjectUpdate, session: Session, admin: AdminKey
 ) -> ProjectPublic:
-    """Change a project's own daily caps or required warrant: the fields sent change (null: back to the global
-    setting), the others stay; checked from the next run or batch on. A project's admin may change
-    its own project's required warrant; daily caps are the operator's to set (403)."""
+    """Change a project's own daily caps, required warrant or guarantee target: the fields sent change
+    (null: back to the global setting), the others stay; checked from the next run or batch on. A
+    project's admin may change its own project's required warrant; daily caps are the operator's to
+    set (403). A change that would leave half a guarantee target (guarantee_alpha without
+    guarantee_delta, or the reverse) is refused with 422 and nothing changes."""
     project = await _get_project(session, project_id, admin)
     changes = body.model_dump(include=body.model_fields_set)
     capped = sorted({"daily_tokens", "daily_cost_usd"} & set(changes))
     if capped and not _operator(admin):
         raise Forbidden(f"Only an operator key sets a project's daily caps ({', '.join(capped)}).")
+    _whole_target(project, changes)
     for name, value in changes.items():
         setattr(project, name, value)
     if changes:
@@ -138,6 +141,21 @@ async def update_project(
     await session.commit()
     await session.refresh(project)
     return _project(project)
+
+
+def _whole_target(project: Project, changes: dict[str, object]) -> None:
+    """422 (nothing changed) when the change would leave half a guarantee target: alpha without
+    delta or delta without alpha, counting the field not sent at its stored value."""
+    alpha = changes.get("guarantee_alpha", project.guarantee_alpha)
+    delta = changes.get("guarantee_delta", project.guarantee_delta)
+    if (alpha is None) != (delta is None):
+        raise Unprocessable(
+            "A guarantee target is guarantee_alpha and guarantee_delta together: this change would "
+            f"leave {'guarantee_alpha' if alpha is not None else 'guarantee_delta'} alone. Send both "
+            "(or both null to lift the target).",
+            guarantee_alpha=alpha,
+            guarantee_delta=delta,
+        )
 
 
 def _project_secret_in_use(settings: AppSettings) -> bool:

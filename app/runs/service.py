@@ -22,7 +22,8 @@ from agents.identity import Warrants
 from agents.lanes import Lanes, RunLane, Stopping, holding
 from agents.panel import PanelFactory
 from agents.schemas import CallFailure, Problem, RevisionResult
-from app.access.metering import budgeted
+from app.access.budget import Budget
+from app.access.metering import Meter, escalation_judges, metered, run_budget
 from app.access.usage import owner_of
 from app.db import short_session
 from app.errors import QuotaExceeded
@@ -500,24 +501,42 @@ class RunExecutor:
         its panel may cite (``TemporaryExecutor`` takes the caller's context instead)."""
         policy = get_policy(run.policy, max_rounds=run.max_rounds)
         panel = self.factory.build(run.judge_model, run.model, cache)
-        # each round reserved against the daily caps before its calls (app.access.budget)
-        panel = await budgeted(self.sessions, self.settings, self.factory.registry, run, panel)
-        guarantee = await self._guarantee(run, policy, cache)
+        # each round reserved against the daily caps before its calls (app.access.budget), and so
+        # is each stronger panel's step when an acceptance escalates
+        registry = self.factory.registry
+        budget = await run_budget(self.sessions, self.settings, registry, run, self._stronger(run))
+        if budget is not None:
+            panel = metered(panel, Meter(budget=budget, tally=False))
+        guarantee = await self._guarantee(run, policy, cache, budget)
         return RunContext.of(panel, policy, warrants=await self._warrants(run, policy), guarantee=guarantee)
 
+    def _stronger(self, run: Run) -> list[str]:
+        """The stronger panels the run's acceptances may escalate to (``THINKLOOP_ESCALATE_TO``)."""
+        return [name for name in self.settings.escalate_to if name != run.judge_model]
+
     async def _guarantee(
-        self, run: Run, policy: ScoringPolicy, cache: ResponseCache | None
+        self, run: Run, policy: ScoringPolicy, cache: ResponseCache | None, budget: Budget | None
     ) -> Guarantee | None:
-        """The run's guarantee target with its panel's calibrated threshold and the stronger panels
-        it escalates to (``THINKLOOP_ESCALATE_TO``), each with its own; None without a target."""
-        stronger = [name for name in self.settings.escalate_to if name != run.judge_model]
+        """The run's guarantee target with its panel's calibrated thresholds and the stronger panels
+        it escalates to (``THINKLOOP_ESCALATE_TO``), each with its own, found by each panel's exact
+        identity in the run's project (``app.validity.guarantee``), each stronger panel's calls
+        reserved in the run's ``budget`` at its own model's prices; None without a target."""
+        stronger = self._stronger(run)
+        registry = self.factory.registry
         async with short_session(self.sessions) as session:
             target = await target_of(session, run)
             if target is None:
                 return None
-            found = await thresholds(session, run.project_id, [run.judge_model, *stronger], target)
+            found = await thresholds(
+                session, registry, run.project_id, [run.judge_model, *stronger], policy, target
+            )
         stages = tuple(
-            Stage(name, self.factory.build(name, run.model, cache).judges, policy, found[name])
+            Stage(
+                name,
+                escalation_judges(budget, registry, name, self.factory.build(name, run.model, cache).judges),
+                policy,
+                found[name],
+            )
             for name in stronger
         )
         return Guarantee(target.alpha, target.delta, found[run.judge_model], stages)

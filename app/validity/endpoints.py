@@ -38,7 +38,7 @@ _ERRORS = problem_responses(
 )
 MEDIA = {"json": "application/json", "md": "text/markdown", "html": "text/html"}
 # A labelled set as large as MAX_VERSIONS allows is about 1 MB of JSON; the default body limit is 64 KiB.
-BODY_LIMITS = {"/v1/judges/validate": 4 * 1024 * 1024}
+BODY_LIMITS = {"/v1/judges/validate": 4 * 1024 * 1024, "/v1/judges/calibrate": 4 * 1024 * 1024}
 
 
 def _chosen(body: ValidityRequest, items: list[LabelledItem]) -> list[LabelledItem]:

@@ -2,8 +2,11 @@
 
 The target is the run's own (``runs.guarantee_alpha`` / ``guarantee_delta``), else its project's.
 A panel's threshold is the one `judges calibrate` saved with the newest record the project may cite
-of its judge model whose calibration meets the target (its α and δ no larger); a panel with none
-has no threshold: none of its acceptances stands on its own.
+of that very panel whose calibration meets the target (its α and δ no larger), found as warrants
+are (``app.validity.records``): by the panel's whole identity, its endpoint reporting the record's
+model id. A record calibrated under the same judge model name for another panel (another model id
+reported, other prompts, another policy) or another project's unpublished record is none of its
+records. A panel with none has no threshold: none of its acceptances stands on its own.
 """
 
 from __future__ import annotations
@@ -13,8 +16,12 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from agents.models import ModelRegistry
 from app.models import Project, Run, ValidityRecord
+from app.validity.records import identity_of, of_panel, reported_of
 from app.validity.selection import citable_records
+from graphs.escalation import Thresholds
+from graphs.scoring import ScoringPolicy
 
 
 @dataclass(frozen=True)
@@ -42,16 +49,26 @@ def meets(record: ValidityRecord, target: Target) -> bool:
 
 
 async def thresholds(
-    session: AsyncSession, project_id: str, judge_models: Sequence[str], target: Target
-) -> dict[str, float | None]:
-    """Each judge model's calibrated threshold for ``target`` (None: no record calibrated to it)."""
-    out: dict[str, float | None] = {}
+    session: AsyncSession,
+    registry: ModelRegistry,
+    project_id: str,
+    judge_models: Sequence[str],
+    policy: ScoringPolicy,
+    target: Target,
+) -> dict[str, Thresholds]:
+    """Each judge model's calibrated thresholds for ``target`` under ``policy``, by the model id its
+    endpoint reports (the offline panel's under None); empty: no record of the panel meets it."""
+    out: dict[str, Thresholds] = {}
     for name in judge_models:
-        records = await citable_records(session, project_id, judge_model=name)
-        calibrated = next((r for r in records if meets(r, target)), None)
-        out[name] = (
-            None
-            if calibrated is None or calibrated.calibration is None
-            else calibrated.calibration["threshold"]
-        )
+        panel = identity_of(registry, name, policy)
+        rows = of_panel(panel, await citable_records(session, project_id, judge_model=name))
+        newest: dict[str | None, ValidityRecord] = {}
+        for row in rows:  # newest first: of each reported id, the newest record that meets the target
+            if meets(row, target):
+                newest.setdefault(reported_of(panel, row), row)
+        out[name] = {
+            reported: float(row.calibration["threshold"])
+            for reported, row in newest.items()
+            if row.calibration is not None and row.calibration.get("threshold") is not None
+        }
     return out

@@ -16,7 +16,7 @@ id the endpoint reported in the accepted round): ``app.validity.selection`` says
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -257,13 +257,18 @@ async def run_warrants(
     bound = requirement_of(project, setting, floor)
     panel = identity_of(registry, judge_model, policy)
     rows = await selection.citable_records(session, project_id, judge_model=judge_model)
-    # the records of this very panel (every part equal), its endpoint reporting the record's model id
-    mine = [row for row in rows if panel.reporting(_reported(panel, row)).id == row.panel_id]
+    mine = of_panel(panel, rows)
     if bound is not None and bound.per_source:  # with a source of the kind required, where there is one
         mine = [row for row in mine if _qualifies(row, bound)] or mine
     chosen = selection.choose(mine, await selection.pins_of(session, project_id))
-    cited = {_reported(panel, row): warrant_of(row) for row in chosen.values()}
+    cited = {reported_of(panel, row): warrant_of(row) for row in chosen.values()}
     return Warrants(panel, cited, bound)
+
+
+def of_panel(panel: PanelIdentity, rows: Iterable[ValidityRecord]) -> list[ValidityRecord]:
+    """The records of this very panel (every part of its identity equal), its endpoint reporting the
+    record's model id: a record of another panel under the same judge model name is none of them."""
+    return [row for row in rows if panel.reporting(reported_of(panel, row)).id == row.panel_id]
 
 
 def _qualifies(record: ValidityRecord, bound: Requirement) -> bool:
@@ -271,7 +276,7 @@ def _qualifies(record: ValidityRecord, bound: Requirement) -> bool:
     return any(bound.qualifies(warrant_source(entry)) for entry in record_sources(record))
 
 
-def _reported(panel: PanelIdentity, record: ValidityRecord) -> str | None:
+def reported_of(panel: PanelIdentity, record: ValidityRecord) -> str | None:
     """The model id the record's endpoint reported (None for the offline panel, which has no endpoint)."""
     return None if panel.offline else record.identity.get("reported_model")
 

@@ -26,7 +26,7 @@ OPERATIONS = {
     "ping_webhook_endpoint", "list_endpoint_deliveries", "rotate_webhook_endpoint_secret",
     "export_batch_items", "get_batch_manifest", "get_batch_figure", "update_project",
     "read_webhook_secret", "rotate_webhook_secret", "redeliver_run_deliveries", "list_project_deliveries",
-    "redeliver_project_deliveries",
+    "redeliver_project_deliveries", "calibrate_judges",
     "list_reviews", "get_review", "decide_review", "request_review", "get_review_set", "get_review_agreement",
 }  # fmt: skip
 

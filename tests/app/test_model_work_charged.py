@@ -31,6 +31,7 @@ MODEL_ROUTES = {
     ("POST", "/v1/batches/{batch_id}/resume"),
     ("POST", "/v1/batches/{batch_id}/retry-failed"),
     ("POST", "/v1/judges/validate"),
+    ("POST", "/v1/judges/calibrate"),
     ("POST", "/v1/models/{name}/check"),
 }
 # Routes that change something without any model call (cancelling, deleting, keys, webhooks…).
@@ -137,6 +138,10 @@ async def test_a_project_capped_at_0_makes_no_model_call_through_any_route(
         ("POST", "/v1/batches/{batch_id}/resume"): {"headers": auth},
         ("POST", "/v1/batches/{batch_id}/retry-failed"): {"headers": auth},
         ("POST", "/v1/judges/validate"): {"json": {"items": ITEMS, "judge_model": "sim"}, "headers": auth},
+        ("POST", "/v1/judges/calibrate"): {
+            "json": {"items": ITEMS, "judge_model": "sim", "split": "all"},
+            "headers": auth,
+        },
         ("POST", "/v1/models/{name}/check"): {"headers": operator},
     }
     assert set(sweep) == MODEL_ROUTES  # every route that can make a model call is swept
@@ -185,6 +190,24 @@ async def test_the_validity_bench_is_charged_to_the_project_and_the_key_as_runs_
     )
     refused = await service.client.post("/v1/runs", json={"problem": PROBLEM}, headers=service.keys.auth())
     assert assert_problem(refused, 429)["spent"] == {"tokens": project_tokens, "cost_usd": 0.0}
+
+
+async def test_a_calibration_is_charged_to_the_project_and_the_key_as_a_bench_is(
+    service: Service, simulator_server: SimulatorServer, database_url: str
+) -> None:
+    key = await _key_id(database_url, service.keys.both)
+    before = await _spent(database_url, key.project_id, key.id)
+    calls_before = len(simulator_server.state.requests)
+    body = {"items": ITEMS, "judge_model": "sim", "split": "all", "alpha": 0.2, "delta": 0.2}
+    response = await service.client.post("/v1/judges/calibrate", json=body, headers=service.keys.auth())
+    assert response.status_code == 200, response.text
+    calls = simulator_server.state.requests[calls_before:]
+    assert calls  # the judges were asked
+    (project_tokens, _), (key_tokens, _) = await _spent(database_url, key.project_id, key.id)
+    charged = project_tokens - before[0][0]
+    prompts = sum(max(1, len(all_text(call.body)) // 4) for call in calls)
+    assert prompts + len(calls) <= charged
+    assert key_tokens - before[1][0] == charged
 
 
 @pytest.mark.parametrize("twins", [True])  # many versions: it is still judging when the client leaves

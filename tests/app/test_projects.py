@@ -187,6 +187,38 @@ async def test_a_project_is_created_with_a_guarantee_target_both_or_neither(serv
     assert not any(name.startswith("wrong-") for name in names)
 
 
+async def test_a_patch_never_leaves_half_a_guarantee_target(service: Service) -> None:
+    client, admin = service.client, service.keys.auth("operator")
+    made = (await client.post("/v1/projects", json={"name": "school-half"}, headers=admin)).json()
+    url = f"/v1/projects/{made['id']}"
+
+    async def stored() -> tuple[float | None, float | None]:
+        shown = (await client.get("/v1/projects", headers=admin)).json()["items"]
+        row = next(p for p in shown if p["id"] == made["id"])
+        return row["guarantee_alpha"], row["guarantee_delta"]
+
+    for half in (
+        {"guarantee_alpha": 0.05},
+        {"guarantee_delta": 0.1},
+        {"guarantee_alpha": 0.05, "guarantee_delta": None},
+    ):
+        refused = await client.patch(url, json=half, headers=admin)
+        assert refused.status_code == 422, (half, refused.text)
+        assert refused.headers["content-type"].startswith("application/problem+json")
+        assert "guarantee_alpha and guarantee_delta" in refused.json()["detail"]
+        assert await stored() == (None, None)
+    whole = await client.patch(url, json={"guarantee_alpha": 0.05, "guarantee_delta": 0.1}, headers=admin)
+    assert whole.status_code == 200, whole.text
+    for half in ({"guarantee_alpha": None}, {"guarantee_delta": None}):
+        refused = await client.patch(url, json=half, headers=admin)
+        assert refused.status_code == 422, (half, refused.text)
+        assert await stored() == (0.05, 0.1)
+    one_side = await client.patch(url, json={"guarantee_alpha": 0.02}, headers=admin)
+    assert one_side.status_code == 200 and await stored() == (0.02, 0.1)  # still a whole target
+    lifted = await client.patch(url, json={"guarantee_alpha": None, "guarantee_delta": None}, headers=admin)
+    assert lifted.status_code == 200 and await stored() == (None, None)
+
+
 async def test_only_admin_keys_reach_the_admin_api_and_admin_is_no_data_scope(service: Service) -> None:
     client = service.client
     for which in ("read", "write", "both", "other"):

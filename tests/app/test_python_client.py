@@ -353,6 +353,10 @@ async def _models_and_judges(tl: Tour) -> None:
         and list(report["splits"]) == ["tune", "all"]
     )
     assert "rubric" in await tl("validate_judges", [CONTROL], format="md")
+    # one sound version: too few accepted for any threshold to be tested
+    found = await tl("calibrate_judges", [CONTROL], split="tune", alpha=0.2, delta=0.2)
+    assert found["judge_model"] == "rubric" and found["threshold"] is None
+    assert found["steps"] == [] and found["record_id"] is None
 
 
 async def _projects_keys_audit(admin: Tour, kind: str, url: str) -> None:

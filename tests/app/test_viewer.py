@@ -24,7 +24,7 @@ from playwright.async_api import Browser, ConsoleMessage, Locator, Page, async_p
 from agents.simulator import Rule, SimulatorServer
 from app.db import create_engine, migrate, session_factory
 from app.main import create_app
-from app.models import DEFAULT_PROJECT, ValidityRecord
+from tests.app.calibrated import calibrated_record, store
 from tests.app.conftest import PROBLEM, Keys, LiveServer, seed_keys, service_settings
 
 pytestmark = pytest.mark.slow
@@ -275,28 +275,9 @@ async def test_an_escalated_round_shows_each_step_of_its_cascade(
     """sim's judges pass at Q below the threshold calibrated for it: the round escalates, and with no
     stronger panel configured a person decides (needs_review)."""
     live, keys = server
-    share = {"n": 60, "count": 0, "rate": 0.0, "low": 0.0, "high": 0.06, "excluded": 0}
     engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'viewer.db'}")  # the server's database
-    async with session_factory(engine)() as session:
-        session.add(
-            ValidityRecord(
-                project_id=DEFAULT_PROJECT,
-                panel_id="panel-sim",
-                identity={},
-                judge_model="sim",
-                set_name="shipped",
-                set_hash="0" * 64,
-                split="heldout",
-                n_flawed=60,
-                n_sound=60,
-                false_accept=share,
-                specificity=share,
-                detection=share,
-                adversarial_gap=share,
-                calibration={"score": "quality", "alpha": 0.05, "delta": 0.1, "threshold": 0.99},
-            )
-        )
-        await session.commit()
+    async with session_factory(engine)() as session:  # a record of sim's very panel, as calibrate saves
+        await store(session, calibrated_record(live.app.state.registry, "sim", 0.99))
     await engine.dispose()
     options = {
         "model": "sim",

@@ -1,0 +1,135 @@
+"""/v1/judges/calibrate: the acceptance threshold that guarantees a false-accept bound, found on
+request (the CLI's `thinkloop judges calibrate`), charged as model work as the validity bench is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from agents.models import ModelConfigError
+from agents.panel import PanelFactory
+from app.access.metering import bench_meter
+from app.deps import VALIDATE, AppSettings, Factory, Session, WriteKey, check_models, holds
+from app.errors import Forbidden, Unprocessable, problem_responses
+from app.models import ValidityRecord
+from app.validity.calibration_schemas import CalibrationRequest, CalibrationResult
+from app.validity.endpoints import Labelled, TemporaryRuns, _charge, _chosen, _labelled, _preflight
+from app.validity.provenance import NotRecordable
+from app.validity.records import save_report
+from app.validity.service import validate
+
+router = APIRouter(prefix="/v1/judges", tags=["judges"])
+_ERRORS = problem_responses(
+    {
+        403: "save: true from a key without the validate or admin scope",
+        413: "Body too large",
+        422: "Invalid items or target (alpha, delta strictly between 0 and 1), an unknown judge model, "
+        "an empty split, too many versions, or (save) a bench or set that cannot be recorded",
+        429: "The project or the key is at a daily token or cost cap",
+    }
+)
+
+
+@router.post("/calibrate", response_model=CalibrationResult, responses=_ERRORS)
+async def calibrate_judges(
+    body: CalibrationRequest,
+    key: WriteKey,
+    session: Session,
+    factory: Factory,
+    settings: AppSettings,
+    temporary_runs: TemporaryRuns,
+    request: Request,
+) -> CalibrationResult:
+    """Find the least strict Q threshold at which the panel's false accepts among the versions it
+    accepts itself are ≤ alpha with confidence 1 − delta, on labelled items (fixed-sequence
+    Clopper–Pearson tests, strict to lenient: ``steps``), and the coverage it keeps: the share of
+    sound versions still accepted. The same bench as POST /v1/judges/validate (each version judged
+    once, as round 1 of the loop), on one split (held-out by default), without twins.
+
+    With ``save: true`` (a key with the **validate** or **admin** scope besides write; 403 before
+    any call otherwise) the bench is stored as a validity record of the panel's exact identity in
+    the key's project, with the threshold: the project's runs with a guarantee target escalate an
+    acceptance below it (docs/guarantee.md). 422, nothing stored, where validate's save refuses.
+
+    Model work like a run's: each version's calls are reserved against the project's and the key's
+    daily caps before they are made (429 at a cap) and charged to their ledgers."""
+    if body.save and not holds(key, VALIDATE):  # before any call: nothing is spent on a refusal
+        raise Forbidden(
+            "Saving a validity record needs the 'validate' or 'admin' scope; this key has neither."
+        )
+    bench = body.bench()
+    judge = body.judge_model or settings.judge_model
+    check_models(factory.registry, judge)
+    labelled = await _labelled(request, session, bench, key.project_id)
+    chosen = _chosen(bench, labelled[0])
+    if body.save:
+        _preflight(labelled[0], chosen, labelled[1][:2])
+    owner, first = (key.project_id, key.id), chosen[0].problem
+    meter = await bench_meter(request.app.state.sessions, settings, factory.registry, owner, judge, first)
+    try:
+        async with temporary_runs() as runs:
+            report = await validate(
+                chosen,
+                factory,
+                judge,
+                runs,
+                policy=body.policy or settings.policy,
+                meter=meter,
+                guarantee=(body.alpha, body.delta),
+            )
+    except ModelConfigError as exc:
+        raise Unprocessable(str(exc)) from exc
+    finally:
+        await _charge(request, key.id, key.project_id, meter)
+    if meter.budget is not None and meter.budget.refused is not None:  # stopped at a cap mid-way
+        raise meter.budget.refused
+    record = None
+    if body.save:
+        record = await _save(session, factory, report, labelled, key.project_id, settings.specificity_floor)
+    return _result(report, record)
+
+
+async def _save(
+    session: AsyncSession,
+    factory: PanelFactory,
+    report: dict[str, Any],
+    labelled: Labelled,
+    project: str,
+    floor: float,
+) -> ValidityRecord:
+    """Store the bench as a validity record of the project's with its calibration; 422 when it is
+    no measurement."""
+    items, (name, digest, hashes), source = labelled
+    try:
+        record = await save_report(
+            session,
+            factory.registry,
+            report,
+            items,
+            name,
+            project,
+            digest=digest,
+            floor=floor,
+            source=source,
+            hashes=hashes or None,
+        )
+    except NotRecordable as exc:
+        raise Unprocessable(str(exc), excluded=report["excluded"]) from exc
+    record.calibration = report["calibration"]
+    await session.commit()
+    return record
+
+
+def _result(report: dict[str, Any], record: ValidityRecord | None) -> CalibrationResult:
+    found = report["calibration"]
+    return CalibrationResult.model_validate(
+        {
+            **{k: v for k, v in found.items() if k != "score"},
+            "judge_model": report["judge_model"],
+            "policy": report["policy"],
+            "record_id": record.id if record is not None else None,
+            "panel_id": record.panel_id if record is not None else None,
+        }
+    )
