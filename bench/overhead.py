@@ -113,7 +113,7 @@ async def batch(base_url: str, items: int, database_url: str) -> int:
     spec = {"model": "sim-1", "base_url": base_url, "max_concurrency": 16}
     factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": spec}), {})
     broker = build_broker(None, held=8, redelivery_s=60)
-    settings = Settings(_env_file=None, database_url=database_url, run_lease_s=600)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, database_url=database_url, run_lease_s=600)
     executing = open_executor(settings, sessions, factory, connections=8)
     executor = await executing.__aenter__()
     broker.state.runner = runner = BatchRunner(executor, concurrency=8)
