@@ -7,7 +7,8 @@ from fractions import Fraction
 
 import pytest
 
-from agents.rubric import detectors, roles
+from agents.rubric import roles
+from agents.rubric import rules as detectors
 from agents.rubric.facts import ProblemFacts
 from agents.rubric.repairs import repair
 from agents.schemas import Problem

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from agents.rubric import detectors as d
+from agents.rubric import rules as d
 from agents.rubric.facts import ProblemFacts
 from agents.verify.verifier import verify
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.rubric import detectors as d
+from agents.rubric import rules as d
 from agents.rubric import relations
 from agents.rubric.answers import answer_role
 from agents.rubric.facts import ProblemFacts

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.rubric import detectors as d
+from agents.rubric import rules as d
 from agents.rubric.facts import ProblemFacts
 from agents.rubric.magnitudes import fixed_counts, thing_measures
 from agents.rubric.selection import wrong_alternative
