@@ -121,36 +121,6 @@ def test_an_alternative_left_out_rightly_is_no_flaw(question: str, solution: str
     assert not wrong_alternative(ProblemFacts(question, solution))
 
 
-@pytest.mark.parametrize(
-    ("flawed", "sound"),
-    [
-        (
-            "A swimmer swims at 40 km/h. How long does she take to swim 2 km?",
-            "A swimmer swims at 4 km/h. How long does she take to swim 2 km?",
-        ),
-        (
-            "Tom reads 500 pages per minute. How long does a 2000-page book take him?",
-            "Tom reads 1 page per minute. How long does a 200-page book take him?",
-        ),
-        (
-            "A school bus carries 400 pupils on each trip. How many trips are needed for 1200 pupils?",
-            "A school bus carries 40 pupils on each trip. How many trips are needed for 120 pupils?",
-        ),
-        (
-            "Leo's temperature is 52 °C when he has a fever. Normal is 37 °C. How much above normal is it?",
-            "Leo's temperature is 39 °C when he has a fever. Normal is 37 °C. How much above normal is it?",
-        ),
-        (
-            "Ali sleeps 30 hours every night. How many hours does he sleep in a week?",
-            "Ali sleeps 9 hours every night. How many hours does he sleep in a week?",
-        ),
-    ],
-)
-def test_what_people_and_vehicles_can_do(flawed: str, sound: str) -> None:
-    assert d.plausible(ProblemFacts(flawed, "x"))
-    assert not d.plausible(ProblemFacts(sound, "x"))
-
-
 def test_the_situation_told_apart_from_the_prices_names_the_alternative() -> None:
     question = (
         "Rice costs £2 a bag on Mondays and £3 a bag on other days. Omar buys 4 bags on a Monday. "

@@ -1,0 +1,56 @@
+"""The screen's rules, tested from their own examples: each rule fires on its examples (and its check
+names it), and its check passes every counter-example. One parametrized test over the registry."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from agents.rubric.checks import CHECKS
+from agents.rubric.facts import ProblemFacts
+from agents.rubric.rules import RULES, SCREENS, Example, Rule
+
+FIRES = [(rule.id, example) for rule in RULES.values() for example in rule.fires_on]
+PASSES = [(rule.id, example) for rule in RULES.values() for example in rule.passes]
+
+
+def _name(value: object) -> str:
+    return value.question[:40] if isinstance(value, Example) else str(value)
+
+
+@pytest.mark.parametrize(("rule_id", "example"), FIRES, ids=_name)
+def test_a_rule_fires_on_its_examples_and_its_check_names_it(rule_id: str, example: Example) -> None:
+    rule = RULES[rule_id]
+    facts = ProblemFacts(example.question, example.solution)
+    assert rule.detect(facts), "the rule does not fire"
+    found = SCREENS[rule.check].find(facts)
+    assert found is not None and found.rule == rule_id, f"the check names {found}"
+
+
+@pytest.mark.parametrize(("rule_id", "example"), PASSES, ids=_name)
+def test_a_rules_check_passes_its_counter_examples(rule_id: str, example: Example) -> None:
+    found = SCREENS[RULES[rule_id].check].find(ProblemFacts(example.question, example.solution))
+    assert not found, f"{found.rule if found else ''} fires: {found.evidence if found else ''}"
+
+
+def test_every_rule_has_an_id_a_check_and_an_example() -> None:
+    missing = [rule.id for rule in RULES.values() if not rule.fires_on]
+    assert not missing, f"rules without an example they fire on: {missing}"
+    assert all(re.fullmatch(r"[a-z]+\.[a-z0-9-]+", rule.id) for rule in RULES.values())
+    assert {rule.check for rule in RULES.values()} == set(SCREENS)
+
+
+def test_every_check_of_the_panel_but_the_revisions_is_a_screen_of_rules() -> None:
+    checks = {check.name for judge in CHECKS.values() for check in judge}
+    assert checks - set(SCREENS) == {"intent_kept"}  # it compares two versions: a check of the revision
+
+
+def test_the_registry_keeps_the_order_a_check_tries_its_rules_in() -> None:
+    ids = [rule.id for rule in SCREENS["answers_the_question"].rules]
+    assert ids[0] == "answer.time-of-day" and ids[-1] == "answer.asked-noun"
+    assert all(
+        isinstance(rule, Rule) and RULES[rule.id] == rule
+        for screen in SCREENS.values()
+        for rule in screen.rules
+    )
