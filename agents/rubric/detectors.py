@@ -17,6 +17,7 @@ from agents.rubric import (
     stated,
 )
 from agents.rubric.facts import TAKEN_IN_WORDS, ProblemFacts, as_fraction, show
+from agents.rubric.world_table import said_limits
 from agents.verify.expressions import variables
 from agents.verify.text import disguised
 from agents.verify.units import UNIT_PATTERN, Unit, unit
@@ -957,65 +958,7 @@ def stated_speed(q: str) -> str:
 # ---- quantities the world does not allow -----------------------------------------------------
 
 # (subject words, unit dimension, largest plausible value in the dimension's base unit, what it is)
-_PERSON = (
-    r"child|boy|girl|pupil|student|kid|adult|man|woman|person|teacher|dad|father|mum|mom|mother|"
-    r"grandad|grandpa|grandfather|grandma|granny|grandmother|uncle|aunt|brother|sister|son|daughter|"
-    r"mr|mrs|ms|miss|player|athlete|coach|nurse|doctor|baker|farmer|driver"
-)
-_PLAUSIBLE: tuple[tuple[str, str, Fraction, str], ...] = (
-    (r"snail|slug|worm|caterpillar", "speed", Fraction(1, 10), "a snail or a worm"),
-    (r"tortoise|turtle", "speed", Fraction(1), "a tortoise"),
-    (r"goldfish|hamster|mouse|budgie|gerbil", "mass", Fraction(1000), "a small pet"),
-    (r"kitten|guinea pig", "mass", Fraction(5000), "a small pet"),
-    (r"cat|rabbit|hen|chicken|parrot|duck", "mass", Fraction(15000), "this animal"),
-    (r"dog|puppy|goat|sheep|lamb|pig", "mass", Fraction(120000), "this animal"),
-    (
-        r"backpack|schoolbag|school bag|rucksack|satchel|pencil case|lunch ?box",
-        "mass",
-        Fraction(25000),
-        "a bag a pupil carries",
-    ),
-    (r"baby|toddler", "mass", Fraction(20000), "a small child"),
-    (
-        rf"{_PERSON}|teenager",
-        "mass",
-        Fraction(250000),
-        "a person",
-    ),
-    (
-        _PERSON,
-        "height",
-        Fraction(25, 10),
-        "a person's height",
-    ),
-    (
-        r"classroom|room|kitchen|bedroom|(?<!mr )(?<!mrs )(?<!ms )(?<!dr )hall|office|house",  # not Mr Hall
-        "length",
-        Fraction(12),
-        "a room's height",
-    ),
-    (r"giraffe|elephant|horse|camel", "height", Fraction(7), "this animal's height"),
-    (r"dog|cat|sheep|goat|pig|rabbit", "length", Fraction(15, 10), "this animal's size"),
-    (r"tree", "length", Fraction(120), "a tree"),
-    (r"door|desk|chair|wardrobe|sofa", "length", Fraction(4), "this piece of furniture"),
-    (r"walk(?:s|ed|ing)?|walker|hik(?:e|es|ed|er|ing)", "speed", Fraction(12 * 1000, 3600), "a walker"),
-    (r"run(?:s|ning)?|runner|jog(?:s|ger|ging)?", "speed", Fraction(45 * 1000, 3600), "a runner"),
-    (
-        r"cycl(?:e|es|ed|ist|ing)|bike|bicycle|rides? (?:her|his) bike",
-        "speed",
-        Fraction(80 * 1000, 3600),
-        "a cyclist",
-    ),
-    (r"bus|coach|minibus|van|lorry|truck|tractor", "speed", Fraction(160 * 1000, 3600), "a bus or lorry"),
-    (r"car|taxi", "speed", Fraction(300 * 1000, 3600), "a road vehicle"),
-    (r"train", "speed", Fraction(600 * 1000, 3600), "a train"),
-    (
-        r"fuel tank|petrol tank|tank of (?:a|the|his|her) car|car's (?:fuel |petrol )?tank",
-        "volume",
-        Fraction(150),
-        "a car's fuel tank",
-    ),
-)
+_PLAUSIBLE = said_limits()
 _TIME_LIMITS = (
     (
         r"(\d+(?:\.\d+)?) hours? (?:a|per|each|every|in a|in one) (?:day|night)\b|"
