@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from agents.rubric.checks import CHECKS
+from agents.rubric.checks import CHECKS, run_checks
 from agents.rubric.facts import ProblemFacts
 from agents.rubric.rules import RULES, SCREENS, Example, Rule
 
@@ -54,3 +54,13 @@ def test_the_registry_keeps_the_order_a_check_tries_its_rules_in() -> None:
         for screen in SCREENS.values()
         for rule in screen.rules
     )
+
+
+def test_a_failed_check_names_the_rule_that_found_the_flaw() -> None:
+    facts = ProblemFacts(
+        "A film lasts 1 hour 50 minutes. How many minutes is that?", "1.50 × 60 = 90 minutes."
+    )
+    failed = {(r.check, r.rule) for r in run_checks("apply", facts, None) if r.ok is False}
+    assert ("units_consistent", "units.hours-minutes-decimal") in failed
+    passed = [r for r in run_checks("apply", facts, None) if r.ok]
+    assert passed and all(r.rule == "" for r in passed)
