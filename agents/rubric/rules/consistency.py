@@ -6,8 +6,9 @@ from agents.rubric import detectors as d
 from agents.rubric import limits, relations, roles, stated, wholes, world
 from agents.rubric.rules._adapt import on_question
 from agents.rubric.rules._registry import rule, screen
+from agents.validity.labels import FlawType
 
-_FLAW = "contradictory_data"
+_FLAW: FlawType = "contradictory_data"
 CONSISTENT = screen(
     "data_consistent",
     rule("data.parts-after-whole", _FLAW, on_question(wholes.parts_after_whole)),

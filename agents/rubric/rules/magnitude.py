@@ -7,8 +7,9 @@ from agents.rubric import detectors as d
 from agents.rubric import limits, magnitudes, world
 from agents.rubric.rules._adapt import on_question
 from agents.rubric.rules._registry import rule, screen
+from agents.validity.labels import FlawType
 
-_FLAW = "impossible_quantity"
+_FLAW: FlawType = "impossible_quantity"
 PLAUSIBLE = screen(
     "plausible_quantities",
     rule("magnitude.subject-limit", _FLAW, d.sentence_limits),

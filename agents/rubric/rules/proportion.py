@@ -5,8 +5,9 @@ from __future__ import annotations
 from agents.rubric import detectors as d
 from agents.rubric import roles, scaling, world
 from agents.rubric.rules._registry import rule, screen
+from agents.validity.labels import FlawType
 
-_SCALES = "false_proportionality"
+_SCALES: FlawType = "false_proportionality"
 PROPORTION = screen(
     "no_false_proportionality",
     rule("proportion.parallel-duration", _SCALES, d.parallel_duration),
@@ -20,7 +21,7 @@ PROPORTION = screen(
     rule("proportion.age-ratio-kept", _SCALES, world.age_ratio_kept),
     rule("proportion.does-not-scale", _SCALES, scaling.does_not_scale),
 )
-_BASE = "percent_or_fraction_base"
+_BASE: FlawType = "percent_or_fraction_base"
 BASE = screen(
     "percent_of_the_right_whole",
     rule("percent.change-base", _BASE, roles.percent_change_base),

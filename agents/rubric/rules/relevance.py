@@ -6,8 +6,9 @@ from agents.rubric import detectors as d
 from agents.rubric import roles, selection, world
 from agents.rubric.rules._adapt import on_texts
 from agents.rubric.rules._registry import rule, screen
+from agents.validity.labels import FlawType
 
-_FLAW = "irrelevant_data_used"
+_FLAW: FlawType = "irrelevant_data_used"
 RELEVANT = screen(
     "relevant_data_only",
     rule("relevance.stop-in-moving-time", _FLAW, on_texts(d.stop_in_moving_time)),
