@@ -7,9 +7,11 @@ import re
 
 import pytest
 
+from agents.identity import source_files
 from agents.rubric.checks import CHECKS, run_checks
 from agents.rubric.facts import ProblemFacts
 from agents.rubric.rules import RULES, SCREENS, Example, Rule
+from agents.validity.matching import CHECK_FLAWS
 
 FIRES = [(rule.id, example) for rule in RULES.values() for example in rule.fires_on]
 PASSES = [(rule.id, example) for rule in RULES.values() for example in rule.passes]
@@ -64,3 +66,15 @@ def test_a_failed_check_names_the_rule_that_found_the_flaw() -> None:
     assert ("units_consistent", "units.hours-minutes-decimal") in failed
     passed = [r for r in run_checks("apply", facts, None) if r.ok]
     assert passed and all(r.rule == "" for r in passed)
+
+
+def test_the_checks_identity_covers_the_rules() -> None:
+    """A warrant's ``checks`` identity changes when a rule's code does: it hashes the rules too."""
+    assert {"checks.py", "detectors.py", "world_table.py", "rules/_registry.py", "rules/magnitude.py"} <= set(
+        source_files("rubric")
+    )
+
+
+def test_the_flaw_types_a_check_is_matched_on_are_its_rules() -> None:
+    for check, types in CHECK_FLAWS.items():
+        assert types == {rule.flaw for rule in SCREENS[check].rules if rule.flaw}, check
