@@ -417,9 +417,19 @@ def source_version(package: str) -> str:
     the version of code that decides acceptance without a prompt (the offline checks, the verifier)."""
     digest = hashlib.sha256()
     root = resources.files("agents").joinpath(package)
-    for name in sorted(p.name for p in root.iterdir() if p.name.endswith(".py")):
-        digest.update(name.encode("utf-8") + b"\0" + root.joinpath(name).read_bytes() + b"\0")
+    for name in source_files(package):
+        digest.update(name.encode("utf-8") + b"\0" + root.joinpath(*name.split("/")).read_bytes() + b"\0")
     return f"{package}@{digest.hexdigest()[:12]}"
+
+
+def source_files(package: str) -> list[str]:
+    """The Python files of ``agents.<package>`` and of its subpackages (the screen's rules live in
+    ``rubric/rules``), as paths relative to it, in name order."""
+    root = resources.files("agents").joinpath(package)
+    names = [p.name for p in root.iterdir() if p.name.endswith(".py")]
+    for folder in (p for p in root.iterdir() if p.is_dir() and p.joinpath("__init__.py").is_file()):
+        names += [f"{folder.name}/{p.name}" for p in folder.iterdir() if p.name.endswith(".py")]
+    return sorted(names)
 
 
 @cache

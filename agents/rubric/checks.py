@@ -9,13 +9,13 @@ taxonomy (the Bloom levels that should catch each kind of flaw). No check reward
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from agents.rubric import detectors as d
+from agents.rubric import rules as r
 from agents.rubric.facts import ProblemFacts
+from agents.rubric.rules import Finding, Screen
 from agents.schemas import JudgeName
 
 Severity = Literal["flaw", "style"]
@@ -23,16 +23,18 @@ Severity = Literal["flaw", "style"]
 
 @dataclass(frozen=True)
 class CheckResult:
-    """``ok is None`` means the check does not apply; ``evidence`` says what was found."""
+    """``ok is None`` means the check does not apply; ``evidence`` says what was found, and ``rule``
+    names the rule that found it (agents.rubric.rules; "" when nothing was found)."""
 
     check: str
     ok: bool | None
     advice: str
     severity: Severity = "flaw"
     evidence: str = ""
+    rule: str = ""
 
 
-Test = Callable[[ProblemFacts, ProblemFacts | None], str | None]
+Test = Callable[[ProblemFacts, ProblemFacts | None], Finding | None]
 
 
 @dataclass(frozen=True)
@@ -48,102 +50,59 @@ class Check:
         """Apply the test."""
         found = self.test(facts, reference)
         ok = None if found is None else not found
-        return CheckResult(self.name, ok, self.advice, self.severity, found or "")
+        evidence, rule = (found.evidence, found.rule) if found else ("", "")
+        return CheckResult(self.name, ok, self.advice, self.severity, evidence, rule)
 
 
-def _on_facts(detector: Callable[[ProblemFacts], str | None]) -> Test:
-    return lambda facts, _: detector(facts)
+def _screened(screen: Screen, advice: str, severity: Severity = "flaw") -> Check:
+    return Check(screen.check, lambda facts, _: screen.find(facts), advice, severity)
 
 
-def _intent_kept(facts: ProblemFacts, ref: ProblemFacts | None) -> str | None:
+def _intent_kept(facts: ProblemFacts, ref: ProblemFacts | None) -> Finding | None:
+    """A revision keeps most of the original's quantities: it compares two versions, so it is a
+    check of the revision, not a rule of the screen (which reads one version)."""
     if ref is None or ref.question == facts.question:
         return None
     given = set(ref.question_numbers)
     if not given or len(given & set(facts.question_numbers)) * 2 >= len(given):
-        return ""
-    return (
-        "most of the original problem's quantities are gone: the revision changed the problem, not fixed it"
+        return Finding("", "")
+    return Finding(
+        "revision.intent-kept",
+        "most of the original problem's quantities are gone: the revision changed the problem, not fixed it",
     )
 
 
-def _quantities(facts: ProblemFacts) -> int:
-    """How many different quantities the question states (a time of day is one)."""
-    return len(set(facts.question_numbers)) + len(set(re.findall(r"\b\d{1,2}:\d{2}\b", facts.q)))
-
-
-def _states_quantities(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
-    return "" if _quantities(facts) else "the problem states no quantity a pupil could compute with"
-
-
-def _has_solution(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
-    if not facts.solution.strip():
-        return "there is no worked solution to check"
-    return "" if facts.solution_numbers or re.search(r"\d", facts.s) else "the solution computes nothing"
-
-
-def _concise(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
-    return "" if len(facts.question.split()) <= 150 else "the problem is longer than a pupil needs"
-
-
-def _readable(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
-    """Lexical and syntactic complexity fit for a pupil: no sentence over 35 words."""
-    longest = max((len(s.split()) for s in facts.sentences), default=0)
-    return "" if longest <= 35 else f"a sentence of {longest} words is hard for a pupil to parse"
-
-
-def _quantities_vary(facts: ProblemFacts, _: ProblemFacts | None) -> str | None:
-    # One stated quantity can be varied too ("a square of area 64 m²"): only a problem with none
-    # has nothing to vary.
-    return "" if _quantities(facts) >= 1 else "with no stated quantity there is nothing to vary"
-
-
-INSTRUCTIONS = Check(
-    "no_instructions_in_text",
-    _on_facts(d.instructions),
+INSTRUCTIONS = _screened(
+    r.instructions,
     "Remove every sentence addressed to a grader or a model.",
 )
-ARITHMETIC = Check(
-    "arithmetic_correct", _on_facts(d.arithmetic), "Correct the computations the solution states."
-)
-INVENTED = Check(
-    "all_data_given", _on_facts(d.invented), "State every quantity the solution needs in the question."
-)
-ONE_TASK = Check("one_task", _on_facts(d.one_task), "Ask exactly one clear question.")
-ANSWERS = Check(
-    "answers_the_question",
-    _on_facts(d.answers_the_question),
+ARITHMETIC = _screened(r.arithmetic, "Correct the computations the solution states.")
+INVENTED = _screened(r.invented, "State every quantity the solution needs in the question.")
+ONE_TASK = _screened(r.one_task, "Ask exactly one clear question.")
+ANSWERS = _screened(
+    r.answers_the_question,
     "Make the solution answer what the question asks.",
 )
-WHOLE = Check("whole_counts", _on_facts(d.whole_counts), "Give counts of whole things as whole numbers.")
-OPERATION = Check("operation_fits", _on_facts(d.operation_fits), "Use the operation the story describes.")
-UNITS = Check(
-    "units_consistent", _on_facts(d.units_consistent), "Convert quantities to one unit before combining them."
-)
-CONSISTENT = Check(
-    "data_consistent", _on_facts(d.data_consistent), "Make the given data agree with each other."
-)
-PLAUSIBLE = Check(
-    "plausible_quantities", _on_facts(d.plausible), "Use quantities that are possible in the real world."
-)
-PROPORTION = Check(
-    "no_false_proportionality",
-    _on_facts(d.proportional),
+WHOLE = _screened(r.whole_counts, "Give counts of whole things as whole numbers.")
+OPERATION = _screened(r.operation_fits, "Use the operation the story describes.")
+UNITS = _screened(r.units_consistent, "Convert quantities to one unit before combining them.")
+CONSISTENT = _screened(r.data_consistent, "Make the given data agree with each other.")
+PLAUSIBLE = _screened(r.plausible, "Use quantities that are possible in the real world.")
+PROPORTION = _screened(
+    r.proportional,
     "Do not scale what does not scale: say what stays the same and why.",
 )
-BASE = Check(
-    "percent_of_the_right_whole",
-    _on_facts(d.percent_base),
+BASE = _screened(
+    r.percent_base,
     "Take each percentage of the whole the story names.",
 )
-RELEVANT = Check(
-    "relevant_data_only", _on_facts(d.relevant_data), "Leave the distractors out of the computation."
-)
-HAS_SOLUTION = Check("has_solution", _has_solution, "Give a worked solution with its computations.")
+RELEVANT = _screened(r.relevant_data, "Leave the distractors out of the computation.")
+HAS_SOLUTION = _screened(r.HAS_SOLUTION, "Give a worked solution with its computations.")
 INTENT = Check("intent_kept", _intent_kept, "Keep the original problem's quantities and concept.", "style")
 
 CHECKS: dict[JudgeName, tuple[Check, ...]] = {
     "remember": (
-        Check("states_quantities", _states_quantities, "State the given quantities.", "style"),
+        _screened(r.STATES_QUANTITIES, "State the given quantities.", "style"),
         INTENT,
         INSTRUCTIONS,
     ),
@@ -152,7 +111,7 @@ CHECKS: dict[JudgeName, tuple[Check, ...]] = {
         INSTRUCTIONS,
         INVENTED,
         ANSWERS,
-        Check("concise", _concise, "Shorten the problem to what a solver needs.", "style"),
+        _screened(r.CONCISE, "Shorten the problem to what a solver needs.", "style"),
     ),
     "apply": (HAS_SOLUTION, ARITHMETIC, UNITS, WHOLE, ANSWERS, BASE, OPERATION, RELEVANT),
     "analyze": (OPERATION, CONSISTENT, PROPORTION, RELEVANT, BASE, INVENTED),
@@ -160,7 +119,7 @@ CHECKS: dict[JudgeName, tuple[Check, ...]] = {
     "create": (
         INTENT,
         INVENTED,
-        Check("quantities_vary", _quantities_vary, "Use quantities that could be varied.", "style"),
+        _screened(r.QUANTITIES_VARY, "Use quantities that could be varied.", "style"),
     ),
     "holistic": (
         INSTRUCTIONS,
@@ -171,7 +130,7 @@ CHECKS: dict[JudgeName, tuple[Check, ...]] = {
         CONSISTENT,
         UNITS,
         RELEVANT,
-        Check("readable", _readable, "Split long sentences; use words a pupil knows.", "style"),
+        _screened(r.READABLE, "Split long sentences; use words a pupil knows.", "style"),
     ),
 }
 

@@ -11,20 +11,13 @@ import re
 from fractions import Fraction
 
 from agents.rubric import (
-    answers,
     dimensions,
-    limits,
-    magnitudes,
     operations,
-    relations,
-    roles,
     scaling,
-    selection,
     stated,
-    wholes,
-    world,
 )
 from agents.rubric.facts import TAKEN_IN_WORDS, ProblemFacts, as_fraction, show
+from agents.rubric.world_table import said_limits
 from agents.verify.expressions import variables
 from agents.verify.text import disguised
 from agents.verify.units import UNIT_PATTERN, Unit, unit
@@ -55,33 +48,37 @@ _INJECTION = re.compile(
 )
 
 
-def instructions(f: ProblemFacts) -> Result:
-    """Text aimed at a grader or a model, also when hidden by look-alike letters or zero-width marks."""
+def addresses_grader(f: ProblemFacts) -> str:
+    """Text aimed at a grader or a model."""
     found = _INJECTION.search(f.raw_text)
-    if found:
-        return f"the text addresses the grader, not the pupil: “{found.group(0)[:60]}”"
+    return f"the text addresses the grader, not the pupil: “{found.group(0)[:60]}”" if found else ""
+
+
+def hidden_characters(f: ProblemFacts) -> str:
+    """Text hidden by look-alike letters or zero-width marks."""
     if disguised(f.question + f.solution):
         return "the text hides characters (zero-width marks or look-alike letters from another alphabet)"
     return ""
 
 
-def arithmetic(f: ProblemFacts) -> Result:
+def solution_given(f: ProblemFacts) -> bool:
+    """The version has a solution to read."""
+    return bool(f.solution.strip())
+
+
+def wrong_computations(f: ProblemFacts) -> str:
     """Every computation the solution states is right (exact arithmetic)."""
-    if not f.solution.strip():
-        return None
     errors = f.verification.errors
-    return "; ".join(e.line() for e in errors[:3]) if errors else stated.listed_sum(f)
+    return "; ".join(e.line() for e in errors[:3]) if errors else ""
 
 
-def invented(f: ProblemFacts) -> Result:
+def untraced_numbers(f: ProblemFacts) -> str:
     """The solution uses no number the question does not give (missing data it filled in itself)."""
-    if not f.solution.strip():
-        return None
     # a wrong result is the verifier's finding; the total of listed values, said in words, is traced
     wrong = _wrong_results(f) | {sum(stated.listed_values(f), Fraction(0))}
     strangers = [s for s in f.untraced if s not in wrong]
     if not strangers:
-        return world.missing_measure(f) or roles.stated_premise(f) or _assumed(f)
+        return ""
     shown = ", ".join(show(v) for v in strangers[:3])
     return f"the solution uses {shown}, which the question neither gives nor lets a solver work out"
 
@@ -90,7 +87,7 @@ def invented(f: ProblemFacts) -> Result:
 _ASSUMES = re.compile(r"\b(?:assume|assuming|assumed|suppose|supposing|let'?s say|we guess|guess that)\b")
 
 
-def _assumed(f: ProblemFacts) -> str:
+def assumed(f: ProblemFacts) -> str:
     """A solution that has to assume a quantity answers a question with missing data (unless the
     question itself asks to assume it)."""
     if _ASSUMES.search(f.q.lower()) or not _ASSUMES.search(f.s.lower()):
@@ -113,7 +110,7 @@ def _wrong_results(f: ProblemFacts) -> set[Fraction]:
 _WH_CLAUSE = re.compile(r"(?:^|,\s*(?:and\s+)?|\band\s+)(?:what|how|which|when|where|who|why)\b")
 
 
-def one_task(f: ProblemFacts) -> Result:
+def one_task(f: ProblemFacts) -> str:
     """Exactly one question or task; a request to explain, check or justify the answer, or to give
     it in a form, is part of that task, not a second one (and not a question on its own)."""
     questions = f.questions
@@ -301,50 +298,70 @@ _ASKED_MEASURES = {
 }
 
 
-def answers_the_question(f: ProblemFacts) -> Result:
-    """The solution's last sentence answers what the question asks (a time, a difference, the
-    asked quantity with its noun or unit), not a neighbouring quantity."""
-    target, final = f.target, f.final_sentence
-    if not target or not final:
-        return None
-    if _CLOCK_ASK.search(target):
-        return (
-            ""
-            if re.search(r"\d{1,2}:\d{2}|\bnoon\b|\bmidnight\b", final)
-            else "the question asks for a time of day; the answer is not one"
-        )
-    found = (
-        _other_of_a_pair(f)
-        or _money_as_percent(f)
-        or _negation_dropped(f)
-        or roles.change_for_result(f)
-        or stated.answer_drifts(f)
-        or answers.answer_role(f)
-        or answers.price_for_saving(f)
-        or answers.unit_asked(f)
-    )
-    if found:
-        return found
-    if _DIFFERENCE.search(target) and "-" not in f.operators and "difference" not in final:
+def asks_and_answers(f: ProblemFacts) -> bool:
+    """The version has a question and a last sentence that answers it."""
+    return bool(f.target and f.final_sentence)
+
+
+def time_asked(f: ProblemFacts) -> bool:
+    """The question asks for a time of day."""
+    return bool(_CLOCK_ASK.search(f.target))
+
+
+def time_of_day(f: ProblemFacts) -> str:
+    """A time of day asked is answered by one."""
+    if not time_asked(f) or re.search(r"\d{1,2}:\d{2}|\bnoon\b|\bmidnight\b", f.final_sentence):
+        return ""
+    return "the question asks for a time of day; the answer is not one"
+
+
+def difference_asked(f: ProblemFacts) -> str:
+    """'How many more' is answered by subtracting."""
+    if _DIFFERENCE.search(f.target) and "-" not in f.operators and "difference" not in f.final_sentence:
         return "the question asks how many more (a difference); the solution never subtracts"
-    if _PERCENT_ASK.search(target):
-        if "%" not in final:
-            return "the question asks for a percentage; the answer is not one"
-        for cue, words in _DIRECTION.items():
-            if cue in target and not any(w in final for w in words) and not _change_percent(f):
-                return (
-                    f"the question asks by how much it changed ({cue}…); the answer gives another percentage"
-                )
+    return ""
+
+
+def percentage_asked(f: ProblemFacts) -> str:
+    """A percentage asked is answered by one, and a change by the change."""
+    target, final = f.target, f.final_sentence
+    if not _PERCENT_ASK.search(target):
+        return ""
+    if "%" not in final:
+        return "the question asks for a percentage; the answer is not one"
+    for cue, words in _DIRECTION.items():
+        if cue in target and not any(w in final for w in words) and not _change_percent(f):
+            return f"the question asks by how much it changed ({cue}…); the answer gives another percentage"
+    return ""
+
+
+def measure_asked(f: ProblemFacts) -> bool:
+    """The question asks a measure ('how long', 'how old'…)."""
+    return any(question in f.target for question in _MEASURE)
+
+
+def measure_unit(f: ProblemFacts) -> str:
+    """A measure asked is answered with its unit."""
+    final = f.final_sentence
     for question, units in _MEASURE.items():
-        if question in target:
+        if question in f.target:
             bare_age = question == "how old" and not re.search(rf"\d ?(?:{UNIT_PATTERN})\b", final)
             return (
                 ""
                 if any(u in final for u in units) or bare_age  # "so Mum is 36"
                 else f"the question asks {question}; the answer has no such unit"
             )
-    nouns = _asked_nouns(target)
-    if nouns and not any(_answered(final, noun) for noun in nouns) and not _amount_answered(f, nouns):
+    return ""
+
+
+def asked_noun(f: ProblemFacts) -> str:
+    """The answer names what the question asks for."""
+    nouns = _asked_nouns(f.target)
+    if (
+        nouns
+        and not any(_answered(f.final_sentence, noun) for noun in nouns)
+        and not _amount_answered(f, nouns)
+    ):
         asked = nouns[0].lstrip("@")
         return f"the question asks for the {asked}; the solution's answer gives something else"
     return ""
@@ -371,7 +388,7 @@ _PAIRS = {
 }  # fmt: skip
 
 
-def _other_of_a_pair(f: ProblemFacts) -> str:
+def other_of_a_pair(f: ProblemFacts) -> str:
     """Asked for the larger of two numbers, the solution names the smaller one and never the
     larger: it answers the other member of the pair."""
     asked = re.search(r"\bthe (" + "|".join(_PAIRS) + r")\b", f.target)
@@ -390,7 +407,7 @@ _NEGATED_ASK = re.compile(
 _NEGATION = re.compile(r"\bnot\b|n't\b|\bnever\b|\bno\b|\bnon-|\bwithout\b|\brest\b|\bothers?\b|\bleft\b")
 
 
-def _negation_dropped(f: ProblemFacts) -> str:
+def negation_dropped(f: ProblemFacts) -> str:
     """Asked how many do *not* play, the answer says how many play (the complement's other part)."""
     asked = _NEGATED_ASK.search(f.target)
     if not asked or len(asked.group(1)) < 3:
@@ -408,7 +425,7 @@ _MONEY_ASK = re.compile(
 )
 
 
-def _money_as_percent(f: ProblemFacts) -> str:
+def money_as_percent(f: ProblemFacts) -> str:
     """Asked for an amount of money, the answer is a percentage (a rate, not the amount)."""
     final = f.final_sentence
     if (
@@ -521,14 +538,27 @@ _COUNT_ASK = re.compile(
 )
 
 
-def whole_counts(f: ProblemFacts) -> Result:
-    """A 'how many' of things that come whole is answered with a whole number."""
+def _counted(f: ProblemFacts) -> str | None:
+    """The noun of things that come whole a 'how many' asks for, when the solution answers it."""
     asked = _COUNT_ASK.search(f.target)
     if not asked or f.final_answer is None:
         return None
     noun = asked.group(1).split()[-1]
     if unit(noun) is not None or noun in _SKIP_NOUNS or noun in ("times", "percent"):
         return None
+    return noun
+
+
+def count_asked(f: ProblemFacts) -> bool:
+    """A 'how many' of things that come whole, answered by a number."""
+    return _counted(f) is not None
+
+
+def fractional_count(f: ProblemFacts) -> str:
+    """A 'how many' of things that come whole is answered with a whole number."""
+    noun = _counted(f)
+    if noun is None or f.final_answer is None:
+        return ""
     if f.final_answer.denominator != 1:
         return (
             f"{float(f.final_answer):g} {noun}: a count of {noun} must be a whole number "
@@ -560,16 +590,24 @@ _EACH = re.compile(
 )
 
 
-def operation_fits(f: ProblemFacts) -> Result:
-    """The solution's operations fit what the story does: taking away subtracts, 'each … how many
-    in all' multiplies (or adds equal groups), 'how many can be made' divides, 'before' undoes."""
-    if not f.solution.strip() or not f.target:
-        return None
+def solution_and_question(f: ProblemFacts) -> bool:
+    """The version has a solution and a question."""
+    return bool(f.solution.strip() and f.target)
+
+
+def before_taken_away(f: ProblemFacts) -> str:
+    """'Before' something was taken away is found by adding back."""
     ops, story = f.operators, f.q.lower()
     if _BEFORE.search(f.target) and _REMOVAL.search(story) and "%" not in story and "+" not in ops:
         return (
             "the question asks for the amount before something was taken away; that is found by adding back"
         )
+    return ""
+
+
+def never_subtracts(f: ProblemFacts) -> str:
+    """Taking away subtracts."""
+    ops, story = f.operators, f.q.lower()
     if (
         _REMOVAL.search(story)
         and _REMAINING.search(f.target)
@@ -579,6 +617,12 @@ def operation_fits(f: ProblemFacts) -> Result:
         and not ("+" not in ops and TAKEN_IN_WORDS.search(f.s.lower()))
     ):
         return "the story takes something away, but the solution never subtracts"
+    return ""
+
+
+def never_divides(f: ProblemFacts) -> str:
+    """'How many can be made' divides."""
+    ops, story = f.operators, f.q.lower()
     if (
         _DIVIDES.search(f.target + " " + story if re.search(r"\bhow many\b", f.target) else f.target)
         and "÷" not in ops
@@ -587,17 +631,12 @@ def operation_fits(f: ProblemFacts) -> Result:
         and not re.search(r"\b\d+/\d+ of\b|\bhalf of\b", f.s.lower())  # a fraction of a whole divides it
     ):
         return "the question asks how many parts fit into a whole: that needs a division"
-    found = (
-        world.rate_direction(f)
-        or world.map_scale(f)
-        or world.perimeter_or_area(f)
-        or roles.groups_added(f)
-        or roles.containers_needed(f)
-        or roles.ratio_direction(f)
-        or operations.operation_mismatch(f)
-    )
-    if found:
-        return found
+    return ""
+
+
+def unequal_groups_added(f: ProblemFacts) -> str:
+    """Equal groups ('each … how many in all') multiply, or add equal addends."""
+    ops, story = f.operators, f.q.lower()
     grouped = _EACH.search(story) and re.search(r"how many\b", f.target) and not _DIVIDES.search(f.target)
     if grouped and "×" not in ops and "+" in ops and not _equal_addends(f.s):
         return "equal groups (each … ) are combined by multiplying, but the solution adds unlike numbers"
@@ -633,21 +672,9 @@ _HOURS_MINUTES = re.compile(
 )
 
 
-def units_consistent(f: ProblemFacts) -> Result:
+def mixed_units(f: ProblemFacts) -> str:
     """Quantities added or subtracted share one unit (800 m + 2 km is not 802 m); a rate meets a
-    time in the rate's own unit (72 km/h × 10 s is not 720 m); a price is not added to a mass;
-    1 hour 45 minutes is 1.75 hours, not 1.45."""
-    if not f.solution.strip():
-        return None
-    clock_decimal = (
-        _minutes_as_decimals(f)
-        or world.minutes_as_decimals(f)
-        or world.length_products(f)
-        or roles.rate_in_other_unit(f)
-        or roles.count_added_to_money(f)
-    )
-    if clock_decimal:
-        return clock_decimal
+    time in the rate's own unit (72 km/h × 10 s is not 720 m)."""
     names = variables(f.s)
     units = _given_units(f)
     units |= _propagated(f.s, units)
@@ -673,7 +700,7 @@ def units_consistent(f: ProblemFacts) -> Result:
                 f"{match.group(0).strip()} multiplies a rate per "
                 f"{left.name if left.dimension == 'time' else right.name} by a time in other units"
             )
-    return dimensions.unit_chain(f)
+    return ""
 
 
 def _converted_in_chain(f: ProblemFacts, written: str) -> bool:
@@ -685,7 +712,7 @@ def _converted_in_chain(f: ProblemFacts, written: str) -> bool:
     return False
 
 
-def _minutes_as_decimals(f: ProblemFacts) -> str:
+def hours_minutes_as_decimals(f: ProblemFacts) -> str:
     for hours, minutes, alone in _HOURS_MINUTES.findall(f.q.lower()):
         h, m = (int(hours), int(minutes)) if hours else (0, int(alone))
         if m == 0 or m % 60 == 0:
@@ -746,33 +773,7 @@ _LASTS = re.compile(
 _CLOCKS = re.compile(r"\b(\d{1,2}:\d{2})(?:\s?([ap])\.?m\.?)?")
 
 
-def data_consistent(f: ProblemFacts) -> Result:
-    """The given data agree with each other: parts add up to the whole, shares to 100 %, start
-    time plus duration to the end time, distance ÷ time to the stated speed, had − gave to left."""
-    q = f.q.lower()
-    for check in (
-        wholes.parts_after_whole,
-        _percent_shares,
-        _fraction_shares,
-        _time_window,
-        _span_said,
-        _had_gave,
-        _speed,
-        _rectangle,
-        world.angle_sums,
-        world.mean_and_total,
-        limits.triangle_inequality,
-        wholes.listed_parts,
-        wholes.right_triangle,
-        wholes.times_as_many_stated,
-    ):
-        found = check(q)
-        if found:
-            return found
-    return roles.change_agrees(f) or stated.stated_twice(f.q) or relations.contradiction(f)
-
-
-def _percent_shares(q: str) -> str:
+def percent_shares(q: str) -> str:
     for sentence in re.split(r"(?<=[.?!])\s+", q):
         shares = [Fraction(x) for x in re.findall(r"(\d+(?:\.\d+)?) ?%", sentence)]
         if len(shares) >= 2 and _SHARES_REST.search(sentence) and sum(shares) != 100:
@@ -786,7 +787,7 @@ def _percent_shares(q: str) -> str:
     return ""
 
 
-def _fraction_shares(q: str) -> str:
+def fraction_shares(q: str) -> str:
     whole = re.search(r"\b(?:has|have|had|of|bought|collected|baked|picked) (\d+) ([a-z]+)", q)
     rest = re.search(r"\b(?:the other|the remaining|the rest,?|remaining) (\d+)\b", q)
     fractions = [Fraction(x) for x in re.findall(r"\b(\d+/\d+)\b", q)]
@@ -808,7 +809,7 @@ def _minutes(clock: str, meridiem: str | None) -> int:
     return (hours % 12 + (12 if meridiem == "p" else 0)) * 60 + minutes if meridiem else hours * 60 + minutes
 
 
-def _time_window(q: str) -> str:
+def time_window(q: str) -> str:
     lasts = _LASTS.search(q)
     clocks = _CLOCKS.findall(q)
     if not lasts or len(clocks) < 2:
@@ -827,7 +828,7 @@ def _time_window(q: str) -> str:
     return ""
 
 
-def _had_gave(q: str) -> str:
+def had_gave(q: str) -> str:
     match = _HAD_GAVE_LEFT.search(q)
     if match:
         had, gave, left = (int(x) for x in match.groups())
@@ -836,7 +837,7 @@ def _had_gave(q: str) -> str:
     return ""
 
 
-def _rectangle(q: str) -> str:
+def rectangle(q: str) -> str:
     """A rectangle's (or square's) stated perimeter or area agrees with its sides."""
     shape = re.search(r"\b(rectangle|rectangular|square)\b", q)
     if not shape:
@@ -882,7 +883,7 @@ _SPAN_LENGTH = re.compile(
 )
 
 
-def _span_said(q: str) -> str:
+def span_said(q: str) -> str:
     """A span between two clock times said with its length: the length is the span."""
     for sentence in re.split(r"(?<=[.?!])\s+", q):
         span, said = _FROM_TO_CLOCKS.search(sentence), _SPAN_LENGTH.search(sentence)
@@ -939,7 +940,7 @@ def _trip_said_whole(q: str) -> str:
     return ""
 
 
-def _speed(q: str) -> str:
+def stated_speed(q: str) -> str:
     if found := _trip_said_whole(q):
         return found
     match = _SPEED.search(q)
@@ -957,65 +958,7 @@ def _speed(q: str) -> str:
 # ---- quantities the world does not allow -----------------------------------------------------
 
 # (subject words, unit dimension, largest plausible value in the dimension's base unit, what it is)
-_PERSON = (
-    r"child|boy|girl|pupil|student|kid|adult|man|woman|person|teacher|dad|father|mum|mom|mother|"
-    r"grandad|grandpa|grandfather|grandma|granny|grandmother|uncle|aunt|brother|sister|son|daughter|"
-    r"mr|mrs|ms|miss|player|athlete|coach|nurse|doctor|baker|farmer|driver"
-)
-_PLAUSIBLE: tuple[tuple[str, str, Fraction, str], ...] = (
-    (r"snail|slug|worm|caterpillar", "speed", Fraction(1, 10), "a snail or a worm"),
-    (r"tortoise|turtle", "speed", Fraction(1), "a tortoise"),
-    (r"goldfish|hamster|mouse|budgie|gerbil", "mass", Fraction(1000), "a small pet"),
-    (r"kitten|guinea pig", "mass", Fraction(5000), "a small pet"),
-    (r"cat|rabbit|hen|chicken|parrot|duck", "mass", Fraction(15000), "this animal"),
-    (r"dog|puppy|goat|sheep|lamb|pig", "mass", Fraction(120000), "this animal"),
-    (
-        r"backpack|schoolbag|school bag|rucksack|satchel|pencil case|lunch ?box",
-        "mass",
-        Fraction(25000),
-        "a bag a pupil carries",
-    ),
-    (r"baby|toddler", "mass", Fraction(20000), "a small child"),
-    (
-        rf"{_PERSON}|teenager",
-        "mass",
-        Fraction(250000),
-        "a person",
-    ),
-    (
-        _PERSON,
-        "height",
-        Fraction(25, 10),
-        "a person's height",
-    ),
-    (
-        r"classroom|room|kitchen|bedroom|(?<!mr )(?<!mrs )(?<!ms )(?<!dr )hall|office|house",  # not Mr Hall
-        "length",
-        Fraction(12),
-        "a room's height",
-    ),
-    (r"giraffe|elephant|horse|camel", "height", Fraction(7), "this animal's height"),
-    (r"dog|cat|sheep|goat|pig|rabbit", "length", Fraction(15, 10), "this animal's size"),
-    (r"tree", "length", Fraction(120), "a tree"),
-    (r"door|desk|chair|wardrobe|sofa", "length", Fraction(4), "this piece of furniture"),
-    (r"walk(?:s|ed|ing)?|walker|hik(?:e|es|ed|er|ing)", "speed", Fraction(12 * 1000, 3600), "a walker"),
-    (r"run(?:s|ning)?|runner|jog(?:s|ger|ging)?", "speed", Fraction(45 * 1000, 3600), "a runner"),
-    (
-        r"cycl(?:e|es|ed|ist|ing)|bike|bicycle|rides? (?:her|his) bike",
-        "speed",
-        Fraction(80 * 1000, 3600),
-        "a cyclist",
-    ),
-    (r"bus|coach|minibus|van|lorry|truck|tractor", "speed", Fraction(160 * 1000, 3600), "a bus or lorry"),
-    (r"car|taxi", "speed", Fraction(300 * 1000, 3600), "a road vehicle"),
-    (r"train", "speed", Fraction(600 * 1000, 3600), "a train"),
-    (
-        r"fuel tank|petrol tank|tank of (?:a|the|his|her) car|car's (?:fuel |petrol )?tank",
-        "volume",
-        Fraction(150),
-        "a car's fuel tank",
-    ),
-)
+_PLAUSIBLE = said_limits()
 _TIME_LIMITS = (
     (
         r"(\d+(?:\.\d+)?) hours? (?:a|per|each|every|in a|in one) (?:day|night)\b|"
@@ -1037,37 +980,22 @@ _TIME_LIMITS = (
 )
 
 
-def plausible(f: ProblemFacts) -> Result:
-    """No quantity the world does not allow: a 48 kg cat, 28 hours in a day, a probability of 1.3,
-    a hen laying 12 eggs a day, 95 °C weather."""
-    q = f.q.lower()
-    for sentence in re.split(r"(?<=[.?!])\s+", q):
-        for found in (_implausible_measure(sentence), _impossible_count(sentence)):
+def sentence_limits(f: ProblemFacts) -> str:
+    """No sentence gives a subject a measure or a count the world does not allow: a 48 kg cat,
+    28 hours in a day (the first sentence that does is the evidence)."""
+    for sentence in re.split(r"(?<=[.?!])\s+", f.q.lower()):
+        for found in (implausible_measure(sentence), impossible_count(sentence)):
             if found:
                 return found
-    return (
-        _probability(q)
-        or _weather(q)
-        or world.impossible_pace(f)
-        or world.impossible_body(f)
-        or _computed(f)
-        or limits.negative_given(f)
-        or limits.negative_amount(f)
-        or limits.part_beyond_whole(f)
-        or limits.beyond_capacity(q)
-        or limits.hours_beyond_a_day(q)
-        or limits.boiling_water(f)
-        or magnitudes.impossible_thing(f)
-        or ""
-    )
+    return ""
 
 
-def _computed(f: ProblemFacts) -> str:
+def computed(f: ProblemFacts) -> str:
     """The solution's answer measured against what the question asks about: a dad 5.2 m tall, a
     man of 210, a family car at 900 km/h."""
     if not f.target:
         return ""
-    found = _implausible_measure(f"{f.target} {f.final_sentence}") or _impossible_count(f.final_sentence)
+    found = implausible_measure(f"{f.target} {f.final_sentence}") or impossible_count(f.final_sentence)
     return f"the answer: {found}" if found else ""
 
 
@@ -1085,7 +1013,7 @@ _PLACE = (
 )
 
 
-def _implausible_measure(sentence: str) -> str:
+def implausible_measure(sentence: str) -> str:
     for subject, dimension, limit, what in _PLAUSIBLE:
         # "a goat field 40 m long", "the dog park": the animal names what the place is for
         if not re.search(rf"\b(?:{subject})s?\b(?! (?:{_PLACE})\b)", sentence):
@@ -1105,7 +1033,7 @@ def _implausible_measure(sentence: str) -> str:
     return ""
 
 
-def _impossible_count(sentence: str) -> str:
+def impossible_count(sentence: str) -> str:
     for pattern, limit, what in _TIME_LIMITS:
         for groups in re.findall(pattern, sentence):
             values = [g for g in (groups if isinstance(groups, tuple) else (groups,)) if g]
@@ -1124,7 +1052,7 @@ def _impossible_count(sentence: str) -> str:
     return ""
 
 
-def _probability(q: str) -> str:
+def probability(q: str) -> str:
     if not re.search(r"\b(?:probability|chance|likelihood)\b", q):
         return ""
     # the number the probability is said to be ("the probability that it rains is 1.3", "a chance
@@ -1141,7 +1069,7 @@ _PROBABILITY_IS = re.compile(
 )
 
 
-def _weather(q: str) -> str:
+def weather(q: str) -> str:
     if not re.search(
         r"\b(?:weather|temperature|day|morning|afternoon|night|summer|winter|outside|air|city|town)\b", q
     ):
@@ -1178,9 +1106,8 @@ _SEQUENTIAL = re.compile(
 )
 
 
-def proportional(f: ProblemFacts) -> Result:
-    """No proportion where the story has none: a song lasts as long whatever the choir's size, eggs
-    in one pot boil together, a bed twice as wide needs four times the soil, a sprint is no pace."""
+def parallel_duration(f: ProblemFacts) -> str:
+    """A song lasts as long whatever the choir's size; eggs in one pot boil together."""
     q = f.q.lower()
     changing = _count_changes(q)
     if (
@@ -1202,18 +1129,7 @@ def proportional(f: ProblemFacts) -> Result:
                 f"the time does not change with how many take part (it is still {float(duration):g}); "
                 f"the solution scales it"
             )
-    return (
-        _area_scaling(f)
-        or scaling.same_amount(f)
-        or scaling.shared_inverted(f)
-        or _sprint(f)
-        or world.temperatures_added(f)
-        or world.mixture_outside(f)
-        or world.growth_scaled_by_age(f)
-        or world.age_ratio_kept(f)
-        or scaling.does_not_scale(f)
-        or ""
-    )
+    return ""
 
 
 _IRREGULAR = {"men": "man", "women": "woman", "children": "child", "people": "person", "mice": "mouse"}
@@ -1233,7 +1149,7 @@ def _first_duration(q: str) -> Fraction | None:
     return Fraction(match.group(1)) if match else None
 
 
-def _area_scaling(f: ProblemFacts) -> str:
+def area_scaling(f: ProblemFacts) -> str:
     q = f.q.lower()
     sides = re.findall(r"sides? (?:of |are |is )?(\d+(?:\.\d+)?) ?(?:cm|m|km)\b", q)
     if (
@@ -1254,7 +1170,7 @@ def _area_scaling(f: ProblemFacts) -> str:
     return ""
 
 
-def _sprint(f: ProblemFacts) -> str:
+def sprint(f: ProblemFacts) -> str:
     q = f.q.lower()
     if re.search(r"\bsprints?\b|\bdash(?:es)?\b", q) and re.search(
         r"\b(?:\d+(?:\.\d+)?) ?km\b|\bmarathon\b", q
@@ -1291,16 +1207,19 @@ _TAKEN_BEFORE = re.compile(
 )
 
 
-def percent_base(f: ProblemFacts) -> Result:
+def percent_given(f: ProblemFacts) -> bool:
+    """The question gives a percentage or a fraction."""
+    q = f.q.lower()
+    return "%" in q or bool(re.search(r"\d+/\d+", q))
+
+
+def percent_of_wrong_whole(f: ProblemFacts) -> str:
     """A percentage or fraction is taken of the whole the story names: the second discount of the
-    new price, a quarter of what was left, the tip on the bill with tax, this year's growth on last
-    year's total; a price before a discount is found by dividing, not by adding the percentage back."""
+    new price, a quarter of what was left; a price before a discount is found by dividing, not by
+    adding the percentage back."""
     q, s = f.q.lower(), f.s.lower()
-    found = roles.percent_change_base(f) or roles.inclusive_price(f) or roles.share_of_named_part(f)
-    if found:
-        return found
-    if "%" not in q and not re.search(r"\d+/\d+", q):
-        return None
+    if not percent_given(f):
+        return ""
     if re.search(r"(?<!\bnot )(?<!n't )(?<!\bnever )\b(?:cancel|back to\b)", s) and "%" in q:
         return "two percentage changes do not cancel: the second is taken of a different amount"
     if _SUCCESSIVE.search(q) and re.search(r"(\d+(?:\.\d+)?) ?% \+ (\d+(?:\.\d+)?) ?%", s):
@@ -1337,34 +1256,7 @@ def _percent_count(q: str) -> int:
 # ---- data a solution should have left out ----------------------------------------------------
 
 
-def relevant_data(f: ProblemFacts) -> Result:
-    """The solution does not use the story's distractors: a lunch stop in the driving time, the
-    hypotenuse as a height, a room's height in its floor area, a warranty's length as the number
-    of payments, the dogs in the number of cows giving milk."""
-    q, s = f.q.lower(), f.s.lower()
-    if not s.strip():
-        return None
-    for check in (
-        _stop_in_moving_time,
-        _hypotenuse_as_height,
-        _height_in_floor,
-        _payments,
-        _other_kinds,
-        _third_length_around,
-    ):
-        found = check(q, s, f)
-        if found:
-            return found
-    return (
-        world.unlike_sum(f)
-        or roles.unused_roles(f)
-        or selection.wrong_alternative(f)
-        or selection.clock_part_used(f)
-        or selection.declined_used(f)
-    )
-
-
-def _stop_in_moving_time(q: str, s: str, f: ProblemFacts) -> str:
+def stop_in_moving_time(q: str, s: str, f: ProblemFacts) -> str:
     stop = re.search(
         r"\b(?:stop(?:s|ped)?|breaks?|lunch|rest(?:s|ed)?|pauses?|paused|waits?|waited|"
         r"warm(?:s|ed)? up|warm-up|cool(?:s|ed)? down)\b"
@@ -1386,7 +1278,7 @@ def _stop_in_moving_time(q: str, s: str, f: ProblemFacts) -> str:
     return ""
 
 
-def _hypotenuse_as_height(q: str, s: str, f: ProblemFacts) -> str:
+def hypotenuse_as_height(q: str, s: str, f: ProblemFacts) -> str:
     if not re.search(r"right[- ]angled|right triangle", q) or "area" not in f.target:
         return ""
     sides = [Fraction(x) for x in re.findall(r"(\d+(?:\.\d+)?) ?(?:cm|m|mm|km)\b", q)]
@@ -1398,7 +1290,7 @@ def _hypotenuse_as_height(q: str, s: str, f: ProblemFacts) -> str:
     return ""
 
 
-def _height_in_floor(q: str, s: str, f: ProblemFacts) -> str:
+def height_in_floor(q: str, s: str, f: ProblemFacts) -> str:
     if not re.search(r"\b(?:floor|carpet|tiles?|tiling|per square metre|per m²|/m²)\b", q) or not re.search(
         r"\bhigh\b|\bheight\b|\btall\b", q
     ):
@@ -1410,7 +1302,7 @@ def _height_in_floor(q: str, s: str, f: ProblemFacts) -> str:
     return ""
 
 
-def _payments(q: str, s: str, f: ProblemFacts) -> str:
+def payments(q: str, s: str, f: ProblemFacts) -> str:
     count = re.search(
         r"\bin (\d+) (?:equal )?(?:monthly |weekly |yearly )?(?:payments|instalments|installments|parts)\b", q
     )
@@ -1428,7 +1320,7 @@ def _payments(q: str, s: str, f: ProblemFacts) -> str:
 _AROUND = re.compile(r"\b(?:perimeter|around|round|edging|fence|fencing|border|rim|trim|skirting)\b")
 
 
-def _third_length_around(q: str, s: str, f: ProblemFacts) -> str:
+def third_length_around(q: str, s: str, f: ProblemFacts) -> str:
     """The way round a rectangle (a pool's rim, a box's lid) is 2 × (length + width): its depth or
     height is not on it."""
     if not re.search(r"\brectangular\b|\brectangle\b", q) or not _AROUND.search(f.target + " " + q):
@@ -1446,7 +1338,7 @@ _EACH_DOES = re.compile(r"\beach ([a-z]+?)s? (?:gives|produces|lays|eats|needs|m
 _CHARGED_EACH = re.compile(r"[$£€]?\d+(?:\.\d+)?p? (?:for each|for every|per|a|each) ([a-z]+?)s?\b")
 
 
-def _other_kinds(q: str, s: str, f: ProblemFacts) -> str:
+def other_kinds(q: str, s: str, f: ProblemFacts) -> str:
     """Only the cows give milk, only the texts are charged: a rate of one kind of thing is not
     applied to a count that adds another kind (the dogs, the calls the plan includes)."""
     rates = [(m.group(1), "do that") for m in _EACH_DOES.finditer(q)]

@@ -2,7 +2,7 @@
 
 A flawed problem often gives possible data and computes an impossible result: −10 pupils in class,
 a dad 5.2 m tall, a family car at 900 km/h, water at 170 °C in an open pan, 26 hours of one day.
-The checks on the question alone (``detectors.plausible``) cannot see those; these read the
+The checks on the question alone (``rules.plausible``) cannot see those; these read the
 solution's stated results, and the relations between given quantities that no world allows (a part
 larger than its whole, 120 % of a group, a triangle whose two sides are shorter than the third).
 """

@@ -14,59 +14,13 @@ import re
 from fractions import Fraction
 
 from agents.rubric.facts import ProblemFacts
+from agents.rubric.world_table import named_ranges
 from agents.verify.units import UNIT_PATTERN, unit
 
 F = Fraction
-_KG, _G, _M, _CM, _L, _KMH = F(1000), F(1), F(1), F(1, 100), F(1), F(1000, 3600)
-
 # thing (regex of its noun, singular or plural) → {dimension: (least, most)} in base units
-# (g, m, litres, m/s). Generous bounds: only what no such thing can be.
-_THINGS: tuple[tuple[str, dict[str, tuple[Fraction, Fraction]]], ...] = (
-    (r"(?:house )?cats?|kittens?", {"mass": (100 * _G, 15 * _KG), "length": (10 * _CM, 150 * _CM)}),
-    (r"dogs?|puppy|puppies", {"mass": (300 * _G, 120 * _KG), "length": (10 * _CM, 2 * _M)}),
-    (r"hamsters?|mice|mouse|gerbils?|goldfish", {"mass": (5 * _G, 1 * _KG), "length": (2 * _CM, 40 * _CM)}),
-    (r"rabbits?|guinea pigs?", {"mass": (100 * _G, 15 * _KG)}),
-    (r"hens?|chickens?|ducks?|parrots?", {"mass": (100 * _G, 8 * _KG)}),
-    (r"horses?|cows?|camels?", {"mass": (20 * _KG, 1500 * _KG), "speed": (F(0), 90 * _KMH)}),
-    (r"elephants?", {"mass": (50 * _KG, 12000 * _KG)}),
-    (r"sheep|goats?|(?<!guinea )pigs?", {"mass": (2 * _KG, 400 * _KG)}),
-    (r"babies|baby|newborns?", {"mass": (300 * _G, 20 * _KG), "length": (20 * _CM, 120 * _CM)}),
-    (
-        r"men|man|women|woman|adults?|teachers?|dads?|fathers?|mums?|moms?|mothers?|grandmas?|grandpas?",
-        {"mass": (20 * _KG, 300 * _KG), "length": (50 * _CM, F(25, 10) * _M), "speed": (F(0), 45 * _KMH)},
-    ),
-    (
-        r"boys?|girls?|pupils?|children|child|kids?|students?",
-        {"mass": (2 * _KG, 200 * _KG), "length": (40 * _CM, F(23, 10) * _M), "speed": (F(0), 45 * _KMH)},
-    ),
-    (
-        r"apples?|oranges?|pears?|bananas?|lemons?|peach(?:es)?|tomato(?:es)?|potato(?:es)?",
-        {"mass": (5 * _G, 1 * _KG)},
-    ),
-    (r"eggs?", {"mass": (F(1, 2) * _G, 2 * _KG)}),  # a hummingbird's to an ostrich's
-    (r"grapes?|strawberr(?:y|ies)|cherr(?:y|ies)|peas?|sweets?|beans?", {"mass": (F(1, 10) * _G, 100 * _G)}),
-    (r"pencils?|pens?|crayons?|felt[- ]tips?", {"mass": (1 * _G, 200 * _G), "length": (2 * _CM, 50 * _CM)}),
-    (r"coins?", {"mass": (F(1, 2) * _G, 100 * _G)}),
-    (r"(?:mobile )?phones?", {"mass": (50 * _G, 2 * _KG), "length": (5 * _CM, 40 * _CM)}),
-    (r"laptops?", {"mass": (300 * _G, 8 * _KG)}),
-    (r"books?|novels?|dictionar(?:y|ies)", {"mass": (20 * _G, 8 * _KG)}),
-    (r"bicycles?|bikes?", {"mass": (2 * _KG, 50 * _KG), "speed": (F(0), 80 * _KMH)}),
-    (r"cars?|taxis?", {"mass": (300 * _KG, 6000 * _KG), "length": (2 * _M, 8 * _M)}),
-    (r"buses|bus|coaches|coach|lorr(?:y|ies)|trucks?", {"length": (3 * _M, 30 * _M)}),
-    (r"(?:aero)?planes?|aircraft|jets?", {"speed": (F(0), 3000 * _KMH)}),
-    (r"boats?|ships?|ferr(?:y|ies)|yachts?", {"speed": (F(0), 120 * _KMH)}),
-    (r"snails?|slugs?|worms?", {"speed": (F(0), F(1, 10))}),
-    (r"cups?|mugs?|glass(?:es)?|teacups?", {"volume": (10 * _L / 1000, 2 * _L)}),
-    (r"(?:tea)?spoons?|tablespoons?", {"volume": (F(1, 1000), F(50, 1000))}),
-    (r"bottles?|jugs?|kettles?|cans?|tins?|cartons?|flasks?", {"volume": (5 * _L / 1000, 25 * _L)}),
-    (r"buckets?|watering cans?", {"volume": (F(1, 2) * _L, 40 * _L)}),
-    (r"baths?|bathtubs?", {"volume": (20 * _L, 1000 * _L)}),
-    (r"doors?", {"length": (30 * _CM, 6 * _M)}),
-    (r"trees?", {"length": (10 * _CM, 120 * _M)}),
-    (r"giraffes?", {"length": (1 * _M, 7 * _M)}),
-    (r"rulers?", {"length": (5 * _CM, 2 * _M)}),
-    (r"desks?|sofas?|wardrobes?", {"length": (20 * _CM, 5 * _M)}),
-)
+# (g, m, litres, m/s), from the one world table. Generous bounds: only what no such thing can be.
+_THINGS = named_ranges()
 _DIMENSION = {"mass": "mass", "length": "length", "speed": "speed", "volume": "volume"}
 _QTY = rf"(\d+(?:\.\d+)?)[ -]?({UNIT_PATTERN})(?![\w/²³])"
 # the thing's own measure: "weighs 48 kg", "is 2 m long/tall", "holds 20 litres", "runs at 30 km/h"

@@ -32,7 +32,7 @@ def rubric_version() -> str:
     """A hash of the rubric's source: the offline panel's 'prompt version'."""
     digest = hashlib.sha256()
     # Every module of both packages, so that a new detector module changes the version by itself.
-    for package in (__package__, "agents.verify"):
+    for package in (__package__, f"{__package__}.rules", "agents.verify"):
         for source in sorted(resources.files(package).iterdir(), key=lambda entry: entry.name):
             if source.name.endswith(".py"):
                 digest.update(source.read_bytes())

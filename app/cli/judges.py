@@ -60,6 +60,14 @@ def judges_validate(
     project: Annotated[
         str, typer.Option(help="The project (id or name) the saved record belongs to: only its runs cite it")
     ] = DEFAULT_PROJECT,
+    rules: Annotated[
+        bool,
+        typer.Option(
+            "--rules",
+            help="Print each rule of the offline screen's firings and precision on the set's flawed and "
+            "sound versions (no judge is called)",
+        ),
+    ] = False,
     review_set: Annotated[
         str | None,
         typer.Option(
@@ -100,6 +108,9 @@ def judges_validate(
         chosen = select_split(items, split, name if dataset or review_set else "the shipped set")
     except LabelsError as exc:
         fail(str(exc))
+    if rules:
+        typer.echo(_rule_report(chosen, fmt))
+        return
     owner = DEFAULT_PROJECT
     if save:  # a set that can never be recorded, or an unknown project, is refused before any call
         name = _preflight(items, chosen, name, digest)
@@ -123,6 +134,37 @@ def judges_validate(
     if refused:  # the figures are shown, but a failure is not a measurement: nothing was stored
         fail(refused, code=1)
     _exit_status(report, check)
+
+
+def _rule_report(items: list[Any], fmt: str) -> str:
+    """Each rule's firings on the items' versions: a flawed version with its flaw types, its
+    corrected version and every control as sound."""
+    from agents.rubric.rules import Version, tally, to_markdown
+
+    versions = []
+    for item in items:
+        versions.append(Version(item.question, item.solution, tuple(flaw.type for flaw in item.flaws)))
+        if item.corrected is not None:
+            versions.append(Version(item.corrected.question, item.corrected.solution))
+    tallies = tally(versions)
+    flawed = sum(bool(v.flaws) for v in versions)
+    if fmt == "json":
+        rows = [
+            {
+                "rule": t.rule.id,
+                "check": t.rule.check,
+                "flaw": t.rule.flaw,
+                "fired": t.fired,
+                "flawed": t.flawed,
+                "typed": t.typed,
+                "sound": t.sound,
+                "named": t.named,
+                "precision": t.precision,
+            }
+            for t in tallies
+        ]
+        return json.dumps({"flawed": flawed, "sound": len(versions) - flawed, "rules": rows}, indent=2)
+    return to_markdown(tallies, flawed, len(versions) - flawed)
 
 
 def _sets(paths: list[Path]) -> tuple[list[Any], str, str, dict[str, str]]:

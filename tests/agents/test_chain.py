@@ -139,7 +139,7 @@ def test_a_comparison_with_a_result_is_checked() -> None:
 def _sound_versions() -> list[tuple[str, str, str]]:
     """The controls and corrected versions of every shipped labelled set."""
     root = Path(__file__).parents[2]
-    files = sorted((root / "tests/agents/data").glob("validity_*.jsonl"))
+    files = sorted((root / "app/samples/validity").glob("validity_*.jsonl"))
     files += [root / "tests/agents/data/rubric_cases.jsonl", root / "app/samples/validity/problems.jsonl"]
     out = []
     for path in files:
@@ -186,7 +186,7 @@ def _every_sound_version() -> list[tuple[str, str, str]]:
     out = _sound_versions()
     for path in [
         root / "app/samples/validity/problems.jsonl",
-        *(root / "tests/agents/data").glob("validity_*"),
+        *(root / "app/samples/validity").glob("validity_*"),
     ]:
         for item in read_labelled(path):
             if item.kind == "control":

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.rubric import detectors as d
 from agents.rubric import dimensions, relations
+from agents.rubric import rules as d
 from agents.rubric.facts import ProblemFacts
 from agents.verify.text import with_digits
 from agents.verify.verifier import verify

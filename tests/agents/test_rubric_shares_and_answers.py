@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.rubric import detectors as d
 from agents.rubric import relations
+from agents.rubric import rules as d
 from agents.rubric.answers import answer_role
 from agents.rubric.facts import ProblemFacts
 from agents.rubric.operations import more_after_taking, share_of_a_whole
@@ -55,32 +55,6 @@ def test_taking_away_leaves_no_more_than_there_was() -> None:
     assert not more_after_taking(ProblemFacts(question, "45 − 12 = 33 stickers."))
     gained = "Sam had 45 stickers. He gave 12 away and then bought 30 more. How many does he have now?"
     assert not more_after_taking(ProblemFacts(gained, "45 − 12 + 30 = 63 stickers."))
-
-
-@pytest.mark.parametrize(
-    ("question", "flawed", "sound"),
-    [
-        (
-            "One man takes 20 minutes to drive to town. How long do 4 men in the same car take?",
-            "4 × 20 = 80 minutes.",
-            "They ride together in one car, so it still takes 20 minutes.",
-        ),
-        (
-            "A 30-minute TV show is watched by 5 children together. How long do they watch for?",
-            "5 × 30 = 150 minutes.",
-            "They all watch the same show at once: 30 minutes.",
-        ),
-        (
-            "A kettle boils 1 litre of water in 3 minutes. How long does it take to boil 1 litre for 4 "
-            "people's tea?",
-            "4 × 3 = 12 minutes.",
-            "It is the same 1 litre, so it takes 3 minutes.",
-        ),
-    ],
-)
-def test_a_time_the_story_fixes_is_not_scaled(question: str, flawed: str, sound: str) -> None:
-    assert d.proportional(ProblemFacts(question, flawed))
-    assert not d.proportional(ProblemFacts(question, sound))
 
 
 def test_work_shared_out_still_scales() -> None:

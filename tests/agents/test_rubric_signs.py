@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents.judges import JudgeRequest
-from agents.rubric import detectors as d
+from agents.rubric import rules as d
 from agents.rubric.facts import ProblemFacts
 from agents.rubric.limits import negative_given
 from agents.rubric.panel import RubricJudge

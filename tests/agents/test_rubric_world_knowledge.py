@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.rubric import detectors as d
+from agents.rubric import rules as d
 from agents.rubric.facts import ProblemFacts
 from agents.rubric.magnitudes import fixed_counts, thing_measures
 from agents.rubric.selection import wrong_alternative
@@ -119,36 +119,6 @@ def test_the_alternative_the_question_names_is_the_one_used(question: str, flawe
 )
 def test_an_alternative_left_out_rightly_is_no_flaw(question: str, solution: str) -> None:
     assert not wrong_alternative(ProblemFacts(question, solution))
-
-
-@pytest.mark.parametrize(
-    ("flawed", "sound"),
-    [
-        (
-            "A swimmer swims at 40 km/h. How long does she take to swim 2 km?",
-            "A swimmer swims at 4 km/h. How long does she take to swim 2 km?",
-        ),
-        (
-            "Tom reads 500 pages per minute. How long does a 2000-page book take him?",
-            "Tom reads 1 page per minute. How long does a 200-page book take him?",
-        ),
-        (
-            "A school bus carries 400 pupils on each trip. How many trips are needed for 1200 pupils?",
-            "A school bus carries 40 pupils on each trip. How many trips are needed for 120 pupils?",
-        ),
-        (
-            "Leo's temperature is 52 °C when he has a fever. Normal is 37 °C. How much above normal is it?",
-            "Leo's temperature is 39 °C when he has a fever. Normal is 37 °C. How much above normal is it?",
-        ),
-        (
-            "Ali sleeps 30 hours every night. How many hours does he sleep in a week?",
-            "Ali sleeps 9 hours every night. How many hours does he sleep in a week?",
-        ),
-    ],
-)
-def test_what_people_and_vehicles_can_do(flawed: str, sound: str) -> None:
-    assert d.plausible(ProblemFacts(flawed, "x"))
-    assert not d.plausible(ProblemFacts(sound, "x"))
 
 
 def test_the_situation_told_apart_from_the_prices_names_the_alternative() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.rubric.detectors import answers_the_question
 from agents.rubric.facts import ProblemFacts
+from agents.rubric.rules import answers_the_question
 from agents.verify.text import disguised, plain, with_digits
 from agents.verify.verifier import verify
 

@@ -124,9 +124,9 @@ def test_a_bad_label_file_names_the_line_and_field(tmp_path: Path) -> None:
 
 
 def test_the_dev_set_is_a_valid_labelled_set_apart_from_the_shipped_one() -> None:
-    """`tests/agents/data/validity_dev.jsonl`: written apart from the detectors, for the next round of
+    """`app/samples/validity/validity_dev.jsonl`: written apart from the detectors, for the next round of
     work on them; every flawed item has a corrected version, and no question is one of the shipped set."""
-    dev = read_labelled(Path(__file__).parents[1] / "agents" / "data" / "validity_dev.jsonl")
+    dev = read_labelled(Path(__file__).parents[2] / "app" / "samples" / "validity" / "validity_dev.jsonl")
     flawed = [item for item in dev if item.flaws]
     assert len(dev) == 160 and len(flawed) == 132 and all(item.corrected for item in flawed)
     assert len({item.flaw_type for item in flawed}) == 10
@@ -135,9 +135,9 @@ def test_the_dev_set_is_a_valid_labelled_set_apart_from_the_shipped_one() -> Non
 
 
 def test_the_fresh_set_is_a_valid_labelled_set_apart_from_the_others() -> None:
-    """`tests/agents/data/validity_fresh.jsonl`: a fifth measurement by two writers who never saw the
+    """`app/samples/validity/validity_fresh.jsonl`: a fifth measurement by two writers who never saw the
     panel, split a third held out per flaw type before the panel judged it."""
-    data = Path(__file__).parents[1] / "agents" / "data"
+    data = Path(__file__).parents[2] / "app" / "samples" / "validity"
     fresh = read_labelled(data / "validity_fresh.jsonl")
     flawed = [item for item in fresh if item.flaws]
     assert len(fresh) == 104 and len(flawed) == 80 and all(item.corrected for item in flawed)
@@ -148,9 +148,9 @@ def test_the_fresh_set_is_a_valid_labelled_set_apart_from_the_others() -> None:
 
 
 def test_the_sixth_set_is_a_valid_labelled_set_apart_from_the_others() -> None:
-    """`tests/agents/data/validity_sixth.jsonl`: a sixth measurement (2026-11-26) by a writer who never
+    """`app/samples/validity/validity_sixth.jsonl`: a sixth measurement (2026-11-26) by a writer who never
     saw the panel or the other sets, split before the panel judged it."""
-    data = Path(__file__).parents[1] / "agents" / "data"
+    data = Path(__file__).parents[2] / "app" / "samples" / "validity"
     sixth = read_labelled(data / "validity_sixth.jsonl")
     flawed = [item for item in sixth if item.flaws]
     assert len(sixth) == 70 and len(flawed) == 56 and all(item.corrected for item in flawed)
@@ -163,9 +163,9 @@ def test_the_sixth_set_is_a_valid_labelled_set_apart_from_the_others() -> None:
 
 
 def test_the_seventh_set_is_sound_problems_apart_from_the_others() -> None:
-    """`tests/agents/data/validity_seventh.jsonl`: 80 correct problems (2026-11-26) by a writer who never
+    """`app/samples/validity/validity_seventh.jsonl`: 80 correct problems (2026-11-26) by a writer who never
     saw the panel or the other sets, half of them built to look wrong: a measure of false refusals."""
-    data = Path(__file__).parents[1] / "agents" / "data"
+    data = Path(__file__).parents[2] / "app" / "samples" / "validity"
     seventh = read_labelled(data / "validity_seventh.jsonl")
     assert len(seventh) == 80 and not any(item.flaws for item in seventh)
     others = {item.question for item in builtin_set()}

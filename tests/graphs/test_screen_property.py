@@ -28,7 +28,7 @@ from tests.graphs.test_outcomes import context_of
 ROOT = Path(__file__).parents[2]
 LABELLED = [
     ROOT / "app" / "samples" / "validity" / "problems.jsonl",
-    *sorted((ROOT / "tests" / "agents" / "data").glob("validity_*.jsonl")),
+    *sorted((ROOT / "app" / "samples" / "validity").glob("validity_*.jsonl")),
 ]
 PLAIN = [
     ROOT / "tests" / "agents" / "data" / "rubric_cases.jsonl",
