@@ -109,7 +109,7 @@ def main() -> None:
     wall, bound, seq = figures["wall"], figures["bound"], figures["sequential"]
     ratio = wall / bound
     print(f"Round latency, simulator at {args.latency * 1000:.0f} ms per call, median of {args.repeats}")
-    print(f"(load average before the run's end: {' '.join(f'{n:.2f}' for n in os.getloadavg())})\n")
+    print(f"(load average at the end: {' '.join(f'{n:.2f}' for n in os.getloadavg())})\n")
     print("| measure | seconds | ratio |")
     print("|---|---|---|")
     print(f"| one round, 7 judges in parallel + reviser | {wall:.3f} | 1.00 |")
