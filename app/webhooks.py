@@ -20,10 +20,9 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-import httpx
 import structlog
 from sqlalchemy import ColumnElement, Update, or_, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -33,6 +32,9 @@ from app.db import short_session
 from app.models import Project, Run, WebhookDelivery, WebhookEndpoint, new_id, new_webhook_secret, utcnow
 from app.settings import Settings
 from app.webhook_signing import signed_headers
+
+if TYPE_CHECKING:  # the sender's client is made by the server that sends (httpx loads with it)
+    import httpx
 
 log = structlog.get_logger(__name__)
 ENDPOINT_DELETED = "the endpoint was deleted"  # a failed delivery's last_error: never sent again in bulk

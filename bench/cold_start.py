@@ -12,6 +12,7 @@ Python starting and importing nothing of thinkloop.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -80,7 +81,8 @@ def main(repeats: int) -> str:
         )
     return "\n".join(
         [
-            f"Cold start (median of {repeats}; seconds, target in brackets)",
+            f"Cold start (median of {repeats}; seconds, target in brackets; the CPU column is user + sys)",
+            f"(load average at the end: {' '.join(f'{n:.2f}' for n in os.getloadavg())})",
             "",
             "| command | installed script | `uv run --frozen` | CPU of the installed script's process |",
             "|---|---|---|---|",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SUITE = [
-    ("Round latency", ["round_latency.py", "--latency", "0.2", "--repeats", "5"]),
+    ("Round latency", ["round_latency.py", "--latency", "0.2", "--repeats", "9"]),
     ("Orchestration overhead", ["overhead.py", "--runs", "20", "--items", "40"]),
     ("Connections in shards", ["connection_pool.py", "--concurrency", "8,64,128", "--rounds", "15"]),
     (

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import cache
 
 from agents.rubric.facts import ProblemFacts
 from agents.rubric.world_table import named_ranges
@@ -53,22 +54,36 @@ def _out_of_range(value: Fraction, bounds: tuple[Fraction, Fraction]) -> bool:
     return not bounds[0] <= value <= bounds[1]
 
 
+@cache
+def _named(noun: str) -> re.Pattern[str]:
+    return re.compile(rf"\b(?:{noun})\b")
+
+
+@cache
+def _measured(noun: str) -> tuple[tuple[re.Pattern[str], int], ...]:
+    """A thing's two measure patterns (each holds every unit name: compiled once, and only for a
+    thing a sentence names, as compiling all of them would cost every start)."""
+    # "a 48 kg cat", "a 480-litre mug" (the measure right before the noun)
+    attributive = rf"\b(?:a|an|one|the|his|her|their|my|our) {_QTY} (?:[a-z]+ )?({noun})\b(?! of\b)"
+    # "the cat weighs 48 kg", "Mia's dog is 3 m tall"
+    predicate = (
+        rf"\b({noun})\b(?: (?:now|only|also|usually|still|can|could))? {_VERB} "
+        rf"(?:about |only |exactly |nearly )?{_QTY}"
+    )
+    return (re.compile(attributive), 1), (re.compile(predicate), 2)
+
+
 def thing_measures(q: str) -> str:
     """A thing given a mass, a length, a speed or a capacity that no such thing has."""
     for sentence in _sentences(q):
+        if not re.search(r"\d", sentence):
+            continue  # every measure is a number
         for noun, ranges in _THINGS:
+            if not _named(noun).search(sentence):
+                continue  # both patterns hold the noun as a word
             for dimension, bounds in ranges.items():
-                # "a 48 kg cat", "a 480-litre mug" (the measure right before the noun)
-                attributive = (
-                    rf"\b(?:a|an|one|the|his|her|their|my|our) {_QTY} (?:[a-z]+ )?({noun})\b(?! of\b)"
-                )
-                # "the cat weighs 48 kg", "Mia's dog is 3 m tall"
-                predicate = (
-                    rf"\b({noun})\b(?: (?:now|only|also|usually|still|can|could))? {_VERB} "
-                    rf"(?:about |only |exactly |nearly )?{_QTY}"
-                )
-                for pattern, first in ((attributive, 1), (predicate, 2)):
-                    for match in re.finditer(pattern, sentence):
+                for pattern, first in _measured(noun):
+                    for match in pattern.finditer(sentence):
                         number, name = match.group(first), match.group(first + 1)
                         tail = sentence[match.end() : match.end() + 12]
                         if first == 2 and (
@@ -126,6 +141,8 @@ _FIXED: tuple[tuple[str, str, tuple[int, ...]], ...] = (
 def fixed_counts(q: str) -> str:
     """A spider with 10 legs, a triangle with 4 sides, a week of 8 days."""
     for sentence in _sentences(q):
+        if not re.search(r"\d", sentence):
+            continue  # every count is a number
         for thing, part, allowed in _FIXED:
             pattern = (
                 rf"\b(?:a|an|each|every|one|the|this|that) (?:[a-z]+ )?({thing}) (?:has|have|had|with|of) "

@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import psycopg
 import structlog
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
@@ -223,6 +222,8 @@ class Listener:
             try:
                 await self._listen()
             except Exception as exc:  # the database, the network, or a bug: streams re-read meanwhile
+                import psycopg  # loaded by _listen, which raised this
+
                 if self.connections > before:
                     backoff = self.first_backoff_s  # it was listening: a fresh drop
                 expected = isinstance(exc, psycopg.Error | OSError | TimeoutError)
@@ -234,6 +235,9 @@ class Listener:
             backoff = min(backoff * 2, self.max_backoff_s)
 
     async def _listen(self) -> None:
+        # psycopg loads with a PostgreSQL listener, not with every store (a SQLite one never listens)
+        import psycopg
+
         async with await psycopg.AsyncConnection.connect(
             self.conninfo,
             autocommit=True,
