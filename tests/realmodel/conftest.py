@@ -159,22 +159,21 @@ class Result:
     err: str
 
 
-@pytest.fixture
-def thinkloop(tmp_path: Path, models_file: Path) -> Any:
-    """Run the ``thinkloop`` command as a user would: its own process, the tier's models file, a
-    fresh SQLite database in the test's directory."""
+def command(directory: Path, models_file: Path) -> Any:
+    """``thinkloop`` as a user runs it: its own process in ``directory``, the models file, a SQLite
+    database in ``directory`` (one for every command run through the same ``directory``)."""
     executable = Path(sys.executable).with_name("thinkloop")
 
     def run(*args: str, models: Path | None = None, timeout: float = 600) -> Result:
         env = os.environ | {
             "THINKLOOP_MODELS_FILE": str(models or models_file),
-            "THINKLOOP_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'thinkloop.db'}",
+            "THINKLOOP_DATABASE_URL": f"sqlite+aiosqlite:///{directory / 'thinkloop.db'}",
             "THINKLOOP_LOG_LEVEL": "WARNING",
             "COLUMNS": "200",  # Rich wraps at the terminal's width: one line per line in the tests
         }
         done = subprocess.run(
             [str(executable), *args],
-            cwd=tmp_path,
+            cwd=directory,
             env=env,
             capture_output=True,
             text=True,
@@ -182,10 +181,17 @@ def thinkloop(tmp_path: Path, models_file: Path) -> Any:
             check=False,
         )
         # Kept beside the test (pytest keeps its last three runs' directories): what Gemma wrote.
-        (tmp_path / f"{args[0]}-{done.returncode}.out").write_text(done.stdout + done.stderr, "utf-8")
+        (directory / f"{args[0]}-{done.returncode}.out").write_text(done.stdout + done.stderr, "utf-8")
         return Result(done.returncode, done.stdout, done.stderr)
 
     return run
 
 
-__all__ = ["NAME", "TIER_MAX_TOKENS", "RealModel", "Result"]
+@pytest.fixture
+def thinkloop(tmp_path: Path, models_file: Path) -> Any:
+    """Run the ``thinkloop`` command as a user would: its own process, the tier's models file, a
+    fresh SQLite database in the test's directory."""
+    return command(tmp_path, models_file)
+
+
+__all__ = ["NAME", "TIER_MAX_TOKENS", "RealModel", "Result", "command"]

@@ -7,13 +7,14 @@ A base model of 270M parameters writes junk: these tests assert what must hold w
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agents.realmodel import GEMMA_FILE, MODEL_ID
-from tests.realmodel.conftest import NAME, RealModel, Result
+from tests.realmodel.conftest import NAME, RealModel, Result, command
 from tests.realmodel.invariants import (
     assert_batch_report,
     assert_echo_is_a_failure,
@@ -94,45 +95,75 @@ def labelled_slice(tmp_path: Path) -> tuple[Path, int, int]:
     return path, 2, 1
 
 
-# Three CLI runs in one test (the refused --save, the bench, then the refine): a hang guard for all.
+@dataclass(frozen=True)
+class PanelBench:
+    """Gemma's panel on the labelled slice, then on a run: the commands, run once for the module."""
+
+    flawed: int
+    sound: int
+    refused: Result  # judges validate --save
+    validated: Result  # judges validate
+    refined: Result  # refine, Gemma under test and as every judge, two rounds
+
+
+@pytest.fixture(scope="module")
+def panel_bench(realmodel: RealModel, tmp_path_factory: pytest.TempPathFactory) -> PanelBench:
+    """Three CLI runs on one database, as a user would run them: ``judges validate --save`` on a
+    small held-out slice (refused before any call), the bench without ``--save``, then a refine with
+    Gemma as the whole panel. Run once: three tests read it (the bench's report, the panel's run,
+    and its first round's calls queued on the server's slots), where the queueing test made a run of
+    the whole panel of its own (docs/development.md)."""
+    directory = tmp_path_factory.mktemp("panel-bench")
+    models = directory / "models.toml"
+    models.write_text(realmodel.models_toml(), "utf-8")
+    thinkloop = command(directory, models)
+    dataset, flawed, sound = labelled_slice(directory)
+    refused = thinkloop("judges", "validate", "--dataset", str(dataset), "--judge-model", NAME, "--save")
+    validated = thinkloop(
+        "judges", "validate", "--dataset", str(dataset), "--judge-model", NAME, "--format", "json"
+    )
+    refined = thinkloop(
+        "refine", "--example", "orchestra", "--model", NAME, "--judge-model", NAME,
+        "--max-rounds", "2", "--json",
+    )  # fmt: skip
+    return PanelBench(flawed, sound, refused, validated, refined)
+
+
+# The module's three CLI runs are made by whichever of its tests comes first: a hang guard for all.
 @pytest.mark.timeout(1500)
-def test_judges_validate_save_then_gemma_as_the_whole_panel(
-    thinkloop: Any, tmp_path: Path, realmodel: RealModel
+def test_judges_validate_refuses_save_then_benches_gemmas_panel(
+    panel_bench: PanelBench, realmodel: RealModel
 ) -> None:
     """Gemma's panel on a small held-out slice: ``--save`` is refused before any call (a record rests
     on at least 20 sound versions, the slice holds one: issue 49); without it, each version is judged
     or counted apart, every rate's denominator excludes the versions that did not end in a verdict,
     and a bench with errored versions exits non-zero; the report names the model id llama-server
-    reports.
-
-    Then Gemma judges (seven judges and the solver) and revises: junk verdicts are abstentions with
-    a reason, a panel with none usable ends in error with its cause, never a score; an acceptance
-    carries no warrant, since nothing was saved (both commands use the tier's models file: its reply
-    bounds are part of the panel's identity). The simulator's tests save and cite records
-    (tests/app/test_warrants.py), which a bench of 20 sound versions of Gemma would take too long to."""
-    dataset, flawed, sound = labelled_slice(tmp_path)
-    refused: Result = thinkloop(
-        "judges", "validate", "--dataset", str(dataset), "--judge-model", NAME, "--save"
-    )
-    assert refused.code == 1 and f"the held-out split holds {sound} sound version(s)" in refused.err, (
-        refused.err
-    )
+    reports. The simulator's tests save and cite records (tests/app/test_warrants.py), which a bench
+    of 20 sound versions of Gemma would take too long to."""
+    refused, done = panel_bench.refused, panel_bench.validated
+    assert (
+        refused.code == 1 and f"the held-out split holds {panel_bench.sound} sound version(s)" in refused.err
+    ), refused.err
     assert refused.out == ""  # refused before the bench: no call was made, no report printed
-    done: Result = thinkloop(
-        "judges", "validate", "--dataset", str(dataset), "--judge-model", NAME, "--format", "json"
-    )
     report = json.loads(done.out)
-    assert_validity_report(report, flawed=flawed, sound=sound, exit_code=done.code)
+    assert_validity_report(report, flawed=panel_bench.flawed, sound=panel_bench.sound, exit_code=done.code)
     answered = report["calls"]["total"] > report["calls"]["failed"]
     # llama-server names the model it loaded (its --alias), whatever the request asked for; thinkloop
     # adds the model file it serves (issue 53), so another file behind the alias is another panel
     served = realmodel.reported_model()
     assert report["reported_models"] == ([served] if answered else []), report["reported_models"]
     assert report["record"] is None
-    panel: Result = thinkloop(
-        "refine", "--example", "orchestra", "--model", NAME, "--judge-model", NAME,
-        "--max-rounds", "2", "--json",
-    )  # fmt: skip
+
+
+@pytest.mark.timeout(1500)
+def test_gemma_as_the_whole_panel_after_an_unsaved_bench(
+    panel_bench: PanelBench, realmodel: RealModel
+) -> None:
+    """Then Gemma judges (seven judges and the solver) and revises: junk verdicts are abstentions with
+    a reason, a panel with none usable ends in error with its cause, never a score; an acceptance
+    carries no warrant, since nothing was saved (both commands use the tier's models file: its reply
+    bounds are part of the panel's identity)."""
+    panel = panel_bench.refined
     result = json.loads(panel.out)
     assert_run(result, panel.code)
     assert_echo_is_a_failure(result)
@@ -141,8 +172,30 @@ def test_judges_validate_save_then_gemma_as_the_whole_panel(
     last = result["rounds"][-1]
     calls = [*last["outcomes"], *([last["solver"]] if last.get("solver") else [])]
     reported = {c["reported_model"] for c in calls if c["reported_model"] is not None}
-    assert reported <= {served}, reported
+    assert reported <= {realmodel.reported_model()}, reported
     # nothing was saved: an acceptance carries no warrant, and any other outcome none at all
     assert result["warrant"] == ({"status": "none"} if result["outcome"] == "accepted" else None), result[
         "warrant"
     ]
+
+
+@pytest.mark.timeout(1500)
+def test_more_calls_in_flight_than_slots_are_queued_not_failed(
+    panel_bench: PanelBench, realmodel: RealModel
+) -> None:
+    """Gemma as the whole panel with thinkloop's defaults: seven judges and the solver at once
+    against a server with fewer slots. Waiting in the server's queue is no failure: no call times
+    out for it, and every call is accounted for."""
+    slots = realmodel.total_slots()
+    result = json.loads(panel_bench.refined.out)
+    assert_run(result, panel_bench.refined.code)
+    first = result["rounds"][0]  # every judge and the solver at once
+    calls = [*first["outcomes"], *([first["solver"]] if first.get("solver") else [])]
+    assert len(calls) > slots, f"{len(calls)} calls against {slots} slots: nothing had to wait"
+    for judged in result["rounds"]:
+        calls = [*judged["outcomes"], *([judged["solver"]] if judged.get("solver") else [])]
+        timeouts = [
+            c["failure"] for c in calls if c.get("failure") and "Timeout" in c["failure"]["exception"]
+        ]
+        assert not timeouts, f"calls failed while waiting for one of {slots} slots: {timeouts}"
+        assert all(c["usage"]["calls"] >= 1 for c in calls), [c["usage"] for c in calls]
