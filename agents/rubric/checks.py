@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from agents.rubric import rules as r
@@ -47,11 +48,18 @@ class Check:
     severity: Severity = "flaw"
 
     def run(self, facts: ProblemFacts, reference: ProblemFacts | None) -> CheckResult:
-        """Apply the test."""
-        found = self.test(facts, reference)
-        ok = None if found is None else not found
-        evidence, rule = (found.evidence, found.rule) if found else ("", "")
-        return CheckResult(self.name, ok, self.advice, self.severity, evidence, rule)
+        """Apply the test: once per version (and reference), however many judges run the check."""
+        return _run(self, facts, reference)
+
+
+@lru_cache(maxsize=4096)
+def _run(check: Check, facts: ProblemFacts, reference: ProblemFacts | None) -> CheckResult:
+    """A check's result depends on nothing but the version and its reference, so the judges that
+    share a check (and the holistic judge's second look at every judge's checks) share its result."""
+    found = check.test(facts, reference)
+    ok = None if found is None else not found
+    evidence, rule = (found.evidence, found.rule) if found else ("", "")
+    return CheckResult(check.name, ok, check.advice, check.severity, evidence, rule)
 
 
 def _screened(screen: Screen, advice: str, severity: Severity = "flaw") -> Check:
