@@ -8,17 +8,14 @@ from typing import Any
 from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from agents.models import ModelConfigError
 from agents.panel import PanelFactory
-from app.access.metering import bench_meter
-from app.deps import VALIDATE, AppSettings, Factory, Session, WriteKey, check_models, holds
-from app.errors import Forbidden, Unprocessable, problem_responses
+from app.deps import AppSettings, Factory, Session, WriteKey
+from app.errors import Unprocessable, problem_responses
 from app.models import ValidityRecord
 from app.validity.calibration_schemas import CalibrationRequest, CalibrationResult
-from app.validity.endpoints import Labelled, TemporaryRuns, _charge, _chosen, _labelled, _preflight
+from app.validity.endpoints import Labelled, TemporaryRuns, run_bench
 from app.validity.provenance import NotRecordable
 from app.validity.records import save_report
-from app.validity.service import validate
 
 router = APIRouter(prefix="/v1/judges", tags=["judges"])
 _ERRORS = problem_responses(
@@ -55,36 +52,10 @@ async def calibrate_judges(
 
     Model work like a run's: each version's calls are reserved against the project's and the key's
     daily caps before they are made (429 at a cap) and charged to their ledgers."""
-    if body.save and not holds(key, VALIDATE):  # before any call: nothing is spent on a refusal
-        raise Forbidden(
-            "Saving a validity record needs the 'validate' or 'admin' scope; this key has neither."
-        )
-    bench = body.bench()
-    judge = body.judge_model or settings.judge_model
-    check_models(factory.registry, judge)
-    labelled = await _labelled(request, session, bench, key.project_id)
-    chosen = _chosen(bench, labelled[0])
-    if body.save:
-        _preflight(labelled[0], chosen, labelled[1][:2])
-    owner, first = (key.project_id, key.id), chosen[0].problem
-    meter = await bench_meter(request.app.state.sessions, settings, factory.registry, owner, judge, first)
-    try:
-        async with temporary_runs() as runs:
-            report = await validate(
-                chosen,
-                factory,
-                judge,
-                runs,
-                policy=body.policy or settings.policy,
-                meter=meter,
-                guarantee=(body.alpha, body.delta),
-            )
-    except ModelConfigError as exc:
-        raise Unprocessable(str(exc)) from exc
-    finally:
-        await _charge(request, key.id, key.project_id, meter)
-    if meter.budget is not None and meter.budget.refused is not None:  # stopped at a cap mid-way
-        raise meter.budget.refused
+    guarantee = (body.alpha, body.delta)
+    report, labelled = await run_bench(
+        request, body.bench(), key, session, factory, settings, temporary_runs, guarantee=guarantee
+    )
     record = None
     if body.save:
         record = await _save(session, factory, report, labelled, key.project_id, settings.specificity_floor)

@@ -19,8 +19,9 @@ from agents.validity.labels import LabelledItem, LabelsError
 from app.access.metering import Meter, bench_meter, settle_bench
 from app.deps import VALIDATE, AppSettings, Factory, Session, WriteKey, check_models, holds
 from app.errors import Forbidden, Unprocessable, problem_responses
-from app.models import Project
+from app.models import ApiKey, Project
 from app.reporting.validity import to_html, to_markdown
+from app.settings import Settings
 from app.validity.provenance import REVIEWS, SHIPPED, NotRecordable, preflight, shipped_hash
 from app.validity.records import Source, save_report, source_hashes
 from app.validity.schemas import ValidityFormat, ValidityReport, ValidityRequest
@@ -142,6 +143,46 @@ async def _labelled(
     return found.items, (found.name, found.hash, {}), Source(REVIEWS, len(found.reviewers))
 
 
+async def run_bench(
+    request: Request,
+    body: ValidityRequest,
+    key: ApiKey,
+    session: AsyncSession,
+    factory: PanelFactory,
+    settings: Settings,
+    temporary_runs: Callable[[], AbstractAsyncContextManager[Runs]],
+    **options: Any,
+) -> tuple[dict[str, Any], Labelled]:
+    """The bench both POST /v1/judges/validate and /calibrate run: refuse a save the key may not
+    make (403) or the items cannot back (422) before any call, reserve each version's calls against
+    the daily caps (429 at a cap, also mid-way), judge every chosen version once with ``options``
+    (``validate``'s keywords), and charge what was spent, whatever happened."""
+    if body.save and not holds(key, VALIDATE):  # before any call: nothing is spent on a refusal
+        raise Forbidden(
+            "Saving a validity record needs the 'validate' or 'admin' scope; this key has neither."
+        )
+    judge = body.judge_model or settings.judge_model
+    check_models(factory.registry, judge)
+    labelled = await _labelled(request, session, body, key.project_id)
+    chosen = _chosen(body, labelled[0])
+    if body.save:
+        _preflight(labelled[0], chosen, labelled[1][:2])
+    # its first version reserved before any call, and each next one before its calls (429 at a cap)
+    owner, first = (key.project_id, key.id), chosen[0].problem
+    meter = await bench_meter(request.app.state.sessions, settings, factory.registry, owner, judge, first)
+    try:
+        async with temporary_runs() as runs:
+            policy = body.policy or settings.policy
+            report = await validate(chosen, factory, judge, runs, policy=policy, meter=meter, **options)
+    except ModelConfigError as exc:
+        raise Unprocessable(str(exc)) from exc
+    finally:
+        await _charge(request, key.id, key.project_id, meter)
+    if meter.budget is not None and meter.budget.refused is not None:  # stopped at a cap mid-way
+        raise meter.budget.refused
+    return report, labelled
+
+
 @router.post(
     "/validate",
     response_model=ValidityReport,
@@ -184,37 +225,9 @@ async def validate_judges(
     daily token and cost caps before they are made (429 before any call when a cap is reached; a
     bench that reaches one mid-way stops there, with a 429), and every call is charged to the
     project's and the key's ledgers (a client that goes away mid-bench is charged for the calls made)."""
-    if body.save and not holds(key, VALIDATE):  # before any call: nothing is spent on a refusal
-        raise Forbidden(
-            "Saving a validity record needs the 'validate' or 'admin' scope; this key has neither."
-        )
-    judge = body.judge_model or settings.judge_model
-    check_models(factory.registry, judge)
-    labelled = await _labelled(request, session, body, key.project_id)
-    chosen = _chosen(body, labelled[0])
-    if body.save:
-        _preflight(labelled[0], chosen, labelled[1][:2])
-    # its first version reserved before any call, and each next one before its calls (429 at a cap)
-    owner, first = (key.project_id, key.id), chosen[0].problem
-    meter = await bench_meter(request.app.state.sessions, settings, factory.registry, owner, judge, first)
-    try:
-        async with temporary_runs() as runs:
-            report = await validate(
-                chosen,
-                factory,
-                judge,
-                runs,
-                policy=body.policy or settings.policy,
-                twins=body.twins,
-                meter=meter,
-                model_under_test=body.model_under_test or settings.model,
-            )
-    except ModelConfigError as exc:
-        raise Unprocessable(str(exc)) from exc
-    finally:
-        await _charge(request, key.id, key.project_id, meter)
-    if meter.budget is not None and meter.budget.refused is not None:  # stopped at a cap mid-way
-        raise meter.budget.refused
+    under_test = body.model_under_test or settings.model
+    bench = (request, body, key, session, factory, settings, temporary_runs)
+    report, labelled = await run_bench(*bench, twins=body.twins, model_under_test=under_test)
     if body.save:
         await _save(session, factory, report, labelled, key.project_id, settings.specificity_floor)
     if fmt == "json":
