@@ -6,16 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from agents.panel import PanelFactory
 from app.deps import AppSettings, Factory, Session, WriteKey
-from app.errors import Unprocessable, problem_responses
+from app.errors import problem_responses
 from app.models import ValidityRecord
 from app.validity.calibration_schemas import CalibrationRequest, CalibrationResult
-from app.validity.endpoints import Labelled, TemporaryRuns, run_bench
-from app.validity.provenance import NotRecordable
-from app.validity.records import save_report
+from app.validity.endpoints import TemporaryRuns, run_bench, save_bench
 
 router = APIRouter(prefix="/v1/judges", tags=["judges"])
 _ERRORS = problem_responses(
@@ -58,39 +54,11 @@ async def calibrate_judges(
     )
     record = None
     if body.save:
-        record = await _save(session, factory, report, labelled, key.project_id, settings.specificity_floor)
-    return _result(report, record)
-
-
-async def _save(
-    session: AsyncSession,
-    factory: PanelFactory,
-    report: dict[str, Any],
-    labelled: Labelled,
-    project: str,
-    floor: float,
-) -> ValidityRecord:
-    """Store the bench as a validity record of the project's with its calibration; 422 when it is
-    no measurement."""
-    items, (name, digest, hashes), source = labelled
-    try:
-        record = await save_report(
-            session,
-            factory.registry,
-            report,
-            items,
-            name,
-            project,
-            digest=digest,
-            floor=floor,
-            source=source,
-            hashes=hashes or None,
+        floor = settings.specificity_floor
+        record = await save_bench(
+            session, factory, report, labelled, key.project_id, floor, report["calibration"]
         )
-    except NotRecordable as exc:
-        raise Unprocessable(str(exc), excluded=report["excluded"]) from exc
-    record.calibration = report["calibration"]
-    await session.commit()
-    return record
+    return _result(report, record)
 
 
 def _result(report: dict[str, Any], record: ValidityRecord | None) -> CalibrationResult:

@@ -19,7 +19,7 @@ from agents.validity.labels import LabelledItem, LabelsError
 from app.access.metering import Meter, bench_meter, settle_bench
 from app.deps import VALIDATE, AppSettings, Factory, Session, WriteKey, check_models, holds
 from app.errors import Forbidden, Unprocessable, problem_responses
-from app.models import ApiKey, Project
+from app.models import ApiKey, Project, ValidityRecord
 from app.reporting.validity import to_html, to_markdown
 from app.settings import Settings
 from app.validity.provenance import REVIEWS, SHIPPED, NotRecordable, preflight, shipped_hash
@@ -76,18 +76,20 @@ async def _provenance(request: Request, body: ValidityRequest) -> tuple[str, str
     return body.set_name or "items", canonical_hash(sent), source_hashes(body.items, sent)
 
 
-async def _save(
+async def save_bench(
     session: AsyncSession,
     factory: PanelFactory,
     report: dict[str, Any],
     labelled: Labelled,
     project: str,
     floor: float,
-) -> None:
-    """Store the report as a validity record of the project's; 422 when it is no measurement."""
+    calibration: dict[str, Any] | None = None,
+) -> ValidityRecord:
+    """Store the report as a validity record of the project's (with ``calibration``, the threshold
+    `judges calibrate` found); 422 when it is no measurement."""
     items, (name, digest, hashes), source = labelled
     try:
-        await save_report(
+        record = await save_report(
             session,
             factory.registry,
             report,
@@ -101,7 +103,10 @@ async def _save(
         )
     except NotRecordable as exc:
         raise Unprocessable(str(exc), excluded=report["excluded"]) from exc
+    if calibration is not None:
+        record.calibration = calibration
     await session.commit()
+    return record
 
 
 def _preflight(items: list[LabelledItem], chosen: list[LabelledItem], provenance: tuple[str, str]) -> None:
@@ -229,7 +234,7 @@ async def validate_judges(
     bench = (request, body, key, session, factory, settings, temporary_runs)
     report, labelled = await run_bench(*bench, twins=body.twins, model_under_test=under_test)
     if body.save:
-        await _save(session, factory, report, labelled, key.project_id, settings.specificity_floor)
+        await save_bench(session, factory, report, labelled, key.project_id, settings.specificity_floor)
     if fmt == "json":
         return ValidityReport.model_validate(report)
     # drawing the diagrams is CPU work: off the event loop
