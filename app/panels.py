@@ -11,7 +11,13 @@ from agents.models import ModelRegistry
 from app.settings import Settings
 
 if TYPE_CHECKING:  # the client stack loads only when panels are built (`thinkloop models` builds none)
+    from agents.identity import Warrants
+    from agents.llm import ResponseCache
     from agents.panel import PanelFactory
+    from app.access.metering import Meter
+    from graphs.context import RunContext
+    from graphs.escalation import Guarantee
+    from graphs.scoring import ScoringPolicy
 
 
 def load_registry(settings: Settings, models_file: Path | None = None) -> ModelRegistry:
@@ -28,3 +34,26 @@ def panel_factory(settings: Settings, registry: ModelRegistry) -> PanelFactory:
     from agents.ratelimit import LimitStore
 
     return PanelFactory(registry, os.environ, LimitStore(settings.shared_limits_url()))
+
+
+def build_context(
+    factory: PanelFactory,
+    judge_model: str,
+    model: str,
+    policy: ScoringPolicy,
+    *,
+    cache: ResponseCache | None = None,
+    meter: Meter | None = None,
+    warrants: Warrants | None = None,
+    guarantee: Guarantee | None = None,
+) -> RunContext:
+    """What a run depends on: ``judge_model``'s panel with ``model`` under test (its calls tallied
+    or reserved by ``meter``), its policy, the warrants its panel may cite and its guarantee. The
+    service's runs, `refine` and the validity bench each build their context here."""
+    from app.access.metering import metered
+    from graphs.context import RunContext
+
+    panel = factory.build(judge_model, model, cache)
+    if meter is not None:
+        panel = metered(panel, meter)
+    return RunContext.of(panel, policy, warrants=warrants, guarantee=guarantee)

@@ -104,15 +104,14 @@ async def _refine(
     """The run, driven as the service drives one (its executor, on a temporary store: no database
     to set up), its events printed as they happen."""
     from agents.models import ModelConfigError, UnknownModelError
+    from app.panels import build_context
     from app.runs.temporary import temporary_runs
-    from graphs.context import RunContext
 
     async with factory:
         try:
-            panel = factory.build(judge_model, model)
+            context = build_context(factory, judge_model, model, scoring, warrants=warrants)
         except (ModelConfigError, UnknownModelError) as exc:
             fail(str(exc))
-        context = RunContext.of(panel, scoring, warrants=warrants)
         async with temporary_runs(settings, factory) as runs:
             return await runs.run(subject, context, model=model, judge_model=judge_model, on_event=renderer)
 
@@ -135,18 +134,12 @@ async def _warrants(
     from app.cli.support import with_database
     from app.db import short_session
     from app.models import DEFAULT_PROJECT
-    from app.validity.records import run_warrants
+    from app.runs.context import warrants_of
 
     async def lookup(sessions: async_sessionmaker[AsyncSession]) -> Warrants:
         async with short_session(sessions) as session:
-            return await run_warrants(
-                session,
-                factory.registry,
-                judge_model,
-                scoring,
-                DEFAULT_PROJECT,
-                settings.warrant_requirement(),
-                settings.specificity_floor,
+            return await warrants_of(
+                session, settings, factory.registry, judge_model, scoring, DEFAULT_PROJECT
             )
 
     return await with_database(settings, lookup)

@@ -9,10 +9,11 @@ exit (no database to set up, nothing left behind). Its graph keeps no checkpoint
 resumption, and no later process can resume a run of a store that is gone. No other process reads
 the store while a run runs, so a run is stored in two transactions: its row, created running under
 this process's lease, and at its end everything it recorded with its end state (the caller follows
-the run live through the executor's ``observers``).
+the run live through the events it observes). So a temporary store is the service's executor
+composed with the deferred recorder and no leases (``RunExecutor.deferred``), not a subclass.
 
-The caller builds each run's context (its panel, policy and warrants), as before: a temporary store
-holds no validity records, so the executor must not look warrants up in it.
+The caller builds each run's context (its panel, policy and warrants: ``app.panels.build_context``):
+a temporary store holds no validity records, so the executor must not look warrants up in it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from contextlib import asynccontextmanager
 from functools import cache
 from importlib import metadata, resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
@@ -43,53 +44,12 @@ from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics
 from app.models import Run
 from app.runs import repository as repo
-from app.runs.service import RunExecutor, _Write
+from app.runs.service import RunExecutor
 from app.settings import Settings, get_settings
 from graphs.context import RunContext
 from graphs.result import EventSink, RunResult
 
-if TYPE_CHECKING:  # the model client stack loads with the first model-backed panel, not here
-    from agents.llm import ResponseCache
-
 DATABASE_NAME = "thinkloop.db"
-
-
-class TemporaryExecutor(RunExecutor):
-    """The service's executor, whose runs take the context their caller built (``contexts``, by
-    run id) instead of one built from the run's model names and the store's validity records."""
-
-    # No other process reads a temporary store while its run runs (the caller sees the run's events
-    # live through ``observers``): its rows and events are stored with its end, in one transaction.
-    defer_writes = True
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.holds_spend = False  # its runs reserve nothing here (a bench reserves in the service's ledger)
-        self.contexts: dict[str, RunContext] = {}
-        self.created: dict[str, tuple[Run, Problem]] = {}
-
-    async def context_of(self, run: Run, cache: ResponseCache | None) -> RunContext:
-        return self.contexts[run.id]
-
-    async def _load(self, run_id: str) -> tuple[Run, Problem]:
-        """The run its caller has just created: nothing of it is stored but its row."""
-        self._begin(run_id, 0, set())
-        return self.created[run_id]
-
-    async def _start(self, run_id: str, resuming: bool) -> None:
-        """The run was created running: its first event waits for its end, as the others do."""
-        self._transcripts[run_id].keys.add("run.started")
-        self._queue(run_id, _Write(event={"type": "run.started"}, key="run.started"))
-
-    def _publish(self, run_id: str, seq: int, data: dict[str, Any]) -> None:
-        """Nothing: no stream can follow a temporary store's run (its caller has its events live)."""
-
-    async def _webhooks(self, session: AsyncSession, run: Run, kind: str, payload: dict[str, Any]) -> None:
-        """Nothing: no webhook can be registered with a temporary store, nor delivered from it."""
-
-    async def _still_held(self, session: AsyncSession, run_id: str) -> None:
-        """Always: no other process can reach a temporary store, so none can take its runs (the
-        lease is still taken and ended with each run; only the probe before each write is saved)."""
 
 
 def _pragmas(dbapi_connection: Any, _: Any) -> None:
@@ -109,7 +69,7 @@ async def _nothing(_: AsyncSession, __: RunResult | None) -> None:
 class TemporaryRuns:
     """Runs on a temporary store, each executed in the calling task by the service's executor."""
 
-    def __init__(self, executor: TemporaryExecutor, sessions: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(self, executor: RunExecutor, sessions: async_sessionmaker[AsyncSession]) -> None:
         self.executor, self.sessions = executor, sessions
 
     async def run(
@@ -144,21 +104,14 @@ class TemporaryRuns:
                 lease_until=executor.lease_deadline(),
             )
             session.add(run)
-        executor.contexts[run.id] = context
-        executor.created[run.id] = run, Problem(question=row.question, solution=row.solution)
-        if on_event is not None:
-            executor.observers[run.id] = on_event
+        created = run, Problem(question=row.question, solution=row.solution)
         try:
-            result = await executor.execute_here(run.id)
+            result = await executor.execute_here(run.id, context=context, created=created, observe=on_event)
         except Exception as exc:
             reason = f"internal error: {type(exc).__name__}: {exc}"[:500]
             failure = CallFailure.internal(model, exc).model_dump()
             await executor.fail_here(run.id, "error", reason, failure, _nothing)
             raise
-        finally:
-            executor.contexts.pop(run.id, None)
-            executor.created.pop(run.id, None)
-            executor.observers.pop(run.id, None)
         assert result is not None, "a run created here cannot have ended elsewhere"
         return result
 
@@ -266,7 +219,7 @@ async def temporary_runs(
             from graphs.refinement import build_refinement_graph
 
             graph = build_refinement_graph(None)  # no checkpoints: nothing can resume these runs
-            executor = TemporaryExecutor(
+            executor = RunExecutor.deferred(
                 sessions,
                 graph,
                 factory or PanelFactory(ModelRegistry({}), {}),

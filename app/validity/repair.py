@@ -16,6 +16,7 @@ from agents.panel import PanelFactory
 from agents.schemas import Problem
 from agents.validity.labels import LabelledItem
 from app.models import DEFAULT_PROJECT, RepairRecord
+from app.panels import build_context
 from app.validity.records import NotRecordable, bench_identity
 from app.validity.service import Runs
 from graphs.context import RunContext
@@ -39,11 +40,11 @@ async def measure_repairs(
     ``judge_model``'s panel under ``policy``; the figures per reviser and flaw type, and every run.
     UnknownModelError / ModelConfigError / ValueError when a model or the policy is unusable."""
     scoring = get_policy(policy, **({"max_rounds": max_rounds} if max_rounds else {}))
-    panels = {reviser: factory.build(judge_model, reviser) for reviser in revisers}  # fail before any run
+    # every context built (and so every model checked) before any run
+    contexts = {reviser: build_context(factory, judge_model, reviser, scoring) for reviser in revisers}
     runs = []
     reported: set[str] = set()  # the model ids the judge endpoint reported: a saved record needs one
-    for reviser, panel in panels.items():
-        context = RunContext.of(panel, scoring)
+    for reviser, context in contexts.items():
 
         async def drive(problem: Problem, context: RunContext = context, model: str = reviser) -> RunResult:
             result = await store.run(problem, context, model=model, judge_model=judge_model)
@@ -54,7 +55,7 @@ async def measure_repairs(
     measured, unkeyed = keyed(items)
     return {
         "judge_model": judge_model,
-        "screen": panels[revisers[0]].screen if revisers else True,
+        "screen": contexts[revisers[0]].screen if revisers else True,
         "revisers": list(revisers),
         "policy": policy,
         "max_rounds": scoring.max_rounds,

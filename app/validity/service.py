@@ -12,7 +12,8 @@ from agents.panel import PanelFactory
 from agents.rubric.panel import RUBRIC_MODEL
 from agents.schemas import Problem
 from agents.validity.labels import LabelledItem, LabelsError, check_labelled, read_labelled
-from app.access.metering import Meter, metered
+from app.access.metering import Meter
+from app.panels import build_context
 from graphs.context import RunContext
 from graphs.guarantee import calibrate
 from graphs.result import RunResult
@@ -77,11 +78,8 @@ async def validate(
     (the model whose versions the panel will judge) is only compared with the judge model, for the
     self-preference warning. With a ``guarantee`` target (α, δ), the report's ``calibration`` is the
     least strict Q threshold meeting it on the headline split (``graphs.guarantee``)."""
-    panel = factory.build(judge_model, judge_model)
-    if meter is not None:
-        panel = metered(panel, meter)
     scoring = get_policy(policy)
-    context = RunContext.of(panel, replace(scoring, max_rounds=1))
+    context = build_context(factory, judge_model, judge_model, replace(scoring, max_rounds=1), meter=meter)
 
     async def drive(problem: Problem) -> RunResult:
         return await runs.run(problem, context, model=judge_model, judge_model=judge_model)

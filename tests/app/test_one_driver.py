@@ -25,7 +25,7 @@ from app.cli import cli
 from app.db import create_engine, migrate, migrations_at_head, session_factory, short_session
 from app.models import DEFAULT_PROJECT, Run, TranscriptEvent, VerdictRow, utcnow
 from app.runs import repository as repo
-from app.runs import service, temporary
+from app.runs import recorder, service, temporary
 from app.runs.service import RunExecutor, open_executor
 from app.runs.temporary import temporary_runs
 from app.settings import Settings
@@ -53,9 +53,9 @@ def executed(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
         seen["ended"].append((run_id, status, kwargs.get("owner")))
         return await finish_run(session, run_id, status, *args, **kwargs)
 
-    async def driving(self: RunExecutor, run_id: str, *args: Any, **kwargs: Any) -> Any:
+    async def driving(self: RunExecutor, attempt: Any, *args: Any, **kwargs: Any) -> Any:
         seen["executors"].append(self.worker)
-        return await drive(self, run_id, *args, **kwargs)
+        return await drive(self, attempt, *args, **kwargs)
 
     monkeypatch.setattr(repo, "record_rounds", recording_rounds)
     monkeypatch.setattr(repo, "finish_run", recording_end)
@@ -184,7 +184,7 @@ async def test_a_temporary_stores_run_is_stored_once_at_its_end(monkeypatch: pyt
     keeps no checkpoints (nothing can resume the run of a store that is gone). Everything a run
     records is there once it has ended."""
     transactions: list[str] = []
-    for module in (temporary, service):
+    for module in (temporary, service, recorder):
         counting = counted(module.short_session, module.__name__, transactions)
         monkeypatch.setattr(module, "short_session", counting)
     factory = PanelFactory(ModelRegistry({}), {})
@@ -203,7 +203,7 @@ async def test_a_temporary_stores_run_is_stored_once_at_its_end(monkeypatch: pyt
             types = [kind for kind in types if kind != "reviser.thinking"]
     rounds = len(result.rounds)
     assert result.outcome == "screened" and rounds == 2
-    assert transactions == ["app.runs.temporary", "app.runs.service"]  # its creation, then its end
+    assert transactions == ["app.runs.temporary", "app.runs.recorder"]  # its creation, then its end
     assert sorted((v.round, v.judge) for v in verdicts) == sorted(
         (o.round, o.judge) for r in result.rounds for o in r.outcomes
     )
