@@ -24,8 +24,8 @@ from app.access.usage import spent_on
 from app.cli import cli
 from app.db import create_engine, migrate, migrations_at_head, session_factory, short_session
 from app.models import DEFAULT_PROJECT, Run, TranscriptEvent, VerdictRow, utcnow
-from app.runs import repository as repo
 from app.runs import recorder, service, temporary
+from app.runs import repository as repo
 from app.runs.service import RunExecutor, open_executor
 from app.runs.temporary import temporary_runs
 from app.settings import Settings
