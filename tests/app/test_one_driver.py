@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -24,7 +25,7 @@ from app.access.usage import spent_on
 from app.cli import cli
 from app.db import create_engine, migrate, migrations_at_head, session_factory, short_session
 from app.models import DEFAULT_PROJECT, Run, TranscriptEvent, VerdictRow, utcnow
-from app.runs import recorder, service, temporary
+from app.runs import recorder, temporary
 from app.runs import repository as repo
 from app.runs.service import RunExecutor, open_executor
 from app.runs.temporary import temporary_runs
@@ -184,7 +185,7 @@ async def test_a_temporary_stores_run_is_stored_once_at_its_end(monkeypatch: pyt
     keeps no checkpoints (nothing can resume the run of a store that is gone). Everything a run
     records is there once it has ended."""
     transactions: list[str] = []
-    for module in (temporary, service, recorder):
+    for module in (temporary, sys.modules[RunExecutor.__module__], recorder):
         counting = counted(module.short_session, module.__name__, transactions)
         monkeypatch.setattr(module, "short_session", counting)
     factory = PanelFactory(ModelRegistry({}), {})
