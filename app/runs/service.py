@@ -380,7 +380,10 @@ class RunExecutor:
             earlier.transcript.stop()
         self.attempts[run_id] = attempt
         # Driven by a task of its own, which the heartbeat stops alone: never the caller's task.
-        work = attempt.task = asyncio.ensure_future(self._drive(attempt, cache, settle, lanes))
+        work: asyncio.Future[RunResult | None] = asyncio.ensure_future(
+            self._drive(attempt, cache, settle, lanes)
+        )
+        attempt.task = work
         try:
             try:
                 await asyncio.wait({work})
