@@ -33,8 +33,8 @@ from app.reviews.labels import review_set
 from app.reviews.queue import on_run_end
 from app.runs import deliveries, hooks
 from app.runs import endpoints as runs
-from app.runs.actions import retaining
-from app.runs.service import open_executor
+from app.runs.executor import open_executor
+from app.runs.service import retaining
 from app.runs.stream import listening
 from app.runs.temporary import temporary_runs
 from app.settings import Settings, get_settings

@@ -49,7 +49,7 @@ from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.logging import configure_logging
 from app.reporting.item_result import item_results
-from app.runs.service import open_executor
+from app.runs.executor import open_executor
 from app.runs.temporary import temporary_runs
 from app.settings import Settings
 from graphs.context import RunContext

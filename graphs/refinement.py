@@ -2,7 +2,7 @@
 
 The zero-shot control arm is the same graph entered through one blind revision (``arm``
 "control"), then judged once: the one graph every run, loop or control, is driven through
-(``app.runs.service.RunExecutor``)."""
+(``app.runs.executor.RunExecutor``)."""
 
 from __future__ import annotations
 

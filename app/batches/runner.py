@@ -38,7 +38,7 @@ from app.models import (
     utcnow,
 )
 from app.runs import repository as runs_repo
-from app.runs.service import LeaseLost, RunExecutor
+from app.runs.executor import LeaseLost, RunExecutor
 from graphs.result import RunResult
 from graphs.scoring import Outcome
 

@@ -18,7 +18,7 @@ from app.batches import repository as repo
 from app.batches.broker import EmbeddedBroker, build_broker, enqueue
 from app.batches.runner import BatchRunner
 from app.db import short_session
-from app.runs.service import RunExecutor
+from app.runs.executor import RunExecutor
 from app.settings import Settings
 
 log = structlog.get_logger(__name__)

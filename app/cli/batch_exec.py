@@ -37,7 +37,7 @@ from app.db import short_session
 from app.models import RUN_TERMINAL
 from app.panels import panel_factory
 from app.reviews.queue import on_run_end
-from app.runs.service import open_executor
+from app.runs.executor import open_executor
 from app.settings import Settings
 
 INTERRUPTS = (signal.SIGINT, signal.SIGHUP, signal.SIGTERM)

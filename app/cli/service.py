@@ -52,7 +52,7 @@ def purge_command(
     (rows, transcript, deliveries, checkpoints); batches are kept until deleted."""
     from app.checkpoints import open_checkpointer
     from app.cli.support import fail, with_database
-    from app.runs.actions import purge
+    from app.runs.service import purge
     from app.settings import get_settings
 
     settings = get_settings()

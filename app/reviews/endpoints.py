@@ -23,7 +23,7 @@ from app.reviews.schemas import (
     ReviewRequestedWebhook,
 )
 from app.reviews.views import decision_public, review_detail, review_public, review_rows
-from app.runs import actions
+from app.runs import service
 
 router = APIRouter(tags=["reviews"])
 _NO_NOTE = ReviewRequest()  # a request may send no body
@@ -141,7 +141,7 @@ async def request_review(
 ) -> ReviewPublic:
     """Ask a teacher to decide an ended run's final version (a **write** or **review** key); 409
     while it runs or already waits in the queue."""
-    run = await actions.get(session, run_id, key.project_id)
+    run = await service.get(session, run_id, key.project_id)
     item = await decisions.request_review(session, run, key, body.note)
     await session.commit()
     return review_public(item, run, None)

@@ -11,7 +11,7 @@ from app.grading import grading_progress
 from app.models import ReviewDecision, ReviewItem, Run
 from app.reviews.decisions import corrected_of, history, latest
 from app.reviews.schemas import DecisionPublic, ReviewDetail, ReviewPublic
-from app.runs import actions
+from app.runs import service
 
 
 def decision_public(row: ReviewDecision) -> DecisionPublic:
@@ -65,7 +65,7 @@ async def review_detail(session: AsyncSession, item: ReviewItem) -> ReviewDetail
     past = await history(session, item.id)
     row = review_public(item, run, past[-1] if past else None)
     decided = [decision_public(d) for d in past]
-    trace = await actions.trace(session, row.run_id, item.project_id)  # rereads: ``item`` expires
+    trace = await service.trace(session, row.run_id, item.project_id)  # rereads: ``item`` expires
     judged = next((r for r in trace.rounds if r.round == row.round), None)
     thinking = [
         {"round": r.round, "text": r.revision.thinking}

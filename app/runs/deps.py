@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from app.runs.service import RunExecutor
+from app.runs.executor import RunExecutor
 from app.webhooks import WebhookOutbox
 
 

@@ -1,4 +1,4 @@
-"""/v1/runs: submit, read, list, stream and cancel refinement runs (the work is in ``actions``)."""
+"""/v1/runs: submit, read, list, stream and cancel refinement runs (the work is in ``service``)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from app.errors import problem_responses
 from app.models import RunStatus
 from app.pagination import sequence_number
 from app.pagination_http import CreatedAfter, CreatedBefore
-from app.runs import actions
 from app.runs import repository as repo
+from app.runs import service
 from app.runs.deps import Executor, Outbox
 from app.runs.schemas import RunCreate, RunPage, RunPublic, RunTrace
 from app.runs.trace import run_public
@@ -60,7 +60,7 @@ async def create_run(
     ] = None,
 ) -> RunTrace | RunPublic:
     """Start a refinement run; 202 with the run, or with ?wait=true the finished trace."""
-    submitted = await actions.submit(
+    submitted = await service.submit(
         session,
         body,
         key=key,
@@ -76,7 +76,7 @@ async def create_run(
         return run_public(run, submitted.question)
     if wait and await executor.wait(run.id, min(wait_s or settings.wait_timeout_s, settings.wait_timeout_s)):
         response.status_code = status.HTTP_200_OK
-        return await actions.trace(session, run.id, key.project_id)
+        return await service.trace(session, run.id, key.project_id)
     if wait:
         await session.refresh(run)  # still going: as it is now, not as it was created
     return run_public(run, submitted.question)
@@ -85,7 +85,7 @@ async def create_run(
 @router.get("/{run_id}", response_model=RunTrace, responses=_ERRORS)
 async def get_run(run_id: RunId, session: Session, key: ReadKey) -> RunTrace:
     """The full revision trace: every round's version, verdicts, scores, feedback and think-aloud."""
-    return await actions.trace(session, run_id, key.project_id)
+    return await service.trace(session, run_id, key.project_id)
 
 
 @router.get("", response_model=RunPage, responses=_ERRORS)
@@ -147,7 +147,7 @@ async def cancel_run(
     run_id: RunId, session: Session, key: WriteKey, executor: Executor, outbox: Outbox
 ) -> RunPublic:
     """Cancel a queued or running run; 409 if it already ended or is a batch item's."""
-    cancelled = await actions.cancel(session, run_id, key, executor, outbox)
+    cancelled = await service.cancel(session, run_id, key, executor, outbox)
     return run_public(cancelled.run, cancelled.question)
 
 
@@ -157,7 +157,7 @@ async def cancel_run(
 async def delete_run(run_id: RunId, session: Session, key: WriteKey, executor: Executor) -> Response:
     """Delete an ended run and every trace of it (rows, transcript, deliveries, checkpoints); 409 while
     it runs or when it is a batch item's."""
-    await actions.delete(session, run_id, key, executor)
+    await service.delete(session, run_id, key, executor)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -176,7 +176,7 @@ async def stream_run_events(
     sessions = request.app.state.sessions
     # No request-scoped session here: it would stay checked out for the whole stream.
     async with short_session(sessions) as session:
-        await actions.get(session, run_id, key.project_id)
+        await service.get(session, run_id, key.project_id)
     after = sequence_number(last_event_id, "Last-Event-ID", _RESUME) if last_event_id else 0
-    stream = actions.events(sessions, run_id, after, executor.notifier, settings.sse_reread_s)
+    stream = service.events(sessions, run_id, after, executor.notifier, settings.sse_reread_s)
     return EventSourceResponse(stream, ping=settings.sse_heartbeat_s)

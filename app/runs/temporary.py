@@ -44,7 +44,7 @@ from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics
 from app.models import Run
 from app.runs import repository as repo
-from app.runs.service import RunExecutor
+from app.runs.executor import RunExecutor
 from app.settings import Settings, get_settings
 from graphs.context import RunContext
 from graphs.result import EventSink, RunResult

@@ -33,7 +33,7 @@ from app.db import migrate
 from app.main import create_app
 from app.models import RUN_TERMINAL, RunStatus
 from app.projects.keys import create_key
-from app.runs.service import open_executor
+from app.runs.executor import open_executor
 from app.settings import Settings
 from tests.workers import redis_url
 

@@ -94,7 +94,7 @@ def modules_after(code: str) -> set[str]:
 NOT_FOR_A_TEMPORARY_STORE = ("psycopg", "numpy", "scipy", "statsmodels", "httpx", "redis")
 
 
-@pytest.mark.parametrize("module", ["app.cli", "app.runs.temporary", "app.runs.service"])
+@pytest.mark.parametrize("module", ["app.cli", "app.runs.temporary", "app.runs.executor"])
 def test_importing_the_cli_or_its_store_loads_no_server_and_no_langsmith(module: str) -> None:
     loaded = modules_after(f"import {module}")
     assert loaded & {*SERVER_ONLY, *WITH_THE_LOOP, *NOT_FOR_A_TEMPORARY_STORE} == set()

@@ -11,8 +11,8 @@ from pathlib import Path
 from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from app.db import create_engine, session_factory
+from app.runs.executor import RunExecutor, open_executor
 from app.runs.recorder import DeferredRecorder, DurableRecorder
-from app.runs.service import RunExecutor, open_executor
 from app.runs.temporary import temporary_runs
 from app.settings import Settings
 from tests import driving

@@ -26,7 +26,7 @@ from app.models import (
     TranscriptEvent,
     VerdictRow,
 )
-from app.runs.actions import purge
+from app.runs.service import purge
 from tests.app.conftest import PROBLEM, Service
 from tests.app.test_batches_api import settle, start
 

@@ -27,7 +27,7 @@ from app.db import create_engine, migrate, migrations_at_head, session_factory, 
 from app.models import DEFAULT_PROJECT, Run, TranscriptEvent, VerdictRow, utcnow
 from app.runs import recorder, temporary
 from app.runs import repository as repo
-from app.runs.service import RunExecutor, open_executor
+from app.runs.executor import RunExecutor, open_executor
 from app.runs.temporary import temporary_runs
 from app.settings import Settings
 from graphs.context import RunContext
