@@ -24,6 +24,8 @@ from sqlalchemy import (
 )
 from sqlmodel import Field, SQLModel
 
+from agents.outcome import Outcome
+
 
 class RunStatus(StrEnum):
     """Where a run is: queued, running, then its outcome (``graphs.scoring.Outcome``) for good.
@@ -36,16 +38,16 @@ class RunStatus(StrEnum):
 
     QUEUED = "queued"
     RUNNING = "running"
-    ACCEPTED = "accepted"
-    SCREENED = "screened"  # the offline panel found no flaw: not a judgement of soundness
-    EXHAUSTED = "exhausted"
-    NEEDS_REVIEW = "needs_review"
-    ERROR = "error"
-    CANCELLED = "cancelled"
+    ACCEPTED = Outcome.ACCEPTED.value
+    SCREENED = Outcome.SCREENED.value  # the offline panel found no flaw: not a judgement of soundness
+    EXHAUSTED = Outcome.EXHAUSTED.value
+    NEEDS_REVIEW = Outcome.NEEDS_REVIEW.value
+    ERROR = Outcome.ERROR.value
+    CANCELLED = Outcome.CANCELLED.value
 
 
 RUN_UNFINISHED: frozenset[str] = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
-RUN_TERMINAL: frozenset[str] = frozenset(RunStatus) - RUN_UNFINISHED  # the outcomes
+RUN_TERMINAL: frozenset[str] = frozenset(Outcome)  # the outcomes: every status but queued and running
 
 
 class BatchStatus(StrEnum):

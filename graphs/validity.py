@@ -22,6 +22,7 @@ from typing import Literal
 import structlog
 
 from agents.answers import FinalAnswer, agree, solver_answer, stated_answer
+from agents.outcome import PASSED_OUTCOMES, REFUSED_OUTCOMES, Outcome
 from agents.rubric.panel import RUBRIC_MODEL
 from agents.schemas import JudgeName, JudgeResult, Problem
 from agents.validity.evidence import answer_key, names_evidence, solver_finds_the_flaw
@@ -29,7 +30,7 @@ from agents.validity.labels import LabelledItem
 from agents.validity.matching import check_matches, findings, gate_matches
 from agents.validity.twins import paraphrase, twins_of
 from graphs.result import RunResult
-from graphs.scoring import PASSED_OUTCOMES, ScoringPolicy, Vote
+from graphs.scoring import ScoringPolicy, Vote
 
 log = structlog.get_logger(__name__)
 
@@ -42,7 +43,7 @@ Drive = Callable[[Problem], Awaitable[RunResult]]
 # Outcomes that are the panel's verdict on a version: passed (accepted, or screened: the offline
 # panel's "found nothing") or refused.
 PASSED: frozenset[str] = PASSED_OUTCOMES
-REFUSED: frozenset[str] = frozenset({"exhausted"})
+REFUSED: frozenset[str] = REFUSED_OUTCOMES
 
 
 @dataclass(frozen=True)
@@ -102,12 +103,12 @@ class Judged:
         panel). It is no pass: a held flawed version is no false accept, a held sound one counts
         against specificity, so holding everything cannot flatter a panel. Held because judges
         gave no verdict, it stays undecided."""
-        return self.decision == "needs_review" and not self.abstentions
+        return self.decision == Outcome.NEEDS_REVIEW and not self.abstentions
 
     @property
     def errored(self) -> bool:
         """Excluded because something failed: the run ended in error, or a judge call failed."""
-        return self.decision == "error" or self.failed_calls > 0
+        return self.decision == Outcome.ERROR or self.failed_calls > 0
 
     @property
     def failed_calls(self) -> int:
