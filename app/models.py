@@ -303,7 +303,7 @@ class RoundRow(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-class LLMCallColumns(SQLModel):
+class CallRecordColumns(SQLModel):
     """Who produced an output, with which prompt, at what cost (shared by judgements and revisions)."""
 
     model: str = Field(max_length=200)
@@ -316,7 +316,7 @@ class LLMCallColumns(SQLModel):
     cost_usd: float | None = None
 
 
-class VerdictRow(LLMCallColumns, table=True):
+class JudgementRow(CallRecordColumns, table=True):
     """One judge's verdict (or abstention) in one round, with everything needed to audit it."""
 
     __tablename__ = "judgements"
@@ -341,7 +341,7 @@ class VerdictRow(LLMCallColumns, table=True):
     raw_outputs: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
 
 
-class RevisionRow(LLMCallColumns, table=True):
+class RevisionRow(CallRecordColumns, table=True):
     """The model under test's revision after a round, with its think-aloud."""
 
     __tablename__ = "revisions"

@@ -157,7 +157,7 @@ def versions(item: LabelledItem, twins: bool) -> list[tuple[Version, str, Proble
 
 
 @dataclass(frozen=True)
-class Verdict:
+class PanelReading:
     """Round 1 of the loop on one version: the run's outcome, Q, each judge's vote, the gate, and
     the model ids the endpoint reported in the round's answered calls."""
 
@@ -177,10 +177,10 @@ class Verdict:
         return self.decision in PASSED
 
 
-def verdict_of(result: RunResult, policy: ScoringPolicy) -> Verdict:
+def reading_of(result: RunResult, policy: ScoringPolicy) -> PanelReading:
     """What the bench measures of a run that judged one version (round 1 of the loop)."""
     if not result.rounds:  # no version was judged (nothing the bench can read as a verdict)
-        return Verdict(str(result.outcome), None, (), (), causes=causes_of(result))
+        return PanelReading(str(result.outcome), None, (), (), causes=causes_of(result))
     record = result.rounds[0]
     votes = tuple(_vote(o, policy) for o in record.outcomes)
     calls = [o.reported_model for o in record.outcomes] + (
@@ -193,7 +193,7 @@ def verdict_of(result: RunResult, policy: ScoringPolicy) -> Verdict:
     solved = record.solver.solution if record.solver else None
     answer = solver_answer(solved) if solved else None
     failed = record.solver.failure if record.solver else None
-    return Verdict(
+    return PanelReading(
         str(result.outcome),
         record.quality,
         votes,
@@ -256,11 +256,11 @@ async def bench(
     async def one(item: LabelledItem, version: Version, twin: str, problem: Problem) -> Judged:
         async with slots:
             try:
-                verdict = verdict_of(await drive(problem), policy)
+                verdict = reading_of(await drive(problem), policy)
             except Exception as exc:  # one version's crash is that version's error, not the bench's
                 log.exception("validity.version_failed", item=item.id, version=version, twin=twin)
                 crash = f"{type(exc).__name__}: {exc}"
-                verdict = Verdict("error", None, (), (crash,), causes=(f"the run raised {crash}",))
+                verdict = PanelReading("error", None, (), (crash,), causes=(f"the run raised {crash}",))
         levels = tuple(dict.fromkeys(level for flaw in item.flaws for level in flaw.levels))
         evidence = [flaw.evidence for flaw in item.flaws]
         key = _key(item, version, problem)
