@@ -304,9 +304,15 @@ class RoundRow(SQLModel, table=True):
 
 
 class CallRecordColumns(SQLModel):
-    """Who produced an output, with which prompt, at what cost (shared by judgements and revisions)."""
+    """Who produced an output, with which prompt, at what cost (shared by judgements and revisions):
+    the columns of an ``agents.schemas.CallRecord``, filled by ``app.runs.repository.call_record``."""
 
     model: str = Field(max_length=200)
+    # The model id the endpoint reported ("" if it named none; null: it never answered), and the
+    # server's system_fingerprint in that reply (null: it sent none, the reply came from the response
+    # cache, or it was stored before migration 0025)
+    reported_model: str | None = Field(default=None, sa_type=Text, nullable=True)
+    system_fingerprint: str | None = Field(default=None, sa_type=Text, nullable=True)
     prompt_version: str = Field(max_length=100)
     input_tokens: int = 0
     # Of input_tokens, those the server reported serving from its prompt cache (docs/prompt-cache.md)
@@ -321,11 +327,6 @@ class JudgementRow(CallRecordColumns, table=True):
 
     __tablename__ = "judgements"
     __table_args__ = (UniqueConstraint("run_id", "round", "judge"),)
-    # The model id the judge endpoint reported ("" if it named none; null: it never answered)
-    reported_model: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
-    # The server's system_fingerprint in that reply (null: it sent none, the reply came from the
-    # response cache, or it was stored before migration 0025)
-    system_fingerprint: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
     id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(foreign_key="runs.id", index=True)
@@ -346,10 +347,6 @@ class RevisionRow(CallRecordColumns, table=True):
 
     __tablename__ = "revisions"
     __table_args__ = (UniqueConstraint("run_id", "round"),)
-    # The model id the endpoint reported and its system_fingerprint (null: not sent, cached, or
-    # stored before migration 0025)
-    reported_model: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
-    system_fingerprint: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
     id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(foreign_key="runs.id", index=True)

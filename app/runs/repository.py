@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import SQLModel, col, select
 
-from agents.schemas import HolisticVerdict, JudgeResult, RevisionResult, Usage
+from agents.schemas import CallRecord, HolisticVerdict, JudgeResult, RevisionResult, Usage
 from app.access import reserve, usage
 from app.models import (
     RUN_TERMINAL,
@@ -188,13 +188,16 @@ _BULK = {model: insert(SQLModel.metadata.tables[name]) for model, name in TABLES
 _ACCOUNTED = {"input_tokens", "cached_input_tokens", "output_tokens", "latency_s", "cost_usd"}
 
 
-def accounting(outcome: JudgeResult | RevisionResult) -> dict[str, Any]:
-    """The LLM-call columns of a judgement or revision."""
+def call_record(outcome: CallRecord) -> dict[str, Any]:
+    """The call-record columns of a judgement or revision (``CallRecordColumns``, and its raw
+    replies), from its ``CallRecord``: the one place they are filled."""
     usage = outcome.usage.model_dump(
         include={"input_tokens", "cached_input_tokens", "output_tokens", "latency_s", "cost_usd"}
     )
     return {
         "model": outcome.model,
+        "reported_model": outcome.reported_model,
+        "system_fingerprint": outcome.system_fingerprint,
         "prompt_version": outcome.prompt_version,
         "raw_outputs": outcome.raw_outputs,
         **usage,
@@ -220,9 +223,7 @@ def _judgement(run_id: str, outcome: JudgeResult) -> dict[str, Any]:
         "abstain_reason": outcome.abstain_reason,
         "failure": outcome.failure.model_dump() if outcome.failure else None,
         "reasoning": outcome.reasoning,
-        "reported_model": outcome.reported_model,
-        "system_fingerprint": outcome.system_fingerprint,
-        **accounting(outcome),
+        **call_record(outcome),
     }
 
 
@@ -237,9 +238,7 @@ def _revision(run_id: str, outcome: RevisionResult) -> dict[str, Any]:
         "thinking": outcome.thinking,
         "error": outcome.error,
         "failure": outcome.failure.model_dump() if outcome.failure else None,
-        "reported_model": outcome.reported_model,
-        "system_fingerprint": outcome.system_fingerprint,
-        **accounting(outcome),
+        **call_record(outcome),
     }
 
 
