@@ -61,14 +61,15 @@ NO_WARRANT: dict[str, Any] = {"status": "none"}
 # The modules of agents/ whose code can change an acceptance, besides the verifier (its own part):
 # what the panel is asked (fencing, judges, solver), how a reply is read (llm: the parse and its
 # retries; structured, reasoning, wire: the JSON asked for, the reasoning split off, the reply
-# normalised; schemas: what a verdict or a solution may hold), the solver comparison (answers), the
-# degenerate-verdict checks (judges) and which judges form the panel (panel). Their source is the
-# identity's ``code`` part.
+# normalised; schemas: what a verdict or a solution may hold; outcome: the words a decision is),
+# the solver comparison (answers), the degenerate-verdict checks (judges) and which judges form
+# the panel (panel). Their source is the identity's ``code`` part.
 DECISION_MODULES = (
     "answers",
     "fencing",
     "judges",
     "llm",
+    "outcome",
     "panel",
     "reasoning",
     "schemas",

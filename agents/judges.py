@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from agents.fencing import fence
 from agents.schemas import (
     HOLISTIC,
+    CallRecord,
     HolisticVerdict,
     JudgeName,
     JudgeResult,
@@ -110,12 +111,7 @@ class LLMJudge:
             abstain_reason=(why or result.error) if verdict is None else None,
             failure=failure if verdict is None else None,
             reasoning=result.reasoning,
-            raw_outputs=result.raw_outputs,
-            model=self._client.model_id,
-            reported_model=result.reported_model,
-            system_fingerprint=result.system_fingerprint,
-            prompt_version=prompt_version(prompt, self._layout),
-            usage=result.usage,
+            **CallRecord.fields(result, self._client.model_id, prompt_version(prompt, self._layout)),
         )
 
 

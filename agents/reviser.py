@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from agents.fencing import fence
-from agents.schemas import JudgeName, Problem, Revision, RevisionResult
+from agents.schemas import CallRecord, JudgeName, Problem, Revision, RevisionResult
 from prompts import load_prompt
 
 if TYPE_CHECKING:  # the LLM stack loads when a model-backed reviser is built, not for the offline one
@@ -154,10 +154,5 @@ class LLMReviser:
             thinking=think_aloud(result.reasoning, revision.thinking) if revision else "".join(sent),
             error=result.error if revision is None else None,
             failure=result.failure if revision is None else None,
-            raw_outputs=result.raw_outputs,
-            model=self._client.model_id,
-            reported_model=result.reported_model,
-            system_fingerprint=result.system_fingerprint,
-            prompt_version=prompt.version,
-            usage=result.usage,
+            **CallRecord.fields(result, self._client.model_id, prompt.version),
         )

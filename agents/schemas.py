@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
@@ -235,22 +235,16 @@ class CallFailure(BaseModel):
         return f"{where}: {status}{self.exception}: {self.message}"
 
 
-class JudgeResult(BaseModel):
-    """A judge's result for one round: a verdict, or an abstention with the raw output kept.
-
-    An abstention with a ``failure`` is a call that failed (the endpoint or the reply); one
-    without is a judge that declined to score (none of its criteria applies).
-    """
+class CallRecord(BaseModel):
+    """Where an output of one model call comes from, declared once: the model asked and the one the
+    endpoint reported, the server's build, the prompt's version, what the call cost, and the raw
+    replies. A judge's and the reviser's results are call records; the tables ``judgements`` and
+    ``revisions`` keep these fields as ``app.models.CallRecordColumns``, filled from them by one
+    function (``app.runs.repository.call_record``)."""
 
     model_config = ConfigDict(frozen=True)
 
-    judge: JudgeName
-    round: int
-    verdict: JudgeVerdict | HolisticVerdict | None = None
-    abstain_reason: str | None = None
-    failure: CallFailure | None = None
     raw_outputs: list[str] = Field(default_factory=list)
-    reasoning: str = Field(default="", description="A reasoning model's own thinking, apart from its verdict")
     model: str
     reported_model: str | None = Field(
         default=None,
@@ -265,13 +259,56 @@ class JudgeResult(BaseModel):
     prompt_version: str
     usage: Usage = Field(default_factory=Usage)
 
+    @staticmethod
+    def fields(reply: Reply, model: str, prompt_version: str) -> dict[str, Any]:
+        """A call record's fields, from the reply of the call made to ``model`` with the prompt of
+        ``prompt_version`` (the one place they are filled)."""
+        return {
+            "raw_outputs": reply.raw_outputs,
+            "model": model,
+            "reported_model": reply.reported_model,
+            "system_fingerprint": reply.system_fingerprint,
+            "prompt_version": prompt_version,
+            "usage": reply.usage,
+        }
+
+
+class Reply(Protocol):
+    """What a call record reads of a model call's reply (``agents.llm.StructuredResult``)."""
+
+    @property
+    def raw_outputs(self) -> list[str]: ...
+    @property
+    def reported_model(self) -> str | None: ...
+    @property
+    def system_fingerprint(self) -> str | None: ...
+    @property
+    def usage(self) -> Usage: ...
+
+
+class JudgeResult(CallRecord):
+    """A judge's result for one round: a verdict, or an abstention with the raw output kept.
+
+    An abstention with a ``failure`` is a call that failed (the endpoint or the reply); one
+    without is a judge that declined to score (none of its criteria applies).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    judge: JudgeName
+    round: int
+    verdict: JudgeVerdict | HolisticVerdict | None = None
+    abstain_reason: str | None = None
+    failure: CallFailure | None = None
+    reasoning: str = Field(default="", description="A reasoning model's own thinking, apart from its verdict")
+
     @property
     def abstained(self) -> bool:
         """True when the judge gave no usable verdict."""
         return self.verdict is None
 
 
-class RevisionResult(BaseModel):
+class RevisionResult(CallRecord):
     """The reviser's result: the revised problem and its think-aloud, or a failure."""
 
     model_config = ConfigDict(frozen=True)
@@ -281,20 +318,6 @@ class RevisionResult(BaseModel):
     thinking: str = ""
     error: str | None = None
     failure: CallFailure | None = None
-    raw_outputs: list[str] = Field(default_factory=list)
-    model: str
-    reported_model: str | None = Field(
-        default=None,
-        description='The model id the endpoint reported in its reply (`model`; "" when it named none; '
-        "null when it never answered)",
-    )
-    system_fingerprint: str | None = Field(
-        default=None,
-        description="The `system_fingerprint` the endpoint sent with its reply (the server's build and "
-        "configuration, OpenAI's field); null when it sent none or the reply came from the cache",
-    )
-    prompt_version: str
-    usage: Usage = Field(default_factory=Usage)
     not_revised: list[str] = Field(
         default_factory=list,
         description="Why each attempt that did not revise was refused, in order (agents.revision_check); "

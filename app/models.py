@@ -24,6 +24,8 @@ from sqlalchemy import (
 )
 from sqlmodel import Field, SQLModel
 
+from agents.outcome import Outcome
+
 
 class RunStatus(StrEnum):
     """Where a run is: queued, running, then its outcome (``graphs.scoring.Outcome``) for good.
@@ -36,16 +38,16 @@ class RunStatus(StrEnum):
 
     QUEUED = "queued"
     RUNNING = "running"
-    ACCEPTED = "accepted"
-    SCREENED = "screened"  # the offline panel found no flaw: not a judgement of soundness
-    EXHAUSTED = "exhausted"
-    NEEDS_REVIEW = "needs_review"
-    ERROR = "error"
-    CANCELLED = "cancelled"
+    ACCEPTED = Outcome.ACCEPTED.value
+    SCREENED = Outcome.SCREENED.value  # the offline panel found no flaw: not a judgement of soundness
+    EXHAUSTED = Outcome.EXHAUSTED.value
+    NEEDS_REVIEW = Outcome.NEEDS_REVIEW.value
+    ERROR = Outcome.ERROR.value
+    CANCELLED = Outcome.CANCELLED.value
 
 
 RUN_UNFINISHED: frozenset[str] = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
-RUN_TERMINAL: frozenset[str] = frozenset(RunStatus) - RUN_UNFINISHED  # the outcomes
+RUN_TERMINAL: frozenset[str] = frozenset(Outcome)  # the outcomes: every status but queued and running
 
 
 class BatchStatus(StrEnum):
@@ -301,10 +303,16 @@ class RoundRow(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-class LLMCallColumns(SQLModel):
-    """Who produced an output, with which prompt, at what cost (shared by judgements and revisions)."""
+class CallRecordColumns(SQLModel):
+    """Who produced an output, with which prompt, at what cost (shared by judgements and revisions):
+    the columns of an ``agents.schemas.CallRecord``, filled by ``app.runs.repository.call_record``."""
 
     model: str = Field(max_length=200)
+    # The model id the endpoint reported ("" if it named none; null: it never answered), and the
+    # server's system_fingerprint in that reply (null: it sent none, the reply came from the response
+    # cache, or it was stored before migration 0025)
+    reported_model: str | None = Field(default=None, sa_type=Text, nullable=True)
+    system_fingerprint: str | None = Field(default=None, sa_type=Text, nullable=True)
     prompt_version: str = Field(max_length=100)
     input_tokens: int = 0
     # Of input_tokens, those the server reported serving from its prompt cache (docs/prompt-cache.md)
@@ -314,16 +322,11 @@ class LLMCallColumns(SQLModel):
     cost_usd: float | None = None
 
 
-class VerdictRow(LLMCallColumns, table=True):
+class JudgementRow(CallRecordColumns, table=True):
     """One judge's verdict (or abstention) in one round, with everything needed to audit it."""
 
     __tablename__ = "judgements"
     __table_args__ = (UniqueConstraint("run_id", "round", "judge"),)
-    # The model id the judge endpoint reported ("" if it named none; null: it never answered)
-    reported_model: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
-    # The server's system_fingerprint in that reply (null: it sent none, the reply came from the
-    # response cache, or it was stored before migration 0025)
-    system_fingerprint: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
     id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(foreign_key="runs.id", index=True)
@@ -339,15 +342,11 @@ class VerdictRow(LLMCallColumns, table=True):
     raw_outputs: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
 
 
-class RevisionRow(LLMCallColumns, table=True):
+class RevisionRow(CallRecordColumns, table=True):
     """The model under test's revision after a round, with its think-aloud."""
 
     __tablename__ = "revisions"
     __table_args__ = (UniqueConstraint("run_id", "round"),)
-    # The model id the endpoint reported and its system_fingerprint (null: not sent, cached, or
-    # stored before migration 0025)
-    reported_model: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
-    system_fingerprint: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
     id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(foreign_key="runs.id", index=True)

@@ -41,7 +41,7 @@ from sqlmodel import col
 
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, session_factory, short_session
-from app.models import BatchItem, RevisionRow, RoundRow, VerdictRow
+from app.models import BatchItem, JudgementRow, RevisionRow, RoundRow
 
 REDIS = "redis://127.0.0.1:6379/12"
 JUDGE = "judge"
@@ -133,7 +133,7 @@ async def stored_work(database_url: str, batch_id: str) -> dict[str, Any]:
             rounds = select(col(RoundRow.run_id), col(RoundRow.solver))
             rounds = rounds.where(col(RoundRow.run_id).in_(in_batch))
             round_rows = (await session.execute(rounds)).all()
-            verdicts = select(col(VerdictRow.model)).where(col(VerdictRow.run_id).in_(in_batch))
+            verdicts = select(col(JudgementRow.model)).where(col(JudgementRow.run_id).in_(in_batch))
             revisions = select(col(RevisionRow.model)).where(col(RevisionRow.run_id).in_(in_batch))
             calls = Counter((await session.execute(verdicts)).scalars().all())
             calls.update((await session.execute(revisions)).scalars().all())

@@ -54,7 +54,7 @@ from app.validity.service import validate
 from graphs.context import RunContext
 from graphs.result import RunResult
 from graphs.scoring import get_policy
-from graphs.validity import verdict_of
+from graphs.validity import reading_of
 from graphs.validity_metrics import share
 
 VALIDITY_SET = Path(__file__).resolve().parents[1] / "app" / "samples" / "validity" / "problems.jsonl"
@@ -104,7 +104,7 @@ async def sweep(base_url: str, layout: Layout, items: list[LabelledItem]) -> dic
 def _decisions(results: list[tuple[Problem, RunResult]]) -> Counter[str]:
     """How each version's run ended: its decision under the bench's policy, and the run's stop reason."""
     policy = get_policy("default")
-    return Counter(f"{verdict_of(result, policy).decision} ({result.stop_reason})" for _, result in results)
+    return Counter(f"{reading_of(result, policy).decision} ({result.stop_reason})" for _, result in results)
 
 
 def _calls(results: list[tuple[Problem, RunResult]]) -> dict[str, Any]:

@@ -105,12 +105,18 @@ async def escalate(
             return Escalated(decision, reason, tuple(steps))
         if threshold is not None and q is not None and q >= threshold:
             reason = f"accepted by the stronger panel {stage.name} at or above its guaranteed threshold"
-            steps.append(_step(round_no, number, stage.name, q, threshold, "accepted", reason, spent))
+            steps.append(
+                _step(round_no, number, stage.name, q, threshold, Decision.ACCEPTED.value, reason, spent)
+            )
             return Escalated(Decision.ACCEPTED, reason, tuple(steps))
         why = _short(threshold, q)
         steps.append(_step(round_no, number, stage.name, q, threshold, "escalated", why, spent))
     reason = f"{BELOW}: no panel accepted it at or above its calibrated threshold (α = {guarantee.alpha})"
-    steps.append(_step(round_no, len(guarantee.stages) + 1, "a person", None, None, "needs_review", reason))
+    steps.append(
+        _step(
+            round_no, len(guarantee.stages) + 1, "a person", None, None, Decision.NEEDS_REVIEW.value, reason
+        )
+    )
     return Escalated(Decision.NEEDS_REVIEW, reason, tuple(steps))
 
 

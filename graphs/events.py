@@ -59,7 +59,7 @@ class JudgeVerdictEvent(_Event):
         )
 
 
-class RoundEvent(RoundFigures):
+class RoundScored(RoundFigures):
     """The round's composite score and the decision taken on it, with the gate's evidence
     (``verification``) and the solver's answer or failed call (``solver``; see ``Round``)."""
 
@@ -71,7 +71,7 @@ class RoundEvent(RoundFigures):
     unchanged: bool = Field(default=False, description="No revision: the version it was to revise, again")
 
     @classmethod
-    def of_round(cls, record: Round) -> RoundEvent:
+    def of_round(cls, record: Round) -> RoundScored:
         """The event of a scored round, rebuilt from it (``graphs.replay``; the same as ``score``'s)."""
         figures = record.model_dump(include=set(RoundFigures.model_fields))
         return cls(
@@ -153,7 +153,7 @@ class RunFinished(_Event):
 RunEvent = Annotated[
     RoundStarted
     | JudgeVerdictEvent
-    | RoundEvent
+    | RoundScored
     | RoundEscalated
     | ReviserThinking
     | RevisionProposed

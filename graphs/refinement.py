@@ -37,7 +37,7 @@ from graphs.events import (
     JudgeVerdictEvent,
     ReviserThinking,
     RevisionProposed,
-    RoundEvent,
+    RoundScored,
     RoundStarted,
     RunFinished,
 )
@@ -171,7 +171,7 @@ async def score(state: RefinementState, runtime: Runtime[RunContext]) -> dict[st
         **figures,
     )
     runtime.stream_writer(
-        RoundEvent(
+        RoundScored(
             round=number,
             verification=errors,
             unverified=unverified,

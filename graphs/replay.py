@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agents.schemas import Problem, RevisionResult
-from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundEvent, RoundStarted
+from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundScored, RoundStarted
 from graphs.refinement import proposed
 from graphs.state import Round
 
-Described = RoundStarted | JudgeVerdictEvent | RoundEvent | RevisionProposed
+Described = RoundStarted | JudgeVerdictEvent | RoundScored | RevisionProposed
 
 
 def described(
@@ -26,7 +26,7 @@ def described(
     for record in rounds:
         events.append(RoundStarted(round=record.round, problem=record.problem))
         events += [JudgeVerdictEvent.of(outcome) for outcome in record.outcomes]
-        events.append(RoundEvent.of_round(record))
+        events.append(RoundScored.of_round(record))
         if record.round in revised:
             events.append(proposed(revised[record.round], record.problem))
     return events

@@ -19,6 +19,10 @@ from enum import StrEnum
 from statistics import fmean
 from typing import Literal
 
+from agents.outcome import PASSED_OUTCOMES, SCORED_OUTCOMES, Outcome
+
+__all__ = ["PASSED_OUTCOMES", "SCORED_OUTCOMES", "Outcome"]  # and the names below (re-exported)
+
 # A panel's identity holds a hash of this module's source (graphs.decision, agents.identity): any
 # edit of it is a new, unmeasured panel, and records measured under the old code warrant nothing.
 
@@ -31,37 +35,15 @@ UNIFORM_VARIANCE = (101**2 - 1) / 12
 
 
 class Decision(StrEnum):
-    """Where the loop goes after a round is scored."""
+    """Where the loop goes after a round is scored: an outcome that ends the run, or ``revise``."""
 
-    ACCEPTED = "accepted"
-    SCREENED = "screened"
-    EXHAUSTED = "exhausted"
-    NEEDS_REVIEW = "needs_review"
-    ERROR = "error"
+    ACCEPTED = Outcome.ACCEPTED.value
+    SCREENED = Outcome.SCREENED.value
+    EXHAUSTED = Outcome.EXHAUSTED.value
+    NEEDS_REVIEW = Outcome.NEEDS_REVIEW.value
+    ERROR = Outcome.ERROR.value
     REVISE = "revise"
 
-
-class Outcome(StrEnum):
-    """How a run (or a batch item) ends: exactly one of these (docs/outcomes.md).
-
-    ``screened`` is the offline panel's pass: its checks found no flaw, which is not a judgement of
-    soundness (a deterministic screen can refuse with evidence, it never certifies). Only a
-    model-backed panel gives ``accepted``.
-    """
-
-    ACCEPTED = "accepted"
-    SCREENED = "screened"
-    EXHAUSTED = "exhausted"
-    NEEDS_REVIEW = "needs_review"
-    ERROR = "error"
-    CANCELLED = "cancelled"
-
-
-# Outcomes that are the model's pass or failure; the others are counted apart, never scored.
-# ``screened`` is the pass of an offline arm (it passed the screen), reported as such, never as accepted.
-SCORED_OUTCOMES: frozenset[str] = frozenset({Outcome.ACCEPTED, Outcome.SCREENED, Outcome.EXHAUSTED})
-# The outcomes (and round decisions) in which the panel let the version through.
-PASSED_OUTCOMES: frozenset[str] = frozenset({Outcome.ACCEPTED, Outcome.SCREENED})
 
 SCREENED_REASON = "the offline checks found no flaw; this is not a judgement of soundness"
 

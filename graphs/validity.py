@@ -22,6 +22,7 @@ from typing import Literal
 import structlog
 
 from agents.answers import FinalAnswer, agree, solver_answer, stated_answer
+from agents.outcome import PASSED_OUTCOMES, REFUSED_OUTCOMES, Outcome
 from agents.rubric.panel import RUBRIC_MODEL
 from agents.schemas import JudgeName, JudgeResult, Problem
 from agents.validity.evidence import answer_key, names_evidence, solver_finds_the_flaw
@@ -29,7 +30,7 @@ from agents.validity.labels import LabelledItem
 from agents.validity.matching import check_matches, findings, gate_matches
 from agents.validity.twins import paraphrase, twins_of
 from graphs.result import RunResult
-from graphs.scoring import PASSED_OUTCOMES, ScoringPolicy, Vote
+from graphs.scoring import ScoringPolicy, Vote
 
 log = structlog.get_logger(__name__)
 
@@ -42,7 +43,7 @@ Drive = Callable[[Problem], Awaitable[RunResult]]
 # Outcomes that are the panel's verdict on a version: passed (accepted, or screened: the offline
 # panel's "found nothing") or refused.
 PASSED: frozenset[str] = PASSED_OUTCOMES
-REFUSED: frozenset[str] = frozenset({"exhausted"})
+REFUSED: frozenset[str] = REFUSED_OUTCOMES
 
 
 @dataclass(frozen=True)
@@ -102,12 +103,12 @@ class Judged:
         panel). It is no pass: a held flawed version is no false accept, a held sound one counts
         against specificity, so holding everything cannot flatter a panel. Held because judges
         gave no verdict, it stays undecided."""
-        return self.decision == "needs_review" and not self.abstentions
+        return self.decision == Outcome.NEEDS_REVIEW and not self.abstentions
 
     @property
     def errored(self) -> bool:
         """Excluded because something failed: the run ended in error, or a judge call failed."""
-        return self.decision == "error" or self.failed_calls > 0
+        return self.decision == Outcome.ERROR or self.failed_calls > 0
 
     @property
     def failed_calls(self) -> int:
@@ -156,7 +157,7 @@ def versions(item: LabelledItem, twins: bool) -> list[tuple[Version, str, Proble
 
 
 @dataclass(frozen=True)
-class Verdict:
+class PanelReading:
     """Round 1 of the loop on one version: the run's outcome, Q, each judge's vote, the gate, and
     the model ids the endpoint reported in the round's answered calls."""
 
@@ -176,10 +177,10 @@ class Verdict:
         return self.decision in PASSED
 
 
-def verdict_of(result: RunResult, policy: ScoringPolicy) -> Verdict:
+def reading_of(result: RunResult, policy: ScoringPolicy) -> PanelReading:
     """What the bench measures of a run that judged one version (round 1 of the loop)."""
     if not result.rounds:  # no version was judged (nothing the bench can read as a verdict)
-        return Verdict(str(result.outcome), None, (), (), causes=causes_of(result))
+        return PanelReading(str(result.outcome), None, (), (), causes=causes_of(result))
     record = result.rounds[0]
     votes = tuple(_vote(o, policy) for o in record.outcomes)
     calls = [o.reported_model for o in record.outcomes] + (
@@ -192,7 +193,7 @@ def verdict_of(result: RunResult, policy: ScoringPolicy) -> Verdict:
     solved = record.solver.solution if record.solver else None
     answer = solver_answer(solved) if solved else None
     failed = record.solver.failure if record.solver else None
-    return Verdict(
+    return PanelReading(
         str(result.outcome),
         record.quality,
         votes,
@@ -255,11 +256,11 @@ async def bench(
     async def one(item: LabelledItem, version: Version, twin: str, problem: Problem) -> Judged:
         async with slots:
             try:
-                verdict = verdict_of(await drive(problem), policy)
+                verdict = reading_of(await drive(problem), policy)
             except Exception as exc:  # one version's crash is that version's error, not the bench's
                 log.exception("validity.version_failed", item=item.id, version=version, twin=twin)
                 crash = f"{type(exc).__name__}: {exc}"
-                verdict = Verdict("error", None, (), (crash,), causes=(f"the run raised {crash}",))
+                verdict = PanelReading("error", None, (), (crash,), causes=(f"the run raised {crash}",))
         levels = tuple(dict.fromkeys(level for flaw in item.flaws for level in flaw.levels))
         evidence = [flaw.evidence for flaw in item.flaws]
         key = _key(item, version, problem)

@@ -15,7 +15,7 @@ from app.settings import Settings
 from graphs.context import RunContext
 from graphs.result import EventSink, RunResult
 from graphs.scoring import Vote
-from graphs.validity import verdict_of
+from graphs.validity import reading_of
 
 
 def settings() -> Settings:
@@ -73,7 +73,7 @@ async def judging(context: RunContext) -> AsyncIterator[Callable[[Problem], Awai
 
         async def judge(problem: Problem) -> Judged:
             result = await run(problem, once)
-            verdict = verdict_of(result, context.policy)
+            verdict = reading_of(result, context.policy)
             return verdict.passed, verdict.decision, verdict.quality, list(verdict.votes), list(verdict.gate)
 
         yield judge

@@ -8,12 +8,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, func, select
 
 from app.db import create_engine, session_factory
-from app.models import RevisionRow, RoundRow, TranscriptEvent, VerdictRow
+from app.models import JudgementRow, RevisionRow, RoundRow, TranscriptEvent
 
 # Each kind of event that describes a stored row, and the rows it describes (one event each).
 DESCRIBED = (
     ("round.started", RoundRow),
-    ("judge.verdict", VerdictRow),
+    ("judge.verdict", JudgementRow),
     ("round.scored", RoundRow),
     ("revision.proposed", RevisionRow),
 )

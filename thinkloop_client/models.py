@@ -9,16 +9,15 @@ AvgQualityScore) is on 0–1; a judge's score and confidence are on 0–100.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-RunStatus = Literal[
-    "queued", "running", "accepted", "screened", "exhausted", "needs_review", "error", "cancelled"
-]
-RUN_ENDED: frozenset[str] = frozenset(
-    {"accepted", "screened", "exhausted", "needs_review", "error", "cancelled"}
-)
+# How a run or a batch item ends (the server's agents.outcome.Outcome; a test checks they agree).
+Outcome = Literal["accepted", "screened", "exhausted", "needs_review", "error", "cancelled"]
+# Where a run or a batch item is: queued, running, then its outcome.
+RunStatus = Literal["queued", "running", Outcome]
+RUN_ENDED: frozenset[str] = frozenset(get_args(Outcome))
 
 
 class _Resource(BaseModel):

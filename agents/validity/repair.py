@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agents.answers import FinalAnswer, agree, stated_answer
+from agents.outcome import PASSED_OUTCOMES, REFUSED_OUTCOMES
 from agents.schemas import Problem
 from agents.validity.evidence import answer_key
 from agents.validity.labels import LabelledItem
@@ -55,10 +56,6 @@ VERDICTS: tuple[RepairVerdict, ...] = (
     "gave_up",
     "undecided",
 )
-# The run outcomes in which the panel let the final version through (graphs.scoring.PASSED_OUTCOMES;
-# agents may not import graphs), and the one in which the loop ran out of rounds refused.
-PASSED: frozenset[str] = frozenset({"accepted", "screened"})
-REFUSED = "exhausted"
 
 
 @dataclass(frozen=True)
@@ -109,9 +106,9 @@ class Repair:
 def classify(key: RepairKey, outcome: str, final: Problem) -> Repair:
     """Classify a finished run of ``key``'s flawed problem that ended in ``outcome`` with ``final``
     as its last judged version."""
-    if outcome == REFUSED:
+    if outcome in REFUSED_OUTCOMES:
         return Repair("gave_up", ("the loop ended without the panel passing a version",))
-    if outcome not in PASSED:
+    if outcome not in PASSED_OUTCOMES:
         return Repair("undecided", (f"the run ended {outcome}: no verdict of the panel",))
     stated = stated_answer(final.solution)
     reasons = [

@@ -12,6 +12,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from agents.outcome import JUDGED_OUTCOMES
 from agents.schemas import Problem
 from app.models import DEFAULT_PROJECT, Batch, BatchItem, DatasetItem, ProblemRow, Run, RunFacts
 
@@ -20,7 +21,7 @@ ItemKey = tuple[str, str, str]
 # (model under test, arm)
 Kind = tuple[str, str]
 SIMILAR_LIMIT = 200  # the newest measured items of a kind an estimate learns from
-FINAL = ("accepted", "screened", "exhausted", "needs_review")
+FINAL = tuple(JUDGED_OUTCOMES)  # the items that ran to the panel's end (no error, no cancellation)
 
 
 @dataclass(frozen=True)

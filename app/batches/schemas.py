@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
+from agents.outcome import Outcome
 from agents.schemas import CallFailure
 from app.models import BatchItem, RunStatus
 from app.pagination import MAX_INT32
@@ -213,8 +214,13 @@ class BatchPage(BaseModel):
     next_cursor: str | None = Field(description="Pass as cursor for the next page; null on the last page")
 
 
-# An item is where its run is, in the runs' words (app.models.RunStatus): one vocabulary.
-ItemOutcome = Literal["accepted", "screened", "exhausted", "needs_review", "error", "cancelled"]
+# An item is where its run is, in the runs' words (app.models.RunStatus), and ends as a run does
+# (agents.outcome.Outcome): one vocabulary. At run time a Literal of its values, so that the schema
+# lists them inline in the field, as it always has.
+if TYPE_CHECKING:
+    ItemOutcome: TypeAlias = Outcome
+else:
+    ItemOutcome = Literal[tuple(o.value for o in Outcome)]
 
 
 class BatchItemPublic(BaseModel):

@@ -16,7 +16,7 @@ from graphs.events import (
     JudgeVerdictEvent,
     ReviserThinking,
     RevisionProposed,
-    RoundEvent,
+    RoundScored,
     RoundStarted,
     RunEvent,
     RunFinished,
@@ -54,7 +54,7 @@ class TraceRenderer:
                 self.console.print(Rule(f"Round {event.round}: judging the revision"))
         elif isinstance(event, JudgeVerdictEvent):
             self._verdicts.append(event)
-        elif isinstance(event, RoundEvent):
+        elif isinstance(event, RoundScored):
             self.console.print(self._round_table(event))
             self._evidence(event)
         elif isinstance(event, ReviserThinking):
@@ -64,7 +64,7 @@ class TraceRenderer:
         elif isinstance(event, RunFinished):
             self._finished(event)
 
-    def _round_table(self, event: RoundEvent) -> Table:
+    def _round_table(self, event: RoundScored) -> Table:
         table = Table(title=f"Round {event.round} verdicts", expand=True)
         for column in ("judge", "score", "conf.", "rationale"):
             table.add_column(column, overflow="fold")
@@ -81,7 +81,7 @@ class TraceRenderer:
         )
         return table
 
-    def _evidence(self, event: RoundEvent) -> None:
+    def _evidence(self, event: RoundScored) -> None:
         """The solver's answer (or why there is none), then what refuses acceptance, if anything."""
         solver = event.solver
         if solver is not None and solver.solution is not None:

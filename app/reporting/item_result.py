@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from agents.schemas import JUDGES, CallFailure
-from app.models import BatchItem, RoundRow, Run, RunFacts, VerdictRow
+from app.models import BatchItem, JudgementRow, RoundRow, Run, RunFacts
 from app.problems import content_hash
 
 # Ids per IN list: well under every database's bound on bound parameters.
@@ -94,12 +94,12 @@ async def item_results(session: AsyncSession, items: Iterable[BatchItem]) -> dic
         for row in (await session.execute(round_query)).all():
             rounds.setdefault(row.run_id, []).append(row)
         verdict_query = sa_select(
-            col(VerdictRow.run_id),
-            col(VerdictRow.round),
-            col(VerdictRow.judge),
-            col(VerdictRow.score),
-            col(VerdictRow.confidence),
-        ).where(col(VerdictRow.run_id).in_(finished))
+            col(JudgementRow.run_id),
+            col(JudgementRow.round),
+            col(JudgementRow.judge),
+            col(JudgementRow.score),
+            col(JudgementRow.confidence),
+        ).where(col(JudgementRow.run_id).in_(finished))
         for verdict in (await session.execute(verdict_query)).all():
             verdicts.setdefault((verdict.run_id, verdict.round), []).append(verdict)
     out: dict[int, ItemResult] = {}

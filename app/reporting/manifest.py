@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from app.models import Batch, BatchItem, RevisionRow, VerdictRow
+from app.models import Batch, BatchItem, JudgementRow, RevisionRow
 from app.version import git_revision, version
 
 # Per model (its name in the registry): what its endpoint said it was, over every answered call.
@@ -23,7 +23,7 @@ async def served_by(session: AsyncSession, items: Sequence[BatchItem]) -> dict[s
     each sorted, empty where the server never sent one (or every reply came from the cache)."""
     runs = sorted({i.run_id for i in items if i.run_id})
     found: dict[str, dict[str, set[str]]] = {}
-    for table in (VerdictRow, RevisionRow):
+    for table in (JudgementRow, RevisionRow):
         for start in range(0, len(runs), 500):
             query = (
                 select(col(table.model), col(table.reported_model), col(table.system_fingerprint))

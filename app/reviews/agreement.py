@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from agents.schemas import JUDGES
-from app.models import Batch, BatchItem, Project, ReviewDecision, ReviewItem, Run, RunStatus, VerdictRow
+from app.models import Batch, BatchItem, JudgementRow, Project, ReviewDecision, ReviewItem, Run, RunStatus
 from app.reviews.decisions import latest
 from graphs.agreement import cohen_kappa
 from graphs.scoring import get_policy
@@ -73,9 +73,9 @@ async def _votes(
     if not decided:
         return {}
     rows = await session.execute(
-        select(VerdictRow).where(col(VerdictRow.run_id).in_({item.run_id for item, _, _ in decided}))
+        select(JudgementRow).where(col(JudgementRow.run_id).in_({item.run_id for item, _, _ in decided}))
     )
-    by_round: dict[tuple[str, int], list[VerdictRow]] = {}
+    by_round: dict[tuple[str, int], list[JudgementRow]] = {}
     for row in rows.scalars().all():
         by_round.setdefault((row.run_id, row.round), []).append(row)
     out = {}

@@ -19,7 +19,7 @@ from app.grading import DECIDED, PENDING_REVIEW, GradingProgress, grading_progre
 from app.models import Project, ReviewItem, Run, RunStatus
 from app.webhooks import enqueue
 
-NEEDS_REVIEW = "needs_review"
+NEEDS_REVIEW = RunStatus.NEEDS_REVIEW.value  # a run that ended needing review: the reason is its outcome
 AUDIT = "audit"
 REQUESTED = "requested"
 REASONS = (NEEDS_REVIEW, AUDIT, REQUESTED)

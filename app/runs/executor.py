@@ -43,7 +43,7 @@ from graphs.events import (
     JudgeVerdictEvent,
     RevisionProposed,
     RoundEscalated,
-    RoundEvent,
+    RoundScored,
     RunEvent,
     RunFinished,
 )
@@ -477,7 +477,7 @@ class RunExecutor:
             self.metrics.observe_call(event.model, "judge", event.usage)
         elif isinstance(event, RevisionProposed):
             self.metrics.observe_call(event.model, "reviser", event.usage)
-        elif isinstance(event, RoundEvent) and event.solver is not None:
+        elif isinstance(event, RoundScored) and event.solver is not None:
             self.metrics.observe_call(event.solver.model, "solver", event.solver.usage)
         elif isinstance(event, RoundEscalated) and (event.usage.calls or event.usage.failed_attempts):
             # A stronger panel's judges, as one observation: its latency is the stage's calls summed.

@@ -11,13 +11,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import SQLModel, col, select
 
-from agents.schemas import HolisticVerdict, JudgeResult, RevisionResult, Usage
+from agents.schemas import CallRecord, HolisticVerdict, JudgeResult, RevisionResult, Usage
 from app.access import reserve, usage
 from app.models import (
     RUN_TERMINAL,
     RUN_UNFINISHED,
     BatchItem,
     DatasetItem,
+    JudgementRow,
     ProblemRow,
     ReviewDecision,
     ReviewItem,
@@ -26,7 +27,6 @@ from app.models import (
     Run,
     RunFacts,
     TranscriptEvent,
-    VerdictRow,
     WebhookDelivery,
     utcnow,
 )
@@ -171,7 +171,7 @@ async def record_rounds(
         stored_revisions.add(outcome.round)
         revision_rows.append(_revision(run_id, outcome))
         spent.append(outcome.usage)
-    for table, rows in ((RoundRow, round_rows), (VerdictRow, verdicts), (RevisionRow, revision_rows)):
+    for table, rows in ((RoundRow, round_rows), (JudgementRow, verdicts), (RevisionRow, revision_rows)):
         if rows:
             await session.execute(_BULK[table], rows)
     await usage.charge(session, run_id, spent, owner, held=held)
@@ -179,7 +179,7 @@ async def record_rounds(
 
 
 FIGURES = set(RoundFigures.model_fields)
-TABLES: dict[type[SQLModel], str] = {RoundRow: "rounds", VerdictRow: "judgements", RevisionRow: "revisions"}
+TABLES: dict[type[SQLModel], str] = {RoundRow: "rounds", JudgementRow: "judgements", RevisionRow: "revisions"}
 # Rows of one shape each: one executemany per table, on the table itself, without the ORM's unit of
 # work or its bulk INSERT (which costs CPU per row and splits rows by which values are None).
 _BULK = {model: insert(SQLModel.metadata.tables[name]) for model, name in TABLES.items()}
@@ -188,13 +188,16 @@ _BULK = {model: insert(SQLModel.metadata.tables[name]) for model, name in TABLES
 _ACCOUNTED = {"input_tokens", "cached_input_tokens", "output_tokens", "latency_s", "cost_usd"}
 
 
-def accounting(outcome: JudgeResult | RevisionResult) -> dict[str, Any]:
-    """The LLM-call columns of a judgement or revision."""
+def call_record(outcome: CallRecord) -> dict[str, Any]:
+    """The call-record columns of a judgement or revision (``CallRecordColumns``, and its raw
+    replies), from its ``CallRecord``: the one place they are filled."""
     usage = outcome.usage.model_dump(
         include={"input_tokens", "cached_input_tokens", "output_tokens", "latency_s", "cost_usd"}
     )
     return {
         "model": outcome.model,
+        "reported_model": outcome.reported_model,
+        "system_fingerprint": outcome.system_fingerprint,
         "prompt_version": outcome.prompt_version,
         "raw_outputs": outcome.raw_outputs,
         **usage,
@@ -202,7 +205,7 @@ def accounting(outcome: JudgeResult | RevisionResult) -> dict[str, Any]:
 
 
 def _judgement(run_id: str, outcome: JudgeResult) -> dict[str, Any]:
-    """A judgement's row (``VerdictRow``'s columns)."""
+    """A judgement's row (``JudgementRow``'s columns)."""
     verdict = outcome.verdict
     details: dict[str, Any] | None = None
     if isinstance(verdict, HolisticVerdict):
@@ -220,9 +223,7 @@ def _judgement(run_id: str, outcome: JudgeResult) -> dict[str, Any]:
         "abstain_reason": outcome.abstain_reason,
         "failure": outcome.failure.model_dump() if outcome.failure else None,
         "reasoning": outcome.reasoning,
-        "reported_model": outcome.reported_model,
-        "system_fingerprint": outcome.system_fingerprint,
-        **accounting(outcome),
+        **call_record(outcome),
     }
 
 
@@ -237,9 +238,7 @@ def _revision(run_id: str, outcome: RevisionResult) -> dict[str, Any]:
         "thinking": outcome.thinking,
         "error": outcome.error,
         "failure": outcome.failure.model_dump() if outcome.failure else None,
-        "reported_model": outcome.reported_model,
-        "system_fingerprint": outcome.system_fingerprint,
-        **accounting(outcome),
+        **call_record(outcome),
     }
 
 
@@ -410,7 +409,7 @@ async def finish_run(
 
 async def trace_rows(
     session: AsyncSession, run_id: str
-) -> tuple[Sequence[RoundRow], Sequence[VerdictRow], Sequence[RevisionRow]]:
+) -> tuple[Sequence[RoundRow], Sequence[JudgementRow], Sequence[RevisionRow]]:
     """Everything stored for a run's trace."""
     rounds = (
         (
@@ -422,7 +421,9 @@ async def trace_rows(
         .all()
     )
     judgements = (
-        (await session.execute(select(VerdictRow).where(col(VerdictRow.run_id) == run_id))).scalars().all()
+        (await session.execute(select(JudgementRow).where(col(JudgementRow.run_id) == run_id)))
+        .scalars()
+        .all()
     )
     revisions = (
         (await session.execute(select(RevisionRow).where(col(RevisionRow.run_id) == run_id))).scalars().all()
@@ -449,7 +450,7 @@ async def delete_runs(session: AsyncSession, run_ids: Collection[str]) -> set[st
     ids = list(run_ids)
     query = select(col(Run.problem_id)).where(col(Run.id).in_(ids))
     problems = set((await session.execute(query)).scalars().all())
-    for table in (VerdictRow, RoundRow, RevisionRow, TranscriptEvent, WebhookDelivery):
+    for table in (JudgementRow, RoundRow, RevisionRow, TranscriptEvent, WebhookDelivery):
         await session.execute(delete(table).where(col(table.run_id).in_(ids)))
     # its review items and their decisions: the labels they gave leave the project's review set
     reviewed = select(col(ReviewItem.id)).where(col(ReviewItem.run_id).in_(ids))

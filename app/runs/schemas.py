@@ -274,7 +274,7 @@ _EXAMPLE_ROUND: dict[str, Any] = {
 }
 
 
-class CallAccounting(BaseModel):
+class CallRecordPublic(BaseModel):
     """Who produced an output, with which prompt version, and what it cost."""
 
     model: str = Field(description="The model that produced it")
@@ -297,7 +297,7 @@ class CallAccounting(BaseModel):
     )
 
 
-class VerdictPublic(CallAccounting):
+class VerdictPublic(CallRecordPublic):
     """One judge's verdict with its audit trail."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_VERDICT]})
@@ -335,7 +335,7 @@ class VerdictPublic(CallAccounting):
     )
 
 
-class RevisionPublic(CallAccounting):
+class RevisionPublic(CallRecordPublic):
     """What the model under test made of a round's feedback."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE_REVISION]})

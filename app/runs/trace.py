@@ -13,7 +13,7 @@ from agents.verify.givens import changed_givens
 from agents.verify.verifier import verify
 from app.access.usage import escalation_usage
 from app.grading import grading_progress
-from app.models import ProblemRow, RevisionRow, RoundRow, Run, RunFacts, TranscriptEvent, VerdictRow
+from app.models import JudgementRow, ProblemRow, RevisionRow, RoundRow, Run, RunFacts, TranscriptEvent
 from app.runs.repository import FIGURES
 from app.runs.schemas import (
     ProblemIn,
@@ -52,7 +52,7 @@ def run_public(run: Run, question: str) -> RunPublic:
     )
 
 
-def _verdict(row: VerdictRow) -> VerdictPublic:
+def _verdict(row: JudgementRow) -> VerdictPublic:
     return VerdictPublic(
         **row.model_dump(
             include={
@@ -142,7 +142,7 @@ def run_trace(
     run: Run,
     problem: ProblemRow,
     rounds: Sequence[RoundRow],
-    judgements: Sequence[VerdictRow],
+    judgements: Sequence[JudgementRow],
     revisions: Sequence[RevisionRow],
     streamed: Mapping[int, str] | None = None,
 ) -> RunTrace:
@@ -199,11 +199,11 @@ def _version(row: RoundRow) -> Version:
 
 
 def _usage(
-    judgements: Sequence[VerdictRow], revisions: Sequence[RevisionRow], solvers: Sequence[Usage]
+    judgements: Sequence[JudgementRow], revisions: Sequence[RevisionRow], solvers: Sequence[Usage]
 ) -> dict[str, Any]:
     """What every stored call cost: the judgements, the revisions, and the solver's and the stronger
     panels' calls."""
-    rows: list[VerdictRow | RevisionRow | Usage] = [*judgements, *revisions, *solvers]
+    rows: list[JudgementRow | RevisionRow | Usage] = [*judgements, *revisions, *solvers]
     costs = [r.cost_usd for r in rows if r.cost_usd is not None]
     return {
         "input_tokens": sum(r.input_tokens for r in rows),

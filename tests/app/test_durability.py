@@ -19,7 +19,7 @@ from sqlmodel import col, func, select
 
 from agents.simulator import Rule, SimulatorServer
 from app.db import create_engine, migrate, session_factory
-from app.models import RevisionRow, RoundRow, TranscriptEvent, VerdictRow
+from app.models import JudgementRow, RevisionRow, RoundRow, TranscriptEvent
 from tests.app.conftest import PROBLEM, free_port, seed_keys
 
 pytestmark = [pytest.mark.both_databases, pytest.mark.slow]  # processes killed with SIGKILL
@@ -86,7 +86,7 @@ async def stored(database_url: str, run_id: str) -> tuple[dict[str, int], list[s
             counts = {}
             tables: tuple[tuple[str, Any], ...] = (
                 ("rounds", RoundRow),
-                ("judgements", VerdictRow),
+                ("judgements", JudgementRow),
                 ("revisions", RevisionRow),
             )
             for name, model in tables:

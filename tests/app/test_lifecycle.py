@@ -19,12 +19,12 @@ from app.models import (
     BatchItem,
     CachedResponse,
     CacheUse,
+    JudgementRow,
     ProblemRow,
     RevisionRow,
     RoundRow,
     Run,
     TranscriptEvent,
-    VerdictRow,
 )
 from app.runs.service import purge
 from tests.app.conftest import PROBLEM, Service
@@ -32,7 +32,7 @@ from tests.app.test_batches_api import settle, start
 
 pytestmark = pytest.mark.both_databases
 
-PER_RUN = (VerdictRow, RoundRow, RevisionRow, TranscriptEvent)
+PER_RUN = (JudgementRow, RoundRow, RevisionRow, TranscriptEvent)
 
 
 async def _count(database_url: str, table: Any, *where: Any) -> int:

@@ -24,7 +24,7 @@ from agents.simulator.server import SimulatorServer
 from app.access.usage import spent_on
 from app.cli import cli
 from app.db import create_engine, migrate, migrations_at_head, session_factory, short_session
-from app.models import DEFAULT_PROJECT, Run, TranscriptEvent, VerdictRow, utcnow
+from app.models import DEFAULT_PROJECT, JudgementRow, Run, TranscriptEvent, utcnow
 from app.runs import recorder, temporary
 from app.runs import repository as repo
 from app.runs.executor import RunExecutor, open_executor
@@ -143,7 +143,7 @@ async def test_the_control_arm_is_a_checkpointed_run_of_the_graph(database_url: 
             assert state["arm"] == "control" and state["decision"] == "exhausted"
             async with short_session(sessions) as session:
                 verdicts = (
-                    await session.execute(select(VerdictRow).where(col(VerdictRow.run_id) == run.id))
+                    await session.execute(select(JudgementRow).where(col(JudgementRow.run_id) == run.id))
                 ).all()
                 types = (
                     await session.execute(
@@ -197,7 +197,7 @@ async def test_a_temporary_stores_run_is_stored_once_at_its_end(monkeypatch: pyt
             ORCHESTRA, context, model="rubric", judge_model="rubric", on_event=seen.append
         )
         async with short_session(store.sessions) as session:
-            verdicts = (await session.execute(select(VerdictRow))).scalars().all()
+            verdicts = (await session.execute(select(JudgementRow))).scalars().all()
             types = (
                 await session.execute(select(col(TranscriptEvent.type)).order_by(col(TranscriptEvent.seq)))
             ).scalars()
@@ -234,7 +234,7 @@ async def test_a_temporary_stores_run_whose_end_fails_keeps_what_it_recorded(
             await store.run(ORCHESTRA, context, model="rubric", judge_model="rubric")
         async with short_session(store.sessions) as session:
             run = (await session.execute(select(Run))).scalars().one()
-            verdicts = (await session.execute(select(VerdictRow))).scalars().all()
+            verdicts = (await session.execute(select(JudgementRow))).scalars().all()
             by_seq = select(col(TranscriptEvent.type)).order_by(col(TranscriptEvent.seq))
             types = [kind for kind in (await session.execute(by_seq)).scalars() if kind != "reviser.thinking"]
     assert run.status == "error" and "the end's transaction failed" in (run.stop_reason or "")

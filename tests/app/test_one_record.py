@@ -17,7 +17,7 @@ from sqlmodel import col
 from app.batches import repository as batches_repo
 from app.datasets import repository as datasets_repo
 from app.db import create_engine, migrate, session_factory, short_session
-from app.models import Batch, RevisionRow, RoundRow, Run, VerdictRow
+from app.models import Batch, JudgementRow, RevisionRow, RoundRow, Run
 from app.reporting.batch import DEFINITIONS, build_report
 from app.reporting.data import load_entries
 from app.reporting.item_result import item_results
@@ -82,8 +82,8 @@ async def test_a_verdict_is_stored_as_its_row_and_its_transcript_event_only(
     engine = create_engine(database_url)
     try:
         async with engine.connect() as connection:
-            query = select(VerdictRow.rationale).where(
-                col(VerdictRow.round) == 1, col(VerdictRow.rationale).is_not(None)
+            query = select(JudgementRow.rationale).where(
+                col(JudgementRow.round) == 1, col(JudgementRow.rationale).is_not(None)
             )
             rationales = [r for (r,) in (await connection.execute(query)).all() if r]
             assert rationales, "no verdict with a rationale was stored"
@@ -202,8 +202,8 @@ async def test_the_migration_keeps_every_report_of_a_batch_made_at_0018(database
             verdicts = (
                 (
                     await session.execute(
-                        select(VerdictRow).where(
-                            col(VerdictRow.run_id) == loop_run, col(VerdictRow.round) == 2
+                        select(JudgementRow).where(
+                            col(JudgementRow.run_id) == loop_run, col(JudgementRow.round) == 2
                         )
                     )
                 )

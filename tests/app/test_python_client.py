@@ -477,7 +477,7 @@ COMPONENTS = {
 EVENTS = {
     client_models.RoundStarted: "RoundStarted",
     client_models.JudgeVerdict: "JudgeVerdictEvent",
-    client_models.RoundScored: "RoundEvent",
+    client_models.RoundScored: "RoundScored",
     client_models.ReviserThinking: "ReviserThinking",
     client_models.RevisionProposed: "RevisionProposed",
     client_models.RunFinished: "RunFinished",

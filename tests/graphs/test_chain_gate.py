@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from agents.reviser import RevisionRequest, ThinkingSink
 from agents.schemas import Problem, RevisionResult
-from graphs.events import RevisionProposed, RoundEvent
+from graphs.events import RevisionProposed, RoundScored
 from graphs.scoring import Decision
 from tests.graphs.test_outcomes import EchoReviser, context_of, passing, run
 
@@ -36,7 +36,7 @@ async def test_a_correction_not_carried_to_its_later_use_is_never_accepted() -> 
     first = result.rounds[0]
     assert first.decision != Decision.ACCEPTED
     assert any("120.10" in line for line in first.verification)
-    scored = [e for e in events if isinstance(e, RoundEvent)]
+    scored = [e for e in events if isinstance(e, RoundScored)]
     assert scored[0].verification == first.verification
 
 
@@ -74,7 +74,7 @@ async def test_a_model_panel_never_accepts_an_answer_resting_on_an_unverified_st
     assert first.decision == Decision.NEEDS_REVIEW and result.outcome == Decision.NEEDS_REVIEW
     assert result.stop_reason.startswith("the final answer depends on a step the verifier could not check")
     assert first.unverified[0] in result.stop_reason
-    scored = [e for e in events if isinstance(e, RoundEvent)]
+    scored = [e for e in events if isinstance(e, RoundScored)]
     assert scored[0].unverified == first.unverified
 
 
@@ -110,7 +110,7 @@ async def test_the_screen_never_passes_a_version_with_an_unverified_step() -> No
     assert first.verification == first.unverified  # the step is the gate's evidence, as written
     assert first.verification[0].startswith("unverified: Omar has twice as many as Lena")
     assert result.stop_reason.startswith("the stated solution has a step the screen could not check")
-    scored = [e for e in events if isinstance(e, RoundEvent)]
+    scored = [e for e in events if isinstance(e, RoundScored)]
     assert scored[0].verification == first.verification and scored[0].unverified == first.unverified
 
 

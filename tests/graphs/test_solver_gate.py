@@ -12,7 +12,7 @@ import pytest
 from agents.schemas import Problem
 from agents.simulator import Rule, SimulatorServer
 from graphs.context import RunContext
-from graphs.events import RoundEvent, RunEvent
+from graphs.events import RoundScored, RunEvent
 from graphs.result import RunResult
 from tests.conftest import ORCHESTRA
 from tests.driving import drive
@@ -49,7 +49,7 @@ async def test_a_disagreeing_answer_is_never_accepted(sim: Sim, llm_context: Ctx
     assert (
         "a final answer the solver disagrees with" in result.stop_reason and DISAGREES in result.stop_reason
     )
-    scored = [e for e in events if isinstance(e, RoundEvent)]
+    scored = [e for e in events if isinstance(e, RoundScored)]
     assert scored[0].verification == [DISAGREES] and scored[0].solver == first.solver
     reviser = next(r for r in server.state.requests if r.role == "Reviser")
     assert f"[final_answer] {DISAGREES}" in json.dumps(reviser.body)
@@ -93,7 +93,7 @@ async def test_a_failed_solver_is_neither_pass_nor_fail(
     assert first.solver is not None and first.solver.solution is None
     assert first.solver.failure is not None and first.solver.failure.kind == kind
     assert result.failure is None  # and it is not the run's failure either
-    scored = next(e for e in events if isinstance(e, RoundEvent))
+    scored = next(e for e in events if isinstance(e, RoundScored))
     assert scored.solver is not None and scored.solver.failure == first.solver.failure
 
 
