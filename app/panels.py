@@ -13,7 +13,7 @@ from app.settings import Settings
 if TYPE_CHECKING:  # the client stack loads only when panels are built (`thinkloop models` builds none)
     from agents.identity import Warrants
     from agents.llm import ResponseCache
-    from agents.panel import PanelFactory
+    from agents.panel import Panel, PanelFactory
     from app.access.metering import Meter
     from graphs.context import RunContext
     from graphs.escalation import Guarantee
@@ -46,14 +46,16 @@ def build_context(
     meter: Meter | None = None,
     warrants: Warrants | None = None,
     guarantee: Guarantee | None = None,
+    panel: Panel | None = None,
 ) -> RunContext:
     """What a run depends on: ``judge_model``'s panel with ``model`` under test (its calls tallied
     or reserved by ``meter``), its policy, the warrants its panel may cite and its guarantee. The
-    service's runs, `refine` and the validity bench each build their context here."""
+    service's runs, `refine` and the validity bench each build their context here. ``panel``: the
+    panel built already (by a caller that checks its models before any lookup)."""
     from app.access.metering import metered
     from graphs.context import RunContext
 
-    panel = factory.build(judge_model, model, cache)
+    panel = panel or factory.build(judge_model, model, cache)
     if meter is not None:
         panel = metered(panel, meter)
     return RunContext.of(panel, policy, warrants=warrants, guarantee=guarantee)

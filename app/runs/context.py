@@ -62,6 +62,7 @@ async def run_context(
     the daily caps before its calls (``app.access.budget``), and so each stronger panel's step when
     an acceptance escalates; its guarantee; the warrants its panel may cite."""
     policy = get_policy(run.policy, max_rounds=run.max_rounds)
+    panel = factory.build(run.judge_model, run.model, cache)  # an unknown model fails before any lookup
     registry = factory.registry
     budget = await run_budget(sessions, settings, registry, run, stronger(settings, run))
     meter = Meter(budget=budget, tally=False) if budget is not None else None
@@ -77,6 +78,7 @@ async def run_context(
         meter=meter,
         warrants=warrants,
         guarantee=guarantee,
+        panel=panel,
     )
 
 

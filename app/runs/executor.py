@@ -117,7 +117,7 @@ class RunExecutor:
         self.sessions, self.graph, self.factory = sessions, graph, factory
         self.settings, self.metrics = settings, metrics
         self.driver, self.recorder, self.leases, self.notifier = Driver(graph), recorder, leases, notifier
-        self.worker = leases.worker if leases is not None else worker_name()
+        self._worker = leases.worker if leases is not None else worker_name()
         self.lease = timedelta(seconds=settings.run_lease_s)
         self.attempts: dict[str, Attempt] = {}  # the runs executed here, one attempt each
         # More work for each sweep (a batch runtime's: re-send items nobody holds), besides the runs.
@@ -160,6 +160,17 @@ class RunExecutor:
         """An executor of a store no other process reaches (a temporary store): no leases to
         probe, each run recorded in one transaction at its end, no stream and no webhook."""
         return cls(sessions, graph, factory, settings, metrics, DeferredRecorder(sessions), None, Notifier())
+
+    @property
+    def worker(self) -> str:
+        """This process, as its leases and its runs' ends name it (host:pid)."""
+        return self._worker
+
+    @worker.setter
+    def worker(self, name: str) -> None:
+        self._worker = name
+        if self.leases is not None:
+            self.leases.worker = name
 
     @property
     def embedded(self) -> bool:

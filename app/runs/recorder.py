@@ -343,7 +343,12 @@ class DurableRecorder(_Transcripts):
         self, sessions: async_sessionmaker[AsyncSession], leases: Leases, notifier: Notifier
     ) -> None:
         super().__init__(sessions, leases, notifier, eager=True, outbox=True)
-        self.worker = leases.worker
+        self.durable_leases = leases
+
+    @property
+    def worker(self) -> str:
+        """The process holding the runs recorded here (named in a ``run.resumed`` event)."""
+        return self.durable_leases.worker
 
     async def started(self, attempt: Attempt, saved: dict[str, Any] | None) -> None:
         """Mark the run running and say so in its transcript. A fresh start is one transaction (the
