@@ -16,7 +16,7 @@ from agents.models import Price
 from agents.reviser import LLMReviser, RevisionRequest
 from agents.schemas import HolisticVerdict, JudgeVerdict
 from agents.simulator import Rule, SimulatorServer
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 REQUEST = JudgeRequest("apply", 1, ORCHESTRA, ORCHESTRA)

@@ -16,7 +16,7 @@ from agents.probe import probe
 from agents.reviser import LLMReviser, RevisionRequest
 from agents.simulator import Rule, SimulatorServer
 from agents.solver import LLMSolver
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 Client = Callable[..., LLMClient]

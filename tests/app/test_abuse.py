@@ -12,8 +12,8 @@ from app.db import migrate
 from app.main import create_app
 from app.models import WebhookDelivery
 from app.webhooks import WebhookTargetRefused, check_target, post
-from tests.app.conftest import PROBLEM, Service, seed_keys, service_settings
-from tests.app.test_api import assert_problem
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import Service, assert_problem, seed_keys, service_settings
 
 JSON = {"Content-Type": "application/json"}
 

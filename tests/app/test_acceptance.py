@@ -22,8 +22,8 @@ from agents.simulator import Rule, SimulatorServer
 from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, session_factory, short_session
 from app.models import BatchItem
-from tests.app.conftest import verdicts
-from tests.app.test_workers import model_env, run_batch
+from tests.helpers.batches import verdicts
+from tests.helpers.processes import model_env, run_batch
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # a hang guard for the 600 items
 

@@ -8,9 +8,8 @@ import pytest
 
 from agents.schemas import JUDGES
 from agents.simulator import Rule, SimulatorServer
-from tests.app.conftest import PROBLEM, Service
-
-PROBLEM_JSON = "application/problem+json"
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import Service, assert_problem
 
 
 async def submit(
@@ -22,17 +21,6 @@ async def submit(
     assert response.status_code in (200, 202), response.text
     data: dict[str, object] = response.json()
     return data
-
-
-def assert_problem(response: object, status: int) -> dict[str, object]:
-    import httpx
-
-    assert isinstance(response, httpx.Response)
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"] == PROBLEM_JSON
-    body: dict[str, object] = response.json()
-    assert body["status"] == status and body["title"] and body["detail"] and body["type"]
-    return body
 
 
 async def test_wait_returns_the_full_trace(service: Service) -> None:
@@ -260,7 +248,7 @@ async def test_readyz_is_503_until_migrated(tmp_path: object, simulator_server: 
 
     from app.db import migrate
     from app.main import create_app
-    from tests.app.conftest import service_settings
+    from tests.helpers.service import service_settings
 
     url = f"sqlite+aiosqlite:///{tmp_path}/fresh.db"
     app = create_app(service_settings(url, simulator_server))

@@ -7,9 +7,8 @@ from typing import Any
 import pytest
 
 from agents.simulator import SimulatorServer
-from tests.app.conftest import Service
-from tests.app.test_api import assert_problem
-from tests.app.test_batches_api import JSONL, SAMPLE, settle, start, upload
+from tests.helpers.batches import JSONL, SAMPLE, settle, start, upload
+from tests.helpers.service import Service, assert_problem
 
 DRY = {"dry_run": "true"}
 

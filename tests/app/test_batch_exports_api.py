@@ -14,9 +14,8 @@ import pytest
 from agents.schemas import JUDGES
 from agents.simulator import SimulatorServer
 from app.reporting import figures
-from tests.app.conftest import Service
-from tests.app.test_api import assert_problem
-from tests.app.test_batches_api import settle, start
+from tests.helpers.batches import settle, start
+from tests.helpers.service import Service, assert_problem
 
 
 async def test_items_export_as_parquet_jsonl_and_csv_carries_the_manifest(service: Service) -> None:

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from graphs.statistics import wilson_interval
-from tests.app.conftest import Service
-from tests.app.test_batches_api import JSONL, settle, upload
+from tests.helpers.batches import JSONL, settle, upload
+from tests.helpers.service import Service
 
 runner = CliRunner()
 SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"

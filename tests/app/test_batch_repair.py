@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from graphs.statistics import wilson_interval
-from tests.repair_items import CORRECTED, FLAWED, QUESTION
+from tests.helpers.repair_items import CORRECTED, FLAWED, QUESTION
 
 runner = CliRunner()
 THEATRE = "The school theatre has 14 rows with 9 seats in each row. How many seats are there in total?"

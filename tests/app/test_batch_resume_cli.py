@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from agents.simulator import SimulatorServer
 from app.cli import cli
-from tests.app.conftest import VERDICTS
+from tests.helpers.batches import VERDICTS
 
 ROOT = Path(__file__).parents[2]
 SAMPLE = ROOT / "app" / "samples" / "datasets" / "flawed-problems.jsonl"

@@ -45,7 +45,8 @@ from app.models import (
     utcnow,
 )
 from graphs.scoring import Outcome
-from tests.app.conftest import PROBLEM, batch_runner
+from tests.helpers.batches import batch_runner
+from tests.helpers.problems import PROBLEM
 
 pytestmark = [pytest.mark.both_databases, pytest.mark.usefixtures("_quick_simulator")]
 ONE_PROBLEM = (json.dumps(PROBLEM) + "\n").encode()

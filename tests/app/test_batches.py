@@ -26,7 +26,7 @@ from app.datasets.repository import store_dataset
 from app.db import create_engine, migrate, session_factory, short_session
 from app.models import Batch, BatchItem, CachedResponse
 from app.settings import Settings
-from tests.app.conftest import VERDICTS, batch_runner, verdicts
+from tests.helpers.batches import VERDICTS, batch_runner, verdicts
 
 pytestmark = pytest.mark.both_databases
 

@@ -6,7 +6,6 @@ import asyncio
 import base64
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -14,11 +13,10 @@ import pytest
 from httpx_sse import aconnect_sse
 
 from agents.simulator import Rule, SimulatorServer
-from tests.app.conftest import PROBLEM, Keys, LiveServer, Service, verdicts
-from tests.app.test_api import assert_problem
+from tests.helpers.batches import JSONL, SAMPLE, settle, start, upload, verdicts
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import Keys, LiveServer, Service, assert_problem
 
-SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
-JSONL = {"Content-Type": "application/x-ndjson"}
 THINK_LAYOUT = (
     "ID,question,Figure,LaTeX question,solution,mathConcept1,mathConcept2,mathConcept3,"
     "Difficulty,Grade,Resource\n"
@@ -27,34 +25,6 @@ THINK_LAYOUT = (
     '2,"Ann has 4 bags of 6 apples. How many apples?",,,"4 + 6 = 10 apples.",multiplication,,,easy,3,own\n'
 )
 CSV = {"Content-Type": "text/csv"}
-
-
-async def upload(service: Service, body: bytes, name: str = "sample.jsonl", **headers: str) -> httpx.Response:
-    return await service.client.post(
-        "/v1/datasets", params={"name": name}, content=body, headers=service.keys.auth() | headers
-    )
-
-
-async def start(service: Service, **fields: Any) -> dict[str, Any]:
-    dataset = (await upload(service, SAMPLE.read_bytes(), **JSONL)).json()
-    body = {"dataset_id": dataset["id"], "models": ["sim"], "judge_model": "sim"} | fields
-    response = await service.client.post("/v1/batches", json=body, headers=service.keys.auth())
-    assert response.status_code == 202, response.text
-    assert response.headers["location"] == f"/v1/batches/{response.json()['id']}"
-    return dict(response.json())
-
-
-async def settle(service: Service, batch_id: str) -> dict[str, Any]:
-    """The batch once it ended and nothing is in flight."""
-    for _ in range(1200):
-        batch = (
-            await service.client.get(f"/v1/batches/{batch_id}", headers=service.keys.auth("read"))
-        ).json()
-        progress = batch["progress"]
-        if progress["status"] not in ("queued", "running") and not progress["items"].get("running"):
-            return dict(batch)
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"batch {batch_id} did not end: {batch}")
 
 
 async def test_upload_registers_rows_and_lists_duplicates(service: Service) -> None:

@@ -9,9 +9,8 @@ import pytest
 from sqlmodel import select
 
 from app.models import ValidityRecord
-from tests.app.conftest import Service
-from tests.app.test_api import assert_problem
-from tests.app.test_validity_api import RECORDABLE
+from tests.helpers.service import Service, assert_problem
+from tests.helpers.validity import RECORDABLE
 
 PATH = "/v1/judges/calibrate"
 HELD = [item | {"split": "heldout"} for item in RECORDABLE]

@@ -17,7 +17,7 @@ from agents.schemas import Problem
 from app.cli import cli
 from app.cli.calibrate import to_text
 from app.validity.service import builtin_set
-from tests.app.scripted_panels import ScriptedFactory, share
+from tests.helpers.scripted_panels import ScriptedFactory, share
 
 runner = CliRunner()
 

@@ -22,8 +22,9 @@ from app.db import create_engine, migrate, session_factory
 from app.main import create_app
 from app.models import DEFAULT_PROJECT, DailyUsage, SpendHold, utcnow
 from graphs.validity import versions
-from tests.app.conftest import PROBLEM, seed_keys, service_settings
-from tests.app.test_validity_api import ITEMS
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import seed_keys, service_settings
+from tests.helpers.validity import ITEMS
 
 pytestmark = pytest.mark.both_databases
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.app.conftest import free_port
+from tests.helpers.service import free_port
 
 COMMAND = [sys.executable, "-m", "app"]
 

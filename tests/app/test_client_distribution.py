@@ -19,7 +19,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from agents.simulator import SimulatorServer
-from tests.app.conftest import live_server
+from tests.helpers.service import live_server
 from thinkloop_client import Client
 
 ROOT = Path(__file__).parents[2]

@@ -19,7 +19,8 @@ from app.cli import cli
 from app.datasets.parsing import DatasetError, parse_dataset
 from app.models import RUN_TERMINAL
 from app.text import storable
-from tests.app.conftest import PROBLEM, Keys, LiveServer
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import Keys, LiveServer
 
 PROBLEM_JSON = "application/problem+json"
 TYPES = "https://thinkloop.dev/problems/"

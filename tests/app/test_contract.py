@@ -12,7 +12,7 @@ import pytest
 
 from agents.simulator import SimulatorServer
 from app.main import create_app
-from tests.app.conftest import Service, service_settings
+from tests.helpers.service import Service, service_settings
 
 OPERATIONS = {
     "cancel_batch", "cancel_run", "check_model", "compare_batches", "create_batch", "create_key",
@@ -110,7 +110,7 @@ async def test_every_parameter_is_described(service: Service) -> None:
 
 
 async def test_every_example_fits_its_schema(service: Service) -> None:
-    from tests.app.test_webhook_schemas import violations
+    from tests.helpers.schemas import violations
 
     spec = (await service.client.get("/openapi.json")).json()
     wrong = []

@@ -12,8 +12,8 @@ from app.reporting.cells import inert
 from app.reporting.item_export import to_csv
 from app.reporting.item_rows import ITEM_COLUMNS
 from app.reporting.text import to_csv as report_csv
-from tests.app.conftest import Service
-from tests.app.test_batches_api import JSONL, settle, upload
+from tests.helpers.batches import JSONL, settle, upload
+from tests.helpers.service import Service
 
 FORMULAS = [
     '=HYPERLINK("http://evil","x")',

@@ -10,7 +10,7 @@ from sqlmodel import col
 
 from app.db import create_engine, session_factory, short_session
 from app.models import Dataset
-from tests.app.conftest import Service
+from tests.helpers.service import Service
 
 JSONL = {"Content-Type": "application/x-ndjson"}
 TWICE_SOLD = {"question": "A train goes 60 km/h. How far in 2 h?", "solution": "60 × 2 = 120 km"}

@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,62 +14,11 @@ from sqlmodel import col, func, select
 from agents.simulator import Rule, SimulatorServer
 from app.db import create_engine, migrate, session_factory
 from app.models import RevisionRow, RoundRow, TranscriptEvent, VerdictRow
-from tests.app.conftest import PROBLEM, free_port, seed_keys
+from tests.helpers.problems import PROBLEM
+from tests.helpers.processes import SHORT_LEASES, server_process, wait_until
+from tests.helpers.service import free_port, seed_keys
 
 pytestmark = [pytest.mark.both_databases, pytest.mark.slow]  # processes killed with SIGKILL
-
-# A killed process's runs are taken over once their lease lapses: short leases keep tests quick.
-SHORT_LEASES = {"THINKLOOP_RUN_LEASE_S": "3", "THINKLOOP_RUN_HEARTBEAT_S": "1", "THINKLOOP_RUN_SWEEP_S": "1"}
-
-
-@contextmanager
-def server_process(
-    database_url: str,
-    simulator: SimulatorServer,
-    port: int,
-    log: Path,
-    extra_env: dict[str, str] | None = None,
-) -> Iterator[subprocess.Popen[bytes]]:
-    """`python -m app serve` as a child process, with the simulator as model 'sim'."""
-    env = (
-        os.environ
-        | {
-            "THINKLOOP_DATABASE_URL": database_url,
-            "THINKLOOP_MODELS__SIM__MODEL": "sim-1",
-            "THINKLOOP_MODELS__SIM__BASE_URL": simulator.base_url,
-            "THINKLOOP_MODELS__SIM__MAX_RETRIES": "0",
-            "THINKLOOP_WEBHOOK_ALLOW_HOSTS": '["127.0.0.1:*"]',  # the tests' receivers
-        }
-        | (extra_env or {})
-    )
-    with log.open("ab") as sink:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "app", "serve", "--port", str(port)], env=env, stdout=sink, stderr=sink
-        )
-    try:
-        wait_until(lambda: _healthy(port), 180, f"server did not start; see {log}")
-        yield process
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(timeout=20)
-
-
-def _healthy(port: int) -> bool:
-    try:
-        return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200
-    except httpx.TransportError:
-        return False
-
-
-def wait_until(check: Callable[[], bool], seconds: float, message: str) -> None:
-    """Poll ``check`` until it holds; fail with ``message`` after ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError(message)
 
 
 async def stored(database_url: str, run_id: str) -> tuple[dict[str, int], list[str]]:

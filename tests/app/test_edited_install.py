@@ -19,7 +19,7 @@ from agents.models import ModelRegistry, ModelSpec
 from app.db import create_engine, session_factory, short_session
 from app.validity.records import identity_of, new_record
 from graphs.scoring import get_policy
-from tests.app.test_validity_records import report
+from tests.helpers.validity import report
 
 ROOT = Path(agents.__file__).parent.parent
 PACKAGES = ("agents", "graphs", "app", "prompts")

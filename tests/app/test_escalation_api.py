@@ -19,9 +19,9 @@ from agents.simulator import SimulatorServer
 from app.db import migrate
 from app.main import create_app
 from app.models import DEFAULT_PROJECT, DailyUsage, Project, ValidityRecord
-from tests.app.calibrated import calibrated_record, store
-from tests.app.conftest import Service, seed_keys, service_settings
-from tests.app.scripted_panels import ScriptedFactory
+from tests.helpers.calibrated import calibrated_record, store
+from tests.helpers.scripted_panels import ScriptedFactory
+from tests.helpers.service import Service, seed_keys, service_settings
 
 SOUND = {
     "question": "Tom has 3 bags with 4 apples in each bag. How many apples does Tom have?",

@@ -7,7 +7,8 @@ import re
 from sqlalchemy import func, select
 
 from agents.simulator import Rule, SimulatorServer
-from tests.app.conftest import PROBLEM, Service
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import Service
 
 REPORTED = {"usage": {"prompt_tokens": 700}}
 

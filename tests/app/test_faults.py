@@ -26,7 +26,7 @@ from app.db import create_engine, migrate, session_factory, short_session
 from app.models import Batch, BatchItem, ProblemRow
 from app.reporting.batch import build_report
 from app.reporting.data import load_entries
-from tests.app.conftest import VERDICTS, batch_runner
+from tests.helpers.batches import VERDICTS, batch_runner
 
 pytestmark = pytest.mark.slow  # a 100-item batch
 

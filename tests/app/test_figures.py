@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.reporting import figures
-from tests.app.conftest import FLAWED_SAMPLE as SAMPLE
+from tests.helpers.problems import FLAWED_SAMPLE as SAMPLE
 
 ALLOWED = {to_hex(c) for c in figures.PALETTE} | {"#808080", "#000000", "#ffffff"}
 

@@ -18,7 +18,7 @@ from schemathesis.specs.openapi.checks import (
 from agents.simulator import SimulatorServer
 from app.db import migrate
 from app.main import create_app
-from tests.app.conftest import LiveServer, seed_keys, service_settings
+from tests.helpers.service import LiveServer, seed_keys, service_settings
 
 PROBLEM_JSON = "application/problem+json"
 # schemathesis's own strategies draw from `random`, which hypothesis deprecates (a library matter).

@@ -27,8 +27,9 @@ from app.models import (
     VerdictRow,
 )
 from app.runs.actions import purge
-from tests.app.conftest import PROBLEM, Service
-from tests.app.test_batches_api import settle, start
+from tests.helpers.batches import settle, start
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import Service
 
 pytestmark = pytest.mark.both_databases
 

@@ -11,7 +11,8 @@ from agents.schemas import JUDGES
 from agents.simulator import Rule, SimulatorServer
 from app.db import migrate
 from app.main import create_app
-from tests.app.conftest import PROBLEM, seed_keys, service_settings
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import seed_keys, service_settings
 
 
 async def test_log_lines_are_json_with_run_and_round(

@@ -19,9 +19,9 @@ from agents.simulator.server import SimulatorServer
 from app.access.usage import key_spent_on, spent_on
 from app.db import create_engine, session_factory
 from app.models import ApiKey, utcnow
-from tests.app.conftest import PROBLEM, Service
-from tests.app.test_api import assert_problem
-from tests.app.test_validity_api import ITEMS
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import Service, assert_problem
+from tests.helpers.validity import ITEMS
 
 SIM = {"model": "sim", "judge_model": "sim"}
 # Routes that can make model calls (the method and the route's path).

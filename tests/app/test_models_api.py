@@ -14,8 +14,7 @@ from agents.simulator import SimulatorServer
 from app.cli import cli
 from app.db import migrate
 from app.main import create_app
-from tests.app.conftest import Service, seed_keys, service_settings
-from tests.app.test_api import assert_problem
+from tests.helpers.service import Service, assert_problem, seed_keys, service_settings
 
 runner = CliRunner()
 

@@ -31,8 +31,8 @@ from app.runs.temporary import temporary_runs
 from app.settings import Settings
 from graphs.context import RunContext
 from graphs.scoring import get_policy
-from tests import driving
-from tests.conftest import ORCHESTRA
+from tests.helpers.driving import driving
+from tests.helpers.problems import ORCHESTRA
 
 runner = CliRunner()
 

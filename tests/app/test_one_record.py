@@ -22,8 +22,8 @@ from app.reporting.batch import DEFINITIONS, build_report
 from app.reporting.data import load_entries
 from app.reporting.item_result import item_results
 from app.reporting.item_rows import item_rows
-from tests.app.conftest import Service
-from tests.app.test_batches_api import settle, start
+from tests.helpers.batches import settle, start
+from tests.helpers.service import Service
 
 pytestmark = pytest.mark.both_databases
 

@@ -36,9 +36,10 @@ from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
 from app.models import BatchItem, Run
 from app.reporting.item_result import item_results
-from tests.app.conftest import VERDICTS, batch_runner, free_port, seed_keys, service_settings, verdicts
-from tests.app.test_workers import start_worker
-from tests.transcripts import transcript_gaps
+from tests.helpers.batches import VERDICTS, batch_runner, verdicts
+from tests.helpers.processes import start_worker
+from tests.helpers.service import free_port, seed_keys, service_settings
+from tests.helpers.transcripts import transcript_gaps
 
 pytestmark = [pytest.mark.both_databases, pytest.mark.slow]
 

@@ -11,8 +11,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.projects.names import project_name
-from tests.app.conftest import Service
-from tests.app.test_api import assert_problem
+from tests.helpers.service import Service, assert_problem
 
 LOOK_ALIKES = [
     pytest.param("s\u0441hool-north", "mixed", id="cyrillic-es"),

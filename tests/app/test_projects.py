@@ -13,7 +13,8 @@ from agents.llm import CachedReply
 from app.batches.cache import SqlResponseCache
 from app.db import create_engine, session_factory, short_session
 from app.models import DEFAULT_PROJECT, ApiKey, utcnow
-from tests.app.conftest import PROBLEM, Service
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import Service
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -265,7 +266,7 @@ async def test_cached_replies_are_seen_by_their_project_only(database_url: str) 
 
 
 async def test_another_projects_datasets_and_batches_are_not_there(service: Service) -> None:
-    from tests.app.test_batches_api import settle, start
+    from tests.helpers.batches import settle, start
 
     batch = await start(service)
     await settle(service, batch["id"])

@@ -17,7 +17,7 @@ import pytest
 
 from agents.simulator import SimulatorServer
 from app.main import create_app
-from tests.app.conftest import Keys, LiveServer, live_server
+from tests.helpers.service import Keys, LiveServer, live_server
 from thinkloop_client import (
     AsyncClient,
     Batch,

@@ -16,8 +16,9 @@ import redis
 
 from agents.simulator import SimulatorServer
 from app.main import create_app
-from tests.app.conftest import PROBLEM, Keys, seed_keys, service_settings
-from tests.workers import redis_url
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import Keys, seed_keys, service_settings
+from tests.helpers.workers import redis_url
 
 pytestmark = pytest.mark.both_databases
 

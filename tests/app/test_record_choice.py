@@ -10,16 +10,8 @@ from typing import Any
 
 import pytest
 
-from app.validity.service import builtin_set
-from tests.app.conftest import Service
-from tests.app.test_api import assert_problem
-from tests.app.test_warrants import HELD, run, stored_records, validate
-
-# Held-out problems of the shipped set: 22 flawed ones (each with its corrected version, a sound
-# one), and one flawed problem with 19 sound controls (20 sound versions, as the larger bench).
-HELDOUT = [i.model_dump(mode="json", exclude_none=True) for i in builtin_set() if i.split == "heldout"]
-TWENTY_TWO = [i for i in HELDOUT if i["kind"] == "flawed"][:22]
-ONE = TWENTY_TWO[:1] + [i for i in HELDOUT if i["kind"] == "control"][:19]
+from tests.helpers.service import Service, assert_problem
+from tests.helpers.warrants import HELD, ONE, TWENTY_TWO, run, stored_records, validate
 
 
 async def panels(service: Service, key: str = "read") -> list[dict[str, Any]]:

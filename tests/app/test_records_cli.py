@@ -15,8 +15,7 @@ from typer.testing import CliRunner
 
 from agents.simulator import SimulatorServer
 from app.cli import cli
-from tests.app.test_record_choice import ONE, TWENTY_TWO
-from tests.app.test_warrants_cli import REFINE
+from tests.helpers.warrants import ONE, REFINE, TWENTY_TWO
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from agents.simulator import Rule, SimulatorServer
 from app.cli import cli
-from tests.repair_items import CORRECTED, ITEM, QUESTION
+from tests.helpers.repair_items import CORRECTED, ITEM, QUESTION
 
 runner = CliRunner()
 WRONG = {"question": QUESTION, "solution": "4 × 12 = 48 rolls; 48 − 12 = 36 rolls are left."}

@@ -21,8 +21,9 @@ from sqlmodel import col, select
 from agents.simulator import SimulatorServer
 from app.db import create_engine, migrate, session_factory
 from app.models import RUN_UNFINISHED, TranscriptEvent
-from tests.app.conftest import PROBLEM, Keys, free_port, seed_keys
-from tests.app.test_durability import SHORT_LEASES, server_process, wait_until
+from tests.helpers.problems import PROBLEM
+from tests.helpers.processes import SHORT_LEASES, server_process, wait_until
+from tests.helpers.service import Keys, free_port, seed_keys
 
 pytestmark = [
     pytest.mark.both_databases,

@@ -13,7 +13,7 @@ import pytest
 from playwright.async_api import Browser, async_playwright
 
 from app.reporting.html import to_html
-from tests.app.test_viewer import chromium_path
+from tests.helpers.browser import chromium_path
 
 pytestmark = pytest.mark.slow
 

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from app.reviews.queue import audit_draw
-from tests.app.conftest import Service
-from tests.app.reviewing import auth, corrected, decide, queue, sound, submit, unread
-from tests.app.test_validity_api import RECORDABLE
-from tests.app.test_webhooks import Receiver
+from tests.helpers.reviewing import auth, corrected, decide, queue, sound, submit, unread
+from tests.helpers.service import Service
+from tests.helpers.validity import RECORDABLE
+from tests.helpers.webhooks import Receiver
 from thinkloop_client.webhooks import verify
 
 pytestmark = pytest.mark.parametrize(

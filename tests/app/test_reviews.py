@@ -10,9 +10,8 @@ from sqlmodel import col, select
 
 from app.models import AuditEvent, Project, WebhookDelivery
 from app.reviews.queue import audit_draw
-from tests.app.conftest import Service
-from tests.app.reviewing import auth, corrected, decide, make_key, queue, sound, submit, unread
-from tests.app.test_api import assert_problem
+from tests.helpers.reviewing import auth, corrected, decide, make_key, queue, sound, submit, unread
+from tests.helpers.service import Service, assert_problem
 
 HOOK = "http://127.0.0.1:9/hook"  # a receiver nobody listens on: deliveries are stored before any attempt
 FLAWED = {
@@ -272,7 +271,7 @@ def test_kappa_carries_a_bootstrap_interval_and_its_n() -> None:
 async def test_a_batch_report_shows_how_its_judges_agree_with_the_teachers(
     service: Service, teacher: str
 ) -> None:
-    from tests.app.test_batches_api import settle, start
+    from tests.helpers.batches import settle, start
 
     batch = await start(service)
     await settle(service, batch["id"])

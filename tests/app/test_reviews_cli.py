@@ -13,8 +13,8 @@ from typer.testing import CliRunner, Result
 
 from agents.simulator import SimulatorServer
 from app.cli import cli
-from tests.app.conftest import Service
-from tests.app.reviewing import corrected, make_key, queue, submit, unread
+from tests.helpers.reviewing import corrected, make_key, queue, submit, unread
+from tests.helpers.service import Service
 
 runner = CliRunner()
 

@@ -18,7 +18,7 @@ from app.cli import cli
 from app.validity.provenance import NotRecordable, check_set, reserved, set_name, shipped_hash, shipped_path
 from app.validity.records import set_hash
 from app.validity.service import builtin_set
-from tests.app.test_validity_api import RECORDABLE
+from tests.helpers.validity import RECORDABLE
 
 runner = CliRunner()
 DOCS = Path(__file__).parents[2] / "docs" / "warrants.md"

@@ -17,8 +17,8 @@ import pytest
 
 from agents.simulator import SimulatorServer
 from app.settings import Settings
-from tests.app.conftest import free_port
-from tests.app.test_durability import server_process
+from tests.helpers.processes import server_process
+from tests.helpers.service import free_port
 
 HANG_GUARD_S = 90.0  # far beyond the deadlines set below: only a server that never closes hits it
 

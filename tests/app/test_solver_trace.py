@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from agents.simulator import Rule, SimConfig, SimulatorServer
-from tests.app.conftest import PROBLEM, Service
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import Service
 
 OPTIONS = {"model": "sim", "judge_model": "sim", "max_rounds": 1}
 

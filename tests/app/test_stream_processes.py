@@ -8,10 +8,10 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pytest
@@ -19,10 +19,11 @@ from httpx_sse import aconnect_sse
 
 from agents.simulator import Rule, SimConfig, SimulatorServer
 from app.db import migrate
-from tests.app.conftest import PROBLEM, free_port, seed_keys
+from tests.helpers.problems import PROBLEM
+from tests.helpers.processes import within
+from tests.helpers.service import free_port, seed_keys
 
 pytestmark = [pytest.mark.both_databases, pytest.mark.slow, pytest.mark.postgres]
-T = TypeVar("T")
 GATE = 40  # more calls than round 1 makes: its calls wait until the test sends the rest
 
 
@@ -83,14 +84,6 @@ async def follow(
             if waiting is not None and sse.event == "round.started":
                 waiting.set()
     return events
-
-
-async def within(waiting: Awaitable[T], failure: str) -> T:
-    """``waiting``'s result; a generous bound turns a hang into a failure that says what hung."""
-    try:
-        return await asyncio.wait_for(waiting, 120)
-    except TimeoutError:
-        raise AssertionError(failure) from None
 
 
 async def open_gate(simulator: SimulatorServer) -> None:

@@ -11,8 +11,9 @@ import pytest
 from httpx_sse import aconnect_sse
 
 from agents.simulator import Rule, SimulatorServer
-from tests.app.conftest import PROBLEM, Keys, LiveServer
-from tests.app.test_stream_processes import within
+from tests.helpers.problems import PROBLEM
+from tests.helpers.processes import within
+from tests.helpers.service import Keys, LiveServer
 
 pytestmark = pytest.mark.both_databases
 
@@ -140,7 +141,7 @@ async def test_streams_on_another_process_end_with_the_runs_end_event(
     """A second API process follows the run from the database alone: every stream must still end
     with run.finished (a run's end state and its end event are stored together)."""
     from app.main import create_app
-    from tests.app.conftest import service_settings
+    from tests.helpers.service import service_settings
 
     server, keys = live
     state = simulator_server.state
@@ -205,7 +206,7 @@ async def test_a_run_cancelled_by_a_process_not_executing_it_ends_its_streams_ev
 ) -> None:
     from app.db import migrate
     from app.main import create_app
-    from tests.app.conftest import seed_keys, service_settings
+    from tests.helpers.service import seed_keys, service_settings
 
     await migrate(database_url)
     keys = await seed_keys(database_url)

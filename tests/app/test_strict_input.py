@@ -8,8 +8,7 @@ from typing import Any
 import jsonschema_rs
 import pytest
 
-from tests.app.conftest import Service
-from tests.app.test_api import assert_problem
+from tests.helpers.service import Service, assert_problem
 
 PROBLEM = {"question": "What is 2 + 3?", "solution": "2 + 3 = 5"}
 LABELLED = {

@@ -21,9 +21,10 @@ from agents.simulator import Rule, SimulatorServer
 from agents.simulator.replies import all_text
 from app.db import migrate
 from app.models import RUN_UNFINISHED
-from tests.app.conftest import PROBLEM, Keys, free_port, seed_keys
-from tests.app.test_durability import SHORT_LEASES, server_process, wait_until
-from tests.transcripts import resumed, transcript_gaps
+from tests.helpers.problems import PROBLEM
+from tests.helpers.processes import SHORT_LEASES, server_process, wait_until
+from tests.helpers.service import Keys, free_port, seed_keys
+from tests.helpers.transcripts import resumed, transcript_gaps
 
 pytestmark = [
     pytest.mark.both_databases,

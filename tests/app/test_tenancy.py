@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.app.conftest import Service
-from tests.app.test_api import assert_problem
+from tests.helpers.service import Service, assert_problem
 
 PROBLEM = {"question": "What is 2 + 3?", "solution": "2 + 3 = 5"}
 

@@ -16,9 +16,10 @@ from sqlmodel import col, func, select
 from agents.simulator import Rule, SimulatorServer
 from app.db import create_engine, migrate, session_factory
 from app.models import RUN_UNFINISHED, TranscriptEvent
-from tests.app.conftest import PROBLEM, free_port, seed_keys
-from tests.app.test_durability import SHORT_LEASES, server_process, wait_until
-from tests.transcripts import transcript_gaps
+from tests.helpers.problems import PROBLEM
+from tests.helpers.processes import SHORT_LEASES, server_process, wait_until
+from tests.helpers.service import free_port, seed_keys
+from tests.helpers.transcripts import transcript_gaps
 
 pytestmark = [pytest.mark.both_databases, pytest.mark.slow]  # processes killed with SIGKILL
 

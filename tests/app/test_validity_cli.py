@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from agents.validity.labels import read_labelled
 from app.cli import cli
 from app.validity.service import builtin_set
-from tests.app.test_validity_api import assert_figures
+from tests.helpers.validity import assert_figures
 
 runner = CliRunner()
 SOUND = {

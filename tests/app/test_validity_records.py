@@ -25,31 +25,7 @@ from app.validity.records import (
 )
 from graphs.decision import decision_version
 from graphs.scoring import get_policy
-
-
-def report(
-    flawed: tuple[int, int], errored: int = 0, split: str = "heldout", sound: tuple[int, int] = (38, 40)
-) -> dict[str, Any]:
-    """A bench report whose headline split accepted ``flawed[0]`` of ``flawed[1]`` flawed problems
-    and passed ``sound[0]`` of ``sound[1]`` sound versions."""
-    count, n = flawed
-    passed, judged = sound
-    summary = {
-        "split": split,
-        "false_accept": {"n": n, "count": count, "rate": count / n if n else None},
-        "specificity": {"n": judged, "count": passed, "rate": passed / judged if judged else None},
-        "detection": {"n": n, "count": n - count, "rate": (n - count) / n if n else None},
-        "adversarial_gap": {"n": 12, "count": 3, "rate": 0.25},
-    }
-    return {
-        "judge_model": "judge",
-        "policy": "default",
-        "versions": n + 40,
-        "excluded": {"total": errored, "errored": errored, "undecided": 0},
-        "splits": {split: summary, "all": summary | {"split": "all"}},
-        "targets": {"split": split},
-    }
-
+from tests.helpers.validity import report
 
 IDENTITY = panel_identity("rubric", None, get_policy("default"), "0.1.0", decision="decide@1")
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from graphs.validity_sources import pairs_told_apart
-from tests.graphs.test_validity_metrics import judged
+from tests.helpers.validity_metrics import judged
 
 runner = CliRunner()
 THEATRE = "The school theatre has 14 rows with 9 seats in each row. How many seats are there in total?"

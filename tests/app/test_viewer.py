@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,54 +17,21 @@ from typing import Any
 import httpx
 import pytest
 from httpx_sse import aconnect_sse
-from playwright.async_api import Browser, ConsoleMessage, Locator, Page, async_playwright, expect
+from playwright.async_api import Browser, ConsoleMessage, Locator, Page, expect
 
 from agents.simulator import Rule, SimulatorServer
 from app.db import create_engine, migrate, session_factory
 from app.main import create_app
-from tests.app.calibrated import calibrated_record, store
-from tests.app.conftest import PROBLEM, Keys, LiveServer, seed_keys, service_settings
+from tests.helpers.browser import WAIT_MS
+from tests.helpers.calibrated import calibrated_record, store
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import Keys, LiveServer, seed_keys, service_settings
 
 pytestmark = pytest.mark.slow
 
 DATASET = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
-# A bound for conditions on a busy 2-core machine, never a timing assertion.
-WAIT_MS = int(os.environ.get("VIEWER_WAIT_MS", "90000"))
 SCORE_AND_REVISE = [Rule(role="^Judge", score=40, times=7)]  # round 1 fails, the model revises, round 2
 FIGURES = ("comparison", "levels", "rounds", "agreement", "flaws", "paired")  # app.reporting.figures
-
-
-def chromium_path() -> str:
-    """Debian's chromium (THINKLOOP_CHROMIUM overrides). Where the browser is required (CI sets
-    THINKLOOP_REQUIRE_BROWSER=1, after installing it) a missing one fails the tests; on a machine
-    without it, the README's test command reports them skipped, naming the package to install."""
-    found = (
-        os.environ.get("THINKLOOP_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    )
-    if not found or not Path(found).is_file():
-        message = "Chromium is not installed: `apt-get install -y chromium` (.ci/run installs it)"
-        if os.environ.get("THINKLOOP_REQUIRE_BROWSER") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    """One headless Chromium for the module (Playwright drives it; it downloads no browser)."""
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
-        yield launched
-        await launched.close()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the tests write their screenshots."""
-    chosen = os.environ.get("THINKLOOP_SCREENSHOTS")
-    folder = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 @pytest.fixture

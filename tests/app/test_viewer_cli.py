@@ -16,7 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.app.conftest import PROBLEM, free_port
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import free_port
 
 START_S = 120  # imports alone take seconds on a busy machine: a bound, not a measure
 

@@ -15,13 +15,11 @@ from playwright.async_api import Browser, Page, expect
 
 from app.db import migrate
 from app.main import create_app
-from tests.app import test_viewer as viewer
-from tests.app.conftest import Keys, LiveServer, seed_keys, service_settings
-from tests.app.reviewing import SIM, auth, make_key, unread
+from tests.helpers.browser import WAIT_MS
+from tests.helpers.reviewing import SIM, auth, make_key, unread
+from tests.helpers.service import Keys, LiveServer, seed_keys, service_settings
 
 pytestmark = pytest.mark.slow
-WAIT_MS = viewer.WAIT_MS
-browser, shots = viewer.browser, viewer.shots  # the viewer tests' fixtures: one Chromium per module
 WIDTHS = [1280, 390]
 
 

@@ -16,15 +16,12 @@ from typer.testing import CliRunner
 from agents.simulator import Rule, SimConfig, SimulatorServer
 from agents.validity.canonical import canonical_hash
 from app.cli import cli
-from tests.app.conftest import Service
-from tests.app.test_api import assert_problem
-from tests.app.test_validity_api import RECORDABLE
-from tests.app.test_warrants import stored_records
-from tests.app.test_warrants_cli import REFINE, env
+from tests.helpers.service import Service, assert_problem
+from tests.helpers.validity import RECORDABLE
+from tests.helpers.warrants import REFINE, stored_records
 
 runner = CliRunner()
 HELD = [item | {"split": "heldout"} for item in RECORDABLE]
-__all__ = ["env"]  # the fixture: a database of the test's own, the simulator as model `sim`
 
 
 def judges_score(simulator: SimulatorServer, score: int) -> None:

@@ -18,47 +18,9 @@ from agents.simulator import Rule, SimulatorServer
 from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
 from app.models import ValidityRecord, WebhookDelivery
-from tests.app.conftest import Service, seed_keys, service_settings
-from tests.app.test_api import assert_problem
-from tests.app.test_validity_api import ITEMS, RECORDABLE
-
-SIM = {"model": "sim", "judge_model": "sim", "max_rounds": 1}
-# a sound problem: only the judges decide it (the verifier's gate finds nothing to refuse)
-SOUND = {
-    "question": "Tom has 3 bags with 4 apples in each bag. How many apples does Tom have?",
-    "solution": "3 × 4 = 12, so Tom has 12 apples.",
-}
-
-
-# a warrant rests on held-out problems only
-HELD = [item | {"split": "heldout"} for item in RECORDABLE]
-
-
-async def validate(service: Service, key: str = "validator", **fields: Any) -> dict[str, Any]:
-    body = {"items": HELD, "judge_model": "sim", "save": True} | fields
-    response = await service.client.post("/v1/judges/validate", json=body, headers=service.keys.auth(key))
-    assert response.status_code == 200, response.text
-    report: dict[str, Any] = response.json()
-    return report
-
-
-async def run(service: Service, key: str = "both", **extra: Any) -> dict[str, Any]:
-    body = {"problem": SOUND, "options": SIM} | extra
-    response = await service.client.post(
-        "/v1/runs", json=body, params={"wait": "true"}, headers=service.keys.auth(key)
-    )
-    assert response.status_code == 200, response.text
-    trace: dict[str, Any] = response.json()
-    return trace
-
-
-async def stored_records(database_url: str) -> list[ValidityRecord]:
-    engine = create_engine(database_url)
-    try:
-        async with short_session(session_factory(engine)) as session:
-            return list((await session.execute(select(ValidityRecord))).scalars().all())
-    finally:
-        await engine.dispose()
+from tests.helpers.service import Service, assert_problem, seed_keys, service_settings
+from tests.helpers.validity import ITEMS
+from tests.helpers.warrants import HELD, run, stored_records, validate
 
 
 async def test_a_validated_panel_gives_accepted_runs_a_warrant_naming_its_record(service: Service) -> None:

@@ -14,34 +14,13 @@ from typer.testing import CliRunner
 
 from agents.simulator import Rule, SimConfig, SimulatorServer
 from app.cli import cli
-from tests.app.test_validity_api import ITEMS, RECORDABLE
+from tests.helpers.warrants import REFINE
 
 runner = CliRunner()
 SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
 # a sound problem: only the judges decide it (the verifier's gate finds nothing to refuse)
 SOUND = ["--question", "Tom has 3 bags with 4 apples in each bag. How many apples does Tom have?"]
-REFINE = ["refine", *SOUND, "--solution", "3 × 4 = 12, so Tom has 12 apples.", "--judge-model", "sim"]
 REFINE += ["--max-rounds", "1"]
-
-
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simulator_server: SimulatorServer) -> Path:
-    """A database of the test's own and the simulator as model ``sim``; the labelled items as a file."""
-    values = {
-        "THINKLOOP_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'w.db'}",
-        "THINKLOOP_MODELS__SIM__MODEL": "sim-1",
-        "THINKLOOP_MODELS__SIM__BASE_URL": simulator_server.base_url,
-        "THINKLOOP_MODELS__SIM__TIMEOUT_S": "30",
-        "THINKLOOP_MODELS__SIM__MAX_RETRIES": "0",
-    }
-    for key, value in values.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("THINKLOOP_REQUIRE_WARRANT", raising=False)
-    # a warrant rests on held-out problems only: the items as a held-out set, and as they are (tune)
-    held = [item | {"split": "heldout"} for item in RECORDABLE]
-    (tmp_path / "items.jsonl").write_text("".join(json.dumps(item) + "\n" for item in held))
-    (tmp_path / "tune.jsonl").write_text("".join(json.dumps(item) + "\n" for item in ITEMS))
-    return tmp_path
 
 
 def save(env: Path) -> dict[str, Any]:

@@ -12,11 +12,9 @@ import pytest
 
 from app.models import utcnow
 from app.webhooks import WebhookOutbox
-from tests.app.test_webhook_outbox import outbox, sessions, settings
-from tests.app.test_webhooks import Receiver, Sessions, delivery_row, enqueued, finished_run
+from tests.helpers.webhooks import Receiver, Sessions, delivery_row, enqueued, finished_run, outbox, settings
 
 pytestmark = pytest.mark.both_databases
-__all__ = ["sessions"]  # the fixture, used by name
 
 
 def _later(seconds: float) -> datetime:

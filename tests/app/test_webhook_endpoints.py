@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from app.webhook_signing import ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
-from tests.app.conftest import PROBLEM, Service
-from tests.app.test_api import assert_problem
-from tests.app.test_webhooks import Receiver, wait_for
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import Service, assert_problem
+from tests.helpers.webhooks import Receiver, wait_for
 
 ENDPOINTS = "/v1/webhook-endpoints"
 

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import httpx
 import psycopg
@@ -22,37 +19,21 @@ from app.db import create_engine, migrate, session_factory, short_session
 from app.models import WebhookDelivery, utcnow
 from app.settings import Settings
 from app.webhooks import WebhookOutbox, enqueue, retry_delay, retry_schedule
-from tests.app.conftest import free_port
-from tests.app.test_durability import server_process, wait_until
-from tests.app.test_webhooks import SECRET, Receiver, Sessions, delivery_row, enqueued, finished_run, wait_for
+from tests.helpers.processes import server_process, wait_until
+from tests.helpers.service import free_port
+from tests.helpers.webhooks import (
+    SECRET,
+    Receiver,
+    Sessions,
+    delivery_row,
+    enqueued,
+    finished_run,
+    outbox,
+    settings,
+    wait_for,
+)
 
 pytestmark = pytest.mark.both_databases
-
-
-@pytest.fixture
-async def sessions(database_url: str) -> AsyncIterator[Sessions]:
-    """Sessions on a migrated database (SQLite and PostgreSQL), with no sender running."""
-    await migrate(database_url)
-    engine = create_engine(database_url)
-    try:
-        yield session_factory(engine)
-    finally:
-        await engine.dispose()
-
-
-def settings(**overrides: Any) -> Settings:
-    """Fast webhook settings (the database is passed to the outbox as sessions)."""
-    values: dict[str, Any] = {"webhook_secret": SECRET, "webhook_backoff_s": 0.05, "webhook_poll_s": 0.05}
-    values |= {"webhook_backoff_factor": 2, "webhook_backoff_jitter": 0}  # predictable waits
-    values["webhook_allow_hosts"] = ["127.0.0.1:*"]  # the tests' receivers
-    return Settings(_env_file=None, **(values | overrides))  # type: ignore[call-arg]
-
-
-@asynccontextmanager
-async def outbox(sessions: Sessions, config: Settings, owner: str) -> AsyncIterator[WebhookOutbox]:
-    """A sender named ``owner`` with its own HTTP client."""
-    async with httpx.AsyncClient(timeout=config.webhook_timeout_s) as http:
-        yield WebhookOutbox(sessions, http, config, owner)
 
 
 async def make_due(sessions: Sessions, delivery_id: str) -> None:

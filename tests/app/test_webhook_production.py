@@ -20,10 +20,17 @@ from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
 from app.models import DEFAULT_PROJECT, Project, utcnow
 from app.webhooks import WebhookOutbox
-from tests.app.conftest import PROBLEM, Service, seed_keys, service_settings
-from tests.app.test_api import assert_problem
-from tests.app.test_webhook_outbox import settings
-from tests.app.test_webhooks import Receiver, Sessions, delivery_row, enqueued, finished_run, wait_for
+from tests.helpers.problems import PROBLEM
+from tests.helpers.service import Service, assert_problem, seed_keys, service_settings
+from tests.helpers.webhooks import (
+    Receiver,
+    Sessions,
+    delivery_row,
+    enqueued,
+    finished_run,
+    settings,
+    wait_for,
+)
 from thinkloop_client.webhooks import WebhookVerificationError, verify
 
 pytestmark = pytest.mark.both_databases

@@ -20,13 +20,11 @@ from app import webhook_signing as server
 from app.db import short_session
 from app.models import DEFAULT_PROJECT, Project, WebhookEndpoint, utcnow
 from app.webhooks import WebhookOutbox
-from tests.app.conftest import Service
-from tests.app.test_webhook_outbox import outbox, sessions, settings
-from tests.app.test_webhooks import Hit, Receiver, Sessions, enqueued, finished_run, wait_for
+from tests.helpers.service import Service
+from tests.helpers.webhooks import Hit, Receiver, Sessions, enqueued, finished_run, outbox, settings, wait_for
 from thinkloop_client.webhooks import WebhookVerificationError, verify
 
 pytestmark = pytest.mark.both_databases
-__all__ = ["sessions"]  # the fixture, used by name
 
 # The test vector of the specification's reference libraries (their "sign function" tests).
 VECTOR_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import socket
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -17,7 +13,6 @@ from sqlmodel import col, select
 
 from agents.simulator import Rule, SimulatorServer
 from app.batches.broker import build_broker
-from app.batches.repository import counts
 from app.batches.service import BatchService, BatchSpec
 from app.datasets.parsing import parse_dataset
 from app.datasets.repository import store_dataset
@@ -25,99 +20,14 @@ from app.datasets.synthetic import synthetic_jsonl
 from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
 from app.models import BatchItem, RoundRow, Run
-from tests.app.conftest import PROBLEM, REDIS, VERDICTS, seed_keys, service_settings, verdicts
+from tests.helpers.batches import VERDICTS, verdicts
+from tests.helpers.problems import PROBLEM
+from tests.helpers.processes import run_batch, start_worker
+from tests.helpers.service import REDIS, seed_keys, service_settings
 
 # Worker processes: slow, but for the lease-renewal test, the inner loop's only test of a lease outlived
 # while its item runs (scripts/broken_builds.py: without it, the inner loop missed a broken renewal).
 pytestmark = [pytest.mark.both_databases, pytest.mark.redis]
-
-
-def model_env(simulator: SimulatorServer, *names: str) -> dict[str, str]:
-    """Environment that registers each name as a model served by the simulator."""
-    env = {}
-    for name in names:
-        if name == "rubric":  # the built-in offline panel needs no entry
-            continue
-        env[f"THINKLOOP_MODELS__{name.upper()}__MODEL"] = "sim-1"
-        env[f"THINKLOOP_MODELS__{name.upper()}__BASE_URL"] = simulator.base_url
-    return env
-
-
-def start_worker(
-    database_url: str,
-    simulator: SimulatorServer,
-    log: Path,
-    models: tuple[str, ...] = ("sim",),
-    broker_url: str = REDIS,
-    lease_s: float = 3,
-    redelivery_s: float = 2,
-) -> subprocess.Popen[bytes]:
-    """A `thinkloop batch worker` process with short leases, logging to ``log``: an item is held by
-    its run's lease, renewed every third of ``lease_s``; the sweep that re-sends items nobody holds
-    runs every ``redelivery_s``."""
-    env = (
-        os.environ
-        | model_env(simulator, *models)
-        | {
-            "THINKLOOP_DATABASE_URL": database_url,
-            "THINKLOOP_BROKER_URL": broker_url,
-            "THINKLOOP_BATCH_CONCURRENCY": "4",
-            "THINKLOOP_RUN_LEASE_S": str(lease_s),
-            "THINKLOOP_RUN_SWEEP_S": str(redelivery_s),
-            "THINKLOOP_REDELIVERY_S": str(redelivery_s),
-        }
-    )
-    with log.open("ab") as sink:
-        return subprocess.Popen(
-            [sys.executable, "-m", "app", "batch", "worker"], env=env, stdout=sink, stderr=sink
-        )
-
-
-async def run_batch(
-    database_url: str,
-    simulator: SimulatorServer,
-    tmp_path: Path,
-    kill_one: bool,
-    problems: int = 20,
-    models: tuple[str, ...] = ("sim", "rubric"),
-) -> dict[str, int]:
-    simulator.state.configure(simulator.state.config.model_copy(update={"rules": [], "latency_s": 0.05}))
-    await migrate(database_url)
-    engine = create_engine(database_url)
-    sessions = session_factory(engine)
-    broker = build_broker(REDIS, held=1, redelivery_s=2)
-    await broker.startup()
-    workers = [start_worker(database_url, simulator, tmp_path / f"worker{i}.log", models) for i in range(2)]
-    try:
-        async with short_session(sessions) as session:
-            dataset = await store_dataset(
-                session,
-                f"w-{uuid.uuid4().hex[:6]}",
-                parse_dataset(synthetic_jsonl(problems).encode(), "p.jsonl"),
-            )
-        service = BatchService(sessions, broker)
-        batch = await service.create(
-            BatchSpec(dataset.id, list(models), judge_model=models[0], use_cache=False)
-        )
-        killed = False
-        for _ in range(max(1200, 10 * problems * len(models))):  # a hang guard, not a timing check
-            progress = await service.progress(batch.id)
-            if kill_one and not killed and progress["finished"] >= 5:
-                workers[0].send_signal(signal.SIGKILL)  # mid-batch, items in its hands
-                killed = True
-            if progress["status"] == "completed":
-                break
-            await asyncio.sleep(0.1)
-        assert progress["status"] == "completed", progress
-        async with short_session(sessions) as session:
-            return await counts(session, batch.id)
-    finally:
-        for process in workers:
-            if process.poll() is None:
-                process.terminate()
-                process.wait(timeout=20)
-        await broker.shutdown()
-        await engine.dispose()
 
 
 @pytest.mark.slow

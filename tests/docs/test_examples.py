@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.examples import NOT_RUN, ROOT, Example, examples, pages
+from tests.helpers.docs_examples import NOT_RUN, ROOT, Example, examples, pages
 
 PORTS = ("8000", "8099", "8001")
 NOT_RUN_CEILING = 29

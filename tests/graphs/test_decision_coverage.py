@@ -24,8 +24,8 @@ from agents.simulator import Rule, SimulatorServer
 from graphs import decision
 from graphs.context import RunContext
 from graphs.scoring import get_policy
-from tests.conftest import ORCHESTRA
-from tests.driving import driving
+from tests.helpers.driving import driving
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 ROOTS = {"agents": Path(agents.__file__).parent, "graphs": Path(graphs.__file__).parent}

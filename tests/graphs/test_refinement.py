@@ -13,8 +13,8 @@ from agents.simulator import Rule, SimulatorServer
 from graphs.context import RunContext
 from graphs.events import RunEvent
 from graphs.result import RunResult, finished_event
-from tests.conftest import ORCHESTRA
-from tests.driving import drive
+from tests.helpers.driving import drive
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 Ctx = Callable[..., RunContext]

@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graphs.checkpoint import ERROR, RerunsFailedTasks, state_serde
 from graphs.context import RunContext
 from graphs.refinement import build_refinement_graph, recursion_limit
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
 
 
 class Saver(RerunsFailedTasks, InMemorySaver):

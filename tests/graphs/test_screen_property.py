@@ -21,9 +21,9 @@ from graphs.context import RunContext
 from graphs.result import RunResult
 from graphs.scoring import POLICY_NAMES, SCREENED_REASON, get_policy
 from graphs.validity import versions
-from tests.conftest import ORCHESTRA
-from tests.driving import driving
-from tests.graphs.test_outcomes import context_of
+from tests.helpers.driving import driving
+from tests.helpers.loop import context_of
+from tests.helpers.problems import ORCHESTRA
 
 ROOT = Path(__file__).parents[2]
 LABELLED = [

@@ -22,8 +22,8 @@ from graphs.context import RunContext
 from graphs.scoring import get_policy
 from graphs.validity import Judged, bench
 from graphs.validity_metrics import summarise
-from tests.driving import driving
-from tests.graphs.test_outcomes import EchoReviser, ScriptedJudge
+from tests.helpers.driving import driving
+from tests.helpers.loop import EchoReviser, ScriptedJudge
 
 
 @dataclass

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from agents.realmodel import GEMMA_FILE, MODEL_ID
-from tests.realmodel.conftest import NAME, RealModel, Result, command
-from tests.realmodel.invariants import (
+from agents.realmodel import GEMMA_FILE, MODEL_ID, NAME
+from tests.helpers.realmodel import RealModel, Result, command
+from tests.helpers.realmodel_invariants import (
     assert_batch_report,
     assert_echo_is_a_failure,
     assert_run,

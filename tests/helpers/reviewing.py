@@ -10,7 +10,7 @@ from sqlmodel import select
 from app.db import create_engine, session_factory, short_session
 from app.models import DEFAULT_PROJECT, Project
 from app.projects.keys import create_key, create_project
-from tests.app.conftest import Service
+from tests.helpers.service import Service
 
 SIM = {"model": "sim", "judge_model": "sim", "max_rounds": 1}
 
