@@ -33,7 +33,7 @@ from graphs.result import RunResult
 from graphs.scoring import get_policy
 from graphs.validity import bench
 from prompts import load_prompt, panel_prefix
-from tests.helpers.driving import driving
+from tests.helpers import driving
 from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]

@@ -88,7 +88,7 @@ class PostgresDatabases:
     @staticmethod
     def admin(statement: str) -> None:
         with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
-            admin.execute(statement)  # type: ignore[arg-type]
+            admin.execute(statement)
 
     @classmethod
     def create(cls, name: str, template: str | None = None) -> None:
@@ -224,7 +224,7 @@ def flawed_sample_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         ]
         result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
-    return json.loads(result.output[result.output.index("{") :])  # type: ignore[no-any-return]
+    return json.loads(result.output[result.output.index("{") :])
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
+from sqlmodel import col
 
 from agents.simulator import Rule, SimulatorServer
 from app.datasets.synthetic import synthetic_jsonl
@@ -42,7 +43,9 @@ async def item_keys(database_url: str) -> tuple[int, int]:
     engine = create_engine(database_url)
     try:
         async with short_session(session_factory(engine)) as session:
-            keys = select(BatchItem.problem_id, BatchItem.model, BatchItem.repeat, BatchItem.arm).distinct()
+            keys = select(
+                col(BatchItem.problem_id), col(BatchItem.model), col(BatchItem.repeat), col(BatchItem.arm)
+            ).distinct()
             total = (await session.execute(select(func.count()).select_from(BatchItem))).scalar_one()
             distinct = (await session.execute(select(func.count()).select_from(keys.subquery()))).scalar_one()
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -12,9 +13,7 @@ from tests.helpers.problems import PROBLEM
 from tests.helpers.service import Service, assert_problem
 
 
-async def submit(
-    service: Service, body: dict[str, object] | None = None, **params: object
-) -> dict[str, object]:
+async def submit(service: Service, body: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
     response = await service.client.post(
         "/v1/runs", json=body or {"problem": PROBLEM}, params=params, headers=service.keys.auth()
     )

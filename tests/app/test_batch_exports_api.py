@@ -8,7 +8,7 @@ import io
 import json
 from typing import Any
 
-import pyarrow.parquet as pq
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 
 from agents.schemas import JUDGES

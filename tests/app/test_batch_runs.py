@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import select, update
+from sqlmodel import col
 
 from agents.models import ModelRegistry
 from agents.panel import PanelFactory
@@ -67,13 +68,13 @@ class World:
 
     async def items(self, batch_id: str) -> list[BatchItem]:
         async with short_session(self.sessions) as session:
-            query = select(BatchItem).where(BatchItem.batch_id == batch_id).order_by(BatchItem.id)
+            query = select(BatchItem).where(col(BatchItem.batch_id) == batch_id).order_by(col(BatchItem.id))
             return list((await session.execute(query)).scalars().all())
 
     async def transcript(self, run_id: str) -> list[dict[str, Any]]:
         async with short_session(self.sessions) as session:
-            query = select(TranscriptEvent).where(TranscriptEvent.run_id == run_id)
-            rows = (await session.execute(query.order_by(TranscriptEvent.seq))).scalars().all()
+            query = select(TranscriptEvent).where(col(TranscriptEvent.run_id) == run_id)
+            rows = (await session.execute(query.order_by(col(TranscriptEvent.seq)))).scalars().all()
             return [row.data for row in rows]
 
     async def distinct_problems(self, count: int) -> tuple[list[str], str]:
@@ -166,7 +167,9 @@ async def test_an_item_is_a_run_that_can_be_followed_while_it_executes(
     kinds = [event["type"] for event in await world.transcript(run.id)]
     assert kinds[0] == "run.started" and kinds[-1] == "run.finished" and "run.resumed" not in kinds
     async with short_session(world.sessions) as session:
-        rounds = (await session.execute(select(RoundRow).where(RoundRow.run_id == run.id))).scalars().all()
+        rounds = (
+            (await session.execute(select(RoundRow).where(col(RoundRow.run_id) == run.id))).scalars().all()
+        )
     assert len(rounds) == kinds.count("round.scored")  # each round stored once, as its row
 
 
@@ -344,7 +347,7 @@ async def test_a_dead_workers_item_resumes_from_its_checkpoint(
         assert await second.process(item.id or 0) == "taken"
         async with short_session(world.sessions) as session:  # ... until it lapses
             past = utcnow().replace(year=2000)
-            await session.execute(update(Run).where(Run.id == run_id).values(lease_until=past))
+            await session.execute(update(Run).where(col(Run.id) == run_id).values(lease_until=past))
 
         assert await second.process(item.id or 0) == "accepted"
     [item] = await world.items(batch.id)
@@ -367,7 +370,7 @@ async def test_a_dead_workers_item_resumes_from_its_checkpoint(
 async def _rounds(world: World, run_id: str | None) -> int:
     """The rounds stored for a run (its rows)."""
     async with short_session(world.sessions) as session:
-        query = select(RoundRow).where(RoundRow.run_id == (run_id or ""))
+        query = select(RoundRow).where(col(RoundRow.run_id) == (run_id or ""))
         return len((await session.execute(query)).scalars().all())
 
 
@@ -391,12 +394,14 @@ async def test_the_executors_one_heartbeat_renews_an_items_run_and_stops_the_ite
             # off by an earlier test's abandoned calls, answered after the simulator was reset).
             await until(lambda: _arrived(state, 8), "the item's first round never arrived")
             async with short_session(world.sessions) as session:  # as if last renewed long ago
-                await session.execute(update(Run).where(Run.id == run_id).values(lease_until=utcnow()))
+                await session.execute(update(Run).where(col(Run.id) == run_id).values(lease_until=utcnow()))
             assert await runner.executor.heartbeat() == set()  # held, and renewed
             lease_until = (await world.run(run_id)).lease_until
             assert lease_until is not None and lease_until > utcnow() + timedelta(seconds=30)
             async with short_session(world.sessions) as session:  # another process takes it over
-                await session.execute(update(Run).where(Run.id == run_id).values(lease_owner="other-host:1"))
+                await session.execute(
+                    update(Run).where(col(Run.id) == run_id).values(lease_owner="other-host:1")
+                )
             assert await runner.executor.heartbeat() == {run_id}
             assert await working == "lost-claim"
         finally:
@@ -422,7 +427,7 @@ async def _create(world: World, spec: BatchSpec) -> Batch:
 async def _waiting_for_revision(world: World, run_id: str | None, state: Any) -> bool:
     """Round 1 is stored (its row is the last write before the revise step) and the revision asked."""
     async with short_session(world.sessions) as session:
-        stored = (await session.execute(select(RoundRow).where(RoundRow.run_id == run_id))).first()
+        stored = (await session.execute(select(RoundRow).where(col(RoundRow.run_id) == run_id))).first()
     return stored is not None and any("revis" in request.role.lower() for request in state.requests)
 
 

@@ -39,7 +39,7 @@ class Harness:
     dataset_id: str
     sessions: object
 
-    async def wait(self, batch_id: str, seconds: float = 60) -> dict[str, object]:
+    async def wait(self, batch_id: str, seconds: float = 60) -> dict[str, Any]:
         for _ in range(int(seconds * 20)):
             progress = await self.service.progress(batch_id)
             items = progress["items"]
@@ -129,7 +129,7 @@ async def test_pause_resume_cancel_and_retry(harness: Harness, simulator_server:
     await harness.service.pause(batch.id)
     await asyncio.sleep(0.5)
     paused = await harness.service.progress(batch.id)
-    assert paused["status"] == "paused" and paused["items"].get("queued", 0) > 0  # type: ignore[union-attr]
+    assert paused["status"] == "paused" and paused["items"].get("queued", 0) > 0
     with pytest.raises(BatchStateError):
         await harness.service.pause(batch.id)
     await harness.service.resume(batch.id)
@@ -175,7 +175,7 @@ async def test_a_process_that_does_not_know_the_model_leaves_its_items_pending(
     service = BatchService(sessions, idle)
     batch = await service.create(BatchSpec(dataset.id, ["elsewhere"], judge_model="rubric", use_cache=False))
     async with short_session(sessions) as session:
-        query = select(BatchItem.id).where(BatchItem.batch_id == batch.id)
+        query = select(col(BatchItem.id)).where(col(BatchItem.batch_id) == batch.id)
         ids = list((await session.execute(query)).scalars().all())
     stranger = PanelFactory(ModelRegistry.from_sources(extra={}), {})
     knower = PanelFactory(
@@ -197,7 +197,7 @@ async def test_a_process_that_does_not_know_the_model_leaves_its_items_pending(
             shown = status_text(await session.get_one(Batch, batch.id), untouched, {})
         assert f"waiting    12 queued item(s) left alone: {reason}; add the model" in shown
         async with short_session(sessions) as session:
-            attempts = select(func.sum(BatchItem.attempts)).where(BatchItem.batch_id == batch.id)
+            attempts = select(func.sum(col(BatchItem.attempts))).where(col(BatchItem.batch_id) == batch.id)
             assert (await session.execute(attempts)).scalar_one() == 0  # never claimed
         async with batch_runner(sessions, knower, database_url, worker="lab") as runner:
             outcomes = {await runner.process(item_id) for item_id in ids}
@@ -207,7 +207,7 @@ async def test_a_process_that_does_not_know_the_model_leaves_its_items_pending(
         assert finished["waiting"] == []
         async with short_session(sessions) as session:
             left = select(func.count()).where(
-                BatchItem.batch_id == batch.id, col(BatchItem.waiting).is_not(None)
+                col(BatchItem.batch_id) == batch.id, col(BatchItem.waiting).is_not(None)
             )
             assert (await session.execute(left)).scalar_one() == 0  # a claim clears the reason
     finally:
@@ -230,7 +230,7 @@ async def test_the_resume_batches_setting_decides_whether_a_start_resends_active
         return 0
 
     monkeypatch.setattr(runtime, "resume_active", record)
-    settings = Settings(_env_file=None, database_url=database_url, resume_batches=resume)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, database_url=database_url, resume_batches=resume)
     broker = build_broker(None, held=1, redelivery_s=30)
     async with runtime.consuming(broker, object(), settings):  # type: ignore[arg-type]
         pass
@@ -250,7 +250,7 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
     try:
         async with short_session(sessions) as session:
             dataset = await store_dataset(session, "s", parse_dataset(SAMPLE.read_bytes(), SAMPLE.name))
-            problem = (await session.execute(select(ProblemRow.id))).scalars().first()
+            problem = (await session.execute(select(col(ProblemRow.id)))).scalars().first()
             quiet = Batch(
                 dataset_id=dataset.id,
                 models=["m"],
@@ -313,10 +313,7 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
             )
         async with short_session(sessions) as session:
             found = await stalled(session, stall=timedelta(seconds=30))
-            statuses = {
-                (await session.get(BatchItem, item_id)).status
-                for item_id in found  # type: ignore[union-attr]
-            }
+            statuses = {(await session.get(BatchItem, item_id)).status for item_id in found}
         assert len(found) == 2 and statuses == {"queued", "running"}  # only the quiet batch's leftovers
     finally:
         await engine.dispose()
@@ -334,7 +331,9 @@ class SweepWorld:
 
     async def items(self) -> list[BatchItem]:
         async with short_session(self.sessions) as session:
-            query = select(BatchItem).where(BatchItem.batch_id == self.batch_id).order_by(BatchItem.id)
+            query = (
+                select(BatchItem).where(col(BatchItem.batch_id) == self.batch_id).order_by(col(BatchItem.id))
+            )
             return list((await session.execute(query)).scalars().all())
 
     @asynccontextmanager
@@ -346,7 +345,7 @@ class SweepWorld:
         runner = SimpleNamespace(executor=executor, sessions=self.sessions)
         settings = Settings(
             _env_file=None, database_url=database_url, broker_url="redis://x", redelivery_s=redelivery_s
-        )  # type: ignore[call-arg]
+        )
         async with runtime.consuming(self.broker, runner, settings):  # type: ignore[arg-type]
             [resend] = executor.sweepers
             yield resend
@@ -410,7 +409,11 @@ async def test_an_orphan_of_a_busy_batch_is_sent_again_at_the_next_sweep(
     from app.models import Run, utcnow
 
     async with short_session(sweep_world.sessions) as session:
-        query = select(BatchItem).where(BatchItem.batch_id == sweep_world.batch_id).order_by(BatchItem.id)
+        query = (
+            select(BatchItem)
+            .where(col(BatchItem.batch_id) == sweep_world.batch_id)
+            .order_by(col(BatchItem.id))
+        )
         orphan, busy = (await session.execute(query)).scalars().all()[:2]
         now = utcnow()
         for item, owner, until in (
@@ -465,7 +468,7 @@ async def test_the_stream_reader_sends_again_what_a_restarted_redis_lost(
         return 0
 
     monkeypatch.setattr(taskiq_receiver, "Receiver", FlakyReceiver)
-    settings = Settings(_env_file=None, broker_url="redis://x")  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, broker_url="redis://x")
     reading = asyncio.create_task(runtime.receive(SimpleNamespace(), settings, returned))  # type: ignore[arg-type]
     try:
         await asyncio.wait_for(listened.wait(), 60)  # a hang guard, not a timing check
@@ -498,9 +501,9 @@ async def test_items_are_built_in_problem_order_with_models_interleaved(database
             session.add(batch)
             await session.flush()
             assert await create_items(session, batch) == 12 * 2 * 2 * 2
-            query = select(DatasetItem.problem_id).where(DatasetItem.dataset_id == dataset.id)
-            problems = (await session.execute(query.order_by(DatasetItem.position))).scalars().all()
-            query = select(BatchItem).where(BatchItem.batch_id == batch.id).order_by(BatchItem.id)
+            query = select(col(DatasetItem.problem_id)).where(col(DatasetItem.dataset_id) == dataset.id)
+            problems = (await session.execute(query.order_by(col(DatasetItem.position)))).scalars().all()
+            query = select(BatchItem).where(col(BatchItem.batch_id) == batch.id).order_by(col(BatchItem.id))
             items = (await session.execute(query)).scalars().all()
     finally:
         await engine.dispose()
@@ -531,11 +534,11 @@ async def test_datasets_share_stored_problems_even_when_uploaded_at_once(databas
         a, b = await asyncio.gather(store(first, "a"), store(overlapping, "b"))
         async with short_session(sessions) as session:
             problems = (await session.execute(select(func.count()).select_from(ProblemRow))).scalar_one()
-            query = select(DatasetItem.position, DatasetItem.problem_id, ProblemRow.content_hash).join(
-                ProblemRow, ProblemRow.id == DatasetItem.problem_id
-            )
-            rows_a = (await session.execute(query.where(DatasetItem.dataset_id == a))).all()
-            rows_b = (await session.execute(query.where(DatasetItem.dataset_id == b))).all()
+            query = select(
+                col(DatasetItem.position), col(DatasetItem.problem_id), col(ProblemRow.content_hash)
+            ).join(ProblemRow, col(ProblemRow.id) == col(DatasetItem.problem_id))
+            rows_a = (await session.execute(query.where(col(DatasetItem.dataset_id) == a))).all()
+            rows_b = (await session.execute(query.where(col(DatasetItem.dataset_id) == b))).all()
     finally:
         await engine.dispose()
     assert problems == 1_300

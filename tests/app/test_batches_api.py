@@ -53,7 +53,7 @@ async def test_bad_rows_are_refused_by_line_and_nothing_is_stored(service: Servi
     rows = [*SAMPLE.read_text().splitlines()[:3], '{"question": ""}', "not json", good]
     body = assert_problem(await upload(service, "\n".join(rows).encode(), **JSONL), 422)
     assert body["error_count"] == 2
-    assert [e["line"] for e in body["row_errors"]] == [4, 5]  # type: ignore[union-attr]
+    assert [e["line"] for e in body["row_errors"]] == [4, 5]
     listed = (await service.client.get("/v1/datasets", headers=service.keys.auth("read"))).json()
     assert listed["items"] == []
 

@@ -113,7 +113,7 @@ async def test_every_example_fits_its_schema(service: Service) -> None:
     from tests.helpers.schemas import violations
 
     spec = (await service.client.get("/openapi.json")).json()
-    wrong = []
+    wrong: list[tuple[Any, ...]] = []
     for name, schema in spec["components"]["schemas"].items():
         for example in schema.get("examples", []):
             wrong += [(name, v) for v in violations(example, schema, spec, required=False)]
@@ -238,7 +238,7 @@ async def test_runs_are_filtered_by_metadata_and_time(service: Service) -> None:
     from datetime import UTC, datetime, timedelta
 
     auth = service.keys.auth()
-    ids = {}
+    ids: dict[str, Any] = {}
     for pupil in ("P-1", "P-2", "P-1"):
         body = {"problem": {"question": f"What is {len(ids)} + 1?", "metadata": {"pupil": pupil, "n": 7}}}
         answer = await service.client.post("/v1/runs", json=body, headers=auth)

@@ -29,7 +29,7 @@ async def _upload(service: Service, rows: list[dict[str, str]]) -> dict[str, obj
 async def test_reads_answer_the_uploads_duplicates_and_warnings(service: Service) -> None:
     uploaded = await _upload(service, [TWICE_SOLD, NO_NUMBER, TWICE_SOLD])
     assert uploaded["duplicates"] == [{"line": 3, "message": "same problem as line 1"}]
-    assert [w["line"] for w in uploaded["warnings"]] == [2]  # type: ignore[index, union-attr]
+    assert [w["line"] for w in uploaded["warnings"]] == [2]
     read = service.keys.auth("read")
     got = (await service.client.get(f"/v1/datasets/{uploaded['id']}", headers=read)).json()
     listed = (await service.client.get("/v1/datasets", headers=read)).json()["items"]

@@ -36,7 +36,7 @@ STRONG_CALL = Usage(input_tokens=100, output_tokens=10, calls=1, cost_usd=0.001)
 
 def scripted(settings: Any, registry: ModelRegistry) -> ScriptedFactory:
     made = ScriptedFactory(registry, os.environ)
-    made.scripts = dict(SCRIPTS)  # type: ignore[arg-type]
+    made.scripts = dict(SCRIPTS)
     made.usages = {"strong": STRONG_CALL}
     return made
 

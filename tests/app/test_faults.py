@@ -100,7 +100,7 @@ async def test_a_batch_survives_an_unreliable_endpoint(
         await runner.drain()
         async with short_session(sessions) as session:
             items = (
-                (await session.execute(select(BatchItem).where(BatchItem.batch_id == batch.id)))
+                (await session.execute(select(BatchItem).where(col(BatchItem.batch_id) == batch.id)))
                 .scalars()
                 .all()
             )
@@ -109,7 +109,7 @@ async def test_a_batch_survives_an_unreliable_endpoint(
             entries = await load_entries(session, await all_items(session, batch.id))
             report = build_report(stored, entries)
             results = {e.item.id: e.result for e in entries}
-            question = select(ProblemRow.id).where(col(ProblemRow.question).startswith(SECOND[:40]))
+            question = select(col(ProblemRow.id)).where(col(ProblemRow.question).startswith(SECOND[:40]))
             seconds = set((await session.execute(question)).scalars().all())
     finally:
         await broker.shutdown()

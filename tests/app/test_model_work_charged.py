@@ -129,7 +129,7 @@ async def test_a_project_capped_at_0_makes_no_model_call_through_any_route(
         assert capped.status_code == 200, capped.text
     calls_before = len(simulator_server.state.requests)
 
-    sweep = {
+    sweep: dict[tuple[str, str], dict[str, Any]] = {
         ("POST", "/v1/runs"): {"json": {"problem": PROBLEM, "options": SIM}, "headers": auth},
         ("POST", "/v1/batches"): {
             "json": {"dataset_id": "x", "models": ["sim"], "judge_model": "sim"},

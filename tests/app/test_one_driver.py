@@ -31,7 +31,7 @@ from app.runs.temporary import temporary_runs
 from app.settings import Settings
 from graphs.context import RunContext
 from graphs.scoring import get_policy
-from tests.helpers.driving import driving
+from tests.helpers import driving
 from tests.helpers.problems import ORCHESTRA
 
 runner = CliRunner()
@@ -110,7 +110,7 @@ async def test_the_control_arm_is_a_checkpointed_run_of_the_graph(database_url: 
     and its one judged round are checkpointed and recorded like any round."""
     engine = create_engine(database_url)
     sessions = session_factory(engine)
-    settings = Settings(_env_file=None, database_url=database_url)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, database_url=database_url)
     factory = PanelFactory(ModelRegistry({}), {})
     try:
         async with open_executor(settings, sessions, factory) as executor:

@@ -60,7 +60,7 @@ async def _seed(database_url: str) -> None:
             f" ('{run}', 'p1', '{status}', 'm', 'j', 'default', 3, 'loop', '{NOW}', 'b1',"
             f" {_value(owner)}, {_value(until)})"
         )
-    for item, (status, outcome, owner, until, run) in ITEMS.items():
+    for item, (status, outcome, owner, until, run_id) in ITEMS.items():
         claimed_at = _value(NOW if status != "pending" else None)
         error = _value("boom" if status == "failed" else None)
         statements.append(
@@ -68,7 +68,7 @@ async def _seed(database_url: str) -> None:
             " attempts, claimed_by, claimed_at, lease_until, run_id, error, cache_hits, input_tokens,"
             " output_tokens, cost_usd, latency_s) VALUES"
             f" ({item}, 'b1', 'p1', 'm', {item}, 'loop', '{status}', {_value(outcome)}, 1, {_value(owner)},"
-            f" {claimed_at}, {_value(until)}, {_value(run)}, {error},"
+            f" {claimed_at}, {_value(until)}, {_value(run_id)}, {error},"
             f" {item}, {item * 100}, {item}, 0.5, 1.5)"
         )
     engine = create_engine(database_url)

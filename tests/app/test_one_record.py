@@ -82,7 +82,7 @@ async def test_a_verdict_is_stored_as_its_row_and_its_transcript_event_only(
     engine = create_engine(database_url)
     try:
         async with engine.connect() as connection:
-            query = select(VerdictRow.rationale).where(
+            query = select(col(VerdictRow.rationale)).where(
                 col(VerdictRow.round) == 1, col(VerdictRow.rationale).is_not(None)
             )
             rationales = [r for (r,) in (await connection.execute(query)).all() if r]

@@ -203,7 +203,9 @@ class TcpProxy:
 
 async def _done_results(sessions: object, batch_id: str) -> dict[int, object]:
     async with short_session(sessions) as session:  # type: ignore[arg-type]
-        query = select(BatchItem).where(BatchItem.batch_id == batch_id, col(BatchItem.status).in_(VERDICTS))
+        query = select(BatchItem).where(
+            col(BatchItem.batch_id) == batch_id, col(BatchItem.status).in_(VERDICTS)
+        )
         done = (await session.execute(query)).scalars().all()
         return {int(i): r.model_dump() for i, r in (await item_results(session, done)).items()}
 
@@ -305,9 +307,9 @@ async def test_a_claim_committed_while_its_answer_was_lost_is_still_run(
         await world.runner.drain()  # the item's processing, claim retried, has ended
         async with short_session(world.watch) as session:
             counts = await _counts(world.watch, batch.id)
-            query = select(BatchItem.attempts).where(BatchItem.batch_id == batch.id)
+            query = select(col(BatchItem.attempts)).where(col(BatchItem.batch_id) == batch.id)
             attempts = list((await session.execute(query)).scalars())
-            runs = (await session.execute(select(Run.id).where(Run.batch_id == batch.id))).all()
+            runs = (await session.execute(select(col(Run.id)).where(col(Run.batch_id) == batch.id))).all()
     assert world.proxy.reply_lost.is_set()  # the claim's answer was lost
     assert verdicts(counts) == {"verdict": 1}, counts
     assert attempts == [1] and len(runs) == 1

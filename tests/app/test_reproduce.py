@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -128,8 +129,8 @@ def test_a_cell_compares_at_the_papers_precision_and_a_change_by_its_magnitude()
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "think_results"
 
 
-def _marks(report: dict[str, object]) -> dict[tuple[int, str, str], str]:
-    return {(c["table"], c["row"], c["column"]): c["mark"] for c in report["cells"]}  # type: ignore[attr-defined, index]
+def _marks(report: dict[str, Any]) -> dict[tuple[int, str, str], str]:
+    return {(c["table"], c["row"], c["column"]): c["mark"] for c in report["cells"]}
 
 
 def test_every_printed_cell_is_marked_from_the_committed_fixtures() -> None:

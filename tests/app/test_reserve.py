@@ -29,7 +29,7 @@ STEP = Amount(100, 0.5)
 
 
 def _settings(database_url: str, **caps: Any) -> Settings:
-    return Settings(_env_file=None, database_url=database_url, **caps)  # type: ignore[call-arg]
+    return Settings(_env_file=None, database_url=database_url, **caps)
 
 
 @pytest.fixture

@@ -123,7 +123,7 @@ async def test_a_later_decision_replaces_an_earlier_one_and_the_history_is_kept(
     stale = await service.client.post(
         f"/v1/reviews/{item['id']}/decision", json=FLAWED | {"replaces": first["id"]}, headers=auth(teacher)
     )
-    assert assert_problem(stale, 409)["current"]["decision_id"] == second["id"]  # type: ignore[index]
+    assert assert_problem(stale, 409)["current"]["decision_id"] == second["id"]
 
 
 async def test_the_same_idempotency_key_gets_the_first_decision(service: Service, teacher: str) -> None:

@@ -53,7 +53,7 @@ def served(tmp_path: Path) -> Iterator[str]:
 
 
 def test_served_simulator_answers_chat_openai(served: str) -> None:
-    chat = ChatOpenAI(model="any", base_url=served, api_key="x", max_retries=0)  # type: ignore[arg-type]
+    chat = ChatOpenAI(model="any", base_url=served, api_key="x", max_retries=0)
     fmt = {
         "type": "json_schema",
         "json_schema": {

@@ -100,7 +100,7 @@ def test_serve_passes_the_limits_from_settings_to_uvicorn(monkeypatch: pytest.Mo
 
     seen: dict[str, Any] = {}
     monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: seen.update(config=self.config))
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None,
         database_url="sqlite+aiosqlite:///:memory:",
         http_header_timeout_s=3,

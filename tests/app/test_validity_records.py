@@ -57,6 +57,7 @@ def test_a_record_keeps_the_headline_split_with_intervals() -> None:
     assert 0.0 < record.false_accept["low"] < 2 / 120 < record.false_accept["high"] < 0.06
     assert record.detection["count"] == 118 and record.specificity["high"] is not None
     # both errors, and the counts of every kind judged
+    assert record.specificity_low is not None
     assert record.specificity_low == record.specificity["low"] and 0.8 < record.specificity_low < 0.95
     assert (record.n_twins, record.adversarial_gap["count"]) == (12, 3)
 

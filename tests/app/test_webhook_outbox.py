@@ -122,7 +122,7 @@ def test_the_backoff_grows_by_its_factor_up_to_its_ceiling() -> None:
 
 
 def test_the_default_schedule_outlasts_a_day_long_outage_with_jitter_both_ways() -> None:
-    config = Settings(_env_file=None)  # type: ignore[call-arg]
+    config = Settings(_env_file=None)
     schedule = retry_schedule(config)
     assert schedule[:4] == [5, 20, 80, 320] and len(schedule) == config.webhook_attempts - 1
     assert 22 * 3600 <= sum(schedule) <= 30 * 3600  # about a day from the first attempt to the last

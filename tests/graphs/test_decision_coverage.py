@@ -64,7 +64,7 @@ def ran() -> Iterator[set[tuple[str, str]]]:
         yield seen
     finally:
         sys.setprofile(None)
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
         seen.update(m for f in files if (m := module_of(f)) is not None)
 
 

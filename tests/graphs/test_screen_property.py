@@ -137,7 +137,7 @@ def test_no_verdicts_make_a_screen_accept(
     """Whatever a screen's judges say, in any round under any policy, its pass is never ``accepted``."""
 
     def script(judge: str, number: int) -> tuple[int, int, str]:
-        score, confidence, why = rounds[min(number, len(rounds)) - 1][JUDGES.index(judge)]  # type: ignore[arg-type]
+        score, confidence, why = rounds[min(number, len(rounds)) - 1][JUDGES.index(judge)]
         return score, confidence, f"{judge} {why}" if why != "same" else why
 
     context = context_of(script, policy=policy, screen=True, uncertified=uncertified)

@@ -46,7 +46,7 @@ async def batch_runner(
     """A batch runner whose items execute as runs on the database's checkpointer (as the process
     ``worker``, when given: another machine's worker), each held by its run's lease of ``lease_s``
     (nothing renews it here: the executor is not running)."""
-    settings = Settings(_env_file=None, database_url=database_url, run_lease_s=lease_s)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, database_url=database_url, run_lease_s=lease_s)
     async with open_executor(settings, sessions, factory, connections=concurrency) as executor:
         if worker is not None:
             executor.worker = worker

@@ -19,7 +19,7 @@ from graphs.validity import verdict_of
 
 
 def settings() -> Settings:
-    return Settings(_env_file=None, log_level="WARNING")  # type: ignore[call-arg]
+    return Settings(_env_file=None, log_level="WARNING")
 
 
 async def drive(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from agents.judges import JudgeRequest
 from agents.reviser import RevisionRequest, ThinkingSink
@@ -35,7 +36,12 @@ class ScriptedJudge:
 
     async def assess(self, request: JudgeRequest) -> JudgeResult:
         score, confidence, rationale = self.script(request.judge, request.round)
-        common = {"own_answer": "", "rationale": rationale, "score": score, "confidence": confidence}
+        common: dict[str, Any] = {
+            "own_answer": "",
+            "rationale": rationale,
+            "score": score,
+            "confidence": confidence,
+        }
         verdict = (
             HolisticVerdict(
                 **common,

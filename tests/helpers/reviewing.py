@@ -79,7 +79,7 @@ def auth(secret: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {secret}"}
 
 
-async def submit(service: Service, secret: str, problem: dict[str, str], **extra: Any) -> dict[str, Any]:
+async def submit(service: Service, secret: str, problem: dict[str, Any], **extra: Any) -> dict[str, Any]:
     """A run of ``problem`` on the simulator's panel, waited for: its trace."""
     body = {"problem": problem, "options": SIM} | extra
     response = await service.client.post("/v1/runs", json=body, params={"wait": "true"}, headers=auth(secret))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from agents.judges import JudgeRequest
 from agents.panel import Panel, PanelFactory
@@ -34,7 +35,7 @@ class ScriptedJudge:
 
     async def assess(self, request: JudgeRequest) -> JudgeResult:
         score, confidence = self.script(request.problem)
-        common = {
+        common: dict[str, Any] = {
             "own_answer": "",
             "rationale": f"{request.judge}: read it",
             "score": score,
@@ -68,7 +69,7 @@ class ScriptedFactory(PanelFactory):
     scripts: dict[str, Script]
     usages: dict[str, Usage] | None = None  # by judge model: what each of its calls reports
 
-    def build(self, judge_model: str, model_under_test: str, cache: object = None) -> Panel:  # type: ignore[override]
+    def build(self, judge_model: str, model_under_test: str, cache: object = None) -> Panel:
         judge = ScriptedJudge(self.scripts[judge_model], judge_model, (self.usages or {}).get(judge_model))
         return Panel(judges=dict.fromkeys(JUDGES, judge), reviser=RubricReviser())
 

@@ -43,7 +43,7 @@ def service_settings(database_url: str, simulator: SimulatorServer, **overrides:
         "sse_heartbeat_s": 0.5,
         "log_level": "WARNING",
     }
-    return Settings(_env_file=None, **(values | overrides))  # type: ignore[call-arg]
+    return Settings(_env_file=None, **(values | overrides))
 
 
 @dataclass
@@ -152,13 +152,13 @@ async def live_server(
     state.configure(state.config.model_copy(update={"latency_s": 0.0}))
 
 
-def assert_problem(response: object, status: int) -> dict[str, object]:
+def assert_problem(response: object, status: int) -> dict[str, Any]:
     import httpx
 
     assert isinstance(response, httpx.Response)
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == PROBLEM_JSON
-    body: dict[str, object] = response.json()
+    body: dict[str, Any] = response.json()
     assert body["status"] == status and body["title"] and body["detail"] and body["type"]
     return body
 

@@ -128,7 +128,7 @@ def settings(**overrides: Any) -> Settings:
     values: dict[str, Any] = {"webhook_secret": SECRET, "webhook_backoff_s": 0.05, "webhook_poll_s": 0.05}
     values |= {"webhook_backoff_factor": 2, "webhook_backoff_jitter": 0}  # predictable waits
     values["webhook_allow_hosts"] = ["127.0.0.1:*"]  # the tests' receivers
-    return Settings(_env_file=None, **(values | overrides))  # type: ignore[call-arg]
+    return Settings(_env_file=None, **(values | overrides))
 
 
 @asynccontextmanager
