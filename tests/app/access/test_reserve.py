@@ -100,7 +100,7 @@ async def test_charges_settle_the_hold_and_the_end_releases_the_rest(
         await charge(session, "run-1", [Usage(input_tokens=90, output_tokens=0, cost_usd=0.1)], OWNER)
     assert await _ledgers(sessions) == ((120, 0, 0.2), (120, 0, 0.2))
     async with short_session(sessions) as session:
-        assert await reservations.release(session, "run-1") == Amount(0, pytest.approx(0.2))
+        assert await reservations.release(session, "run-1") == Amount(0, pytest.approx(0.2))  # type: ignore[arg-type]
         assert (await session.execute(select(SpendHold))).first() is None
     assert await _ledgers(sessions) == ((120, 0, 0.0), (120, 0, 0.0))
 

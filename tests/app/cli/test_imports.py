@@ -12,7 +12,15 @@ import pytest
 
 from tests.helpers.paths import ROOT
 
-HEAVY = ("langchain_openai", "langchain_core", "openai", "sqlalchemy", "sqlmodel", "taskiq", "langgraph")
+HEAVY: tuple[str, ...] = (
+    "langchain_openai",
+    "langchain_core",
+    "openai",
+    "sqlalchemy",
+    "sqlmodel",
+    "taskiq",
+    "langgraph",
+)
 HEAVY += ("app.batches", "app.db", "numpy", "pyarrow", "matplotlib")
 
 

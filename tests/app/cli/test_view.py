@@ -43,7 +43,12 @@ def _started(tmp_path: Path, verb: str) -> Iterator[list[str]]:
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: queue.Queue[str] = queue.Queue()
     assert process.stdout is not None
-    reader = threading.Thread(target=lambda: [lines.put(line) for line in process.stdout or []], daemon=True)
+
+    def read() -> None:
+        for line in process.stdout or []:
+            lines.put(line)
+
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
     printed: list[str] = []
     deadline = time.monotonic() + START_S

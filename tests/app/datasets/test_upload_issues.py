@@ -4,6 +4,7 @@ reads and lists alike (both databases)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from sqlalchemy import update
 from sqlmodel import col
@@ -17,7 +18,7 @@ TWICE_SOLD = {"question": "A train goes 60 km/h. How far in 2 h?", "solution": "
 NO_NUMBER = {"question": "A train goes 60 km/h. How far in 2 h?", "solution": "far"}
 
 
-async def _upload(service: Service, rows: list[dict[str, str]]) -> dict[str, object]:
+async def _upload(service: Service, rows: list[dict[str, str]]) -> dict[str, Any]:
     body = "\n".join(json.dumps(r) for r in rows).encode()
     response = await service.client.post(
         "/v1/datasets", params={"name": "s.jsonl"}, content=body, headers=service.keys.auth() | JSONL

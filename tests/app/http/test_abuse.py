@@ -119,7 +119,12 @@ async def test_the_allow_list_admits_named_hosts_and_networks() -> None:
 
 async def test_delivery_checks_the_target_again_and_sends_nothing() -> None:
     sent: list[httpx.Request] = []
-    transport = httpx.MockTransport(lambda request: sent.append(request) or httpx.Response(200))
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(200)
+
+    transport = httpx.MockTransport(answer)
     delivery = WebhookDelivery(
         run_id="r", event="run.finished", url="http://169.254.169.254/hook", status="pending"
     )

@@ -62,7 +62,7 @@ async def test_runs_with_llm_models_record_tokens(
     assert trace["status"] == "accepted"
     usage = trace["usage"]
     assert isinstance(usage, dict) and usage["input_tokens"] > 0 and usage["output_tokens"] > 0
-    verdict = trace["rounds"][0]["verdicts"][0]  # type: ignore[index]
+    verdict = trace["rounds"][0]["verdicts"][0]
     assert verdict["model"] == "sim" and verdict["raw_outputs"] and verdict["latency_s"] > 0
 
 

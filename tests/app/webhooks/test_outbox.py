@@ -171,7 +171,12 @@ async def test_an_unreachable_receiver_is_recorded_without_the_urls_secrets(sess
 async def test_a_refused_target_fails_at_once_and_nothing_is_sent(sessions: Sessions) -> None:
     delivery = await enqueued(sessions, await finished_run(sessions, "http://169.254.169.254/hook"))
     sent: list[httpx.Request] = []
-    transport = httpx.MockTransport(lambda request: sent.append(request) or httpx.Response(204))
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(204)
+
+    transport = httpx.MockTransport(answer)
     async with httpx.AsyncClient(transport=transport) as http:
         assert await WebhookOutbox(sessions, http, settings(), "a").send_due() == 1
     stored = await delivery_row(sessions, delivery.id)
