@@ -13,7 +13,7 @@ from agents.llm import LLMClient
 from agents.models import ModelRegistry, ModelSpec, build_chat_model
 from agents.panel import PanelFactory
 from agents.rubric.panel import RubricJudge, RubricReviser
-from agents.schemas import JUDGES, Problem
+from agents.schemas import JUDGES
 from agents.simulator import Rule, SimConfig, SimulatorServer
 from graphs.context import RunContext
 from graphs.scoring import get_policy
@@ -22,15 +22,6 @@ from graphs.scoring import get_policy
 # may take seconds, and the default 200 ms deadline would make that a flaky failure.
 settings.register_profile("thinkloop", deadline=None)
 settings.load_profile("thinkloop")
-
-ORCHESTRA = Problem(
-    question=(
-        "An orchestra of 120 musicians takes 40 minutes to perform a symphony. How long would it "
-        "take 60 musicians to perform the same symphony? Let P be the number of musicians and T the "
-        "playing time."
-    ),
-    solution="With half as many musicians it takes twice as long: 40 × 120 / 60 = 80 minutes.",
-)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from agents.llm import LLMClient
 from agents.schemas import Problem, Solution
 from agents.simulator import Rule, SimulatorServer
 from agents.solver import LLMSolver
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -195,7 +196,7 @@ def _every_sound_version() -> list[tuple[str, str, str]]:
     for number, line in enumerate(
         (root / "tests/agents/data/verifier_cases.jsonl").read_text("utf-8").splitlines()
     ):
-        row = json.loads(line) if line.strip() else {"wrong": True}
+        row: dict[str, Any] = json.loads(line) if line.strip() else {"wrong": True}
         if not row["wrong"]:
             out.append((f"verifier_cases.jsonl:{number}", row["question"], row["solution"]))
     return out

@@ -9,28 +9,16 @@ import pytest
 
 from agents.judges import JudgeRequest, LLMJudge
 from agents.llm import LLMClient
-from agents.models import ModelSpec, build_chat_model
+from agents.models import build_chat_model
 from agents.reviser import LLMReviser, RevisionRequest
 from agents.schemas import JudgeVerdict, Revision
 from agents.simulator import Rule, SimulatorServer
 from agents.simulator.profiles import PROFILE_NAMES, PROFILES, REASONING_TEXT
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
+from tests.helpers.profiles import AZURE_ENV, profile_spec
 
 Sim = Callable[..., SimulatorServer]
 REQUEST = JudgeRequest("apply", 1, ORCHESTRA, ORCHESTRA)
-AZURE_ENV = {"AZURE_KEY": "az-test-key"}
-
-
-def profile_spec(server: SimulatorServer, profile: str, **fields: Any) -> ModelSpec:
-    """A model entry for the simulator answering as ``profile`` (Azure: the deployment URL form)."""
-    values: dict[str, Any] = {"name": "sim", "model": "sim-1", "timeout_s": 5.0, "max_retries": 1}
-    if PROFILES[profile].azure:
-        root = server.base_url.removesuffix("/v1")
-        values |= {"provider": "azure", "base_url": root, "deployment": "dep", "api_version": "2024-10-21"}
-        values |= {"api_key_env": "AZURE_KEY"}
-    else:
-        values["base_url"] = server.base_url
-    return ModelSpec(**(values | fields))
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from agents.judges import JudgeRequest, LLMJudge
 from agents.llm import LLMClient
 from agents.simulator import Rule, SimulatorServer
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 Client = Callable[..., LLMClient]

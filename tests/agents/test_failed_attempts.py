@@ -12,7 +12,7 @@ from agents.llm import LLMClient
 from agents.simulator import Rule, SimulatorServer
 from agents.timeouts import CHARS_PER_TOKEN
 from app.metrics import ServiceMetrics
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 Client = Callable[..., LLMClient]

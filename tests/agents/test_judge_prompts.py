@@ -12,7 +12,7 @@ from agents.schemas import JUDGES, HolisticVerdict, JudgeName, JudgeVerdict
 from agents.simulator import Rule, SimulatorServer
 from agents.structured import llm_schema
 from prompts import load_prompt
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 

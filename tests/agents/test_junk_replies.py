@@ -13,7 +13,7 @@ from agents.llm import LLMClient
 from agents.schemas import Solution
 from agents.simulator import Rule, SimulatorServer
 from agents.solver import LLMSolver
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 Client = Callable[..., LLMClient]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import ChatMessageChunk
+from langchain_core.messages import BaseMessage, ChatMessageChunk
 
 from agents.judges import JudgeRequest, LLMJudge
 from agents.llm import RAW_OUTPUT_CAP, CachedReply, LLMClient, keep_raw
@@ -16,7 +16,7 @@ from agents.models import Price
 from agents.reviser import LLMReviser, RevisionRequest
 from agents.schemas import HolisticVerdict, JudgeVerdict
 from agents.simulator import Rule, SimulatorServer
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 REQUEST = JudgeRequest("apply", 1, ORCHESTRA, ORCHESTRA)
@@ -125,7 +125,7 @@ class _Exploding(GenericFakeChatModel):
 
     async def _agenerate(self, *args: Any, **kwargs: Any) -> Any:
         self.calls += 1
-        ChatMessageChunk(content="x", role=None)  # type: ignore[arg-type]  # raises ValidationError
+        ChatMessageChunk(content="x", role=None)  # raises ValidationError
         raise AssertionError("unreachable")
 
 
@@ -291,7 +291,7 @@ async def test_cache_is_not_used_above_temperature_zero_or_for_bad_replies(
 
 async def test_cached_reviser_still_streams_its_thinking(sim: Sim, client: Callable[..., LLMClient]) -> None:
     sim()
-    cache, deltas = MemoryCache(), []
+    cache, deltas = MemoryCache(), list[str]()
     reviser = LLMReviser(client(), cache)
     request = RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ())
     fresh = await reviser.revise(request, lambda _: None)
@@ -299,7 +299,7 @@ async def test_cached_reviser_still_streams_its_thinking(sim: Sim, client: Calla
     assert cached.usage.calls == 0 and "".join(deltas) == fresh.thinking == cached.thinking
 
 
-def _judge_messages() -> tuple[list[object], type[JudgeVerdict]]:
+def _judge_messages() -> tuple[list[BaseMessage], type[JudgeVerdict]]:
     from agents.judges import judge_messages
     from prompts import load_prompt
 

@@ -15,7 +15,7 @@ from agents.models import ModelSpec, build_chat_model
 from agents.simulator import SimConfig, SimulatorServer
 from agents.simulator.rules import ModelFile
 from graphs.scoring import get_policy
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
 
 ALIAS = "gemma"  # what both servers answer every request with (llama-server's --alias)
 Q4 = ModelFile(path="/models/gemma-3-270m-q4_k_m.gguf", size=253_115_712, n_params=268_098_176)

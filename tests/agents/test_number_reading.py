@@ -104,7 +104,7 @@ def test_the_verifier_converts_squared_and_cubed_units(solution: str, ok: bool) 
 def test_litres_and_cubic_centimetres_are_checked_by_the_unit_chain() -> None:
     question = "A jug holds 2 L of milk. How many cm³ is that?"
     assert not detectors.units_consistent(ProblemFacts(question, "2 L = 2000 cm³."))
-    assert "2000" in detectors.units_consistent(ProblemFacts(question, "2 L = 200 cm³."))
+    assert "2000" in (detectors.units_consistent(ProblemFacts(question, "2 L = 200 cm³.")) or "")
 
 
 # ---- scientific notation ------------------------------------------------------------------------------

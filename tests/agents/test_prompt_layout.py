@@ -33,8 +33,8 @@ from graphs.result import RunResult
 from graphs.scoring import get_policy
 from graphs.validity import bench
 from prompts import load_prompt, panel_prefix
-from tests import driving
-from tests.conftest import ORCHESTRA
+from tests.helpers import driving
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 REQUEST = JudgeRequest("apply", 2, ORCHESTRA, ORCHESTRA)

@@ -15,7 +15,7 @@ from agents.models import ModelSpec, build_chat_model, limit_spec
 from agents.ratelimit import KEY_PREFIX, LimitSpec, LimitStore, estimate_tokens
 from agents.schemas import JudgeVerdict
 from agents.simulator import SimulatorServer
-from tests.workers import redis_url
+from tests.helpers.workers import redis_url
 
 REDIS = redis_url("main")  # this xdist worker's own database
 

@@ -16,7 +16,7 @@ from agents.probe import probe
 from agents.reviser import LLMReviser, RevisionRequest
 from agents.simulator import Rule, SimulatorServer
 from agents.solver import LLMSolver
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 Client = Callable[..., LLMClient]
@@ -60,7 +60,7 @@ def test_max_tokens_can_be_set_from_the_environment(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setenv("THINKLOOP_MODELS__GEMMA__MODEL", "g")
     monkeypatch.setenv("THINKLOOP_MODELS__GEMMA__MAX_TOKENS__JUDGE", "256")
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None)
     spec = ModelRegistry.from_sources(extra=settings.models).get("gemma")
     assert spec is not None and spec.max_tokens.judge == 256 and spec.max_tokens.solver == 500
 
@@ -170,7 +170,7 @@ async def test_a_server_that_never_answers_props_costs_its_short_timeout_not_the
     try:
         assert await agents.slots.server_slots(spec, chat) is None
     finally:
-        await chat.root_async_client.close()  # type: ignore[union-attr]
+        await chat.root_async_client.close()
         done.set()
         server.close()
         await server.wait_closed()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agents.revision_check import UNCHANGED, not_revised
 from agents.schemas import Problem
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
 
 FINDING = (
     "The solution treats the playing time as inversely proportional to the number of musicians, but a "

@@ -18,8 +18,8 @@ from agents.validity.twins import paraphrase, stuffed
 from graphs.context import RunContext
 from graphs.refinement import degenerate_panel, gate_evidence, votes_of
 from graphs.scoring import Decision, certify, decide, gate, get_policy, score_round
-from tests.agents.test_rubric import KNOWN_MISSES, SET, scores
-from tests.driving import judge_once
+from tests.helpers.driving import judge_once
+from tests.helpers.rubric import KNOWN_MISSES, SET, scores
 
 POLICY = get_policy("default")
 TUNE = [i for i in read_labelled(SET) if i.split == "tune"]

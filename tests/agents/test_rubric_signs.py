@@ -49,10 +49,11 @@ def test_a_sign_the_story_allows_or_a_subtraction_is_no_finding(question: str) -
 async def _refusing(question: str, solution: str) -> set[str]:
     """The judges whose plausible_quantities check fails the version (score below the pass mark)."""
     problem = Problem(question=question, solution=solution)
-    out = set()
+    out: set[str] = set()
     for judge in JUDGES:
         outcome = await RubricJudge().assess(JudgeRequest(judge, 1, problem, problem))
         verdict = outcome.verdict
+        assert verdict is not None
         if verdict.score < 50 and "[plausible_quantities]" in verdict.rationale:
             out.add(judge)
     return out
@@ -77,4 +78,5 @@ async def test_a_ratio_with_a_zero_side_is_judged_not_a_crash() -> None:
     )
     for judge in JUDGES:
         outcome = await RubricJudge().assess(JudgeRequest(judge, 1, problem, problem))
+        assert outcome.verdict is not None
         assert 0 <= outcome.verdict.score <= 100

@@ -13,7 +13,7 @@ from agents.judges import JudgeRequest, LLMJudge
 from agents.llm import LLMClient
 from agents.models import ModelSpec, prompt_rate
 from agents.simulator import Rule, SimulatorServer
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 Client = Callable[..., LLMClient]

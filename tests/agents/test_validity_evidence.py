@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.answers import stated_answer
+from agents.answers import FinalAnswer, stated_answer
 from agents.validity.evidence import answer_key, names_evidence, numbers_in, solver_finds_the_flaw
 
 SYMPHONY = "A symphony lasts 40 minutes however many musicians play it; it does not scale with the orchestra."
@@ -50,7 +50,7 @@ KEY = answer_key("Each bag holds 6 apples, so 4 bags hold 4 × 6 = 24 apples.")
 FLAWED = stated_answer("Each bag holds 6 apples, so 4 bags hold 4 + 6 = 10 apples.")
 
 
-def solver(value: float, unit: str = "apples") -> object:
+def solver(value: float, unit: str = "apples") -> FinalAnswer | None:
     from agents.answers import solver_answer
     from agents.schemas import Solution
 
@@ -58,12 +58,12 @@ def solver(value: float, unit: str = "apples") -> object:
 
 
 def test_the_solver_detects_only_when_it_reaches_the_answer_key() -> None:
-    assert solver_finds_the_flaw(solver(24), KEY, FLAWED)  # type: ignore[arg-type]
+    assert solver_finds_the_flaw(solver(24), KEY, FLAWED)
     assert not solver_finds_the_flaw(solver(12), KEY, FLAWED)  # disagrees with both: no detection
     assert not solver_finds_the_flaw(solver(10), KEY, FLAWED)  # agrees with the flawed solution
 
 
 def test_no_answer_key_no_solver_detection() -> None:
     assert answer_key(None) is None
-    assert not solver_finds_the_flaw(solver(24), None, FLAWED)  # type: ignore[arg-type]
+    assert not solver_finds_the_flaw(solver(24), None, FLAWED)
     assert not solver_finds_the_flaw(None, KEY, FLAWED)

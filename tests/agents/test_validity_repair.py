@@ -7,7 +7,7 @@ import pytest
 
 from agents.schemas import Problem
 from agents.validity.repair import RepairKey, classify, same_givens
-from tests.repair_items import CORRECTED, FLAWED, ITEM, QUESTION
+from tests.helpers.repair_items import CORRECTED, FLAWED, ITEM, QUESTION
 
 
 def key() -> RepairKey:

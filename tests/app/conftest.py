@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import queue
 import shutil
-import socket
 import sqlite3
 import threading
-import time
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,45 +18,20 @@ import httpx
 import psycopg
 import pytest
 import redis
-import uvicorn
-from fastapi import FastAPI
+from playwright.async_api import Browser, async_playwright
 
-from agents.panel import PanelFactory
 from agents.ratelimit import KEY_PREFIX
 from agents.simulator import SimulatorServer
 from app.batches.broker import QUEUE
-from app.batches.runner import BatchRunner
-from app.db import migrate
+from app.db import create_engine, migrate, session_factory
 from app.main import create_app
-from app.models import RUN_TERMINAL, RunStatus
-from app.projects.keys import create_key
-from app.runs.executor import open_executor
-from app.settings import Settings
-from tests.workers import redis_url
+from tests.helpers.browser import chromium_path
+from tests.helpers.problems import FLAWED_SAMPLE
+from tests.helpers.service import REDIS, Keys, LiveServer, Service, live_server, seed_keys, service_settings
+from tests.helpers.validity import ITEMS, RECORDABLE
+from tests.helpers.webhooks import Sessions
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
-# The outcomes that are verdicts (an item or run ending so was judged): every ending but error and cancelled.
-VERDICTS = RUN_TERMINAL - {RunStatus.ERROR, RunStatus.CANCELLED}
-
-
-def verdicts(counts: Mapping[str, int]) -> dict[str, int]:
-    """Item counts by status with the verdicts (accepted, screened, exhausted, needs_review) taken
-    together as "verdict": which verdict an item gets is the panel's business, not a batch's."""
-    out: dict[str, int] = {}
-    for status, n in counts.items():
-        key = "verdict" if status in VERDICTS else status
-        out[key] = out.get(key, 0) + n
-    return out
-
-
-REDIS = redis_url("main")  # this xdist worker's own database (tests/workers.py)
-PROBLEM = {
-    "question": (
-        "An orchestra of 120 musicians takes 40 minutes to perform a symphony. How long would it take "
-        "60 musicians to perform the same symphony? Let P be the number of musicians and T the playing time."
-    ),
-    "solution": "With half as many musicians it takes twice as long: 40 × 120 / 60 = 80 minutes.",
-}
 
 
 @pytest.fixture(scope="session")
@@ -116,7 +88,7 @@ class PostgresDatabases:
     @staticmethod
     def admin(statement: str) -> None:
         with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
-            admin.execute(statement)  # type: ignore[arg-type]
+            admin.execute(statement)
 
     @classmethod
     def create(cls, name: str, template: str | None = None) -> None:
@@ -191,100 +163,6 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         databases.drop_later(name)
 
 
-def service_settings(database_url: str, simulator: SimulatorServer, **overrides: Any) -> Settings:
-    """Settings for tests: the simulator as model 'sim', fast webhooks and streams."""
-    values: dict[str, Any] = {
-        "database_url": database_url,
-        "models": {
-            "sim": {"model": "sim-1", "base_url": simulator.base_url, "timeout_s": 5, "max_retries": 1}
-        },
-        "webhook_secret": "whsec-test",
-        "webhook_allow_hosts": ["127.0.0.1:*", "localhost:*"],  # the tests' receivers, on any port
-        "webhook_backoff_s": 0.05,
-        "sse_poll_s": 0.2,
-        "sse_reread_s": 0.2,
-        "sse_heartbeat_s": 0.5,
-        "log_level": "WARNING",
-    }
-    return Settings(_env_file=None, **(values | overrides))  # type: ignore[call-arg]
-
-
-@asynccontextmanager
-async def batch_runner(
-    sessions: Any,
-    factory: PanelFactory,
-    database_url: str,
-    *,
-    lease_s: float = 60,
-    concurrency: int = 4,
-    outage_s: float = 300.0,
-    worker: str | None = None,
-) -> AsyncIterator[BatchRunner]:
-    """A batch runner whose items execute as runs on the database's checkpointer (as the process
-    ``worker``, when given: another machine's worker), each held by its run's lease of ``lease_s``
-    (nothing renews it here: the executor is not running)."""
-    settings = Settings(_env_file=None, database_url=database_url, run_lease_s=lease_s)  # type: ignore[call-arg]
-    async with open_executor(settings, sessions, factory, connections=concurrency) as executor:
-        if worker is not None:
-            executor.worker = worker
-        yield BatchRunner(executor, concurrency=concurrency, outage_s=outage_s)
-
-
-@dataclass
-class Keys:
-    """Secrets of keys with each scope set, plus one revoked key, all of the default project; a
-    read-write key of a second project ("other"), the default project's admin key, an operator
-    key (the instance's), and a read-write key of the default project that may save validity
-    records ("validator")."""
-
-    read: str
-    write: str
-    both: str
-    revoked: str
-    other: str
-    admin: str
-    operator: str
-    validator: str
-
-    def auth(self, which: str = "both") -> dict[str, str]:
-        """Headers for the named key."""
-        return {"Authorization": f"Bearer {getattr(self, which)}"}
-
-
-async def seed_keys(database_url: str) -> Keys:
-    """Create one key per scope set and one revoked key, through a short-lived engine."""
-    from app.db import create_engine, session_factory, short_session
-    from app.projects.keys import create_project, revoke_key
-
-    engine = create_engine(database_url)
-    try:
-        async with short_session(session_factory(engine)) as session:
-            read = await create_key(session, "reader", ["read"])
-            write = await create_key(session, "writer", ["write"])
-            both = await create_key(session, "both", ["read", "write"])
-            revoked = await create_key(session, "revoked", ["read", "write"])
-            await revoke_key(session, revoked.id)
-            project = await create_project(session, f"other-{uuid.uuid4().hex[:8]}")
-            await session.flush()
-            other = await create_key(session, "other", ["read", "write"], project.id)
-            admin = await create_key(session, "admin", ["admin"])
-            operator = await create_key(session, "operator", ["operator"])
-            validator = await create_key(session, "validator", ["read", "write", "validate"])
-    finally:
-        await engine.dispose()
-    secrets = (read, write, both, revoked, other, admin, operator, validator)
-    return Keys(*(made.secret for made in secrets))
-
-
-@dataclass
-class Service:
-    """The app in-process, a client to it, and keys."""
-
-    app: FastAPI
-    client: httpx.AsyncClient
-    keys: Keys
-
-
 @pytest.fixture
 async def service(database_url: str, simulator_server: SimulatorServer) -> AsyncIterator[Service]:
     """The API with its lifespan running, reached through httpx's ASGI transport."""
@@ -296,42 +174,6 @@ async def service(database_url: str, simulator_server: SimulatorServer) -> Async
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
             yield Service(app, client, keys)
-
-
-def free_port() -> int:
-    """A free TCP port on loopback."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class LiveServer:
-    """The app served by uvicorn on a loopback port, in a thread with its own event loop."""
-
-    def __init__(self, app: FastAPI) -> None:
-        self.app, self.port = app, free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve()), daemon=True)
-
-    def __enter__(self) -> LiveServer:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started and time.monotonic() < deadline and self.thread.is_alive():
-            time.sleep(0.02)
-        if not self.server.started:
-            self.__exit__()
-            pytest.fail(f"the live server on port {self.port} did not start within 20 s")
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.server.should_exit = True
-        # A hang guard, not a timing check: a server that does not stop within it is a defect (on
-        # SQLite a stop with runs in flight once waited out the 30 s busy timeout: test_sqlite_cancel).
-        self.thread.join(timeout=120)
-        if self.thread.is_alive():  # a server that does not stop is a defect the test must report
-            pytest.fail(f"the live server on port {self.port} did not stop within 120 s of being told to")
 
 
 @pytest.fixture
@@ -358,24 +200,6 @@ async def live(
         yield served
 
 
-@asynccontextmanager
-async def live_server(
-    database_url: str, simulator_server: SimulatorServer, **overrides: Any
-) -> AsyncIterator[tuple[LiveServer, Keys]]:
-    """``live`` with settings ``overrides`` (for a test that needs other models, say)."""
-    state = simulator_server.state
-    state.configure(state.config.model_copy(update={"rules": [], "latency_s": 0.05}))
-    await migrate(database_url)
-    keys = await seed_keys(database_url)
-    settings = service_settings(database_url, simulator_server, **overrides)
-    with LiveServer(create_app(settings)) as server:
-        yield server, keys
-    state.configure(state.config.model_copy(update={"latency_s": 0.0}))
-
-
-FLAWED_SAMPLE = Path(__file__).parents[2] / "app" / "samples" / "datasets" / "flawed-problems.jsonl"
-
-
 @pytest.fixture(scope="module")
 def flawed_sample_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A batch of the flawed sample with a control arm (every figure has data), on the offline panel:
@@ -400,4 +224,53 @@ def flawed_sample_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         ]
         result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
-    return json.loads(result.output[result.output.index("{") :])  # type: ignore[no-any-return]
+    return json.loads(result.output[result.output.index("{") :])
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Browser]:
+    """One headless Chromium for the module (Playwright drives it; it downloads no browser)."""
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        yield launched
+        await launched.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the tests write their screenshots."""
+    chosen = os.environ.get("THINKLOOP_SCREENSHOTS")
+    folder = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+async def sessions(database_url: str) -> AsyncIterator[Sessions]:
+    """Sessions on a migrated database (SQLite and PostgreSQL), with no sender running."""
+    await migrate(database_url)
+    engine = create_engine(database_url)
+    try:
+        yield session_factory(engine)
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simulator_server: SimulatorServer) -> Path:
+    """A database of the test's own and the simulator as model ``sim``; the labelled items as a file."""
+    values = {
+        "THINKLOOP_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'w.db'}",
+        "THINKLOOP_MODELS__SIM__MODEL": "sim-1",
+        "THINKLOOP_MODELS__SIM__BASE_URL": simulator_server.base_url,
+        "THINKLOOP_MODELS__SIM__TIMEOUT_S": "30",
+        "THINKLOOP_MODELS__SIM__MAX_RETRIES": "0",
+    }
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("THINKLOOP_REQUIRE_WARRANT", raising=False)
+    # a warrant rests on held-out problems only: the items as a held-out set, and as they are (tune)
+    held = [item | {"split": "heldout"} for item in RECORDABLE]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(item) + "\n" for item in held))
+    (tmp_path / "tune.jsonl").write_text("".join(json.dumps(item) + "\n" for item in ITEMS))
+    return tmp_path

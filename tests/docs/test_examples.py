@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.examples import NOT_RUN, ROOT, Example, examples, pages
+from tests.helpers.docs_examples import NOT_RUN, ROOT, Example, examples, pages
 
 PORTS = ("8000", "8099", "8001")
 NOT_RUN_CEILING = 29
 # Pages whose examples another test runs, in the setting they are written for.
 RUN_ELSEWHERE = {
-    "docs/python-client.md": "tests/app/test_client_distribution.py installs the client's wheel into a "
+    "docs/python-client.md": "tests/app/client/test_distribution.py installs the client's wheel into a "
     "clean virtual environment and runs this page's examples there against a live server",
 }
 LINKED = ("app", "agents", "bench", "docs", "prompts", "scripts", "tests")

@@ -11,8 +11,8 @@ from agents.rubric import panel as rubric_panel
 from agents.rubric.panel import RubricReviser
 from agents.simulator import Rule, SimulatorServer
 from graphs.context import RunContext
-from tests.conftest import ORCHESTRA
-from tests.driving import drive
+from tests.helpers.driving import drive
+from tests.helpers.problems import ORCHESTRA
 
 
 def fenced(body: dict[str, object]) -> dict[str, object]:

@@ -11,7 +11,7 @@ from agents.reviser import RevisionRequest, ThinkingSink
 from agents.schemas import Problem, RevisionResult
 from graphs.events import RevisionProposed, RoundScored
 from graphs.scoring import Decision
-from tests.graphs.test_outcomes import EchoReviser, context_of, passing, run
+from tests.helpers.loop import EchoReviser, context_of, passing, run
 
 STALE = Problem(
     question="Ravi buys 14 pens at $8.65 each and pays $12 for postage. How much does he pay in all?",

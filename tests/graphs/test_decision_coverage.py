@@ -24,8 +24,8 @@ from agents.simulator import Rule, SimulatorServer
 from graphs import decision
 from graphs.context import RunContext
 from graphs.scoring import get_policy
-from tests.conftest import ORCHESTRA
-from tests.driving import driving
+from tests.helpers.driving import driving
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 ROOTS = {"agents": Path(agents.__file__).parent, "graphs": Path(graphs.__file__).parent}
@@ -64,7 +64,7 @@ def ran() -> Iterator[set[tuple[str, str]]]:
         yield seen
     finally:
         sys.setprofile(None)
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
         seen.update(m for f in files if (m := module_of(f)) is not None)
 
 

@@ -9,9 +9,9 @@ from graphs.context import RunContext
 from graphs.escalation import BELOW, Guarantee, Stage
 from graphs.events import RoundEscalated, RunEvent
 from graphs.scoring import get_policy
-from tests.app.scripted_panels import ScriptedJudge
-from tests.conftest import ORCHESTRA
-from tests.driving import drive
+from tests.helpers.driving import drive
+from tests.helpers.problems import ORCHESTRA
+from tests.helpers.scripted_panels import ScriptedJudge
 
 POLICY = get_policy("default")
 

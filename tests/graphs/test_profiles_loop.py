@@ -17,9 +17,9 @@ from agents.simulator.profiles import PROFILE_NAMES, PROFILES, REASONING_TEXT
 from graphs.context import RunContext
 from graphs.events import ReviserThinking, RunEvent
 from graphs.scoring import get_policy
-from tests.agents.test_conformance import AZURE_ENV, profile_spec
-from tests.conftest import ORCHESTRA
-from tests.driving import drive
+from tests.helpers.driving import drive
+from tests.helpers.problems import ORCHESTRA
+from tests.helpers.profiles import AZURE_ENV, profile_spec
 
 Sim = Callable[..., SimulatorServer]
 

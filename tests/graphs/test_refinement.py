@@ -13,8 +13,8 @@ from agents.simulator import Rule, SimulatorServer
 from graphs.context import RunContext
 from graphs.events import RunEvent
 from graphs.result import RunResult, finished_event
-from tests.conftest import ORCHESTRA
-from tests.driving import drive
+from tests.helpers.driving import drive
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 Ctx = Callable[..., RunContext]
@@ -41,6 +41,7 @@ async def test_full_loop_revises_then_accepts(sim: Sim, llm_context: Ctx) -> Non
     result, events = await run(llm_context())
     assert result.outcome == "accepted" and len(result.rounds) == 2 and len(result.revisions) == 1
     assert result.final == result.rounds[-1].problem == result.revisions[0].problem
+    assert result.metrics is not None
     assert result.metrics["rounds_to_pass"] == 2
     kinds = [e.type for e in events]
     assert kinds[:9] == ["round.started", *["judge.verdict"] * 7, "round.scored"]
@@ -216,6 +217,7 @@ async def test_injection_in_a_model_output_stays_data(sim: Sim, llm_context: Ctx
 
 async def test_rubric_loop_screens_repaired_orchestra(rubric_context: Ctx) -> None:
     result, events = await run(rubric_context())
+    assert result.metrics is not None
     assert result.outcome == "screened" and result.metrics["rounds_to_pass"] == 2
     assert (
         "same time however many take part" in result.final.question and "40 minutes" in result.final.solution

@@ -11,8 +11,8 @@ from agents.validity.repair import Repair
 from graphs.context import RunContext
 from graphs.repair import RepairRun, keyed, repair_bench, summarise
 from graphs.result import RunResult
-from tests.driving import driving
-from tests.repair_items import ITEM
+from tests.helpers.driving import driving
+from tests.helpers.repair_items import ITEM
 
 CONTROL = LabelledItem(
     id="control",

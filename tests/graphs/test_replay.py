@@ -10,8 +10,8 @@ from agents.simulator import Rule, SimulatorServer
 from graphs.context import RunContext
 from graphs.events import RunEvent
 from graphs.replay import described
-from tests.conftest import ORCHESTRA
-from tests.driving import drive
+from tests.helpers.driving import drive
+from tests.helpers.problems import ORCHESTRA
 
 REPLAYED = {"round.started", "judge.verdict", "round.scored", "revision.proposed"}
 

@@ -6,23 +6,24 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.checkpoint import ERROR, RerunsFailedTasks, state_serde
 from graphs.context import RunContext
 from graphs.refinement import build_refinement_graph, recursion_limit
-from tests.conftest import ORCHESTRA
+from tests.helpers.problems import ORCHESTRA
 
 
 class Saver(RerunsFailedTasks, InMemorySaver):
     pass
 
 
-async def _cancelled_in_evaluate(saver: InMemorySaver) -> tuple[Any, dict[str, Any]]:
+async def _cancelled_in_evaluate(saver: InMemorySaver) -> tuple[Any, RunnableConfig]:
     """A thread whose `evaluate` step was cancelled between its update and its branch's Sends:
     what LangGraph's runner stores then (the update it had written, and the CancelledError)."""
     graph = build_refinement_graph(checkpointer=saver)
-    config: dict[str, Any] = {"configurable": {"thread_id": "t"}, "recursion_limit": recursion_limit(3)}
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}, "recursion_limit": recursion_limit(3)}
     start = {"original": ORCHESTRA, "current": ORCHESTRA, "previous": None, "round": 0}
     await graph.aupdate_state(config, start, as_node="__start__")
     snapshot = await graph.aget_state(config)
@@ -30,7 +31,7 @@ async def _cancelled_in_evaluate(saver: InMemorySaver) -> tuple[Any, dict[str, A
     partial = [("round", 1), (ERROR, asyncio.CancelledError())]
     await saver.aput_writes(snapshot.config, partial, snapshot.tasks[0].id)
     (task,) = (await graph.aget_state(config)).tasks
-    assert task.error == "CancelledError()"  # LangGraph reads ERROR as the task's error
+    assert task.error == "CancelledError()"  # type: ignore[comparison-overlap]  # LangGraph reads ERROR as the task's error
     return graph, config
 
 

@@ -17,8 +17,8 @@ from agents.simulator import Rule, SimulatorServer
 from graphs.context import RunContext
 from graphs.events import RevisionProposed, RunEvent
 from graphs.revising import NOT_REVISED
-from tests.conftest import ORCHESTRA
-from tests.driving import drive
+from tests.helpers.driving import drive
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 Ctx = Callable[..., RunContext]

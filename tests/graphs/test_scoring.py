@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,7 +26,7 @@ PAPER = get_policy("think-paper")
 DEFAULT = get_policy("default")
 
 
-def votes(scores: list[float | None], confidence: float = 80.0, failed: bool = True) -> list[Vote]:
+def votes(scores: Sequence[float | None], confidence: float = 80.0, failed: bool = True) -> list[Vote]:
     return [
         Vote(f"j{i}", s, None if s is None else confidence, failed=s is None and failed)
         for i, s in enumerate(scores)
@@ -113,6 +115,7 @@ class TestDefaultPolicyExamples:
         assert near.pass_rate == far.pass_rate == pytest.approx(6 / 7)
         assert near.agreement == pytest.approx(1 - (25 / 7) / UNIFORM_VARIANCE)  # 0.996
         assert far.agreement == pytest.approx(1 - (65**2 / 7) / UNIFORM_VARIANCE)  # 0.290
+        assert near.agreement is not None
         assert near.quality == pytest.approx(0.5 * 6 / 7 + 0.3 * near.agreement + 0.2 * 6 * 0.9 / 7)
         assert decide(near, 1, DEFAULT) is Decision.ACCEPTED
         assert decide(far, 1, DEFAULT) is Decision.REVISE

@@ -21,9 +21,9 @@ from graphs.context import RunContext
 from graphs.result import RunResult
 from graphs.scoring import POLICY_NAMES, SCREENED_REASON, get_policy
 from graphs.validity import versions
-from tests.conftest import ORCHESTRA
-from tests.driving import driving
-from tests.graphs.test_outcomes import context_of
+from tests.helpers.driving import driving
+from tests.helpers.loop import context_of
+from tests.helpers.problems import ORCHESTRA
 
 ROOT = Path(__file__).parents[2]
 LABELLED = [
@@ -137,7 +137,7 @@ def test_no_verdicts_make_a_screen_accept(
     """Whatever a screen's judges say, in any round under any policy, its pass is never ``accepted``."""
 
     def script(judge: str, number: int) -> tuple[int, int, str]:
-        score, confidence, why = rounds[min(number, len(rounds)) - 1][JUDGES.index(judge)]  # type: ignore[arg-type]
+        score, confidence, why = rounds[min(number, len(rounds)) - 1][JUDGES.index(judge)]
         return score, confidence, f"{judge} {why}" if why != "same" else why
 
     context = context_of(script, policy=policy, screen=True, uncertified=uncertified)

@@ -14,8 +14,8 @@ from agents.simulator import Rule, SimulatorServer
 from graphs.context import RunContext
 from graphs.events import RoundScored, RunEvent
 from graphs.result import RunResult
-from tests.conftest import ORCHESTRA
-from tests.driving import drive
+from tests.helpers.driving import drive
+from tests.helpers.problems import ORCHESTRA
 
 Sim = Callable[..., SimulatorServer]
 Ctx = Callable[..., RunContext]
@@ -53,6 +53,7 @@ async def test_a_disagreeing_answer_is_never_accepted(sim: Sim, llm_context: Ctx
     assert scored[0].verification == [DISAGREES] and scored[0].solver == first.solver
     reviser = next(r for r in server.state.requests if r.role == "Reviser")
     assert f"[final_answer] {DISAGREES}" in json.dumps(reviser.body)
+    assert result.metrics is not None
     assert result.metrics["rounds_to_pass"] is None  # a refused round never counts as a pass
 
 

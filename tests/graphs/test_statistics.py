@@ -116,7 +116,7 @@ def test_duplicated_repeats_do_not_narrow_the_cluster_interval() -> None:
     assert per_item[1] - per_item[0] < 0.75 * (per_problem[1] - per_problem[0])
 
 
-def lifelines_fit(rounds: list[int | None], limit: int):  # type: ignore[no-untyped-def]
+def lifelines_fit(rounds: list[int | None], limit: int):
     from lifelines import KaplanMeierFitter
 
     durations = [r if r is not None else limit for r in rounds]

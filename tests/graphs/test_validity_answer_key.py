@@ -22,8 +22,8 @@ from graphs.context import RunContext
 from graphs.scoring import get_policy
 from graphs.validity import Judged, bench
 from graphs.validity_metrics import summarise
-from tests.driving import driving
-from tests.graphs.test_outcomes import EchoReviser, ScriptedJudge
+from tests.helpers.driving import driving
+from tests.helpers.loop import EchoReviser, ScriptedJudge
 
 
 @dataclass
@@ -55,7 +55,7 @@ async def judge_all(items: list[LabelledItem], score: int, rationale: str, solve
     # each judge's own words (seven identical rationales would abstain as a degenerate panel)
     script: Callable[[str, int], tuple[int, int, str]] = lambda judge, _: (score, 90, f"{judge}: {rationale}")  # noqa: E731
     context = RunContext(
-        judges=dict.fromkeys(JUDGES, ScriptedJudge(script)),  # type: ignore[arg-type]
+        judges=dict.fromkeys(JUDGES, ScriptedJudge(script)),
         reviser=EchoReviser(),
         policy=dataclasses.replace(get_policy("default"), max_rounds=1),
         solver=ConstantSolver() if solver else None,
@@ -101,7 +101,7 @@ async def test_judges_that_name_the_evidence_detect_it() -> None:
     items = [item for item in held_out(40) if item.kind == "flawed"]
     quotes = {item.question: item.flaws[0].evidence for item in items}
     context = RunContext(
-        judges={judge: QuotingJudge(lambda j, r: (40, 90, ""), quotes) for judge in JUDGES},  # type: ignore[misc]
+        judges={judge: QuotingJudge(lambda j, r: (40, 90, ""), quotes) for judge in JUDGES},
         reviser=EchoReviser(),
         policy=dataclasses.replace(get_policy("default"), max_rounds=1),
     )

@@ -19,13 +19,13 @@ import pytest
 import uvicorn
 from httpx_sse import aconnect_sse
 
-from agents.realmodel import MODEL_ID, free_port
+from agents.realmodel import MODEL_ID, NAME, TIER_MAX_TOKENS, free_port
 from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
 from app.projects.keys import create_key
 from app.settings import Settings
-from tests.realmodel.conftest import NAME, TIER_MAX_TOKENS, RealModel
-from tests.realmodel.invariants import OUTCOMES, SCORE_FIELDS
+from tests.helpers.realmodel import RealModel
+from tests.helpers.realmodel_invariants import OUTCOMES, SCORE_FIELDS
 
 # A real model on 2 busy cores is slow: a generous hang guard (the suite's default is 300 s a test).
 pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(900)]

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from agents.fit import request_body
-from agents.realmodel import GEMMA_FILE, MODEL_ID, ServerOptions, prepared, start_server
-from tests.realmodel.conftest import NAME, RealModel, Result
+from agents.realmodel import GEMMA_FILE, MODEL_ID, NAME, ServerOptions, prepared, start_server
+from tests.helpers.realmodel import RealModel, Result
 
 pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(900)]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from agents.realmodel import GEMMA_FILE, MODEL_ID
-from tests.realmodel.conftest import NAME, RealModel, Result, command
-from tests.realmodel.invariants import (
+from agents.realmodel import GEMMA_FILE, MODEL_ID, NAME
+from tests.helpers.realmodel import RealModel, Result, command
+from tests.helpers.realmodel_invariants import (
     assert_batch_report,
     assert_echo_is_a_failure,
     assert_run,
@@ -138,8 +138,8 @@ def test_judges_validate_refuses_save_then_benches_gemmas_panel(
     on at least 20 sound versions, the slice holds one: issue 49); without it, each version is judged
     or counted apart, every rate's denominator excludes the versions that did not end in a verdict,
     and a bench with errored versions exits non-zero; the report names the model id llama-server
-    reports. The simulator's tests save and cite records (tests/app/test_warrants.py), which a bench
-    of 20 sound versions of Gemma would take too long to."""
+    reports. The simulator's tests save and cite records (tests/app/validity/test_warrants_api.py),
+    which a bench of 20 sound versions of Gemma would take too long to."""
     refused, done = panel_bench.refused, panel_bench.validated
     assert (
         refused.code == 1 and f"the held-out split holds {panel_bench.sound} sound version(s)" in refused.err

@@ -17,9 +17,9 @@ from agents.fit import LONG_PROBLEM
 from agents.judges import JudgeRequest, LLMJudge
 from agents.models import MaxTokens, ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
-from agents.realmodel import MODEL_ID
+from agents.realmodel import MODEL_ID, TIER_MAX_TOKENS
 from agents.schemas import JudgeName
-from tests.realmodel.conftest import TIER_MAX_TOKENS, RealModel
+from tests.helpers.realmodel import RealModel
 
 pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(900)]
 # The judge that lost all its attempts to a 60 s chunk timeout in the issue, with two more: three

@@ -20,7 +20,7 @@ import pytest
 from agents.judges import Judge, LLMJudge
 from agents.models import MaxTokens, ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
-from agents.realmodel import MODEL_ID
+from agents.realmodel import MODEL_ID, TIER_MAX_TOKENS
 from agents.reviser import LLMReviser
 from agents.schemas import JUDGES, JudgeName
 from agents.simulator import Rule, SimulatorServer
@@ -28,9 +28,9 @@ from agents.solver import LLMSolver
 from graphs.context import RunContext
 from graphs.revising import NOT_REVISED
 from graphs.scoring import get_policy
-from tests.conftest import ORCHESTRA
-from tests.driving import drive
-from tests.realmodel.conftest import TIER_MAX_TOKENS, RealModel
+from tests.helpers.driving import drive
+from tests.helpers.problems import ORCHESTRA
+from tests.helpers.realmodel import RealModel
 
 pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(900)]
 ON_GEMMA: tuple[JudgeName, ...] = ("remember", "understand", "apply")
