@@ -15,7 +15,7 @@ from app.runs.executor import RunExecutor, open_executor
 from app.runs.recorder import DeferredRecorder, DurableRecorder
 from app.runs.temporary import temporary_runs
 from app.settings import Settings
-from tests import driving
+from tests.helpers import driving
 
 APP = Path(__file__).parents[2] / "app"
 EXECUTOR = Path(inspect.getfile(RunExecutor)).resolve()
