@@ -51,11 +51,11 @@ from agents.validity.labels import LabelledItem, read_labelled
 from app.logging import configure_logging
 from app.runs.temporary import TemporaryRuns, temporary_runs
 from app.validity.service import validate
+from graphs.analysis.validity_metrics import share
+from graphs.benches.validity import verdict_of
 from graphs.context import RunContext
 from graphs.result import RunResult
 from graphs.scoring import get_policy
-from graphs.validity import verdict_of
-from graphs.validity_metrics import share
 
 VALIDITY_SET = Path(__file__).resolve().parents[1] / "app" / "samples" / "validity" / "problems.jsonl"
 LAYOUTS: tuple[Layout, ...] = ("level_first", "shared_prefix")

@@ -19,7 +19,7 @@ from typing import Any
 from agents.schemas import Problem
 from agents.validity.repair import Repair, classify
 from app.reporting.data import Entry
-from graphs.statistics import wilson_interval
+from graphs.analysis.statistics import wilson_interval
 
 RATES = ("repaired", "accepted_but_wrong", "gave_up")
 

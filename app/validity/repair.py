@@ -18,8 +18,8 @@ from agents.validity.labels import LabelledItem
 from app.models import DEFAULT_PROJECT, RepairRecord
 from app.validity.records import NotRecordable, bench_identity
 from app.validity.service import Runs
+from graphs.benches.repair import keyed, repair_bench, summarise
 from graphs.context import RunContext
-from graphs.repair import keyed, repair_bench, summarise
 from graphs.result import RunResult
 from graphs.scoring import get_policy
 

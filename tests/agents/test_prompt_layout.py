@@ -28,10 +28,10 @@ from agents.simulator.replies import role_of
 from agents.wire import cached_prompt_tokens
 from app.runs.temporary import temporary_runs
 from app.validity.service import builtin_set, select_split
+from graphs.benches.validity import bench
 from graphs.context import RunContext
 from graphs.result import RunResult
 from graphs.scoring import get_policy
-from graphs.validity import bench
 from prompts import load_prompt, panel_prefix
 from tests import driving
 from tests.conftest import ORCHESTRA

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
-from graphs.statistics import wilson_interval
+from graphs.analysis.statistics import wilson_interval
 from tests.app.conftest import Service
 from tests.app.test_batches_api import JSONL, settle, upload
 

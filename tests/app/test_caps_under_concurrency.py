@@ -21,7 +21,7 @@ from app.access.estimate import step_estimate
 from app.db import create_engine, migrate, session_factory
 from app.main import create_app
 from app.models import DEFAULT_PROJECT, DailyUsage, SpendHold, utcnow
-from graphs.validity import versions
+from graphs.benches.validity import versions
 from tests.app.conftest import PROBLEM, seed_keys, service_settings
 from tests.app.test_validity_api import ITEMS
 

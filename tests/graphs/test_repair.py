@@ -8,8 +8,8 @@ from collections.abc import Callable
 from agents.schemas import Problem
 from agents.validity.labels import LabelledItem
 from agents.validity.repair import Repair
+from graphs.benches.repair import RepairRun, keyed, repair_bench, summarise
 from graphs.context import RunContext
-from graphs.repair import RepairRun, keyed, repair_bench, summarise
 from graphs.result import RunResult
 from tests.driving import driving
 from tests.repair_items import ITEM

@@ -17,10 +17,10 @@ from agents.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.schemas import JUDGES, Problem
 from agents.validity.labels import LabelsError, read_labelled
+from graphs.benches.validity import versions
 from graphs.context import RunContext
 from graphs.result import RunResult
 from graphs.scoring import POLICY_NAMES, SCREENED_REASON, get_policy
-from graphs.validity import versions
 from tests.conftest import ORCHESTRA
 from tests.driving import driving
 from tests.graphs.test_outcomes import context_of

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from agents.schemas import JUDGES, JudgeName
+from graphs.analysis.judged import Judged, Version
+from graphs.analysis.validity_metrics import MIN_FLAWED_FOR_TARGETS, share, summarise, targets_met
 from graphs.scoring import Vote
-from graphs.validity import Judged, Version
-from graphs.validity_metrics import MIN_FLAWED_FOR_TARGETS, share, summarise, targets_met
 
 PROPORTION: tuple[JudgeName, ...] = ("evaluate", "analyze", "holistic")
 
@@ -291,9 +291,9 @@ class _Crashing:
 
 async def test_a_version_that_crashes_is_its_own_error_and_the_bench_goes_on() -> None:
     from app.validity.service import builtin_set
+    from graphs.benches.validity import bench
     from graphs.context import RunContext
     from graphs.scoring import get_policy
-    from graphs.validity import bench
     from tests.driving import drive
     from tests.graphs.test_outcomes import EchoReviser
 

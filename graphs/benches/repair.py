@@ -7,7 +7,7 @@ repaired, accepted but wrong, givens changed, unverified, gave up — or undecid
 no verdict of the panel), which is counted apart and enters no rate.
 
 Rates are shares of the decided runs, each with its Wilson 95 % interval and n
-(:func:`graphs.validity_metrics.share`), per reviser model, per reviser and flaw type.
+(:func:`graphs.analysis.validity_metrics.share`), per reviser model, per reviser and flaw type.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import structlog
 from agents.schemas import Problem
 from agents.validity.labels import LabelledItem
 from agents.validity.repair import VERDICTS, Repair, RepairKey, classify
+from graphs.analysis.validity_metrics import share
 from graphs.result import RunResult
-from graphs.validity_metrics import share
 
 log = structlog.get_logger(__name__)
 
