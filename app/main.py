@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi_offline import FastAPIOffline
 
-from agents.llm import preload
+from agents.llm.client import preload
 from app import health
 from app.access.quotas import Quotas
 from app.batches import endpoints as batches

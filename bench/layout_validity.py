@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.judges import Layout
-from agents.models import MaxTokens, ModelRegistry, ModelSpec
+from agents.llm.models import MaxTokens, ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
 from agents.realmodel import (
     MODEL_ID,

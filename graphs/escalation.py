@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 
 from agents.identity import reported_by
 from agents.judges import Judge, JudgeRequest
-from agents.schemas import JUDGES, JudgeName, Problem, Usage
+from agents.llm.calls import Usage
+from agents.schemas import JUDGES, JudgeName, Problem
 from graphs.events import RoundEscalated
 from graphs.scoring import Decision, ScoringPolicy, Vote, decide, is_pass, score_round
 

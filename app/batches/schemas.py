@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
-from agents.schemas import CallFailure
+from agents.llm.calls import CallFailure
 from app.models import BatchItem, RunStatus
 from app.pagination import MAX_INT32
 from app.reporting.item_result import ItemResult

@@ -80,7 +80,7 @@ def judges_validate(
     """Judge every version of a labelled set once: detection, false accepts, specificity, κ per
     judge, calibration and the adversarial gap, per split, each rate with n and its Wilson 95 %
     interval. Exits 1 when any version errored or stayed undecided (after printing the report)."""
-    from agents.models import ModelConfigError, UnknownModelError
+    from agents.llm.models import ModelConfigError, UnknownModelError
     from agents.validity.labels import LabelsError
     from app.logging import configure_logging
     from app.panels import panel_factory

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from agents.validity.labels import LabelledItem
     from app.settings import Settings
 
-OFFLINE = "rubric"  # agents.models.OFFLINE_MODEL, without loading the model stack for --help
+OFFLINE = "rubric"  # agents.llm.models.OFFLINE_MODEL, without loading the model stack for --help
 
 
 def judges_repair(
@@ -52,7 +52,7 @@ def judges_repair(
     not the flawed original unrevised. Prints repaired, accepted but wrong and gave up with n and
     Wilson 95 % intervals, per reviser and per flaw type. Exits 1 when a run ended in error (after
     printing the report)."""
-    from agents.models import ModelConfigError, UnknownModelError
+    from agents.llm.models import ModelConfigError, UnknownModelError
     from agents.validity.labels import LabelsError, read_labelled
     from app.logging import configure_logging
     from app.panels import panel_factory

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
-from agents.models import OFFLINE_MODEL
+from agents.llm.models import OFFLINE_MODEL
 from agents.schemas import JUDGES
 from app.models import Batch
 from app.reporting.comparisons import comparisons

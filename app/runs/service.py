@@ -19,9 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import SQLModel, col, select
 
 from agents.identity import Warrants
-from agents.lanes import Lanes, RunLane, Stopping, holding
+from agents.llm.calls import CallFailure
+from agents.llm.lanes import Lanes, RunLane, Stopping, holding
 from agents.panel import PanelFactory
-from agents.schemas import CallFailure, Problem, RevisionResult
+from agents.schemas import Problem, RevisionResult
 from app.access.budget import Budget
 from app.access.metering import Meter, escalation_judges, metered, run_budget
 from app.access.usage import owner_of
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from langgraph.types import Durability, StreamMode
 
     # the model client stack loads with the first model-backed panel, not here
-    from agents.llm import ResponseCache
+    from agents.llm.client import ResponseCache
 
 log = structlog.get_logger(__name__)
 Work = Callable[[AsyncSession], Awaitable[None]]
@@ -474,7 +475,7 @@ class RunExecutor:
         lanes: Lanes | None = None,
     ) -> RunResult | None:
         """Load, start, run the graph, end. The run holds a lane only while it has model calls in
-        flight (``agents.lanes``): its start, its end and its steps between calls overlap the model
+        flight (``agents.llm.lanes``): its start, its end and its steps between calls overlap the model
         calls of the others."""
         run, problem = await self._load(run_id)
         if run.status in RUN_TERMINAL:

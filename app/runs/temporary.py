@@ -35,9 +35,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
-from agents.models import ModelRegistry
+from agents.llm.calls import CallFailure
+from agents.llm.models import ModelRegistry
 from agents.panel import PanelFactory
-from agents.schemas import CallFailure, Problem
+from agents.schemas import Problem
 from app.db import RollingBackConnection, migrate, session_factory, short_session
 from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics
@@ -49,7 +50,7 @@ from graphs.context import RunContext
 from graphs.result import EventSink, RunResult
 
 if TYPE_CHECKING:  # the model client stack loads with the first model-backed panel, not here
-    from agents.llm import ResponseCache
+    from agents.llm.client import ResponseCache
 
 DATABASE_NAME = "thinkloop.db"
 

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from agents.models import ModelConfigError
+from agents.llm.models import ModelConfigError
 from agents.panel import PanelFactory
 from agents.schemas import JUDGES
 from agents.validity.canonical import canonical_hash

@@ -30,7 +30,7 @@ from agents.identity import (
     panel_identity,
     uncertified,
 )
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from agents.validity.canonical import canonical_hash
 from agents.validity.labels import LabelledItem
 from app.models import DEFAULT_PROJECT, Project, ValidityRecord

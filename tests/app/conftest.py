@@ -24,8 +24,8 @@ import redis
 import uvicorn
 from fastapi import FastAPI
 
+from agents.llm.ratelimit import KEY_PREFIX
 from agents.panel import PanelFactory
-from agents.ratelimit import KEY_PREFIX
 from agents.simulator import SimulatorServer
 from app.batches.broker import QUEUE
 from app.batches.runner import BatchRunner

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.simulator import SimulatorServer
 from agents.simulator.replies import all_text

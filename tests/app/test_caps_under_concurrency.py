@@ -12,7 +12,7 @@ import httpx
 import pytest
 from sqlmodel import col, select
 
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from agents.schemas import Problem
 from agents.simulator import SimulatorServer
 from agents.simulator.replies import all_text

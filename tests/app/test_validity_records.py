@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agents.identity import Requirement, panel_identity, parse_requirement
-from agents.models import ModelRegistry, ModelSpec
+from agents.llm.models import ModelRegistry, ModelSpec
 from app.cli.render import warrant_line
 from app.models import Project, ValidityRecord
 from app.validity.records import (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agents.models import ModelRegistry, ModelSpec
+from agents.llm.models import ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
 from agents.validity.labels import read_labelled
 from app.cli import cli
