@@ -98,7 +98,8 @@ OUTSIDE_THE_DECISION: dict[str, str] = {
     "simulator": "the project's stand-in endpoint (tests and demos), not part of thinkloop's decision",
     "llm/slots": "how many calls a server takes at once",
     "llm/timeouts": "how long a call may take to begin and to continue, never what it decides",
-    "validity": "the bench: it measures the panel, and its figures are stored in the record",
+    "labelled": "the labelled sets and the bench's reading of them: it measures the panel, and its "
+    "figures are stored in the record",
 }
 
 
@@ -197,7 +198,7 @@ def reported_by(ids: Iterable[str | None]) -> str | None:
 DEFAULT_SPECIFICITY_FLOOR = 0.5
 
 
-# The source kinds of labelled sets (agents.validity.labels.SourceKind), and the requirement that
+# The source kinds of labelled sets (agents.labelled.labels.SourceKind), and the requirement that
 # accepts any of them but the set thinkloop ships (a warrant must rest on problems written elsewhere).
 SOURCE_KINDS = ("shipped", "benchmark", "own", "reviews")
 NOT_SHIPPED = "not-shipped"

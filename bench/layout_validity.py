@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.judges import Layout
+from agents.labelled.labels import LabelledItem, read_labelled
 from agents.llm.models import MaxTokens, ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
 from agents.realmodel import (
@@ -47,7 +48,6 @@ from agents.realmodel import (
     start_server,
 )
 from agents.schemas import Problem
-from agents.validity.labels import LabelledItem, read_labelled
 from app.logging import configure_logging
 from app.runs.temporary import TemporaryRuns, temporary_runs
 from app.validity.service import validate

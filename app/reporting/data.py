@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from agents.validity.repair import RepairKey
+from agents.labelled.repair import RepairKey
 from app.models import BatchItem
 from app.reporting.answer_keys import answer_keys
 from app.reporting.item_result import ItemResult, item_results

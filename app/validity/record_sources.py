@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agents.validity.canonical import canonical_hash
-from agents.validity.labels import LabelledItem
+from agents.labelled.canonical import canonical_hash
+from agents.labelled.labels import LabelledItem
 from app.models import ValidityRecord
 from app.validity.provenance import REVIEWS, SHIPPED, shipped_hash
 from graphs.analysis.validity_metrics import share as bench_share

@@ -11,10 +11,10 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agents.identity import PanelIdentity
+from agents.labelled.labels import LabelledItem
 from agents.llm.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.schemas import Problem
-from agents.validity.labels import LabelledItem
 from app.models import DEFAULT_PROJECT, RepairRecord
 from app.validity.records import NotRecordable, bench_identity
 from app.validity.service import Runs

@@ -8,10 +8,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from agents.labelled.labels import LabelledItem, LabelsError, check_labelled, read_labelled
 from agents.panel import PanelFactory
 from agents.rubric.panel import RUBRIC_MODEL
 from agents.schemas import Problem
-from agents.validity.labels import LabelledItem, LabelsError, check_labelled, read_labelled
 from app.access.metering import Meter, metered
 from graphs.analysis.guarantee import calibrate
 from graphs.analysis.judged import Judged

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from agents.labelled.matching import check_matches, gate_matches
 from agents.schemas import JudgeName
-from agents.validity.matching import check_matches, gate_matches
 from graphs.scoring import PASSED_OUTCOMES, Vote
 
 Version = Literal["flawed", "corrected", "control", "twin", "paraphrase"]
@@ -38,7 +38,7 @@ class Judged:
     gate: tuple[str, ...]
     flaw_types: tuple[str, ...] = ()
     reported: frozenset[str] = frozenset()  # the model ids its answered judge and solver calls reported
-    # Model judges whose refusal names the labelled evidence (agents.validity.evidence).
+    # Model judges whose refusal names the labelled evidence (agents.labelled.evidence).
     named: frozenset[str] = frozenset()
     # The solver's answer equals the answer key and differs from the flawed solution's.
     solver_found: bool = False

@@ -9,7 +9,7 @@ abstentions behind it. A failure is never a refusal, so it can never look like a
 - detection: flawed versions refused with a check whose label matches the flaw firing (a model's
   judge of the flaw's labelled levels failing *and naming the flaw's evidence*, an offline check of
   the flaw's type, the verifier's evidence of its kind, or a solver whose answer is the answer key:
-  :mod:`agents.validity.matching`, :mod:`agents.validity.evidence`);
+  :mod:`agents.labelled.matching`, :mod:`agents.labelled.evidence`);
 - solver accuracy: versions with an answer key (a flawed version's is its corrected version's
   answer, a sound version's its own) whose solver answered it;
 - refused for another reason: flawed versions refused with no matching check firing (neither a

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 import structlog
 
 from agents.answers import FinalAnswer, agree, solver_answer, stated_answer
+from agents.labelled.evidence import answer_key, names_evidence, solver_finds_the_flaw
+from agents.labelled.labels import LabelledItem
+from agents.labelled.matching import findings
+from agents.labelled.twins import paraphrase, twins_of
 from agents.rubric.panel import RUBRIC_MODEL
 from agents.schemas import JudgeResult, Problem
-from agents.validity.evidence import answer_key, names_evidence, solver_finds_the_flaw
-from agents.validity.labels import LabelledItem
-from agents.validity.matching import findings
-from agents.validity.twins import paraphrase, twins_of
 from graphs.analysis.judged import PASSED, Judged, Version
 from graphs.result import RunResult
 from graphs.scoring import ScoringPolicy, Vote

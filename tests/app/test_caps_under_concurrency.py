@@ -12,11 +12,11 @@ import httpx
 import pytest
 from sqlmodel import col, select
 
+from agents.labelled.labels import LabelledItem
 from agents.llm.models import ModelRegistry
 from agents.schemas import Problem
 from agents.simulator import SimulatorServer
 from agents.simulator.replies import all_text
-from agents.validity.labels import LabelledItem
 from app.access.estimate import step_estimate
 from app.db import create_engine, migrate, session_factory
 from app.main import create_app

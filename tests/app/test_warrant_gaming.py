@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from agents.labelled.canonical import canonical_hash
 from agents.simulator import Rule, SimConfig, SimulatorServer
-from agents.validity.canonical import canonical_hash
 from app.cli import cli
 from tests.app.conftest import Service
 from tests.app.test_api import assert_problem

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agents.labelled.labels import LabelsError, read_labelled
 from agents.llm.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.schemas import JUDGES, Problem
-from agents.validity.labels import LabelsError, read_labelled
 from graphs.benches.validity import versions
 from graphs.context import RunContext
 from graphs.result import RunResult

@@ -180,7 +180,7 @@ def test_screened_is_the_offline_panels_pass() -> None:
 def test_detection_needs_a_check_that_matches_the_flaw(
     flaw: str, cast: tuple[Vote, ...], gate: tuple[str, ...], expected: str
 ) -> None:
-    from agents.validity.labels import TAXONOMY
+    from agents.labelled.labels import TAXONOMY
 
     # every judge names the evidence, and the solver reached the answer key: what is tested here is
     # which checks match which flaw (test_a_refusal_that_is_no_evidence_of_the_flaw_detects_nothing)
