@@ -18,11 +18,11 @@ from typing import Any
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from agents.judges import JudgeRequest, Layout, judge_messages
-from agents.models import ModelSpec
+from agents.llm.models import ModelSpec
+from agents.llm.slots import PROPS_TIMEOUT_S, props_url
+from agents.llm.structured import Mode, llm_schema, with_instructions
+from agents.llm.timeouts import CHARS_PER_TOKEN
 from agents.schemas import HOLISTIC, JUDGES, HolisticVerdict, JudgeName, JudgeVerdict, Problem
-from agents.slots import PROPS_TIMEOUT_S, props_url
-from agents.structured import Mode, llm_schema, with_instructions
-from agents.timeouts import CHARS_PER_TOKEN
 from prompts import load_prompt
 
 # A long problem (535 words with its solution; 2,502 characters) for the check's prompts: judged against a

@@ -44,7 +44,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
-from agents.models import CallKind, ModelSpec
+from agents.llm.models import CallKind, ModelSpec
 from prompts import load_prompt
 
 # The prompts a model-backed panel sends: the seven judges and the solver. (The reviser's prompts
@@ -59,45 +59,48 @@ _NOT_IDENTITY = frozenset({"max_rounds"})
 _PANEL_CALLS: tuple[CallKind, ...] = ("judge", "solver")
 NO_WARRANT: dict[str, Any] = {"status": "none"}
 # The modules of agents/ whose code can change an acceptance, besides the verifier (its own part):
-# what the panel is asked (fencing, judges, solver), how a reply is read (llm: the parse and its
-# retries; structured, reasoning, wire: the JSON asked for, the reasoning split off, the reply
-# normalised; schemas: what a verdict or a solution may hold; outcome: the words a decision is),
-# the solver comparison (answers), the degenerate-verdict checks (judges) and which judges form
-# the panel (panel). Their source is the identity's ``code`` part.
+# what the panel is asked (fencing, judges, solver), how a reply is read (llm/client: the parse and
+# its retries; llm/structured, llm/reasoning, llm/wire: the JSON asked for, the reasoning split off,
+# the reply normalised; schemas and llm/calls: what a verdict, a solution or a failed call may
+# hold; outcome: the words a decision is), the solver comparison (answers), the degenerate-verdict
+# checks (judges) and which judges form the panel (panel). Their source is the identity's ``code``
+# part.
 DECISION_MODULES = (
     "answers",
     "fencing",
     "judges",
-    "llm",
+    "llm/calls",
+    "llm/client",
+    "llm/reasoning",
+    "llm/structured",
+    "llm/wire",
     "outcome",
     "panel",
-    "reasoning",
     "schemas",
     "solver",
-    "structured",
-    "wire",
 )
 # The modules of agents/ a run executes that decide no acceptance, and why they stay out of the
 # identity (hashing them would make every transport fix an unmeasured panel).
 OUTSIDE_THE_DECISION: dict[str, str] = {
-    "attempts": "counts the attempts of each call, for the usage report",
-    "connections": "connection pools and timeouts: whether a reply arrives, never what it decides",
+    "llm/attempts": "counts the attempts of each call, for the usage report",
+    "llm/connections": "connection pools and timeouts: whether a reply arrives, never what it decides",
     "identity": "names the panel; the warrant a deployment requires is not the panel's",
-    "lanes": "which queue a call waits in",
-    "models": "the registry: the values of it that decide (model, sampling, reply bounds, JSON mode, "
+    "llm/lanes": "which queue a call waits in",
+    "llm/models": "the registry: the values of it that decide (model, sampling, reply bounds, JSON mode, "
     "parse retries) are parts of the identity",
     "probe": "the endpoint check: the JSON mode it finds is asked for by llm and structured",
-    "ratelimit": "provider rate limits: when a call is sent, never what its reply decides",
-    "retrying": "the back-off between attempts of a failed call",
+    "llm/ratelimit": "provider rate limits: when a call is sent, never what its reply decides",
+    "llm/retrying": "the back-off between attempts of a failed call",
     "reviser": "the model under test: it writes the versions the panel judges",
     "revision_check": "whether the model under test revised: a reply it refuses is never judged, and "
     "no version the panel judges is decided by it",
-    "serverinfo": "what a server says of itself: its slots, and the model file whose identity joins the "
+    "llm/serverinfo": "what a server says of itself: its slots, and the model file whose identity joins the "
     "reported model id (which is a part of the identity)",
     "simulator": "the project's stand-in endpoint (tests and demos), not part of thinkloop's decision",
-    "slots": "how many calls a server takes at once",
-    "timeouts": "how long a call may take to begin and to continue, never what it decides",
-    "validity": "the bench: it measures the panel, and its figures are stored in the record",
+    "llm/slots": "how many calls a server takes at once",
+    "llm/timeouts": "how long a call may take to begin and to continue, never what it decides",
+    "labelled": "the labelled sets and the bench's reading of them: it measures the panel, and its "
+    "figures are stored in the record",
 }
 
 
@@ -196,7 +199,7 @@ def reported_by(ids: Iterable[str | None]) -> str | None:
 DEFAULT_SPECIFICITY_FLOOR = 0.5
 
 
-# The source kinds of labelled sets (agents.validity.labels.SourceKind), and the requirement that
+# The source kinds of labelled sets (agents.labelled.labels.SourceKind), and the requirement that
 # accepts any of them but the set thinkloop ships (a warrant must rest on problems written elsewhere).
 SOURCE_KINDS = ("shipped", "benchmark", "own", "reviews")
 NOT_SHIPPED = "not-shipped"

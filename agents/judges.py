@@ -21,7 +21,7 @@ from prompts import Prompt, load_prompt, version_of
 if TYPE_CHECKING:  # the LLM stack loads when a model-backed judge is built, not for the offline panel
     from langchain_core.messages import BaseMessage
 
-    from agents.llm import LLMClient, ResponseCache
+    from agents.llm.client import LLMClient, ResponseCache
 
 # How a judge's request is laid out. ``panel_prefix`` (the default, issue 54): the panel's prefix
 # (the rules and all seven levels), then the problem, then one line naming the judge's level — the

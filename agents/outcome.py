@@ -1,6 +1,6 @@
 """How a run ends: the one definition of the outcome words.
 
-It lives in the lowest layer that needs it (``agents.validity.repair`` classifies runs by their
+It lives in the lowest layer that needs it (``agents.labelled.repair`` classifies runs by their
 outcome, and agents may not import graphs). Everything else reads these words from here:
 ``graphs.scoring.Decision`` is an outcome or ``revise``; ``app.models.RunStatus`` is ``queued``,
 ``running`` or an outcome, and a batch item's outcome is this type. The Python client keeps its own

@@ -7,15 +7,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agents.judges import Judge, Layout, LLMJudge
-from agents.models import ModelRegistry, limit_spec
-from agents.ratelimit import LimitStore
+from agents.llm.models import ModelRegistry, limit_spec
+from agents.llm.ratelimit import LimitStore
 from agents.reviser import LLMReviser, Reviser
 from agents.rubric.panel import RubricJudge, RubricReviser
 from agents.schemas import JUDGES, JudgeName
 from agents.solver import LLMSolver, Solver
 
 if TYPE_CHECKING:  # the client stack (openai, langchain-openai) loads with the first model-backed client
-    from agents.llm import LLMClient, ResponseCache
+    from agents.llm.client import LLMClient, ResponseCache
     from agents.probe import Capabilities
 
 
@@ -64,8 +64,8 @@ class PanelFactory:
         if spec is None:
             return None
         if name not in self._clients:
-            from agents.llm import LLMClient
-            from agents.models import build_chat_model
+            from agents.llm.client import LLMClient
+            from agents.llm.models import build_chat_model
 
             limiter = self.limits.limiter(limit_spec(spec))
             self._clients[name] = LLMClient(spec, build_chat_model(spec, self.env), limiter)

@@ -1,14 +1,14 @@
 """`thinkloop models check`: one tiny request per capability, and what the client will use.
 
 The probe asks for a one-field JSON object three ways (json_schema, a tool call, streamed plain
-text) and reads both the answers and what the wire layer saw (``agents/wire.py``): where the role
+text) and reads both the answers and what the wire layer saw (``agents/llm/wire.py``): where the role
 and the usage came, whether reasoning arrived in a field or a tag, what had to be fixed. Every
 request is bounded by the model's ``max_tokens.probe`` (a base model rambles to the server's own
 limit otherwise: 47–70 s per check against a small local model). A probe that the server answers
 with an HTTP error is sent once: only a busy server (429, 503) or a refused connection is asked
 again, as a deterministic error (a 500 of a broken template) would come back the same.
 
-The check also predicts the run: what the server says of itself (``agents/serverinfo.py``: slots,
+The check also predicts the run: what the server says of itself (``agents/llm/serverinfo.py``: slots,
 the context of one, the model file), whether each judge's prompt for a long problem fits a slot with
 its ``max_tokens`` (``agents/fit.py``), and the server's prompt-reading rate, measured by reading the
 longest judge prompt that fits (one token of reply) as the run's first-token bound will use it.
@@ -28,13 +28,13 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel
 
 from agents.fit import PromptFit, judge_fits, judge_prompt, judge_schema
-from agents.llm import public_name
-from agents.models import ModelSpec, prompt_rate
-from agents.reasoning import split_reasoning
-from agents.schemas import Usage
-from agents.serverinfo import ServerInfo, server_info
-from agents.structured import MODES, Mode, bind, has_tool_call, message_text
-from agents.wire import Observed, capturing
+from agents.llm.calls import Usage
+from agents.llm.client import public_name
+from agents.llm.models import ModelSpec, prompt_rate
+from agents.llm.reasoning import split_reasoning
+from agents.llm.serverinfo import ServerInfo, server_info
+from agents.llm.structured import MODES, Mode, bind, has_tool_call, message_text
+from agents.llm.wire import Observed, capturing
 
 R = TypeVar("R")
 # HTTP statuses a server sends while busy (429) or loading (503): a probe is sent again after them.

@@ -11,7 +11,7 @@ from agents.schemas import CallRecord, JudgeName, Problem, Revision, RevisionRes
 from prompts import load_prompt
 
 if TYPE_CHECKING:  # the LLM stack loads when a model-backed reviser is built, not for the offline one
-    from agents.llm import LLMClient, ResponseCache
+    from agents.llm.client import LLMClient, ResponseCache
 
 ThinkingSink = Callable[[str], None]
 

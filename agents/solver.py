@@ -6,11 +6,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from agents.answers import inconsistent
 from agents.fencing import fence
-from agents.schemas import CallFailure, Problem, Solution, SolverResult
+from agents.llm.calls import CallFailure
+from agents.schemas import Problem, Solution, SolverResult
 from prompts import load_prompt
 
 if TYPE_CHECKING:  # the LLM stack loads when a solver is built, not for the offline panel
-    from agents.llm import LLMClient, ResponseCache
+    from agents.llm.client import LLMClient, ResponseCache
 
 
 class Solver(Protocol):
@@ -69,7 +70,7 @@ class LLMSolver:
         )
 
     def _contradiction(self, why: str) -> CallFailure:
-        from agents.llm import endpoint_host
+        from agents.llm.client import endpoint_host
 
         return CallFailure(
             kind="malformed",

@@ -9,7 +9,7 @@ from fastapi import Depends, Request, Response
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from agents.models import ModelRegistry, UnknownModelError
+from agents.llm.models import ModelRegistry, UnknownModelError
 from agents.panel import PanelFactory
 from app.access.quotas import Quotas
 from app.access.signin import find_key

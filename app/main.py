@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi_offline import FastAPIOffline
 
-from agents.llm import preload
+from agents.llm.client import preload
 from app import health
 from app.access.quotas import Quotas
 from app.batches import endpoints as batches
@@ -40,7 +40,7 @@ from app.runs.temporary import temporary_runs
 from app.settings import Settings, get_settings
 from app.validity import calibrate_endpoints as calibration
 from app.validity import endpoints as validity
-from app.validity import panels as panel_records
+from app.validity import panel_endpoints as panel_records
 from app.validity import record_endpoints
 from app.viewer import endpoints as viewer
 from app.webhooks import WebhookOutbox

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from agents.schemas import Usage
+from agents.llm.calls import Usage
 
 
 class ServiceMetrics:

@@ -142,8 +142,8 @@ class Project(SQLModel, table=True):
     # The kind of labelled set a warrant must be measured on ("reviews": this project's teachers'
     # decisions); None: any.
     require_warrant_source: str | None = Field(default=None, max_length=16)
-    # Acceptance with a guarantee (graphs.guarantee): false accepts ≤ alpha with confidence 1 − delta;
-    # an acceptance below the panel's calibrated threshold escalates. None: no target.
+    # Acceptance with a guarantee (graphs.analysis.guarantee): false accepts ≤ alpha with confidence
+    # 1 − delta; an acceptance below the panel's calibrated threshold escalates. None: no target.
     guarantee_alpha: float | None = None
     guarantee_delta: float | None = None
     # The fewest flawed versions a warrant's source of that kind must hold; None: the setting's
@@ -615,7 +615,7 @@ class ValidityRecord(SQLModel, table=True):
     measured_at: datetime = _ts()
     # When an operator published it for every project's runs to cite (None: its own project's only).
     published_at: datetime | None = _ts(nullable=True)
-    # The guarantee `judges calibrate` found on its set (graphs.guarantee.Calibration.as_dict); None:
+    # The guarantee `judges calibrate` found on its set (graphs.analysis.guarantee.Calibration.as_dict); None:
     # never calibrated.
     calibration: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
 

@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from app.settings import Settings
 
 if TYPE_CHECKING:  # the client stack loads only when panels are built (`thinkloop models` builds none)
     from agents.identity import Warrants
-    from agents.llm import ResponseCache
+    from agents.llm.client import ResponseCache
     from agents.panel import Panel, PanelFactory
     from app.access.metering import Meter
     from graphs.context import RunContext
@@ -30,8 +30,8 @@ def panel_factory(settings: Settings, registry: ModelRegistry) -> PanelFactory:
     """Clients for the registry's models. Provider limits live where the settings say (Redis when
     configured), so a one-shot command on a deployment's machine stays inside the same limits as
     its API and workers."""
+    from agents.llm.ratelimit import LimitStore
     from agents.panel import PanelFactory
-    from agents.ratelimit import LimitStore
 
     return PanelFactory(registry, os.environ, LimitStore(settings.shared_limits_url()))
 

@@ -2,7 +2,7 @@
 
 httpcore looks at every idle connection of its pool each time a request starts or ends, so with one
 pool keeping ``max_concurrency`` connections open a call costs more the more calls may be in
-flight (``agents/connections.py``). Rounds of C calls at once go through the real ChatOpenAI client
+flight (``agents/llm/connections.py``). Rounds of C calls at once go through the real ChatOpenAI client
 to the simulator (its own process, so this process's CPU is the client's alone); the two layouts
 alternate, and the figure is the median CPU per call over the repeats. Where C is no more than a
 shard, both layouts are the same single pool, and their ratio shows the benchmark's noise.
@@ -22,8 +22,8 @@ from _common import simulator
 from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 
-from agents.connections import ShardedTransport
-from agents.wire import NormalisingTransport
+from agents.llm.connections import ShardedTransport
+from agents.llm.wire import NormalisingTransport
 
 
 def chat(base_url: str, concurrency: int, shard: int) -> ChatOpenAI:

@@ -3,7 +3,7 @@
 Each setting is a true share sound θ, a batch size n, a record's flawed and sound counts, and the
 panel's false-accept rate f and share of sound versions passed s. Each simulated batch draws the
 record's counts and the batch's passes as Bernoulli verdicts of a panel with those rates, and asks
-``graphs.correction.corrected_intervals`` for its interval. Printed: the coverage's minimum, 5th
+``graphs.analysis.correction.corrected_intervals`` for its interval. Printed: the coverage's minimum, 5th
 percentile and mean over the grid, the worst setting, and the mean width. The tests check four of
 these settings (tests/graphs/test_correction.py); this shows the rest.
 
@@ -18,7 +18,7 @@ import itertools
 
 import numpy as np
 
-from graphs.correction import corrected_intervals
+from graphs.analysis.correction import corrected_intervals
 
 THETAS = (0.05, 0.3, 0.6, 0.95)
 SIZES = (40, 150, 500)

@@ -17,8 +17,8 @@ import time
 import httpx
 
 from agents.fit import request_body
-from agents.models import ModelSpec, timeout_bounds
-from agents.timeouts import CHARS_PER_TOKEN, PromptRate
+from agents.llm.models import ModelSpec, timeout_bounds
+from agents.llm.timeouts import CHARS_PER_TOKEN, PromptRate
 
 
 def main() -> None:

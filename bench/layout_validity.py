@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.judges import Layout
-from agents.models import MaxTokens, ModelRegistry, ModelSpec
+from agents.labelled.labels import LabelledItem, read_labelled
+from agents.llm.models import MaxTokens, ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
 from agents.realmodel import (
     MODEL_ID,
@@ -47,15 +48,14 @@ from agents.realmodel import (
     start_server,
 )
 from agents.schemas import Problem
-from agents.validity.labels import LabelledItem, read_labelled
 from app.logging import configure_logging
 from app.runs.temporary import TemporaryRuns, temporary_runs
 from app.validity.service import validate
+from graphs.analysis.validity_metrics import share
+from graphs.benches.validity import reading_of
 from graphs.context import RunContext
 from graphs.result import RunResult
 from graphs.scoring import get_policy
-from graphs.validity import reading_of
-from graphs.validity_metrics import share
 
 VALIDITY_SET = Path(__file__).resolve().parents[1] / "app" / "samples" / "validity" / "problems.jsonl"
 LAYOUTS: tuple[Layout, ...] = ("level_first", "shared_prefix")

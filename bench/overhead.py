@@ -36,7 +36,7 @@ from typing import Any
 import httpx
 from _common import simulator
 
-from agents.models import ModelRegistry, ModelSpec
+from agents.llm.models import ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
 from agents.schemas import Problem
 from app.batches.broker import build_broker

@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from agents.judges import JudgeRequest, Layout, LLMJudge
-from agents.llm import LLMClient
-from agents.models import MaxTokens, ModelSpec, Price, build_chat_model
-from agents.schemas import JUDGES, Problem, Usage
+from agents.llm.calls import Usage
+from agents.llm.client import LLMClient
+from agents.llm.models import MaxTokens, ModelSpec, Price, build_chat_model
+from agents.schemas import JUDGES, Problem
 from agents.simulator import SimConfig, SimulatorServer
 from agents.simulator.cache import with_prompt_cache
 from agents.solver import LLMSolver

@@ -5,7 +5,7 @@ per reviser (judge, revise, judge again … until the panel passes a version or 
 each run driven by the service's executor on a temporary store. A run counts as **repaired** only
 when its final version passed the panel, the verifier checked its chain, its answer equals the
 corrected version's (after converting units) and its givens are the original's or the correction's
-(``agents.validity.repair``). Printed per reviser, overall and per flaw type: repaired, accepted but
+(``agents.labelled.repair``). Printed per reviser, overall and per flaw type: repaired, accepted but
 wrong and gave up with n and Wilson 95 % intervals (the same report as ``thinkloop judges repair``).
 
     uv run --frozen python bench/repair.py                       # offline reviser, shipped held-out split
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.validity.labels import read_labelled
+from agents.labelled.labels import read_labelled
 from app.logging import configure_logging
 from app.panels import load_registry, panel_factory
 from app.reporting.repair import to_markdown

@@ -22,7 +22,7 @@ import httpx
 from _common import simulator
 
 from agents.judges import JudgeRequest
-from agents.models import ModelRegistry, ModelSpec
+from agents.llm.models import ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
 from agents.reviser import RevisionRequest
 from agents.schemas import JUDGES, Problem

@@ -12,25 +12,32 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 ERROR = "__error__"
 
 # Every pydantic type that can appear inside RefinementState.
-STATE_TYPES: list[tuple[str, str]] = [
-    ("agents.schemas", name)
-    for name in (
-        "Problem",
-        "JudgeVerdict",
-        "HolisticVerdict",
-        "FiveKeys",
-        "Usage",
-        "JudgeResult",
-        "RevisionResult",
-        "Solution",
-        "SolverResult",
-        "CallFailure",
-    )
-] + [
-    ("graphs.state", "Round"),
-    ("graphs.state", "RoundFigures"),
-    ("graphs.state", "RoundRecord"),  # its old name, in checkpoints of runs in flight across the rename
-]
+STATE_TYPES: list[tuple[str, str]] = (
+    [
+        ("agents.schemas", name)
+        for name in (
+            "Problem",
+            "JudgeVerdict",
+            "HolisticVerdict",
+            "FiveKeys",
+            "Usage",  # in agents.llm.calls since #56: here for checkpoints written before the move
+            "JudgeResult",
+            "RevisionResult",
+            "Solution",
+            "SolverResult",
+            "CallFailure",  # as Usage
+        )
+    ]
+    + [
+        ("agents.llm.calls", "Usage"),
+        ("agents.llm.calls", "CallFailure"),
+    ]
+    + [
+        ("graphs.state", "Round"),
+        ("graphs.state", "RoundFigures"),
+        ("graphs.state", "RoundRecord"),  # its old name, in checkpoints of runs in flight across the rename
+    ]
+)
 
 
 def state_serde() -> JsonPlusSerializer:

@@ -1,4 +1,4 @@
-"""Escalation: an acceptance below the panel's calibrated threshold (``graphs.guarantee``) is not
+"""Escalation: an acceptance below the panel's calibrated threshold (``graphs.analysis.guarantee``) is not
 the panel's to give. The version goes to the next configured, stronger panel, which judges it afresh
 and accepts it only at or above its own calibrated threshold; after the last, a person decides
 (``needs_review``, "below the guaranteed threshold"). Each step is a ``round.escalated`` event.
@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 
 from agents.identity import reported_by
 from agents.judges import Judge, JudgeRequest
-from agents.schemas import JUDGES, JudgeName, Problem, Usage
+from agents.llm.calls import Usage
+from agents.schemas import JUDGES, JudgeName, Problem
 from graphs.events import RoundEscalated
 from graphs.scoring import Decision, ScoringPolicy, Vote, decide, is_pass, score_round
 

@@ -6,7 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from agents.schemas import CallFailure, JudgeName, JudgeResult, Problem, SolverResult, Usage
+from agents.llm.calls import CallFailure, Usage
+from agents.schemas import JudgeName, JudgeResult, Problem, SolverResult
 from graphs.state import Round, RoundFigures
 
 

@@ -18,11 +18,11 @@ from langgraph.types import Send
 from agents.answers import mismatch
 from agents.identity import reported_by
 from agents.judges import JudgeRequest
+from agents.llm.calls import CallFailure
 from agents.reviser import Finding, RevisionRequest
 from agents.schemas import (
     HOLISTIC,
     JUDGES,
-    CallFailure,
     HolisticVerdict,
     JudgeResult,
     Problem,

@@ -8,7 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from agents.schemas import CallFailure, Problem, RevisionResult, Usage
+from agents.llm.calls import CallFailure, Usage
+from agents.schemas import Problem, RevisionResult
 from graphs.events import RunEvent, RunFinished
 from graphs.metrics import RunMetrics, outcome_metrics
 from graphs.scoring import SCORED_OUTCOMES, Outcome, ScoringPolicy

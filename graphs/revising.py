@@ -13,9 +13,10 @@ from collections.abc import Sequence
 
 import structlog
 
+from agents.llm.calls import Usage
 from agents.reviser import Reviser, RevisionRequest, ThinkingSink, feedback_texts
 from agents.revision_check import not_revised
-from agents.schemas import RevisionResult, Usage
+from agents.schemas import RevisionResult
 
 log = structlog.get_logger(__name__)
 

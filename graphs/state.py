@@ -7,7 +7,8 @@ from typing import Annotated, Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.schemas import CallFailure, JudgeName, JudgeResult, Problem, RevisionResult, SolverResult
+from agents.llm.calls import CallFailure
+from agents.schemas import JudgeName, JudgeResult, Problem, RevisionResult, SolverResult
 from graphs.scoring import Decision, PanelScore
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from agents.llm import LLMClient
-from agents.models import ModelRegistry, ModelSpec, build_chat_model
+from agents.llm.client import LLMClient
+from agents.llm.models import ModelRegistry, ModelSpec, build_chat_model
 from agents.panel import PanelFactory
 from agents.rubric.panel import RubricJudge, RubricReviser
 from agents.schemas import JUDGES

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from agents.schemas import Problem, Usage
+from agents.llm.calls import Usage
+from agents.schemas import Problem
 from app.access.estimate import StepEstimate
 from app.access.reserve import NOTHING, Amount, Owner, held, reserve
 from app.db import short_session

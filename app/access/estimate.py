@@ -15,7 +15,7 @@ from typing import Any
 
 from agents.fencing import fence
 from agents.judges import JudgeRequest, judge_messages
-from agents.models import ModelRegistry, ModelSpec
+from agents.llm.models import ModelRegistry, ModelSpec
 from agents.schemas import JUDGES, Problem
 from agents.solver import solver_payload
 from app.access.reserve import Amount

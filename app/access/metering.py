@@ -21,10 +21,11 @@ from dataclasses import dataclass, field, replace
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from agents.judges import Judge, JudgeRequest
-from agents.models import ModelRegistry
+from agents.llm.calls import Usage
+from agents.llm.models import ModelRegistry
 from agents.panel import Panel
 from agents.reviser import Reviser, RevisionRequest, ThinkingSink
-from agents.schemas import JudgeName, JudgeResult, Problem, RevisionResult, SolverResult, Usage
+from agents.schemas import JudgeName, JudgeResult, Problem, RevisionResult, SolverResult
 from agents.solver import Solver
 from app.access.budget import Budget
 from app.access.estimate import step_estimate

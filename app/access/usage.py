@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, func, select
 
-from agents.schemas import Usage
+from agents.llm.calls import Usage
 from app.access import holds
 from app.db import dialect_insert
 from app.models import Batch, DailyUsage, KeyDailyUsage, Run, utcnow

@@ -8,7 +8,7 @@ import hashlib
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from agents.llm import CachedReply
+from agents.llm.client import CachedReply
 from app.db import dialect_insert, short_session
 from app.models import DEFAULT_PROJECT, CachedResponse, CacheUse
 

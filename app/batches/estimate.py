@@ -32,7 +32,7 @@ from app.access.estimate import solver_chars as _solver_chars
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
-    from agents.models import ModelRegistry, ModelSpec
+    from agents.llm.models import ModelRegistry, ModelSpec
     from app.batches.estimate_history import ItemKey, Kind, Measured
     from app.batches.service import BatchSpec
 

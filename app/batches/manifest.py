@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from agents.models import ModelRegistry, UnknownModelError
+from agents.llm.models import ModelRegistry, UnknownModelError
 from app.models import Dataset, DatasetItem, ProblemRow, utcnow
 from app.version import git_revision, version
 from graphs.scoring import get_policy

@@ -19,10 +19,10 @@ from tenacity import (
     stop_after_delay,
 )
 
-from agents.lanes import Lanes, Stopping
-from agents.models import UnknownModelError
-from agents.retrying import OUTAGE_BACKOFF, log_retry
-from agents.schemas import CallFailure
+from agents.llm.calls import CallFailure
+from agents.llm.lanes import Lanes, Stopping
+from agents.llm.models import UnknownModelError
+from agents.llm.retrying import OUTAGE_BACKOFF, log_retry
 from app.batches import repository as repo
 from app.batches.cache import SqlResponseCache
 from app.datasets import repository as datasets_repo
@@ -64,7 +64,7 @@ class BatchRunner:
     (``RunExecutor.running``), whose heartbeat renews the lease.
 
     ``concurrency`` bounds the items whose runs have model calls in flight at once (the lanes,
-    ``agents.lanes``). The broker hands over ``prefetch`` more, so that items are claimed, started
+    ``agents.llm.lanes``). The broker hands over ``prefetch`` more, so that items are claimed, started
     and between steps while the lanes are busy with other items' calls: a lane goes from one step's
     last reply straight to a waiting step's first call, and an item's claim, scoring, checkpoints
     and end transaction are written outside any lane. A freed lane goes to an item that has called

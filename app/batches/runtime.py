@@ -13,7 +13,7 @@ from sqlalchemy.exc import DBAPIError
 from taskiq import AsyncBroker
 from tenacity import AsyncRetrying, retry_if_exception_type
 
-from agents.retrying import OUTAGE_BACKOFF, log_retry
+from agents.llm.retrying import OUTAGE_BACKOFF, log_retry
 from app.batches import repository as repo
 from app.batches.broker import EmbeddedBroker, build_broker, enqueue
 from app.batches.runner import BatchRunner

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
+from agents.llm.calls import CallFailure
 from agents.outcome import Outcome
-from agents.schemas import CallFailure
 from app.models import BatchItem, RunStatus
 from app.pagination import MAX_INT32
 from app.reporting.item_result import ItemResult

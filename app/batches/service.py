@@ -34,7 +34,7 @@ from app.projects import audit
 from app.runs import repository as runs_repo
 
 if TYPE_CHECKING:
-    from agents.models import ModelRegistry
+    from agents.llm.models import ModelRegistry
 
 
 class BatchStateError(ValueError):

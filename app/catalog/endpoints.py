@@ -6,8 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from agents.llm import endpoint_host
-from agents.models import OFFLINE_MODEL, ModelConfigError, UnknownModelError
+from agents.llm.client import endpoint_host
+from agents.llm.models import OFFLINE_MODEL, ModelConfigError, UnknownModelError
 from agents.panel import PanelFactory
 from app.access.usage import charge_owner
 from app.catalog.schemas import Capabilities, ModelList, ModelPublic

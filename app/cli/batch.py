@@ -20,7 +20,7 @@ from app.cli.support import MODELS_FILE_HELP, err, fail
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-    from agents.models import ModelRegistry
+    from agents.llm.models import ModelRegistry
     from app.batches.service import BatchService
     from app.cli.batch_exec import Execution
     from app.datasets.parsing import ParsedDataset
@@ -462,7 +462,7 @@ def worker(models_file: Annotated[Path | None, typer.Option(help=MODELS_FILE_HEL
 async def _work(settings: Settings, models_file: Path | None) -> None:
     import signal
 
-    from agents.llm import preload
+    from agents.llm.client import preload
     from app.cli.batch_exec import runtime
     from app.cli.support import registry_from
 

@@ -26,7 +26,7 @@ from rich.text import Text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from taskiq import AsyncBroker
 
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from app.batches import repository as repo
 from app.batches.broker import EmbeddedBroker
 from app.batches.runner import BatchRunner

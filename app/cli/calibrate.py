@@ -44,8 +44,8 @@ def judges_calibrate(
     accepts itself are ≤ α with confidence 1 − δ (fixed-sequence Clopper–Pearson tests, strict to
     lenient), and the coverage it keeps: the share of sound versions still accepted. Below it, an
     acceptance is escalated (a stronger panel, then a person)."""
-    from agents.models import ModelConfigError, UnknownModelError
-    from agents.validity.labels import LabelsError
+    from agents.labelled.labels import LabelsError
+    from agents.llm.models import ModelConfigError, UnknownModelError
     from app.cli.judges import _owner, _preflight, _sets, _validate
     from app.logging import configure_logging
     from app.panels import panel_factory

@@ -61,7 +61,7 @@ def datasets_hash(
 ) -> None:
     """Print the set hash of FILE: the SHA-256 of its canonical JSONL (each non-blank line's JSON with
     sorted keys, compact, UTF-8, newline-ended, in file order), as a validity record holds it."""
-    from agents.validity.canonical import CanonicalError, file_hash
+    from agents.labelled.canonical import CanonicalError, file_hash
 
     try:
         typer.echo(file_hash(file))

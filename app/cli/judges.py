@@ -80,12 +80,12 @@ def judges_validate(
     """Judge every version of a labelled set once: detection, false accepts, specificity, κ per
     judge, calibration and the adversarial gap, per split, each rate with n and its Wilson 95 %
     interval. Exits 1 when any version errored or stayed undecided (after printing the report)."""
-    from agents.models import ModelConfigError, UnknownModelError
-    from agents.validity.labels import LabelsError
+    from agents.labelled.labels import LabelsError
+    from agents.llm.models import ModelConfigError, UnknownModelError
     from app.logging import configure_logging
     from app.panels import panel_factory
-    from app.reporting.validity import to_html, to_markdown
     from app.settings import get_settings
+    from app.validity.report import to_html, to_markdown
     from app.validity.service import select_split
 
     if fmt not in ("md", "json", "html") or split not in ("tune", "heldout", "all"):
@@ -172,8 +172,8 @@ def _sets(paths: list[Path]) -> tuple[list[Any], str, str, dict[str, str]]:
     their name, hash and each source's hash. Several sets make one: their names joined with " + ",
     its hash that of their items in order, and each item that names no source names its set's
     (figures per source, each source hashed over its own items as read)."""
-    from agents.validity.canonical import canonical_hash
-    from agents.validity.labels import Source, check_labelled, read_labelled
+    from agents.labelled.canonical import canonical_hash
+    from agents.labelled.labels import Source, check_labelled, read_labelled
     from app.validity.provenance import SHIPPED
     from app.validity.records import source_hashes
     from app.validity.service import builtin_set
@@ -196,7 +196,7 @@ def _sets(paths: list[Path]) -> tuple[list[Any], str, str, dict[str, str]]:
 
 def _objects(path: Path | None) -> list[Any]:
     """The JSON objects of a labelled file's lines (None: the shipped set's), as they are hashed."""
-    from agents.validity.canonical import CanonicalError, read_objects
+    from agents.labelled.canonical import CanonicalError, read_objects
     from app.validity.provenance import shipped_path
 
     try:
@@ -207,7 +207,7 @@ def _objects(path: Path | None) -> list[Any]:
 
 def _provenance(dataset: Path | None) -> tuple[str, str]:
     """The set's name (its file name, or shipped) and its hash (of its canonical JSONL)."""
-    from agents.validity.canonical import CanonicalError, file_hash
+    from agents.labelled.canonical import CanonicalError, file_hash
     from app.validity.provenance import SHIPPED, shipped_hash
 
     if dataset is None:

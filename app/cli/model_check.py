@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.llm import endpoint_host
-from agents.models import ModelSpec, prompt_rate, timeout_bounds
+from agents.llm.client import endpoint_host
+from agents.llm.models import ModelSpec, prompt_rate, timeout_bounds
 from agents.probe import Capabilities
 
 _HOW = {

@@ -46,7 +46,7 @@ def models_check(
     """Probe an endpoint once per capability, say how thinkloop will talk to it, and fail (exit 1)
     when it did not answer or a judge's prompt for a long problem and its max_tokens do not fit the
     server's context per slot."""
-    from agents.models import ModelConfigError, UnknownModelError
+    from agents.llm.models import ModelConfigError, UnknownModelError
     from app.cli.model_check import check_report, render_check
     from app.logging import configure_logging
     from app.panels import panel_factory

@@ -103,7 +103,7 @@ async def _refine(
 ) -> RunResult:
     """The run, driven as the service drives one (its executor, on a temporary store: no database
     to set up), its events printed as they happen."""
-    from agents.models import ModelConfigError, UnknownModelError
+    from agents.llm.models import ModelConfigError, UnknownModelError
     from app.panels import build_context
     from app.runs.temporary import temporary_runs
 
@@ -123,7 +123,7 @@ async def _warrants(
     required warrant sets, from the configured database's validity records. None (no lookup, no
     database touched) for the offline panel when no warrant is required: it screens, and a refine
     with it needs no database."""
-    from agents.models import UnknownModelError
+    from agents.llm.models import UnknownModelError
 
     try:
         offline = factory.registry.get(judge_model) is None

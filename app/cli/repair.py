@@ -12,11 +12,11 @@ import typer
 from app.cli.support import MODELS_FILE_HELP, fail, registry_from
 
 if TYPE_CHECKING:
+    from agents.labelled.labels import LabelledItem
     from agents.panel import PanelFactory
-    from agents.validity.labels import LabelledItem
     from app.settings import Settings
 
-OFFLINE = "rubric"  # agents.models.OFFLINE_MODEL, without loading the model stack for --help
+OFFLINE = "rubric"  # agents.llm.models.OFFLINE_MODEL, without loading the model stack for --help
 
 
 def judges_repair(
@@ -52,8 +52,8 @@ def judges_repair(
     not the flawed original unrevised. Prints repaired, accepted but wrong and gave up with n and
     Wilson 95 % intervals, per reviser and per flaw type. Exits 1 when a run ended in error (after
     printing the report)."""
-    from agents.models import ModelConfigError, UnknownModelError
-    from agents.validity.labels import LabelsError, read_labelled
+    from agents.labelled.labels import LabelsError, read_labelled
+    from agents.llm.models import ModelConfigError, UnknownModelError
     from app.logging import configure_logging
     from app.panels import panel_factory
     from app.reporting.repair import to_markdown
@@ -89,7 +89,7 @@ def judges_repair(
 
 def _save(factory: PanelFactory, report: dict[str, Any], dataset: Path | None, project: str) -> None:
     """Store each reviser's figures as a repair record of ``project``; exit 1 with why if not."""
-    from agents.validity.canonical import CanonicalError, file_hash
+    from agents.labelled.canonical import CanonicalError, file_hash
     from app.cli.support import err, in_session
     from app.projects.keys import ProjectError, find_project
     from app.validity.provenance import shipped_hash

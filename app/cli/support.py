@@ -18,7 +18,7 @@ from rich.markup import escape
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-    from agents.models import ModelRegistry
+    from agents.llm.models import ModelRegistry
     from app.settings import Settings
 
 T = TypeVar("T")
@@ -74,7 +74,7 @@ def registry_from(
 ) -> ModelRegistry:
     """The model registry from the file and the environment, with every ``required`` name known;
     a clear exit when it is unusable."""
-    from agents.models import ModelConfigError, UnknownModelError
+    from agents.llm.models import ModelConfigError, UnknownModelError
     from app.panels import load_registry
 
     try:

@@ -3,7 +3,7 @@
 A row of a dataset carries an answer key when its metadata holds ``corrected_solution`` (the sound
 version's solution), optionally ``corrected_question`` (the sound version's question; the row's
 own question when absent) and ``answer`` (the correct final answer as written, read before the
-corrected solution's last number: :class:`agents.validity.repair.RepairKey`). A batch over such
+corrected solution's last number: :class:`agents.labelled.repair.RepairKey`). A batch over such
 rows reports a repair rate beside RoundsToPass (``app.reporting.repair_column``).
 """
 
@@ -17,8 +17,8 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from agents.labelled.repair import RepairKey
 from agents.schemas import Problem
-from agents.validity.repair import RepairKey
 from app.models import Batch, BatchItem, DatasetItem, ProblemRow
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
-from agents.models import OFFLINE_MODEL
+from agents.llm.models import OFFLINE_MODEL
 from agents.schemas import JUDGES
 from app.models import Batch
 from app.reporting.comparisons import comparisons
@@ -32,7 +32,7 @@ from app.reporting.flaws import by_flaw
 from app.reporting.item_result import ItemResult
 from app.reporting.manifest import Served, complete_manifest
 from app.reporting.repair_column import repair_figures
-from graphs.agreement import (
+from graphs.analysis.agreement import (
     cohen_matrix,
     cohen_undefined_reasons,
     fleiss_kappa,
@@ -41,10 +41,10 @@ from graphs.agreement import (
     krippendorff_alpha,
     pass_rates,
 )
-from graphs.paper_tables import LEVELS
+from graphs.analysis.paper_tables import LEVELS
+from graphs.analysis.statistics import bootstrap_ci, kaplan_meier
 from graphs.revising import NOT_REVISED
 from graphs.scoring import Outcome, get_policy
-from graphs.statistics import bootstrap_ci, kaplan_meier
 
 # One name per number: the paper's Table 1 figure and the plain mean are different numbers (an item that
 # passed in round 1 counts 0 in the first and its score in the second), so every report names both.

@@ -17,8 +17,8 @@ from typing import Any
 
 from app.reporting.corrected import corrected_figure
 from app.reporting.data import Entry, by_problem, problem_pass, problem_quality
-from graphs.correction import Calibration
-from graphs.statistics import holm, mcnemar_exact, paired_difference
+from graphs.analysis.correction import Calibration
+from graphs.analysis.statistics import holm, mcnemar_exact, paired_difference
 
 Groups = dict[tuple[str, str], list[Entry]]
 

@@ -1,6 +1,6 @@
 """A batch report's corrected pass rates: which record's measured error corrects them (or why none
 does), each arm's rate raw and corrected, and prediction-powered estimates where teachers labelled
-some of the batch's own runs. The statistics are ``graphs.correction``'s; this is the glue."""
+some of the batch's own runs. The statistics are ``graphs.analysis.correction``'s; this is the glue."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sqlmodel import col, select
 
 from app.models import Batch, BatchItem, ReviewItem
 from app.reporting.data import Entry, by_problem, problem_pass
-from graphs.correction import RESAMPLES, SEED, Calibration, corrected_rate, prediction_powered
+from graphs.analysis.correction import RESAMPLES, SEED, Calibration, corrected_rate, prediction_powered
 from graphs.scoring import Outcome
 
 METHOD = (

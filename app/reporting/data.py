@@ -10,12 +10,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from agents.validity.repair import RepairKey
+from agents.labelled.repair import RepairKey
 from app.models import BatchItem
 from app.reporting.answer_keys import answer_keys
 from app.reporting.item_result import ItemResult, item_results
+from graphs.analysis.statistics import wilson_interval
 from graphs.scoring import SCORED_OUTCOMES, Outcome
-from graphs.statistics import wilson_interval
 
 OUTCOME_KEYS = (*(o.value for o in Outcome), "unfinished")
 

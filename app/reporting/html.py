@@ -26,7 +26,7 @@ from app.reporting.text import (
     undefined_lines,
     words,
 )
-from graphs.paper_tables import LEVELS
+from graphs.analysis.paper_tables import LEVELS
 
 
 @cache

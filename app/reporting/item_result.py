@@ -16,7 +16,8 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from agents.schemas import JUDGES, CallFailure
+from agents.llm.calls import CallFailure
+from agents.schemas import JUDGES
 from app.models import BatchItem, JudgementRow, RoundRow, Run, RunFacts
 from app.problems import content_hash
 

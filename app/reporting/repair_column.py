@@ -1,7 +1,7 @@
 """The batch report's repair column: when a batch's items carry an answer key (their dataset rows'
 corrected versions, ``app.reporting.answer_keys``), how many of a model's problems it repaired.
 
-Each finished item is classified by :func:`agents.validity.repair.classify`: repaired only when
+Each finished item is classified by :func:`agents.labelled.repair.classify`: repaired only when
 its final version passed the panel, the verifier checked its chain, its answer is the corrected
 version's, its givens are the original's or the correction's, and it is not the item's problem
 unrevised. As the pass rate counts them, the
@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from statistics import fmean
 from typing import Any
 
+from agents.labelled.repair import Repair, classify
 from agents.schemas import Problem
-from agents.validity.repair import Repair, classify
 from app.reporting.data import Entry
-from graphs.statistics import wilson_interval
+from graphs.analysis.statistics import wilson_interval
 
 RATES = ("repaired", "accepted_but_wrong", "gave_up")
 

@@ -14,7 +14,7 @@ from app.reporting.data import OUTCOME_KEYS
 from app.reporting.manifest import manifest_lines
 from app.reporting.repair_column import repair_cell
 from app.reporting.warrant_text import both_figures, provenance
-from graphs.paper_tables import LEVELS
+from graphs.analysis.paper_tables import LEVELS
 
 CSV_FIELDS = (
     "model",

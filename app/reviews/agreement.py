@@ -21,9 +21,9 @@ from sqlmodel import col, select
 from agents.schemas import JUDGES
 from app.models import Batch, BatchItem, JudgementRow, Project, ReviewDecision, ReviewItem, Run, RunStatus
 from app.reviews.decisions import latest
-from graphs.agreement import cohen_kappa
+from graphs.analysis.agreement import cohen_kappa
+from graphs.analysis.validity_metrics import share
 from graphs.scoring import get_policy
-from graphs.validity_metrics import share
 
 RESAMPLES = 2000  # bootstrap resamples of a κ's interval (seeded: the same figures every time)
 ACCEPTING = frozenset({RunStatus.ACCEPTED, RunStatus.SCREENED})

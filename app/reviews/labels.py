@@ -1,4 +1,4 @@
-"""The review set: a project's teachers' decisions as a labelled set (agents.validity.labels).
+"""The review set: a project's teachers' decisions as a labelled set (agents.labelled.labels).
 
 Each decided item gives the version decided, labelled as the teacher decided (``flawed`` with its
 flaw types and evidence, else a ``control``), and a corrected version the teacher gave, labelled
@@ -18,8 +18,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from agents.validity.canonical import canonical_hash, canonical_jsonl
-from agents.validity.labels import TAXONOMY, Flaw, LabelledItem
+from agents.labelled.canonical import canonical_hash, canonical_jsonl
+from agents.labelled.labels import TAXONOMY, Flaw, LabelledItem
 from app.models import Project, ReviewDecision, ReviewItem
 from app.reviews.decisions import corrected_of, latest
 
@@ -44,7 +44,7 @@ class ReviewSet:
 
     @property
     def hash(self) -> str:
-        """The set hash (agents.validity.canonical) of its items."""
+        """The set hash (agents.labelled.canonical) of its items."""
         return canonical_hash(self.objects)
 
     def jsonl(self) -> bytes:

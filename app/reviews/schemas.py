@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from agents.labelled.labels import TAXONOMY
 from agents.schemas import Problem
-from agents.validity.labels import TAXONOMY
 from app.grading import GradingProgress
 
 _FLAW: dict[str, Any] = {"type": "missing_data", "evidence": "the price of one ticket is never given"}

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from agents.identity import Warrants
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from agents.panel import PanelFactory
 from app.access.budget import Budget
 from app.access.metering import Meter, escalation_judges, run_budget
@@ -22,7 +22,7 @@ from graphs.escalation import Guarantee, Stage
 from graphs.scoring import ScoringPolicy, get_policy
 
 if TYPE_CHECKING:  # the model client stack loads with the first model-backed panel, not here
-    from agents.llm import ResponseCache
+    from agents.llm.client import ResponseCache
 
 
 async def warrants_of(

@@ -19,9 +19,10 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 
-from agents.lanes import Lanes, RunLane, Stopping, holding
+from agents.llm.calls import CallFailure
+from agents.llm.lanes import Lanes, RunLane, Stopping, holding
 from agents.panel import PanelFactory
-from agents.schemas import CallFailure, Problem
+from agents.schemas import Problem
 from app.access.usage import owner_of
 from app.db import short_session
 from app.errors import QuotaExceeded
@@ -50,7 +51,7 @@ from graphs.events import (
 from graphs.result import EventSink, RunResult, finished_event
 
 if TYPE_CHECKING:  # the model client stack loads with the first model-backed panel, not here
-    from agents.llm import ResponseCache
+    from agents.llm.client import ResponseCache
 
 __all__ = ["EndHook", "LeaseLost", "RunExecutor", "Settle", "open_executor"]
 
@@ -436,7 +437,7 @@ class RunExecutor:
         lanes: Lanes | None = None,
     ) -> RunResult | None:
         """Load, start, run the graph, end. The run holds a lane only while it has model calls in
-        flight (``agents.lanes``): its start, its end and its steps between calls overlap the model
+        flight (``agents.llm.lanes``): its start, its end and its steps between calls overlap the model
         calls of the others."""
         run, problem = await self._load(attempt)
         if run.status in RUN_TERMINAL:

@@ -11,7 +11,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import SQLModel, col, select
 
-from agents.schemas import CallRecord, HolisticVerdict, JudgeResult, RevisionResult, Usage
+from agents.llm.calls import Usage
+from agents.schemas import CallRecord, HolisticVerdict, JudgeResult, RevisionResult
 from app.access import reserve, usage
 from app.models import (
     RUN_TERMINAL,

@@ -7,7 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, AnyHttpUrl, BaseModel, BeforeValidator, ConfigDict, Field
 
-from agents.schemas import CallFailure, QuestionText, SolutionText, SolverResult
+from agents.llm.calls import CallFailure
+from agents.schemas import QuestionText, SolutionText, SolverResult
 from app.grading import GradingProgress
 from app.models import RunStatus
 from app.text import StorableText, storable_if_text, storable_scalar

@@ -15,7 +15,7 @@ import structlog
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from agents.schemas import Problem
 from app.access.estimate import step_estimate
 from app.access.reserve import release, reserve

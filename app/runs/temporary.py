@@ -36,9 +36,10 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
-from agents.models import ModelRegistry
+from agents.llm.calls import CallFailure
+from agents.llm.models import ModelRegistry
 from agents.panel import PanelFactory
-from agents.schemas import CallFailure, Problem
+from agents.schemas import Problem
 from app.db import RollingBackConnection, migrate, session_factory, short_session
 from app.heap import freeze_startup_heap
 from app.metrics import ServiceMetrics

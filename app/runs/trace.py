@@ -8,7 +8,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from agents.schemas import JUDGES, Problem, SolverResult, Usage
+from agents.llm.calls import Usage
+from agents.schemas import JUDGES, Problem, SolverResult
 from agents.verify.givens import changed_givens
 from agents.verify.verifier import verify
 from app.access.usage import escalation_usage

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from agents.validity.labels import LabelledItem
+from agents.labelled.labels import LabelledItem
 from app.validity.schemas import _EXAMPLE_ITEM, ValidityRequest
 from app.validity.service import MAX_VERSIONS, Split
 from graphs.scoring import PolicyName

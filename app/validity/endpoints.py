@@ -11,19 +11,19 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from agents.models import ModelConfigError
+from agents.labelled.canonical import canonical_hash
+from agents.labelled.labels import LabelledItem, LabelsError
+from agents.llm.models import ModelConfigError
 from agents.panel import PanelFactory
 from agents.schemas import JUDGES
-from agents.validity.canonical import canonical_hash
-from agents.validity.labels import LabelledItem, LabelsError
 from app.access.metering import Meter, bench_meter, settle_bench
 from app.deps import VALIDATE, AppSettings, Factory, Session, WriteKey, check_models, holds
 from app.errors import Forbidden, Unprocessable, problem_responses
 from app.models import ApiKey, Project, ValidityRecord
-from app.reporting.validity import to_html, to_markdown
 from app.settings import Settings
 from app.validity.provenance import REVIEWS, SHIPPED, NotRecordable, preflight, shipped_hash
 from app.validity.records import Source, save_report, source_hashes
+from app.validity.report import to_html, to_markdown
 from app.validity.schemas import ValidityFormat, ValidityReport, ValidityRequest
 from app.validity.service import MAX_VERSIONS, Runs, builtin_set, select_split, size, validate
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from app.models import Project, Run, ValidityRecord
 from app.validity.records import identity_of, of_panel, reported_of
 from app.validity.selection import citable_records

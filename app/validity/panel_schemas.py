@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.validity.labels import SourceKind
+from agents.labelled.labels import SourceKind
 from app.models import RepairRecord, ValidityRecord
 from app.validity.record_sources import record_sources
 

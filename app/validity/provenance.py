@@ -1,7 +1,7 @@
 """Where a validity record's figures come from, checked before they are stored: the set's name, its
 hash, and labels that do not contradict themselves.
 
-A record names its set and holds its hash (agents.validity.canonical): anyone holding the file can
+A record names its set and holds its hash (agents.labelled.canonical): anyone holding the file can
 reproduce the hash and see which set a warrant rests on. A name thinkloop gives a set it ships
 (``shipped``) is reserved: a record takes it only when its set's hash is that set's, so no other
 file can pass itself off as the shipped set, and a copy of the shipped set is named ``shipped``
@@ -15,8 +15,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from agents.validity.canonical import file_hash
-from agents.validity.labels import LabelledItem, contradictions
+from agents.labelled.canonical import file_hash
+from agents.labelled.labels import LabelledItem, contradictions
 
 SHIPPED = "shipped"
 REVIEWS = "reviews"  # the source kind of a project's review set (app.reviews.labels)

@@ -13,12 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agents.validity.canonical import canonical_hash
-from agents.validity.labels import LabelledItem
+from agents.labelled.canonical import canonical_hash
+from agents.labelled.labels import LabelledItem
 from app.models import ValidityRecord
 from app.validity.provenance import REVIEWS, SHIPPED, shipped_hash
-from graphs.validity_metrics import share as bench_share
-from graphs.validity_sources import UNNAMED
+from graphs.analysis.validity_metrics import share as bench_share
+from graphs.analysis.validity_sources import UNNAMED
 
 OWN = "own"  # a record's source kind: the user's own labelled set (shipped, benchmark, reviews the others)
 BENCHMARK = "benchmark"

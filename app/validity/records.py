@@ -30,9 +30,9 @@ from agents.identity import (
     panel_identity,
     uncertified,
 )
-from agents.models import ModelRegistry
-from agents.validity.canonical import canonical_hash
-from agents.validity.labels import LabelledItem
+from agents.labelled.canonical import canonical_hash
+from agents.labelled.labels import LabelledItem
+from agents.llm.models import ModelRegistry
 from app.models import DEFAULT_PROJECT, Project, ValidityRecord
 from app.validity import provenance, selection
 from app.validity.provenance import MIN_SOUND, SHIPPED, NotRecordable
@@ -102,8 +102,8 @@ def bench_identity(registry: ModelRegistry, report: Mapping[str, Any]) -> PanelI
 
 
 def set_hash(items: Sequence[LabelledItem]) -> str:
-    """The set hash (agents.validity.canonical) of ``items`` as they were sent: each item's fields
-    that were given, as read. For a file, :func:`agents.validity.canonical.file_hash` hashes its
+    """The set hash (agents.labelled.canonical) of ``items`` as they were sent: each item's fields
+    that were given, as read. For a file, :func:`agents.labelled.canonical.file_hash` hashes its
     lines exactly; the two agree unless a text had surrounding whitespace (stripped when read)."""
     return canonical_hash(i.model_dump(mode="json", exclude_unset=True) for i in items)
 

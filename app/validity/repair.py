@@ -11,16 +11,16 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agents.identity import PanelIdentity
-from agents.models import ModelRegistry
+from agents.labelled.labels import LabelledItem
+from agents.llm.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.schemas import Problem
-from agents.validity.labels import LabelledItem
 from app.models import DEFAULT_PROJECT, RepairRecord
 from app.panels import build_context
 from app.validity.records import NotRecordable, bench_identity
 from app.validity.service import Runs
+from graphs.benches.repair import keyed, repair_bench, summarise
 from graphs.context import RunContext
-from graphs.repair import keyed, repair_bench, summarise
 from graphs.result import RunResult
 from graphs.scoring import get_policy
 

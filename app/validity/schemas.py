@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from agents.validity.labels import LabelledItem
+from agents.labelled.labels import LabelledItem
 from app.validity.panel_schemas import RecordPublic
 from app.validity.service import MAX_VERSIONS, Split
 from graphs.scoring import PolicyName

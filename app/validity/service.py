@@ -8,20 +8,21 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from agents.labelled.labels import LabelledItem, LabelsError, check_labelled, read_labelled
 from agents.panel import PanelFactory
 from agents.rubric.panel import RUBRIC_MODEL
 from agents.schemas import Problem
-from agents.validity.labels import LabelledItem, LabelsError, check_labelled, read_labelled
 from app.access.metering import Meter
 from app.panels import build_context
+from graphs.analysis.guarantee import calibrate
+from graphs.analysis.judged import Judged
+from graphs.analysis.validity_metrics import SPLITS, summarise, targets_met
+from graphs.analysis.validity_sources import by_source
+from graphs.analysis.votes_worth import self_preference, votes_worth
+from graphs.benches.validity import bench, versions
 from graphs.context import RunContext
-from graphs.guarantee import calibrate
 from graphs.result import RunResult
 from graphs.scoring import get_policy
-from graphs.validity import Judged, bench, versions
-from graphs.validity_metrics import SPLITS, summarise, targets_met
-from graphs.validity_sources import by_source
-from graphs.votes_worth import self_preference, votes_worth
 
 MAX_VERSIONS = 2000  # a request judges at most this many versions (each is seven judge calls)
 Split = Literal["tune", "heldout", "all"]
@@ -77,7 +78,7 @@ async def validate(
     ``meter``, every call's usage is tallied there (for the caller to charge). ``model_under_test``
     (the model whose versions the panel will judge) is only compared with the judge model, for the
     self-preference warning. With a ``guarantee`` target (α, δ), the report's ``calibration`` is the
-    least strict Q threshold meeting it on the headline split (``graphs.guarantee``)."""
+    least strict Q threshold meeting it on the headline split (``graphs.analysis.guarantee``)."""
     scoring = get_policy(policy)
     context = build_context(factory, judge_model, judge_model, replace(scoring, max_rounds=1), meter=meter)
 
@@ -111,7 +112,7 @@ async def validate(
             [j for j in judged if headline["split"] == "all" or j.split == headline["split"]]
         ),
         "targets": targets_met(headline),
-        # what the panel's votes are worth, on the headline split (graphs.votes_worth)
+        # what the panel's votes are worth, on the headline split (graphs.analysis.votes_worth)
         "votes_worth": votes_worth(judged, scoring, headline["split"]),
         "self_preference": _self_preference(factory, judge_model, reported, model_under_test),
         "calibration": None if guarantee is None else calibration(judged, headline["split"], *guarantee),

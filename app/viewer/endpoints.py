@@ -13,7 +13,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.responses import HTMLResponse
 from starlette.staticfiles import StaticFiles
 
-from agents.validity.labels import TAXONOMY
+from agents.labelled.labels import TAXONOMY
 
 STATIC = Path(__file__).parent / "static"
 STATIC_PATH = "/viewer/static"

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from agents.answers import mismatch, stated_answer
-from agents.llm import LLMClient
+from agents.llm.client import LLMClient
 from agents.schemas import Problem, Solution
 from agents.simulator import Rule, SimulatorServer
 from agents.solver import LLMSolver

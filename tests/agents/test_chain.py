@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from agents.validity.labels import read_labelled
-from agents.validity.twins import paraphrase
+from agents.labelled.labels import read_labelled
+from agents.labelled.twins import paraphrase
 from agents.verify.verifier import verify
 
 PENS = "Ravi buys 14 pens at $8.65 each and pays $12 for postage. How much does he pay in all?"

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import httpx2
 import pytest
 
-from agents.connections import ShardedTransport
+from agents.llm.connections import ShardedTransport
 
 
 class Body(httpx2.AsyncByteStream):

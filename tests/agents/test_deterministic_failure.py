@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agents.judges import JudgeRequest, LLMJudge
-from agents.llm import LLMClient
+from agents.llm.client import LLMClient
 from agents.simulator import Rule, SimulatorServer
 from tests.helpers.problems import ORCHESTRA
 

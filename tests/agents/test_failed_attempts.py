@@ -6,11 +6,11 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from agents import models
 from agents.judges import JudgeRequest, LLMJudge
-from agents.llm import LLMClient
+from agents.llm import models
+from agents.llm.client import LLMClient
+from agents.llm.timeouts import CHARS_PER_TOKEN
 from agents.simulator import Rule, SimulatorServer
-from agents.timeouts import CHARS_PER_TOKEN
 from app.metrics import ServiceMetrics
 from tests.helpers.problems import ORCHESTRA
 
@@ -80,7 +80,7 @@ async def test_an_error_without_usage_is_estimated(sim: Sim, client: Client) -> 
 
 
 def test_metrics_count_failed_attempts_and_their_tokens_by_source(sim: Sim) -> None:
-    from agents.schemas import Usage
+    from agents.llm.calls import Usage
 
     metrics = ServiceMetrics()
     usage = Usage(input_tokens=900, failed_attempts=3, failed_input_tokens=800, estimated_input_tokens=300)
@@ -96,7 +96,7 @@ def test_metrics_count_failed_attempts_and_their_tokens_by_source(sim: Sim) -> N
 
 
 def test_what_a_failed_response_reports_is_read_in_each_servers_shape() -> None:
-    from agents.attempts import last_report, reported_tokens
+    from agents.llm.attempts import last_report, reported_tokens
 
     assert reported_tokens({"usage": {"prompt_tokens": 700, "prompt_cache_hit_tokens": 600}}) == (700, 600)
     assert reported_tokens({"timings": {"prompt_n": 300, "cache_n": 200}}) == (500, 200)

@@ -22,7 +22,7 @@ from agents.identity import (
     source_hash,
     source_version,
 )
-from agents.models import MaxTokens, ModelSpec
+from agents.llm.models import MaxTokens, ModelSpec
 from graphs.scoring import get_policy
 
 SPEC = ModelSpec(name="judge", model="qwen2.5:7b", base_url="http://user:secret@127.0.0.1:8080/v1/?k=1")
@@ -129,7 +129,7 @@ def test_warrants_are_picked_by_the_reported_id() -> None:
 
 def test_the_code_part_hashes_the_agents_modules_that_decide() -> None:
     # the solver comparison, the degenerate checks and the reply parsing decide acceptances (issue 49)
-    assert {"answers", "judges", "solver", "llm", "structured", "schemas"} <= set(DECISION_MODULES)
+    assert {"answers", "judges", "solver", "llm/client", "llm/structured", "schemas"} <= set(DECISION_MODULES)
     offline = panel_identity("rubric", None, get_policy("default"), "0.1.0", decision="decide@1")
     judged = panel_identity("judge", SPEC, get_policy("default"), "0.1.0", decision="decide@1")
     assert offline.code == judged.code

@@ -7,10 +7,10 @@ from collections.abc import Callable
 import pytest
 
 from agents.judges import JudgeRequest, LLMJudge
-from agents.llm import LLMClient
+from agents.llm.client import LLMClient
+from agents.llm.structured import llm_schema
 from agents.schemas import JUDGES, HolisticVerdict, JudgeName, JudgeVerdict
 from agents.simulator import Rule, SimulatorServer
-from agents.structured import llm_schema
 from prompts import load_prompt
 from tests.helpers.problems import ORCHESTRA
 

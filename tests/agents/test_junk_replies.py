@@ -9,7 +9,7 @@ from typing import Any
 
 from agents.answers import inconsistent, mismatch
 from agents.judges import JudgeRequest, LLMJudge
-from agents.llm import LLMClient
+from agents.llm.client import LLMClient
 from agents.schemas import Solution
 from agents.simulator import Rule, SimulatorServer
 from agents.solver import LLMSolver

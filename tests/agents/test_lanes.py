@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from agents.lanes import Lanes, RunLane, Stopping, calling, holding
+from agents.llm.lanes import Lanes, RunLane, Stopping, calling, holding
 
 
 async def _call(gate: asyncio.Event, seen: list[str], name: str) -> None:

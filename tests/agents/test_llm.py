@@ -11,8 +11,8 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import BaseMessage, ChatMessageChunk
 
 from agents.judges import JudgeRequest, LLMJudge
-from agents.llm import RAW_OUTPUT_CAP, CachedReply, LLMClient, keep_raw
-from agents.models import Price
+from agents.llm.client import RAW_OUTPUT_CAP, CachedReply, LLMClient, keep_raw
+from agents.llm.models import Price
 from agents.reviser import LLMReviser, RevisionRequest
 from agents.schemas import HolisticVerdict, JudgeVerdict
 from agents.simulator import Rule, SimulatorServer

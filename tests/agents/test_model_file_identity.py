@@ -10,8 +10,8 @@ import pytest
 
 from agents.identity import panel_identity
 from agents.judges import JudgeRequest, LLMJudge
-from agents.llm import LLMClient
-from agents.models import ModelSpec, build_chat_model
+from agents.llm.client import LLMClient
+from agents.llm.models import ModelSpec, build_chat_model
 from agents.simulator import SimConfig, SimulatorServer
 from agents.simulator.rules import ModelFile
 from graphs.scoring import get_policy

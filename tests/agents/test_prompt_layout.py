@@ -19,19 +19,19 @@ import pytest
 
 from agents.fencing import fence
 from agents.judges import JudgeRequest, Layout, LLMJudge, judge_messages, judge_payload
-from agents.llm import LLMClient
-from agents.models import ModelRegistry, ModelSpec, Price
+from agents.llm.client import LLMClient
+from agents.llm.models import ModelRegistry, ModelSpec, Price
+from agents.llm.wire import cached_prompt_tokens
 from agents.panel import PanelFactory
 from agents.schemas import JUDGES, JudgeName, Problem
 from agents.simulator import Rule, SimulatorServer
 from agents.simulator.replies import role_of
-from agents.wire import cached_prompt_tokens
 from app.runs.temporary import temporary_runs
 from app.validity.service import builtin_set, select_split
+from graphs.benches.validity import bench
 from graphs.context import RunContext
 from graphs.result import RunResult
 from graphs.scoring import get_policy
-from graphs.validity import bench
 from prompts import load_prompt, panel_prefix
 from tests.helpers import driving
 from tests.helpers.problems import ORCHESTRA

@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from agents.llm import LLMClient
-from agents.models import ModelSpec, build_chat_model, limit_spec
-from agents.ratelimit import KEY_PREFIX, LimitSpec, LimitStore, estimate_tokens
+from agents.llm.client import LLMClient
+from agents.llm.models import ModelSpec, build_chat_model, limit_spec
+from agents.llm.ratelimit import KEY_PREFIX, LimitSpec, LimitStore, estimate_tokens
 from agents.schemas import JudgeVerdict
 from agents.simulator import SimulatorServer
 from tests.helpers.workers import redis_url

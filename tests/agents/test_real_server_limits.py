@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from agents.judges import JudgeRequest, LLMJudge
-from agents.llm import LLMClient
-from agents.models import ModelRegistry, ModelSpec, build_chat_model
+from agents.llm.client import LLMClient
+from agents.llm.models import ModelRegistry, ModelSpec, build_chat_model
 from agents.probe import probe
 from agents.reviser import LLMReviser, RevisionRequest
 from agents.simulator import Rule, SimulatorServer
@@ -139,7 +139,7 @@ async def test_a_server_without_props_is_used_as_it_is(sim: Sim, client: Client)
 
 
 def test_the_simulator_answers_props_only_with_slots(spec: Callable[..., ModelSpec]) -> None:
-    from agents.slots import props_url
+    from agents.llm.slots import props_url
 
     assert props_url(spec(base_url="http://127.0.0.1:8080/v1")) == "http://127.0.0.1:8080/props"
     assert props_url(spec(base_url=None)) is None  # api.openai.com: nothing to ask
@@ -150,7 +150,7 @@ async def test_a_server_that_never_answers_props_costs_its_short_timeout_not_the
 ) -> None:
     """``/props`` is answered at once where it exists: its own timeout holds, not the first-byte
     wait of a generation (which would hold every first call of the model for queue_timeout_s)."""
-    import agents.slots
+    import agents.llm.slots
 
     done = asyncio.Event()
 
@@ -162,13 +162,13 @@ async def test_a_server_that_never_answers_props_costs_its_short_timeout_not_the
 
     server = await asyncio.start_server(silent, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    monkeypatch.setattr(agents.slots, "PROPS_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(agents.llm.slots, "PROPS_TIMEOUT_S", 0.5)
     spec = ModelSpec(
         name="silent", model="m", base_url=f"http://127.0.0.1:{port}/v1", queue_timeout_s=3600, timeout_s=60
     )
     chat = build_chat_model(spec, {})
     try:
-        assert await agents.slots.server_slots(spec, chat) is None
+        assert await agents.llm.slots.server_slots(spec, chat) is None
     finally:
         await chat.root_async_client.close()
         done.set()

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from agents.judges import JudgeRequest
+from agents.labelled.labels import TAXONOMY, read_labelled
+from agents.labelled.twins import paraphrase
 from agents.reviser import Finding, RevisionRequest
 from agents.rubric.facts import ProblemFacts
 from agents.rubric.panel import RubricJudge, RubricReviser, rubric_version
 from agents.rubric.repairs import repair
 from agents.schemas import JUDGES, HolisticVerdict, Problem
-from agents.validity.labels import TAXONOMY, read_labelled
-from agents.validity.twins import paraphrase
 from agents.verify.text import with_digits
 from agents.verify.verifier import verify
 from graphs.context import RunContext

@@ -11,10 +11,10 @@ from dataclasses import replace
 import pytest
 
 from agents.judges import JudgeRequest
+from agents.labelled.labels import LabelledItem, read_labelled
+from agents.labelled.twins import paraphrase, stuffed
 from agents.rubric.panel import RubricJudge, RubricReviser
 from agents.schemas import JUDGES, Problem
-from agents.validity.labels import LabelledItem, read_labelled
-from agents.validity.twins import paraphrase, stuffed
 from graphs.context import RunContext
 from graphs.refinement import degenerate_panel, gate_evidence, votes_of
 from graphs.scoring import Decision, certify, decide, gate, get_policy, score_round

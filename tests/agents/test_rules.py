@@ -8,10 +8,10 @@ import re
 import pytest
 
 from agents.identity import source_files
+from agents.labelled.matching import CHECK_FLAWS
 from agents.rubric.checks import CHECKS, run_checks
 from agents.rubric.facts import ProblemFacts
 from agents.rubric.rules import RULES, SCREENS, Example, Rule
-from agents.validity.matching import CHECK_FLAWS
 
 FIRES = [(rule.id, example) for rule in RULES.values() for example in rule.fires_on]
 PASSES = [(rule.id, example) for rule in RULES.values() for example in rule.passes]

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from agents.judges import JudgeRequest, LLMJudge
-from agents.llm import LLMClient
-from agents.schemas import JUDGES, Problem, Usage
+from agents.llm.calls import Usage
+from agents.llm.client import LLMClient
+from agents.schemas import JUDGES, Problem
 from agents.simulator import SimConfig, SimulatorServer, SimulatorState
 from agents.simulator.cache import OPENAI_MIN_TOKENS, with_prompt_cache
 

@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from agents import models
 from agents.judges import JudgeRequest, LLMJudge
-from agents.llm import LLMClient
-from agents.models import ModelSpec, prompt_rate
+from agents.llm import models
+from agents.llm.client import LLMClient
+from agents.llm.models import ModelSpec, prompt_rate
 from agents.simulator import Rule, SimulatorServer
 from tests.helpers.problems import ORCHESTRA
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.answers import FinalAnswer, stated_answer
-from agents.validity.evidence import answer_key, names_evidence, numbers_in, solver_finds_the_flaw
+from agents.labelled.evidence import answer_key, names_evidence, numbers_in, solver_finds_the_flaw
 
 SYMPHONY = "A symphony lasts 40 minutes however many musicians play it; it does not scale with the orchestra."
 

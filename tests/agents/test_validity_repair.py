@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from agents.labelled.repair import RepairKey, classify, same_givens
 from agents.schemas import Problem
-from agents.validity.repair import RepairKey, classify, same_givens
 from tests.helpers.repair_items import CORRECTED, FLAWED, ITEM, QUESTION
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
+from agents.labelled.labels import TAXONOMY, LabelledItem
+from agents.labelled.matching import CHECK_FLAWS, check_matches, findings, gate_matches
+from agents.labelled.twins import NOTE, hand_written, stuffed, twins_of
 from agents.rubric.checks import CHECKS
-from agents.validity.labels import TAXONOMY, LabelledItem
-from agents.validity.matching import CHECK_FLAWS, check_matches, findings, gate_matches
-from agents.validity.twins import NOTE, hand_written, stuffed, twins_of
 
 FLAW = {"type": "percent_or_fraction_base", "levels": ["apply", "analyze"], "evidence": "of the wrong whole"}
 ITEM = LabelledItem.model_validate(

@@ -20,7 +20,7 @@ import pytest
 import redis
 from playwright.async_api import Browser, async_playwright
 
-from agents.ratelimit import KEY_PREFIX
+from agents.llm.ratelimit import KEY_PREFIX
 from agents.simulator import SimulatorServer
 from app.batches.broker import QUEUE
 from app.db import create_engine, migrate, session_factory

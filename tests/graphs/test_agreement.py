@@ -13,8 +13,15 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-from graphs.agreement import cohen_kappa, cohen_matrix, fleiss_kappa, gwet_ac1, krippendorff_alpha, pass_rates
-from graphs.statistics import bootstrap_ci
+from graphs.analysis.agreement import (
+    cohen_kappa,
+    cohen_matrix,
+    fleiss_kappa,
+    gwet_ac1,
+    krippendorff_alpha,
+    pass_rates,
+)
+from graphs.analysis.statistics import bootstrap_ci
 
 votes_strategy = st.lists(st.lists(st.booleans(), min_size=7, max_size=7), min_size=3, max_size=40)
 

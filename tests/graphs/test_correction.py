@@ -8,14 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphs.correction import (
+from graphs.analysis.correction import (
     Calibration,
     corrected_intervals,
     corrected_rate,
     prediction_powered,
     rogan_gladen,
 )
-from graphs.statistics import kaplan_meier, wilson_interval
+from graphs.analysis.statistics import kaplan_meier, wilson_interval
 
 BATCHES = 1000
 FLOOR = 0.93

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from graphs.guarantee import calibrate, clopper_pearson_upper, grid, min_accepted
+from graphs.analysis.guarantee import calibrate, clopper_pearson_upper, grid, min_accepted
 
 ALPHA, DELTA = 0.05, 0.1
 FLAWED_SHARE, PANEL_BAR = 0.3, 0.6

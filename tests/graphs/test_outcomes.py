@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from agents.judges import JudgeRequest
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.schemas import (
     JUDGES,
@@ -172,7 +172,7 @@ async def test_an_error_run_carries_no_score_like_field() -> None:
     @dataclass
     class Failing:
         async def assess(self, request: JudgeRequest) -> JudgeResult:
-            from agents.schemas import CallFailure
+            from agents.llm.calls import CallFailure
 
             failure = CallFailure(
                 kind="endpoint", model="m", exception="APIConnectionError", message="refused"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.schemas import JUDGES
-from graphs.paper_tables import ReferenceRound, paper_tables
+from graphs.analysis.paper_tables import ReferenceRound, paper_tables
 
 
 def row(problem: str, round_no: int, score: float, confidence: float = 80.0) -> ReferenceRound:

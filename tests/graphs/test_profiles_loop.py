@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from agents.judges import LLMJudge
-from agents.llm import LLMClient
-from agents.models import build_chat_model
+from agents.llm.client import LLMClient
+from agents.llm.models import build_chat_model
 from agents.reviser import LLMReviser
 from agents.schemas import JUDGES
 from agents.simulator import Rule, SimulatorServer

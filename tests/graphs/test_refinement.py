@@ -112,7 +112,7 @@ async def test_an_unreachable_endpoint_is_an_error_with_host_and_exception(
 ) -> None:
     import socket
 
-    from agents.models import ModelRegistry
+    from agents.llm.models import ModelRegistry
     from agents.panel import PanelFactory
     from graphs.scoring import get_policy
 

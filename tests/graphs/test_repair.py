@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from agents.labelled.labels import LabelledItem
+from agents.labelled.repair import Repair
 from agents.schemas import Problem
-from agents.validity.labels import LabelledItem
-from agents.validity.repair import Repair
+from graphs.benches.repair import RepairRun, keyed, repair_bench, summarise
 from graphs.context import RunContext
-from graphs.repair import RepairRun, keyed, repair_bench, summarise
 from graphs.result import RunResult
 from tests.helpers.driving import driving
 from tests.helpers.repair_items import ITEM

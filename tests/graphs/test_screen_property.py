@@ -13,14 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.models import ModelRegistry
+from agents.labelled.labels import LabelsError, read_labelled
+from agents.llm.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.schemas import JUDGES, Problem
-from agents.validity.labels import LabelsError, read_labelled
+from graphs.benches.validity import versions
 from graphs.context import RunContext
 from graphs.result import RunResult
 from graphs.scoring import POLICY_NAMES, SCREENED_REASON, get_policy
-from graphs.validity import versions
 from tests.helpers.driving import driving
 from tests.helpers.loop import context_of
 from tests.helpers.problems import ORCHESTRA

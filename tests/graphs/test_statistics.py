@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from graphs.statistics import (
+from graphs.analysis.statistics import (
     bootstrap_ci,
     holm,
     kaplan_meier,

@@ -14,14 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agents.judges import JudgeRequest
+from agents.labelled.labels import LabelledItem
+from agents.labelled.matching import gate_matches
 from agents.schemas import JUDGES, JudgeResult, Problem, Solution, SolverResult
-from agents.validity.labels import LabelledItem
-from agents.validity.matching import gate_matches
 from app.validity.service import builtin_set
+from graphs.analysis.judged import Judged
+from graphs.analysis.validity_metrics import summarise
+from graphs.benches.validity import bench
 from graphs.context import RunContext
 from graphs.scoring import get_policy
-from graphs.validity import Judged, bench
-from graphs.validity_metrics import summarise
 from tests.helpers.driving import driving
 from tests.helpers.loop import EchoReviser, ScriptedJudge
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agents.schemas import JUDGES
+from graphs.analysis.judged import Judged
+from graphs.analysis.validity_metrics import MIN_FLAWED_FOR_TARGETS, share, summarise, targets_met
 from graphs.scoring import Vote
-from graphs.validity import Judged
-from graphs.validity_metrics import MIN_FLAWED_FOR_TARGETS, share, summarise, targets_met
 from tests.helpers.validity_metrics import PROPORTION, judged, votes
 
 
@@ -125,7 +125,7 @@ def test_screened_is_the_offline_panels_pass() -> None:
 def test_detection_needs_a_check_that_matches_the_flaw(
     flaw: str, cast: tuple[Vote, ...], gate: tuple[str, ...], expected: str
 ) -> None:
-    from agents.validity.labels import TAXONOMY
+    from agents.labelled.labels import TAXONOMY
 
     # every judge names the evidence, and the solver reached the answer key: what is tested here is
     # which checks match which flaw (test_a_refusal_that_is_no_evidence_of_the_flaw_detects_nothing)
@@ -236,9 +236,9 @@ class _Crashing:
 
 async def test_a_version_that_crashes_is_its_own_error_and_the_bench_goes_on() -> None:
     from app.validity.service import builtin_set
+    from graphs.benches.validity import bench
     from graphs.context import RunContext
     from graphs.scoring import get_policy
-    from graphs.validity import bench
     from tests.helpers.driving import drive
     from tests.helpers.loop import EchoReviser
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from agents.schemas import JUDGES
+from graphs.analysis.judged import Judged, Version
+from graphs.analysis.votes_worth import effective_votes, family, phi, self_preference, votes_worth
 from graphs.scoring import Vote, get_policy
-from graphs.validity import Judged, Version
-from graphs.votes_worth import effective_votes, family, phi, self_preference, votes_worth
 
 POLICY = get_policy("default")
 

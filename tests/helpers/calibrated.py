@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from app.models import DEFAULT_PROJECT, ValidityRecord
 from app.validity.records import identity_of
 from graphs.scoring import get_policy

@@ -12,10 +12,10 @@ from typing import Protocol
 from agents.schemas import Problem
 from app.runs.temporary import temporary_runs
 from app.settings import Settings
+from graphs.benches.validity import reading_of
 from graphs.context import RunContext
 from graphs.result import EventSink, RunResult
 from graphs.scoring import Vote
-from graphs.validity import reading_of
 
 
 def settings() -> Settings:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.models import ModelSpec
+from agents.llm.models import ModelSpec
 from agents.simulator import SimulatorServer
 from agents.simulator.profiles import PROFILES
 

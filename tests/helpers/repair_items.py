@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+from agents.labelled.labels import Flaw, LabelledItem
 from agents.schemas import Problem
-from agents.validity.labels import Flaw, LabelledItem
 
 QUESTION = "A baker makes 4 trays of 12 rolls and sells 15 rolls. How many rolls are left?"
 FLAWED = Problem(question=QUESTION, solution="4 × 12 = 46 rolls; 46 − 15 = 31 rolls are left.")

@@ -9,18 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.judges import JudgeRequest
+from agents.llm.calls import Usage
 from agents.panel import Panel, PanelFactory
 from agents.rubric.panel import RubricReviser
-from agents.schemas import (
-    HOLISTIC,
-    JUDGES,
-    FiveKeys,
-    HolisticVerdict,
-    JudgeResult,
-    JudgeVerdict,
-    Problem,
-    Usage,
-)
+from agents.schemas import HOLISTIC, JUDGES, FiveKeys, HolisticVerdict, JudgeResult, JudgeVerdict, Problem
 
 Script = Callable[[Problem], tuple[int, int]]  # a version → (score, confidence) of every judge
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from agents.schemas import JUDGES, JudgeName
+from graphs.analysis.judged import Judged, Version
 from graphs.scoring import Vote
-from graphs.validity import Judged, Version
 
 PROPORTION: tuple[JudgeName, ...] = ("evaluate", "analyze", "holistic")
 

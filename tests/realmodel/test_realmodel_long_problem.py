@@ -15,7 +15,7 @@ import pytest
 
 from agents.fit import LONG_PROBLEM
 from agents.judges import JudgeRequest, LLMJudge
-from agents.models import MaxTokens, ModelRegistry, ModelSpec
+from agents.llm.models import MaxTokens, ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
 from agents.realmodel import MODEL_ID, TIER_MAX_TOKENS
 from agents.schemas import JudgeName

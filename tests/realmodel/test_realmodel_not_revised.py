@@ -18,7 +18,7 @@ from collections.abc import Callable
 import pytest
 
 from agents.judges import Judge, LLMJudge
-from agents.models import MaxTokens, ModelRegistry, ModelSpec
+from agents.llm.models import MaxTokens, ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
 from agents.realmodel import MODEL_ID, TIER_MAX_TOKENS
 from agents.reviser import LLMReviser

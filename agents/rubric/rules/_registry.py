@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
+from agents.labelled.labels import FlawType
 from agents.rubric.facts import ProblemFacts
-from agents.validity.labels import FlawType
 
 Detect = Callable[[ProblemFacts], str]
 Condition = Callable[[ProblemFacts], bool]

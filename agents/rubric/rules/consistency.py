@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from agents.labelled.labels import FlawType
 from agents.rubric import detectors as d
 from agents.rubric import limits, relations, roles, stated, wholes, world
 from agents.rubric.rules._adapt import on_question
 from agents.rubric.rules._registry import rule, screen
-from agents.validity.labels import FlawType
 
 _FLAW: FlawType = "contradictory_data"
 CONSISTENT = screen(

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
+from agents.labelled.labels import FlawType
 from agents.rubric import detectors as d
 from agents.rubric import limits, magnitudes, world
 from agents.rubric.rules._adapt import on_question
 from agents.rubric.rules._registry import rule, screen
-from agents.validity.labels import FlawType
 
 _FLAW: FlawType = "impossible_quantity"
 PLAUSIBLE = screen(

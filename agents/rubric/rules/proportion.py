@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from agents.labelled.labels import FlawType
 from agents.rubric import detectors as d
 from agents.rubric import roles, scaling, world
 from agents.rubric.rules._registry import rule, screen
-from agents.validity.labels import FlawType
 
 _SCALES: FlawType = "false_proportionality"
 PROPORTION = screen(

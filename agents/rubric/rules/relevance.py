@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from agents.labelled.labels import FlawType
 from agents.rubric import detectors as d
 from agents.rubric import roles, selection, world
 from agents.rubric.rules._adapt import on_texts
 from agents.rubric.rules._registry import rule, screen
-from agents.validity.labels import FlawType
 
 _FLAW: FlawType = "irrelevant_data_used"
 RELEVANT = screen(

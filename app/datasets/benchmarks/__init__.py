@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agents.validity.labels import LabelledItem, LabelsError, check_labelled
+from agents.labelled.labels import LabelledItem, LabelsError, check_labelled
 from app.datasets.benchmarks import mathtrap, umwp
 from app.datasets.benchmarks.common import Benchmark, BenchmarkError, Item
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.validity.labels import TAXONOMY
+from agents.labelled.labels import TAXONOMY
 
 Item = dict[str, Any]
 EVIDENCE_CHARS = 1000

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from app.reporting.paper.reproduce import AVERAGE, MODELS, Cell, cells, paper_values, tally
-from graphs.paper_tables import LEVELS, PaperTables
+from graphs.analysis.paper_tables import LEVELS, PaperTables
 
 SYMBOLS = {"match": "✓", "differs": "✗", "paper inconsistent": "!", "not computed": "·"}
 LEGEND = (

@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from graphs.paper_tables import LEVELS, PaperTables, ReferenceRound, paper_tables
+from graphs.analysis.paper_tables import LEVELS, PaperTables, ReferenceRound, paper_tables
 
 # The reference's column for each of our judges.
 COLUMNS = {

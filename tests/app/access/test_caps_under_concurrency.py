@@ -12,16 +12,16 @@ import httpx
 import pytest
 from sqlmodel import col, select
 
-from agents.models import ModelRegistry
+from agents.labelled.labels import LabelledItem
+from agents.llm.models import ModelRegistry
 from agents.schemas import Problem
 from agents.simulator import SimulatorServer
 from agents.simulator.replies import all_text
-from agents.validity.labels import LabelledItem
 from app.access.estimate import step_estimate
 from app.db import create_engine, migrate, session_factory
 from app.main import create_app
 from app.models import DEFAULT_PROJECT, DailyUsage, SpendHold, utcnow
-from graphs.validity import versions
+from graphs.benches.validity import versions
 from tests.helpers.problems import PROBLEM
 from tests.helpers.service import seed_keys, service_settings
 from tests.helpers.validity import ITEMS

@@ -12,7 +12,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 
-from agents.schemas import Problem, Usage
+from agents.llm.calls import Usage
+from agents.schemas import Problem
 from app.access import reserve as reservations
 from app.access.budget import Budget
 from app.access.reserve import Amount

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlmodel import col
 
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.simulator import SimulatorServer
 from app.batches.broker import build_broker

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select
 from sqlmodel import col
 
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.simulator import Rule, SimulatorServer
 from app.batches.broker import build_broker

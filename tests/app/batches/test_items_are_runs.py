@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import select, update
 from sqlmodel import col
 
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from agents.panel import PanelFactory
 from agents.simulator import SimulatorServer
 from agents.simulator.replies import all_text

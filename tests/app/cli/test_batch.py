@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.reporting.html import to_html
-from graphs.paper_tables import LEVELS
+from graphs.analysis.paper_tables import LEVELS
 from tests.helpers.paths import APP_DATA, SAMPLES
 
 runner = CliRunner()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from agents.schemas import Problem
 from app.cli import cli
 from app.cli.calibrate import to_text

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from agents.fit import LONG_PROBLEM
 from agents.judges import JudgeRequest, LLMJudge
-from agents.llm import LLMClient
-from agents.models import ModelSpec, build_chat_model
+from agents.llm.client import LLMClient
+from agents.llm.models import ModelSpec, build_chat_model
 from agents.simulator import Rule, SimConfig, SimulatorServer
 from agents.simulator.rules import ModelFile
 from app.cli import cli

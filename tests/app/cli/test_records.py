@@ -142,7 +142,7 @@ def test_a_foreign_record_cannot_be_pinned_and_an_unknown_project_saves_nothing(
 
 
 def test_a_record_saved_from_several_sets_keeps_each_sources_figures(env: Path) -> None:
-    from agents.validity.canonical import file_hash
+    from agents.labelled.canonical import file_hash
 
     umwp = {"name": "UMWP", "kind": "benchmark"}
     (env / "umwp.jsonl").write_text("".join(json.dumps(i | {"source": umwp}) + "\n" for i in TWENTY_TWO[:12]))

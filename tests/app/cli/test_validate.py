@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agents.validity.labels import read_labelled
+from agents.labelled.labels import read_labelled
 from app.cli import cli
 from app.validity.service import builtin_set
 from tests.helpers.paths import SAMPLES

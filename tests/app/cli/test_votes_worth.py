@@ -8,11 +8,11 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agents.models import ModelRegistry, ModelSpec
+from agents.labelled.labels import read_labelled
+from agents.llm.models import ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
-from agents.validity.labels import read_labelled
 from app.cli import cli
-from app.reporting.validity import to_markdown
+from app.validity.report import to_markdown
 from app.validity.service import _self_preference
 from tests.helpers.paths import SAMPLES
 

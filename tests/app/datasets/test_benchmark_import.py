@@ -14,7 +14,7 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from agents.validity.labels import LabelledItem, read_labelled
+from agents.labelled.labels import LabelledItem, read_labelled
 from app.cli import cli
 
 runner = CliRunner()

@@ -9,7 +9,7 @@ import httpx
 from sqlalchemy import update
 from sqlmodel import col
 
-from agents.llm import CachedReply
+from agents.llm.client import CachedReply
 from app.batches.cache import SqlResponseCache
 from app.db import create_engine, session_factory, short_session
 from app.models import DEFAULT_PROJECT, ApiKey, utcnow

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
-from graphs.statistics import wilson_interval
+from graphs.analysis.statistics import wilson_interval
 from tests.helpers.batches import JSONL, settle, upload
 from tests.helpers.paths import SAMPLES
 from tests.helpers.service import Service

@@ -20,7 +20,7 @@ from app.reporting.formats import render_report
 from app.reporting.html import to_html
 from app.reporting.item_result import ItemResult
 from app.reporting.text import to_csv, to_markdown
-from graphs.correction import rogan_gladen
+from graphs.analysis.correction import rogan_gladen
 
 PROBLEMS = 60
 

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
-from graphs.statistics import wilson_interval
+from graphs.analysis.statistics import wilson_interval
 from tests.helpers.repair_items import CORRECTED, FLAWED, QUESTION
 
 runner = CliRunner()

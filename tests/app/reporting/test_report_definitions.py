@@ -12,7 +12,7 @@ import pytest
 from app.reporting.batch import DEFINITIONS
 from app.reporting.html import to_html
 from app.reporting.text import to_markdown
-from graphs.agreement import cohen_matrix, cohen_undefined_reasons, fleiss_kappa, fleiss_undefined
+from graphs.analysis.agreement import cohen_matrix, cohen_undefined_reasons, fleiss_kappa, fleiss_undefined
 from tests.helpers.paths import APP_DATA
 
 # A stored report (written before the definitions and the κ reasons were kept).

@@ -224,7 +224,7 @@ async def test_the_review_set_is_the_decisions_as_labels_and_erasure_changes_its
         and edited["kind"] == "control"
         and edited["question"] == corrected(8)["question"]
     )
-    from agents.validity.canonical import canonical_hash
+    from agents.labelled.canonical import canonical_hash
 
     assert found["hash"] == canonical_hash(found["items"])  # anyone re-hashes the set
     deleted = await service.client.delete(f"/v1/runs/{runs[1]['id']}", headers=service.keys.auth())

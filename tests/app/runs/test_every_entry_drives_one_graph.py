@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 from typer.testing import CliRunner
 
-from agents.models import ModelRegistry, ModelSpec
+from agents.llm.models import ModelRegistry, ModelSpec
 from agents.panel import PanelFactory
 from agents.simulator.server import SimulatorServer
 from app.access.usage import spent_on

@@ -8,7 +8,7 @@ import ast
 import inspect
 from pathlib import Path
 
-from agents.models import ModelRegistry
+from agents.llm.models import ModelRegistry
 from agents.panel import PanelFactory
 from app.db import create_engine, session_factory
 from app.runs.executor import RunExecutor, open_executor
@@ -60,7 +60,7 @@ async def test_a_temporary_store_and_the_service_compose_one_executor_class(data
         assert type(temporary) is RunExecutor
         assert isinstance(temporary.recorder, DeferredRecorder) and temporary.leases is None
     engine = create_engine(database_url)
-    settings = Settings(_env_file=None, database_url=database_url)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, database_url=database_url)
     try:
         factory = PanelFactory(ModelRegistry({}), {})
         async with open_executor(settings, session_factory(engine), factory) as service:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import agents
-from agents.models import ModelRegistry, ModelSpec
+from agents.llm.models import ModelRegistry, ModelSpec
 from app.db import create_engine, session_factory, short_session
 from app.validity.records import identity_of, new_record
 from graphs.scoring import get_policy
@@ -28,7 +28,7 @@ REGISTRY = ModelRegistry({"judge": ModelSpec(name="judge", model="qwen", base_ur
 CITE = """
 import asyncio, json, sys
 import agents
-from agents.models import ModelRegistry, ModelSpec
+from agents.llm.models import ModelRegistry, ModelSpec
 from app.db import create_engine, session_factory, short_session
 from app.models import DEFAULT_PROJECT
 from app.validity.records import run_warrants

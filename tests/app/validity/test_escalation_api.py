@@ -13,8 +13,8 @@ import httpx
 import pytest
 from sqlmodel import select
 
-from agents.models import ModelRegistry
-from agents.schemas import Usage
+from agents.llm.calls import Usage
+from agents.llm.models import ModelRegistry
 from agents.simulator import SimulatorServer
 from app.db import migrate
 from app.main import create_app

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agents.identity import Requirement, panel_identity, parse_requirement
-from agents.models import ModelRegistry, ModelSpec
+from agents.llm.models import ModelRegistry, ModelSpec
 from app.cli.render import warrant_line
 from app.models import Project, ValidityRecord
 from app.validity.records import (
@@ -226,7 +226,7 @@ def test_the_trace_line_of_a_warrant() -> None:
 
 
 def test_a_records_source_comes_from_its_hash_and_its_items_never_from_a_claim() -> None:
-    from agents.validity.labels import LabelledItem
+    from agents.labelled.labels import LabelledItem
     from app.validity.records import source_of
 
     def item(n: int, kind: str | None) -> LabelledItem:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agents.validity.canonical import canonical_hash, canonical_jsonl, file_hash
-from agents.validity.labels import LabelledItem, contradictions
+from agents.labelled.canonical import canonical_hash, canonical_jsonl, file_hash
+from agents.labelled.labels import LabelledItem, contradictions
 from app.cli import cli
 from app.validity.provenance import NotRecordable, check_set, reserved, set_name, shipped_hash, shipped_path
 from app.validity.records import set_hash

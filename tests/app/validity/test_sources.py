@@ -10,7 +10,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from app.cli import cli
-from graphs.validity_sources import pairs_told_apart
+from graphs.analysis.validity_sources import pairs_told_apart
 from tests.helpers.validity_metrics import judged
 
 runner = CliRunner()

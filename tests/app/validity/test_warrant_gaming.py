@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from agents.labelled.canonical import canonical_hash
 from agents.simulator import Rule, SimConfig, SimulatorServer
-from agents.validity.canonical import canonical_hash
 from app.cli import cli
 from tests.helpers.service import Service, assert_problem
 from tests.helpers.validity import RECORDABLE

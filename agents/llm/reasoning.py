@@ -1,7 +1,7 @@
 """Separating a reasoning model's thinking from its answer, and finding the JSON in a reply.
 
 Reasoning arrives in one of two places: a field of its own (``reasoning_content``, ``reasoning``;
-the wire layer takes those out, see ``agents/wire.py``) or inside the content, wrapped in a tag
+the wire layer takes those out, see ``agents/llm/wire.py``) or inside the content, wrapped in a tag
 (``<think>…</think>`` by default). :class:`TagSplitter` separates the tagged part as the text
 streams in, so the thinking can be shown live and the answer parsed alone.
 """

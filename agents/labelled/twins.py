@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agents.labelled.labels import LabelledItem
 from agents.schemas import Problem
-from agents.validity.labels import LabelledItem
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from typing import Any
 import httpx
 import httpx2
 
-from agents.timeouts import prompt_tokens
-from agents.wire import cached_prompt_tokens
+from agents.llm.timeouts import prompt_tokens
+from agents.llm.wire import cached_prompt_tokens
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from graphs.validity import Judged
-from graphs.validity_metrics import detected, share
+from graphs.analysis.judged import Judged
+from graphs.analysis.validity_metrics import detected, share
 
 UNNAMED = "unnamed"  # the source of items that name none
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import structlog
 from tenacity import retry, retry_if_exception, stop_after_delay
 
-from agents.retrying import OUTAGE_BACKOFF, log_retry
+from agents.llm.retrying import OUTAGE_BACKOFF, log_retry
 
 log = structlog.get_logger(__name__)
 KEY_PREFIX = "thinkloop:limits"

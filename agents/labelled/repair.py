@@ -9,7 +9,7 @@ the fifth below:
 - its final answer equals the answer key after converting units, within rounding
   (:func:`agents.answers.agree`; answers of different dimensions are not equal). The key is the
   corrected version's answer: the item's labelled ``answer`` where it states one that can be read,
-  else the final answer its corrected solution states (:func:`agents.validity.evidence.answer_key`).
+  else the final answer its corrected solution states (:func:`agents.labelled.evidence.answer_key`).
   The labelled answer comes first because a corrected solution may end with a check ("Check: 20 %
   of €60 is €12, and 60 − 12 = €48"), whose last number is not the answer;
 - the givens of its question, as the verifier reads them (:func:`agents.verify.givens.givens`: each
@@ -36,10 +36,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agents.answers import FinalAnswer, agree, stated_answer
+from agents.labelled.evidence import answer_key
+from agents.labelled.labels import LabelledItem
 from agents.outcome import PASSED_OUTCOMES, REFUSED_OUTCOMES
 from agents.schemas import Problem
-from agents.validity.evidence import answer_key
-from agents.validity.labels import LabelledItem
 from agents.verify.givens import changed_givens, givens
 from agents.verify.units import SIGNS
 from agents.verify.verifier import verify

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from agents.models import ModelSpec
+from agents.llm.models import ModelSpec
 
 PROPS_TIMEOUT_S = 10.0
 

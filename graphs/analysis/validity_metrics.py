@@ -9,7 +9,7 @@ abstentions behind it. A failure is never a refusal, so it can never look like a
 - detection: flawed versions refused with a check whose label matches the flaw firing (a model's
   judge of the flaw's labelled levels failing *and naming the flaw's evidence*, an offline check of
   the flaw's type, the verifier's evidence of its kind, or a solver whose answer is the answer key:
-  :mod:`agents.validity.matching`, :mod:`agents.validity.evidence`);
+  :mod:`agents.labelled.matching`, :mod:`agents.labelled.evidence`);
 - solver accuracy: versions with an answer key (a flawed version's is its corrected version's
   answer, a sound version's its own) whose solver answered it;
 - refused for another reason: flawed versions refused with no matching check firing (neither a
@@ -33,7 +33,7 @@ from statistics import fmean
 from typing import Any
 
 from agents.schemas import JUDGES
-from graphs.validity import Judged
+from graphs.analysis.judged import Judged
 
 SPLITS = ("heldout", "tune", "all")
 # A target is claimed only on held-out problems, and only with this many judged flawed ones: below
@@ -44,7 +44,7 @@ MIN_FLAWED_FOR_TARGETS = 60
 def share(hits: Sequence[bool], excluded: int = 0) -> dict[str, Any]:
     """``count`` of ``n``, its rate and Wilson 95 % interval (all None when ``n`` is 0)."""
     # NumPy loads with the first figure, not with the stores and the executor that import this module
-    from graphs.statistics import wilson_interval
+    from graphs.analysis.statistics import wilson_interval
 
     n, count = len(hits), sum(hits)
     interval = wilson_interval(count, n)
@@ -185,7 +185,7 @@ def _judge(decided: Sequence[Judged], judge: str) -> dict[str, Any]:
         if expected is None or vote is None or vote.passed is None:
             continue
         pairs.append((expected, vote.passed, (vote.confidence or 0) / 100))
-    from graphs.agreement import cohen_kappa  # NumPy, as in share()
+    from graphs.analysis.agreement import cohen_kappa  # NumPy, as in share()
 
     kappa = cohen_kappa([e for e, _, _ in pairs], [v for _, v, _ in pairs]) if pairs else None
     return {

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from agents.models import ModelSpec
-from agents.slots import PROPS_TIMEOUT_S, props_url
+from agents.llm.models import ModelSpec
+from agents.llm.slots import PROPS_TIMEOUT_S, props_url
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ from itertools import combinations
 from statistics import fmean
 from typing import Any
 
+from graphs.analysis.judged import Judged
+from graphs.analysis.validity_metrics import share
 from graphs.scoring import ScoringPolicy, is_pass, score_round
-from graphs.validity import Judged
-from graphs.validity_metrics import share
 
 _OWN = "it may prefer its own work"
 _SOUND = ("control", "corrected", "paraphrase")

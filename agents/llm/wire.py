@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx2
 
-from agents.reasoning import ReasoningSink
+from agents.llm.reasoning import ReasoningSink
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
 

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 if TYPE_CHECKING:  # the client stack loads only when a client is built (`thinkloop models` needs none)
     from langchain_openai.chat_models.base import BaseChatOpenAI
 
-    from agents.ratelimit import LimitSpec
-    from agents.timeouts import Bounds, PromptRate
+    from agents.llm.ratelimit import LimitSpec
+    from agents.llm.timeouts import Bounds, PromptRate
 
 OFFLINE_MODEL = "rubric"
 
@@ -212,7 +212,7 @@ def _read_toml(path: Path) -> dict[str, Mapping[str, object]]:
 
 def limit_spec(spec: ModelSpec) -> LimitSpec:
     """The provider limits of ``spec``."""
-    from agents.ratelimit import LimitSpec
+    from agents.llm.ratelimit import LimitSpec
 
     return LimitSpec(spec.name, spec.max_concurrency, spec.requests_per_minute, spec.tokens_per_minute)
 
@@ -223,14 +223,14 @@ _RATES: dict[tuple[str, str], PromptRate] = {}
 
 def prompt_rate(spec: ModelSpec) -> PromptRate:
     """The prompt-reading rate learned so far for ``spec``'s endpoint and model."""
-    from agents.timeouts import PromptRate
+    from agents.llm.timeouts import PromptRate
 
     return _RATES.setdefault((spec.base_url or "", spec.model), PromptRate())
 
 
 def timeout_bounds(spec: ModelSpec) -> Bounds:
     """The generation bounds ``spec`` configures."""
-    from agents.timeouts import Bounds
+    from agents.llm.timeouts import Bounds
 
     gap = spec.token_gap_timeout_s or spec.timeout_s
     return Bounds(floor_s=spec.queue_timeout_s, gap_s=gap, total_s=spec.total_timeout_s)
@@ -239,16 +239,16 @@ def timeout_bounds(spec: ModelSpec) -> Bounds:
 def build_chat_model(spec: ModelSpec, env: Mapping[str, str]) -> BaseChatOpenAI:
     """A chat client for ``spec``; the API key is read from ``env[spec.api_key_env]``.
 
-    Responses pass the normalising transport (``agents/wire.py``), so servers that answer in
+    Responses pass the normalising transport (``agents/llm/wire.py``), so servers that answer in
     OpenAI's shape only approximately still parse; requests are counted per logical call.
     """
     import openai
     from langchain_openai import AzureChatOpenAI, ChatOpenAI
 
-    from agents.attempts import AttemptAccounting, count_attempt
-    from agents.connections import ShardedTransport
-    from agents.timeouts import TokenTimeouts
-    from agents.wire import NormalisingTransport
+    from agents.llm.attempts import AttemptAccounting, count_attempt
+    from agents.llm.connections import ShardedTransport
+    from agents.llm.timeouts import TokenTimeouts
+    from agents.llm.wire import NormalisingTransport
 
     key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) accept any key
     if spec.api_key_env is not None:

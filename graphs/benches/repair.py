@@ -1,5 +1,5 @@
 """The repair bench: run the loop on every flawed problem of a labelled set that has a corrected
-version, with a given reviser, and classify each finished run (:mod:`agents.validity.repair`).
+version, with a given reviser, and classify each finished run (:mod:`agents.labelled.repair`).
 
 Each problem is one run of the whole loop (judge, revise, judge again … until it passes or its
 rounds run out), driven as every run is. What comes back is measured against the item's answer key:
@@ -7,7 +7,7 @@ repaired, accepted but wrong, givens changed, unverified, gave up — or undecid
 no verdict of the panel), which is counted apart and enters no rate.
 
 Rates are shares of the decided runs, each with its Wilson 95 % interval and n
-(:func:`graphs.validity_metrics.share`), per reviser model, per reviser and flaw type.
+(:func:`graphs.analysis.validity_metrics.share`), per reviser model, per reviser and flaw type.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from typing import Any
 
 import structlog
 
+from agents.labelled.labels import LabelledItem
+from agents.labelled.repair import VERDICTS, Repair, RepairKey, classify
 from agents.schemas import Problem
-from agents.validity.labels import LabelledItem
-from agents.validity.repair import VERDICTS, Repair, RepairKey, classify
+from graphs.analysis.validity_metrics import share
 from graphs.result import RunResult
-from graphs.validity_metrics import share
 
 log = structlog.get_logger(__name__)
 

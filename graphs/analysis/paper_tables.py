@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from statistics import fmean
 
 from agents.schemas import BloomLevel
-from graphs.agreement import fleiss_kappa
+from graphs.analysis.agreement import fleiss_kappa
+from graphs.analysis.statistics import bootstrap_ci
 from graphs.scoring import ScoringPolicy, Vote, get_policy, is_pass, score_round
-from graphs.statistics import bootstrap_ci
 
 LEVELS: tuple[str, ...] = tuple(level.value for level in BloomLevel)
 

@@ -17,15 +17,24 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
-from agents.attempts import FailedAttempt, counting_attempts
-from agents.lanes import calling
-from agents.models import CallKind, ModelSpec, limit_spec
-from agents.ratelimit import LimitStore, ProviderLimiter, estimate_tokens
-from agents.reasoning import ReasoningSink, TagSplitter, json_candidates, split_reasoning
-from agents.schemas import CallFailure, Usage
-from agents.serverinfo import ServerInfo, server_info
-from agents.structured import MODES, Mode, bind, ignored, llm_schema, message_text, refused, with_instructions
-from agents.wire import capturing
+from agents.llm.attempts import FailedAttempt, counting_attempts
+from agents.llm.calls import CallFailure, Usage
+from agents.llm.lanes import calling
+from agents.llm.models import CallKind, ModelSpec, limit_spec
+from agents.llm.ratelimit import LimitStore, ProviderLimiter, estimate_tokens
+from agents.llm.reasoning import ReasoningSink, TagSplitter, json_candidates, split_reasoning
+from agents.llm.serverinfo import ServerInfo, server_info
+from agents.llm.structured import (
+    MODES,
+    Mode,
+    bind,
+    ignored,
+    llm_schema,
+    message_text,
+    refused,
+    with_instructions,
+)
+from agents.llm.wire import capturing
 
 T = TypeVar("T", bound=BaseModel)
 # A raw reply is kept for audit up to this many characters: a runaway 1 MB reply must not swell
@@ -212,7 +221,7 @@ class LLMClient:
         return result
 
     async def learn_server(self) -> None:
-        """At first use, ask the server about itself (``agents/serverinfo.py``): the model file it
+        """At first use, ask the server about itself (``agents/llm/serverinfo.py``): the model file it
         serves joins every reported model id, and unless ``max_concurrency`` is configured, no more
         calls are sent at once than it has slots, so the rest wait here rather than in its queue."""
         if self.server is not None:
@@ -413,7 +422,7 @@ class LLMClient:
         expected = min(self.spec.expected_output_tokens, limit)
         estimate = estimate_tokens([str(m.content) for m in prompt], expected)
         splitter = TagSplitter(self.spec.reasoning_tag, think) if self._tags else None
-        # Streamed, a call is timed from its first token (``agents/timeouts.py``): a request waiting in
+        # Streamed, a call is timed from its first token (``agents/llm/timeouts.py``): a request waiting in
         # a busy server's queue or reading a long prompt is not a failure while the server works.
         streamed = on_text is not None or self.spec.stream
         async with self._limiter.call(estimate):
@@ -442,7 +451,7 @@ class LLMClient:
     def _usage(self, reply: AIMessage, latency: float, cached: int | None) -> Usage:
         meta = reply.usage_metadata or {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
         tokens_in, tokens_out = meta["input_tokens"], meta["output_tokens"]
-        # Read off the wire (``agents.wire.cached_prompt_tokens``): langchain keeps OpenAI's field
+        # Read off the wire (``agents.llm.wire.cached_prompt_tokens``): langchain keeps OpenAI's field
         # only, not llama.cpp's or DeepSeek's. Never more than the prompt it is part of.
         tokens_cached = min(cached or 0, tokens_in)
         cost = self.spec.price.cost(tokens_in, tokens_out, tokens_cached) if self.spec.price else None

@@ -1,0 +1,1 @@
+"""The offline panel: deterministic checks that judge a problem without a model."""
