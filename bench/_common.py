@@ -142,6 +142,11 @@ class RssSampler:
             self.peak[name] = max(self.peak[name], rss)
         return current
 
+    def cpu(self) -> dict[str, float]:
+        """Each process's CPU seconds (user + sys) so far."""
+        times = {name: proc.cpu_times() for name, proc in self.processes.items()}
+        return {name: t.user + t.system for name, t in times.items()}
+
     def _run(self) -> None:
         while not self._stop.wait(self.every_s):
             try:

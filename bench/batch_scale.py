@@ -95,6 +95,7 @@ def run_batch(client: httpx.Client, sampler: RssSampler, args: argparse.Namespac
         "repeats": args.repeats,
         "use_cache": False,
     }
+    cpu_start = sampler.cpu()
     created = client.post("/v1/batches", json=spec)
     created.raise_for_status()
     batch_id = created.json()["id"]
@@ -114,11 +115,14 @@ def run_batch(client: httpx.Client, sampler: RssSampler, args: argparse.Namespac
         if progress["status"] not in ("queued", "running"):
             break
         time.sleep(0.5)
+    cpu_end = sampler.cpu()
     if progress["status"] != "completed":
         raise RuntimeError(f"batch ended {progress['status']} with {progress['items']}")
     assert early is not None
+    cpu = {name: cpu_end[name] - cpu_start[name] for name in cpu_end}
     return {"id": batch_id, "items": items, "early_mark": early_mark, "early": early, "end": rss} | {
-        "polls": polls
+        "polls": polls,
+        "cpu": cpu,
     }
 
 
@@ -199,6 +203,12 @@ def main(args: argparse.Namespace) -> str:
             f"| {name}: RSS growth, item {watched['early_mark']:,} → {items:,} ({mib(at_mark)} → "
             f"{mib(at_end)} MiB) | {at_end / at_mark - 1:+.1%} | ≤ {TARGET_RSS_GROWTH:+.0%} |"
         )
+    calls = sum(work["calls"].values())
+    cpu = sum(watched["cpu"].values())
+    lines.append(
+        f"| workers' CPU (user + sys) per item ({cpu:.0f} CPU s for {items:,} items, {calls:,} model calls; "
+        f"{1000 * cpu / calls:.1f} ms per call) | {1000 * cpu / items:.0f} ms | — |"
+    )
     lines.append(
         f"| `GET /v1/batches/{{id}}` p95 while it runs ({len(polls)} polls, median "
         f"{statistics.median(polls):.0f} ms) | {p95:.0f} ms | < {TARGET_P95_MS:.0f} ms |"

@@ -83,6 +83,13 @@ async def transition(
     return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
 
 
+async def item_with_batch(session: AsyncSession, item_id: int) -> tuple[BatchItem, Batch] | None:
+    """An item and its batch, read in one round trip (None if either is gone)."""
+    query = select(BatchItem, Batch).join(Batch, col(Batch.id) == col(BatchItem.batch_id))
+    row = (await session.execute(query.where(col(BatchItem.id) == item_id))).first()
+    return None if row is None else (row[0], row[1])
+
+
 async def take(
     session: AsyncSession, item_id: int, run_id: str, previous: str | None, *, again: bool = False
 ) -> bool:

@@ -173,10 +173,10 @@ class BatchRunner:
         unfinished run's lease over, to resume it. A retried item gets a new run; the failed one
         stays, as the record of that attempt.
         """
-        item = await session.get(BatchItem, item_id)
-        batch = await session.get(Batch, item.batch_id) if item else None
-        if item is None or batch is None:
+        found = await repo.item_with_batch(session, item_id)
+        if found is None:
             return "missing"
+        item, batch = found
         if batch.status not in BATCH_ACTIVE:
             return f"batch {batch.status}"
         if item.status not in RUN_UNFINISHED:
@@ -218,7 +218,8 @@ class BatchRunner:
             if not await repo.take(session, item_id, run.id, item.run_id):
                 raise _Taken(item_id)  # another process took it first: this run is rolled back
             run_id = run.id
-        await repo.transition(session, batch.id, ("queued",), status="running")
+        if batch.status == BatchStatus.QUEUED:  # its first claim (of any process: conditional)
+            await repo.transition(session, batch.id, (BatchStatus.QUEUED,), status=BatchStatus.RUNNING)
         return batch, item, run_id
 
     def _unknown_model(self, *names: str) -> str | None:
