@@ -110,7 +110,8 @@ def assert_figures(report: dict[str, Any]) -> None:
                 assert_share(row[name])
         assert set(summary["judges"]) == set(JUDGES)
         for judge in summary["judges"].values():
-            assert_share(judge["agreement"]) and judge["agreement"]["n"] == judge["votes"]  # type: ignore[func-returns-value]
+            assert_share(judge["agreement"])
+            assert judge["agreement"]["n"] == judge["votes"]
             assert judge["ece"] is None or 0.0 <= judge["ece"] <= 1.0
             assert judge["kappa"] is None or -1.0 <= judge["kappa"] <= 1.0
             assert sum(row["n"] for row in judge["reliability"]) == judge["votes"]
