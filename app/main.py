@@ -31,7 +31,6 @@ from app.reviews import endpoints as reviews
 from app.reviews.agreement import teacher_agreement
 from app.reviews.labels import review_set
 from app.reviews.queue import on_run_end
-from app.runs import deliveries, hooks
 from app.runs import endpoints as runs
 from app.runs.executor import open_executor
 from app.runs.service import retaining
@@ -43,7 +42,9 @@ from app.validity import endpoints as validity
 from app.validity import panel_endpoints as panel_records
 from app.validity import record_endpoints
 from app.viewer import endpoints as viewer
-from app.webhooks import WebhookOutbox
+from app.webhooks import deliveries
+from app.webhooks import endpoints as hooks
+from app.webhooks.outbox import WebhookOutbox
 
 
 @asynccontextmanager

@@ -87,11 +87,11 @@ BREAKS = (
         name="outbox",
         what=(
             "the webhook outbox: a failed delivery attempt is never retried "
-            "(app/webhooks.py _record marks it failed at once instead of scheduling the next attempt)"
+            "(app/webhooks/outbox.py _record marks it failed at once instead of scheduling the next attempt)"
         ),
         edits=(
             (
-                "app/webhooks.py",
+                "app/webhooks/outbox.py",
                 '            values |= {"next_attempt_at": now + retry_delay(self.settings, attempts)}\n',
                 '            values |= {"status": DeliveryStatus.FAILED}\n',
             ),

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 from taskiq import AsyncBroker
 
+from app import audit
 from app.batches import repository as repo
 from app.batches.broker import enqueue
 from app.batches.manifest import build_manifest
@@ -30,7 +31,6 @@ from app.models import (
     RunStatus,
     utcnow,
 )
-from app.projects import audit
 from app.runs import repository as runs_repo
 
 if TYPE_CHECKING:

@@ -42,7 +42,7 @@ def projects_create(
     ] = None,
 ) -> None:
     """Create a project; its keys will see its runs, datasets and batches only."""
-    from app.projects import audit
+    from app import audit
     from app.projects.keys import ProjectError, create_project
 
     async def make(session: AsyncSession) -> Project:
@@ -93,8 +93,8 @@ def keys_create(
     ] = None,
 ) -> None:
     """Create an API key of a project and print it once; only its hash is stored."""
+    from app import audit
     from app.models import utcnow
-    from app.projects import audit
     from app.projects.keys import create_key, find_project
 
     scopes = [*(scope or []), "operator"] if operator else (scope or ["read", "write"])
@@ -140,7 +140,7 @@ def keys_list(
 @keys_cli.command("revoke")
 def keys_revoke(key: Annotated[str, typer.Argument(help="The key's id or prefix")]) -> None:
     """Revoke an API key: it stops working at once."""
-    from app.projects import audit
+    from app import audit
     from app.projects.keys import revoke_key
 
     async def revoke(session: AsyncSession) -> ApiKey | None:

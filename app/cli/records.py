@@ -112,7 +112,7 @@ def records_show(record_id: RecordId, project: Project = DEFAULT_PROJECT) -> Non
 def records_pin(record_id: RecordId, project: Project = DEFAULT_PROJECT) -> None:
     """Make this record the one the project's accepted runs cite for its panel identity, over the
     default (the record of the most held-out flawed versions), until `unpin`. Audited."""
-    from app.projects import audit
+    from app import audit
     from app.validity import selection
 
     async def pin(session: AsyncSession) -> tuple[str, str]:
@@ -128,7 +128,7 @@ def records_pin(record_id: RecordId, project: Project = DEFAULT_PROJECT) -> None
 @records_cli.command("unpin")
 def records_unpin(record_id: RecordId, project: Project = DEFAULT_PROJECT) -> None:
     """Lift the project's pin of this record: its runs cite by the default rule again. Audited."""
-    from app.projects import audit
+    from app import audit
     from app.validity import selection
 
     async def unpin(session: AsyncSession) -> str:
@@ -150,7 +150,7 @@ def records_publish(
 ) -> None:
     """Publish a record for every project's runs to cite (the instance operator's choice); audited
     in the record's project's log."""
-    from app.projects import audit
+    from app import audit
     from app.validity import selection
 
     async def publish(session: AsyncSession) -> str:

@@ -67,9 +67,9 @@ async def _viewer_key() -> str:
     """A read-only key of the default project that expires, recorded in the audit log as others are."""
     from datetime import timedelta
 
+    from app import audit
     from app.cli.support import in_session
     from app.models import DEFAULT_PROJECT, utcnow
-    from app.projects import audit
     from app.projects.keys import create_key
 
     async def make(session: AsyncSession) -> str:

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Path, Query, Request, Response, status
 from pydantic import AfterValidator
 from sqlmodel import col, select
 
+from app import audit
 from app.datasets import repository as datasets_repo
 from app.datasets.parsing import MAX_DATASET_BYTES, DatasetError, ParsedDataset, listed, parse_dataset
 from app.datasets.schemas import DatasetFormat, DatasetPage, DatasetPublic
@@ -16,7 +17,6 @@ from app.errors import Conflict, NotFound, Unprocessable, problem_responses
 from app.models import Dataset
 from app.pagination import created_between, page
 from app.pagination_http import CreatedAfter, CreatedBefore
-from app.projects import audit
 from app.runs import repository as runs_repo
 from app.text import storable, unstorable_reason
 

@@ -13,10 +13,11 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Response, status
 from pydantic import AfterValidator
 
+from app import audit
 from app.deps import OPERATOR, AdminKey, AppSettings, OperatorKey, Session
 from app.errors import Conflict, Forbidden, NotFound, Unprocessable, problem_responses
 from app.models import ApiKey, Project, new_webhook_secret, utcnow
-from app.projects import audit, keys
+from app.projects import keys
 from app.projects.schemas import (
     AuditEntry,
     AuditPage,
@@ -31,8 +32,8 @@ from app.projects.schemas import (
     WebhookSecret,
 )
 from app.text import storable_if_text, unstorable_reason
-from app.webhook_signing import standard_secret
-from app.webhooks import previous_until, project_secret
+from app.webhooks.outbox import previous_until, project_secret
+from app.webhooks.signing import standard_secret
 
 router = APIRouter(tags=["admin"])
 KeyId = Annotated[str, Path(description="The key's id (not its secret)")]

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from agents.schemas import Problem
+from app import audit
 from app.errors import Conflict, NotFound
 from app.grading import grading_progress
 from app.models import (
@@ -26,10 +27,9 @@ from app.models import (
     utcnow,
 )
 from app.pagination import page
-from app.projects import audit
 from app.reviews import queue
 from app.reviews.schemas import DecisionIn
-from app.webhooks import enqueue
+from app.webhooks.outbox import enqueue
 
 DECIDED = "decided"
 

@@ -17,7 +17,7 @@ from sqlmodel import col, select
 
 from app.grading import DECIDED, PENDING_REVIEW, GradingProgress, grading_progress
 from app.models import Project, ReviewItem, Run, RunStatus
-from app.webhooks import enqueue
+from app.webhooks.outbox import enqueue
 
 NEEDS_REVIEW = RunStatus.NEEDS_REVIEW.value  # a run that ended needing review: the reason is its outcome
 AUDIT = "audit"

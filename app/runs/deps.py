@@ -7,7 +7,6 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from app.runs.executor import RunExecutor
-from app.webhooks import WebhookOutbox
 
 
 def get_executor(request: Request) -> RunExecutor:
@@ -17,12 +16,3 @@ def get_executor(request: Request) -> RunExecutor:
 
 
 Executor = Annotated[RunExecutor, Depends(get_executor)]
-
-
-def get_outbox(request: Request) -> WebhookOutbox:
-    """The app's webhook outbox sender (to wake it after committing a delivery)."""
-    outbox: WebhookOutbox = request.app.state.outbox
-    return outbox
-
-
-Outbox = Annotated[WebhookOutbox, Depends(get_outbox)]

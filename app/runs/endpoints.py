@@ -16,10 +16,11 @@ from app.pagination import sequence_number
 from app.pagination_http import CreatedAfter, CreatedBefore
 from app.runs import repository as repo
 from app.runs import service
-from app.runs.deps import Executor, Outbox
+from app.runs.deps import Executor
 from app.runs.schemas import RunCreate, RunPage, RunPublic, RunTrace
 from app.runs.trace import run_public
 from app.text import storable_if_text
+from app.webhooks.deps import Outbox
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 RunId = Annotated[str, Path(description="The run's id")]

@@ -22,7 +22,7 @@ from app.runs import repository as repo
 from app.runs.attempt import Attempt, Write
 from app.runs.leases import Leases
 from app.runs.stream import Notifier, StreamEvent, announce
-from app.webhooks import enqueue
+from app.webhooks.outbox import enqueue
 from graphs.result import RunResult
 from graphs.state import Round
 

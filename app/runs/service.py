@@ -17,20 +17,20 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from agents.llm.models import ModelRegistry
 from agents.schemas import Problem
+from app import audit
 from app.access.estimate import step_estimate
 from app.access.reserve import release, reserve
 from app.db import short_session
 from app.deps import check_models
 from app.errors import Conflict, NotFound, Unprocessable
 from app.models import RUN_TERMINAL, ApiKey, ProblemRow, Run, new_id, utcnow
-from app.projects import audit
 from app.runs import repository as repo
 from app.runs.executor import RunExecutor
 from app.runs.schemas import RunCreate, RunTrace
 from app.runs.stream import Notifier, StreamEvent, announce
 from app.runs.trace import run_trace, streamed_thinking
 from app.settings import Settings
-from app.webhooks import WebhookOutbox, WebhookTargetRefused, check_target, enqueue, refuse_credentials
+from app.webhooks.outbox import WebhookOutbox, WebhookTargetRefused, check_target, enqueue, refuse_credentials
 
 log = structlog.get_logger(__name__)
 

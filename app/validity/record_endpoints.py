@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Response, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app import audit
 from app.deps import OperatorKey, ReadKey, Session, ValidateKey
 from app.errors import NotFound, problem_responses
 from app.models import ApiKey, ValidityRecord
-from app.projects import audit
 from app.validity import selection
 from app.validity.panel_schemas import PinPublic, RecordPublic, RecordShown
 

@@ -19,7 +19,7 @@ from starlette.routing import Route
 from app.db import short_session
 from app.models import ProblemRow, Run, WebhookDelivery, new_id, utcnow
 from app.settings import Settings
-from app.webhooks import WebhookOutbox, enqueue
+from app.webhooks.outbox import WebhookOutbox, enqueue
 from tests.helpers.service import LiveServer
 
 SECRET = "whsec-test"  # as configured by service_settings

@@ -11,7 +11,7 @@ from agents.simulator import SimulatorServer
 from app.db import migrate
 from app.main import create_app
 from app.models import WebhookDelivery
-from app.webhooks import WebhookTargetRefused, check_target, post
+from app.webhooks.outbox import WebhookTargetRefused, check_target, post
 from tests.helpers.problems import PROBLEM
 from tests.helpers.service import Service, assert_problem, seed_keys, service_settings
 

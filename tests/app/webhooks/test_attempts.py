@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from app.models import utcnow
-from app.webhooks import WebhookOutbox
+from app.webhooks.outbox import WebhookOutbox
 from tests.helpers.webhooks import Receiver, Sessions, delivery_row, enqueued, finished_run, outbox, settings
 
 pytestmark = pytest.mark.both_databases

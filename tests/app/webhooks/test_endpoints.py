@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from app.webhook_signing import ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
+from app.webhooks.signing import ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 from tests.helpers.problems import PROBLEM
 from tests.helpers.service import Service, assert_problem
 from tests.helpers.webhooks import Receiver, wait_for

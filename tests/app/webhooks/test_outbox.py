@@ -18,7 +18,7 @@ from agents.simulator import SimulatorServer
 from app.db import create_engine, migrate, session_factory, short_session
 from app.models import WebhookDelivery, utcnow
 from app.settings import Settings
-from app.webhooks import WebhookOutbox, enqueue, retry_delay, retry_schedule
+from app.webhooks.outbox import WebhookOutbox, enqueue, retry_delay, retry_schedule
 from tests.helpers.processes import server_process, wait_until
 from tests.helpers.service import free_port
 from tests.helpers.webhooks import (

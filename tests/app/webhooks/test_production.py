@@ -19,7 +19,7 @@ from agents.simulator import SimulatorServer
 from app.db import create_engine, migrate, session_factory, short_session
 from app.main import create_app
 from app.models import DEFAULT_PROJECT, Project, utcnow
-from app.webhooks import WebhookOutbox
+from app.webhooks.outbox import WebhookOutbox
 from tests.helpers.problems import PROBLEM
 from tests.helpers.service import Service, assert_problem, seed_keys, service_settings
 from tests.helpers.webhooks import (

@@ -9,7 +9,7 @@ import pytest
 from sqlmodel import col, select
 
 from app.models import WebhookDelivery, utcnow
-from app.webhook_signing import ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, verify
+from app.webhooks.signing import ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, verify
 from tests.helpers.problems import PROBLEM
 from tests.helpers.service import Service, assert_problem
 from tests.helpers.webhooks import SECRET, Receiver, enqueued, finished_run, wait_for
@@ -134,7 +134,7 @@ async def test_a_finished_run_is_delivered_through_the_outbox(service: Service) 
     assert (payload["type"], payload["run_id"], payload["outcome"]) == ("run.finished", run_id, "screened")
     assert "metrics" in payload
     # the envelope every event has, and the schema the OpenAPI document gives it
-    from app.runs.schemas import RunFinishedWebhook
+    from app.webhooks.schemas import RunFinishedWebhook
 
     event = RunFinishedWebhook.model_validate(payload)
     assert event.status == "screened" and len(event.id) == 32 and event.created.tzinfo is not None

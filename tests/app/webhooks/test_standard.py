@@ -16,10 +16,10 @@ from sqlmodel import col
 from standardwebhooks import Webhook
 from standardwebhooks import WebhookVerificationError as StandardError
 
-from app import webhook_signing as server
 from app.db import short_session
 from app.models import DEFAULT_PROJECT, Project, WebhookEndpoint, utcnow
-from app.webhooks import WebhookOutbox
+from app.webhooks import signing as server
+from app.webhooks.outbox import WebhookOutbox
 from tests.helpers.service import Service
 from tests.helpers.webhooks import Hit, Receiver, Sessions, enqueued, finished_run, outbox, settings, wait_for
 from thinkloop_client.webhooks import WebhookVerificationError, verify

@@ -11,15 +11,14 @@ from pydantic import AnyHttpUrl, BaseModel, BeforeValidator, ConfigDict, Field
 from sqlalchemy import update
 from sqlmodel import col, select
 
+from app import audit
 from app.deps import AppSettings, ReadKey, Session, WriteKey
 from app.errors import NotFound, Unprocessable, problem_responses
 from app.models import WebhookDelivery, WebhookEndpoint, new_webhook_secret, utcnow
-from app.projects import audit
-from app.runs.deliveries import Cursor, Limit, StatusFilter, delivery_log, delivery_public
-from app.runs.deps import Outbox
-from app.runs.schemas import DeliveryLog, DeliveryPublic
 from app.text import storable_if_text, unstorable_reason
-from app.webhooks import (
+from app.webhooks.deliveries import Cursor, Limit, StatusFilter, delivery_log, delivery_public
+from app.webhooks.deps import Outbox
+from app.webhooks.outbox import (
     ENDPOINT_DELETED,
     DeliveryStatus,
     WebhookTargetRefused,
@@ -29,6 +28,7 @@ from app.webhooks import (
     redact,
     refuse_credentials,
 )
+from app.webhooks.schemas import DeliveryLog, DeliveryPublic
 
 router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"])
 EndpointId = Annotated[str, Path(description="The webhook endpoint's id")]

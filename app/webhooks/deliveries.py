@@ -12,12 +12,13 @@ from sqlmodel import col, select
 
 from app.deps import ReadKey, Session, WriteKey
 from app.errors import NotFound, Unprocessable, problem_responses
-from app.models import WebhookDelivery, utcnow
+from app.models import Run, WebhookDelivery, utcnow
 from app.pagination import created_between, page
 from app.pagination_http import CreatedAfter, CreatedBefore
-from app.runs import repository as repo
-from app.runs.deps import Outbox
-from app.runs.schemas import (
+from app.text import unstorable_reason
+from app.webhooks.deps import Outbox
+from app.webhooks.outbox import ENDPOINT_DELETED, DeliveryStatus, redact, redeliver
+from app.webhooks.schemas import (
     DeliveryLog,
     DeliveryPublic,
     PingWebhook,
@@ -25,8 +26,6 @@ from app.runs.schemas import (
     RunFailedWebhook,
     RunFinishedWebhook,
 )
-from app.text import unstorable_reason
-from app.webhooks import ENDPOINT_DELETED, DeliveryStatus, redact, redeliver
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 project_router = APIRouter(prefix="/v1/webhook-deliveries", tags=["webhooks"])
@@ -74,7 +73,10 @@ def delivery_public(delivery: WebhookDelivery) -> DeliveryPublic:
 
 
 async def _run_exists(session: Session, run_id: str, project_id: str) -> None:
-    if unstorable_reason(run_id) is not None or await repo.project_run(session, run_id, project_id) is None:
+    """404 unless the project has this run (another project's run is unknown alike); no id holds NUL,
+    which PostgreSQL would refuse to look up."""
+    run = None if unstorable_reason(run_id) is not None else await session.get(Run, run_id)
+    if run is None or run.project_id != project_id:
         raise NotFound(f"There is no run {run_id}.")
 
 

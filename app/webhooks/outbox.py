@@ -1,6 +1,6 @@
 """Signed webhooks through a transactional outbox: a delivery row is written with the run's end
 state, then any live process claims it (counting the attempt before anything is sent), POSTs it
-signed as Standard Webhooks 1.0 asks (app.webhook_signing) and records the answer, retrying with
+signed as Standard Webhooks 1.0 asks (app.webhooks.signing) and records the answer, retrying with
 exponential backoff and jitter across restarts (about a day by default). Every delivery is signed:
 with its endpoint's secret, or for a run's own webhook_url with THINKLOOP_WEBHOOK_SECRET or else the
 project's own signing secret (and, during a rotation, with the previous secret too). Delivery is
@@ -31,7 +31,7 @@ from sqlmodel import col, select
 from app.db import short_session
 from app.models import Project, Run, WebhookDelivery, WebhookEndpoint, new_id, new_webhook_secret, utcnow
 from app.settings import Settings
-from app.webhook_signing import signed_headers
+from app.webhooks.signing import signed_headers
 
 if TYPE_CHECKING:  # the sender's client is made by the server that sends (httpx loads with it)
     import httpx
