@@ -65,18 +65,18 @@ BREAKS = (
                 "        .values(lease_until=col(Run.lease_until))\n        .returning(col(Run.id))\n",
             ),
         ),
-        files=("tests/app/test_batch_runs.py", "tests/app/test_workers.py", "tests/app/test_durability.py"),
+        files=("tests/app/batches/test_items_are_runs.py", "tests/app/batches/test_redis_workers.py", "tests/app/runs/test_durability.py"),
         why=(
-            "test_batch_runs is the runner's claim, hand-back and takeover of items and their runs "
-            "(in-process); test_workers runs two `batch worker` processes with short leases on an "
+            "test_items_are_runs is the runner's claim, hand-back and takeover of items and their runs "
+            "(in-process); test_redis_workers runs two `batch worker` processes with short leases on an "
             "item that outlives three lease periods (renewal is what keeps the other worker off it); "
             "test_durability restarts a server with 3 s run leases and 1 s heartbeats (runs alone). "
-            "Of these, the inner loop keeps test_workers' lease test (the rest is `slow`)"
+            "Of these, the inner loop keeps test_redis_workers' lease test (the rest is `slow`)"
         ),
         slow_files=(
-            "tests/app/test_workers.py",
-            "tests/app/test_durability.py",
-            "tests/app/test_replicas.py",
+            "tests/app/batches/test_redis_workers.py",
+            "tests/app/runs/test_durability.py",
+            "tests/app/runs/test_replicas.py",
         ),
         slow_why=(
             "the worker processes and the SIGKILLed server above, and two API replica processes on one "
@@ -96,13 +96,13 @@ BREAKS = (
                 '            values |= {"status": DeliveryStatus.FAILED}\n',
             ),
         ),
-        files=("tests/app/test_webhook_outbox.py", "tests/app/test_webhooks.py"),
+        files=("tests/app/webhooks/test_outbox.py", "tests/app/webhooks/test_signed_deliveries.py"),
         why=(
-            "test_webhook_outbox is the outbox itself (claims, backoff, retries until delivered, "
-            "exhaustion, takeover, a SIGKILLed sender); test_webhooks is the API's deliveries "
+            "test_outbox is the outbox itself (claims, backoff, retries until delivered, "
+            "exhaustion, takeover, a SIGKILLed sender); test_signed_deliveries is the API's deliveries "
             "(a signed delivery retried with the same id, redelivery, a finished run delivered)"
         ),
-        slow_files=("tests/app/test_webhook_outbox.py",),
+        slow_files=("tests/app/webhooks/test_outbox.py",),
         slow_why="a delivery that failed survives its sender's SIGKILL and is delivered exactly once",
     ),
     Break(
@@ -115,14 +115,14 @@ BREAKS = (
         files=(
             "tests/graphs/test_chain_gate.py",
             "tests/graphs/test_solver_gate.py",
-            "tests/app/test_solver_trace.py",
+            "tests/app/runs/test_solver_trace.py",
         ),
         why=(
             "the tests that read a round's `verification` list and the gate's decision: the chain "
             "checks (test_chain_gate), the solver's disagreement (test_solver_gate) and the trace the "
             "API returns for a gated run (test_solver_trace)"
         ),
-        slow_files=("tests/app/test_acceptance.py",),
+        slow_files=("tests/app/batches/test_acceptance.py",),
         slow_why=(
             "the 600-item acceptance batches: items whose stated product is wrong must never be accepted"
         ),
