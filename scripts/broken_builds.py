@@ -65,7 +65,11 @@ BREAKS = (
                 "        .values(lease_until=col(Run.lease_until))\n        .returning(col(Run.id))\n",
             ),
         ),
-        files=("tests/app/batches/test_items_are_runs.py", "tests/app/batches/test_redis_workers.py", "tests/app/runs/test_durability.py"),
+        files=(
+            "tests/app/batches/test_items_are_runs.py",
+            "tests/app/batches/test_redis_workers.py",
+            "tests/app/runs/test_durability.py",
+        ),
         why=(
             "test_items_are_runs is the runner's claim, hand-back and takeover of items and their runs "
             "(in-process); test_redis_workers runs two `batch worker` processes with short leases on an "
