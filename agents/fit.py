@@ -20,7 +20,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from agents.judges import JudgeRequest, Layout, judge_messages
 from agents.llm.models import ModelSpec
 from agents.llm.slots import PROPS_TIMEOUT_S, props_url
-from agents.llm.structured import Mode, llm_schema, with_instructions
+from agents.llm.structured import Mode, llm_schema, schema_name, with_instructions
 from agents.llm.timeouts import CHARS_PER_TOKEN
 from agents.schemas import HOLISTIC, JUDGES, HolisticVerdict, JudgeName, JudgeVerdict, Problem
 from prompts import load_prompt
@@ -131,7 +131,7 @@ def request_body(judge: JudgeName, mode: Mode) -> dict[str, Any]:
     if mode == "tool_calling":
         schema = judge_schema(judge)
         body["tools"] = [
-            {"type": "function", "function": {"name": schema.__name__, "parameters": llm_schema(schema)}}
+            {"type": "function", "function": {"name": schema_name(schema), "parameters": llm_schema(schema)}}
         ]
     return body
 

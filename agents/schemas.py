@@ -80,6 +80,10 @@ class JudgeVerdict(_Strict):
     schema sent to a model requires every field (:func:`agents.llm.structured.llm_schema`).
     """
 
+    # The name models are told (the schema's title: agents.llm.structured.schema_name), in every
+    # request and response-cache key: fixed here, apart from the class's name.
+    model_config = ConfigDict(title="JudgeVerdict")
+
     own_answer: str = Field(
         default="",
         max_length=300,
@@ -114,6 +118,8 @@ class FiveKeys(_Strict):
 
 class HolisticVerdict(JudgeVerdict):
     """What the holistic language-and-pedagogy judge returns: a verdict plus advice."""
+
+    model_config = ConfigDict(title="HolisticVerdict")  # its name to models, as the judges' reply
 
     five_keys: FiveKeys
     suggestions: list[Annotated[str, Field(max_length=500)]] = Field(max_length=8)
