@@ -20,9 +20,9 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from agents.judges import JudgeRequest, Layout, judge_messages
 from agents.llm.models import ModelSpec
 from agents.llm.slots import PROPS_TIMEOUT_S, props_url
-from agents.llm.structured import Mode, llm_schema, with_instructions
+from agents.llm.structured import Mode, llm_schema, schema_name, with_instructions
 from agents.llm.timeouts import CHARS_PER_TOKEN
-from agents.schemas import HOLISTIC, JUDGES, HolisticVerdict, JudgeName, JudgeVerdict, Problem
+from agents.schemas import HOLISTIC, JUDGES, HolisticReply, JudgeName, JudgeReply, Problem
 from prompts import load_prompt
 
 # A long problem (535 words with its solution; 2,502 characters) for the check's prompts: judged against a
@@ -131,7 +131,7 @@ def request_body(judge: JudgeName, mode: Mode) -> dict[str, Any]:
     if mode == "tool_calling":
         schema = judge_schema(judge)
         body["tools"] = [
-            {"type": "function", "function": {"name": schema.__name__, "parameters": llm_schema(schema)}}
+            {"type": "function", "function": {"name": schema_name(schema), "parameters": llm_schema(schema)}}
         ]
     return body
 
@@ -170,6 +170,6 @@ def _estimate(body: dict[str, Any]) -> int:
     return int(chars / CHARS_PER_TOKEN)
 
 
-def judge_schema(judge: JudgeName) -> type[JudgeVerdict]:
+def judge_schema(judge: JudgeName) -> type[JudgeReply]:
     """The verdict schema ``judge`` answers in."""
-    return HolisticVerdict if judge == HOLISTIC else JudgeVerdict
+    return HolisticReply if judge == HOLISTIC else JudgeReply

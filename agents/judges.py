@@ -10,10 +10,10 @@ from agents.fencing import fence
 from agents.schemas import (
     HOLISTIC,
     CallRecord,
-    HolisticVerdict,
+    HolisticReply,
     JudgeName,
+    JudgeReply,
     JudgeResult,
-    JudgeVerdict,
     Problem,
 )
 from prompts import Prompt, load_prompt, version_of
@@ -97,7 +97,7 @@ class LLMJudge:
     async def assess(self, request: JudgeRequest) -> JudgeResult:
         """Ask the model for a verdict; after bounded re-asks, abstain and keep the raw output."""
         prompt = load_prompt(f"judge_{request.judge}")
-        schema = HolisticVerdict if request.judge == HOLISTIC else JudgeVerdict
+        schema = HolisticReply if request.judge == HOLISTIC else JudgeReply
         messages = judge_messages(request, prompt, self._layout)
         result = await self._client.structured(messages, schema, cache=self._cache, kind="judge")
         verdict, failure = result.value, result.failure
@@ -147,7 +147,7 @@ def _copied(field: str, questions: list[str], solutions: list[str]) -> bool:
     )
 
 
-def degenerate(verdict: JudgeVerdict, request: JudgeRequest) -> str | None:
+def degenerate(verdict: JudgeReply, request: JudgeRequest) -> str | None:
     """Why a schema-valid verdict holds no judgement (``degenerate: …``), or None for a real one.
 
     What a model too small for the task writes (Gemma 3 270M, issue 36): the given question or
@@ -169,12 +169,12 @@ def degenerate(verdict: JudgeVerdict, request: JudgeRequest) -> str | None:
     return None
 
 
-def _text_fields(verdict: JudgeVerdict) -> list[tuple[str, str]]:
+def _text_fields(verdict: JudgeReply) -> list[tuple[str, str]]:
     """The fields a verdict must write words in (an empty own_answer is allowed: 'none')."""
     fields = [("rationale", verdict.rationale)]
     if verdict.own_answer.strip():
         fields.append(("own_answer", verdict.own_answer))
-    if isinstance(verdict, HolisticVerdict):
+    if isinstance(verdict, HolisticReply):
         fields += [(f"five_keys.{k}", v) for k, v in verdict.five_keys.model_dump().items()]
         fields += [(f"suggestions[{i}]", s) for i, s in enumerate(verdict.suggestions)]
     return fields

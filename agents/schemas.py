@@ -70,7 +70,7 @@ class _Strict(BaseModel):
 Score = Annotated[int, Field(ge=0, le=100)]
 
 
-class JudgeVerdict(_Strict):
+class JudgeReply(_Strict):
     """What one Bloom-level judge returns, in the order the model writes it.
 
     A model writes the fields of a strict JSON schema in their declared order, so the judge first
@@ -79,6 +79,10 @@ class JudgeVerdict(_Strict):
     ``own_answer`` has a default only for the offline rubric panel, which solves nothing; the
     schema sent to a model requires every field (:func:`agents.llm.structured.llm_schema`).
     """
+
+    # The name models are told (the schema's title: agents.llm.structured.schema_name), in every
+    # request and response-cache key: fixed here, apart from the class's name.
+    model_config = ConfigDict(title="JudgeVerdict")
 
     own_answer: str = Field(
         default="",
@@ -112,11 +116,18 @@ class FiveKeys(_Strict):
     narrative: str = Field(max_length=500, description="Whether the story is realistic and consistent")
 
 
-class HolisticVerdict(JudgeVerdict):
+class HolisticReply(JudgeReply):
     """What the holistic language-and-pedagogy judge returns: a verdict plus advice."""
+
+    model_config = ConfigDict(title="HolisticVerdict")  # its name to models, as the judges' reply
 
     five_keys: FiveKeys
     suggestions: list[Annotated[str, Field(max_length=500)]] = Field(max_length=8)
+
+
+# The old names of the replies, which checkpoints written before the rename carry (graphs/checkpoint.py).
+JudgeVerdict = JudgeReply
+HolisticVerdict = HolisticReply
 
 
 class Solution(_Strict):
@@ -201,7 +212,7 @@ class JudgeResult(CallRecord):
 
     judge: JudgeName
     round: int
-    verdict: JudgeVerdict | HolisticVerdict | None = None
+    verdict: JudgeReply | HolisticReply | None = None
     abstain_reason: str | None = None
     failure: CallFailure | None = None
     reasoning: str = Field(default="", description="A reasoning model's own thinking, apart from its verdict")

@@ -17,7 +17,9 @@ STATE_TYPES: list[tuple[str, str]] = (
         ("agents.schemas", name)
         for name in (
             "Problem",
-            "JudgeVerdict",
+            "JudgeReply",
+            "HolisticReply",
+            "JudgeVerdict",  # the old names of the two above (#56), in checkpoints written before
             "HolisticVerdict",
             "FiveKeys",
             "Usage",  # in agents.llm.calls since #56: here for checkpoints written before the move

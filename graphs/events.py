@@ -23,7 +23,7 @@ class RoundStarted(_Event):
     problem: Problem
 
 
-class JudgeVerdictEvent(_Event):
+class JudgeVerdict(_Event):
     """One judge finished (``abstained`` when no usable verdict came back)."""
 
     type: Literal["judge.verdict"] = "judge.verdict"
@@ -41,7 +41,7 @@ class JudgeVerdictEvent(_Event):
     usage: Usage = Field(default_factory=Usage)
 
     @classmethod
-    def of(cls, outcome: JudgeResult) -> JudgeVerdictEvent:
+    def of(cls, outcome: JudgeResult) -> JudgeVerdict:
         """The event of a judge's outcome (as it happens, or rebuilt from a stored round)."""
         verdict = outcome.verdict
         return cls(
@@ -153,7 +153,7 @@ class RunFinished(_Event):
 
 RunEvent = Annotated[
     RoundStarted
-    | JudgeVerdictEvent
+    | JudgeVerdict
     | RoundScored
     | RoundEscalated
     | ReviserThinking

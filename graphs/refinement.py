@@ -23,7 +23,7 @@ from agents.reviser import Finding, RevisionRequest
 from agents.schemas import (
     HOLISTIC,
     JUDGES,
-    HolisticVerdict,
+    HolisticReply,
     JudgeResult,
     Problem,
     RevisionResult,
@@ -34,7 +34,7 @@ from agents.verify.verifier import verify
 from graphs.context import RunContext
 from graphs.escalation import Escalated, escalate
 from graphs.events import (
-    JudgeVerdictEvent,
+    JudgeVerdict,
     ReviserThinking,
     RevisionProposed,
     RoundScored,
@@ -81,7 +81,7 @@ async def judge(task: JudgeTask, runtime: Runtime[RunContext]) -> dict[str, Any]
     structlog.contextvars.bind_contextvars(round=task["round"], judge=task["judge"])
     request = JudgeRequest(task["judge"], task["round"], task["problem"], task["reference"])
     outcome = await runtime.context.judges[task["judge"]].assess(request)
-    runtime.stream_writer(JudgeVerdictEvent.of(outcome))
+    runtime.stream_writer(JudgeVerdict.of(outcome))
     return {"outcomes": [outcome]}
 
 
@@ -431,7 +431,7 @@ def _suggestions(record: Round) -> tuple[str, ...]:
     solver's disagreement with the final answer."""
     advice = [f"[{_gate_check(line)}] {line}" for line in record.verification]
     for outcome in record.outcomes:
-        if outcome.judge == HOLISTIC and isinstance(outcome.verdict, HolisticVerdict):
+        if outcome.judge == HOLISTIC and isinstance(outcome.verdict, HolisticReply):
             advice = list(outcome.verdict.suggestions) + [
                 a for a in advice if a not in outcome.verdict.suggestions
             ]

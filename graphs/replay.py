@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agents.schemas import Problem, RevisionResult
-from graphs.events import JudgeVerdictEvent, RevisionProposed, RoundScored, RoundStarted
+from graphs.events import JudgeVerdict, RevisionProposed, RoundScored, RoundStarted
 from graphs.refinement import proposed
 from graphs.state import Round
 
-Described = RoundStarted | JudgeVerdictEvent | RoundScored | RevisionProposed
+Described = RoundStarted | JudgeVerdict | RoundScored | RevisionProposed
 
 
 def described(
@@ -25,7 +25,7 @@ def described(
         events.append(proposed(revised[0], original))
     for record in rounds:
         events.append(RoundStarted(round=record.round, problem=record.problem))
-        events += [JudgeVerdictEvent.of(outcome) for outcome in record.outcomes]
+        events += [JudgeVerdict.of(outcome) for outcome in record.outcomes]
         events.append(RoundScored.of_round(record))
         if record.round in revised:
             events.append(proposed(revised[record.round], record.problem))

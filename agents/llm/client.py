@@ -32,6 +32,7 @@ from agents.llm.structured import (
     llm_schema,
     message_text,
     refused,
+    schema_name,
     with_instructions,
 )
 from agents.llm.wire import capturing
@@ -253,7 +254,7 @@ class LLMClient:
             self.spec.base_url,
             self.spec.model,
             self.spec.seed,
-            schema.__name__,
+            schema_name(schema),
             llm_schema(schema),
             [(m.type, m.content) for m in messages],
         ]
@@ -273,7 +274,7 @@ class LLMClient:
         if on_text is not None:
             on_text("")
             on_text(text)
-        log.debug("llm.cache_hit", model=self.model_id, schema=schema.__name__)
+        log.debug("llm.cache_hit", model=self.model_id, schema=schema_name(schema))
         return StructuredResult(value, [text], Usage(), None, reported_model=cached.reported_model)
 
     async def _ask(
@@ -357,7 +358,7 @@ class LLMClient:
                 return
             except ValidationError as exc:
                 result.failure = self.failure("malformed", exc, reply.finish_reason)
-                log.info("llm.malformed_output", model=self.model_id, schema=schema.__name__)
+                log.info("llm.malformed_output", model=self.model_id, schema=schema_name(schema))
                 if reply.finish_reason == "length":
                     if cut_before:
                         result.failure = self.failure("malformed", TokenLimit(_twice(limit)))
@@ -368,7 +369,7 @@ class LLMClient:
                     continue
                 if self.spec.temperature == 0 and reply.text in malformed:
                     result.failure = self.failure("malformed", Deterministic(_identical(exc)))
-                    log.info("llm.deterministic_failure", model=self.model_id, schema=schema.__name__)
+                    log.info("llm.deterministic_failure", model=self.model_id, schema=schema_name(schema))
                     return
                 malformed.append(reply.text)
                 conversation += [reply.message, HumanMessage(_correction(exc))]

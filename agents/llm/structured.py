@@ -46,6 +46,14 @@ def llm_schema(schema: type[BaseModel]) -> dict[str, Any]:
     return _strip(schema.model_json_schema())  # type: ignore[no-any-return]
 
 
+def schema_name(schema: type[BaseModel]) -> str:
+    """The name a model is told its reply schema has (the ``json_schema`` or tool name, the prompt
+    mode's instructions, the response cache's key): the schema's JSON title when its class sets one
+    (``model_config = ConfigDict(title=...)``), else the class name. A class can then be renamed
+    without changing a byte of what models are sent or what is cached."""
+    return str(schema.model_config.get("title") or schema.__name__)
+
+
 def _strip(node: Any) -> Any:
     if isinstance(node, dict):
         out = {k: _strip(v) for k, v in node.items() if k not in _UNSUPPORTED_KEYWORDS}
@@ -59,7 +67,7 @@ def _strip(node: Any) -> Any:
 
 def bind(chat: BaseChatModel, schema: type[BaseModel], mode: Mode) -> Any:
     """The chat model set up to answer ``schema`` in ``mode``."""
-    name, body = schema.__name__, llm_schema(schema)
+    name, body = schema_name(schema), llm_schema(schema)
     if mode == "tool_calling":
         tool = {"type": "function", "function": {"name": name, "parameters": body}}
         return chat.bind_tools([tool], tool_choice=name)
@@ -73,7 +81,7 @@ def instructions(schema: type[BaseModel]) -> str:
     """What the prompt mode adds to the conversation's last message."""
     return (
         "\n\n## Reply format\nReply with only one JSON object, no prose and no code fence, that matches "
-        f"this JSON schema (named {schema.__name__}):\n{json.dumps(llm_schema(schema))}"
+        f"this JSON schema (named {schema_name(schema)}):\n{json.dumps(llm_schema(schema))}"
     )
 
 

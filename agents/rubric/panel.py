@@ -16,9 +16,9 @@ from agents.schemas import (
     HOLISTIC,
     JUDGES,
     FiveKeys,
-    HolisticVerdict,
+    HolisticReply,
+    JudgeReply,
     JudgeResult,
-    JudgeVerdict,
     Problem,
     RevisionResult,
 )
@@ -50,7 +50,7 @@ def _facts(question: str, solution: str) -> ProblemFacts:
     return ProblemFacts(question, solution)
 
 
-def verdict_from(results: list[CheckResult]) -> JudgeVerdict:
+def verdict_from(results: list[CheckResult]) -> JudgeReply:
     """A flaw found: score 20 (confident). Only style checks failed: 70. All pass: 100.
 
     A detected flaw must stop the version whatever the other judges say, so its score is far below
@@ -70,7 +70,7 @@ def verdict_from(results: list[CheckResult]) -> JudgeVerdict:
     passed = [r.check for r in applicable if r.ok]
     if passed:
         rationale += " Passed: " + ", ".join(passed) + "."
-    return JudgeVerdict(rationale=rationale, score=score, confidence=confidence)
+    return JudgeReply(rationale=rationale, score=score, confidence=confidence)
 
 
 class RubricJudge:
@@ -81,7 +81,7 @@ class RubricJudge:
         facts, reference = facts_of(request.problem), facts_of(request.reference)
         assert facts is not None
         results = run_checks(request.judge, facts, reference)
-        verdict: JudgeVerdict = verdict_from(results)
+        verdict: JudgeReply = verdict_from(results)
         if request.judge == HOLISTIC:
             verdict = _holistic(verdict, results, facts, reference)
         return JudgeResult(
@@ -95,8 +95,8 @@ class RubricJudge:
 
 
 def _holistic(
-    base: JudgeVerdict, results: list[CheckResult], facts: ProblemFacts, ref: ProblemFacts | None
-) -> HolisticVerdict:
+    base: JudgeReply, results: list[CheckResult], facts: ProblemFacts, ref: ProblemFacts | None
+) -> HolisticReply:
     failures = [r for judge in JUDGES for r in run_checks(judge, facts, ref) if r.ok is False]
     narrative = [r.evidence for r in failures if r.check in _NARRATIVE]
     keys = FiveKeys(
@@ -113,7 +113,7 @@ def _holistic(
         text = f"[{result.check}] {result.evidence or result.advice}"
         if text not in advice:
             advice.append(text[:500])
-    return HolisticVerdict(**base.model_dump(), five_keys=keys, suggestions=advice[:8])
+    return HolisticReply(**base.model_dump(), five_keys=keys, suggestions=advice[:8])
 
 
 _NARRATIVE = {"plausible_quantities", "no_false_proportionality", "data_consistent", "relevant_data_only"}

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from agents.schemas import Problem
 from graphs.events import (
-    JudgeVerdictEvent,
+    JudgeVerdict,
     ReviserThinking,
     RevisionProposed,
     RoundScored,
@@ -41,7 +41,7 @@ class TraceRenderer:
 
     def __init__(self, console: Console) -> None:
         self.console = console
-        self._verdicts: list[JudgeVerdictEvent] = []
+        self._verdicts: list[JudgeVerdict] = []
         self._thinking_round: int | None = None
 
     def __call__(self, event: RunEvent) -> None:
@@ -52,7 +52,7 @@ class TraceRenderer:
                 self.console.print(problem_panel(event.problem, "Round 1: the problem as submitted"))
             else:
                 self.console.print(Rule(f"Round {event.round}: judging the revision"))
-        elif isinstance(event, JudgeVerdictEvent):
+        elif isinstance(event, JudgeVerdict):
             self._verdicts.append(event)
         elif isinstance(event, RoundScored):
             self.console.print(self._round_table(event))

@@ -41,7 +41,7 @@ from app.settings import Settings
 from app.validity.records import with_warrant
 from graphs.context import RunContext
 from graphs.events import (
-    JudgeVerdictEvent,
+    JudgeVerdict,
     RevisionProposed,
     RoundEscalated,
     RoundScored,
@@ -485,7 +485,7 @@ class RunExecutor:
         return run, Problem(question=row.question, solution=row.solution)
 
     def _record_event(self, attempt: Attempt, event: RunEvent) -> None:
-        if isinstance(event, JudgeVerdictEvent):
+        if isinstance(event, JudgeVerdict):
             self.metrics.observe_call(event.model, "judge", event.usage)
         elif isinstance(event, RevisionProposed):
             self.metrics.observe_call(event.model, "reviser", event.usage)

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import SQLModel, col, select
 
 from agents.llm.calls import Usage
-from agents.schemas import CallRecord, HolisticVerdict, JudgeResult, RevisionResult
+from agents.schemas import CallRecord, HolisticReply, JudgeResult, RevisionResult
 from app.access import reserve, usage
 from app.models import (
     RUN_TERMINAL,
@@ -209,7 +209,7 @@ def _judgement(run_id: str, outcome: JudgeResult) -> dict[str, Any]:
     """A judgement's row (``JudgementRow``'s columns)."""
     verdict = outcome.verdict
     details: dict[str, Any] | None = None
-    if isinstance(verdict, HolisticVerdict):
+    if isinstance(verdict, HolisticReply):
         details = {"five_keys": verdict.five_keys.model_dump(), "suggestions": verdict.suggestions}
     if verdict is not None and verdict.own_answer:
         details = (details or {}) | {"own_answer": verdict.own_answer}

@@ -11,7 +11,7 @@ from agents.judges import JudgeRequest, LLMJudge
 from agents.llm.client import LLMClient
 from agents.llm.models import build_chat_model
 from agents.reviser import LLMReviser, RevisionRequest
-from agents.schemas import JudgeVerdict, Revision
+from agents.schemas import JudgeReply, Revision
 from agents.simulator import Rule, SimulatorServer
 from agents.simulator.profiles import PROFILE_NAMES, PROFILES, REASONING_TEXT
 from tests.helpers.problems import ORCHESTRA
@@ -51,7 +51,7 @@ async def test_structured_output_through_every_profile(profile: str, streaming: 
     text: list[str] = []
     thought: list[str] = []
     result = await client.structured(
-        [*_messages()], JudgeVerdict, on_text=text.append if streaming else None, on_reasoning=thought.append
+        [*_messages()], JudgeReply, on_text=text.append if streaming else None, on_reasoning=thought.append
     )
     assert result.value is not None and result.value.score == 90, (result.error, result.raw_outputs)
     assert result.raw_outputs[-1].startswith("{")  # the answer alone: reasoning and prose are taken out
@@ -72,7 +72,7 @@ async def test_structured_output_through_every_profile(profile: str, streaming: 
 async def test_judge_and_reviser_through_every_profile(profile: str, profiled: Any) -> None:
     _, client = profiled(profile)
     outcome = await LLMJudge(client).assess(REQUEST)
-    assert isinstance(outcome.verdict, JudgeVerdict) and outcome.failure is None
+    assert isinstance(outcome.verdict, JudgeReply) and outcome.failure is None
     assert outcome.reasoning == (REASONING_TEXT if reasons(profile, client) else "")
     deltas: list[str] = []
     revision = await LLMReviser(client).revise(
@@ -147,7 +147,7 @@ async def test_a_reply_wrapped_in_think_tags(sim: Sim, client: Any, streaming: b
     thought: list[str] = []
     result = await client(stream=streaming).structured(
         _messages(),
-        Revision if streaming else JudgeVerdict,
+        Revision if streaming else JudgeReply,
         on_text=(lambda _: None) if streaming else None,
         on_reasoning=thought.append,
     )
@@ -164,13 +164,13 @@ async def test_a_custom_reasoning_tag(sim: Sim, client: Any) -> None:
             )
         ]
     )
-    result = await client(reasoning_tag="reflect").structured(_messages(), JudgeVerdict)
+    result = await client(reasoning_tag="reflect").structured(_messages(), JudgeReply)
     assert result.value is not None and result.reasoning == "first, the units"
 
 
 async def test_reasoning_none_leaves_the_content_alone(sim: Sim, client: Any) -> None:
     sim(profile_overrides={"reasoning": "think_tag"})
-    result = await client(reasoning="none", parse_retries=0).structured(_messages(), JudgeVerdict)
+    result = await client(reasoning="none", parse_retries=0).structured(_messages(), JudgeReply)
     assert result.reasoning == "" and result.raw_outputs[0].startswith("<think>")
 
 
@@ -178,7 +178,7 @@ async def test_reasoning_none_leaves_the_content_alone(sim: Sim, client: Any) ->
 async def test_an_error_in_a_200_is_an_endpoint_failure(sim: Sim, client: Any, streaming: bool) -> None:
     sim(rules=[Rule(error_in_200=True)])
     result = await client(max_retries=0, stream=streaming).structured(
-        _messages(), JudgeVerdict, on_text=(lambda _: None) if streaming else None
+        _messages(), JudgeReply, on_text=(lambda _: None) if streaming else None
     )
     assert result.value is None and result.failure is not None and result.failure.kind == "endpoint"
     assert "simulated upstream error" in result.failure.message
@@ -186,14 +186,14 @@ async def test_an_error_in_a_200_is_an_endpoint_failure(sim: Sim, client: Any, s
 
 async def test_a_reply_cut_at_the_token_limit_says_so(sim: Sim, client: Any) -> None:
     sim(rules=[Rule(finish_length=True)])
-    result = await client(parse_retries=0).structured(_messages(), JudgeVerdict)
+    result = await client(parse_retries=0).structured(_messages(), JudgeReply)
     assert result.failure is not None and "finish_reason: length" in result.failure.message
 
 
 @pytest.mark.parametrize("style", ["seconds", "http_date", "milliseconds", "absent"])
 async def test_rate_limits_are_waited_out_whatever_the_retry_after(sim: Sim, client: Any, style: str) -> None:
     server = sim(rules=[Rule(status=429, retry_after=1, times=1)], profile_overrides={"retry_after": style})
-    result = await client(max_retries=2).structured(_messages(), JudgeVerdict)
+    result = await client(max_retries=2).structured(_messages(), JudgeReply)
     assert result.value is not None and result.usage.retries == 1
     assert [r.status for r in server.state.requests] == [429, 200]
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
 
 from agents.judges import JudgeRequest, LLMJudge
 from agents.llm.client import LLMClient
-from agents.llm.structured import llm_schema
-from agents.schemas import JUDGES, HolisticVerdict, JudgeName, JudgeVerdict
+from agents.llm.structured import bind, instructions, llm_schema, schema_name
+from agents.schemas import JUDGES, HolisticReply, JudgeName, JudgeReply
 from agents.simulator import Rule, SimulatorServer
 from prompts import load_prompt
 from tests.helpers.problems import ORCHESTRA
@@ -42,13 +43,30 @@ async def test_the_model_is_asked_for_its_answer_and_reasons_before_the_score(
 
 
 def test_every_field_is_required_in_every_schema_sent() -> None:
-    keys = llm_schema(HolisticVerdict)["$defs"]["FiveKeys"]
+    keys = llm_schema(HolisticReply)["$defs"]["FiveKeys"]
     assert keys["required"] == list(keys["properties"])
-    assert llm_schema(JudgeVerdict)["required"] == ["own_answer", "rationale", "score", "confidence"]
+    assert llm_schema(JudgeReply)["required"] == ["own_answer", "rationale", "score", "confidence"]
+
+
+async def test_what_models_are_told_does_not_depend_on_the_class_names(
+    client: Callable[..., LLMClient],
+) -> None:
+    """The replies' names to models are pinned (their schemas' titles), apart from the classes' own
+    names: a class renamed leaves every request, prompt and response-cache key byte-identical."""
+    assert (schema_name(JudgeReply), schema_name(HolisticReply)) == ("JudgeVerdict", "HolisticVerdict")
+    llm = client()
+    messages = [SystemMessage("rules"), HumanMessage("data")]
+    for schema in (JudgeReply, HolisticReply):
+        renamed = type("Renamed", (schema,), {"__doc__": schema.__doc__, "__module__": schema.__module__})
+        assert schema_name(renamed) == schema_name(schema) == schema.model_json_schema()["title"]
+        assert llm_schema(renamed) == llm_schema(schema) and instructions(renamed) == instructions(schema)
+        assert llm.cache_key(messages, renamed) == llm.cache_key(messages, schema)
+        for mode in ("json_schema", "tool_calling"):
+            assert bind(llm.chat, renamed, mode).kwargs == bind(llm.chat, schema, mode).kwargs
 
 
 def test_the_offline_panel_still_builds_a_verdict_without_an_answer() -> None:
-    verdict = JudgeVerdict(rationale="Sound.", score=90, confidence=80)
+    verdict = JudgeReply(rationale="Sound.", score=90, confidence=80)
     assert verdict.own_answer == ""
 
 

@@ -14,7 +14,7 @@ from agents.judges import JudgeRequest, LLMJudge
 from agents.llm.client import RAW_OUTPUT_CAP, CachedReply, LLMClient, keep_raw
 from agents.llm.models import Price
 from agents.reviser import LLMReviser, RevisionRequest
-from agents.schemas import HolisticVerdict, JudgeVerdict
+from agents.schemas import HolisticReply, JudgeReply
 from agents.simulator import Rule, SimulatorServer
 from tests.helpers.problems import ORCHESTRA
 
@@ -26,7 +26,7 @@ async def test_verdict_is_parsed_and_accounted(sim: Sim, client: Callable[..., L
     sim()
     price = Price(input_per_mtok=2.5, output_per_mtok=10.0)
     outcome = await LLMJudge(client(price=price)).assess(REQUEST)
-    assert isinstance(outcome.verdict, JudgeVerdict) and outcome.verdict.score == 90
+    assert isinstance(outcome.verdict, JudgeReply) and outcome.verdict.score == 90
     usage = outcome.usage
     assert usage.calls == 1 and usage.input_tokens > 0 and usage.output_tokens > 0 and usage.latency_s > 0
     assert usage.cost_usd == price.cost(usage.input_tokens, usage.output_tokens)
@@ -36,7 +36,7 @@ async def test_verdict_is_parsed_and_accounted(sim: Sim, client: Callable[..., L
 async def test_holistic_judge_gets_its_schema(sim: Sim, client: Callable[..., LLMClient]) -> None:
     server = sim()
     outcome = await LLMJudge(client()).assess(JudgeRequest("holistic", 1, ORCHESTRA, ORCHESTRA))
-    assert isinstance(outcome.verdict, HolisticVerdict)
+    assert isinstance(outcome.verdict, HolisticReply)
     body = server.state.requests[0].body
     assert body["response_format"]["json_schema"]["name"] == "HolisticVerdict"
 
@@ -299,11 +299,11 @@ async def test_cached_reviser_still_streams_its_thinking(sim: Sim, client: Calla
     assert cached.usage.calls == 0 and "".join(deltas) == fresh.thinking == cached.thinking
 
 
-def _judge_messages() -> tuple[list[BaseMessage], type[JudgeVerdict]]:
+def _judge_messages() -> tuple[list[BaseMessage], type[JudgeReply]]:
     from agents.judges import judge_messages
     from prompts import load_prompt
 
-    return list(judge_messages(REQUEST, load_prompt("judge_apply"))), JudgeVerdict
+    return list(judge_messages(REQUEST, load_prompt("judge_apply"))), JudgeReply
 
 
 @pytest.mark.parametrize("stream", [True, False])

@@ -13,7 +13,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from agents.llm.client import LLMClient
 from agents.llm.models import ModelSpec, build_chat_model, limit_spec
 from agents.llm.ratelimit import KEY_PREFIX, LimitSpec, LimitStore, estimate_tokens
-from agents.schemas import JudgeVerdict
+from agents.schemas import JudgeReply
 from agents.simulator import SimulatorServer
 from tests.helpers.workers import redis_url
 
@@ -78,7 +78,7 @@ async def test_a_dead_workers_slot_expires(shared_stores: Callable[[], LimitStor
 async def _burst(clients: list[LLMClient], calls: int) -> None:
     messages = [SystemMessage("# Judge: Apply"), HumanMessage("judge this")]
     results = await asyncio.gather(
-        *(clients[i % len(clients)].structured(messages, JudgeVerdict) for i in range(calls))
+        *(clients[i % len(clients)].structured(messages, JudgeReply) for i in range(calls))
     )
     assert all(r.value is not None for r in results)
 

@@ -16,7 +16,7 @@ from agents.reviser import Finding, RevisionRequest
 from agents.rubric.facts import ProblemFacts
 from agents.rubric.panel import RubricJudge, RubricReviser, rubric_version
 from agents.rubric.repairs import repair
-from agents.schemas import JUDGES, HolisticVerdict, Problem
+from agents.schemas import JUDGES, HolisticReply, Problem
 from agents.verify.text import with_digits
 from agents.verify.verifier import verify
 from graphs.context import RunContext
@@ -137,7 +137,7 @@ async def test_injection_hidden_by_homoglyphs_and_zero_width_is_caught() -> None
 
 async def test_holistic_gives_five_keys_and_suggestions_about_this_problem() -> None:
     outcome = await RubricJudge().assess(JudgeRequest("holistic", 1, ORCHESTRA, ORCHESTRA))
-    assert isinstance(outcome.verdict, HolisticVerdict)
+    assert isinstance(outcome.verdict, HolisticReply)
     assert "still 40" in outcome.verdict.five_keys.narrative
     assert any("[no_false_proportionality]" in s for s in outcome.verdict.suggestions)
 

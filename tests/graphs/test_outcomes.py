@@ -17,7 +17,7 @@ from agents.schemas import (
     Problem,
 )
 from graphs.context import RunContext
-from graphs.events import JudgeVerdictEvent, RevisionProposed, RunEvent, RunFinished
+from graphs.events import JudgeVerdict, RevisionProposed, RunEvent, RunFinished
 from graphs.scoring import SCREENED_REASON, Decision, certify, get_policy
 from tests.helpers.driving import drive
 from tests.helpers.loop import EchoReviser, Verdict, context_of, passing, run
@@ -105,7 +105,7 @@ async def test_seven_identical_rationales_are_abstentions_and_the_run_ends_in_er
     assert first.decision == "error" and all(o.verdict is None for o in first.outcomes)
     assert all(o.abstain_reason and o.abstain_reason.startswith("degenerate") for o in first.outcomes)
     assert all(copied in o.raw_outputs[0] or copied.upper() in o.raw_outputs[0] for o in first.outcomes)
-    raw = [e for e in events if isinstance(e, JudgeVerdictEvent)]
+    raw = [e for e in events if isinstance(e, JudgeVerdict)]
     assert len(raw) == 7 and all(e.score is not None and not e.abstained for e in raw)
     assert len(result.revisions) == 0  # the model under test is not asked to revise for the panel's failure
 

@@ -14,9 +14,9 @@ from agents.schemas import (
     HOLISTIC,
     JUDGES,
     FiveKeys,
-    HolisticVerdict,
+    HolisticReply,
+    JudgeReply,
     JudgeResult,
-    JudgeVerdict,
     Problem,
     RevisionResult,
 )
@@ -43,7 +43,7 @@ class ScriptedJudge:
             "confidence": confidence,
         }
         verdict = (
-            HolisticVerdict(
+            HolisticReply(
                 **common,
                 five_keys=FiveKeys(
                     concepts="", prerequisites="", representations="", alternative_values="", narrative=""
@@ -51,7 +51,7 @@ class ScriptedJudge:
                 suggestions=["say what is asked"],
             )
             if request.judge == HOLISTIC
-            else JudgeVerdict(**common)
+            else JudgeReply(**common)
         )
         return JudgeResult(
             judge=request.judge, round=request.round, verdict=verdict, model="scripted", prompt_version="t"

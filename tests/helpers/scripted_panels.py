@@ -12,7 +12,7 @@ from agents.judges import JudgeRequest
 from agents.llm.calls import Usage
 from agents.panel import Panel, PanelFactory
 from agents.rubric.panel import RubricReviser
-from agents.schemas import HOLISTIC, JUDGES, FiveKeys, HolisticVerdict, JudgeResult, JudgeVerdict, Problem
+from agents.schemas import HOLISTIC, JUDGES, FiveKeys, HolisticReply, JudgeReply, JudgeResult, Problem
 
 Script = Callable[[Problem], tuple[int, int]]  # a version → (score, confidence) of every judge
 
@@ -34,7 +34,7 @@ class ScriptedJudge:
             "confidence": confidence,
         }
         verdict = (
-            HolisticVerdict(
+            HolisticReply(
                 **common,
                 five_keys=FiveKeys(
                     concepts="", prerequisites="", representations="", alternative_values="", narrative=""
@@ -42,7 +42,7 @@ class ScriptedJudge:
                 suggestions=[],
             )
             if request.judge == HOLISTIC
-            else JudgeVerdict(**common)
+            else JudgeReply(**common)
         )
         return JudgeResult(
             judge=request.judge,

@@ -476,7 +476,7 @@ COMPONENTS = {
 }
 EVENTS = {
     client_models.RoundStarted: "RoundStarted",
-    client_models.JudgeVerdict: "JudgeVerdictEvent",
+    client_models.JudgeVerdict: "JudgeVerdict",
     client_models.RoundScored: "RoundScored",
     client_models.ReviserThinking: "ReviserThinking",
     client_models.RevisionProposed: "RevisionProposed",
