@@ -233,7 +233,7 @@ def test_height_is_not_proportional_to_age_written_with_hyphens() -> None:
 def test_sound_problems_of_common_shapes_raise_nothing(question: str, solution: str) -> None:
     facts = ProblemFacts(question, solution)
     for detector in (d.invented, d.operation_fits, d.proportional, d.one_task, d.answers_the_question):
-        assert not detector(facts), detector.__name__
+        assert not detector(facts), detector.check
 
 
 def test_three_questions_in_one_sentence_are_several_tasks() -> None:

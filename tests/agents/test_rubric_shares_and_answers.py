@@ -151,7 +151,7 @@ def test_speeds_and_durations_said_in_words_are_answers_and_traced() -> None:
 def test_sound_answers_said_plainly_raise_nothing(question: str, solution: str) -> None:
     facts = ProblemFacts(question, solution)
     for check in (d.answers_the_question, d.arithmetic, d.units_consistent):
-        assert not check(facts), (check.__name__, question)
+        assert not check(facts), (check.check, question)
 
 
 def test_ages_grow_by_years_not_in_proportion() -> None:
@@ -228,7 +228,7 @@ def test_using_some_to_make_something_is_taking_away() -> None:
 def test_sound_problems_of_chance_shapes_and_parts_raise_nothing(question: str, solution: str) -> None:
     facts = ProblemFacts(question, solution)
     for check in (d.plausible, d.invented, d.answers_the_question, d.arithmetic):
-        assert not check(facts), (check.__name__, question)
+        assert not check(facts), (check.check, question)
 
 
 def test_a_probability_above_one_is_still_impossible() -> None:
@@ -269,7 +269,7 @@ def test_a_border_a_count_in_another_unit_and_a_lunch_break_raise_nothing(
 ) -> None:
     facts = ProblemFacts(question, solution)
     for check in (d.invented, d.arithmetic, d.data_consistent):
-        assert not check(facts), (check.__name__, question)
+        assert not check(facts), (check.check, question)
 
 
 def test_a_measure_worked_back_from_a_result_is_still_invented() -> None:
@@ -334,7 +334,7 @@ def test_a_bare_count_a_young_animal_and_a_product_in_a_sum_raise_nothing(
 ) -> None:
     facts = ProblemFacts(question, solution)
     for check in (d.answers_the_question, d.plausible, d.units_consistent):
-        assert not check(facts), (check.__name__, question)
+        assert not check(facts), (check.check, question)
 
 
 def test_a_ratio_said_twice_must_agree() -> None:

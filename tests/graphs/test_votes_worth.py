@@ -54,7 +54,7 @@ def test_kish_effective_votes() -> None:
 
 
 def test_seven_judges_that_err_together_are_worth_one_vote_and_one_judge_decides_as_all() -> None:
-    everyone = set(JUDGES)
+    everyone: set[str] = set(JUDGES)
     judged = [version("flawed", set(), i) for i in range(20)]  # caught by all
     judged += [version("flawed", everyone, 20 + i) for i in range(4)]  # let through by all
     judged += [version("control", everyone, 30 + i) for i in range(20)]

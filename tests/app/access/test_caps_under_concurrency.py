@@ -6,6 +6,7 @@ every call is real HTTP and counted where it arrives. On SQLite and PostgreSQL."
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -64,7 +65,7 @@ async def _all_ended(client: httpx.AsyncClient, auth: dict[str, str]) -> list[di
     raise AssertionError("the admitted runs did not end")
 
 
-async def _benches_decided(database_url: str, benches: list[asyncio.Future[httpx.Response]]) -> None:
+async def _benches_decided(database_url: str, benches: Sequence[asyncio.Future[httpx.Response]]) -> None:
     """Until every bench is refused (answered) or admitted (its reservation stored)."""
     engine = create_engine(database_url)
     try:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
 
@@ -31,6 +32,13 @@ from tests.helpers.paths import SAMPLES
 pytestmark = pytest.mark.both_databases
 
 SAMPLE = SAMPLES / "datasets" / "flawed-problems.jsonl"
+
+
+def stored_ids(ids: Iterable[int | None]) -> list[int]:
+    """The ids of stored batch items, in order: a stored row always has one."""
+    listed = list(ids)
+    assert None not in listed, listed
+    return [i for i in listed if i is not None]
 
 
 @dataclass
@@ -142,7 +150,7 @@ async def test_pause_resume_cancel_and_retry(harness: Harness, simulator_server:
     cancelled = await harness.service.cancel(other.id)
     assert cancelled.status == "cancelled"
     settled = await harness.wait(other.id)
-    assert set(verdicts(settled["items"])) <= {"cancelled", "verdict"}  # type: ignore[arg-type]
+    assert set(verdicts(settled["items"])) <= {"cancelled", "verdict"}
 
 
 async def test_failed_items_can_be_retried_alone(harness: Harness, simulator_server: SimulatorServer) -> None:
@@ -176,7 +184,7 @@ async def test_a_process_that_does_not_know_the_model_leaves_its_items_pending(
     batch = await service.create(BatchSpec(dataset.id, ["elsewhere"], judge_model="rubric", use_cache=False))
     async with short_session(sessions) as session:
         query = select(col(BatchItem.id)).where(col(BatchItem.batch_id) == batch.id)
-        ids = list((await session.execute(query)).scalars().all())
+        ids = stored_ids((await session.execute(query)).scalars().all())
     stranger = PanelFactory(ModelRegistry.from_sources(extra={}), {})
     knower = PanelFactory(
         ModelRegistry.from_sources(
@@ -251,6 +259,7 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
         async with short_session(sessions) as session:
             dataset = await store_dataset(session, "s", parse_dataset(SAMPLE.read_bytes(), SAMPLE.name))
             problem = (await session.execute(select(col(ProblemRow.id)))).scalars().first()
+            assert problem is not None
             quiet = Batch(
                 dataset_id=dataset.id,
                 models=["m"],
@@ -272,10 +281,10 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
             session.add_all([quiet, busy])
             await session.flush()
 
-            def run(owner: str, until: object) -> str:
+            def run(owner: str, until: datetime) -> str:
                 """An unfinished run, held by ``owner`` until ``until``: its item's lease."""
                 held = Run(
-                    problem_id=problem or "",
+                    problem_id=problem,
                     status="running",
                     model="m",
                     judge_model="m",
@@ -288,7 +297,14 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
                 session.add(held)
                 return held.id
 
-            def item(batch: Batch, repeat: int, status: str, **claim: object) -> BatchItem:
+            def item(
+                batch: Batch,
+                repeat: int,
+                status: str,
+                claimed_at: datetime | None = None,
+                finished_at: datetime | None = None,
+                run_id: str | None = None,
+            ) -> BatchItem:
                 return BatchItem(
                     batch_id=batch.id,
                     problem_id=problem,
@@ -296,7 +312,9 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
                     repeat=repeat,
                     arm="loop",
                     status=status,
-                    **claim,
+                    claimed_at=claimed_at,
+                    finished_at=finished_at,
+                    run_id=run_id,
                 )
 
             dead, alive = run("dead", long_ago), run("alive", utcnow() + timedelta(minutes=10))
@@ -313,7 +331,7 @@ async def test_stalled_items_are_found_for_resending(database_url: str) -> None:
             )
         async with short_session(sessions) as session:
             found = await stalled(session, stall=timedelta(seconds=30))
-            statuses = {(await session.get(BatchItem, item_id)).status for item_id in found}
+            statuses = {(await session.get_one(BatchItem, item_id)).status for item_id in found}
         assert len(found) == 2 and statuses == {"queued", "running"}  # only the quiet batch's leftovers
     finally:
         await engine.dispose()
@@ -388,7 +406,7 @@ async def test_the_sweep_resends_a_quiet_batchs_items_at_most_once_a_redelivery_
     """On Redis, re-sending stalled items is the executor's one sweep's work (no loop of its own):
     registered while items are consumed, and at most once per THINKLOOP_REDELIVERY_S however
     often the sweep runs."""
-    queued = [item.id for item in await sweep_world.items()]
+    queued = stored_ids(item.id for item in await sweep_world.items())
     sent = sweep_world.sent
     async with sweep_world.sweep(database_url, redelivery_s=0.5) as resend:
         await asyncio.sleep(0.6)  # the batch is quiet for longer than a redelivery period
@@ -503,8 +521,10 @@ async def test_items_are_built_in_problem_order_with_models_interleaved(database
             assert await create_items(session, batch) == 12 * 2 * 2 * 2
             query = select(col(DatasetItem.problem_id)).where(col(DatasetItem.dataset_id) == dataset.id)
             problems = (await session.execute(query.order_by(col(DatasetItem.position)))).scalars().all()
-            query = select(BatchItem).where(col(BatchItem.batch_id) == batch.id).order_by(col(BatchItem.id))
-            items = (await session.execute(query)).scalars().all()
+            in_order = (
+                select(BatchItem).where(col(BatchItem.batch_id) == batch.id).order_by(col(BatchItem.id))
+            )
+            items = (await session.execute(in_order)).scalars().all()
     finally:
         await engine.dispose()
     expected = [

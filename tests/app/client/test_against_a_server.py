@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pydantic
 import pytest
 
 from agents.simulator import SimulatorServer
@@ -448,7 +449,7 @@ def test_both_clients_have_the_same_methods() -> None:
 
 # The client's models against the server's schema --------------------------------------------------
 
-COMPONENTS = {
+COMPONENTS: dict[type[pydantic.BaseModel], str] = {
     client_models.Run: "RunPublic",
     client_models.RunTrace: "RunTrace",
     client_models.Round: "RoundPublic",
@@ -474,7 +475,7 @@ COMPONENTS = {
     client_models.ReviewDetail: "ReviewDetail",
     client_models.ReviewDecision: "DecisionPublic",
 }
-EVENTS = {
+EVENTS: dict[type[pydantic.BaseModel], str] = {
     client_models.RoundStarted: "RoundStarted",
     client_models.JudgeVerdict: "JudgeVerdict",
     client_models.RoundScored: "RoundScored",
@@ -500,7 +501,7 @@ def _json_types(annotation: Any) -> set[str]:
         return {"array"}
     if origin is dict or annotation is dict:
         return {"object"}
-    if isinstance(annotation, type) and issubclass(annotation, client_models.BaseModel):
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
         return {"object"}
     if annotation is typing.Any:
         return {"string", "integer", "number", "boolean", "object", "array", "null"}
@@ -565,9 +566,7 @@ def test_a_stream_closed_before_the_end_resumes_after_the_last_event(
     reconnects with Last-Event-ID; no event is lost or repeated."""
     import httpx
 
-    from thinkloop_client import client as module
-
-    monkeypatch.setattr(module.time, "sleep", lambda _: None)
+    monkeypatch.setattr("thinkloop_client.client.time.sleep", lambda _: None)
     frames = {
         "0": 'id: 1\nevent: run.started\ndata: {"type": "run.started"}\n\n'
         'id: 2\nevent: reviser.thinking\ndata: {"type": "reviser.thinking", "round": 1, "delta": "hm"}\n\n',
@@ -581,7 +580,13 @@ def test_a_stream_closed_before_the_end_resumes_after_the_last_event(
             after = request.headers.get("last-event-id", "0")
             asked.append(after)
             return httpx.Response(200, text=frames[after], headers={"content-type": "text/event-stream"})
-        run = {"id": "r1", "status": "running", "model": "m", "judge_model": "j", "policy": "default"}
+        run: dict[str, Any] = {
+            "id": "r1",
+            "status": "running",
+            "model": "m",
+            "judge_model": "j",
+            "policy": "default",
+        }
         run |= {
             "max_rounds": 3,
             "question": "q",

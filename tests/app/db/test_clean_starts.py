@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -70,7 +69,8 @@ def test_serve_and_keys_create_started_together_on_a_fresh_sqlite_database_both_
         try:
             _until_both_wait_for(lock, serve, key)
         except BaseException:
-            serve.kill(), key.kill()
+            serve.kill()
+            key.kill()
             raise
         finally:
             fcntl.flock(held, fcntl.LOCK_UN)
@@ -81,9 +81,13 @@ def test_serve_and_keys_create_started_together_on_a_fresh_sqlite_database_both_
 
 def _serve_and_keys_create(database: Path) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
     env = _env(f"sqlite+aiosqlite:///{database}")
-    pipes: dict[str, Any] = {"env": env, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
-    serve = subprocess.Popen([*COMMAND, "serve", "--port", str(free_port())], **pipes)
-    key = subprocess.Popen([*COMMAND, "keys", "create", "--name", "app"], **pipes)
+    pipe = subprocess.PIPE
+    serve = subprocess.Popen(
+        [*COMMAND, "serve", "--port", str(free_port())], env=env, stdout=pipe, stderr=pipe, text=True
+    )
+    key = subprocess.Popen(
+        [*COMMAND, "keys", "create", "--name", "app"], env=env, stdout=pipe, stderr=pipe, text=True
+    )
     return serve, key
 
 
@@ -100,7 +104,7 @@ def _until_both_wait_for(lock: Path, *processes: subprocess.Popen[str]) -> None:
         for process in processes:
             if process.poll() is not None:  # it ended without waiting for the migration lock
                 _, errors = process.communicate()
-                pytest.fail(f"{process.args} ended before waiting for {lock.name}: {errors[-2000:]}")
+                pytest.fail(f"{process.args!r} ended before waiting for {lock.name}: {errors[-2000:]}")
         assert time.monotonic() < deadline, f"the processes never both waited for {lock.name}"
         time.sleep(0.05)
 

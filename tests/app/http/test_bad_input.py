@@ -368,7 +368,7 @@ async def test_the_largest_batch_items_cursor_is_an_empty_page(api: Api) -> None
 async def test_a_last_event_id_past_any_event_is_a_400_before_the_stream(api: Api, value: str) -> None:
     run = api.client.post("/v1/runs", json={"problem": {"question": QUESTION}})
     assert run.status_code == 202, run.text
-    resume = {"Last-Event-ID": value.encode("latin-1")}  # a header is Latin-1: "²" is one byte
+    resume = {b"Last-Event-ID": value.encode("latin-1")}  # a header is Latin-1: "²" is one byte
     response = api.client.get(f"/v1/runs/{run.json()['id']}/events", headers=resume)
     api.refused(response, 400, "bad-request", "Last-Event-ID")
     # The run ends before the server stops: a stop then has no run to hand back (a SQLite stop with a

@@ -195,7 +195,14 @@ def test_a_trace_names_its_final_and_its_best_version() -> None:
 
     def row(n: int, quality: float | None) -> RoundRow:
         return RoundRow(
-            run_id="r", round=n, question=f"q{n}", solution=f"s{n}", quality=quality, decision="revise"
+            run_id="r",
+            round=n,
+            question=f"q{n}",
+            solution=f"s{n}",
+            quality=quality,
+            n_voting=7,
+            n_passing=0,
+            decision="revise",
         )
 
     final, best = _versions([row(1, 0.6), row(2, 0.8), row(3, 0.7)])

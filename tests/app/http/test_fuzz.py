@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 import schemathesis
@@ -21,6 +21,18 @@ from app.main import create_app
 from tests.helpers.service import LiveServer, seed_keys, service_settings
 
 PROBLEM_JSON = "application/problem+json"
+# A generated request, whichever operation of the API it calls.
+Case = schemathesis.Case[Any]
+
+
+class _Seen(TypedDict):
+    """What the stateful test counts, and whose key makes the current call."""
+
+    calls: int
+    crossed: int
+    project: str
+
+
 # schemathesis's own strategies draw from `random`, which hypothesis deprecates (a library matter).
 pytestmark = [
     pytest.mark.slow,
@@ -29,9 +41,7 @@ pytestmark = [
 
 
 @schemathesis.check
-def errors_are_problem_json(
-    ctx: Any, response: schemathesis.Response, case: schemathesis.Case
-) -> bool | None:
+def errors_are_problem_json(ctx: Any, response: schemathesis.Response, case: Case) -> bool | None:
     """Every 4xx and 5xx answer is RFC 9457 problem+json with its required members."""
     if response.status_code < 400:
         return None
@@ -42,7 +52,7 @@ def errors_are_problem_json(
 
 
 @schemathesis.check
-def no_server_error(ctx: Any, response: schemathesis.Response, case: schemathesis.Case) -> bool | None:
+def no_server_error(ctx: Any, response: schemathesis.Response, case: Case) -> bool | None:
     """No 500 (a 503 with Retry-After would be an outage, which this test does not cause)."""
     assert response.status_code < 500, response.text[:500]
     return True
@@ -82,7 +92,7 @@ def test_the_api_holds_to_its_schema(api: tuple[Any, dict[str, str]]) -> None:
 
         @given(case=operation.as_strategy())
         @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-        def fuzz(case: schemathesis.Case) -> None:
+        def fuzz(case: Case) -> None:
             if (
                 case.path == "/v1/judges/validate"
                 and isinstance(case.body, dict)
@@ -122,11 +132,9 @@ def test_two_projects_statefully_never_see_each_other(
     turn: no 500, problem+json errors, and nothing one project made is ever answered 2xx to the other."""
     schema, keys, base_url = two_projects
     owner: dict[str, str] = {}  # id of something made → the project that made it
-    state = {"calls": 0, "crossed": 0, "project": "A"}
+    state: _Seen = {"calls": 0, "crossed": 0, "project": "A"}
 
-    def not_across_projects(
-        ctx: Any, response: schemathesis.Response, case: schemathesis.Case
-    ) -> bool | None:
+    def not_across_projects(ctx: Any, response: schemathesis.Response, case: Case) -> bool | None:
         caller = state["project"]
         named = [str(value) for value in (case.path_parameters or {}).values()]
         if any(owner.get(value) not in (None, caller) for value in named):
@@ -142,7 +150,7 @@ def test_two_projects_statefully_never_see_each_other(
         if response.status_code < 300 and response.content.startswith(b"{"):
             items = response.json().get("items")
             if isinstance(items, list):  # a list shows the caller's own things only
-                ids = [item.get("id") for item in items if isinstance(item, dict)]
+                ids = [i for item in items if isinstance(item, dict) and isinstance(i := item.get("id"), str)]
                 assert [i for i in ids if owner.get(i) not in (None, caller)] == [], case.formatted_path
         return True
 
@@ -150,13 +158,13 @@ def test_two_projects_statefully_never_see_each_other(
         def setup(self) -> None:
             self.step_number = 0  # each scenario alternates A, B, A, … from its first call
 
-        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
+        def get_call_kwargs(self, case: Case) -> dict[str, Any]:
             self.step_number += 1
             state["calls"] += 1
             state["project"] = "A" if self.step_number % 2 else "B"
             return {"headers": keys[str(state["project"])], "timeout": 30}
 
-        def before_call(self, case: schemathesis.Case) -> None:
+        def before_call(self, case: Case) -> None:
             if (
                 case.path == "/v1/judges/validate"
                 and isinstance(case.body, dict)
@@ -164,15 +172,13 @@ def test_two_projects_statefully_never_see_each_other(
             ):
                 case.body["builtin"] = False  # seconds per request; test_validity_api covers it
 
-        def after_call(self, response: schemathesis.Response, case: schemathesis.Case) -> None:
+        def after_call(self, response: schemathesis.Response, case: Case) -> None:
             if case.method == "POST" and response.status_code in (200, 201, 202):
                 made = response.json().get("id")
                 if isinstance(made, str) and made not in owner:
                     owner[made] = str(state["project"])
 
-        def validate_response(
-            self, response: schemathesis.Response, case: schemathesis.Case, **kwargs: Any
-        ) -> None:
+        def validate_response(self, response: schemathesis.Response, case: Case, **kwargs: Any) -> None:
             case.validate_response(response, checks=[*CHECKS, not_across_projects], transport_kwargs=kwargs)
 
     TwoProjects.run(

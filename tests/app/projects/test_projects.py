@@ -210,9 +210,9 @@ async def test_a_patch_never_leaves_half_a_guarantee_target(service: Service) ->
         assert await stored() == (None, None)
     whole = await client.patch(url, json={"guarantee_alpha": 0.05, "guarantee_delta": 0.1}, headers=admin)
     assert whole.status_code == 200, whole.text
-    for half in ({"guarantee_alpha": None}, {"guarantee_delta": None}):
-        refused = await client.patch(url, json=half, headers=admin)
-        assert refused.status_code == 422, (half, refused.text)
+    for cleared in ({"guarantee_alpha": None}, {"guarantee_delta": None}):
+        refused = await client.patch(url, json=cleared, headers=admin)
+        assert refused.status_code == 422, (cleared, refused.text)
         assert await stored() == (0.05, 0.1)
     one_side = await client.patch(url, json={"guarantee_alpha": 0.02}, headers=admin)
     assert one_side.status_code == 200 and await stored() == (0.02, 0.1)  # still a whole target

@@ -11,9 +11,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.collections import PolyCollection
+from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.text import Text
@@ -69,8 +70,8 @@ def _colours(figure: Figure) -> set[str]:
             seen |= {to_hex(line.get_color()), to_hex(line.get_markerfacecolor())}
         for collection in axes.collections:
             if isinstance(collection, PolyCollection) or collection.get_array() is None:
-                seen |= {to_hex(c) for c in collection.get_facecolors()}
-                seen |= {to_hex(c) for c in collection.get_edgecolors()}
+                seen |= {to_hex(c) for c in np.asarray(collection.get_facecolor())}
+                seen |= {to_hex(c) for c in np.asarray(collection.get_edgecolor())}
     return seen
 
 
@@ -94,7 +95,7 @@ def test_every_axes_with_data_is_labelled(drawn: dict[str, Figure]) -> None:
 def test_no_legend_covers_an_axes(drawn: dict[str, Figure]) -> None:
     for name, figure in drawn.items():
         renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
-        legends = [*figure.legends, *(a.get_legend() for a in figure.axes if a.get_legend())]
+        legends = [*figure.legends, *(lg for a in figure.axes if (lg := a.get_legend()) is not None)]
         for legend in legends:
             box = legend.get_window_extent(renderer)
             for axes in figure.axes:
@@ -104,7 +105,10 @@ def test_no_legend_covers_an_axes(drawn: dict[str, Figure]) -> None:
 
 def test_numbers_carry_their_intervals(drawn: dict[str, Figure], report: dict[str, Any]) -> None:
     comparison = drawn["comparison"]
-    whiskers = sum(len(c.get_segments()) for a in comparison.axes for c in a.collections)
+    whiskers = 0
+    for collection in (c for a in comparison.axes for c in a.collections):
+        assert isinstance(collection, LineCollection)  # errorbar draws its whiskers as line collections
+        whiskers += len(collection.get_segments())
     with_interval = sum(r["pass_rate_ci95"] is not None for r in report["rows"])
     with_interval += sum(r["avg_quality_final_ci95"] is not None for r in report["rows"])
     assert whiskers == with_interval > 0
@@ -162,7 +166,8 @@ def _in_order(names: list[str]) -> list[str]:
 def test_kaplan_meier_curves_differ_without_colour(drawn: dict[str, Figure], report: dict[str, Any]) -> None:
     """In grey, or where curves overlap, each curve still has its own dash and marker: the control
     arm dashed with hollow markers, the loop solid."""
-    lines = [line for line in drawn["rounds"].axes[0].get_lines() if not line.get_label().startswith("_")]
+    drawn_lines = drawn["rounds"].axes[0].get_lines()
+    lines = [line for line in drawn_lines if not str(line.get_label()).startswith("_")]
     assert len(lines) == len([r for r in report["rows"] if r["time_to_pass"]]) >= 2
     styles = {line.get_label(): (str(line.get_linestyle()), line.get_marker()) for line in lines}
     assert len(set(styles.values())) == len(lines), styles

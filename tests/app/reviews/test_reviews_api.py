@@ -14,7 +14,7 @@ from tests.helpers.reviewing import auth, corrected, decide, make_key, queue, so
 from tests.helpers.service import Service, assert_problem
 
 HOOK = "http://127.0.0.1:9/hook"  # a receiver nobody listens on: deliveries are stored before any attempt
-FLAWED = {
+FLAWED: dict[str, Any] = {
     "decision": "flawed",
     "flaws": [{"type": "missing_data", "evidence": "Lena's count of shells is never given"}],
 }

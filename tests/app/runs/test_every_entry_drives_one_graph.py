@@ -198,10 +198,10 @@ async def test_a_temporary_stores_run_is_stored_once_at_its_end(monkeypatch: pyt
         )
         async with short_session(store.sessions) as session:
             verdicts = (await session.execute(select(JudgementRow))).scalars().all()
-            types = (
+            stored = (
                 await session.execute(select(col(TranscriptEvent.type)).order_by(col(TranscriptEvent.seq)))
             ).scalars()
-            types = [kind for kind in types if kind != "reviser.thinking"]
+            types = [kind for kind in stored if kind != "reviser.thinking"]
     rounds = len(result.rounds)
     assert result.outcome == "screened" and rounds == 2
     assert transactions == ["app.runs.temporary", "app.runs.recorder"]  # its creation, then its end
