@@ -23,6 +23,7 @@ or there is none (every acceptance is escalated).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -44,8 +45,10 @@ def clopper_pearson_upper(k: int, n: int, delta: float) -> float:
 
 def min_accepted(alpha: float, delta: float) -> int:
     """The fewest accepted versions with which any threshold can pass: 0 flawed of n gives the bound
-    1 − δ^(1/n), at most α once n ≥ ln δ / ln(1 − α)."""
-    return math.ceil(math.log(delta) / math.log(1 - alpha))
+    1 − δ^(1/n), at most α once n ≥ ln δ / ln(1 − α). ``log1p`` keeps ln(1 − α) nonzero for an α
+    too small for 1 − α to differ from 1; where the quotient overflows, no count is enough."""
+    least = math.log(delta) / math.log1p(-alpha)
+    return math.ceil(least) if math.isfinite(least) else sys.maxsize
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@ in which the false-accept rate among auto-accepted versions stays ≤ α in ≥ 
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -76,3 +78,10 @@ def _plugin(quality: np.ndarray, flawed: np.ndarray, passed: np.ndarray) -> floa
         if accepted.sum() and (accepted & flawed).sum() / accepted.sum() <= ALPHA:
             best = t
     return best
+
+
+def test_a_tiny_alpha_needs_more_accepted_versions_than_any_set_and_raises_nothing() -> None:
+    # 1 − α rounds to 1 for these: ln(1 − α) was 0 and the division raised (a 500 from
+    # POST /v1/judges/calibrate, found by the schema fuzzer).
+    assert min_accepted(1e-17, 0.1) > 10**16
+    assert min_accepted(5e-324, 0.5) == sys.maxsize
