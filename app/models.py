@@ -28,7 +28,7 @@ from agents.outcome import Outcome
 
 
 class RunStatus(StrEnum):
-    """Where a run is: queued, running, then its outcome (``graphs.scoring.Outcome``) for good.
+    """Where a run is: queued, running, then its outcome (``agents.outcome.Outcome``) for good.
 
     A batch item is executed as a run, so it is where its run is, in the same words: one
     vocabulary, one terminal set. An item is queued until claimed (its run is created then),

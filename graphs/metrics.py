@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from statistics import fmean
 
-from graphs.scoring import PASSED_OUTCOMES, Outcome, ScoringPolicy, is_pass
+from agents.outcome import PASSED_OUTCOMES, Outcome
+from graphs.scoring import ScoringPolicy, is_pass
 from graphs.state import Round
 
 

@@ -9,10 +9,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from agents.llm.calls import CallFailure, Usage
+from agents.outcome import SCORED_OUTCOMES, Outcome
 from agents.schemas import Problem, RevisionResult
 from graphs.events import RunEvent, RunFinished
 from graphs.metrics import RunMetrics, outcome_metrics
-from graphs.scoring import SCORED_OUTCOMES, Outcome, ScoringPolicy
+from graphs.scoring import ScoringPolicy
 from graphs.state import RefinementState, Round
 
 # Where a driven run's typed events go as they happen (a live trace, a benchmark's marks).

@@ -19,9 +19,7 @@ from enum import StrEnum
 from statistics import fmean
 from typing import Literal
 
-from agents.outcome import PASSED_OUTCOMES, SCORED_OUTCOMES, Outcome
-
-__all__ = ["PASSED_OUTCOMES", "SCORED_OUTCOMES", "Outcome"]  # and the names below (re-exported)
+from agents.outcome import Outcome
 
 # A panel's identity holds a hash of this module's source (graphs.decision, agents.identity): any
 # edit of it is a new, unmeasured panel, and records measured under the old code warrant nothing.

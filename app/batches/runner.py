@@ -23,6 +23,7 @@ from agents.llm.calls import CallFailure
 from agents.llm.lanes import Lanes, Stopping
 from agents.llm.models import UnknownModelError
 from agents.llm.retrying import OUTAGE_BACKOFF, log_retry
+from agents.outcome import Outcome
 from app.batches import repository as repo
 from app.batches.cache import SqlResponseCache
 from app.datasets import repository as datasets_repo
@@ -40,7 +41,6 @@ from app.models import (
 from app.runs import repository as runs_repo
 from app.runs.executor import LeaseLost, RunExecutor
 from graphs.result import RunResult
-from graphs.scoring import Outcome
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")

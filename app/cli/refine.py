@@ -63,11 +63,12 @@ def refine(
     """Judge a problem with seven agents and revise it until it passes or rounds run out."""
     from rich.console import Console
 
+    from agents.outcome import Outcome
     from app.cli.render import TraceRenderer
     from app.logging import configure_logging
     from app.panels import panel_factory
     from app.settings import get_settings
-    from graphs.scoring import Outcome, get_policy
+    from graphs.scoring import get_policy
 
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_json)

@@ -11,6 +11,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from agents.outcome import SCORED_OUTCOMES, Outcome
 from agents.schemas import Problem
 from graphs.events import (
     JudgeVerdict,
@@ -21,7 +22,6 @@ from graphs.events import (
     RunEvent,
     RunFinished,
 )
-from graphs.scoring import SCORED_OUTCOMES, Outcome
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:

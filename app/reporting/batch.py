@@ -17,6 +17,7 @@ from statistics import fmean
 from typing import Any
 
 from agents.llm.models import OFFLINE_MODEL
+from agents.outcome import Outcome
 from agents.schemas import JUDGES
 from app.models import Batch
 from app.reporting.comparisons import comparisons
@@ -44,7 +45,7 @@ from graphs.analysis.agreement import (
 from graphs.analysis.paper_tables import LEVELS
 from graphs.analysis.statistics import bootstrap_ci, kaplan_meier
 from graphs.revising import NOT_REVISED
-from graphs.scoring import Outcome, get_policy
+from graphs.scoring import get_policy
 
 # One name per number: the paper's Table 1 figure and the plain mean are different numbers (an item that
 # passed in round 1 counts 0 in the first and its score in the second), so every report names both.

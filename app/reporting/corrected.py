@@ -10,10 +10,10 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
+from agents.outcome import Outcome
 from app.models import Batch, BatchItem, ReviewItem
 from app.reporting.data import Entry, by_problem, problem_pass
 from graphs.analysis.correction import RESAMPLES, SEED, Calibration, corrected_rate, prediction_powered
-from graphs.scoring import Outcome
 
 METHOD = (
     "Rogan–Gladen (θ = (p − f) / (s − f), clipped to [0, 1]); 95 % percentile interval of a seeded "

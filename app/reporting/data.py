@@ -11,11 +11,11 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agents.labelled.repair import RepairKey
+from agents.outcome import SCORED_OUTCOMES, Outcome
 from app.models import BatchItem
 from app.reporting.answer_keys import answer_keys
 from app.reporting.item_result import ItemResult, item_results
 from graphs.analysis.statistics import wilson_interval
-from graphs.scoring import SCORED_OUTCOMES, Outcome
 
 OUTCOME_KEYS = (*(o.value for o in Outcome), "unfinished")
 

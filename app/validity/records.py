@@ -33,6 +33,7 @@ from agents.identity import (
 from agents.labelled.canonical import canonical_hash
 from agents.labelled.labels import LabelledItem
 from agents.llm.models import ModelRegistry
+from agents.outcome import Outcome
 from app.models import DEFAULT_PROJECT, Project, ValidityRecord
 from app.validity import provenance, selection
 from app.validity.provenance import MIN_SOUND, SHIPPED, NotRecordable
@@ -49,7 +50,7 @@ from app.validity.record_sources import (
 from app.version import version
 from graphs.decision import decision_version
 from graphs.result import RunResult
-from graphs.scoring import Outcome, ScoringPolicy, get_policy
+from graphs.scoring import ScoringPolicy, get_policy
 
 # The figures a record keeps, each a share of the headline split.
 RECORDED = ("false_accept", "specificity", "detection", "adversarial_gap")

@@ -15,6 +15,7 @@ from sqlalchemy import select, update
 from sqlmodel import col
 
 from agents.llm.models import ModelRegistry
+from agents.outcome import Outcome
 from agents.panel import PanelFactory
 from agents.simulator import SimulatorServer
 from agents.simulator.replies import all_text
@@ -45,7 +46,6 @@ from app.models import (
     TranscriptEvent,
     utcnow,
 )
-from graphs.scoring import Outcome
 from tests.helpers.batches import batch_runner
 from tests.helpers.problems import PROBLEM
 
