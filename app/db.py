@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager, contextmanager
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
@@ -80,6 +80,24 @@ def create_engine(url: str) -> AsyncEngine:
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     """Sessions that keep loaded objects usable after commit."""
     return async_sessionmaker(engine, expire_on_commit=False)
+
+
+class _Owned(Protocol):
+    project_id: str
+
+
+_Row = TypeVar("_Row", bound=_Owned)
+
+
+async def project_row(session: AsyncSession, table: type[_Row], row_id: str, project_id: str) -> _Row | None:
+    """The project's row of ``table`` with this id; None for an unknown id and for another project's
+    row alike. No id holds NUL (PostgreSQL would refuse to look it up), so such an id is unknown."""
+    from app.text import unstorable_reason
+
+    if unstorable_reason(row_id) is not None:
+        return None
+    row = await session.get(table, row_id)
+    return row if row is not None and row.project_id == project_id else None
 
 
 @asynccontextmanager

@@ -14,6 +14,7 @@ from sqlmodel import SQLModel, col, select
 from agents.llm.calls import Usage
 from agents.schemas import CallRecord, HolisticReply, JudgeResult, RevisionResult
 from app.access import reserve, usage
+from app.db import project_row
 from app.models import (
     RUN_TERMINAL,
     RUN_UNFINISHED,
@@ -33,7 +34,6 @@ from app.models import (
 )
 from app.pagination import created_between, page
 from app.problems import content_hash
-from app.text import unstorable_reason
 from graphs.result import RunResult
 from graphs.state import Round, RoundFigures
 
@@ -71,10 +71,7 @@ async def find_idempotent(session: AsyncSession, project_id: str, key: str) -> R
 
 async def project_run(session: AsyncSession, run_id: str, project_id: str) -> Run | None:
     """The project's run with this id; None for an unknown id and for another project's run alike."""
-    if unstorable_reason(run_id) is not None:  # no id holds NUL (PostgreSQL would refuse to look)
-        return None
-    run = await session.get(Run, run_id)
-    return run if run is not None and run.project_id == project_id else None
+    return await project_row(session, Run, run_id, project_id)
 
 
 async def list_runs(

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Path, Query, status
 from sqlalchemy import ColumnElement, or_, update
 from sqlmodel import col, select
 
+from app.db import project_row
 from app.deps import ReadKey, Session, WriteKey
 from app.errors import NotFound, Unprocessable, problem_responses
 from app.models import Run, WebhookDelivery, utcnow
@@ -73,10 +74,8 @@ def delivery_public(delivery: WebhookDelivery) -> DeliveryPublic:
 
 
 async def _run_exists(session: Session, run_id: str, project_id: str) -> None:
-    """404 unless the project has this run (another project's run is unknown alike); no id holds NUL,
-    which PostgreSQL would refuse to look up."""
-    run = None if unstorable_reason(run_id) is not None else await session.get(Run, run_id)
-    if run is None or run.project_id != project_id:
+    """404 unless the project has this run (another project's run is unknown alike)."""
+    if await project_row(session, Run, run_id, project_id) is None:
         raise NotFound(f"There is no run {run_id}.")
 
 
