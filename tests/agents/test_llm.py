@@ -186,7 +186,10 @@ async def test_truncated_stream_is_re_asked(sim: Sim, client: Callable[..., LLMC
 
 
 async def test_concurrency_limit_is_respected(sim: Sim, client: Callable[..., LLMClient]) -> None:
-    server = sim(latency_s=0.1)
+    # The gate holds every answer until a third request arrives, which a limit of 2 never lets
+    # happen: the two first calls wait together until the gate gives up. Two in flight at once is
+    # then certain however slow the machine, and a third would open the gate and be counted.
+    server = sim(gate=3, gate_timeout_s=1.0)
     judge = LLMJudge(client(max_concurrency=2))
     await asyncio.gather(*(judge.assess(REQUEST) for _ in range(6)))
     assert server.state.max_in_flight == 2

@@ -93,7 +93,7 @@ async def test_calls_in_flight_are_capped_across_workers(
     spec: Callable[..., ModelSpec],
     shared_stores: Callable[[], LimitStore],
 ) -> None:
-    server = sim(latency_s=0.1)
+    server = sim(gate=3, gate_timeout_s=1.0)  # a third call in flight would open the gate
     model = spec(name=unique("cap"), max_concurrency=2)
     clients = _clients(model, [shared_stores(), shared_stores()])  # two workers, one endpoint
     try:

@@ -115,7 +115,7 @@ async def test_a_reply_that_stops_midway_is_still_timed_out(sim: Sim, client: Cl
 
 
 async def test_a_server_that_tells_its_slots_gets_no_more_calls_at_once(sim: Sim, client: Client) -> None:
-    server = sim(slots=2, latency_s=0.3)
+    server = sim(slots=2, gate=3, gate_timeout_s=1.0)  # two calls meet at the gate, however slow the machine
     model = client()  # max_concurrency not configured: the server's own figure is used
     judge = LLMJudge(model)
     outcomes = await asyncio.gather(*(judge.assess(REQUEST) for _ in range(6)))
