@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -39,6 +39,16 @@ class JudgeVerdict(_Event):
     reasoning: str = ""
     model: str
     usage: Usage = Field(default_factory=Usage)
+
+    # What the verdict says, beside its headline (who judged, the score, the confidence, whether it
+    # abstained, the model and the call's usage). Its judgement row keeps the one durable copy: a
+    # stored event holds the headline once its row is stored, and readers join the text back.
+    TEXT: ClassVar[tuple[str, ...]] = ("rationale", "own_answer", "abstain_reason", "failure", "reasoning")
+
+    @classmethod
+    def headline(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """A stored event's data without the text its judgement row keeps."""
+        return {key: value for key, value in data.items() if key not in cls.TEXT}
 
     @classmethod
     def of(cls, outcome: JudgeResult) -> JudgeVerdict:

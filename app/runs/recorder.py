@@ -23,6 +23,7 @@ from app.runs.attempt import Attempt, Write
 from app.runs.leases import Leases
 from app.runs.stream import Notifier, StreamEvent, announce
 from app.webhooks.outbox import enqueue
+from graphs.events import JudgeVerdict
 from graphs.result import RunResult
 from graphs.state import Round
 
@@ -86,6 +87,27 @@ def replayed(attempt: Attempt, result: RunResult) -> list[Write]:
     """The events of rounds a resumed run took from its checkpoint's pending writes, and any other
     whose event was lost: stored with the rows, just before the end."""
     return undescribed(attempt, result.rounds, result.revisions, result.original)
+
+
+def headlines(rounds: Sequence[Round]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The stored form of events stored with ``rounds``' rows: a ``judge.verdict`` event of theirs
+    without the text its judgement row keeps (when the event says what the row says)."""
+    text_keys = set(JudgeVerdict.TEXT)
+    texts: dict[tuple[object, object], dict[str, Any]] = {
+        (outcome.round, outcome.judge): JudgeVerdict.of(outcome).model_dump(mode="json", include=text_keys)
+        for record in rounds
+        for outcome in record.outcomes
+    }
+
+    def stored(data: dict[str, Any]) -> dict[str, Any]:
+        if data["type"] != "judge.verdict":
+            return data
+        text = texts.get((data.get("round"), data.get("judge")))
+        if text is None or text != {key: data.get(key) for key in JudgeVerdict.TEXT}:
+            return data
+        return JudgeVerdict.headline(data)
+
+    return stored
 
 
 class Recorder(Protocol):
@@ -262,6 +284,8 @@ class _Transcripts:
         key: str | None,
         along: Work | None = None,
         held: Sequence[Write] = (),
+        then: Work | None = None,
+        stored: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         """Store the run's next transcript event and publish it to its streams.
 
@@ -269,7 +293,8 @@ class _Transcripts:
         end event, so a stream that sees the run ended also sees the event that ends the stream.
         ``held``: changes held back until now, whose events go first, in the same INSERT; their
         rounds and revisions are ``along``'s to store (the run's end stores all of them from its
-        final state).
+        final state). ``then``: a last change in the transaction, once the events are stored.
+        ``stored``: the form an event is stored in, when it is not the form it is streamed in.
         """
         run_id, transcript = attempt.run_id, attempt.transcript
         duplicate = key is not None and key in transcript.keys
@@ -284,18 +309,30 @@ class _Transcripts:
                     await self.held(session, run_id)
                 if events:
                     rows = [
-                        event_row(run_id, transcript.seq + n, event["type"], dedupe, event)
+                        event_row(
+                            run_id,
+                            transcript.seq + n,
+                            event["type"],
+                            dedupe,
+                            stored(event) if stored else event,
+                        )
                         for n, (event, dedupe) in enumerate(events, 1)
                     ]
                     await session.execute(_EVENTS, rows)
                     await self.notify(session, run_id, transcript.seq + len(rows))
+                if then is not None:
+                    await then(session)
         except IntegrityError:
             if held:  # held changes are not duplicates: the caller reads the transcript again
                 raise
             log.warning("transcript.duplicate", key=key)
-            if along is not None:  # the event is stored already; the changes still have to be
+            if along is not None or then is not None:
+                # The event is stored already; the changes still have to be.
                 async with short_session(self.sessions) as session:
-                    await along(session)
+                    if along is not None:
+                        await along(session)
+                    if then is not None:
+                        await then(session)
             return
         for event, _ in events:
             transcript.seq += 1
@@ -308,17 +345,41 @@ class _Transcripts:
         async with short_session(self.sessions) as session:
             attempt.restart(*await repo.last_event(session, attempt.run_id))
 
-    async def end(self, attempt: Attempt, event: dict[str, Any], end: End, held: list[Write]) -> None:
+    async def end(
+        self,
+        attempt: Attempt,
+        event: dict[str, Any],
+        end: End,
+        held: list[Write],
+        rounds: Sequence[Round] = (),
+    ) -> None:
         """Store the run's end ``event`` with its end state and the ``held`` changes, in one
-        transaction; rolled back, the held changes are queued again (its failure stores them)."""
+        transaction; rolled back, the held changes are queued again (its failure stores them).
+
+        Each verdict's text is left in its judgement row alone: a held ``judge.verdict`` event of
+        one of ``rounds`` (every round is a row once the end is stored) goes in as its headline,
+        and events stored earlier are cut down in the same transaction. A run with nothing stored
+        before its end (a deferred recorder's) ends without a query."""
 
         async def store(session: AsyncSession) -> None:
             run, payload = await end(session)
             if self.outbox:
                 await enqueue(session, run, event["type"], payload)
 
+        async def settle(session: AsyncSession) -> None:
+            await repo.keep_verdict_text_once(session, attempt.run_id)
+
+        earlier = attempt.transcript.seq > 0
         try:
-            await self.append(attempt, event, event["type"], along=store, held=held)
+            await self.append(
+                attempt,
+                event,
+                event["type"],
+                along=store,
+                held=held,
+                then=settle if earlier else None,
+                stored=headlines(rounds) if rounds else None,
+            )
         except BaseException:
             attempt.transcript.queued[:0] = held
             raise
@@ -390,7 +451,7 @@ class DurableRecorder(_Transcripts):
     async def finished(self, attempt: Attempt, result: RunResult, event: dict[str, Any], end: End) -> None:
         self.flush_thinking(attempt)
         await self.drain(attempt)
-        await self.end(attempt, event, end, replayed(attempt, result))
+        await self.end(attempt, event, end, replayed(attempt, result), result.rounds)
 
 
 class DeferredRecorder(_Transcripts):
@@ -412,4 +473,4 @@ class DeferredRecorder(_Transcripts):
         """What the run queued goes in with its end, in one transaction."""
         self.flush_thinking(attempt)
         held, attempt.transcript.queued = attempt.transcript.queued, []
-        await self.end(attempt, event, end, held + replayed(attempt, result))
+        await self.end(attempt, event, end, held + replayed(attempt, result), result.rounds)

@@ -6,7 +6,8 @@ from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, or_, update
+from sqlalchemy import and_, bindparam, delete, func, insert, or_, update
+from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import SQLModel, col, select
@@ -34,6 +35,7 @@ from app.models import (
 )
 from app.pagination import created_between, page
 from app.problems import content_hash
+from graphs.events import JudgeVerdict
 from graphs.result import RunResult
 from graphs.state import Round, RoundFigures
 
@@ -266,6 +268,95 @@ async def events_after(
         .limit(limit)
     )
     return (await session.execute(query)).scalars().all()
+
+
+_VERDICT = "judge.verdict"
+_EVENTS = SQLModel.metadata.tables["transcript_events"]
+_JUDGEMENTS = SQLModel.metadata.tables["judgements"]
+# A shortened event's data, by its id: one executemany for all of a run's.
+_SHORTEN = update(_EVENTS).where(_EVENTS.c.id == bindparam("event_id")).values(data=bindparam("headline"))
+
+
+def _holds_text(data: dict[str, Any]) -> bool:
+    return any(key in data for key in JudgeVerdict.TEXT)
+
+
+def _judge_of(data: dict[str, Any]) -> tuple[int, str]:
+    return int(data.get("round", 0)), str(data.get("judge"))
+
+
+def _event_text(data: dict[str, Any]) -> dict[str, Any]:
+    """A verdict event's text, in the form its judgement row gives it back (``_row_texts``)."""
+    text = {key: data.get(key) for key in JudgeVerdict.TEXT}
+    return text | {"own_answer": text["own_answer"] or None, "reasoning": text["reasoning"] or ""}
+
+
+async def _row_texts(
+    session: AsyncSession, run_id: str, rounds: Collection[int] | None = None
+) -> dict[tuple[int, str], dict[str, Any]]:
+    """The text of each stored judgement of a run (of ``rounds`` only, when given), by (round, judge)."""
+    table = _JUDGEMENTS
+    query = sa_select(
+        table.c.round,
+        table.c.judge,
+        table.c.rationale,
+        table.c.details,
+        table.c.abstain_reason,
+        table.c.failure,
+        table.c.reasoning,
+    ).where(table.c.run_id == run_id)
+    if rounds is not None:
+        query = query.where(table.c.round.in_(list(rounds)))
+    texts: dict[tuple[int, str], dict[str, Any]] = {}
+    for row in await session.execute(query):
+        texts[(row.round, row.judge)] = {
+            "rationale": row.rationale,
+            "own_answer": (row.details or {}).get("own_answer") or None,
+            "abstain_reason": row.abstain_reason,
+            "failure": row.failure,
+            "reasoning": row.reasoning or "",
+        }
+    return texts
+
+
+async def keep_verdict_text_once(session: AsyncSession, run_id: str) -> int:
+    """Drop the text from the run's stored ``judge.verdict`` events whose judgement row holds the same
+    text, so that the row keeps the one durable copy (``with_verdict_text`` joins it back for
+    readers). Called in the run's end transaction; returns how many events it shortened."""
+    query = sa_select(_EVENTS.c.id, _EVENTS.c.data).where(
+        _EVENTS.c.run_id == run_id, _EVENTS.c.type == _VERDICT
+    )
+    holding = [(event_id, data) for event_id, data in await session.execute(query) if _holds_text(data)]
+    if not holding:
+        return 0
+    texts = await _row_texts(session, run_id)
+    shortened = [
+        {"event_id": event_id, "headline": JudgeVerdict.headline(data)}
+        for event_id, data in holding
+        if texts.get(_judge_of(data)) == _event_text(data)
+    ]
+    if shortened:
+        await session.execute(_SHORTEN, shortened)
+    return len(shortened)
+
+
+async def with_verdict_text(
+    session: AsyncSession, run_id: str, rows: Sequence[TranscriptEvent]
+) -> list[dict[str, Any]]:
+    """The data of stored transcript events, each ``judge.verdict`` whole again: the text its
+    judgement row keeps joined back, in the order the live event had (the stream sends the same)."""
+    bare = [row for row in rows if row.type == _VERDICT and not _holds_text(row.data)]
+    if not bare:
+        return [row.data for row in rows]
+    texts = await _row_texts(session, run_id, {_judge_of(row.data)[0] for row in bare})
+    out = []
+    for row in rows:
+        text = texts.get(_judge_of(row.data)) if row.type == _VERDICT and not _holds_text(row.data) else None
+        if text is None:
+            out.append(row.data)
+        else:
+            out.append(JudgeVerdict.model_validate(row.data | text).model_dump(mode="json"))
+    return out
 
 
 async def claim_run(session: AsyncSession, run_id: str, owner: str, lease: timedelta) -> bool:

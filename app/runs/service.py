@@ -236,7 +236,8 @@ async def _stored(
         # events read next include the one that ends the stream.
         run = await session.get(Run, run_id)
         rows = await repo.events_after(session, run_id, after)
-    events = [StreamEvent.of(row.seq, row.type, row.data) for row in rows]
+        whole = await repo.with_verdict_text(session, run_id, rows)
+    events = [StreamEvent.of(row.seq, row.type, data) for row, data in zip(rows, whole, strict=True)]
     return events, run is None or run.status in RUN_TERMINAL
 
 

@@ -294,3 +294,110 @@ async def test_key_ledger_migration_charges_api_and_batch_runs_to_their_keys(dat
         ("k2", "2026-11-02", 100, 10, 0.5),
     ]
     assert caps == [(None, None)]
+
+
+async def test_verdict_text_migration_keeps_one_copy_where_the_row_holds_it(database_url: str) -> None:
+    """At 0033 a verdict's text was in its event and its row. 0034 drops it from the event whose row
+    holds the same text, and from no other: an earlier attempt's verdict (its text differs from the
+    row's) and a verdict with no row keep theirs. Its downgrade puts the text back as it was."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from app.db import alembic_config
+
+    config = alembic_config(database_url)
+    await asyncio.to_thread(command.upgrade, config, "0033")
+    engine = create_engine(database_url)
+    usage = {"input_tokens": 100, "output_tokens": 10, "calls": 1}
+    failure = {"kind": "endpoint", "model": "j", "host": None, "status": 503}
+    failure |= {"exception": "E", "message": "m"}
+
+    def verdict(judge: str, rationale: str | None, **more: object) -> dict[str, object]:
+        return {
+            "type": "judge.verdict",
+            "round": 1,
+            "judge": judge,
+            "score": 80 if rationale else None,
+            "confidence": 70 if rationale else None,
+            "rationale": rationale,
+            "own_answer": more.get("own_answer"),
+            "abstained": rationale is None,
+            "abstain_reason": more.get("abstain_reason"),
+            "failure": more.get("failure"),
+            "reasoning": more.get("reasoning", ""),
+            "model": "j",
+            "usage": usage,
+        }
+
+    events = {
+        "apply": verdict("apply", "The totals add up.", own_answer="42", reasoning="3 + 39 = 42"),
+        "evaluate": verdict("evaluate", None, abstain_reason="the endpoint failed", failure=failure),
+        "analyze": verdict("analyze", "An earlier attempt's reading."),  # its row says otherwise
+        "create": verdict("create", "No row was ever stored for this one."),
+    }
+    rows = [
+        ("apply", "The totals add up.", json.dumps({"own_answer": "42"}), None, None, "3 + 39 = 42"),
+        ("evaluate", None, None, "the endpoint failed", json.dumps(failure), ""),
+        ("analyze", "The reading that counted.", None, None, None, ""),
+    ]
+    try:
+        async with engine.begin() as connection:
+            now = "2026-11-01 10:00:00"
+            await connection.execute(
+                text(
+                    "INSERT INTO problems (id, content_hash, question, solution, created_at) "
+                    "VALUES ('p1', 'c1', 'q', 's', :now)"
+                ),
+                {"now": now},
+            )
+            await connection.execute(
+                text(
+                    "INSERT INTO runs (id, problem_id, status, model, judge_model, policy, max_rounds, arm,"
+                    " created_at) VALUES ('r1', 'p1', 'accepted', 'm', 'j', 'default', 3, 'loop', :now)"
+                ),
+                {"now": now},
+            )
+            for judge, rationale, details, reason, failed, reasoning in rows:
+                await connection.execute(
+                    text(
+                        "INSERT INTO judgements (run_id, round, judge, rationale, details, abstain_reason,"
+                        " failure, model, prompt_version, input_tokens, output_tokens, latency_s, reasoning,"
+                        " raw_outputs) VALUES ('r1', 1, :judge, :rationale, :details, :reason, :failure, 'j',"
+                        " 'v', 100, 10, 0.1, :reasoning, '[]')"
+                    ),
+                    {
+                        "judge": judge,
+                        "rationale": rationale,
+                        "details": details,
+                        "reason": reason,
+                        "failure": failed,
+                        "reasoning": reasoning,
+                    },
+                )
+            for seq, data in enumerate(events.values(), 1):
+                await connection.execute(
+                    text(
+                        "INSERT INTO transcript_events (run_id, seq, type, data, created_at) "
+                        "VALUES ('r1', :seq, 'judge.verdict', :data, :now)"
+                    ),
+                    {"seq": seq, "data": json.dumps(data), "now": now},
+                )
+
+        async def stored() -> dict[str, dict[str, object]]:
+            async with engine.connect() as connection:
+                datas = (await connection.execute(text("SELECT data FROM transcript_events"))).scalars()
+                loaded = [json.loads(v) if isinstance(v, str) else v for v in datas]
+            return {str(data["judge"]): data for data in loaded}
+
+        await migrate(database_url)
+        upgraded = await stored()
+        text_keys = {"rationale", "own_answer", "abstain_reason", "failure", "reasoning"}
+        for judge in ("apply", "evaluate"):
+            assert upgraded[judge] == {k: v for k, v in events[judge].items() if k not in text_keys}
+        assert upgraded["analyze"] == events["analyze"] and upgraded["create"] == events["create"]
+        await asyncio.to_thread(command.downgrade, config, "0033")
+        downgraded = await stored()
+        assert downgraded == events
+        assert [list(d) for d in downgraded.values()] == [list(d) for d in events.values()]  # key order too
+    finally:
+        await engine.dispose()

@@ -31,6 +31,7 @@ from app.runs.executor import RunExecutor, open_executor
 from app.runs.temporary import temporary_runs
 from app.settings import Settings
 from graphs.context import RunContext
+from graphs.events import JudgeVerdict
 from graphs.scoring import get_policy
 from tests.helpers import driving
 from tests.helpers.problems import ORCHESTRA
@@ -274,6 +275,31 @@ async def test_a_temporary_stores_run_ends_without_looking_anything_up(
     end = statements[statements.index("INSERT INTO RUNS") + 1 :]  # after the run's creation
     assert end and not [done for done in end if done.startswith("SELECT")], statements
     assert tokens == result.usage.input_tokens + result.usage.output_tokens > 0
+
+
+async def test_a_temporary_stores_verdict_text_is_stored_once_and_read_back_whole(
+    sim: Callable[..., SimulatorServer], spec: Callable[..., ModelSpec]
+) -> None:
+    """A temporary store stores everything at the run's end: each ``judge.verdict`` event goes in as
+    its headline, its text in its judgement row alone, and a reader gets the event back whole."""
+    sim(rules=[{"role": "^Judge|Five Keys", "score": 40}])
+    factory = PanelFactory(ModelRegistry({"sim": spec()}), {})
+    context = RunContext.of(factory.build("sim", "sim"), get_policy("default"))
+    async with factory, temporary_runs(driving.settings(), factory) as store:
+        result = await store.run(ORCHESTRA, context, model="sim", judge_model="sim")
+        async with short_session(store.sessions) as session:
+            query = select(TranscriptEvent).where(col(TranscriptEvent.type) == "judge.verdict")
+            rows = (await session.execute(query.order_by(col(TranscriptEvent.seq)))).scalars().all()
+            whole = await repo.with_verdict_text(session, rows[0].run_id, rows)
+            rationales = (await session.execute(select(col(JudgementRow.rationale)))).scalars().all()
+    assert len(rows) == 21 and all(set(r.data).isdisjoint(JudgeVerdict.TEXT) for r in rows)
+    assert len(rationales) == 21 and all(rationales)
+    expected = {
+        (o.round, o.judge): JudgeVerdict.of(o).model_dump(mode="json")
+        for r in result.rounds
+        for o in r.outcomes
+    }
+    assert {(d["round"], d["judge"]): d for d in whole} == expected
 
 
 async def test_a_machine_migrates_one_template_and_each_temporary_store_is_a_fresh_copy(

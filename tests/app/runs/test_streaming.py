@@ -158,6 +158,27 @@ async def test_streams_on_another_process_end_with_the_runs_end_event(
     assert all(t == replay for t in transcripts)
 
 
+async def test_a_process_that_never_ran_the_run_replays_its_verdicts_whole(
+    live: tuple[LiveServer, Keys], simulator_server: SimulatorServer, database_url: str
+) -> None:
+    """A verdict's text is stored once, in its judgement row; its stored event keeps the headline.
+    A process with nothing of the run in memory replays it from the database with the text joined
+    back: the same events, byte for byte, as the live stream sent."""
+    from app.main import create_app
+    from tests.helpers.service import service_settings
+
+    server, keys = live
+    state = simulator_server.state
+    state.configure(state.config.model_copy(update={"rules": [Rule(role="^Judge", score=40, times=7)]}))
+    run_id = await start_run(server.url, keys)
+    live_events = await collect(server.url, run_id, keys.auth("read"))
+    verdicts = [e for e in live_events if e["event"] == "judge.verdict"]
+    assert len(verdicts) == 14 and all(v["rationale"] and "reasoning" in v for v in verdicts)
+    with LiveServer(create_app(service_settings(database_url, simulator_server))) as other:
+        replay = await collect(other.url, run_id, keys.auth("read"))
+    assert replay == live_events
+
+
 async def held_elsewhere(database_url: str) -> str:
     """A running run whose lease a live process elsewhere holds: nothing here executes it."""
     from datetime import timedelta
