@@ -51,6 +51,25 @@ class JudgeVerdict(_Event):
         return {key: value for key, value in data.items() if key not in cls.TEXT}
 
     @classmethod
+    def joined(cls, headline: dict[str, Any], text: dict[str, Any]) -> dict[str, Any]:
+        """A stored headline whole again, with ``text`` as its judgement row keeps it (a verdict
+        without an answer of its own said ``""``; the row keeps none), in the live event's order."""
+        if text.get("own_answer") is None and not headline.get("abstained"):
+            text = text | {"own_answer": ""}
+        merged = headline | text
+        ordered = {key: merged[key] for key in cls.model_fields if key in merged}
+        return ordered | {key: value for key, value in merged.items() if key not in ordered}
+
+    @classmethod
+    def cut(cls, data: dict[str, Any], text: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The headline to store in place of a stored event's ``data``, when joining it back with
+        its row's ``text`` gives ``data`` exactly, key order included; None: keep it whole."""
+        if text is None or not all(key in data for key in cls.TEXT):
+            return None
+        headline = cls.headline(data)
+        return headline if list(cls.joined(headline, text).items()) == list(data.items()) else None
+
+    @classmethod
     def of(cls, outcome: JudgeResult) -> JudgeVerdict:
         """The event of a judge's outcome (as it happens, or rebuilt from a stored round)."""
         verdict = outcome.verdict

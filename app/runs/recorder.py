@@ -91,10 +91,9 @@ def replayed(attempt: Attempt, result: RunResult) -> list[Write]:
 
 def headlines(rounds: Sequence[Round]) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """The stored form of events stored with ``rounds``' rows: a ``judge.verdict`` event of theirs
-    without the text its judgement row keeps (when the event says what the row says)."""
-    text_keys = set(JudgeVerdict.TEXT)
+    as its headline, where its judgement row gives the text back exactly (``JudgeVerdict.cut``)."""
     texts: dict[tuple[object, object], dict[str, Any]] = {
-        (outcome.round, outcome.judge): JudgeVerdict.of(outcome).model_dump(mode="json", include=text_keys)
+        (outcome.round, outcome.judge): repo.judgement_text(outcome)
         for record in rounds
         for outcome in record.outcomes
     }
@@ -102,10 +101,8 @@ def headlines(rounds: Sequence[Round]) -> Callable[[dict[str, Any]], dict[str, A
     def stored(data: dict[str, Any]) -> dict[str, Any]:
         if data["type"] != "judge.verdict":
             return data
-        text = texts.get((data.get("round"), data.get("judge")))
-        if text is None or text != {key: data.get(key) for key in JudgeVerdict.TEXT}:
-            return data
-        return JudgeVerdict.headline(data)
+        headline = JudgeVerdict.cut(data, texts.get((data.get("round"), data.get("judge"))))
+        return data if headline is None else headline
 
     return stored
 

@@ -285,10 +285,21 @@ def _judge_of(data: dict[str, Any]) -> tuple[int, str]:
     return int(data.get("round", 0)), str(data.get("judge"))
 
 
-def _event_text(data: dict[str, Any]) -> dict[str, Any]:
-    """A verdict event's text, in the form its judgement row gives it back (``_row_texts``)."""
-    text = {key: data.get(key) for key in JudgeVerdict.TEXT}
-    return text | {"own_answer": text["own_answer"] or None, "reasoning": text["reasoning"] or ""}
+def _row_text(row: Any) -> dict[str, Any]:
+    """The text a judgement row keeps (a row as read, or as ``_judgement`` writes it), by the names
+    a ``judge.verdict`` event gives it (``JudgeVerdict.TEXT``)."""
+    return {
+        "rationale": row["rationale"],
+        "own_answer": (row["details"] or {}).get("own_answer"),
+        "abstain_reason": row["abstain_reason"],
+        "failure": row["failure"],
+        "reasoning": row["reasoning"],
+    }
+
+
+def judgement_text(outcome: JudgeResult) -> dict[str, Any]:
+    """The text the judgement row of ``outcome`` keeps (``_row_text``), before it is stored."""
+    return _row_text(_judgement("", outcome))
 
 
 async def _row_texts(
@@ -307,22 +318,14 @@ async def _row_texts(
     ).where(table.c.run_id == run_id)
     if rounds is not None:
         query = query.where(table.c.round.in_(list(rounds)))
-    texts: dict[tuple[int, str], dict[str, Any]] = {}
-    for row in await session.execute(query):
-        texts[(row.round, row.judge)] = {
-            "rationale": row.rationale,
-            "own_answer": (row.details or {}).get("own_answer") or None,
-            "abstain_reason": row.abstain_reason,
-            "failure": row.failure,
-            "reasoning": row.reasoning or "",
-        }
-    return texts
+    return {(row.round, row.judge): _row_text(row._mapping) for row in await session.execute(query)}
 
 
 async def keep_verdict_text_once(session: AsyncSession, run_id: str) -> int:
-    """Drop the text from the run's stored ``judge.verdict`` events whose judgement row holds the same
-    text, so that the row keeps the one durable copy (``with_verdict_text`` joins it back for
-    readers). Called in the run's end transaction; returns how many events it shortened."""
+    """Cut the run's stored ``judge.verdict`` events down to their headline wherever the judgement
+    row gives the text back exactly (``JudgeVerdict.cut``), so that the row keeps the one durable
+    copy; ``with_verdict_text`` joins it back for readers. Called as the run ends; returns how many
+    events it cut."""
     query = sa_select(_EVENTS.c.id, _EVENTS.c.data).where(
         _EVENTS.c.run_id == run_id, _EVENTS.c.type == _VERDICT
     )
@@ -330,11 +333,11 @@ async def keep_verdict_text_once(session: AsyncSession, run_id: str) -> int:
     if not holding:
         return 0
     texts = await _row_texts(session, run_id)
-    shortened = [
-        {"event_id": event_id, "headline": JudgeVerdict.headline(data)}
-        for event_id, data in holding
-        if texts.get(_judge_of(data)) == _event_text(data)
-    ]
+    shortened = []
+    for event_id, data in holding:
+        headline = JudgeVerdict.cut(data, texts.get(_judge_of(data)))
+        if headline is not None:
+            shortened.append({"event_id": event_id, "headline": headline})
     if shortened:
         await session.execute(_SHORTEN, shortened)
     return len(shortened)
@@ -344,7 +347,7 @@ async def with_verdict_text(
     session: AsyncSession, run_id: str, rows: Sequence[TranscriptEvent]
 ) -> list[dict[str, Any]]:
     """The data of stored transcript events, each ``judge.verdict`` whole again: the text its
-    judgement row keeps joined back, in the order the live event had (the stream sends the same)."""
+    judgement row keeps joined back, as the live event had it (the stream sends the same bytes)."""
     bare = [row for row in rows if row.type == _VERDICT and not _holds_text(row.data)]
     if not bare:
         return [row.data for row in rows]
@@ -352,10 +355,7 @@ async def with_verdict_text(
     out = []
     for row in rows:
         text = texts.get(_judge_of(row.data)) if row.type == _VERDICT and not _holds_text(row.data) else None
-        if text is None:
-            out.append(row.data)
-        else:
-            out.append(JudgeVerdict.model_validate(row.data | text).model_dump(mode="json"))
+        out.append(row.data if text is None else JudgeVerdict.joined(row.data, text))
     return out
 
 

@@ -181,6 +181,7 @@ async def cancel(
         if await repo.finish_run(session, run_id, "cancelled", "cancelled by request", None):
             await session.refresh(run)
             await enqueue(session, run, "run.failed", webhook)
+            await repo.keep_verdict_text_once(session, run_id)  # its end is stored here, not there
         await announce(session, run_id)
         await session.commit()
         executor.notifier.wake(run_id)

@@ -4,11 +4,12 @@ Revision ID: 0034
 Revises: 0033
 
 A ``judge.verdict`` transcript event kept the verdict's text (rationale, own answer, abstain
-reason, failure, reasoning) beside the same text in its ``judgements`` row. Upgrading drops the
-text from each stored event whose row holds the same text, leaving the headline (round, judge,
-score, confidence, abstained, model, usage); an event whose text differs from its row's (an earlier
-attempt's verdict that was never counted) or that has no row keeps its text. Readers join the text
-back from the row. Downgrading copies the text back into every event that lacks it.
+reason, failure, reasoning) beside the same text in its ``judgements`` row. Upgrading cuts each
+stored event down to its headline (round, judge, score, confidence, abstained, model, usage) where
+joining the row's text back gives the event exactly; an event whose text differs from its row's (an
+earlier attempt's verdict that was never counted), that has no row, or that was written before the
+event carried all five keys keeps its text. Readers join the text back from the row. Downgrading
+joins the text back into every event that lacks it.
 """
 
 from __future__ import annotations
@@ -69,24 +70,27 @@ def _json(value: Any) -> Any:
 
 
 def _texts(bind: sa.Connection, run_ids: set[str]) -> dict[tuple[str, int, str], dict[str, Any]]:
-    """The text of each judgement of these runs, as an event holds it, by (run, round, judge)."""
+    """The text of each judgement of these runs, by the event's names, by (run, round, judge)."""
     query = sa.select(JUDGEMENTS).where(JUDGEMENTS.c.run_id.in_(sorted(run_ids)))
     texts = {}
     for row in bind.execute(query).mappings():
-        details = _json(row["details"]) or {}
         texts[(row["run_id"], row["round"], row["judge"])] = {
             "rationale": row["rationale"],
-            "own_answer": details.get("own_answer") or None,
+            "own_answer": (_json(row["details"]) or {}).get("own_answer"),
             "abstain_reason": row["abstain_reason"],
             "failure": _json(row["failure"]),
-            "reasoning": row["reasoning"] or "",
+            "reasoning": row["reasoning"],
         }
     return texts
 
 
-def _event_text(data: dict[str, Any]) -> dict[str, Any]:
-    text = {key: data.get(key) for key in TEXT}
-    return text | {"own_answer": text["own_answer"] or None, "reasoning": text["reasoning"] or ""}
+def _joined(headline: dict[str, Any], text: dict[str, Any]) -> dict[str, Any]:
+    """The event whole again (a verdict without an answer of its own said "": its row keeps none)."""
+    if text["own_answer"] is None and not headline.get("abstained"):
+        text = text | {"own_answer": ""}
+    merged = headline | text
+    ordered = {key: merged[key] for key in ORDER if key in merged}
+    return ordered | {key: value for key, value in merged.items() if key not in ordered}
 
 
 def _rewrite(change: Any) -> None:
@@ -119,18 +123,17 @@ def _rewrite(change: Any) -> None:
 
 
 def _shorten(data: dict[str, Any], text: dict[str, Any] | None) -> dict[str, Any] | None:
-    holds = any(key in data for key in TEXT)
-    if not holds or text is None or text != _event_text(data):
+    """The headline, where joining it back with its row's text gives the event exactly."""
+    if text is None or not all(key in data for key in TEXT):
         return None
-    return {key: value for key, value in data.items() if key not in TEXT}
+    headline = {key: value for key, value in data.items() if key not in TEXT}
+    return headline if list(_joined(headline, text).items()) == list(data.items()) else None
 
 
 def _restore(data: dict[str, Any], text: dict[str, Any] | None) -> dict[str, Any] | None:
     if any(key in data for key in TEXT) or text is None:
         return None
-    whole = data | text
-    ordered = {key: whole[key] for key in ORDER if key in whole}
-    return ordered | {key: value for key, value in whole.items() if key not in ordered}
+    return _joined(data, text)
 
 
 def upgrade() -> None:

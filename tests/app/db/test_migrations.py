@@ -334,11 +334,19 @@ async def test_verdict_text_migration_keeps_one_copy_where_the_row_holds_it(data
         "evaluate": verdict("evaluate", None, abstain_reason="the endpoint failed", failure=failure),
         "analyze": verdict("analyze", "An earlier attempt's reading."),  # its row says otherwise
         "create": verdict("create", "No row was ever stored for this one."),
+        # No answer of its own (the offline panel's): the event says "", the row keeps nothing.
+        "remember": verdict("remember", "Every quantity is given.", own_answer=""),
+        # Written before the event carried its failure and reasoning: kept as it is.
+        "understand": {
+            k: v for k, v in verdict("understand", "Clear.").items() if k not in {"failure", "reasoning"}
+        },
     }
     rows = [
         ("apply", "The totals add up.", json.dumps({"own_answer": "42"}), None, None, "3 + 39 = 42"),
         ("evaluate", None, None, "the endpoint failed", json.dumps(failure), ""),
         ("analyze", "The reading that counted.", None, None, None, ""),
+        ("remember", "Every quantity is given.", None, None, None, ""),
+        ("understand", "Clear.", None, None, None, ""),
     ]
     try:
         async with engine.begin() as connection:
@@ -392,12 +400,15 @@ async def test_verdict_text_migration_keeps_one_copy_where_the_row_holds_it(data
         await migrate(database_url)
         upgraded = await stored()
         text_keys = {"rationale", "own_answer", "abstain_reason", "failure", "reasoning"}
-        for judge in ("apply", "evaluate"):
+        for judge in ("apply", "evaluate", "remember"):
             assert upgraded[judge] == {k: v for k, v in events[judge].items() if k not in text_keys}
-        assert upgraded["analyze"] == events["analyze"] and upgraded["create"] == events["create"]
+        for judge in ("analyze", "create", "understand"):
+            assert upgraded[judge] == events[judge]
         await asyncio.to_thread(command.downgrade, config, "0033")
         downgraded = await stored()
         assert downgraded == events
-        assert [list(d) for d in downgraded.values()] == [list(d) for d in events.values()]  # key order too
+        assert {j: list(d) for j, d in downgraded.items()} == {
+            j: list(d) for j, d in events.items()
+        }  # key order
     finally:
         await engine.dispose()

@@ -13,7 +13,7 @@ from httpx_sse import aconnect_sse
 from agents.simulator import Rule, SimulatorServer
 from tests.helpers.problems import PROBLEM
 from tests.helpers.processes import within
-from tests.helpers.service import Keys, LiveServer
+from tests.helpers.service import Keys, LiveServer, Service
 
 pytestmark = pytest.mark.both_databases
 
@@ -32,8 +32,21 @@ async def collect(url: str, run_id: str, headers: dict[str, str]) -> list[dict[s
     return events
 
 
-async def start_run(url: str, keys: Keys) -> str:
-    body = {"problem": PROBLEM, "options": {"model": "sim", "judge_model": "sim", "max_rounds": 2}}
+async def frames(url: str, run_id: str, headers: dict[str, str]) -> list[tuple[str, str, str]]:
+    """Each event's id, type and data as sent: the bytes of its JSON, key order included."""
+    sent = []
+    async with (
+        httpx.AsyncClient(timeout=30) as client,
+        aconnect_sse(client, "GET", f"{url}/v1/runs/{run_id}/events", headers=headers) as source,
+    ):
+        async for sse in source.aiter_sse():
+            if sse.data:
+                sent.append((sse.id, sse.event, sse.data))
+    return sent
+
+
+async def start_run(url: str, keys: Keys, judge_model: str = "sim") -> str:
+    body = {"problem": PROBLEM, "options": {"model": "sim", "judge_model": judge_model, "max_rounds": 2}}
     async with httpx.AsyncClient() as client:
         response = await client.post(f"{url}/v1/runs", json=body, headers=keys.auth())
     assert response.status_code == 202
@@ -158,24 +171,28 @@ async def test_streams_on_another_process_end_with_the_runs_end_event(
     assert all(t == replay for t in transcripts)
 
 
+@pytest.mark.parametrize("judge", ["sim", "rubric"])
 async def test_a_process_that_never_ran_the_run_replays_its_verdicts_whole(
-    live: tuple[LiveServer, Keys], simulator_server: SimulatorServer, database_url: str
+    live: tuple[LiveServer, Keys], simulator_server: SimulatorServer, database_url: str, judge: str
 ) -> None:
     """A verdict's text is stored once, in its judgement row; its stored event keeps the headline.
     A process with nothing of the run in memory replays it from the database with the text joined
-    back: the same events, byte for byte, as the live stream sent."""
+    back: the same events, byte for byte, as the live stream sent (the offline panel's too, whose
+    verdicts carry an empty answer of their own that the row does not keep)."""
     from app.main import create_app
     from tests.helpers.service import service_settings
 
     server, keys = live
     state = simulator_server.state
     state.configure(state.config.model_copy(update={"rules": [Rule(role="^Judge", score=40, times=7)]}))
-    run_id = await start_run(server.url, keys)
-    live_events = await collect(server.url, run_id, keys.auth("read"))
-    verdicts = [e for e in live_events if e["event"] == "judge.verdict"]
-    assert len(verdicts) == 14 and all(v["rationale"] and "reasoning" in v for v in verdicts)
+    run_id = await start_run(server.url, keys, judge_model=judge)
+    live_events = await frames(server.url, run_id, keys.auth("read"))
+    verdicts = [json.loads(data) for _, kind, data in live_events if kind == "judge.verdict"]
+    assert len(verdicts) >= 7 and all(v["rationale"] and "reasoning" in v for v in verdicts)
+    if judge == "rubric":
+        assert {v["own_answer"] for v in verdicts} == {""}
     with LiveServer(create_app(service_settings(database_url, simulator_server))) as other:
-        replay = await collect(other.url, run_id, keys.auth("read"))
+        replay = await frames(other.url, run_id, keys.auth("read"))
     assert replay == live_events
 
 
@@ -249,3 +266,47 @@ async def test_a_run_cancelled_by_a_process_not_executing_it_ends_its_streams_ev
         assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
         ended = await within(asyncio.gather(*streams), "a stream was not woken by the cancel")
     assert ended == [[]] * len(servers)  # nothing was stored to send: the streams just close
+
+
+async def test_a_run_cancelled_elsewhere_keeps_its_verdicts_text_once(
+    service: Service, database_url: str
+) -> None:
+    """A run ended by a cancel on a process not executing it has its end stored there: its verdict
+    events are cut down to their headline in that transaction too, and read back whole."""
+    from app.db import create_engine, session_factory, short_session
+    from app.models import JudgementRow, TranscriptEvent
+    from app.runs import repository as repo
+    from graphs.events import JudgeVerdict
+
+    run_id = await held_elsewhere(database_url)
+    emitted = {
+        "type": "judge.verdict",
+        **{"round": 1, "judge": "apply", "score": 80, "confidence": 70, "rationale": "The totals add up."},
+        **{"own_answer": "", "abstained": False, "abstain_reason": None, "failure": None, "reasoning": ""},
+        **{"model": "sim", "usage": {"calls": 1}},
+    }
+    engine = create_engine(database_url)
+    try:
+        async with short_session(session_factory(engine)) as session:
+            session.add(
+                JudgementRow(
+                    run_id=run_id,
+                    round=1,
+                    judge="apply",
+                    score=80,
+                    confidence=70,
+                    rationale="The totals add up.",
+                    model="sim",
+                    prompt_version="v",
+                )
+            )
+            session.add(TranscriptEvent(run_id=run_id, seq=1, type="judge.verdict", data=emitted))
+        cancelled = await service.client.post(f"/v1/runs/{run_id}/cancel", headers=service.keys.auth())
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+        async with short_session(session_factory(engine)) as session:
+            rows = await repo.events_after(session, run_id, 0)
+            whole = await repo.with_verdict_text(session, run_id, rows)
+    finally:
+        await engine.dispose()
+    assert [row.data for row in rows] == [JudgeVerdict.headline(emitted)]
+    assert [list(data.items()) for data in whole] == [list(emitted.items())]
