@@ -15,7 +15,10 @@ Assumptions (printed with every estimate):
 - and where earlier items of the same model, arm, judge model and max_rounds were measured on other
   problems, the assumptions are scaled by what those items spent against what the estimate would
   have assumed for them (calls, prompt and completion tokens, cost; their cached share of the
-  prompt tokens): the rounds a model takes and the length of its replies are learnt, not guessed.
+  prompt tokens): the rounds a model takes and the length of its replies are learnt, not guessed;
+- learnt apart for problems whose stated solution the verifier finds wrong and for the others,
+  when items of both kinds were measured: the loop's verification gate sends a version with a
+  verified error back for revision whatever its judges say, so those items take more rounds.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agents.schemas import JUDGES, Problem
+from agents.verify.verifier import verify
 from app.access.estimate import CHARS_PER_TOKEN
 from app.access.estimate import judge_chars as _judge_chars
 from app.access.estimate import reviser_chars as _reviser_chars
@@ -147,6 +151,8 @@ def estimate(
     rows: dict[str, dict[str, Any]] = {}
     total, known, learnt = Spend(), 0, 0
     scales: dict[Kind, Scale] = {}
+    split: dict[Kind, dict[bool, Scale]] = {}
+    wrong = _Wrong()
     for name in spec["models"]:
         reviser = registry.get(name)
         spent = Spend()
@@ -155,6 +161,15 @@ def estimate(
             scale = _scale(samples, judge, reviser, judged, revised, share)
             if scale is not None:
                 scales[(name, arm)] = scale
+            kinds = {
+                kind: _scale(
+                    [s for s in samples if wrong(s[0]) is kind], judge, reviser, judged, revised, share
+                )
+                for kind in (True, False)
+            }
+            apart = {kind: one for kind, one in kinds.items() if one is not None}
+            if len(apart) == 2:  # both kinds measured: each scales its own
+                split[(name, arm)] = apart
             for content_hash, problem in problems:
                 seen = (history or {}).get((content_hash, name, arm))
                 if seen is not None:
@@ -163,13 +178,14 @@ def estimate(
                     continue
                 one = Spend()
                 _item(one, judge, reviser, problem, judged * repeats, revised * repeats, share)
-                _sum_into(spent, one if scale is None else one.scaled(scale))
-                learnt += repeats if scale is not None else 0
+                by = split[(name, arm)][wrong(problem)] if (name, arm) in split else scale
+                _sum_into(spent, one if by is None else one.scaled(by))
+                learnt += repeats if by is not None else 0
         rows[name] = spent.as_dict()
         _sum_into(total, spent)
     return {
         "basis": "bound" if bound else "mid",
-        "assumptions": assumptions(max_rounds, rounds, share) + _learnt(scales),
+        "assumptions": assumptions(max_rounds, rounds, share) + _learnt(scales) + _apart(split),
         "items": len(problems) * len(spec["models"]) * repeats * len(arms),
         "measured_items": known,
         "scaled_items": learnt,
@@ -202,6 +218,29 @@ def _learnt(scales: dict[Kind, Scale]) -> list[str]:
         f"{model} ({arm}): scaled by {s.items} similar measured item(s): calls ×{s.calls:.2f}, "
         f"prompt tokens ×{s.input_tokens:.2f}, completion tokens ×{s.output_tokens:.2f}"
         for (model, arm), s in scales.items()
+    ]
+
+
+class _Wrong:
+    """Whether the verifier finds a problem's stated solution wrong (what the loop's gate reads
+    before any judge), worked out once per problem."""
+
+    def __init__(self) -> None:
+        self.seen: dict[Problem, bool] = {}
+
+    def __call__(self, problem: Problem) -> bool:
+        if problem not in self.seen:
+            self.seen[problem] = bool(verify(problem.solution, problem.question).errors)
+        return self.seen[problem]
+
+
+def _apart(split: dict[Kind, dict[bool, Scale]]) -> list[str]:
+    """One assumption line per (model, arm) whose similar items were learnt from in two kinds."""
+    return [
+        f"{model} ({arm}): problems whose stated solution the verifier finds wrong scaled by their "
+        f"{by[True].items} similar item(s) (calls ×{by[True].calls:.2f}), the others by their "
+        f"{by[False].items} (calls ×{by[False].calls:.2f})"
+        for (model, arm), by in split.items()
     ]
 
 

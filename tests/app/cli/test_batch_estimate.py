@@ -96,8 +96,8 @@ def test_estimate_of_new_problems_learns_from_similar_items_measured_before(
     monkeypatch.setenv("THINKLOOP_LOG_LEVEL", "WARNING")
     lines = SAMPLE.read_text().splitlines(keepends=True)
     before, after = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
-    before.write_text("".join(lines[:3]))
-    after.write_text("".join(lines[3:5]))
+    before.write_text("".join(lines[i] for i in (0, 2, 3)))  # stated solutions the verifier finds right
+    after.write_text("".join(lines[4:6]))
     models = tmp_path / "models.toml"
     models.write_text(
         f'[models.sim]\nmodel = "sim-1"\nbase_url = "{simulator_server.base_url}"\n'
@@ -128,3 +128,36 @@ def test_estimate_of_new_problems_learns_from_similar_items_measured_before(
     for field, measured in spent.items():  # the guess for the new problems, times measured / guessed
         expected = cold["total"][field] * measured / guessed[field]
         assert learnt["total"][field] == pytest.approx(expected, rel=0.01, abs=1)
+
+
+def test_estimate_learns_apart_for_problems_whose_stated_solution_is_wrong(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simulator_server: SimulatorServer
+) -> None:
+    """The loop's gate sends back a version whose stated solution the verifier finds wrong, whatever
+    the judges say, so such problems take more rounds. Learnt from one such problem and two others,
+    the estimate of two such problems is what they then spend; one scale for all would have put it
+    at about half."""
+    monkeypatch.setenv("THINKLOOP_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'b.db'}")
+    monkeypatch.setenv("THINKLOOP_LOG_LEVEL", "WARNING")
+    lines = SAMPLE.read_text().splitlines(keepends=True)
+    before, after = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
+    before.write_text("".join(lines[:3]))  # the second's stated solution is wrong
+    after.write_text("".join(lines[i] for i in (7, 10)))  # both wrong
+    models = tmp_path / "models.toml"
+    models.write_text(f'[models.sim]\nmodel = "sim-1"\nbase_url = "{simulator_server.base_url}"\n')
+    common = ["--models", "sim", "--judge-model", "sim", "--models-file", str(models)]
+
+    def batch(command: str, dataset: Path, *more: str) -> dict[str, Any]:
+        done = runner.invoke(cli, ["batch", command, "--dataset", str(dataset), *common, *more])
+        assert done.exit_code == 0, done.output
+        out: dict[str, Any] = json.loads(done.output[done.output.index("{") :])
+        return out
+
+    batch("run", before, "--no-cache", "--format", "json")
+    learnt = batch("estimate", after)
+    spent = sum(r["llm_calls"] for r in batch("run", after, "--no-cache", "--format", "json")["rows"])
+    assert learnt["scaled_items"] == 2
+    assert any(
+        "the verifier finds wrong scaled by their 1 similar item(s)" in a for a in learnt["assumptions"]
+    )
+    assert learnt["total"]["calls"] == spent
