@@ -47,6 +47,7 @@ class LoggedRequest:
     answered: int | None = None
     status: int = 200
     connection: str = ""  # the client's address and port: which of its connections carried the call
+    epoch: int = 0  # the configuration it arrived under (``SimulatorState.configure`` starts a new one)
 
 
 # OpenAI counts cached prompt tokens in blocks of 128 beyond the first 1,024 (its prompt-caching guide).
@@ -76,6 +77,7 @@ class SimulatorState:
     requests: list[LoggedRequest] = field(default_factory=list)
     _uses: dict[int, int] = field(default_factory=dict)
     _clock: int = 0
+    _epoch: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -92,7 +94,10 @@ class SimulatorState:
         with self._lock:
             self.held = False
             self.config, self.requests, self._uses, self._clock = config, [], {}, 0
+            # A request of an earlier configuration still being answered (a stalled reply whose
+            # client gave up) is no longer counted: its answer must not take one off this count.
             self.in_flight = self.max_in_flight = 0
+            self._epoch += 1
             self._gate_open = None
             self._slots = None
             self._random = random.Random(config.seed)
@@ -130,7 +135,9 @@ class SimulatorState:
         """Log an arrival, with the client connection (address and port) that carried it."""
         with self._lock:
             self._clock += 1
-            entry = LoggedRequest(len(self.requests) + 1, role, body, self._clock, connection=connection)
+            entry = LoggedRequest(
+                len(self.requests) + 1, role, body, self._clock, connection=connection, epoch=self._epoch
+            )
             self.requests.append(entry)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -141,7 +148,8 @@ class SimulatorState:
         with self._lock:
             self._clock += 1
             entry.answered, entry.status = self._clock, status
-            self.in_flight -= 1
+            if entry.epoch == self._epoch:
+                self.in_flight -= 1
 
     def pick_rule(self, role: str, text: str) -> Rule | None:
         """The first matching rule that still has uses, consuming one."""
