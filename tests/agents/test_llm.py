@@ -163,7 +163,7 @@ async def test_tool_calling_mode_streams_too(sim: Sim, client: Callable[..., LLM
 
 
 async def test_reviser_streams_thinking_and_keeps_usage(sim: Sim, client: Callable[..., LLMClient]) -> None:
-    server = sim(chunk_chars=8)
+    server = sim(chunk_chars=8, chunk_delay_s=0.05)  # pieces that come one by one stream one by one
     deltas: list[str] = []
     revision = await LLMReviser(client()).revise(
         RevisionRequest(1, ORCHESTRA, ORCHESTRA, (), ()), deltas.append

@@ -1,0 +1,153 @@
+"""A streamed reply through the normalising transport: what arrives together is sent on together.
+
+The upstream here is a byte stream the test drives piece by piece, so what "arrives together"
+means is set by the test, never by the machine's speed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import httpx2
+import pytest
+
+from agents.llm.wire import NormalisingTransport, capturing
+
+URL = "http://127.0.0.1:9/v1/chat/completions"
+
+
+def event(delta: dict[str, Any], finish: str | None = None, logprobs: Any = None, **extra: Any) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": logprobs}
+    chunk = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [choice],
+        **extra,
+    }
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+class Upstream(httpx2.AsyncByteStream):
+    """Yields ``pieces``; before each piece from ``paced_from`` on, waits until the test lets it."""
+
+    def __init__(self, pieces: Sequence[bytes | BaseException], paced_from: int | None = None) -> None:
+        self.pieces, self.paced_from = pieces, paced_from
+        self.turn = asyncio.Event()
+        self.closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for index, piece in enumerate(self.pieces):
+            if self.paced_from is not None and index >= self.paced_from:
+                await self.turn.wait()
+                self.turn.clear()
+            if isinstance(piece, BaseException):
+                raise piece
+            yield piece
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+class Inner(httpx2.AsyncBaseTransport):
+    def __init__(self, upstream: Upstream) -> None:
+        self.upstream = upstream
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        headers = {"content-type": "text/event-stream"}
+        return httpx2.Response(200, headers=headers, stream=self.upstream, request=request)
+
+
+async def response(upstream: Upstream) -> httpx2.Response:
+    return await NormalisingTransport(Inner(upstream)).handle_async_request(httpx2.Request("POST", URL))
+
+
+def chunks(body: bytes) -> list[dict[str, Any]]:
+    """The JSON chunks of an SSE body ([DONE] left out)."""
+    frames = [line[6:] for line in body.decode().split("\n") if line.startswith("data: ")]
+    return [json.loads(frame) for frame in frames if frame != "[DONE]"]
+
+
+def texts(body: bytes) -> list[str]:
+    return [c["choices"][0]["delta"].get("content") or "" for c in chunks(body) if c["choices"]]
+
+
+async def test_text_that_arrives_in_a_burst_is_one_chunk() -> None:
+    pieces = [event({"role": "assistant", "content": ""})] + [
+        event({"content": p}) for p in ("ab", "cd", "ef")
+    ]
+    upstream = Upstream([*pieces, event({}, "stop")])
+    body = b"".join([piece async for piece in (await response(upstream)).aiter_bytes()])
+    sent = chunks(body)
+    assert texts(body) == ["abcdef", ""]  # the text as one chunk, then the finish on its own
+    assert sent[0]["choices"][0]["delta"]["role"] == "assistant"
+    assert sent[1]["choices"][0]["finish_reason"] == "stop"
+
+
+async def test_text_that_arrives_piece_by_piece_is_sent_piece_by_piece() -> None:
+    words = ["one ", "two ", "three"]
+    upstream = Upstream([event({"content": w}) for w in words] + [event({}, "stop")], paced_from=1)
+    seen: list[str] = []
+    async for piece in (await response(upstream)).aiter_bytes():
+        seen += texts(piece)
+        upstream.turn.set()  # the next piece comes only once this one has been passed on
+    assert seen == [*words, ""]
+
+
+async def test_only_plain_text_is_joined_and_order_is_kept() -> None:
+    tool = {
+        "tool_calls": [
+            {"index": 0, "id": "t", "type": "function", "function": {"name": "f", "arguments": ""}}
+        ]
+    }
+    pieces = [
+        event({"content": "a"}),
+        event({"content": "b"}),
+        event(tool),
+        event({"content": "c"}),
+        event({"content": "d"}),
+        event({"content": "e"}, system_fingerprint="other"),  # another envelope
+        event({"content": "f"}, system_fingerprint="other", logprobs={"content": []}),  # with logprobs
+        event({}, "stop"),
+    ]
+    body = b"".join([piece async for piece in (await response(Upstream(pieces))).aiter_bytes()])
+    sent = chunks(body)
+    assert texts(body) == ["ab", "", "cd", "e", "f", ""]
+    assert "tool_calls" in sent[1]["choices"][0]["delta"]
+
+
+async def test_a_failure_mid_stream_reaches_the_reader_after_the_text_before_it() -> None:
+    failure = httpx2.ReadTimeout("no piece for 30 s")
+    upstream = Upstream([event({"content": "ab"}), failure], paced_from=1)
+    stream = (await response(upstream)).aiter_bytes()
+    assert texts(await anext(stream)) == ["ab"]
+    upstream.turn.set()
+    with pytest.raises(httpx2.ReadTimeout):
+        await anext(stream)
+
+
+async def test_closing_mid_stream_stops_the_reader_and_closes_the_upstream() -> None:
+    upstream = Upstream([event({"content": "ab"}), event({"content": "cd"})], paced_from=1)
+    reply = await response(upstream)
+    stream = reply.aiter_bytes()
+    assert texts(await anext(stream)) == ["ab"]
+    await reply.aclose()  # the reader waits for a piece that never comes
+    assert upstream.closed
+
+
+async def test_reasoning_and_text_reach_their_listeners_in_the_order_they_came() -> None:
+    heard: list[tuple[str, str]] = []
+    pieces = [
+        event({"content": "a"}),
+        event({"content": "", "reasoning_content": "r"}),
+        event({"content": "b"}),
+    ]
+    with capturing(lambda text: heard.append(("reasoning", text))):
+        reply = await response(Upstream([*pieces, event({}, "stop")]))
+    async for piece in reply.aiter_bytes():
+        heard += [("text", text) for text in texts(piece) if text]
+    assert heard == [("text", "a"), ("reasoning", "r"), ("text", "b")]
