@@ -13,7 +13,6 @@ call), and notes what the server really sent (``thinkloop models check`` prints 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -236,8 +235,12 @@ class _StreamFixer:
         self.usage_chunks = 0
         self.tool_calls: dict[int, set[str]] = {}
         self.template: dict[str, Any] = {}
-        # A text-only chunk not yet sent: those that arrive in one read are sent as one (see flush).
+        # A text-only chunk not yet sent: those that arrive together are sent as one (see flush).
         self.pending: dict[str, Any] | None = None
+        # The last event's reasoning, for the stream to hand to ``sink`` once ``before`` (the text
+        # that came before it) has gone on: listeners get both in the order they came.
+        self.heard: list[str] = []
+        self.before = ""
 
     def event(self, block: str) -> str:
         """One SSE event block in, the normalised block out ('' to drop it)."""
@@ -264,13 +267,14 @@ class _StreamFixer:
             chunk = json.loads(payload)
         except ValueError:
             if kind == "error":
-                return _frame({"error": {"message": payload}})
-            return f"data: {payload}\n\n"
+                return self.flush() + _frame({"error": {"message": payload}})
+            return self.flush() + f"data: {payload}\n\n"
         if not isinstance(chunk, dict):
-            return f"data: {payload}\n\n"
+            return self.flush() + f"data: {payload}\n\n"
         if kind == "error" or "error" in chunk or chunk.get("object") == "error":
             self.observed.error_in_body = True
-            return _frame({"error": _error_object(chunk if "error" in chunk else {"error": None, **chunk})})
+            error = _error_object(chunk if "error" in chunk else {"error": None, **chunk})
+            return self.flush() + _frame({"error": error})
         return self._chunk(chunk)
 
     def _chunk(self, chunk: dict[str, Any]) -> str:
@@ -292,6 +296,8 @@ class _StreamFixer:
             self.observed.system_fingerprint = str(chunk["system_fingerprint"])
         for position, choice in enumerate(choices):
             self._choice(position, choice)
+        if self.heard:  # the text before this chunk goes on before its reasoning; this chunk after
+            self.before = self.flush()
         chunk["choices"] = choices
         for key, default in (
             ("object", "chat.completion.chunk"),
@@ -304,7 +310,8 @@ class _StreamFixer:
         if not _text_only(chunk):
             return self.flush() + _frame(chunk)
         if self.pending is not None and _joins(self.pending, chunk):
-            self.pending["choices"][0]["delta"]["content"] += chunk["choices"][0]["delta"].get("content", "")
+            held = self.pending["choices"][0]["delta"]
+            held["content"] = held.get("content", "") + chunk["choices"][0]["delta"].get("content", "")
             self.pending.pop("obfuscation", None)  # OpenAI's per-chunk padding: it pads nothing now
             return ""
         out, self.pending = self.flush(), chunk
@@ -340,7 +347,7 @@ class _StreamFixer:
             if not delta.get("role"):
                 self.observed.role_missing = True
             delta["role"], self.role_sent = "assistant", True
-        _take_reasoning(delta, self.sink, self.observed)
+        _take_reasoning(delta, self.heard.append, self.observed)
         _fix_tool_calls(delta.get("tool_calls"), self.tool_calls)
         if choice.get("finish_reason"):
             self.observed.finish_reason = str(choice["finish_reason"])
@@ -417,12 +424,13 @@ class _SseStream(httpx2.AsyncByteStream):
                     buffer = (buffer + last).replace("\r\n", "\n")
                     while (end := buffer.find("\n\n")) >= 0:
                         block, buffer = buffer[:end], buffer[end + 2 :]
-                        if '"reasoning' in block and (joined := "".join(out) + self._fixer.flush()):
-                            # The fixer hands reasoning to its listener at once: the text before it
-                            # goes on first, so listeners get both in the order they came.
-                            yield joined.encode()
+                        frame = self._fixer.event(block)
+                        if self._fixer.heard:
+                            if before := "".join(out) + self._fixer.before:
+                                yield before.encode()
+                            self._hand_on_reasoning()
                             out = []
-                        out.append(self._fixer.event(block))
+                        out.append(frame)
                 if joined := "".join(out) + self._fixer.flush():
                     yield joined.encode()
                 if isinstance(last, BaseException):
@@ -430,7 +438,17 @@ class _SseStream(httpx2.AsyncByteStream):
         finally:
             reader.cancel()  # the consumer stopped early, or the reader is done already
         tail = self._fixer.event(buffer.strip("\n")) if buffer.strip() else ""
+        if self._fixer.heard:
+            if self._fixer.before:
+                yield self._fixer.before.encode()
+            self._hand_on_reasoning()
         yield (tail + self._fixer.finish()).encode()
+
+    def _hand_on_reasoning(self) -> None:
+        heard, self._fixer.heard, self._fixer.before = self._fixer.heard, [], ""
+        if self._fixer.sink is not None:
+            for text in heard:
+                self._fixer.sink(text)
 
     async def _read(self, pieces: asyncio.Queue[str | BaseException | None]) -> None:
         try:
@@ -443,8 +461,9 @@ class _SseStream(httpx2.AsyncByteStream):
 
     async def aclose(self) -> None:
         """Stop reading, then close the upstream response."""
-        if self._reader is not None and not self._reader.done():
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-        await self._upstream.aclose()
+        try:
+            if self._reader is not None and not self._reader.done():
+                self._reader.cancel()
+                await asyncio.wait({self._reader})  # the caller's own cancellation still raises
+        finally:
+            await self._upstream.aclose()

@@ -33,21 +33,27 @@ def event(delta: dict[str, Any], finish: str | None = None, logprobs: Any = None
 
 
 class Upstream(httpx2.AsyncByteStream):
-    """Yields ``pieces``; before each piece from ``paced_from`` on, waits until the test lets it."""
+    """Yields ``pieces``; before each piece from ``paced_from`` on, waits until the test lets it.
+    A stream stopped early takes until ``unwound`` is set to let go (None: at once)."""
 
     def __init__(self, pieces: Sequence[bytes | BaseException], paced_from: int | None = None) -> None:
         self.pieces, self.paced_from = pieces, paced_from
         self.turn = asyncio.Event()
         self.closed = False
+        self.unwound: asyncio.Event | None = None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        for index, piece in enumerate(self.pieces):
-            if self.paced_from is not None and index >= self.paced_from:
-                await self.turn.wait()
-                self.turn.clear()
-            if isinstance(piece, BaseException):
-                raise piece
-            yield piece
+        try:
+            for index, piece in enumerate(self.pieces):
+                if self.paced_from is not None and index >= self.paced_from:
+                    await self.turn.wait()
+                    self.turn.clear()
+                if isinstance(piece, BaseException):
+                    raise piece
+                yield piece
+        finally:
+            if self.unwound is not None:
+                await asyncio.shield(self.unwound.wait())
 
     async def aclose(self) -> None:
         self.closed = True
@@ -151,3 +157,56 @@ async def test_reasoning_and_text_reach_their_listeners_in_the_order_they_came()
     async for piece in reply.aiter_bytes():
         heard += [("text", text) for text in texts(piece) if text]
     assert heard == [("text", "a"), ("reasoning", "r"), ("text", "b")]
+
+
+async def test_reasoning_without_content_then_text_in_one_burst() -> None:
+    # llama-server and vLLM leave content out of a reasoning delta, and a first delta may hold the role alone.
+    heard: list[tuple[str, str]] = []
+    pieces = [
+        event({"role": "assistant"}),
+        event({"reasoning_content": "think"}),
+        event({"content": "Hel"}),
+        event({"content": "lo"}),
+        event({}, "stop"),
+    ]
+    with capturing(lambda text: heard.append(("reasoning", text))):
+        reply = await response(Upstream(pieces))
+    async for piece in reply.aiter_bytes():
+        heard += [("text", text) for text in texts(piece) if text]
+    assert heard == [("reasoning", "think"), ("text", "Hello")]
+
+
+async def test_text_after_a_role_alone_is_joined_to_it() -> None:
+    pieces = [event({"role": "assistant"}), event({"content": "ab"}), event({"content": "c"})]
+    body = b"".join([piece async for piece in (await response(Upstream(pieces))).aiter_bytes()])
+    assert chunks(body)[0]["choices"][0]["delta"] == {"role": "assistant", "content": "abc"}
+
+
+async def test_empty_reasoning_fields_do_not_stop_text_being_joined() -> None:
+    # DeepSeek sends "reasoning_content": null beside every piece of the answer.
+    pieces = [event({"content": p, "reasoning_content": None}) for p in ("a", "b", "c")]
+    body = b"".join([piece async for piece in (await response(Upstream(pieces))).aiter_bytes()])
+    assert texts(body) == ["abc"]
+
+
+async def test_an_error_frame_comes_after_the_text_before_it() -> None:
+    pieces = [event({"content": "partial"}), b'data: {"error": {"message": "overloaded"}}\n\n']
+    body = b"".join([piece async for piece in (await response(Upstream(pieces))).aiter_bytes()])
+    frames = [line for line in body.decode().split("\n") if line.startswith("data: ")]
+    assert "partial" in frames[0] and "overloaded" in frames[1]
+
+
+async def test_closing_keeps_the_callers_cancellation() -> None:
+    upstream = Upstream([event({"content": "ab"}), event({"content": "cd"})], paced_from=1)
+    upstream.unwound = asyncio.Event()  # the reader takes a while to let go of the upstream
+    reply = await response(upstream)
+    stream = reply.aiter_bytes()
+    await anext(stream)
+    closing = asyncio.create_task(reply.aclose())
+    for _ in range(5):
+        await asyncio.sleep(0)  # aclose now waits for the reader
+    closing.cancel()
+    upstream.unwound.set()
+    with pytest.raises(asyncio.CancelledError):
+        await closing
+    assert upstream.closed
