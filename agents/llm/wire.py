@@ -454,6 +454,9 @@ class _SseStream(httpx2.AsyncByteStream):
         try:
             async for text in self._upstream.aiter_text():
                 pieces.put_nowait(text)
+        except asyncio.CancelledError:  # closed: a reader still waiting is told, as httpx tells it
+            pieces.put_nowait(httpx2.StreamClosed())
+            raise
         except Exception as exc:  # a read timeout, a dropped connection: the consumer raises it
             pieces.put_nowait(exc)
         else:

@@ -210,3 +210,15 @@ async def test_closing_keeps_the_callers_cancellation() -> None:
     with pytest.raises(asyncio.CancelledError):
         await closing
     assert upstream.closed
+
+
+async def test_a_stream_closed_elsewhere_ends_a_read_waiting_on_it() -> None:
+    upstream = Upstream([event({"content": "ab"}), event({"content": "cd"})], paced_from=1)
+    reply = await response(upstream)
+    stream = reply.aiter_bytes()
+    await anext(stream)
+    waiting = asyncio.create_task(anext(stream))  # waits for a piece the upstream holds back
+    await asyncio.sleep(0)
+    await reply.aclose()
+    with pytest.raises(httpx2.StreamClosed):
+        await waiting
