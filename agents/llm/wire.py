@@ -419,9 +419,10 @@ class _SseStream(httpx2.AsyncByteStream):
                     waiting.append(pieces.get_nowait())
                 out: list[str] = []
                 for last in waiting:
-                    if not isinstance(last, str):
+                    if isinstance(last, BaseException):
                         break
-                    buffer = (buffer + last).replace("\r\n", "\n")
+                    # At the end, the last event may lack the blank line that closes it.
+                    buffer = (buffer + ("\n\n" if last is None else last)).replace("\r\n", "\n")
                     while (end := buffer.find("\n\n")) >= 0:
                         block, buffer = buffer[:end], buffer[end + 2 :]
                         frame = self._fixer.event(block)
@@ -437,12 +438,7 @@ class _SseStream(httpx2.AsyncByteStream):
                     raise last
         finally:
             reader.cancel()  # the consumer stopped early, or the reader is done already
-        tail = self._fixer.event(buffer.strip("\n")) if buffer.strip() else ""
-        if self._fixer.heard:
-            if self._fixer.before:
-                yield self._fixer.before.encode()
-            self._hand_on_reasoning()
-        yield (tail + self._fixer.finish()).encode()
+        yield self._fixer.finish().encode()
 
     def _hand_on_reasoning(self) -> None:
         heard, self._fixer.heard, self._fixer.before = self._fixer.heard, [], ""

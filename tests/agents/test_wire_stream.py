@@ -222,3 +222,11 @@ async def test_a_stream_closed_elsewhere_ends_a_read_waiting_on_it() -> None:
     await reply.aclose()
     with pytest.raises(httpx2.StreamClosed):
         await waiting
+
+
+async def test_a_last_event_without_its_blank_line_is_read() -> None:
+    pieces = [event({"content": "ab"}), event({}, "stop").rstrip(b"\n")]
+    body = b"".join([piece async for piece in (await response(Upstream(pieces))).aiter_bytes()])
+    assert texts(body) == ["ab", ""]
+    assert chunks(body)[-1]["choices"][0]["finish_reason"] == "stop"
+    assert body.endswith(b"data: [DONE]\n\n")
